@@ -1,0 +1,3 @@
+//! Scenario configuration.
+pub mod types;
+pub use types::*;

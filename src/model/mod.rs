@@ -1,0 +1,1 @@
+//! The pure simulation: no I/O, time passed in.
