@@ -8,3 +8,9 @@
 //! - [`sync`]: the lockstep window protocol and its transports (in-process, ZeroMQ).
 pub mod config;
 pub mod model;
+pub mod wire;
+pub mod sync;
+pub mod sim;
+pub mod output;
+pub mod coord;
+pub mod cli;

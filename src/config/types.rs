@@ -197,6 +197,10 @@ pub struct Simulators {
     /// How long a coordinator waits for a simulator's END before it ends the run.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// How long a coordinator waits for a simulator to accept the connection and answer
+    /// window 0 (a simulator may need time to load its world).
+    #[serde(default = "default_startup_timeout_ms")]
+    pub startup_timeout_ms: u64,
     /// Internal integration step of the embedded physics simulator (ms, ≤ W is used).
     #[serde(default = "default_physics_step_ms")]
     pub physics_step_ms: f64,
@@ -204,6 +208,9 @@ pub struct Simulators {
 
 fn default_timeout_ms() -> u64 {
     2000
+}
+fn default_startup_timeout_ms() -> u64 {
+    30_000
 }
 fn default_physics_step_ms() -> f64 {
     10.0
@@ -215,6 +222,7 @@ impl Default for Simulators {
             physics: SimulatorEndpoint::default(),
             network: SimulatorEndpoint::default(),
             timeout_ms: default_timeout_ms(),
+            startup_timeout_ms: default_startup_timeout_ms(),
             physics_step_ms: default_physics_step_ms(),
         }
     }

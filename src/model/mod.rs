@@ -1,1 +1,2 @@
 //! The pure simulation: no I/O, time passed in.
+pub mod motion;

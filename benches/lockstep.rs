@@ -1,0 +1,177 @@
+//! Lockstep throughput: windows per second with 8 vehicles and idle simulators (they answer
+//! at once, so the figures measure the coordinators, the protocol and the transport).
+//!
+//! 1. in-process: physics coordinator, network coordinator and both simulators in one process;
+//! 2. ZeroMQ: the physics coordinator here, the network coordinator and both simulators each
+//!    in its own process (this binary re-executed), over TCP loopback;
+//! 3. baseline: a bare ZeroMQ REQ/REP round trip (same crate, same loopback, an echo process),
+//!    measured in the same run; one window over ZeroMQ costs at least one round trip.
+//!
+//! Run: `cargo bench --bench lockstep`. Optional env: WINDOWS (default 200000 in-process).
+
+use netsim_cosim::{
+    coord::{NetworkCoordinator, PhysicsCoordinator},
+    sim::network::PassthroughNetwork,
+    sync::{
+        protocol::{expect_physics, physics_end, WindowCounter},
+        zmq, Link, Reply, Schedule, Service,
+    },
+    wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails},
+};
+use prost::Message;
+use std::{
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+const VEHICLES: usize = 8;
+
+/// A physics simulator with nothing to do: the same 8-vehicle ChannelData every window.
+struct IdlePhysics {
+    windows: WindowCounter,
+    channel: Vec<u8>,
+}
+
+impl IdlePhysics {
+    fn new(windows: u32) -> Self {
+        let mut node_list = Vec::new();
+        for i in 0..VEHICLES {
+            node_list.extend_from_slice(&[i as f64 * 10.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0]);
+        }
+        let mut path_details = Vec::new();
+        for i in 0..VEHICLES as u32 {
+            for j in i + 1..VEHICLES as u32 {
+                path_details.push(PathDetails {
+                    ids: vec![i, j],
+                    los: true,
+                    num_hops: vec![2],
+                    hop_points: vec![i as f64 * 10.0, 0.0, -20.0, 0.0, j as f64 * 10.0, 0.0, -20.0, 0.0],
+                });
+            }
+        }
+        IdlePhysics { windows: WindowCounter::new(windows), channel: ChannelData { node_list, path_details }.encode_to_vec() }
+    }
+}
+
+impl Service for IdlePhysics {
+    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
+        let r = expect_physics(request, MsgType::Begin, self.windows.next)
+            .and_then(|b| self.windows.begin(b.time_val).map(|_| physics_end(b.time_val, self.channel.clone())));
+        Box::pin(std::future::ready(r))
+    }
+    fn finished(&self) -> bool {
+        self.windows.finished()
+    }
+}
+
+struct Echo;
+impl Service for Echo {
+    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
+        Box::pin(std::future::ready(Ok(request.to_vec())))
+    }
+}
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn schedule(windows: u32) -> Schedule {
+    Schedule { window_ns: 10_000_000, windows }
+}
+
+async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
+    let c = PhysicsCoordinator {
+        physics,
+        network,
+        schedule: schedule(windows),
+        real_time_factor: 0.0,
+        startup: TIMEOUT,
+        timeline: None,
+        scenario: "bench".into(),
+        progress_every: None,
+    };
+    let report = c.run(std::future::pending()).await.expect("bench run");
+    assert_eq!(report.windows, windows);
+    report.windows_per_second
+}
+
+/// Child-process roles: `<exe> serve <role> <endpoint> <windows> [network-sim endpoint]`.
+async fn serve(role: &str, endpoint: &str, windows: u32, extra: Option<&str>) {
+    let idle = Duration::from_secs(30);
+    let end = match role {
+        "physics" => zmq::serve(endpoint, &mut IdlePhysics::new(windows), idle).await,
+        "network-sim" => zmq::serve(endpoint, &mut PassthroughNetwork::new(windows), idle).await,
+        "network-coordinator" => {
+            let sim = Link::zeromq("network simulator", extra.expect("network-sim endpoint"), TIMEOUT, TIMEOUT).await.unwrap();
+            zmq::serve(endpoint, &mut NetworkCoordinator::new(sim, schedule(windows), TIMEOUT), idle).await
+        }
+        "echo" => zmq::serve(endpoint, &mut Echo, idle).await,
+        r => panic!("unknown role {r}"),
+    };
+    end.expect("serve");
+}
+
+struct Children(Vec<Child>);
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(std::env::current_exe().unwrap()).args(args).stdin(Stdio::null()).spawn().expect("spawn child")
+}
+
+fn port(base: u16) -> String {
+    format!("tcp://127.0.0.1:{}", base + (std::process::id() % 1000) as u16)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("serve") {
+        let windows = args[4].parse().unwrap();
+        return serve(&args[2], &args[3], windows, args.get(5).map(String::as_str)).await;
+    }
+    let in_process_windows: u32 = std::env::var("WINDOWS").ok().and_then(|w| w.parse().ok()).unwrap_or(200_000);
+    let zmq_windows = (in_process_windows / 10).max(1000);
+
+    // 1. In-process.
+    let physics = Link::local("idle physics", Box::new(IdlePhysics::new(in_process_windows)));
+    let net_sim = Link::local("network simulator", Box::new(PassthroughNetwork::new(in_process_windows)));
+    let network = Link::local("network coordinator", Box::new(NetworkCoordinator::new(net_sim, schedule(in_process_windows), TIMEOUT)));
+    let in_process = coordinator(physics, network, in_process_windows).await;
+
+    // 3. Baseline: bare REQ/REP round trips to an echo process.
+    let echo_ep = port(40000);
+    let _echo = Children(vec![spawn(&["serve", "echo", &echo_ep, "0"])]);
+    let mut client = zmq::Client::connect_within(&echo_ep, TIMEOUT).await.unwrap();
+    let payload = vec![0u8; 64];
+    for _ in 0..1000 {
+        client.request(payload.clone()).await.unwrap();
+    }
+    let t = Instant::now();
+    for _ in 0..zmq_windows {
+        client.request(payload.clone()).await.unwrap();
+    }
+    let round_trips = zmq_windows as f64 / t.elapsed().as_secs_f64();
+
+    // 2. ZeroMQ across processes.
+    let (p_ep, s_ep, c_ep) = (port(41000), port(42000), port(43000));
+    let w = zmq_windows.to_string();
+    let _children = Children(vec![
+        spawn(&["serve", "physics", &p_ep, &w]),
+        spawn(&["serve", "network-sim", &s_ep, &w]),
+        spawn(&["serve", "network-coordinator", &c_ep, &w, &s_ep]),
+    ]);
+    let physics = Link::zeromq("physics simulator", &p_ep, TIMEOUT, TIMEOUT).await.unwrap();
+    let network = Link::zeromq("network coordinator", &c_ep, TIMEOUT, TIMEOUT).await.unwrap();
+    let over_zmq = coordinator(physics, network, zmq_windows).await;
+
+    println!("lockstep, {VEHICLES} vehicles, idle simulators, W = 10 ms");
+    println!("  in-process                       {in_process:>10.0} windows/s  ({in_process_windows} windows; target >= 50000)");
+    println!("  ZeroMQ, 4 processes, loopback    {over_zmq:>10.0} windows/s  ({zmq_windows} windows; target >= 10000)");
+    println!("  bare ZeroMQ REQ/REP round trip   {round_trips:>10.0} round trips/s ({zmq_windows} round trips, 64 B)");
+    println!("  ZeroMQ windows per bare round-trip time: {:.2}", over_zmq / round_trips);
+}

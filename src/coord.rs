@@ -1,0 +1,259 @@
+//! The two coordinators.
+//!
+//! - The **physics coordinator** owns the clock. For each window k it sends the physics
+//!   simulator BEGIN(k), takes the ChannelData of its END(k) (the world at t = k·W), records it
+//!   in the timeline and hands it to the network coordinator in a NetworkUpdate BEGIN(k).
+//!   Physics window k+1 runs while the network side works on window k; the physics side is
+//!   therefore at most one window ahead and the network side never a window behind.
+//! - The **network coordinator** answers the physics coordinator's BEGIN(k) after running
+//!   window k with its network simulator: it forwards the BEGIN (adding the packets it
+//!   captured) and returns the simulator's END. It is a [`Service`], so it runs in the physics
+//!   coordinator's process or as its own process behind ZeroMQ.
+//!
+//! Every exchange is bounded by the scenario's `simulators.timeout_ms` (window 0 and the
+//! connection itself by `startup_timeout_ms`, so a peer may take time to start); a peer that
+//! misses it, disconnects or answers out of turn ends the run with an error naming it.
+
+use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::output::{PairSummary, Timeline};
+use crate::sim::{network::PassthroughNetwork, physics::PhysicsSim};
+use crate::sync::{
+    protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
+    Link, LinkError, Reply, Schedule, Service,
+};
+use crate::wire::proto::{
+    decode_checked,
+    rosnetsim::{network_update, physics_update},
+    ChannelData,
+};
+use prost::Message;
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
+
+/// How long a peer may take to come up and answer window 0.
+pub fn startup_timeout(loaded: &LoadedScenario) -> Duration {
+    Duration::from_millis(loaded.scenario.simulators.startup_timeout_ms)
+}
+
+fn timeout(loaded: &LoadedScenario) -> Duration {
+    Duration::from_millis(loaded.scenario.simulators.timeout_ms)
+}
+
+/// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
+pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
+    match endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or(loaded.scenario.simulators.physics.clone()) {
+        SimulatorEndpoint::Embedded => Ok(Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded)?))),
+        SimulatorEndpoint::Zeromq { endpoint } => {
+            Ok(Link::zeromq("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
+        }
+    }
+}
+
+/// The link to the network simulator: `endpoint` if given, else the scenario's choice.
+pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
+    let windows = schedule(loaded).windows;
+    match endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or(loaded.scenario.simulators.network.clone()) {
+        SimulatorEndpoint::Embedded => Ok(Link::local("embedded network simulator", Box::new(PassthroughNetwork::new(windows)))),
+        SimulatorEndpoint::Zeromq { endpoint } => {
+            Ok(Link::zeromq("network simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
+        }
+    }
+}
+
+pub fn schedule(loaded: &LoadedScenario) -> Schedule {
+    Schedule::new(loaded.scenario.window_ms, loaded.scenario.duration_s)
+}
+
+/// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
+pub struct NetworkCoordinator {
+    sim: Link,
+    windows: WindowCounter,
+    startup: Duration,
+}
+
+impl NetworkCoordinator {
+    pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
+        NetworkCoordinator { sim, windows: WindowCounter::new(schedule.windows), startup }
+    }
+
+    async fn window(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
+        let begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?;
+        let k = begin.time_val;
+        self.windows.begin(k)?;
+        let first = (k == 0).then_some(self.startup);
+        let reply = self.sim.exchange(k, begin.encode_to_vec(), first).await.map_err(|e| e.to_string())?;
+        expect_network(&reply, network_update::MsgType::End, k).map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        Ok(reply)
+    }
+}
+
+impl Service for NetworkCoordinator {
+    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
+        Box::pin(self.window(request))
+    }
+
+    fn finished(&self) -> bool {
+        self.windows.finished()
+    }
+}
+
+/// What a finished (or interrupted) run reports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunReport {
+    pub scenario: String,
+    pub windows: u32,
+    pub window_ms: f64,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    pub windows_per_second: f64,
+    pub interrupted: bool,
+    pub timeline: Option<PathBuf>,
+    pub pairs: Vec<PairSummary>,
+}
+
+/// The physics coordinator and the run it drives.
+pub struct PhysicsCoordinator {
+    pub physics: Link,
+    pub network: Link,
+    pub schedule: Schedule,
+    /// Wall-clock pacing; 0 = as fast as the simulators go.
+    pub real_time_factor: f64,
+    pub startup: Duration,
+    pub timeline: Option<Timeline>,
+    pub scenario: String,
+    /// Log a progress line at most this often.
+    pub progress_every: Option<Duration>,
+}
+
+impl PhysicsCoordinator {
+    /// The coordinator for a scenario: its physics simulator, the network coordinator (in
+    /// this process unless `network_coordinator` names a ZeroMQ endpoint) and a timeline in
+    /// `out_dir` (none if `None`).
+    pub async fn for_scenario(
+        loaded: &LoadedScenario,
+        physics_endpoint: Option<&str>,
+        network_coordinator: Option<&str>,
+        network_endpoint: Option<&str>,
+        out_dir: Option<PathBuf>,
+    ) -> anyhow::Result<PhysicsCoordinator> {
+        let s = &loaded.scenario;
+        let schedule = schedule(loaded);
+        let physics = physics_simulator(loaded, physics_endpoint).await?;
+        let network = match network_coordinator {
+            Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
+            None => {
+                let sim = network_simulator(loaded, network_endpoint).await?;
+                Link::local("network coordinator", Box::new(NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))))
+            }
+        };
+        let timeline = match out_dir {
+            Some(dir) => Some(Timeline::create(&dir, s.vehicles.iter().map(|v| v.name.clone()).collect())?),
+            None => None,
+        };
+        Ok(PhysicsCoordinator {
+            physics,
+            network,
+            schedule,
+            real_time_factor: s.real_time_factor,
+            startup: startup_timeout(loaded),
+            timeline,
+            scenario: s.name.clone(),
+            progress_every: Some(Duration::from_secs(2)),
+        })
+    }
+
+    /// Runs every window, or until `stop` resolves (then the current window completes and
+    /// the report says `interrupted`).
+    pub async fn run(mut self, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<RunReport> {
+        tokio::pin!(stop);
+        let n = self.schedule.windows;
+        let started = Instant::now();
+        let mut last_progress = started;
+        let mut interrupted = false;
+        let mut done = 0;
+
+        let mut pending = Some(self.physics_window(0, Some(self.startup)).await?);
+        for k in 0..n {
+            let channel_bytes = pending.take().expect("the physics END for this window is in hand");
+            let channel: ChannelData = decode_checked(&channel_bytes)
+                .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
+            if let Some(t) = &mut self.timeline {
+                t.record(k, self.schedule.start_ns(k) as f64 * 1e-9, &channel)
+                    .map_err(|e| self.physics.protocol_error(k, e))?;
+            }
+            let network_request = network_begin(k, channel_bytes).encode_to_vec();
+            let first = (k == 0).then_some(self.startup);
+            let (physics, network) = (&mut self.physics, &mut self.network);
+            let next_physics = async {
+                if k + 1 < n {
+                    Some(Self::physics_exchange(physics, k + 1, None).await).transpose()
+                } else {
+                    Ok(None)
+                }
+            };
+            let network_window = async {
+                let reply = network.exchange(k, network_request, first).await?;
+                expect_network(&reply, network_update::MsgType::End, k).map_err(|e| network.protocol_error(k, e))
+            };
+            let (next, end) = tokio::select! {
+                r = async { tokio::join!(next_physics, network_window) } => r,
+                _ = &mut stop => { interrupted = true; break; }
+            };
+            end?;
+            pending = next?;
+            done = k + 1;
+
+            if self.real_time_factor > 0.0 {
+                let due = started + Duration::from_secs_f64(self.schedule.start_ns(k + 1) as f64 * 1e-9 / self.real_time_factor);
+                tokio::select! {
+                    _ = tokio::time::sleep_until(due.into()) => {}
+                    _ = &mut stop => { interrupted = true; break; }
+                }
+            }
+            if let Some(every) = self.progress_every {
+                if last_progress.elapsed() >= every {
+                    last_progress = Instant::now();
+                    let wall = started.elapsed().as_secs_f64();
+                    tracing::info!(
+                        "window {done}/{n}  sim {:.2}/{:.2} s  wall {wall:.1} s  {:.0} windows/s",
+                        self.schedule.start_ns(done) as f64 * 1e-9,
+                        self.schedule.duration_ns() as f64 * 1e-9,
+                        done as f64 / wall
+                    );
+                }
+            }
+        }
+        let wall_seconds = started.elapsed().as_secs_f64();
+        let (timeline, pairs) = match self.timeline.take() {
+            Some(t) => {
+                let path = t.path().to_path_buf();
+                (Some(path), t.finish()?)
+            }
+            None => (None, Vec::new()),
+        };
+        Ok(RunReport {
+            scenario: self.scenario,
+            windows: done,
+            window_ms: self.schedule.window_ns as f64 * 1e-6,
+            sim_seconds: self.schedule.start_ns(done) as f64 * 1e-9,
+            wall_seconds,
+            windows_per_second: done as f64 / wall_seconds.max(1e-9),
+            interrupted,
+            timeline,
+            pairs,
+        })
+    }
+
+    async fn physics_window(&mut self, k: u32, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
+        Self::physics_exchange(&mut self.physics, k, timeout).await
+    }
+
+    /// BEGIN(k) → END(k); returns the END's serialized ChannelData.
+    async fn physics_exchange(physics: &mut Link, k: u32, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
+        let reply = physics.exchange(k, physics_begin(k), timeout).await?;
+        let end = expect_physics(&reply, physics_update::MsgType::End, k).map_err(|e| physics.protocol_error(k, e))?;
+        Ok(end.channel_data)
+    }
+}

@@ -1,0 +1,165 @@
+//! Vehicle kinematics: a unicycle in the horizontal plane with bounded turn rate, and a
+//! bounded vertical rate, following a looping list of waypoints.
+//!
+//! Deterministic and I/O-free: [`Kinematics::step`] advances by `dt` seconds. Headings are
+//! compass headings (0 = north, clockwise positive, degrees in config, radians inside); the
+//! local frame is ENU, so a heading ψ moves the vehicle along (sin ψ, cos ψ).
+
+use crate::config::{Motion, Pose};
+use nalgebra::{Point3, UnitQuaternion, Vector3};
+use std::f64::consts::PI;
+
+/// A vehicle's pose as the physics side knows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VehicleState {
+    pub position: Point3<f64>,
+    /// Compass heading, radians in [0, 2π).
+    pub heading: f64,
+    /// Horizontal speed over ground, m/s.
+    pub speed: f64,
+}
+
+impl VehicleState {
+    pub fn from_pose(p: &Pose) -> Self {
+        VehicleState { position: Point3::new(p.x, p.y, p.z), heading: wrap_2pi(p.heading_deg.to_radians()), speed: 0.0 }
+    }
+
+    /// Orientation in the ENU frame: a compass heading ψ is a yaw of π/2 − ψ about +z
+    /// (body x axis pointing along the direction of travel).
+    pub fn orientation(&self) -> UnitQuaternion<f64> {
+        UnitQuaternion::from_axis_angle(&Vector3::z_axis(), PI / 2.0 - self.heading)
+    }
+}
+
+/// The motion law of one vehicle, with its progress along a patrol.
+#[derive(Debug, Clone)]
+pub enum Kinematics {
+    Stationary,
+    /// Moved from outside (NETSIM nav updates, an external simulator): `step` leaves it.
+    External,
+    Patrol(Patrol),
+}
+
+#[derive(Debug, Clone)]
+pub struct Patrol {
+    pub speed: f64,
+    pub max_turn_rate: f64,
+    pub max_depth_rate: f64,
+    pub capture_radius: f64,
+    pub waypoints: Vec<Point3<f64>>,
+    /// Index of the waypoint being steered to.
+    pub target: usize,
+}
+
+impl Kinematics {
+    pub fn from_config(m: &Motion) -> Self {
+        match m {
+            Motion::Stationary => Kinematics::Stationary,
+            Motion::External => Kinematics::External,
+            Motion::Patrol { speed_mps, max_turn_rate_deg_s, max_depth_rate_mps, waypoints, capture_radius_m } => {
+                Kinematics::Patrol(Patrol {
+                    speed: *speed_mps,
+                    max_turn_rate: max_turn_rate_deg_s.to_radians(),
+                    max_depth_rate: *max_depth_rate_mps,
+                    capture_radius: *capture_radius_m,
+                    waypoints: waypoints.iter().map(|w| Point3::new(w[0], w[1], w[2])).collect(),
+                    target: 0,
+                })
+            }
+        }
+    }
+
+    /// Advances `state` by `dt` seconds.
+    pub fn step(&mut self, state: &mut VehicleState, dt: f64) {
+        let Kinematics::Patrol(p) = self else { return };
+        if p.waypoints.is_empty() {
+            return;
+        }
+        let mut goal = p.waypoints[p.target];
+        let horizontal = |s: &VehicleState, g: &Point3<f64>| ((g.x - s.position.x).powi(2) + (g.y - s.position.y).powi(2)).sqrt();
+        if horizontal(state, &goal) <= p.capture_radius {
+            p.target = (p.target + 1) % p.waypoints.len();
+            goal = p.waypoints[p.target];
+        }
+        // Turn towards the goal, at most max_turn_rate·dt.
+        let desired = wrap_2pi((goal.x - state.position.x).atan2(goal.y - state.position.y));
+        let error = wrap_pi(desired - state.heading);
+        let max_turn = p.max_turn_rate * dt;
+        state.heading = wrap_2pi(state.heading + error.clamp(-max_turn, max_turn));
+        state.speed = p.speed;
+        state.position.x += p.speed * dt * state.heading.sin();
+        state.position.y += p.speed * dt * state.heading.cos();
+        let dz = goal.z - state.position.z;
+        let max_dz = p.max_depth_rate * dt;
+        state.position.z += dz.clamp(-max_dz, max_dz);
+    }
+}
+
+/// Wraps an angle into [0, 2π).
+pub fn wrap_2pi(a: f64) -> f64 {
+    let r = a.rem_euclid(2.0 * PI);
+    if r >= 2.0 * PI { 0.0 } else { r }
+}
+
+/// Wraps an angle into [−π, π).
+pub fn wrap_pi(a: f64) -> f64 {
+    wrap_2pi(a + PI) - PI
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patrol(waypoints: Vec<[f64; 3]>) -> Kinematics {
+        Kinematics::from_config(&Motion::Patrol {
+            speed_mps: 1.0,
+            max_turn_rate_deg_s: 10.0,
+            max_depth_rate_mps: 0.5,
+            waypoints,
+            capture_radius_m: 1.0,
+        })
+    }
+
+    #[test]
+    fn heading_north_moves_along_y_and_orientation_points_north() {
+        let mut k = patrol(vec![[0.0, 100.0, 0.0]]);
+        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 });
+        for _ in 0..100 {
+            k.step(&mut s, 0.1);
+        }
+        assert!((s.position.y - 10.0).abs() < 1e-9 && s.position.x.abs() < 1e-9, "{s:?}");
+        let fwd = s.orientation() * Vector3::x();
+        assert!((fwd - Vector3::y()).norm() < 1e-12, "{fwd:?}");
+    }
+
+    #[test]
+    fn turn_rate_and_depth_rate_are_bounded() {
+        // Goal due east, vehicle facing north: after 1 s it has turned exactly 10°.
+        let mut k = patrol(vec![[100.0, 0.0, -50.0]]);
+        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 });
+        for _ in 0..10 {
+            k.step(&mut s, 0.1);
+        }
+        assert!((s.heading.to_degrees() - 10.0).abs() < 1e-9);
+        assert!((s.position.z + 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn patrol_loops_over_its_waypoints() {
+        let mut k = patrol(vec![[0.0, 10.0, 0.0], [0.0, 0.0, 0.0]]);
+        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 });
+        let mut max_y: f64 = 0.0;
+        for _ in 0..1000 {
+            k.step(&mut s, 0.1);
+            max_y = max_y.max(s.position.y);
+        }
+        assert!(max_y > 9.0 && max_y < 12.0, "{max_y}");
+        assert!(s.position.x.abs() < 20.0 && s.position.y > -10.0, "{s:?}");
+    }
+
+    #[test]
+    fn wraps() {
+        assert!((wrap_pi(3.0 * PI / 2.0) + PI / 2.0).abs() < 1e-12);
+        assert!((wrap_2pi(-PI / 2.0) - 3.0 * PI / 2.0).abs() < 1e-12);
+    }
+}

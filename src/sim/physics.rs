@@ -1,0 +1,158 @@
+//! The embedded physics simulator: vehicles on their motion laws over the scenario's
+//! terrain, answering each window's BEGIN with an END whose ChannelData holds every
+//! vehicle's pose and, for every pair, the LOS/NLOS path through the terrain.
+//!
+//! Timing: END(k) carries the world **at the start of window k** (t = k·W), then the
+//! simulator advances to (k+1)·W in fixed sub-steps of at most `physics_step_ms`. The
+//! network side runs window k with exactly that channel, so it is never a window behind.
+
+use crate::config::LoadedScenario;
+use crate::model::{
+    channel::{trace_all, PathInfo},
+    motion::{Kinematics, VehicleState},
+    terrain::Terrain,
+};
+use crate::sync::{
+    protocol::{expect_physics, physics_end, WindowCounter},
+    Reply, Schedule, Service,
+};
+use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails};
+use anyhow::Context;
+use nalgebra::Point3;
+use prost::Message;
+use std::sync::Arc;
+
+pub struct PhysicsSim {
+    windows: WindowCounter,
+    /// Sub-steps per window and their length in seconds.
+    substeps: u32,
+    dt: f64,
+    terrain: Arc<Terrain>,
+    penetration_loss_db_per_m: f64,
+    vehicles: Vec<(VehicleState, Kinematics)>,
+}
+
+impl PhysicsSim {
+    /// Loads the terrain and places the vehicles; checks what needs the terrain (every start
+    /// and waypoint inside the grid and above the ground), naming file, key and line.
+    pub fn from_scenario(loaded: &LoadedScenario) -> anyhow::Result<PhysicsSim> {
+        let s = &loaded.scenario;
+        let terrain = Terrain::from_config(&s.world.terrain, s.seed)
+            .with_context(|| format!("{}: world.terrain", loaded.file.display()))?;
+        check_against_terrain(loaded, &terrain)?;
+        Ok(Self::new(loaded, Arc::new(terrain)))
+    }
+
+    /// With a terrain already loaded (shared between simulators in one process).
+    pub fn new(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> PhysicsSim {
+        let s = &loaded.scenario;
+        let schedule = Schedule::new(s.window_ms, s.duration_s);
+        let substeps = (s.window_ms / s.simulators.physics_step_ms).ceil().max(1.0) as u32;
+        PhysicsSim {
+            windows: WindowCounter::new(schedule.windows),
+            substeps,
+            dt: schedule.window_s() / substeps as f64,
+            terrain,
+            penetration_loss_db_per_m: s.world.penetration_loss_db_per_m,
+            vehicles: s
+                .vehicles
+                .iter()
+                .map(|v| (VehicleState::from_pose(&v.start), Kinematics::from_config(&v.motion)))
+                .collect(),
+        }
+    }
+
+    pub fn terrain(&self) -> &Arc<Terrain> {
+        &self.terrain
+    }
+
+    pub fn vehicle(&self, index: usize) -> Option<&VehicleState> {
+        self.vehicles.get(index).map(|(s, _)| s)
+    }
+
+    /// Moves a vehicle driven from outside (a NETSIM nav update); applies from the next window.
+    pub fn set_vehicle(&mut self, index: usize, state: VehicleState) -> bool {
+        match self.vehicles.get_mut(index) {
+            Some(v) => {
+                v.0 = state;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The channel as it is now.
+    pub fn channel_data(&self) -> ChannelData {
+        let points: Vec<Point3<f64>> = self.vehicles.iter().map(|(s, _)| s.position).collect();
+        let paths = trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
+        channel_data(self.vehicles.iter().map(|(s, _)| s), &paths)
+    }
+
+    fn advance(&mut self) {
+        for _ in 0..self.substeps {
+            for (state, kin) in &mut self.vehicles {
+                kin.step(state, self.dt);
+            }
+        }
+    }
+
+    pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
+        let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
+        self.windows.begin(begin.time_val)?;
+        let channel = self.channel_data().encode_to_vec();
+        self.advance();
+        Ok(physics_end(begin.time_val, channel))
+    }
+}
+
+impl Service for PhysicsSim {
+    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
+        Box::pin(std::future::ready(self.handle(request)))
+    }
+
+    fn finished(&self) -> bool {
+        self.windows.finished()
+    }
+}
+
+/// Builds the ChannelData message: poses, then one PathDetails per pair i < j.
+pub fn channel_data<'a>(vehicles: impl Iterator<Item = &'a VehicleState>, paths: &[PathInfo]) -> ChannelData {
+    let mut node_list = Vec::new();
+    for v in vehicles {
+        let q = v.orientation();
+        node_list.extend_from_slice(&[v.position.x, v.position.y, v.position.z, q.w, q.i, q.j, q.k]);
+    }
+    let n = node_list.len() / 7;
+    let pairs = (0..n as u32).flat_map(|i| (i + 1..n as u32).map(move |j| (i, j)));
+    let path_details = pairs
+        .zip(paths)
+        .map(|((i, j), p)| PathDetails {
+            ids: vec![i, j],
+            los: p.los,
+            num_hops: vec![p.hops.len() as u32],
+            hop_points: p.hops.iter().flat_map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db]).collect(),
+        })
+        .collect();
+    ChannelData { node_list, path_details }
+}
+
+/// Every start and waypoint must lie inside the terrain grid and above its surface.
+fn check_against_terrain(loaded: &LoadedScenario, terrain: &Terrain) -> anyhow::Result<()> {
+    loaded.check_inside_world(terrain.half_extent())?;
+    for (i, v) in loaded.scenario.vehicles.iter().enumerate() {
+        let mut points = vec![(format!("vehicles[{i}].start"), [v.start.x, v.start.y, v.start.z])];
+        if let crate::config::Motion::Patrol { waypoints, .. } = &v.motion {
+            points.extend(waypoints.iter().enumerate().map(|(j, w)| (format!("vehicles[{i}].motion.waypoints[{j}]"), *w)));
+        }
+        for (key, [x, y, z]) in points {
+            if let Some(ground) = terrain.height_at(x, y) {
+                if z <= ground {
+                    return Err(loaded
+                        .error_at(&key, format!("z = {z} m is at or below the terrain there ({ground:.2} m)"))
+                        .into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
