@@ -1,3 +1,388 @@
-//! Scenario configuration.
+//! Scenario configuration: one YAML file per run, typed and validated.
+//!
+//! # Format
+//!
+//! A scenario is a single YAML document whose schema is [`Scenario`] (see [`types`]; the
+//! shipped `config/default.yaml` explains every key). Units are SI and usually part of the
+//! key name (`window_ms`, `speed_mps`); the local frame is ENU (x east, y north, z up, metres)
+//! centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
+//! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`). Unknown keys
+//! are errors, never silently ignored. Terrain files (`kind: png` / `kind: csv`) are resolved
+//! relative to the directory of the scenario file; after loading, their `path` holds the
+//! resolved path.
+//!
+//! # Errors
+//!
+//! Every problem is a [`ConfigError`] that names the file, the key path (the syntax of
+//! `serde_path_to_error`: `vehicles[1].motion.waypoints[2]`), the 1-based line (and column
+//! when known) and a message, displayed as
+//!
+//! ```text
+//! config/default.yaml:42:9: vehicles[1].motion.speed_mps: must be > 0 (got -1)
+//! ```
+//!
+//! Parts that are unknown are left out (`file: message` for an unreadable file). Lines come
+//! from serde_yaml's own location where it has one, and otherwise from a [`SourceMap`] built
+//! from the raw text. Checks made later by other modules (e.g. a waypoint below the terrain)
+//! use [`LoadedScenario::error_at`] so that they report the same way.
+//!
+//! Loading stops at the first problem: syntax, then types and unknown keys, then the semantic
+//! rules below in the order of the file (scenario keys, world, vehicles, simulators).
+//!
+//! # Validation rules
+//!
+//! - `name`: non-empty, only `[A-Za-z0-9_-]`.
+//! - `window_ms` > 0 and finite; `duration_s` > 0, finite and at least one window;
+//!   `real_time_factor` ≥ 0 and finite.
+//! - `world.origin`: latitude in [-90, 90], longitude in [-180, 180], all finite;
+//!   `penetration_loss_db_per_m` ≥ 0 and finite.
+//! - `world.terrain`: `cell_size_m` and sizes > 0 and finite; a procedural grid has at most
+//!   8192 × 8192 cells; ridges have finite ends and crest and `width_m` > 0; a PNG has
+//!   `min_height_m < max_height_m`; PNG and CSV files must exist.
+//! - `vehicles`: at least one; names non-empty, unique, only `[a-z0-9_-]`, at most 12
+//!   characters (they become network-namespace and interface names); every vehicle has at
+//!   least one address `IP/prefix` (IPv4 prefix ≤ 32, IPv6 ≤ 128; not unspecified, loopback,
+//!   multicast or broadcast), and no IP appears twice in the scenario, whatever the prefix;
+//!   modem `tcp_port`s are unique and non-zero, modem `id`s unique and ≤ 127; poses and
+//!   waypoints are finite.
+//! - The world's horizontal extent is centred on the origin; every vehicle's `start` and every
+//!   patrol waypoint must lie inside it. For procedural terrain this is checked on load; for
+//!   terrain files the extent is known only once the grid is read, so the terrain loader calls
+//!   [`LoadedScenario::check_inside_world`].
+//! - `motion: {kind: patrol}`: `speed_mps`, `max_turn_rate_deg_s`, `max_depth_rate_mps`,
+//!   `capture_radius_m` > 0 and finite, at least one waypoint.
+//! - `links.default`: `rate_bps` > 0, `delay_ms` ≥ 0, both finite.
+//! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
+//!   endpoint starts with `tcp://` or `ipc://`.
+//!
+//! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing.
+
 pub mod types;
 pub use types::*;
+
+mod source_map;
+mod validate;
+
+pub use source_map::SourceMap;
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use source_map::NodeKind;
+
+/// Largest scenario file accepted, in bytes.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A scenario that parsed and validated, with what is needed to report later problems.
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    pub scenario: Scenario,
+    /// The scenario file, as given.
+    pub file: PathBuf,
+    /// Lines of every key path of the file.
+    pub source: SourceMap,
+}
+
+/// A problem with a scenario file, located as precisely as known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// Key path such as `vehicles[1].motion.waypoints[2]`; empty for the whole file.
+    pub key_path: String,
+    /// 1-based.
+    pub line: Option<usize>,
+    /// 1-based.
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        if !self.key_path.is_empty() {
+            write!(f, ": {}", self.key_path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    /// An error about the whole file (unreadable, too large, ...).
+    fn whole_file(file: &Path, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: file.to_owned(),
+            key_path: String::new(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error at `key_path`, located with `source` (or the nearest ancestor it knows).
+    pub(crate) fn at(
+        file: &Path,
+        source: &SourceMap,
+        key_path: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let (line, column) = source.nearest(key_path).unzip();
+        ConfigError {
+            file: file.to_owned(),
+            key_path: key_path.to_owned(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+impl LoadedScenario {
+    /// An error at `key_path` of this scenario, for checks made after loading, e.g.
+    /// `loaded.error_at("vehicles[1].motion.waypoints[3]", "waypoint is below the terrain")`.
+    /// The line is the key's, or its nearest ancestor's if the key is not written in the file.
+    pub fn error_at(&self, key_path: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::at(&self.file, &self.source, key_path, message)
+    }
+
+    /// Checks that every vehicle's start and every patrol waypoint lies inside the world's
+    /// horizontal extent `[-half_extent[0], half_extent[0]] × [-half_extent[1], half_extent[1]]`
+    /// (metres, centred on the origin).
+    pub fn check_inside_world(&self, half_extent: [f64; 2]) -> Result<(), ConfigError> {
+        validate::check_inside_world(self, half_extent)
+    }
+}
+
+/// Reads, parses and validates the scenario file at `path`; terrain file paths are resolved
+/// relative to its directory.
+pub fn load(path: &Path) -> Result<LoadedScenario, ConfigError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| ConfigError::whole_file(path, format!("cannot open: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ConfigError::whole_file(path, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(path));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        ConfigError::whole_file(
+            path,
+            format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
+        )
+    })?;
+    parse_str(&text, path)
+}
+
+/// Parses and validates scenario `text` as if read from `file` (which is not read; terrain file
+/// paths are resolved relative to its parent directory and must exist).
+pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError> {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(file));
+    }
+    let source = SourceMap::parse(text);
+    let mut scenario = deserialize(text, file, &source)?;
+    resolve_terrain_path(&mut scenario, file);
+    let loaded = LoadedScenario { scenario, file: file.to_owned(), source };
+    validate::validate(&loaded)?;
+    Ok(loaded)
+}
+
+fn too_large(file: &Path) -> ConfigError {
+    ConfigError::whole_file(
+        file,
+        format!("scenario file is larger than {} MiB", MAX_FILE_BYTES / (1024 * 1024)),
+    )
+}
+
+fn resolve_terrain_path(scenario: &mut Scenario, file: &Path) {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    match &mut scenario.world.terrain {
+        Terrain::Png { path, .. } | Terrain::Csv { path, .. } => {
+            *path = dir.join(&*path).to_string_lossy().into_owned();
+        }
+        Terrain::Procedural { .. } => {}
+    }
+}
+
+/// Typed deserialisation, with errors located by key path and line.
+fn deserialize(text: &str, file: &Path, source: &SourceMap) -> Result<Scenario, ConfigError> {
+    let de = serde_yaml::Deserializer::from_str(text);
+    let err = match serde_path_to_error::deserialize::<_, Scenario>(de) {
+        Ok(scenario) => return Ok(scenario),
+        Err(err) => err,
+    };
+    let key_path = key_path_of(err.path());
+    let inner = err.into_inner();
+    let location = inner.location();
+    let message = bare_message(&inner.to_string(), location.as_ref());
+    Err(locate(file, source, key_path, location, message))
+}
+
+/// The key path of a `serde_path_to_error` path, cut before any unknown segment.
+fn key_path_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out = source_map::join_index(&out, *index),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out = source_map::join_key(&out, key)
+            }
+            Segment::Unknown => break,
+        }
+    }
+    out
+}
+
+/// serde_yaml's message without its own location suffix and path prefix (we print both).
+fn bare_message(full: &str, location: Option<&serde_yaml::Location>) -> String {
+    let mut msg = full.to_owned();
+    if let Some(loc) = location {
+        let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+        if let Some(i) = msg.find(&suffix) {
+            msg.replace_range(i..i + suffix.len(), "");
+        }
+    }
+    // serde_yaml prefixes messages with its own path (`vehicles[0].motion: ...`).
+    if let Some((prefix, rest)) = msg.split_once(": ") {
+        let path_like = !prefix.is_empty()
+            && prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']'));
+        if path_like {
+            msg = rest.to_owned();
+        }
+    }
+    msg
+}
+
+/// Builds the error for a failed typed pass, improving the key path and line with the
+/// source map where serde cannot see (inside internally tagged enums, serde buffers the
+/// mapping, so paths stop at the enum and serde_yaml's location is missing or points at the
+/// mapping's start).
+fn locate(
+    file: &Path,
+    source: &SourceMap,
+    mut key_path: String,
+    location: Option<serde_yaml::Location>,
+    message: String,
+) -> ConfigError {
+    if let Some(refined) = refine(source, &key_path, &message) {
+        key_path = refined;
+        let (line, column) = source.nearest(&key_path).unzip();
+        return ConfigError { file: file.to_owned(), key_path, line, column, message };
+    }
+    let (line, column) = match location {
+        Some(loc) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
+        _ => source.nearest(&key_path).unzip(),
+    };
+    ConfigError { file: file.to_owned(), key_path, line, column, message }
+}
+
+/// A more precise key path below `key_path` for `message`, if the source map can tell.
+fn refine(source: &SourceMap, key_path: &str, message: &str) -> Option<String> {
+    // `unknown field `foo`, expected ...`: the key path names the enclosing mapping.
+    if let Some(field) = backticked_after(message, "unknown field `") {
+        let candidate = source_map::join_key(key_path, field);
+        if source.contains(&candidate) && key_path_is_not(key_path, field) {
+            return Some(candidate);
+        }
+    }
+    // `unknown variant `foo``: point at the tag.
+    if message.starts_with("unknown variant `") {
+        for tag in ["kind", "model"] {
+            let candidate = source_map::join_key(key_path, tag);
+            if source.contains(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    // Only inside a tagged mapping do serde's paths stop short of the culprit.
+    if !(source.contains(&source_map::join_key(key_path, "kind"))
+        || source.contains(&source_map::join_key(key_path, "model")))
+    {
+        return None;
+    }
+    let wanted = if let Some(rest) = message.strip_prefix("invalid type: ") {
+        let unexpected = rest.split(", expected").next().unwrap_or("");
+        Wanted::parse(unexpected)?
+    } else if let Some(rest) = message.strip_prefix("invalid length ") {
+        Wanted::Length(rest.split(',').next()?.trim().parse().ok()?)
+    } else if let Some(rest) = message.strip_prefix("invalid value: ") {
+        Wanted::parse(rest.split(", expected").next().unwrap_or(""))?
+    } else {
+        return None;
+    };
+    let matches: Vec<&str> = source
+        .descendants(key_path)
+        .into_iter()
+        .filter(|(_, e)| wanted.matches(&e.kind))
+        .map(|(k, _)| k)
+        .collect();
+    // A list of the wrong length may contain lists of the same length: keep the innermost.
+    let innermost: Vec<&str> = matches
+        .iter()
+        .filter(|m| !matches.iter().any(|other| source_map::is_descendant(other, m)))
+        .copied()
+        .collect();
+    match innermost.as_slice() {
+        [only] => Some((*only).to_owned()),
+        _ => None,
+    }
+}
+
+fn key_path_is_not(key_path: &str, field: &str) -> bool {
+    !(key_path == field || key_path.ends_with(&format!(".{field}")))
+}
+
+fn backticked_after<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = message.strip_prefix(prefix)?;
+    rest.split('`').next()
+}
+
+/// The offending value named by a serde "invalid type/value/length" message.
+enum Wanted {
+    Text(String),
+    Sequence,
+    Mapping,
+    Length(usize),
+}
+
+impl Wanted {
+    fn parse(unexpected: &str) -> Option<Wanted> {
+        if let Some(s) = unexpected.strip_prefix("string ") {
+            return Some(Wanted::Text(s.trim_matches('"').to_owned()));
+        }
+        for prefix in ["integer ", "floating point ", "boolean "] {
+            if let Some(s) = unexpected.strip_prefix(prefix) {
+                return Some(Wanted::Text(s.trim_matches('`').to_owned()));
+            }
+        }
+        match unexpected {
+            "sequence" => Some(Wanted::Sequence),
+            "map" => Some(Wanted::Mapping),
+            _ => None,
+        }
+    }
+
+    fn matches(&self, kind: &NodeKind) -> bool {
+        match (self, kind) {
+            (Wanted::Text(t), NodeKind::Scalar(s)) => {
+                s == t || (s.parse::<f64>().ok()).zip(t.parse::<f64>().ok()).is_some_and(|(a, b)| a == b)
+            }
+            (Wanted::Sequence, NodeKind::Sequence(_)) => true,
+            (Wanted::Mapping, NodeKind::Mapping(_)) => true,
+            (Wanted::Length(n), NodeKind::Sequence(m)) => n == m,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! Semantic rules of a typed scenario (see the module docs of [`crate::config`]).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::Path;
+
+use super::source_map::{join_index, join_key};
+use super::{ConfigError, LoadedScenario, LinkModel, Motion, SimulatorEndpoint, Terrain};
+
+/// Largest procedural grid, in cells per side.
+const MAX_GRID_CELLS: f64 = 8192.0;
+/// Longest vehicle name: it becomes part of network-namespace and interface names.
+const MAX_VEHICLE_NAME: usize = 12;
+
+type Check = Result<(), ConfigError>;
+
+struct Ctx<'a> {
+    loaded: &'a LoadedScenario,
+}
+
+impl Ctx<'_> {
+    fn err(&self, key_path: &str, message: impl Into<String>) -> ConfigError {
+        self.loaded.error_at(key_path, message)
+    }
+
+    fn line_note(&self, key_path: &str) -> String {
+        match self.loaded.source.line_of(key_path) {
+            Some(line) => format!("{key_path} (line {line})"),
+            None => key_path.to_owned(),
+        }
+    }
+
+    fn positive(&self, key_path: &str, v: f64) -> Check {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(self.err(key_path, format!("must be > 0 and finite (got {v})")))
+        }
+    }
+
+    fn non_negative(&self, key_path: &str, v: f64) -> Check {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(self.err(key_path, format!("must be ≥ 0 and finite (got {v})")))
+        }
+    }
+
+    fn finite(&self, key_path: &str, values: &[f64]) -> Check {
+        match values.iter().find(|v| !v.is_finite()) {
+            Some(v) => Err(self.err(key_path, format!("must be finite (got {v})"))),
+            None => Ok(()),
+        }
+    }
+}
+
+pub(super) fn validate(loaded: &LoadedScenario) -> Check {
+    let cx = Ctx { loaded };
+    let s = &loaded.scenario;
+
+    if s.name.is_empty() {
+        return Err(cx.err("name", "must not be empty"));
+    }
+    if let Some(c) = s.name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))) {
+        return Err(cx.err("name", format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})")));
+    }
+    cx.positive("window_ms", s.window_ms)?;
+    cx.positive("duration_s", s.duration_s)?;
+    if s.duration_s * 1000.0 < s.window_ms {
+        return Err(cx.err(
+            "duration_s",
+            format!("must last at least one window ({} ms), got {} s", s.window_ms, s.duration_s),
+        ));
+    }
+    cx.non_negative("real_time_factor", s.real_time_factor)?;
+
+    world(&cx)?;
+    vehicles(&cx)?;
+    links(&cx)?;
+    simulators(&cx)?;
+
+    if let Terrain::Procedural { size_m, .. } = &s.world.terrain {
+        check_inside_world(loaded, [size_m[0] / 2.0, size_m[1] / 2.0])?;
+    }
+    Ok(())
+}
+
+fn world(cx: &Ctx) -> Check {
+    let w = &cx.loaded.scenario.world;
+    let o = &w.origin;
+    cx.finite("world.origin.alt_m", &[o.alt_m])?;
+    if !(o.lat_deg.is_finite() && (-90.0..=90.0).contains(&o.lat_deg)) {
+        return Err(cx.err("world.origin.lat_deg", format!("must be in [-90, 90] (got {})", o.lat_deg)));
+    }
+    if !(o.lon_deg.is_finite() && (-180.0..=180.0).contains(&o.lon_deg)) {
+        return Err(cx.err("world.origin.lon_deg", format!("must be in [-180, 180] (got {})", o.lon_deg)));
+    }
+    cx.non_negative("world.penetration_loss_db_per_m", w.penetration_loss_db_per_m)?;
+
+    let t = "world.terrain";
+    match &w.terrain {
+        Terrain::Procedural { size_m, cell_size_m, base_height_m, relief_m, ridges, .. } => {
+            cx.positive(&join_index(&join_key(t, "size_m"), 0), size_m[0])?;
+            cx.positive(&join_index(&join_key(t, "size_m"), 1), size_m[1])?;
+            cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
+            let cells = [size_m[0] / cell_size_m, size_m[1] / cell_size_m];
+            if cells.iter().any(|c| c.ceil() > MAX_GRID_CELLS) {
+                return Err(cx.err(
+                    &join_key(t, "cell_size_m"),
+                    format!(
+                        "grid of {:.0} × {:.0} cells exceeds {MAX_GRID_CELLS} × {MAX_GRID_CELLS}",
+                        cells[0].ceil(),
+                        cells[1].ceil()
+                    ),
+                ));
+            }
+            cx.finite(&join_key(t, "base_height_m"), &[*base_height_m])?;
+            cx.non_negative(&join_key(t, "relief_m"), *relief_m)?;
+            for (i, r) in ridges.iter().enumerate() {
+                let p = join_index(&join_key(t, "ridges"), i);
+                cx.finite(&join_key(&p, "from"), &r.from)?;
+                cx.finite(&join_key(&p, "to"), &r.to)?;
+                cx.finite(&join_key(&p, "crest_height_m"), &[r.crest_height_m])?;
+                cx.positive(&join_key(&p, "width_m"), r.width_m)?;
+            }
+        }
+        Terrain::Png { path, cell_size_m, min_height_m, max_height_m } => {
+            cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
+            cx.finite(&join_key(t, "min_height_m"), &[*min_height_m])?;
+            cx.finite(&join_key(t, "max_height_m"), &[*max_height_m])?;
+            if min_height_m >= max_height_m {
+                return Err(cx.err(
+                    &join_key(t, "min_height_m"),
+                    format!("must be below max_height_m ({min_height_m} ≥ {max_height_m})"),
+                ));
+            }
+            terrain_file(cx, path)?;
+        }
+        Terrain::Csv { path, cell_size_m } => {
+            cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
+            terrain_file(cx, path)?;
+        }
+    }
+    Ok(())
+}
+
+fn terrain_file(cx: &Ctx, path: &str) -> Check {
+    if Path::new(path).is_file() {
+        Ok(())
+    } else {
+        Err(cx.err("world.terrain.path", format!("terrain file {path} does not exist")))
+    }
+}
+
+fn vehicles(cx: &Ctx) -> Check {
+    let vs = &cx.loaded.scenario.vehicles;
+    if vs.is_empty() {
+        return Err(cx.err("vehicles", "at least one vehicle is required"));
+    }
+    let mut names: HashMap<&str, String> = HashMap::new();
+    let mut ips: HashMap<IpAddr, String> = HashMap::new();
+    let mut ports: HashMap<u16, String> = HashMap::new();
+    let mut ids: HashMap<u8, String> = HashMap::new();
+
+    for (i, v) in vs.iter().enumerate() {
+        let vp = join_index("vehicles", i);
+
+        let name_path = join_key(&vp, "name");
+        if v.name.is_empty() {
+            return Err(cx.err(&name_path, "must not be empty"));
+        }
+        if let Some(c) = v.name.chars().find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '_' | '-')) {
+            return Err(cx.err(
+                &name_path,
+                format!("may contain only a-z, 0-9, '_' and '-' (found {c:?})"),
+            ));
+        }
+        if v.name.len() > MAX_VEHICLE_NAME {
+            return Err(cx.err(
+                &name_path,
+                format!("{:?} is longer than {MAX_VEHICLE_NAME} characters", v.name),
+            ));
+        }
+        if let Some(first) = names.get(v.name.as_str()) {
+            return Err(cx.err(
+                &name_path,
+                format!("vehicle name {:?} is already used at {}", v.name, cx.line_note(first)),
+            ));
+        }
+        names.insert(&v.name, name_path);
+
+        let ap = join_key(&vp, "addresses");
+        if v.addresses.is_empty() {
+            return Err(cx.err(&ap, "at least one address is required"));
+        }
+        for (j, a) in v.addresses.iter().enumerate() {
+            let p = join_index(&ap, j);
+            let ip = parse_address(a).map_err(|m| cx.err(&p, m))?;
+            if let Some(first) = ips.get(&ip) {
+                return Err(cx.err(
+                    &p,
+                    format!("address {ip} is already used at {}", cx.line_note(first)),
+                ));
+            }
+            ips.insert(ip, p);
+        }
+
+        if let Some(m) = &v.modem {
+            let mp = join_key(&vp, "modem");
+            let port_path = join_key(&mp, "tcp_port");
+            if m.tcp_port == 0 {
+                return Err(cx.err(&port_path, "must not be 0"));
+            }
+            if let Some(first) = ports.get(&m.tcp_port) {
+                return Err(cx.err(
+                    &port_path,
+                    format!("modem port {} is already used at {}", m.tcp_port, cx.line_note(first)),
+                ));
+            }
+            ports.insert(m.tcp_port, port_path);
+            let id_path = join_key(&mp, "id");
+            if m.id > 127 {
+                return Err(cx.err(&id_path, format!("must be ≤ 127 (got {})", m.id)));
+            }
+            if let Some(first) = ids.get(&m.id) {
+                return Err(cx.err(
+                    &id_path,
+                    format!("modem id {} is already used at {}", m.id, cx.line_note(first)),
+                ));
+            }
+            ids.insert(m.id, id_path);
+        }
+
+        let s = &v.start;
+        cx.finite(&join_key(&vp, "start"), &[s.x, s.y, s.z, s.heading_deg])?;
+
+        if let Motion::Patrol {
+            speed_mps,
+            max_turn_rate_deg_s,
+            max_depth_rate_mps,
+            waypoints,
+            capture_radius_m,
+        } = &v.motion
+        {
+            let mp = join_key(&vp, "motion");
+            cx.positive(&join_key(&mp, "speed_mps"), *speed_mps)?;
+            cx.positive(&join_key(&mp, "max_turn_rate_deg_s"), *max_turn_rate_deg_s)?;
+            cx.positive(&join_key(&mp, "max_depth_rate_mps"), *max_depth_rate_mps)?;
+            cx.positive(&join_key(&mp, "capture_radius_m"), *capture_radius_m)?;
+            let wp = join_key(&mp, "waypoints");
+            if waypoints.is_empty() {
+                return Err(cx.err(&wp, "a patrol needs at least one waypoint"));
+            }
+            for (j, w) in waypoints.iter().enumerate() {
+                cx.finite(&join_index(&wp, j), w)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parses `IP/prefix` and returns the IP.
+fn parse_address(a: &str) -> Result<IpAddr, String> {
+    let (ip, prefix) = a
+        .split_once('/')
+        .ok_or_else(|| format!("{a:?} is not IP/prefix (e.g. 10.10.0.1/24)"))?;
+    let ip: IpAddr = ip.parse().map_err(|_| format!("{ip:?} is not an IP address"))?;
+    let prefix: u8 = prefix
+        .parse()
+        .map_err(|_| format!("{prefix:?} is not a prefix length"))?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    if prefix > max {
+        return Err(format!("prefix /{prefix} is longer than {max}"));
+    }
+    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
+    if ip.is_unspecified() || ip.is_multicast() || ip.is_loopback() || broadcast {
+        return Err(format!("{ip} is not a unicast host address"));
+    }
+    Ok(ip)
+}
+
+fn links(cx: &Ctx) -> Check {
+    match &cx.loaded.scenario.links.default {
+        LinkModel::Ideal { rate_bps, delay_ms } => {
+            cx.positive("links.default.rate_bps", *rate_bps)?;
+            cx.non_negative("links.default.delay_ms", *delay_ms)
+        }
+    }
+}
+
+fn simulators(cx: &Ctx) -> Check {
+    let s = &cx.loaded.scenario.simulators;
+    for (key, sim) in [("physics", &s.physics), ("network", &s.network)] {
+        if let SimulatorEndpoint::Zeromq { endpoint } = sim {
+            if !(endpoint.starts_with("tcp://") || endpoint.starts_with("ipc://")) {
+                return Err(cx.err(
+                    &format!("simulators.{key}.endpoint"),
+                    format!("{endpoint:?} must start with tcp:// or ipc://"),
+                ));
+            }
+        }
+    }
+    if s.timeout_ms == 0 {
+        return Err(cx.err("simulators.timeout_ms", "must be > 0"));
+    }
+    cx.positive("simulators.physics_step_ms", s.physics_step_ms)
+}
+
+pub(super) fn check_inside_world(loaded: &LoadedScenario, half: [f64; 2]) -> Check {
+    let cx = Ctx { loaded };
+    let outside = |x: f64, y: f64| !(x.abs() <= half[0] && y.abs() <= half[1]);
+    let extent = format!(
+        "the world [{}, {}] × [{}, {}] m",
+        -half[0], half[0], -half[1], half[1]
+    );
+    for (i, v) in loaded.scenario.vehicles.iter().enumerate() {
+        let vp = join_index("vehicles", i);
+        if outside(v.start.x, v.start.y) {
+            return Err(cx.err(
+                &join_key(&vp, "start"),
+                format!("start ({}, {}) is outside {extent}", v.start.x, v.start.y),
+            ));
+        }
+        if let Motion::Patrol { waypoints, .. } = &v.motion {
+            for (j, w) in waypoints.iter().enumerate() {
+                if outside(w[0], w[1]) {
+                    return Err(cx.err(
+                        &join_index(&join_key(&vp, "motion.waypoints"), j),
+                        format!("waypoint ({}, {}) is outside {extent}", w[0], w[1]),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
