@@ -1,1 +1,3 @@
 //! The pure simulation: no I/O, time passed in.
+pub mod channel;
+pub mod terrain;
