@@ -1,0 +1,430 @@
+//! The geometric channel between two points: line of sight through the terrain and the length
+//! of terrain a straight path crosses.
+//!
+//! # Semantics
+//! The path from `A` to `B` is the straight segment `P(t) = A + t (B - A)`, `t ∈ [0, 1]`, in the
+//! local ENU frame (metres, z up; see [`crate::model::terrain`]). With `h(x, y)` the triangulated
+//! terrain surface ([`Terrain::height_at`]) let `f(t) = z(t) - h(x(t), y(t))`.
+//!
+//! - A point of the segment is **obstructed** where `f(t) <= 0`: on or below the surface.
+//! - `los` is true iff no point of the segment is obstructed. A segment that only touches the
+//!   surface (grazing a crest, `f = 0` at a single point) is **NLOS**: it yields an entry and an
+//!   exit hop at the same point with 0 dB. A stretch where the segment runs along a facet
+//!   (coplanar, `|f| <= 1e-9 m`) is obstructed but contributes no penetration length.
+//! - `hops = [A, entry₁, exit₁, entry₂, exit₂, …, B]`, one entry/exit pair per maximal obstructed
+//!   interval, in order from A to B. Entries carry 0 dB; an exit carries
+//!   `penetration_loss_db_per_m × (length of the segment strictly below the surface between
+//!   that entry and exit)`. `A` and `B` carry 0 dB. The total loss of the path is the sum.
+//! - An endpoint below (or on) the surface starts or ends an obstruction at itself: the entry
+//!   hop equals `A` (or the exit hop equals `B`).
+//! - Outside the grid's extent there is no terrain: nothing is obstructed there, and an
+//!   obstruction that reaches the edge of the grid ends (or starts) at the edge.
+//! - A segment with non-finite coordinates is reported as LOS, `hops = [A, B]`.
+//!
+//! # Algorithm
+//! 1. Clip the segment to the grid's footprint.
+//! 2. **Broad phase** ([`trace`] only): walk the terrain's min/max pyramid from the root. For a
+//!    block, the segment's parameter range over the block's footprint (slightly enlarged) gives
+//!    its lowest and highest z there (z is linear in `t`). Lowest z above the block's max
+//!    height ⇒ the segment is above the terrain over the whole block: skipped. Highest z below
+//!    the block's min ⇒ entirely below: recorded as buried, no ray cast needed. Otherwise the
+//!    block is split, down to single cells, which become candidate stretches.
+//! 3. **Narrow phase**: each maximal candidate stretch is ray cast with parry against the
+//!    [`HeightField`](parry3d_f64::shape::HeightField): a ray from the stretch start finds the
+//!    first surface crossing; the next ray starts 1 nm past it, and so on until the stretch
+//!    end. parry's 3-D triangle ray cast is two-sided (it ignores `solid` and hits faces from
+//!    above and below alike), so every crossing, entries and exits, is found this way. Between
+//!    two consecutive crossings `f` has one sign, which is read at the sub-interval's midpoint
+//!    from the exact triangulated surface (above / on within 1e-9 m / below).
+//! 4. Adjacent obstructed pieces merge into maximal intervals; crossings with free space on
+//!    both sides are touches (entry = exit, 0 dB).
+//!
+//! [`trace_naive`] skips step 2 (the whole clipped segment is one candidate stretch); it is the
+//! reference the broad phase is measured and tested against.
+
+use std::sync::OnceLock;
+
+use nalgebra::{Point3, Vector3};
+use parry3d_f64::query::{Ray, RayCast};
+
+use crate::model::terrain::{to_parry, to_parry_vec, Terrain};
+
+/// One point of a path: `A`, an entry into or exit out of the terrain, or `B`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hop {
+    pub point: Point3<f64>,
+    /// Loss charged at this hop (dB): non-zero only on exits.
+    pub loss_db: f64,
+}
+
+/// The geometry of one path: see the module docs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathInfo {
+    pub los: bool,
+    /// `[A, entry₁, exit₁, …, B]`.
+    pub hops: Vec<Hop>,
+}
+
+impl PathInfo {
+    /// Sum of the hops' losses (dB).
+    pub fn total_loss_db(&self) -> f64 {
+        self.hops.iter().map(|h| h.loss_db).sum()
+    }
+}
+
+/// Heights within this distance of the surface count as on it (metres).
+const ON_TOL: f64 = 1e-9;
+/// After a crossing, the next ray starts this far along the segment (metres).
+const STEP_M: f64 = 1e-9;
+/// Footprint enlargement of pyramid blocks, in cells (keeps the broad phase conservative).
+const GRID_EPS: f64 = 1e-7;
+/// Safety cap on crossings per candidate stretch.
+const MAX_CROSSINGS: usize = 1 << 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Above,
+    On,
+    Below,
+    /// Broad-phase candidate (to be ray cast).
+    Mixed,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    t0: f64,
+    t1: f64,
+    state: State,
+}
+
+struct Seg {
+    a: Point3<f64>,
+    d: Vector3<f64>,
+    len: f64,
+}
+
+impl Seg {
+    #[inline]
+    fn at(&self, t: f64) -> Point3<f64> {
+        self.a + self.d * t
+    }
+}
+
+/// The path between `a` and `b` through `terrain`. See the module docs for the semantics.
+pub fn trace(
+    terrain: &Terrain,
+    a: &Point3<f64>,
+    b: &Point3<f64>,
+    penetration_loss_db_per_m: f64,
+) -> PathInfo {
+    trace_impl(terrain, a, b, penetration_loss_db_per_m, true)
+}
+
+/// As [`trace`], without the pyramid broad phase: parry ray casts over the whole clipped
+/// segment. Same results; the baseline for tests and benchmarks.
+pub fn trace_naive(
+    terrain: &Terrain,
+    a: &Point3<f64>,
+    b: &Point3<f64>,
+    penetration_loss_db_per_m: f64,
+) -> PathInfo {
+    trace_impl(terrain, a, b, penetration_loss_db_per_m, false)
+}
+
+fn los(a: &Point3<f64>, b: &Point3<f64>) -> PathInfo {
+    PathInfo {
+        los: true,
+        hops: vec![Hop { point: *a, loss_db: 0.0 }, Hop { point: *b, loss_db: 0.0 }],
+    }
+}
+
+fn trace_impl(
+    terrain: &Terrain,
+    a: &Point3<f64>,
+    b: &Point3<f64>,
+    loss_per_m: f64,
+    broad: bool,
+) -> PathInfo {
+    if !(a.coords.iter().chain(b.coords.iter()).all(|v| v.is_finite())) {
+        return los(a, b);
+    }
+    let d = b - a;
+    let seg = Seg { a: *a, d, len: d.norm() };
+    let [hx, hy] = terrain.half_extent();
+
+    if seg.len == 0.0 {
+        if let Some(h) = terrain.height_at(a.x, a.y) {
+            if a.z - h <= ON_TOL {
+                let hop = Hop { point: *a, loss_db: 0.0 };
+                return PathInfo { los: false, hops: vec![hop, hop, hop, Hop { point: *b, loss_db: 0.0 }] };
+            }
+        }
+        return los(a, b);
+    }
+
+    // 1. Clip to the footprint.
+    let Some((t_lo, t_hi)) = clip(a.x, d.x, -hx, hx, 0.0, 1.0)
+        .and_then(|(l, h)| clip(a.y, d.y, -hy, hy, l, h))
+    else {
+        return los(a, b);
+    };
+
+    // 2. Broad phase.
+    let mut pieces: Vec<Piece> = Vec::new();
+    if broad {
+        let range = terrain.height_range();
+        let zmin = a.z.min(b.z);
+        if zmin > range[1] + ON_TOL {
+            return los(a, b);
+        }
+        let mut recs = Vec::new();
+        broad_phase(terrain, &seg, t_lo, t_hi, &mut recs);
+        if recs.is_empty() {
+            return los(a, b);
+        }
+        recs.sort_unstable_by(|p, q| p.t0.total_cmp(&q.t0));
+        pieces = assemble(recs, t_lo, t_hi);
+    } else {
+        pieces.push(Piece { t0: t_lo, t1: t_hi, state: State::Mixed });
+    }
+
+    // 3. Narrow phase.
+    let mut resolved: Vec<Piece> = Vec::with_capacity(pieces.len() + 8);
+    for p in pieces {
+        if p.state == State::Mixed {
+            narrow_phase(terrain, &seg, p.t0, p.t1, &mut resolved);
+        } else {
+            resolved.push(p);
+        }
+    }
+
+    // 4. Maximal obstructed intervals.
+    let mut hops = vec![Hop { point: *a, loss_db: 0.0 }];
+    let mut run: Option<(f64, f64, f64)> = None; // (t_entry, t_exit, buried length in t)
+    for p in &resolved {
+        match (p.state, run.as_mut()) {
+            (State::Above, Some(_)) => {
+                let (t0, t1, buried) = run.take().expect("run is open");
+                push_run(&mut hops, &seg, t0, t1, buried, loss_per_m);
+            }
+            (State::Above, None) => {}
+            (s, Some(r)) => {
+                r.1 = p.t1.max(r.1);
+                if s == State::Below {
+                    r.2 += p.t1 - p.t0;
+                }
+            }
+            (s, None) => {
+                run = Some((p.t0, p.t1, if s == State::Below { p.t1 - p.t0 } else { 0.0 }));
+            }
+        }
+    }
+    if let Some((t0, t1, buried)) = run {
+        push_run(&mut hops, &seg, t0, t1, buried, loss_per_m);
+    }
+    hops.push(Hop { point: *b, loss_db: 0.0 });
+    PathInfo { los: hops.len() == 2, hops }
+}
+
+fn push_run(hops: &mut Vec<Hop>, seg: &Seg, t0: f64, t1: f64, buried: f64, loss_per_m: f64) {
+    hops.push(Hop { point: seg.at(t0), loss_db: 0.0 });
+    hops.push(Hop { point: seg.at(t1), loss_db: loss_per_m * buried * seg.len });
+}
+
+/// Parameter range `[lo, hi] ∩ [t0, t1]` where `p0 + t dp ∈ [min, max]`.
+#[inline]
+fn clip(p0: f64, dp: f64, min: f64, max: f64, t0: f64, t1: f64) -> Option<(f64, f64)> {
+    if dp == 0.0 {
+        return if p0 >= min && p0 <= max { Some((t0, t1)) } else { None };
+    }
+    let inv = 1.0 / dp;
+    let (mut ta, mut tb) = ((min - p0) * inv, (max - p0) * inv);
+    if ta > tb {
+        std::mem::swap(&mut ta, &mut tb);
+    }
+    let (l, h) = (ta.max(t0), tb.min(t1));
+    if l <= h {
+        Some((l, h))
+    } else {
+        None
+    }
+}
+
+/// Leaf candidates (cells) and buried blocks, unordered.
+fn broad_phase(terrain: &Terrain, seg: &Seg, t_lo: f64, t_hi: f64, out: &mut Vec<Piece>) {
+    let cs = terrain.cell_size();
+    let [hx, hy] = terrain.half_extent();
+    // Grid coordinates: gx east in cells from the west edge, gy south in cells from the north.
+    let gx0 = (seg.a.x + hx) / cs;
+    let gy0 = (hy - seg.a.y) / cs;
+    let dgx = seg.d.x / cs;
+    let dgy = -seg.d.y / cs;
+    let (z0, dz) = (seg.a.z, seg.d.z);
+    let levels = &terrain.levels;
+    let top = levels.len() - 1;
+    let (ncw, nch) = (levels[0].w, levels[0].h);
+
+    let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(64);
+    stack.push((top, 0, 0));
+    while let Some((k, bi, bj)) = stack.pop() {
+        let lvl = &levels[k];
+        let c0 = bj << k;
+        let c1 = ((bj + 1) << k).min(ncw);
+        let r0 = bi << k;
+        let r1 = ((bi + 1) << k).min(nch);
+        let Some((ta, tb)) =
+            clip(gx0, dgx, c0 as f64 - GRID_EPS, c1 as f64 + GRID_EPS, t_lo, t_hi)
+                .and_then(|(l, h)| clip(gy0, dgy, r0 as f64 - GRID_EPS, r1 as f64 + GRID_EPS, l, h))
+        else {
+            continue;
+        };
+        let (za, zb) = (z0 + ta * dz, z0 + tb * dz);
+        let (zlo, zhi) = if za < zb { (za, zb) } else { (zb, za) };
+        let [hmin, hmax] = lvl.mm[bi * lvl.w + bj];
+        if zlo > hmax + ON_TOL {
+            continue; // above everything in the block
+        }
+        if zhi < hmin - ON_TOL {
+            out.push(Piece { t0: ta, t1: tb, state: State::Below });
+            continue;
+        }
+        if k == 0 {
+            out.push(Piece { t0: ta, t1: tb, state: State::Mixed });
+            continue;
+        }
+        let child = &levels[k - 1];
+        for di in 0..2 {
+            let ci = 2 * bi + di;
+            if ci >= child.h {
+                continue;
+            }
+            for dj in 0..2 {
+                let cj = 2 * bj + dj;
+                if cj < child.w {
+                    stack.push((k - 1, ci, cj));
+                }
+            }
+        }
+    }
+}
+
+/// Sorted broad-phase records to a gap-free piece list over `[t_lo, t_hi]` (gaps are Above;
+/// overlaps, which are only the blocks' enlargement, go to the candidate).
+fn assemble(recs: Vec<Piece>, t_lo: f64, t_hi: f64) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::with_capacity(recs.len() + 2);
+    let mut cur = t_lo;
+    for mut r in recs {
+        if let Some(last) = out.last_mut() {
+            if r.t0 <= last.t1 {
+                if last.state == r.state {
+                    last.t1 = last.t1.max(r.t1);
+                    cur = last.t1;
+                    continue;
+                }
+                if r.state == State::Mixed {
+                    // Trim the buried block back to where the candidate starts.
+                    last.t1 = r.t0.max(last.t0);
+                } else {
+                    r.t0 = last.t1;
+                    if r.t1 <= r.t0 {
+                        continue;
+                    }
+                }
+            }
+        }
+        if r.t0 > cur {
+            out.push(Piece { t0: cur, t1: r.t0, state: State::Above });
+        }
+        cur = r.t1;
+        out.push(r);
+    }
+    if cur < t_hi {
+        out.push(Piece { t0: cur, t1: t_hi, state: State::Above });
+    }
+    out
+}
+
+/// Ray casts `[ts, te]` and appends its resolved pieces.
+fn narrow_phase(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut Vec<Piece>) {
+    let field = terrain.heightfield();
+    let [hx, hy] = terrain.half_extent();
+    let dir = to_parry_vec(&seg.d);
+    let step = STEP_M / seg.len;
+    let mut t = ts;
+    let mut prev = ts;
+    let mut n = 0;
+    while t <= te && n < MAX_CROSSINGS {
+        let mut o = to_parry(&seg.at(t));
+        // Keep the origin on the footprint despite rounding (parry picks its first cell there).
+        o.x = o.x.clamp(-hx, hx);
+        o.z = o.z.clamp(-hy, hy);
+        let Some(toi) = field.cast_local_ray(&Ray::new(o, dir), te - t, false) else {
+            break;
+        };
+        let h = (t + toi).clamp(prev, te);
+        push_resolved(terrain, seg, prev, h, out);
+        out.push(Piece { t0: h, t1: h, state: State::On });
+        prev = h;
+        t = h + step;
+        n += 1;
+    }
+    push_resolved(terrain, seg, prev, te, out);
+}
+
+fn push_resolved(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>) {
+    if t1 <= t0 {
+        return;
+    }
+    let m = seg.at(0.5 * (t0 + t1));
+    let f = m.z - terrain.height_at_unchecked(m.x, m.y);
+    let state = if f > ON_TOL {
+        State::Above
+    } else if f < -ON_TOL {
+        State::Below
+    } else {
+        State::On
+    };
+    out.push(Piece { t0, t1, state });
+}
+
+fn threads() -> usize {
+    static N: OnceLock<usize> = OnceLock::new();
+    *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1))
+}
+
+/// [`trace`] for every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
+///
+/// The pairs are split into contiguous chunks, one per available core (scoped threads); each
+/// pair's result depends only on its two points, so the output never depends on timing.
+pub fn trace_all(
+    terrain: &Terrain,
+    points: &[Point3<f64>],
+    penetration_loss_db_per_m: f64,
+) -> Vec<PathInfo> {
+    let n = points.len();
+    let pairs: Vec<(usize, usize)> =
+        (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect();
+    let run = |chunk: &[(usize, usize)]| -> Vec<PathInfo> {
+        chunk
+            .iter()
+            .map(|&(i, j)| trace(terrain, &points[i], &points[j], penetration_loss_db_per_m))
+            .collect()
+    };
+    let workers = threads().min(pairs.len() / 16).max(1);
+    if workers == 1 {
+        return run(&pairs);
+    }
+    let per = pairs.len().div_ceil(workers);
+    let chunks: Vec<&[(usize, usize)]> = pairs.chunks(per).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = chunks[1..].iter().map(|c| s.spawn(move || run(c))).collect();
+        let mut out = run(chunks[0]);
+        for h in handles {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        out
+    })
+}
