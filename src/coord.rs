@@ -180,7 +180,7 @@ impl PhysicsCoordinator {
             let channel: ChannelData = decode_checked(&channel_bytes)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
             if let Some(t) = &mut self.timeline {
-                t.record(k, self.schedule.start_ns(k) as f64 * 1e-9, &channel)
+                t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &channel)
                     .map_err(|e| self.physics.protocol_error(k, e))?;
             }
             let network_request = network_begin(k, channel_bytes).encode_to_vec();
@@ -206,7 +206,7 @@ impl PhysicsCoordinator {
             done = k + 1;
 
             if self.real_time_factor > 0.0 {
-                let due = started + Duration::from_secs_f64(self.schedule.start_ns(k + 1) as f64 * 1e-9 / self.real_time_factor);
+                let due = started + Duration::from_secs_f64(self.schedule.start_ns(k + 1) as f64 / 1e9 / self.real_time_factor);
                 tokio::select! {
                     _ = tokio::time::sleep_until(due.into()) => {}
                     _ = &mut stop => { interrupted = true; break; }
@@ -218,8 +218,8 @@ impl PhysicsCoordinator {
                     let wall = started.elapsed().as_secs_f64();
                     tracing::info!(
                         "window {done}/{n}  sim {:.2}/{:.2} s  wall {wall:.1} s  {:.0} windows/s",
-                        self.schedule.start_ns(done) as f64 * 1e-9,
-                        self.schedule.duration_ns() as f64 * 1e-9,
+                        self.schedule.start_ns(done) as f64 / 1e9,
+                        self.schedule.duration_ns() as f64 / 1e9,
                         done as f64 / wall
                     );
                 }
@@ -236,8 +236,8 @@ impl PhysicsCoordinator {
         Ok(RunReport {
             scenario: self.scenario,
             windows: done,
-            window_ms: self.schedule.window_ns as f64 * 1e-6,
-            sim_seconds: self.schedule.start_ns(done) as f64 * 1e-9,
+            window_ms: self.schedule.window_ns as f64 / 1e6,
+            sim_seconds: self.schedule.start_ns(done) as f64 / 1e9,
             wall_seconds,
             windows_per_second: done as f64 / wall_seconds.max(1e-9),
             interrupted,

@@ -32,7 +32,8 @@ impl Schedule {
     /// W in milliseconds (rounded to whole nanoseconds) and a duration covered by whole windows.
     pub fn new(window_ms: f64, duration_s: f64) -> Schedule {
         let window_ns = ((window_ms * 1e6).round() as u64).max(1);
-        let windows = ((duration_s * 1e9) / window_ns as f64).ceil().clamp(1.0, u32::MAX as f64) as u32;
+        let duration_ns = (duration_s * 1e9).round() as u64;
+        let windows = duration_ns.div_ceil(window_ns).clamp(1, u32::MAX as u64) as u32;
         Schedule { window_ns, windows }
     }
 
@@ -41,11 +42,24 @@ impl Schedule {
     }
 
     pub fn window_s(&self) -> f64 {
-        self.window_ns as f64 * 1e-9
+        self.window_ns as f64 / 1e9
     }
 
     pub fn duration_ns(&self) -> SimNanos {
         self.start_ns(self.windows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Schedule;
+
+    #[test]
+    fn whole_windows_cover_the_duration_without_float_drift() {
+        assert_eq!(Schedule::new(10.0, 60.0), Schedule { window_ns: 10_000_000, windows: 6000 });
+        assert_eq!(Schedule::new(0.1, 0.3).windows, 3000);
+        assert_eq!(Schedule::new(7.0, 0.1).windows, 15, "a partial last window is run whole");
+        assert_eq!(Schedule::new(10.0, 60.0).start_ns(6000) as f64 / 1e9, 60.0);
     }
 }
 

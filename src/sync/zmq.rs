@@ -100,10 +100,7 @@ pub async fn serve(
         };
         match reply {
             Ok(bytes) => socket.send(ZmqMessage::from(bytes)).await?,
-            Err(reason) => {
-                let _ = socket.send(ZmqMessage::from(Vec::new())).await;
-                anyhow::bail!("{reason}");
-            }
+            Err(reason) => anyhow::bail!("{reason}"),
         }
         if service.finished() {
             return Ok(ServeEnd::Done);

@@ -1,0 +1,264 @@
+//! The lockstep run end to end with the real binaries: the default scenario, determinism
+//! across reruns and across transports (in-process vs. separate processes over ZeroMQ), and
+//! a simulator that dies or misbehaves.
+use netsim_cosim::{
+    coord::PhysicsCoordinator,
+    sim::network::PassthroughNetwork,
+    sync::{protocol::physics_end, zmq, Link, LinkError, Reply, Schedule, Service},
+};
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
+const PHYSICS_COORDINATOR: &str = env!("CARGO_BIN_EXE_physics_coordinator");
+const NETWORK_COORDINATOR: &str = env!("CARGO_BIN_EXE_network_coordinator");
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+fn free_endpoint() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port())
+}
+
+/// Children are killed when the test ends, whatever happens.
+struct Procs(Vec<Child>);
+impl Drop for Procs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(bin: &str, args: &[&str]) -> Child {
+    Command::new(bin).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+fn run_ok(bin: &str, args: &[&str]) -> Output {
+    let out = Command::new(bin).args(args).output().unwrap();
+    assert!(out.status.success(), "{bin} {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn in_process_run(scenario: &Path, out: &Path) -> Vec<u8> {
+    run_ok(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    std::fs::read(out.join("timeline.jsonl")).unwrap()
+}
+
+#[test]
+fn default_scenario_patrols_60_s_with_los_and_nlos_periods() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = in_process_run(&repo("config/default.yaml"), dir.path());
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["windows"], 6000);
+    assert_eq!(summary["sim_seconds"], 60.0);
+    let pairs = summary["pairs"].as_array().unwrap();
+    assert!(pairs.len() >= 3, "at least 3 vehicles");
+    let changing = pairs.iter().filter(|p| p["los_windows"].as_u64() > Some(0) && p["nlos_windows"].as_u64() > Some(0)).count();
+    assert!(changing >= 1, "some pair goes through LOS and NLOS periods: {pairs:?}");
+    // One line per pair per window, each a well-formed record.
+    let text = String::from_utf8(timeline).unwrap();
+    assert_eq!(text.lines().count(), 6000 * pairs.len());
+    let nlos = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|l| l["los"] == false).unwrap();
+    let path = nlos["path"].as_array().unwrap();
+    assert_eq!(nlos["hops"].as_u64().unwrap() as usize, path.len());
+    assert!(path.len() >= 4 && path.len() % 2 == 0, "A, entry, exit, ..., B: {nlos}");
+    assert!(nlos["loss_db"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() {
+    let scenario = repo("config/default.yaml");
+    let s = scenario.to_str().unwrap();
+    let (a, b, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let first = in_process_run(&scenario, a.path());
+    let second = in_process_run(&scenario, b.path());
+    assert!(first == second, "rerun differs");
+
+    let (p_ep, s_ep, n_ep) = (free_endpoint(), free_endpoint(), free_endpoint());
+    let mut procs = Procs(vec![
+        spawn(COSIM, &["physics-sim", s, "--bind", &p_ep]),
+        spawn(COSIM, &["network-sim", s, "--bind", &s_ep]),
+        spawn(NETWORK_COORDINATOR, &[s, "--bind", &n_ep, "--network-sim", &s_ep]),
+    ]);
+    run_ok(PHYSICS_COORDINATOR, &[s, "--physics-sim", &p_ep, "--network-coordinator", &n_ep, "--out", c.path().to_str().unwrap()]);
+    let over_zmq = std::fs::read(c.path().join("timeline.jsonl")).unwrap();
+    assert!(first == over_zmq, "separate processes over ZeroMQ differ from the in-process run");
+    // Every served peer exits by itself, successfully, after the last window.
+    for child in &mut procs.0 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "a served peer outlived the run");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success());
+    }
+}
+
+/// The default scenario paced at real time with a 1 s timeout, written next to the original.
+fn real_time_scenario(dir: &Path, timeout_ms: u64) -> PathBuf {
+    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/default.yaml")).unwrap()).unwrap();
+    v["real_time_factor"] = 1.0.into();
+    v["simulators"]["timeout_ms"] = timeout_ms.into();
+    let path = dir.join("realtime.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn killing_the_physics_simulator_ends_the_run_within_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = real_time_scenario(dir.path(), 1000);
+    let s = scenario.to_str().unwrap();
+    let p_ep = free_endpoint();
+    let mut procs = Procs(vec![spawn(COSIM, &["physics-sim", s, "--bind", &p_ep])]);
+    let out = dir.path().join("out");
+    let mut coordinator = spawn(PHYSICS_COORDINATOR, &[s, "--physics-sim", &p_ep, "--out", out.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(coordinator.try_wait().unwrap().is_none(), "the 60 s real-time run is still going");
+    procs.0[0].kill().unwrap(); // SIGKILL
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(st) = coordinator.try_wait().unwrap() {
+            break st;
+        }
+        assert!(killed.elapsed() < Duration::from_secs(5), "coordinator still running 5 s after the simulator died");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let waited = killed.elapsed();
+    let stderr = String::from_utf8(coordinator.wait_with_output().unwrap().stderr).unwrap();
+    assert!(waited <= Duration::from_millis(1000 + 500), "took {waited:?}, timeout is 1 s");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let expected = format!("physics simulator at {p_ep}");
+    assert!(stderr.contains(&expected) && stderr.contains("window"), "error names the simulator and the window:\n{stderr}");
+}
+
+#[test]
+fn a_coordinator_interrupted_by_sigterm_stops_cleanly_with_exit_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = real_time_scenario(dir.path(), 1000);
+    let out = dir.path().join("out");
+    let child = spawn(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(800));
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    let windows = summary["windows"].as_u64().unwrap();
+    assert!(windows > 10 && windows < 6000, "{windows}");
+    let lines = std::fs::read_to_string(out.join("timeline.jsonl")).unwrap().lines().count() as u64;
+    assert_eq!(lines, windows * 3, "the timeline holds exactly the completed windows");
+}
+
+#[test]
+fn broken_scenarios_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    let text = std::fs::read_to_string(repo("config/default.yaml")).unwrap().replacen("window_ms:", "window_msec:", 1);
+    std::fs::write(&path, text).unwrap();
+    let out = Command::new(COSIM).args(["run", path.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("bad.yaml:") && err.contains("window_msec"), "{err}");
+    assert!(!dir.path().join("timeline.jsonl").exists());
+}
+
+// ---- protocol errors, with the library's own links ----
+
+/// A physics simulator that answers with the wrong window from window 3 on.
+struct OffByOne(u32);
+impl Service for OffByOne {
+    fn call<'a>(&'a mut self, _request: &'a [u8]) -> Reply<'a> {
+        let k = self.0;
+        self.0 += 1;
+        let answer = if k >= 3 { k + 1 } else { k };
+        Box::pin(std::future::ready(Ok(physics_end(answer, empty_channel()))))
+    }
+}
+
+fn empty_channel() -> Vec<u8> {
+    Vec::new() // a ChannelData with no nodes: valid for a run without a timeline
+}
+
+fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
+    let schedule = Schedule { window_ns: 10_000_000, windows };
+    let net = Link::local("network simulator", Box::new(PassthroughNetwork::new(windows)));
+    let network = Link::local(
+        "network coordinator",
+        Box::new(netsim_cosim::coord::NetworkCoordinator::new(net, schedule, Duration::from_secs(5))),
+    );
+    PhysicsCoordinator {
+        physics,
+        network,
+        schedule,
+        real_time_factor: 0.0,
+        startup: Duration::from_secs(5),
+        timeline: None,
+        scenario: "test".into(),
+        progress_every: None,
+    }
+}
+
+#[tokio::test]
+async fn an_out_of_turn_answer_is_a_protocol_error_naming_the_window() {
+    let err = coordinator(Link::local("scripted physics simulator", Box::new(OffByOne(0))), 10)
+        .run(std::future::pending())
+        .await
+        .unwrap_err();
+    let err = err.downcast::<LinkError>().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "scripted physics simulator broke the window protocol in window 3: expected END for window 3, got END for window 4"
+    );
+}
+
+/// Answers windows 0..stall, then never again.
+struct Stalls {
+    next: u32,
+    stall: u32,
+}
+impl Service for Stalls {
+    fn call<'a>(&'a mut self, _request: &'a [u8]) -> Reply<'a> {
+        let k = self.next;
+        self.next += 1;
+        if k >= self.stall {
+            return Box::pin(std::future::pending());
+        }
+        Box::pin(std::future::ready(Ok(physics_end(k, empty_channel()))))
+    }
+}
+
+#[tokio::test]
+async fn a_silent_simulator_over_zeromq_times_out_with_its_name_and_window() {
+    let ep = free_endpoint();
+    let served = ep.clone();
+    tokio::spawn(async move {
+        let _ = zmq::serve(&served, &mut Stalls { next: 0, stall: 5 }, Duration::from_secs(10)).await;
+    });
+    let physics = Link::zeromq("physics simulator", &ep, Duration::from_millis(300), Duration::from_secs(5)).await.unwrap();
+    let started = Instant::now();
+    let err = coordinator(physics, 100).run(std::future::pending()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let err = err.downcast::<LinkError>().unwrap();
+    assert_eq!(err.to_string(), format!("physics simulator at {ep} did not answer window 5 within 300 ms"));
+}
+
+#[tokio::test]
+async fn a_simulator_that_never_comes_up_fails_the_connection_within_the_startup_timeout() {
+    let ep = free_endpoint();
+    let started = Instant::now();
+    let err = Link::zeromq("physics simulator", &ep, Duration::from_millis(300), Duration::from_millis(500)).await.err().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(err.to_string().starts_with(&format!("physics simulator at {ep} failed in window 0: cannot connect")), "{err}");
+}
