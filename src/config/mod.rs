@@ -281,9 +281,13 @@ fn locate(
         let (line, column) = source.nearest(&key_path).unzip();
         return ConfigError { file: file.to_owned(), key_path, line, column, message };
     }
-    let (line, column) = match location {
-        Some(loc) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
-        _ => source.nearest(&key_path).unzip(),
+    let known = source.nearest(&key_path);
+    let (line, column) = match (location, known) {
+        // Inside tagged enums serde_yaml may point at an enclosing mapping's start, before
+        // the key itself.
+        (Some(loc), Some((line, _))) if loc.line() > 0 && loc.line() < line => known.unzip(),
+        (Some(loc), _) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
+        _ => known.unzip(),
     };
     ConfigError { file: file.to_owned(), key_path, line, column, message }
 }
