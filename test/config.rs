@@ -93,7 +93,10 @@ fn base_scenario_is_valid() {
     let loaded = parse(BASE).unwrap();
     assert_eq!(loaded.scenario.vehicles.len(), 2);
     assert_eq!(loaded.file, PathBuf::from(FILE));
-    assert_eq!(loaded.source.line_of("vehicles[1].motion.waypoints[2]"), Some(38));
+    assert_eq!(
+        loaded.source.line_of("vehicles[1].motion.waypoints[2]"),
+        Some(38)
+    );
 }
 
 #[test]
@@ -121,7 +124,10 @@ fn unknown_key_inside_flow_mapping() {
 fn wrong_type_string_for_number() {
     let err = error(&replace_line(2, "window_ms: ten"));
     assert_error(&err, "window_ms", 2);
-    assert!(err.message.contains("invalid type: string \"ten\""), "{err}");
+    assert!(
+        err.message.contains("invalid type: string \"ten\""),
+        "{err}"
+    );
 
     let err = error(&replace_line(32, "      speed_mps: fast"));
     assert_error(&err, "vehicles[1].motion.speed_mps", 32);
@@ -153,7 +159,10 @@ fn missing_field_names_the_mapping() {
 fn duplicate_ip_across_vehicles() {
     let err = error(&replace_line(26, "      - 10.0.0.1/24"));
     assert_error(&err, "vehicles[1].addresses[0]", 26);
-    assert!(err.message.contains("vehicles[0].addresses[0] (line 13)"), "{err}");
+    assert!(
+        err.message.contains("vehicles[0].addresses[0] (line 13)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -165,7 +174,10 @@ fn duplicate_ip_with_other_prefix() {
     // The same IPv6 address written differently.
     let err = error(&insert_after(27, "      - fd00:0:0::2/128"));
     assert_error(&err, "vehicles[1].addresses[2]", 28);
-    assert!(err.message.contains("vehicles[1].addresses[1] (line 27)"), "{err}");
+    assert!(
+        err.message.contains("vehicles[1].addresses[1] (line 27)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -229,7 +241,10 @@ fn duplicate_modem_port() {
     let err = error(&replace_line(28, "    modem: {tcp_port: 62000, id: 2}"));
     assert_error(&err, "vehicles[1].modem.tcp_port", 28);
     assert_eq!(err.column, Some(13), "{err}");
-    assert!(err.message.contains("vehicles[0].modem.tcp_port (line 14)"), "{err}");
+    assert!(
+        err.message.contains("vehicles[0].modem.tcp_port (line 14)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -286,13 +301,16 @@ fn other_numeric_rules() {
     assert_error(&err, "simulators.timeout_ms", 41);
     let err = error(&format!("{BASE}simulators:\n  physics_step_ms: -1\n"));
     assert_error(&err, "simulators.physics_step_ms", 41);
-    let err = error(&format!("{BASE}links:\n  default: {{model: ideal, rate_bps: 0, delay_ms: 0}}\n"));
+    let err = error(&format!(
+        "{BASE}links:\n  default: {{model: ideal, rate_bps: 0, delay_ms: 0}}\n"
+    ));
     assert_error(&err, "links.default.rate_bps", 41);
 }
 
 #[test]
 fn zeromq_endpoint_scheme() {
-    let text = format!("{BASE}simulators:\n  network:\n    kind: zeromq\n    endpoint: udp://1.2.3.4:5\n");
+    let text =
+        format!("{BASE}simulators:\n  network:\n    kind: zeromq\n    endpoint: udp://1.2.3.4:5\n");
     let err = error(&text);
     assert_error(&err, "simulators.network.endpoint", 43);
 }
@@ -323,7 +341,11 @@ fn invalid_yaml_syntax() {
 #[test]
 fn missing_terrain_file() {
     let dir = tempfile::tempdir().unwrap();
-    let text = replace_lines(7, 10, "    kind: csv\n    path: nowhere.csv\n    cell_size_m: 2");
+    let text = replace_lines(
+        7,
+        10,
+        "    kind: csv\n    path: nowhere.csv\n    cell_size_m: 2",
+    );
     let file = dir.path().join("s.yaml");
     std::fs::write(&file, &text).unwrap();
     let err = config::load(&file).unwrap_err();
@@ -345,7 +367,11 @@ fn missing_terrain_file() {
 fn unreadable_and_oversized_files() {
     let err = config::load(Path::new("/nonexistent/scenario.yaml")).unwrap_err();
     assert_eq!(err.line, None);
-    assert!(err.to_string().starts_with("/nonexistent/scenario.yaml: cannot open"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/scenario.yaml: cannot open"),
+        "{err}"
+    );
 
     let big = "#".repeat(16 * 1024 * 1024 + 1);
     let err = error(&big);
@@ -360,7 +386,10 @@ fn unreadable_and_oversized_files() {
 #[test]
 fn error_display_and_error_at() {
     let loaded = parse(BASE).unwrap();
-    let err = loaded.error_at("vehicles[1].motion.waypoints[3]", "waypoint is below the terrain");
+    let err = loaded.error_at(
+        "vehicles[1].motion.waypoints[3]",
+        "waypoint is below the terrain",
+    );
     assert_eq!(
         err.to_string(),
         "scenarios/test.yaml:39:11: vehicles[1].motion.waypoints[3]: waypoint is below the terrain"
@@ -369,7 +398,10 @@ fn error_display_and_error_at() {
     let err = loaded.error_at("vehicles[0].motion.capture_radius_m", "too small");
     assert_eq!(err.line, Some(16));
     let err = loaded.error_at("", "whole file");
-    assert!(err.to_string().starts_with("scenarios/test.yaml:1:"), "{err}");
+    assert!(
+        err.to_string().starts_with("scenarios/test.yaml:1:"),
+        "{err}"
+    );
     assert!(err.to_string().ends_with(": whole file"), "{err}");
     let err = ConfigError {
         file: "f.yaml".into(),
@@ -394,10 +426,14 @@ fn every_shipped_scenario_loads() {
     assert!(files.len() >= 4, "{files:?}");
     for file in &files {
         let loaded = config::load(file).unwrap_or_else(|e| panic!("{e}"));
-        if let Terrain::Png { path, .. } | Terrain::Csv { path, .. } = &loaded.scenario.world.terrain {
+        if let Terrain::Png { path, .. } | Terrain::Csv { path, .. } =
+            &loaded.scenario.world.terrain
+        {
             assert!(Path::new(path).is_file(), "{path}");
             // The shipped grids are 200 m (CSV) and 320 m (PNG) wide.
-            loaded.check_inside_world([100.0, 100.0]).unwrap_or_else(|e| panic!("{e}"));
+            loaded
+                .check_inside_world([100.0, 100.0])
+                .unwrap_or_else(|e| panic!("{e}"));
         }
     }
 }
@@ -405,13 +441,21 @@ fn every_shipped_scenario_loads() {
 #[test]
 fn default_scenario_is_as_documented() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let s = config::load(&dir.join("config/default.yaml")).unwrap().scenario;
+    let s = config::load(&dir.join("config/default.yaml"))
+        .unwrap()
+        .scenario;
     assert_eq!(s.window_ms, 10.0);
     assert_eq!(s.duration_s, 60.0);
     assert_eq!(s.seed, 42);
     let names: Vec<&str> = s.vehicles.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["auv1", "auv2", "auv3"]);
-    assert!(matches!(s.world.terrain, Terrain::Procedural { cell_size_m: 2.0, .. }));
+    assert!(matches!(
+        s.world.terrain,
+        Terrain::Procedural {
+            cell_size_m: 2.0,
+            ..
+        }
+    ));
 }
 
 // ---- SourceMap ----
@@ -476,7 +520,11 @@ second: 2
     assert_eq!(m.line_of("copy.x"), None);
     assert_eq!(m.line_of("list[2]"), Some(5));
     assert_eq!(m.line_of("after"), Some(8));
-    assert_eq!(m.line_of("second"), None, "only the first document is mapped");
+    assert_eq!(
+        m.line_of("second"),
+        None,
+        "only the first document is mapped"
+    );
 }
 
 #[test]
@@ -566,7 +614,10 @@ fn never_panics_on_mutated_input() {
             let _ = e.to_string();
         }
     }
-    assert!(errors > 1000, "mutations should mostly break the scenario ({errors})");
+    assert!(
+        errors > 1000,
+        "mutations should mostly break the scenario ({errors})"
+    );
     // Pure garbage.
     for len in [0, 1, 7, 100, 5000] {
         let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();

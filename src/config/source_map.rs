@@ -220,7 +220,11 @@ impl Builder {
                 self.record(&child, mark, kind);
                 child
             }
-            Some(Frame::Mapping { path, value_of, count }) => match value_of.take() {
+            Some(Frame::Mapping {
+                path,
+                value_of,
+                count,
+            }) => match value_of.take() {
                 None => {
                     // A key. Only scalar keys name a path; complex keys are skipped.
                     let child = match (&kind, path) {
@@ -276,7 +280,11 @@ impl MarkedEventReceiver for Builder {
             }
             Event::MappingStart(..) => {
                 let path = self.node(mark, NodeKind::Mapping(0));
-                self.stack.push(Frame::Mapping { path, value_of: None, count: 0 });
+                self.stack.push(Frame::Mapping {
+                    path,
+                    value_of: None,
+                    count: 0,
+                });
             }
             Event::SequenceEnd | Event::MappingEnd => self.end_collection(),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
