@@ -1,26 +1,628 @@
-use std::path::Path;
-use netsim_cosim::config::*;
+//! The scenario loader: located errors, validation rules, shipped scenarios, source map.
+
+use std::path::{Path, PathBuf};
+
+use netsim_cosim::config::{self, ConfigError, LoadedScenario, SourceMap, Terrain};
+
+/// A small valid scenario; tests edit single lines, so its line numbers matter.
+const BASE: &str = "\
+name: test
+window_ms: 10
+duration_s: 5
+world:
+  origin: {lat_deg: 41.5, lon_deg: -70.6}
+  terrain:
+    kind: procedural
+    size_m: [200, 200]
+    cell_size_m: 2
+    base_height_m: -50
+vehicles:
+  - name: a
+    addresses: [10.0.0.1/24]
+    modem: {tcp_port: 62000, id: 1}
+    start: {x: 0, y: 0, z: -10}
+    motion:
+      kind: patrol
+      speed_mps: 1.5
+      max_turn_rate_deg_s: 15
+      max_depth_rate_mps: 0.5
+      waypoints:
+        - [10, 0, -10]
+        - [20, 0, -10]
+  - name: b
+    addresses:
+      - 10.0.0.2/24
+      - fd00::2/64
+    modem: {tcp_port: 62001, id: 2}
+    start: {x: 0, y: 10, z: -10}
+    motion:
+      kind: patrol
+      speed_mps: 1.5
+      max_turn_rate_deg_s: 15
+      max_depth_rate_mps: 0.5
+      waypoints:
+        - [0, 20, -10]
+        - [0, 30, -10]
+        - [-30, 30, -10]
+        - [-30, 20, -10]
+";
+
+const FILE: &str = "scenarios/test.yaml";
+
+/// BASE with 1-based line `line` replaced by `text` (which may hold several lines).
+fn replace_line(line: usize, text: &str) -> String {
+    let mut lines: Vec<&str> = BASE.lines().collect();
+    lines[line - 1] = text;
+    lines.join("\n") + "\n"
+}
+
+/// BASE with 1-based lines `from..=to` replaced by `text`.
+fn replace_lines(from: usize, to: usize, text: &str) -> String {
+    let mut lines: Vec<&str> = BASE.lines().collect();
+    lines.splice(from - 1..to, [text]);
+    lines.join("\n") + "\n"
+}
+
+/// BASE with `text` inserted after 1-based line `line`.
+fn insert_after(line: usize, text: &str) -> String {
+    let mut lines: Vec<&str> = BASE.lines().collect();
+    lines.insert(line, text);
+    lines.join("\n") + "\n"
+}
+
+fn parse(text: &str) -> Result<LoadedScenario, ConfigError> {
+    config::parse_str(text, Path::new(FILE))
+}
+
+fn error(text: &str) -> ConfigError {
+    match parse(text) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+#[track_caller]
+fn assert_error(err: &ConfigError, key_path: &str, line: usize) {
+    assert_eq!(err.file, PathBuf::from(FILE), "{err}");
+    assert_eq!(err.key_path, key_path, "{err}");
+    assert_eq!(err.line, Some(line), "{err}");
+}
 
 #[test]
-fn scratch() {
-    let base = std::fs::read_to_string("config/default.yaml").unwrap();
-    let f = Path::new("config/default.yaml");
-    let cases = [
-        ("top unknown", base.replace("seed: 42", "seed: 42\nbogus: 1")),
-        ("motion unknown", base.replacen("      speed_mps: 1.5\n", "      speed_mps: 1.5\n      sped: 3\n", 2)),
-        ("motion wrong type", base.replacen("      speed_mps: 1.5\n      max_turn", "      speed_mps: fast\n      max_turn", 2)),
-        ("start wrong type", base.replace("{x: 0, y: 40", "{x: zero, y: 40")),
-        ("start unknown", base.replace("{x: 0, y: 40", "{x: 0, q: 1, y: 40")),
-        ("kind bad", base.replacen("kind: patrol", "kind: patroll", 2)),
-        ("tab", base.replace("    cell_size_m: 2", "\tcell_size_m: 2")),
-        ("indent", base.replace("    relief_m: 2", "      relief_m: 2")),
-        ("wp len", base.replace("- [10, 40, -25]", "- [10, 40]")),
-        ("terrain unknown", base.replace("    relief_m: 2", "    relief_m: 2\n    relif: 3")),
-        ("modem unknown", base.replace("      id: 2", "      id: 2\n      idd: 2")),
-        ("ridge type", base.replace("width_m: 30", "width_m: wide")),
-        ("missing", base.replace("      max_depth_rate_mps: 0.5\n      waypoints:\n        - [10", "      waypoints:\n        - [10")),
+fn base_scenario_is_valid() {
+    let loaded = parse(BASE).unwrap();
+    assert_eq!(loaded.scenario.vehicles.len(), 2);
+    assert_eq!(loaded.file, PathBuf::from(FILE));
+    assert_eq!(
+        loaded.source.line_of("vehicles[1].motion.waypoints[2]"),
+        Some(38)
+    );
+}
+
+#[test]
+fn unknown_key_at_top_level() {
+    let err = error(&insert_after(3, "bogus: 1"));
+    assert_error(&err, "bogus", 4);
+    assert!(err.message.contains("unknown field `bogus`"), "{err}");
+}
+
+#[test]
+fn unknown_key_inside_motion() {
+    // `motion` is an internally tagged enum: serde's own path stops at `motion`.
+    let err = error(&insert_after(32, "      sped: 2"));
+    assert_error(&err, "vehicles[1].motion.sped", 33);
+    assert!(err.message.contains("unknown field `sped`"), "{err}");
+}
+
+#[test]
+fn unknown_key_inside_flow_mapping() {
+    let err = error(&replace_line(29, "    start: {x: 0, y: 10, zz: -10}"));
+    assert_error(&err, "vehicles[1].start.zz", 29);
+}
+
+#[test]
+fn wrong_type_string_for_number() {
+    let err = error(&replace_line(2, "window_ms: ten"));
+    assert_error(&err, "window_ms", 2);
+    assert!(
+        err.message.contains("invalid type: string \"ten\""),
+        "{err}"
+    );
+
+    let err = error(&replace_line(32, "      speed_mps: fast"));
+    assert_error(&err, "vehicles[1].motion.speed_mps", 32);
+
+    let err = error(&replace_line(29, "    start: {x: 0, y: north, z: -10}"));
+    assert_error(&err, "vehicles[1].start.y", 29);
+}
+
+#[test]
+fn wrong_length_waypoint() {
+    let err = error(&replace_line(37, "        - [0, 30]"));
+    assert_error(&err, "vehicles[1].motion.waypoints[1]", 37);
+}
+
+#[test]
+fn unknown_kind_names_the_tag() {
+    let err = error(&replace_line(31, "      kind: patroll"));
+    assert_error(&err, "vehicles[1].motion.kind", 31);
+}
+
+#[test]
+fn missing_field_names_the_mapping() {
+    let err = error(&replace_line(32, "      # no speed"));
+    assert_error(&err, "vehicles[1].motion", 30);
+    assert!(err.message.contains("missing field `speed_mps`"), "{err}");
+}
+
+#[test]
+fn duplicate_ip_across_vehicles() {
+    let err = error(&replace_line(26, "      - 10.0.0.1/24"));
+    assert_error(&err, "vehicles[1].addresses[0]", 26);
+    assert!(
+        err.message.contains("vehicles[0].addresses[0] (line 13)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn duplicate_ip_with_other_prefix() {
+    let err = error(&replace_line(26, "      - 10.0.0.1/16"));
+    assert_error(&err, "vehicles[1].addresses[0]", 26);
+    assert!(err.message.contains("10.0.0.1"), "{err}");
+
+    // The same IPv6 address written differently.
+    let err = error(&insert_after(27, "      - fd00:0:0::2/128"));
+    assert_error(&err, "vehicles[1].addresses[2]", 28);
+    assert!(
+        err.message.contains("vehicles[1].addresses[1] (line 27)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_addresses() {
+    for (bad, why) in [
+        ("10.0.0.2", "IP/prefix"),
+        ("10.0.0.2/33", "longer than 32"),
+        ("fd00::2/129", "longer than 128"),
+        ("10.0.0.300/24", "not an IP"),
+        ("127.0.0.1/8", "unicast"),
+        ("0.0.0.0/0", "unicast"),
+        ("224.0.0.1/24", "unicast"),
+        ("::1/128", "unicast"),
+    ] {
+        let err = error(&replace_line(26, &format!("      - {bad}")));
+        assert_error(&err, "vehicles[1].addresses[0]", 26);
+        assert!(err.message.contains(why), "{bad}: {err}");
+    }
+    let err = error(&replace_line(13, "    addresses: []"));
+    assert_error(&err, "vehicles[0].addresses", 13);
+}
+
+#[test]
+fn out_of_world_waypoint() {
+    // The world is 200 m × 200 m: x and y within ±100 m.
+    let err = error(&replace_line(38, "        - [-130, 30, -10]"));
+    assert_error(&err, "vehicles[1].motion.waypoints[2]", 38);
+    assert!(err.message.contains("outside"), "{err}");
+
+    let err = error(&replace_line(29, "    start: {x: 0, y: 100.5, z: -10}"));
+    assert_error(&err, "vehicles[1].start", 29);
+}
+
+#[test]
+fn check_inside_world_for_file_terrains() {
+    let loaded = parse(BASE).unwrap();
+    loaded.check_inside_world([30.0, 30.0]).unwrap();
+    let err = loaded.check_inside_world([25.0, 30.0]).unwrap_err();
+    assert_error(&err, "vehicles[1].motion.waypoints[2]", 38);
+}
+
+#[test]
+fn duplicate_vehicle_name() {
+    let err = error(&replace_line(24, "  - name: a"));
+    assert_error(&err, "vehicles[1].name", 24);
+    assert!(err.message.contains("vehicles[0].name (line 12)"), "{err}");
+}
+
+#[test]
+fn bad_vehicle_names() {
+    for bad in ["\"\"", "Auv", "auv.1", "a_very_long_name"] {
+        let err = error(&replace_line(24, &format!("  - name: {bad}")));
+        assert_error(&err, "vehicles[1].name", 24);
+    }
+    let err = error(&replace_line(1, "name: my test"));
+    assert_error(&err, "name", 1);
+}
+
+#[test]
+fn duplicate_modem_port() {
+    let err = error(&replace_line(28, "    modem: {tcp_port: 62000, id: 2}"));
+    assert_error(&err, "vehicles[1].modem.tcp_port", 28);
+    assert_eq!(err.column, Some(13), "{err}");
+    assert!(
+        err.message.contains("vehicles[0].modem.tcp_port (line 14)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_modem_ids_and_ports() {
+    let err = error(&replace_line(28, "    modem: {tcp_port: 62001, id: 1}"));
+    assert_error(&err, "vehicles[1].modem.id", 28);
+    let err = error(&replace_line(28, "    modem: {tcp_port: 62001, id: 128}"));
+    assert_error(&err, "vehicles[1].modem.id", 28);
+    let err = error(&replace_line(28, "    modem: {tcp_port: 0, id: 2}"));
+    assert_error(&err, "vehicles[1].modem.tcp_port", 28);
+}
+
+#[test]
+fn window_must_be_positive() {
+    for bad in ["0", "-10", ".nan", ".inf"] {
+        let err = error(&replace_line(2, &format!("window_ms: {bad}")));
+        assert_error(&err, "window_ms", 2);
+    }
+    let err = error(&replace_line(3, "duration_s: 0.005"));
+    assert_error(&err, "duration_s", 3);
+}
+
+#[test]
+fn other_numeric_rules() {
+    // (first line, last line) replaced by text; expected key path and line.
+    let cases: &[((usize, usize), &str, &str, usize)] = &[
+        ((3, 3), "duration_s: 5\nreal_time_factor: -1", "real_time_factor", 4),
+        ((9, 9), "    cell_size_m: 0", "world.terrain.cell_size_m", 9),
+        ((9, 9), "    cell_size_m: 0.01", "world.terrain.cell_size_m", 9),
+        ((8, 8), "    size_m: [200, -1]", "world.terrain.size_m[1]", 8),
+        ((18, 18), "      speed_mps: 0", "vehicles[0].motion.speed_mps", 18),
+        ((19, 19), "      max_turn_rate_deg_s: -3", "vehicles[0].motion.max_turn_rate_deg_s", 19),
+        ((20, 20), "      max_depth_rate_mps: .inf", "vehicles[0].motion.max_depth_rate_mps", 20),
+        (
+            (23, 23),
+            "        - [20, 0, -10]\n      capture_radius_m: 0",
+            "vehicles[0].motion.capture_radius_m",
+            24,
+        ),
+        ((21, 23), "      waypoints: []", "vehicles[0].motion.waypoints", 21),
+        (
+            (10, 10),
+            "    base_height_m: -50\n    ridges:\n      - {from: [0, 0], to: [1, 1], crest_height_m: -5, width_m: 0}",
+            "world.terrain.ridges[0].width_m",
+            12,
+        ),
+        ((5, 5), "  origin: {lat_deg: 91, lon_deg: -70.6}", "world.origin.lat_deg", 5),
     ];
-    for (n, t) in cases {
-        match parse_str(&t, f) { Ok(_) => println!("{n}: OK"), Err(e) => println!("{n}: {e}  [{:?}]", e.key_path) }
+    for &((from, to), text, key, expected_line) in cases {
+        let err = error(&replace_lines(from, to, text));
+        assert_error(&err, key, expected_line);
+    }
+    let err = error(&format!("{BASE}simulators:\n  timeout_ms: 0\n"));
+    assert_error(&err, "simulators.timeout_ms", 41);
+    let err = error(&format!("{BASE}simulators:\n  physics_step_ms: -1\n"));
+    assert_error(&err, "simulators.physics_step_ms", 41);
+    let err = error(&format!(
+        "{BASE}links:\n  default: {{model: ideal, rate_bps: 0, delay_ms: 0}}\n"
+    ));
+    assert_error(&err, "links.default.rate_bps", 41);
+}
+
+#[test]
+fn zeromq_endpoint_scheme() {
+    let text =
+        format!("{BASE}simulators:\n  network:\n    kind: zeromq\n    endpoint: udp://1.2.3.4:5\n");
+    let err = error(&text);
+    assert_error(&err, "simulators.network.endpoint", 43);
+}
+
+#[test]
+fn no_vehicles() {
+    let text: String = BASE.lines().take(10).collect::<Vec<_>>().join("\n") + "\nvehicles: []\n";
+    let err = error(&text);
+    assert_error(&err, "vehicles", 11);
+}
+
+#[test]
+fn invalid_yaml_syntax() {
+    // A tab where indentation is expected.
+    let err = error(&replace_line(9, "\tcell_size_m: 2"));
+    assert_eq!(err.file, PathBuf::from(FILE));
+    assert_eq!(err.line, Some(9), "{err}");
+
+    // Bad indentation.
+    let err = error(&replace_line(10, "      base_height_m: -50"));
+    assert_eq!(err.line, Some(10), "{err}");
+
+    // An unclosed flow sequence.
+    let err = error(&replace_line(8, "    size_m: [200, 200"));
+    assert!(err.line.is_some_and(|l| (8..=9).contains(&l)), "{err}");
+}
+
+#[test]
+fn missing_terrain_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = replace_lines(
+        7,
+        10,
+        "    kind: csv\n    path: nowhere.csv\n    cell_size_m: 2",
+    );
+    let file = dir.path().join("s.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let err = config::load(&file).unwrap_err();
+    assert_eq!(err.file, file);
+    assert_eq!(err.key_path, "world.terrain.path");
+    assert_eq!(err.line, Some(8), "{err}");
+    assert!(err.message.contains("nowhere.csv"), "{err}");
+
+    // Once the file exists, its path is resolved relative to the scenario file.
+    std::fs::write(dir.path().join("nowhere.csv"), "-10,-10\n-10,-10\n").unwrap();
+    let loaded = config::load(&file).unwrap();
+    match &loaded.scenario.world.terrain {
+        Terrain::Csv { path, .. } => assert_eq!(Path::new(path), dir.path().join("nowhere.csv")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unreadable_and_oversized_files() {
+    let err = config::load(Path::new("/nonexistent/scenario.yaml")).unwrap_err();
+    assert_eq!(err.line, None);
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/scenario.yaml: cannot open"),
+        "{err}"
+    );
+
+    let big = "#".repeat(16 * 1024 * 1024 + 1);
+    let err = error(&big);
+    assert!(err.message.contains("larger than 16 MiB"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.yaml");
+    std::fs::write(&file, &big).unwrap();
+    let err = config::load(&file).unwrap_err();
+    assert!(err.message.contains("larger than 16 MiB"), "{err}");
+}
+
+#[test]
+fn error_display_and_error_at() {
+    let loaded = parse(BASE).unwrap();
+    let err = loaded.error_at(
+        "vehicles[1].motion.waypoints[3]",
+        "waypoint is below the terrain",
+    );
+    assert_eq!(
+        err.to_string(),
+        "scenarios/test.yaml:39:11: vehicles[1].motion.waypoints[3]: waypoint is below the terrain"
+    );
+    // A key that is not written in the file (a default) gets its nearest ancestor's line.
+    let err = loaded.error_at("vehicles[0].motion.capture_radius_m", "too small");
+    assert_eq!(err.line, Some(16));
+    let err = loaded.error_at("", "whole file");
+    assert!(
+        err.to_string().starts_with("scenarios/test.yaml:1:"),
+        "{err}"
+    );
+    assert!(err.to_string().ends_with(": whole file"), "{err}");
+    let err = ConfigError {
+        file: "f.yaml".into(),
+        key_path: "a.b".into(),
+        line: None,
+        column: None,
+        message: "m".into(),
+    };
+    assert_eq!(err.to_string(), "f.yaml: a.b: m");
+    let _: &dyn std::error::Error = &err;
+}
+
+#[test]
+fn every_shipped_scenario_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    for file in &files {
+        let loaded = config::load(file).unwrap_or_else(|e| panic!("{e}"));
+        if let Terrain::Png { path, .. } | Terrain::Csv { path, .. } =
+            &loaded.scenario.world.terrain
+        {
+            assert!(Path::new(path).is_file(), "{path}");
+            // The shipped grids are 200 m (CSV) and 320 m (PNG) wide.
+            loaded
+                .check_inside_world([100.0, 100.0])
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[test]
+fn default_scenario_is_as_documented() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let s = config::load(&dir.join("config/default.yaml"))
+        .unwrap()
+        .scenario;
+    assert_eq!(s.window_ms, 10.0);
+    assert_eq!(s.duration_s, 60.0);
+    assert_eq!(s.seed, 42);
+    let names: Vec<&str> = s.vehicles.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["auv1", "auv2", "auv3"]);
+    assert!(matches!(
+        s.world.terrain,
+        Terrain::Procedural {
+            cell_size_m: 2.0,
+            ..
+        }
+    ));
+}
+
+// ---- SourceMap ----
+
+#[test]
+fn source_map_nested_sequences_and_comments() {
+    let text = "\
+# leading comment
+a:
+  b:
+    - [1, 2]   # trailing comment
+    -
+      - x
+      - c: 3
+
+        d: 4
+e: 5
+";
+    let m = SourceMap::parse(text);
+    assert_eq!(m.line_of(""), Some(2));
+    assert_eq!(m.line_of("a"), Some(2));
+    assert_eq!(m.line_of("a.b"), Some(3));
+    assert_eq!(m.line_of("a.b[0]"), Some(4));
+    assert_eq!(m.line_of("a.b[0][1]"), Some(4));
+    assert_eq!(m.line_of("a.b[1][0]"), Some(6));
+    assert_eq!(m.line_of("a.b[1][1]"), Some(7));
+    assert_eq!(m.line_of("a.b[1][1].c"), Some(7));
+    assert_eq!(m.line_of("a.b[1][1].d"), Some(9));
+    assert_eq!(m.line_of("e"), Some(10));
+    assert_eq!(m.line_of("a.b[2]"), None);
+    assert_eq!(m.line_of("x"), None);
+}
+
+#[test]
+fn source_map_flow_style() {
+    let text = "v: [1, 2, 3]\nw: {p: [4, {q: 5}],\n    r: 6}\n";
+    let m = SourceMap::parse(text);
+    assert_eq!(m.line_of("v"), Some(1));
+    assert_eq!(m.line_of("v[2]"), Some(1));
+    assert_eq!(m.column_of("v[2]"), Some(11));
+    assert_eq!(m.line_of("w.p[1].q"), Some(2));
+    assert_eq!(m.line_of("w.r"), Some(3));
+}
+
+#[test]
+fn source_map_anchors_aliases_and_documents() {
+    let text = "\
+base: &b
+  x: 1
+  y: [1, 2]
+copy: *b
+list: [*b, &c 3, *c]
+? [complex, key]
+: value
+after: 1
+---
+second: 2
+";
+    let m = SourceMap::parse(text);
+    assert_eq!(m.line_of("base.y[1]"), Some(3));
+    assert_eq!(m.line_of("copy"), Some(4));
+    assert_eq!(m.line_of("copy.x"), None);
+    assert_eq!(m.line_of("list[2]"), Some(5));
+    assert_eq!(m.line_of("after"), Some(8));
+    assert_eq!(
+        m.line_of("second"),
+        None,
+        "only the first document is mapped"
+    );
+}
+
+#[test]
+fn source_map_syntax_error_keeps_what_came_before() {
+    let m = SourceMap::parse("a: 1\nb:\n  c: 2\n\td: 3\n");
+    assert_eq!(m.line_of("b.c"), Some(3));
+    assert_eq!(m.line_of("d"), None);
+}
+
+#[test]
+fn source_map_survives_deep_nesting() {
+    let deep = "[".repeat(200_000);
+    let _ = SourceMap::parse(&deep);
+    assert!(parse(&deep).is_err());
+    let deep_map = "a: ".repeat(10_000) + "1";
+    let _ = SourceMap::parse(&deep_map);
+    assert!(parse(&deep_map).is_err());
+}
+
+// ---- robustness ----
+
+/// xorshift64*: deterministic, dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn never_panics_on_mutated_input() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let original = std::fs::read(dir.join("config/default.yaml")).unwrap();
+    let file = dir.join("config/fuzz.yaml");
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let specials = b"\t\n :-[]{},#&*!|>'\"%@`?\x00\xff";
+    let mut errors = 0;
+    for i in 0..3000 {
+        let mut bytes = original.clone();
+        match i % 4 {
+            0 => bytes.truncate(rng.below(bytes.len())),
+            1 => {
+                for _ in 0..1 + rng.below(8) {
+                    let at = rng.below(bytes.len());
+                    bytes[at] = if rng.below(2) == 0 {
+                        specials[rng.below(specials.len())]
+                    } else {
+                        rng.next() as u8
+                    };
+                }
+            }
+            2 => {
+                let mut lines: Vec<&[u8]> = original.split(|&b| b == b'\n').collect();
+                for _ in 0..1 + rng.below(5) {
+                    let at = rng.below(lines.len());
+                    lines.remove(at);
+                }
+                bytes = lines.join(&b'\n');
+            }
+            _ => {
+                // Duplicate or swap random lines.
+                let mut lines: Vec<&[u8]> = original.split(|&b| b == b'\n').collect();
+                let a = rng.below(lines.len());
+                let b = rng.below(lines.len());
+                if rng.below(2) == 0 {
+                    lines.swap(a, b);
+                } else {
+                    let line = lines[a];
+                    lines.insert(b, line);
+                }
+                bytes = lines.join(&b'\n');
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = SourceMap::parse(&text);
+        if let Err(e) = config::parse_str(&text, &file) {
+            errors += 1;
+            assert_eq!(e.file, file);
+            assert!(!e.message.is_empty());
+            let _ = e.to_string();
+        }
+    }
+    assert!(
+        errors > 1000,
+        "mutations should mostly break the scenario ({errors})"
+    );
+    // Pure garbage.
+    for len in [0, 1, 7, 100, 5000] {
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = SourceMap::parse(&text);
+        assert!(config::parse_str(&text, &file).is_err());
     }
 }

@@ -26,8 +26,10 @@
 //! from the raw text. Checks made later by other modules (e.g. a waypoint below the terrain)
 //! use [`LoadedScenario::error_at`] so that they report the same way.
 //!
-//! Loading stops at the first problem: syntax, then types and unknown keys, then the semantic
-//! rules below in the order of the file (scenario keys, world, vehicles, simulators).
+//! Loading stops at the first problem, so one run reports one error: syntax, then types and
+//! unknown keys, then the semantic rules below, checked in the order of the file's sections
+//! (scenario keys, `world`, `vehicles` one by one, `links`, `simulators`), then the world
+//! extent.
 //!
 //! # Validation rules
 //!
@@ -191,7 +193,11 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     let source = SourceMap::parse(text);
     let mut scenario = deserialize(text, file, &source)?;
     resolve_terrain_path(&mut scenario, file);
-    let loaded = LoadedScenario { scenario, file: file.to_owned(), source };
+    let loaded = LoadedScenario {
+        scenario,
+        file: file.to_owned(),
+        source,
+    };
     validate::validate(&loaded)?;
     Ok(loaded)
 }
@@ -199,7 +205,10 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
 fn too_large(file: &Path) -> ConfigError {
     ConfigError::whole_file(
         file,
-        format!("scenario file is larger than {} MiB", MAX_FILE_BYTES / (1024 * 1024)),
+        format!(
+            "scenario file is larger than {} MiB",
+            MAX_FILE_BYTES / (1024 * 1024)
+        ),
     )
 }
 
@@ -279,13 +288,29 @@ fn locate(
     if let Some(refined) = refine(source, &key_path, &message) {
         key_path = refined;
         let (line, column) = source.nearest(&key_path).unzip();
-        return ConfigError { file: file.to_owned(), key_path, line, column, message };
+        return ConfigError {
+            file: file.to_owned(),
+            key_path,
+            line,
+            column,
+            message,
+        };
     }
-    let (line, column) = match location {
-        Some(loc) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
-        _ => source.nearest(&key_path).unzip(),
+    let known = source.nearest(&key_path);
+    let (line, column) = match (location, known) {
+        // Inside tagged enums serde_yaml may point at an enclosing mapping's start, before
+        // the key itself.
+        (Some(loc), Some((line, _))) if loc.line() > 0 && loc.line() < line => known.unzip(),
+        (Some(loc), _) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
+        _ => known.unzip(),
     };
-    ConfigError { file: file.to_owned(), key_path, line, column, message }
+    ConfigError {
+        file: file.to_owned(),
+        key_path,
+        line,
+        column,
+        message,
+    }
 }
 
 /// A more precise key path below `key_path` for `message`, if the source map can tell.
@@ -331,7 +356,11 @@ fn refine(source: &SourceMap, key_path: &str, message: &str) -> Option<String> {
     // A list of the wrong length may contain lists of the same length: keep the innermost.
     let innermost: Vec<&str> = matches
         .iter()
-        .filter(|m| !matches.iter().any(|other| source_map::is_descendant(other, m)))
+        .filter(|m| {
+            !matches
+                .iter()
+                .any(|other| source_map::is_descendant(other, m))
+        })
         .copied()
         .collect();
     match innermost.as_slice() {
@@ -377,7 +406,10 @@ impl Wanted {
     fn matches(&self, kind: &NodeKind) -> bool {
         match (self, kind) {
             (Wanted::Text(t), NodeKind::Scalar(s)) => {
-                s == t || (s.parse::<f64>().ok()).zip(t.parse::<f64>().ok()).is_some_and(|(a, b)| a == b)
+                s == t
+                    || (s.parse::<f64>().ok())
+                        .zip(t.parse::<f64>().ok())
+                        .is_some_and(|(a, b)| a == b)
             }
             (Wanted::Sequence, NodeKind::Sequence(_)) => true,
             (Wanted::Mapping, NodeKind::Mapping(_)) => true,

@@ -51,7 +51,6 @@ pub(crate) struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct SourceMap {
     entries: HashMap<String, Entry>,
-    syntax_error: Option<(usize, usize, String)>,
 }
 
 impl SourceMap {
@@ -70,12 +69,8 @@ impl SourceMap {
                         break;
                     }
                 }
-                Err(err) => {
-                    let mark = err.marker();
-                    builder.map.syntax_error =
-                        Some((mark.line().max(1), mark.col() + 1, err.info().to_owned()));
-                    break;
-                }
+                // Syntax errors are reported by the typed pass, which has better positions.
+                Err(_) => break,
             }
         }
         builder.map
@@ -90,11 +85,6 @@ impl SourceMap {
     /// The 1-based column of `key_path`, if the path exists in the text.
     pub fn column_of(&self, key_path: &str) -> Option<usize> {
         self.entries.get(key_path).map(|e| e.column)
-    }
-
-    /// The first YAML syntax error (line, column, message), if the text has one.
-    pub fn syntax_error(&self) -> Option<(usize, usize, &str)> {
-        self.syntax_error.as_ref().map(|(l, c, m)| (*l, *c, m.as_str()))
     }
 
     /// Whether `key_path` exists in the text.
@@ -230,7 +220,11 @@ impl Builder {
                 self.record(&child, mark, kind);
                 child
             }
-            Some(Frame::Mapping { path, value_of, count }) => match value_of.take() {
+            Some(Frame::Mapping {
+                path,
+                value_of,
+                count,
+            }) => match value_of.take() {
                 None => {
                     // A key. Only scalar keys name a path; complex keys are skipped.
                     let child = match (&kind, path) {
@@ -286,7 +280,11 @@ impl MarkedEventReceiver for Builder {
             }
             Event::MappingStart(..) => {
                 let path = self.node(mark, NodeKind::Mapping(0));
-                self.stack.push(Frame::Mapping { path, value_of: None, count: 0 });
+                self.stack.push(Frame::Mapping {
+                    path,
+                    value_of: None,
+                    count: 0,
+                });
             }
             Event::SequenceEnd | Event::MappingEnd => self.end_collection(),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::source_map::{join_index, join_key};
-use super::{ConfigError, LoadedScenario, LinkModel, Motion, SimulatorEndpoint, Terrain};
+use super::{ConfigError, LinkModel, LoadedScenario, Motion, SimulatorEndpoint, Terrain};
 
 /// Largest procedural grid, in cells per side.
 const MAX_GRID_CELLS: f64 = 8192.0;
@@ -61,15 +61,25 @@ pub(super) fn validate(loaded: &LoadedScenario) -> Check {
     if s.name.is_empty() {
         return Err(cx.err("name", "must not be empty"));
     }
-    if let Some(c) = s.name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))) {
-        return Err(cx.err("name", format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})")));
+    if let Some(c) = s
+        .name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
+    {
+        return Err(cx.err(
+            "name",
+            format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})"),
+        ));
     }
     cx.positive("window_ms", s.window_ms)?;
     cx.positive("duration_s", s.duration_s)?;
     if s.duration_s * 1000.0 < s.window_ms {
         return Err(cx.err(
             "duration_s",
-            format!("must last at least one window ({} ms), got {} s", s.window_ms, s.duration_s),
+            format!(
+                "must last at least one window ({} ms), got {} s",
+                s.window_ms, s.duration_s
+            ),
         ));
     }
     cx.non_negative("real_time_factor", s.real_time_factor)?;
@@ -90,16 +100,32 @@ fn world(cx: &Ctx) -> Check {
     let o = &w.origin;
     cx.finite("world.origin.alt_m", &[o.alt_m])?;
     if !(o.lat_deg.is_finite() && (-90.0..=90.0).contains(&o.lat_deg)) {
-        return Err(cx.err("world.origin.lat_deg", format!("must be in [-90, 90] (got {})", o.lat_deg)));
+        return Err(cx.err(
+            "world.origin.lat_deg",
+            format!("must be in [-90, 90] (got {})", o.lat_deg),
+        ));
     }
     if !(o.lon_deg.is_finite() && (-180.0..=180.0).contains(&o.lon_deg)) {
-        return Err(cx.err("world.origin.lon_deg", format!("must be in [-180, 180] (got {})", o.lon_deg)));
+        return Err(cx.err(
+            "world.origin.lon_deg",
+            format!("must be in [-180, 180] (got {})", o.lon_deg),
+        ));
     }
-    cx.non_negative("world.penetration_loss_db_per_m", w.penetration_loss_db_per_m)?;
+    cx.non_negative(
+        "world.penetration_loss_db_per_m",
+        w.penetration_loss_db_per_m,
+    )?;
 
     let t = "world.terrain";
     match &w.terrain {
-        Terrain::Procedural { size_m, cell_size_m, base_height_m, relief_m, ridges, .. } => {
+        Terrain::Procedural {
+            size_m,
+            cell_size_m,
+            base_height_m,
+            relief_m,
+            ridges,
+            ..
+        } => {
             cx.positive(&join_index(&join_key(t, "size_m"), 0), size_m[0])?;
             cx.positive(&join_index(&join_key(t, "size_m"), 1), size_m[1])?;
             cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
@@ -124,7 +150,12 @@ fn world(cx: &Ctx) -> Check {
                 cx.positive(&join_key(&p, "width_m"), r.width_m)?;
             }
         }
-        Terrain::Png { path, cell_size_m, min_height_m, max_height_m } => {
+        Terrain::Png {
+            path,
+            cell_size_m,
+            min_height_m,
+            max_height_m,
+        } => {
             cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
             cx.finite(&join_key(t, "min_height_m"), &[*min_height_m])?;
             cx.finite(&join_key(t, "max_height_m"), &[*max_height_m])?;
@@ -148,7 +179,10 @@ fn terrain_file(cx: &Ctx, path: &str) -> Check {
     if Path::new(path).is_file() {
         Ok(())
     } else {
-        Err(cx.err("world.terrain.path", format!("terrain file {path} does not exist")))
+        Err(cx.err(
+            "world.terrain.path",
+            format!("terrain file {path} does not exist"),
+        ))
     }
 }
 
@@ -169,7 +203,11 @@ fn vehicles(cx: &Ctx) -> Check {
         if v.name.is_empty() {
             return Err(cx.err(&name_path, "must not be empty"));
         }
-        if let Some(c) = v.name.chars().find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '_' | '-')) {
+        if let Some(c) = v
+            .name
+            .chars()
+            .find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '_' | '-'))
+        {
             return Err(cx.err(
                 &name_path,
                 format!("may contain only a-z, 0-9, '_' and '-' (found {c:?})"),
@@ -184,7 +222,11 @@ fn vehicles(cx: &Ctx) -> Check {
         if let Some(first) = names.get(v.name.as_str()) {
             return Err(cx.err(
                 &name_path,
-                format!("vehicle name {:?} is already used at {}", v.name, cx.line_note(first)),
+                format!(
+                    "vehicle name {:?} is already used at {}",
+                    v.name,
+                    cx.line_note(first)
+                ),
             ));
         }
         names.insert(&v.name, name_path);
@@ -214,7 +256,11 @@ fn vehicles(cx: &Ctx) -> Check {
             if let Some(first) = ports.get(&m.tcp_port) {
                 return Err(cx.err(
                     &port_path,
-                    format!("modem port {} is already used at {}", m.tcp_port, cx.line_note(first)),
+                    format!(
+                        "modem port {} is already used at {}",
+                        m.tcp_port,
+                        cx.line_note(first)
+                    ),
                 ));
             }
             ports.insert(m.tcp_port, port_path);
@@ -225,7 +271,11 @@ fn vehicles(cx: &Ctx) -> Check {
             if let Some(first) = ids.get(&m.id) {
                 return Err(cx.err(
                     &id_path,
-                    format!("modem id {} is already used at {}", m.id, cx.line_note(first)),
+                    format!(
+                        "modem id {} is already used at {}",
+                        m.id,
+                        cx.line_note(first)
+                    ),
                 ));
             }
             ids.insert(m.id, id_path);
@@ -264,7 +314,9 @@ fn parse_address(a: &str) -> Result<IpAddr, String> {
     let (ip, prefix) = a
         .split_once('/')
         .ok_or_else(|| format!("{a:?} is not IP/prefix (e.g. 10.10.0.1/24)"))?;
-    let ip: IpAddr = ip.parse().map_err(|_| format!("{ip:?} is not an IP address"))?;
+    let ip: IpAddr = ip
+        .parse()
+        .map_err(|_| format!("{ip:?} is not an IP address"))?;
     let prefix: u8 = prefix
         .parse()
         .map_err(|_| format!("{prefix:?} is not a prefix length"))?;
