@@ -425,28 +425,65 @@ fn narrow_phase_naive(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut 
 }
 
 fn push_resolved(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>) {
+    resolve(terrain, seg, t0, t1, out, 0);
+}
+
+#[inline]
+fn clearance(terrain: &Terrain, seg: &Seg, t: f64) -> f64 {
+    let p = seg.at(t);
+    p.z - terrain.height_at_unchecked(p.x, p.y)
+}
+
+#[inline]
+fn sign(f: f64) -> i8 {
+    if f > ON_TOL {
+        1
+    } else if f < -ON_TOL {
+        -1
+    } else {
+        0
+    }
+}
+
+/// Classifies `[t0, t1]`, which should hold no crossing. A crossing the triangle casts missed
+/// (a hit exactly on a triangle edge can be rejected by both triangles through rounding) shows
+/// as opposite signs at the ends and midpoint; it is then found by bisection on the exact
+/// surface and both sides are classified again.
+fn resolve(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>, depth: u32) {
     if t1 <= t0 {
         return;
     }
-    let f = |t: f64| {
-        let p = seg.at(t);
-        p.z - terrain.height_at_unchecked(p.x, p.y)
-    };
-    // No crossing inside: one sign throughout; take the most decisive sample.
-    let mut g = f(0.5 * (t0 + t1));
-    for e in [f(t0), f(t1)] {
-        if e.abs() > g.abs() {
-            g = e;
+    let tm = 0.5 * (t0 + t1);
+    let f = [clearance(terrain, seg, t0), clearance(terrain, seg, tm), clearance(terrain, seg, t1)];
+    let s = f.map(sign);
+    if depth < 16 {
+        let ts = [t0, tm, t1];
+        for k in 0..2 {
+            if s[k] * s[k + 1] == -1 {
+                let (mut lo, mut hi) = (ts[k], ts[k + 1]);
+                let s_lo = s[k];
+                for _ in 0..64 {
+                    let mid = 0.5 * (lo + hi);
+                    if mid <= lo || mid >= hi {
+                        break;
+                    }
+                    if sign(clearance(terrain, seg, mid)) == s_lo {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                let r = 0.5 * (lo + hi);
+                resolve(terrain, seg, t0, r, out, depth + 1);
+                out.push(Piece { t0: r, t1: r, state: State::On });
+                resolve(terrain, seg, r, t1, out, depth + 1);
+                return;
+            }
         }
     }
-    let state = if g > ON_TOL {
-        State::Above
-    } else if g < -ON_TOL {
-        State::Below
-    } else {
-        State::On
-    };
-    out.push(Piece { t0, t1, state });
+    // One sign throughout; the most decisive sample tells which.
+    let g = f.into_iter().fold(0.0f64, |g, e| if e.abs() > g.abs() { e } else { g });
+    out.push(Piece { t0, t1, state: [State::Below, State::On, State::Above][(sign(g) + 1) as usize] });
 }
 
 fn threads() -> usize {
