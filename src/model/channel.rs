@@ -29,18 +29,22 @@
 //!    height ⇒ the segment is above the terrain over the whole block: skipped. Highest z below
 //!    the block's min ⇒ entirely below: recorded as buried, no ray cast needed. Otherwise the
 //!    block is split, down to single cells, which become candidate stretches.
-//! 3. **Narrow phase**: each maximal candidate stretch is ray cast with parry against the
-//!    [`HeightField`](parry3d_f64::shape::HeightField): a ray from the stretch start finds the
-//!    first surface crossing; the next ray starts 1 nm past it, and so on until the stretch
-//!    end. parry's 3-D triangle ray cast is two-sided (it ignores `solid` and hits faces from
-//!    above and below alike), so every crossing, entries and exits, is found this way. Between
-//!    two consecutive crossings `f` has one sign, which is read at the sub-interval's midpoint
-//!    from the exact triangulated surface (above / on within 1e-9 m / below).
+//! 3. **Narrow phase**: every crossing of the surface inside a candidate cell is found with
+//!    parry's ray cast against that cell's two [`HeightField`](parry3d_f64::shape::HeightField)
+//!    triangles (`HeightField::triangles_at`), always with the ray from the exact endpoint `A`
+//!    along `B - A` (time of impact = `t`), so a crossing is computed from the original
+//!    coordinates whatever the stretch. A line meets a triangle's plane at most once, so the
+//!    casts over all candidate cells give every crossing. parry's 3-D triangle ray cast is
+//!    two-sided (it ignores `solid` and hits faces from above and below alike), so entries and
+//!    exits are both found. Between consecutive crossings `f` keeps one sign, read from the
+//!    exact surface at both ends and the midpoint of the sub-interval (the sample of largest
+//!    `|f|` decides; all three within 1e-9 m of the surface = running along it).
 //! 4. Adjacent obstructed pieces merge into maximal intervals; crossings with free space on
 //!    both sides are touches (entry = exit, 0 dB).
 //!
-//! [`trace_naive`] skips step 2 (the whole clipped segment is one candidate stretch); it is the
-//! reference the broad phase is measured and tested against.
+//! [`trace_naive`] is parry alone, the reference the broad phase is measured and tested
+//! against: no pyramid; `HeightField::cast_local_ray` from `A` (or the grid edge) finds the first
+//! crossing, the next ray starts 1 nm past it, and so on to the end of the clipped segment.
 
 use std::sync::OnceLock;
 
@@ -171,6 +175,7 @@ fn trace_impl(
 
     // 2. Broad phase.
     let mut pieces: Vec<Piece> = Vec::new();
+    let mut hits: Vec<f64> = Vec::new();
     if broad {
         let range = terrain.height_range();
         let zmin = a.z.min(b.z);
@@ -178,7 +183,7 @@ fn trace_impl(
             return los(a, b);
         }
         let mut recs = Vec::new();
-        broad_phase(terrain, &seg, t_lo, t_hi, &mut recs);
+        broad_phase(terrain, &seg, t_lo, t_hi, &mut recs, &mut hits);
         if recs.is_empty() {
             return los(a, b);
         }
@@ -190,11 +195,27 @@ fn trace_impl(
 
     // 3. Narrow phase.
     let mut resolved: Vec<Piece> = Vec::with_capacity(pieces.len() + 8);
-    for p in pieces {
-        if p.state == State::Mixed {
-            narrow_phase(terrain, &seg, p.t0, p.t1, &mut resolved);
-        } else {
-            resolved.push(p);
+    if broad {
+        hits.sort_unstable_by(f64::total_cmp);
+        let mut k = 0;
+        for p in pieces {
+            if p.state != State::Mixed {
+                resolved.push(p);
+                continue;
+            }
+            let mut prev = p.t0;
+            while k < hits.len() && hits[k] <= p.t1 {
+                let h = hits[k].max(prev);
+                push_resolved(terrain, &seg, prev, h, &mut resolved);
+                resolved.push(Piece { t0: h, t1: h, state: State::On });
+                prev = h;
+                k += 1;
+            }
+            push_resolved(terrain, &seg, prev, p.t1, &mut resolved);
+        }
+    } else {
+        for p in pieces {
+            narrow_phase_naive(terrain, &seg, p.t0, p.t1, &mut resolved);
         }
     }
 
@@ -251,7 +272,16 @@ fn clip(p0: f64, dp: f64, min: f64, max: f64, t0: f64, t1: f64) -> Option<(f64, 
 }
 
 /// Leaf candidates (cells) and buried blocks, unordered.
-fn broad_phase(terrain: &Terrain, seg: &Seg, t_lo: f64, t_hi: f64, out: &mut Vec<Piece>) {
+fn broad_phase(
+    terrain: &Terrain,
+    seg: &Seg,
+    t_lo: f64,
+    t_hi: f64,
+    out: &mut Vec<Piece>,
+    hits: &mut Vec<f64>,
+) {
+    let field = terrain.heightfield();
+    let ray = Ray::new(to_parry(&seg.a), to_parry_vec(&seg.d));
     let cs = terrain.cell_size();
     let [hx, hy] = terrain.half_extent();
     // Grid coordinates: gx east in cells from the west edge, gy south in cells from the north.
@@ -290,6 +320,12 @@ fn broad_phase(terrain: &Terrain, seg: &Seg, t_lo: f64, t_hi: f64, out: &mut Vec
         }
         if k == 0 {
             out.push(Piece { t0: ta, t1: tb, state: State::Mixed });
+            let (t1, t2) = field.triangles_at(bi, bj);
+            for tri in [t1, t2].into_iter().flatten() {
+                if let Some(toi) = tri.cast_local_ray(&ray, 1.0, false) {
+                    hits.push(toi.clamp(t_lo, t_hi));
+                }
+            }
             continue;
         }
         let child = &levels[k - 1];
@@ -308,34 +344,51 @@ fn broad_phase(terrain: &Terrain, seg: &Seg, t_lo: f64, t_hi: f64, out: &mut Vec
     }
 }
 
-/// Sorted broad-phase records to a gap-free piece list over `[t_lo, t_hi]` (gaps are Above;
-/// overlaps, which are only the blocks' enlargement, go to the candidate).
+/// Broad-phase records (sorted by start) to a gap-free piece list over `[t_lo, t_hi]`: candidate
+/// wherever any candidate record is, buried where only buried records are, Above elsewhere.
+/// (Records overlap only by the blocks' enlargement, or where a line passes through a corner.)
 fn assemble(recs: Vec<Piece>, t_lo: f64, t_hi: f64) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::with_capacity(recs.len() + 2);
-    let mut cur = t_lo;
-    for mut r in recs {
-        if let Some(last) = out.last_mut() {
-            if r.t0 <= last.t1 {
-                if last.state == r.state {
-                    last.t1 = last.t1.max(r.t1);
-                    cur = last.t1;
-                    continue;
-                }
-                if r.state == State::Mixed {
-                    // Trim the buried block back to where the candidate starts.
-                    last.t1 = r.t0.max(last.t0);
-                } else {
-                    r.t0 = last.t1;
-                    if r.t1 <= r.t0 {
-                        continue;
-                    }
-                }
+    let union = |state: State| {
+        let mut u: Vec<Piece> = Vec::new();
+        for r in recs.iter().filter(|r| r.state == state) {
+            match u.last_mut() {
+                Some(last) if r.t0 <= last.t1 => last.t1 = last.t1.max(r.t1),
+                _ => u.push(*r),
             }
         }
+        u
+    };
+    let mixed = union(State::Mixed);
+    let below = union(State::Below);
+    // Below minus Mixed.
+    let mut parts: Vec<Piece> = Vec::with_capacity(mixed.len() + below.len());
+    let mut k = 0;
+    for b in &below {
+        let mut t0 = b.t0;
+        while k < mixed.len() && mixed[k].t1 <= t0 {
+            k += 1;
+        }
+        let mut j = k;
+        while j < mixed.len() && mixed[j].t0 < b.t1 {
+            if mixed[j].t0 > t0 {
+                parts.push(Piece { t0, t1: mixed[j].t0, state: State::Below });
+            }
+            t0 = t0.max(mixed[j].t1);
+            j += 1;
+        }
+        if t0 < b.t1 {
+            parts.push(Piece { t0, t1: b.t1, state: State::Below });
+        }
+    }
+    parts.extend(mixed);
+    parts.sort_unstable_by(|p, q| p.t0.total_cmp(&q.t0));
+    let mut out: Vec<Piece> = Vec::with_capacity(parts.len() * 2 + 1);
+    let mut cur = t_lo;
+    for r in parts {
         if r.t0 > cur {
             out.push(Piece { t0: cur, t1: r.t0, state: State::Above });
         }
-        cur = r.t1;
+        cur = cur.max(r.t1);
         out.push(r);
     }
     if cur < t_hi {
@@ -344,8 +397,8 @@ fn assemble(recs: Vec<Piece>, t_lo: f64, t_hi: f64) -> Vec<Piece> {
     out
 }
 
-/// Ray casts `[ts, te]` and appends its resolved pieces.
-fn narrow_phase(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut Vec<Piece>) {
+/// Ray casts `[ts, te]` with the whole heightfield and appends its resolved pieces.
+fn narrow_phase_naive(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut Vec<Piece>) {
     let field = terrain.heightfield();
     let [hx, hy] = terrain.half_extent();
     let dir = to_parry_vec(&seg.d);
@@ -372,19 +425,65 @@ fn narrow_phase(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut Vec<Pi
 }
 
 fn push_resolved(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>) {
+    resolve(terrain, seg, t0, t1, out, 0);
+}
+
+#[inline]
+fn clearance(terrain: &Terrain, seg: &Seg, t: f64) -> f64 {
+    let p = seg.at(t);
+    p.z - terrain.height_at_unchecked(p.x, p.y)
+}
+
+#[inline]
+fn sign(f: f64) -> i8 {
+    if f > ON_TOL {
+        1
+    } else if f < -ON_TOL {
+        -1
+    } else {
+        0
+    }
+}
+
+/// Classifies `[t0, t1]`, which should hold no crossing. A crossing the triangle casts missed
+/// (a hit exactly on a triangle edge can be rejected by both triangles through rounding) shows
+/// as opposite signs at the ends and midpoint; it is then found by bisection on the exact
+/// surface and both sides are classified again.
+fn resolve(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>, depth: u32) {
     if t1 <= t0 {
         return;
     }
-    let m = seg.at(0.5 * (t0 + t1));
-    let f = m.z - terrain.height_at_unchecked(m.x, m.y);
-    let state = if f > ON_TOL {
-        State::Above
-    } else if f < -ON_TOL {
-        State::Below
-    } else {
-        State::On
-    };
-    out.push(Piece { t0, t1, state });
+    let tm = 0.5 * (t0 + t1);
+    let f = [clearance(terrain, seg, t0), clearance(terrain, seg, tm), clearance(terrain, seg, t1)];
+    let s = f.map(sign);
+    if depth < 16 {
+        let ts = [t0, tm, t1];
+        for k in 0..2 {
+            if s[k] * s[k + 1] == -1 {
+                let (mut lo, mut hi) = (ts[k], ts[k + 1]);
+                let s_lo = s[k];
+                for _ in 0..64 {
+                    let mid = 0.5 * (lo + hi);
+                    if mid <= lo || mid >= hi {
+                        break;
+                    }
+                    if sign(clearance(terrain, seg, mid)) == s_lo {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                let r = 0.5 * (lo + hi);
+                resolve(terrain, seg, t0, r, out, depth + 1);
+                out.push(Piece { t0: r, t1: r, state: State::On });
+                resolve(terrain, seg, r, t1, out, depth + 1);
+                return;
+            }
+        }
+    }
+    // One sign throughout; the most decisive sample tells which.
+    let g = f.into_iter().fold(0.0f64, |g, e| if e.abs() > g.abs() { e } else { g });
+    out.push(Piece { t0, t1, state: [State::Below, State::On, State::Above][(sign(g) + 1) as usize] });
 }
 
 fn threads() -> usize {
