@@ -72,7 +72,6 @@ pub fn exit_with(result: anyhow::Result<i32>) -> ! {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            tracing::error!("{e:#}");
             eprintln!("error: {e:#}");
             std::process::exit(1);
         }

@@ -161,17 +161,11 @@ fn default_capture_radius() -> f64 {
 }
 
 /// Link models between vehicles; used by the embedded network simulator.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Links {
     #[serde(default)]
     pub default: LinkModel,
-}
-
-impl Default for Links {
-    fn default() -> Self {
-        Links { default: LinkModel::default() }
-    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

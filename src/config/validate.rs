@@ -355,6 +355,9 @@ fn simulators(cx: &Ctx) -> Check {
     if s.timeout_ms == 0 {
         return Err(cx.err("simulators.timeout_ms", "must be > 0"));
     }
+    if s.startup_timeout_ms == 0 {
+        return Err(cx.err("simulators.startup_timeout_ms", "must be > 0"));
+    }
     cx.positive("simulators.physics_step_ms", s.physics_step_ms)
 }
 
