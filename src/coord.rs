@@ -15,6 +15,8 @@
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
 use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::netsim_manager::Manager;
+use crate::model::netsim::{NavInbox, Rules};
 use crate::output::{PairSummary, Timeline};
 use crate::sim::{network::PassthroughNetwork, physics::PhysicsSim};
 use crate::sync::{
@@ -41,14 +43,38 @@ fn timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.timeout_ms)
 }
 
-/// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
-pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
+/// The link to the physics simulator: `endpoint` if given, else the scenario's choice. The
+/// embedded one comes with the scenario's NETSIM manager, if any, running (it stops when the
+/// returned handle is dropped).
+pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<(Link, Option<Manager>)> {
     match endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or(loaded.scenario.simulators.physics.clone()) {
-        SimulatorEndpoint::Embedded => Ok(Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded)?))),
+        SimulatorEndpoint::Embedded => {
+            let (sim, manager) = embedded_physics(loaded).await?;
+            Ok((Link::local("embedded physics simulator", Box::new(sim)), manager))
+        }
         SimulatorEndpoint::Zeromq { endpoint } => {
-            Ok(Link::zeromq("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
+            Ok((Link::zeromq("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?, None))
         }
     }
+}
+
+/// The embedded physics simulator, following the NETSIM manager's nav updates if the
+/// scenario has a manager (started here).
+pub async fn embedded_physics(loaded: &LoadedScenario) -> anyhow::Result<(PhysicsSim, Option<Manager>)> {
+    let mut sim = PhysicsSim::from_scenario(loaded)?;
+    let manager = match (Rules::new(&loaded.scenario), &loaded.scenario.netsim_manager) {
+        (Some(rules), Some(m)) => {
+            let inbox = NavInbox::default();
+            sim.follow_nav(loaded, inbox.clone());
+            let addr = std::net::SocketAddr::new(m.bind, m.port);
+            let manager = crate::io::netsim_manager::start(addr, rules, inbox)
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: netsim_manager: cannot listen on {addr}: {e}", loaded.file.display()))?;
+            Some(manager)
+        }
+        _ => None,
+    };
+    Ok((sim, manager))
 }
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice.
@@ -125,6 +151,8 @@ pub struct PhysicsCoordinator {
     pub scenario: String,
     /// Log a progress line at most this often.
     pub progress_every: Option<Duration>,
+    /// The NETSIM manager serving the embedded physics simulator, if any.
+    pub netsim_manager: Option<Manager>,
 }
 
 impl PhysicsCoordinator {
@@ -140,7 +168,7 @@ impl PhysicsCoordinator {
     ) -> anyhow::Result<PhysicsCoordinator> {
         let s = &loaded.scenario;
         let schedule = schedule(loaded);
-        let physics = physics_simulator(loaded, physics_endpoint).await?;
+        let (physics, netsim_manager) = physics_simulator(loaded, physics_endpoint).await?;
         let network = match network_coordinator {
             Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
             None => {
@@ -161,6 +189,7 @@ impl PhysicsCoordinator {
             timeline,
             scenario: s.name.clone(),
             progress_every: Some(Duration::from_secs(2)),
+            netsim_manager,
         })
     }
 

@@ -119,6 +119,14 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
         clear_pkt_id: vec![1],
         clear_src_ip: vec![0x0a0a0001],
         clear_dst_ip: vec![0x0a0a0002],
+        pkt_time_ns: vec![7_000_001, 7_000_002],
+        src_node: vec![0, 1],
+        dst_node: vec![1, 0],
+        rx_time_ns: vec![7_004_000],
+        rx_node: vec![1],
+        drop_pkt_id: vec![2],
+        drop_node: vec![0],
+        drop_reason: vec![network_update::DropReason::OutOfRange as i32],
     };
     let nb = net.encode_to_vec();
     assert_eq!(decode_checked::<NetworkUpdate>(&nb).unwrap(), net);

@@ -2,7 +2,7 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
-    coord::{schedule, PhysicsCoordinator},
+    coord::{embedded_physics, schedule, PhysicsCoordinator},
     sim::{network::PassthroughNetwork, physics::PhysicsSim},
     sync::zmq,
 };
@@ -85,7 +85,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
-            let mut sim = PhysicsSim::from_scenario(&loaded)?;
+            let (mut sim, _manager) = embedded_physics(&loaded).await?;
             serve(&bind, &mut sim, idle_timeout_s).await
         }
         Command::NetworkSim { scenario, bind, idle_timeout_s } => {

@@ -33,6 +33,10 @@ pub struct Scenario {
     pub links: Links,
     #[serde(default)]
     pub simulators: Simulators,
+    /// The NETSIM manager (TCP, `NETSIM|name|base64` lines) that external vehicle simulators
+    /// send their navigation to. Absent: no manager runs.
+    #[serde(default)]
+    pub netsim_manager: Option<NetsimManager>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -124,6 +128,18 @@ pub struct Modem {
     pub tcp_port: u16,
     /// Acoustic address (SRC) of the modem, 0–127.
     pub id: u8,
+    /// The only source address allowed to send this vehicle's NETSIM nav updates (the
+    /// reference manager's `endpoint_ip_address`). Default 127.0.0.1.
+    #[serde(default = "default_nav_source")]
+    pub nav_source_address: std::net::IpAddr,
+    /// The NETSIM environment (`netsim_manager.environments[].id`) this vehicle must stay in.
+    /// Default: the only environment, when exactly one is configured.
+    #[serde(default)]
+    pub environment_id: Option<i32>,
+}
+
+fn default_nav_source() -> std::net::IpAddr {
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
@@ -232,4 +248,37 @@ pub enum SimulatorEndpoint {
     /// Another process (ours or a third party's) reached over ZeroMQ; the simulator binds,
     /// the coordinator connects, e.g. `tcp://127.0.0.1:5601`.
     Zeromq { endpoint: String },
+}
+
+/// The NETSIM manager: the reference system's `manager_tcp_port` and `env_bounds`; each
+/// vehicle's modem gives the `sim_env_pair` (tcp_port, nav_source_address, environment_id).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetsimManager {
+    /// Address to listen on. Default 127.0.0.1 (only local vehicle simulators).
+    #[serde(default = "default_nav_source")]
+    pub bind: std::net::IpAddr,
+    /// TCP port. Default 61999.
+    #[serde(default = "default_manager_port")]
+    pub port: u16,
+    /// The regions vehicles must stay in (at least one).
+    pub environments: Vec<Environment>,
+}
+
+fn default_manager_port() -> u16 {
+    61999
+}
+
+/// A region, as the reference's `env_bounds`: latitude/longitude in degrees, depth in metres.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    pub id: i32,
+    pub lat_min: f64,
+    pub lon_min: f64,
+    pub lat_max: f64,
+    pub lon_max: f64,
+    #[serde(default)]
+    pub depth_min: f64,
+    pub depth_max: f64,
 }

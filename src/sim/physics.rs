@@ -9,6 +9,8 @@
 use crate::config::LoadedScenario;
 use crate::model::{
     channel::{trace_all, PathInfo},
+    geo::LocalFrame,
+    netsim::{nav_to_state, NavInbox},
     motion::{Kinematics, VehicleState},
     terrain::Terrain,
 };
@@ -30,6 +32,8 @@ pub struct PhysicsSim {
     terrain: Arc<Terrain>,
     penetration_loss_db_per_m: f64,
     vehicles: Vec<(VehicleState, Kinematics)>,
+    /// Navigation fixes from the NETSIM manager, applied at the start of each window.
+    nav: Option<(NavInbox, LocalFrame)>,
 }
 
 impl PhysicsSim {
@@ -59,7 +63,14 @@ impl PhysicsSim {
                 .iter()
                 .map(|v| (VehicleState::from_pose(&v.start), Kinematics::from_config(&v.motion)))
                 .collect(),
+            nav: None,
         }
+    }
+
+    /// Takes vehicle positions from `inbox` (NETSIM nav updates, geodetic, converted through
+    /// the scenario's origin) at the start of every window.
+    pub fn follow_nav(&mut self, loaded: &LoadedScenario, inbox: NavInbox) {
+        self.nav = Some((inbox, LocalFrame::new(&loaded.scenario.world.origin)));
     }
 
     pub fn terrain(&self) -> &Arc<Terrain> {
@@ -99,6 +110,13 @@ impl PhysicsSim {
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
         self.windows.begin(begin.time_val)?;
+        if let Some((inbox, frame)) = &self.nav {
+            for (vehicle, fix) in inbox.take() {
+                if let Some(v) = self.vehicles.get_mut(vehicle) {
+                    v.0 = nav_to_state(frame, &fix);
+                }
+            }
+        }
         let channel = self.channel_data().encode_to_vec();
         self.advance();
         Ok(physics_end(begin.time_val, channel))

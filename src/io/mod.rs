@@ -1,0 +1,2 @@
+//! Tokio adapters: the only layer that touches sockets and devices.
+pub mod netsim_manager;
