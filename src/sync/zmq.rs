@@ -30,7 +30,7 @@ pub struct Client {
 impl Client {
     /// Connects, retrying until the peer is there or `timeout` passes.
     pub async fn connect_within(endpoint: &str, timeout: Duration) -> Result<Client, ZmqError> {
-        let mut options = SocketOptions::default();
+        let mut options = socket_options();
         options.connect_timeout(timeout);
         let mut socket = zeromq::ReqSocket::with_options(options);
         socket.connect(endpoint).await?;
@@ -49,6 +49,15 @@ impl Client {
         })?;
         single_frame(reply).map_err(|n| if n > 1 { ClientError::Frames(n) } else { ClientError::TooLarge(n) })
     }
+}
+
+/// Socket options for window messages: reads start at 16 KiB (a whole ChannelData for dozens
+/// of vehicles in one read) instead of the library's 128 bytes, which would take several
+/// growing reads per message.
+fn socket_options() -> SocketOptions {
+    let mut options = SocketOptions::default();
+    options.read_buffer(16 << 10, 1 << 20, 2);
+    options
 }
 
 /// The one frame of `m`; `Err(frames)` if it has more than one, `Err(bytes)` if too large.
@@ -81,7 +90,7 @@ pub async fn serve(
     service: &mut dyn Service,
     idle: Duration,
 ) -> anyhow::Result<ServeEnd> {
-    let mut socket = zeromq::RepSocket::new();
+    let mut socket = zeromq::RepSocket::with_options(socket_options());
     socket.bind(endpoint).await.map_err(|e| anyhow::anyhow!("cannot bind {endpoint}: {e}"))?;
     tracing::info!(%endpoint, "serving");
     loop {
