@@ -546,3 +546,265 @@ impl ChannelGeometry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Absorption, SoundSpeed, Water};
+    use crate::model::acoustic::Modulation;
+    use crate::model::link::AcousticSpec;
+    use crate::sync::protocol::network_begin;
+    use crate::wire::proto::PathDetails;
+
+    const W: u64 = 100_000_000; // 100 ms windows
+
+    fn acoustic(source_level_db: f64, capture_sir_db: Option<f64>) -> LinkSpec {
+        LinkSpec::Acoustic(AcousticSpec {
+            modulation: Modulation::Psk,
+            bit_rate_bps: 250.0,
+            coding_gain_db: 3.0,
+            frequency_khz: 25.0,
+            bandwidth_hz: 5000.0,
+            source_level_db,
+            spreading_factor: 1.5,
+            absorption: Absorption::Thorp,
+            capture_sir_db,
+            water: Water { sound_speed: SoundSpeed::Fixed(1500.0), ..Water::default() },
+        })
+    }
+
+    fn nodes(n: usize) -> Vec<NodeInfo> {
+        (0..n).map(|i| NodeInfo { name: format!("v{i}"), ipv4: 0x0a0a_0001 + i as u32 }).collect()
+    }
+
+    fn sim(n: usize, spec: LinkSpec, queue: usize, errors: ErrorHandling, seed: u64) -> NetworkSim {
+        NetworkSim::new(nodes(n), vec![spec], vec![0; n * n], Schedule { window_ns: W, windows: 1000 }, queue, errors, seed)
+    }
+
+    /// ChannelData with nodes at `xs` (y = 0, z = −20) and every pair LOS unless listed in `nlos`
+    /// with its loss.
+    fn channel(xs: &[f64], nlos: &[((u32, u32), f64)]) -> Vec<u8> {
+        let mut c = ChannelData::default();
+        for &x in xs {
+            c.node_list.extend_from_slice(&[x, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0]);
+        }
+        for i in 0..xs.len() as u32 {
+            for j in i + 1..xs.len() as u32 {
+                let loss = nlos.iter().find(|(p, _)| *p == (i, j)).map(|(_, l)| *l);
+                c.path_details.push(PathDetails {
+                    ids: vec![i, j],
+                    los: loss.is_none(),
+                    num_hops: vec![2],
+                    hop_points: vec![xs[i as usize], 0.0, -20.0, 0.0, xs[j as usize], 0.0, -20.0, loss.unwrap_or(0.0)],
+                });
+            }
+        }
+        c.encode_to_vec()
+    }
+
+    /// (pkt_id, src, dst, bytes, time_ns)
+    fn begin(k: u32, channel: &[u8], pkts: &[(u32, u32, u32, u32, u64)]) -> Vec<u8> {
+        let mut b = network_begin(k, channel.to_vec());
+        for &(id, s, d, len, t) in pkts {
+            b.pkt_id.push(id);
+            b.src_ip.push(0x0a0a_0001 + s);
+            b.dst_ip.push(0x0a0a_0001 + d);
+            b.pkt_lengths.push(len);
+            b.pkt_time_ns.push(t);
+            b.src_node.push(s);
+            b.dst_node.push(d);
+        }
+        b.encode_to_vec()
+    }
+
+    /// Runs windows `0..windows`, feeding `pkts` at the BEGIN of the window given with each;
+    /// returns every END.
+    fn run(sim: &mut NetworkSim, xs: &[f64], windows: u32, pkts: &[(u32, (u32, u32, u32, u32, u64))]) -> Vec<NetworkUpdate> {
+        let ch = channel(xs, &[]);
+        (0..windows)
+            .map(|k| {
+                let now: Vec<_> = pkts.iter().filter(|(w, _)| *w == k).map(|(_, p)| *p).collect();
+                let reply = sim.handle(&begin(k, &ch, &now)).unwrap();
+                expect_network(&reply, MsgType::End, k).unwrap()
+            })
+            .collect()
+    }
+
+    fn deliveries(ends: &[NetworkUpdate]) -> Vec<(u32, u32, u64, u32)> {
+        ends.iter()
+            .flat_map(|e| (0..e.clear_pkt_id.len()).map(move |i| (e.time_val, e.clear_pkt_id[i], e.rx_time_ns[i], e.rx_node[i])))
+            .collect()
+    }
+
+    fn drops(ends: &[NetworkUpdate]) -> Vec<(u32, u32, u32, i32)> {
+        ends.iter()
+            .flat_map(|e| (0..e.drop_pkt_id.len()).map(move |i| (e.time_val, e.drop_pkt_id[i], e.drop_node[i], e.drop_reason[i])))
+            .collect()
+    }
+
+    #[test]
+    fn acoustic_delay_is_serialization_plus_distance_over_c() {
+        // 25 bytes at 250 bit/s = 0.8 s on air; 1500 m at 1500 m/s = 1 s: ends at 1.8 s + 5 ms.
+        let mut s = sim(2, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1500.0], 20, &[(0, (7, 0, 1, 25, 5_000_000))]);
+        assert_eq!(deliveries(&ends), vec![(18, 7, 1_805_000_000, 1)]);
+        let e = &ends[18];
+        assert_eq!((e.clear_src_ip[0], e.clear_dst_ip[0], e.rx_ip[0], e.ber[0]), (0x0a0a0001, 0x0a0a0002, 0x0a0a0002, 0.0));
+        assert!(drops(&ends).is_empty());
+    }
+
+    #[test]
+    fn serialization_queues_at_the_link_rate_and_overflow_is_queue_full() {
+        // 100 bytes at 8000 bit/s = 0.1 s each; queue of 1 waiting packet.
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.01 }, 1, ErrorHandling::Drop, 1);
+        let p = |id| (0, (id, 0, 1, 100, 0));
+        let ends = run(&mut s, &[0.0, 10.0], 5, &[p(1), p(2), p(3)]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, 110_000_000, 1), (2, 2, 210_000_000, 1)]);
+        assert_eq!(drops(&ends), vec![(0, 3, 1, DropReason::QueueFull as i32)]);
+        assert_eq!(s.stats().queue_full, 1);
+    }
+
+    #[test]
+    fn fast_links_release_late_captures_at_the_window_start() {
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        // Captured at 95 ms (window 0), handed over at BEGIN(1): released at 100 ms.
+        let ends = run(&mut s, &[0.0, 10.0], 2, &[(1, (1, 0, 1, 125, 95_000_000))]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, W, 1)]);
+    }
+
+    #[test]
+    fn half_duplex_receiver_transmitting_loses_the_reception() {
+        // v0 → v1 arrives at v1 during [1.0, 1.8] s; v1 transmits during [1.2, 2.0] s.
+        let mut s = sim(2, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1500.0], 40, &[(0, (1, 0, 1, 25, 0)), (13, (2, 1, 0, 25, 1_200_000_000))]);
+        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::HalfDuplex as i32)]);
+        // v1's own packet reaches v0 at 3.0 s: v0 is silent then.
+        assert_eq!(deliveries(&ends), vec![(30, 2, 3_000_000_000, 0)]);
+    }
+
+    #[test]
+    fn overlapping_receptions_collide_unless_one_captures() {
+        // v0 at 0 m and v2 at 1650 m both send to v1 at 1500 m at t = 0: arrivals [1.0, 1.8] s
+        // and [0.1, 0.9] s + ... overlap at v1 (v2's: 150 m → [0.1, 0.9] s; v0's: [1.0, 1.8] s).
+        // Make them overlap: v2 sends 0.5 s later.
+        let xs = [0.0, 1500.0, 1650.0];
+        let pkts = [(0, (1, 0, 1, 25, 0)), (5, (2, 2, 1, 25, 500_000_000))];
+        let mut s = sim(3, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &xs, 25, &pkts);
+        let mut d = drops(&ends);
+        d.sort();
+        assert_eq!(d, vec![(14, 2, 1, DropReason::Collision as i32), (18, 1, 1, DropReason::Collision as i32)]);
+        assert!(deliveries(&ends).is_empty());
+        // v2's signal is 15 log10(10) + absorption ≈ 15.3 dB stronger: with a 10 dB capture
+        // threshold it survives and v0's is lost.
+        let mut s = sim(3, acoustic(185.0, Some(10.0)), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &xs, 25, &pkts);
+        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::Collision as i32)]);
+        assert_eq!(deliveries(&ends), vec![(14, 2, 1_400_000_000, 1)]);
+    }
+
+    #[test]
+    fn out_of_range_and_unknown_nodes_are_dropped_in_the_same_window() {
+        let mut s = sim(3, LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: false }, 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 100.0, 100.5], 2, &[(0, (1, 0, 1, 10, 0)), (0, (2, 0, 2, 10, 0)), (0, (3, 0, 9, 10, 0))]);
+        assert_eq!(drops(&ends), vec![(0, 2, 2, DropReason::OutOfRange as i32), (0, 3, u32::MAX, DropReason::DropUnspecified as i32)]);
+        assert_eq!(deliveries(&ends), vec![(0, 1, 80_000, 1)]);
+    }
+
+    #[test]
+    fn nodes_and_times_fall_back_to_ips_and_the_window_start() {
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.002 }, 8, ErrorHandling::Drop, 1);
+        let ch = channel(&[0.0, 1.0], &[]);
+        s.handle(&begin(0, &ch, &[])).unwrap();
+        let mut b = network_begin(1, ch);
+        b.pkt_id = vec![4];
+        b.src_ip = vec![0x0a0a0002];
+        b.dst_ip = vec![0x0a0a0001];
+        b.pkt_lengths = vec![0];
+        let end = expect_network(&s.handle(&b.encode_to_vec()).unwrap(), MsgType::End, 1).unwrap();
+        assert_eq!((end.clear_pkt_id, end.rx_node, end.rx_time_ns, end.rx_ip), (vec![4], vec![0], vec![W + 2_000_000], vec![0x0a0a0001]));
+    }
+
+    #[test]
+    fn broadcast_entries_are_one_transmission() {
+        // Same pkt_id, source and time to two receivers: on air once (0.1 s), so a second packet
+        // waits 0.1 s, not 0.2 s.
+        let mut s = sim(3, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1.0, 2.0], 4, &[(0, (1, 0, 1, 100, 0)), (0, (1, 0, 2, 100, 0)), (0, (2, 0, 1, 100, 0))]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, W, 1), (1, 1, W, 2), (2, 2, 2 * W, 1)]);
+    }
+
+    #[test]
+    fn rf_nlos_loses_the_hop_losses_and_rate() {
+        let rf = LinkSpec::from_config(
+            &crate::config::LinkModel::Rf {
+                between: None,
+                frequency_ghz: 2.4,
+                tx_power_dbm: 20.0,
+                path_loss_exponent: 3.0,
+                reference_distance_m: 1.0,
+                reference_loss_db: None,
+                noise_floor_dbm: -94.0,
+                rates: None,
+                delay_ms: 0.0,
+            },
+            &Water::default(),
+        );
+        let mut s = sim(2, rf, 8, ErrorHandling::Flip, 1);
+        let los = channel(&[0.0, 100.0], &[]);
+        let nlos = channel(&[0.0, 100.0], &[((0, 1), 3.0)]);
+        // 1500 bytes = 12000 bits: 12 Mbit/s in LOS (13.95 dB) → 1 ms; behind 3 dB of terrain,
+        // 10.95 dB: 9 Mbit/s (threshold 10 dB) → 1.333 ms. Plus 100 m / c₀ = 334 ns.
+        let e0 = expect_network(&s.handle(&begin(0, &los, &[(1, 0, 1, 1500, 0)])).unwrap(), MsgType::End, 0).unwrap();
+        let e1 = expect_network(&s.handle(&begin(1, &nlos, &[(2, 0, 1, 1500, W)])).unwrap(), MsgType::End, 1).unwrap();
+        assert_eq!(e0.rx_time_ns, vec![1_000_000 + 334]);
+        assert_eq!(e1.rx_time_ns, vec![W + 1_333_333 + 334]);
+        // BER falls a decade per dB above the threshold: 1.95 dB above 12 dB vs 0.95 dB above 10 dB.
+        assert!((e1.ber[0] / e0.ber[0] - 10.0).abs() < 1e-9, "{} {}", e0.ber[0], e1.ber[0]);
+    }
+
+    #[test]
+    fn same_inputs_and_seed_give_the_same_bytes() {
+        // A source level that puts a 25-byte packet's PER near one half at 1500 m.
+        let sl = (100..185)
+            .map(f64::from)
+            .find(|&sl| {
+                let b = acoustic(sl, None).budget(&Geometry { distance_m: 1500.0, los: true, hop_loss_db: 0.0, mean_depth_m: 20.0 });
+                b.usable && crate::model::acoustic::per(b.ber, 200) < 0.7
+            })
+            .unwrap();
+        let go = |seed| {
+            let mut s = sim(2, acoustic(sl, None), 64, ErrorHandling::Drop, seed);
+            let ch = channel(&[0.0, 1500.0], &[]);
+            let mut bytes = Vec::new();
+            for k in 0..400u32 {
+                let pkts: Vec<_> = if k % 10 == 0 { vec![(k, 0, 1, 25, k as u64 * W)] } else { vec![] };
+                bytes.extend(s.handle(&begin(k, &ch, &pkts)).unwrap());
+            }
+            (bytes, s.stats())
+        };
+        let (a, sa) = go(7);
+        let (b, _) = go(7);
+        let (c, _) = go(8);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(sa.packet_error > 0 && sa.delivered > 0, "{sa:?}");
+    }
+
+    #[test]
+    fn garbage_requests_are_errors_not_panics() {
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        assert!(s.handle(b"\xff\xff\xff").is_err());
+        let mut b = network_begin(0, b"\x0a\xff".to_vec());
+        assert!(s.handle(&b.encode_to_vec()).unwrap_err().contains("channel_data"));
+        b.channel_data = channel(&[0.0, 1.0], &[]);
+        b.pkt_id = vec![1];
+        b.src_ip = vec![1];
+        b.dst_ip = vec![2];
+        b.pkt_lengths = vec![u32::MAX];
+        b.src_node = vec![0];
+        b.dst_node = vec![1];
+        b.pkt_time_ns = vec![u64::MAX];
+        assert!(s.handle(&b.encode_to_vec()).is_ok());
+    }
+}
