@@ -626,3 +626,67 @@ fn never_panics_on_mutated_input() {
         assert!(config::parse_str(&text, &file).is_err());
     }
 }
+
+// ---- links and water ----
+
+#[test]
+fn links_pairs_water_and_endpoints() {
+    use netsim_cosim::config::{ErrorHandling, LinkModel, SimulatorEndpoint, SoundSpeed};
+    let text = format!(
+        "{BASE}links:\n  default: {{model: acoustic, micromodem_rate: 0}}\n  pairs:\n    - between: [b, a]\n      model: disk\n      range_m: 50\n  queue_packets: 3\n  errors: flip\n"
+    );
+    let s = parse(&text).unwrap().scenario;
+    assert!(matches!(s.links.default, LinkModel::Acoustic { micromodem_rate: 0, spreading_factor, .. } if spreading_factor == 1.5));
+    assert_eq!(s.links.pairs[0].between(), Some(&["b".to_string(), "a".to_string()]));
+    assert_eq!((s.links.queue_packets, s.links.errors), (3, ErrorHandling::Flip));
+    assert_eq!(s.world.water.sound_speed, SoundSpeed::default());
+
+    let text = insert_after(10, "  water: {temperature_c: 4, sound_speed: 1480, shipping: 1}");
+    let w = parse(&text).unwrap().scenario.world.water;
+    assert_eq!((w.temperature_c, w.sound_speed, w.shipping, w.salinity_ppt), (4.0, SoundSpeed::Fixed(1480.0), 1.0, 35.0));
+
+    let text = format!("{BASE}simulators:\n  network: {{kind: rosnetsim, address: unix:/tmp/net_server_socket}}\n");
+    let s = parse(&text).unwrap().scenario;
+    assert_eq!(s.simulators.network, SimulatorEndpoint::Rosnetsim { address: "unix:/tmp/net_server_socket".into() });
+}
+
+#[test]
+fn links_and_water_errors_name_key_and_line() {
+    let cases: &[(&str, &str, usize)] = &[
+        ("links:\n  default: {model: disk, range_m: 0}\n", "links.default.range_m", 41),
+        ("links:\n  default: {model: ideal, between: [a, b]}\n", "links.default.between", 41),
+        ("links:\n  default: {model: acoustic, micromodem_rate: 7}\n", "links.default.micromodem_rate", 41),
+        ("links:\n  default: {model: acoustic, spreading_factor: 4}\n", "links.default.spreading_factor", 41),
+        ("links:\n  default: {model: acoustic, capture_sir_db: -1}\n", "links.default.capture_sir_db", 41),
+        ("links:\n  default: {model: rf, frequency_ghz: -2.4}\n", "links.default.frequency_ghz", 41),
+        ("links:\n  default:\n    model: rf\n    rates:\n      - {snr_db: 10, rate_bps: 1e6}\n      - {snr_db: 9, rate_bps: 2e6}\n", "links.default.rates[1].snr_db", 45),
+        ("links:\n  pairs:\n    - {between: [a, c], model: ideal}\n", "links.pairs[0].between", 42),
+        ("links:\n  pairs:\n    - {between: [a, a], model: ideal}\n", "links.pairs[0].between", 42),
+        ("links:\n  pairs:\n    - {model: ideal}\n", "links.pairs[0]", 42),
+        ("links:\n  pairs:\n    - {between: [a, b], model: ideal}\n    - {between: [b, a], model: ideal}\n", "links.pairs[1].between", 43),
+        ("links:\n  queue_packets: 0\n", "links.queue_packets", 41),
+        ("links:\n  default: {model: acoustic, colour: red}\n", "links.default.colour", 41),
+        ("simulators:\n  network: {kind: rosnetsim, address: 'ipc:///x'}\n", "simulators.network.address", 41),
+        ("simulators:\n  physics: {kind: rosnetsim, address: 'tcp:host'}\n", "simulators.physics.address", 41),
+    ];
+    for &(tail, key, line) in cases {
+        let err = error(&format!("{BASE}{tail}"));
+        assert_error(&err, key, line);
+    }
+    let err = error(&format!("{BASE}links:\n  pairs:\n    - {{between: [a, b], model: ideal}}\n    - {{between: [b, a], model: ideal}}\n"));
+    assert!(err.message.contains("already given at links.pairs[0] (line 42)"), "{err}");
+    let water: &[(&str, &str)] = &[
+        ("temperature_c: 50", "world.water.temperature_c"),
+        ("salinity_ppt: -1", "world.water.salinity_ppt"),
+        ("ph: 3", "world.water.ph"),
+        ("sound_speed: 900", "world.water.sound_speed"),
+        ("wind_mps: -2", "world.water.wind_mps"),
+        ("shipping: 2", "world.water.shipping"),
+    ];
+    for &(kv, key) in water {
+        let err = error(&insert_after(10, &format!("  water: {{{kv}}}")));
+        assert_error(&err, key, 11);
+    }
+    let err = error(&insert_after(10, "  water: {sound_speed: wilson}"));
+    assert_eq!(err.line, Some(11), "{err}");
+}

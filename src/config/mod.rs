@@ -6,7 +6,7 @@
 //! shipped `config/default.yaml` explains every key). Units are SI and usually part of the
 //! key name (`window_ms`, `speed_mps`); the local frame is ENU (x east, y north, z up, metres)
 //! centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
-//! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`). Unknown keys
+//! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`, `links.pairs[i]`). Unknown keys
 //! are errors, never silently ignored. Terrain files (`kind: png` / `kind: csv`) are resolved
 //! relative to the directory of the scenario file; after loading, their `path` holds the
 //! resolved path.
@@ -53,9 +53,17 @@
 //!   [`LoadedScenario::check_inside_world`].
 //! - `motion: {kind: patrol}`: `speed_mps`, `max_turn_rate_deg_s`, `max_depth_rate_mps`,
 //!   `capture_radius_m` > 0 and finite, at least one waypoint.
-//! - `links.default`: `rate_bps` > 0, `delay_ms` ≥ 0, both finite.
+//! - `world.water`: `temperature_c` in [−2, 40], `salinity_ppt` in [0, 45], `ph` in [6, 9.5],
+//!   a fixed `sound_speed` in [1300, 1700] m/s, `wind_mps` ≥ 0, `shipping` in [0, 1].
+//! - `links`: `default` has no `between`; every `pairs` entry has `between` naming two
+//!   different existing vehicles, each unordered pair at most once; `queue_packets` > 0. Per
+//!   model: rates, ranges, frequencies, bandwidths, reference distance and exponent > 0;
+//!   delays ≥ 0; powers, levels, losses, noise floor and coding gain finite; rf `rates`
+//!   non-empty with strictly increasing `snr_db`; acoustic `micromodem_rate` 0–6,
+//!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0.
 //! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
-//!   endpoint starts with `tcp://` or `ipc://`.
+//!   endpoint starts with `tcp://` or `ipc://`; a `kind: rosnetsim` address is `unix:/path` or
+//!   `tcp:host:port`.
 //!
 //! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing.
 

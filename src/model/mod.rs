@@ -1,6 +1,8 @@
 //! The pure simulation: no I/O, time passed in.
+pub mod acoustic;
+pub mod channel;
 pub mod geo;
+pub mod link;
 pub mod motion;
 pub mod netsim;
-pub mod channel;
 pub mod terrain;
