@@ -15,6 +15,8 @@
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
 use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::live::LiveNetwork;
+use crate::net::ledger::LedgerSummary;
 use crate::output::{PairSummary, Timeline};
 use crate::sim::{network::PassthroughNetwork, physics::PhysicsSim};
 use crate::sync::{
@@ -29,6 +31,7 @@ use crate::wire::proto::{
 use prost::Message;
 use std::{
     path::PathBuf,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -67,24 +70,44 @@ pub fn schedule(loaded: &LoadedScenario) -> Schedule {
 }
 
 /// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
+/// With a [`LiveNetwork`] it adds the packets captured since the last BEGIN to each BEGIN
+/// and hands each END's releases to the live side, which writes them into the receivers'
+/// TUN interfaces at the delivery times the simulator chose.
 pub struct NetworkCoordinator {
     sim: Link,
     windows: WindowCounter,
     startup: Duration,
+    live: Option<Arc<LiveNetwork>>,
 }
 
 impl NetworkCoordinator {
     pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
-        NetworkCoordinator { sim, windows: WindowCounter::new(schedule.windows), startup }
+        NetworkCoordinator { sim, windows: WindowCounter::new(schedule.windows), startup, live: None }
+    }
+
+    /// Captures and releases live traffic through `live`.
+    pub fn with_live(mut self, live: Option<Arc<LiveNetwork>>) -> Self {
+        self.live = live;
+        self
+    }
+
+    pub fn live(&self) -> Option<&Arc<LiveNetwork>> {
+        self.live.as_ref()
     }
 
     async fn window(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
-        let begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?;
+        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?;
         let k = begin.time_val;
         self.windows.begin(k)?;
+        if let Some(live) = &self.live {
+            live.begin(k, &mut begin);
+        }
         let first = (k == 0).then_some(self.startup);
         let reply = self.sim.exchange(k, begin.encode_to_vec(), first).await.map_err(|e| e.to_string())?;
-        expect_network(&reply, network_update::MsgType::End, k).map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        let end = expect_network(&reply, network_update::MsgType::End, k).map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        if let Some(live) = &self.live {
+            live.end(k, &end);
+        }
         Ok(reply)
     }
 }
@@ -111,6 +134,10 @@ pub struct RunReport {
     pub interrupted: bool,
     pub timeline: Option<PathBuf>,
     pub pairs: Vec<PairSummary>,
+    /// The ledger of live vehicle traffic (`network.capture: tun` with an in-process network
+    /// coordinator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<LedgerSummary>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -125,6 +152,8 @@ pub struct PhysicsCoordinator {
     pub scenario: String,
     /// Log a progress line at most this often.
     pub progress_every: Option<Duration>,
+    /// The in-process network coordinator's live side, if it captures traffic.
+    pub live: Option<Arc<LiveNetwork>>,
 }
 
 impl PhysicsCoordinator {
@@ -141,11 +170,14 @@ impl PhysicsCoordinator {
         let s = &loaded.scenario;
         let schedule = schedule(loaded);
         let physics = physics_simulator(loaded, physics_endpoint).await?;
+        let mut live = None;
         let network = match network_coordinator {
             Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
             None => {
                 let sim = network_simulator(loaded, network_endpoint).await?;
-                Link::local("network coordinator", Box::new(NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))))
+                live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
+                let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded)).with_live(live.clone());
+                Link::local("network coordinator", Box::new(coordinator))
             }
         };
         let timeline = match out_dir {
@@ -161,6 +193,7 @@ impl PhysicsCoordinator {
             timeline,
             scenario: s.name.clone(),
             progress_every: Some(Duration::from_secs(2)),
+            live,
         })
     }
 
@@ -226,6 +259,7 @@ impl PhysicsCoordinator {
             }
         }
         let wall_seconds = started.elapsed().as_secs_f64();
+        let network = self.live.take().map(|l| l.shutdown());
         let (timeline, pairs) = match self.timeline.take() {
             Some(t) => {
                 let path = t.path().to_path_buf();
@@ -243,6 +277,7 @@ impl PhysicsCoordinator {
             interrupted,
             timeline,
             pairs,
+            network,
         })
     }
 

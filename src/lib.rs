@@ -6,6 +6,8 @@
 //! - [`model`]: the pure simulation (terrain, vehicles, channel extraction); time is an argument.
 //! - [`sim`]: the embedded simulators, as request/response state machines.
 //! - [`sync`]: the lockstep window protocol and its transports (in-process, ZeroMQ).
+//! - [`net`]: live vehicle traffic as pure logic (capture, release, ledger); [`io`]: its
+//!   namespaces, TUN interfaces and tasks.
 pub mod config;
 pub mod model;
 pub mod wire;
@@ -13,4 +15,6 @@ pub mod sync;
 pub mod sim;
 pub mod output;
 pub mod coord;
+pub mod net;
+pub mod io;
 pub mod cli;
