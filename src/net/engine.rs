@@ -350,20 +350,20 @@ mod tests {
         assert_eq!(e.capture(0, Frame::plain(vec![0x45, 0, 0]), 9), CaptureOutcome::Dropped { reason: DropReason::Malformed, copies: 1 });
         let mut begin = NetworkUpdate::default();
         e.fill_begin(0, &mut begin);
-        assert_eq!(begin.pkt_id.len(), 11);
+        assert_eq!(begin.pkt_id.len(), 10);
         assert_eq!(begin.dst_node, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
         assert_eq!(begin.pkt_time_ns[0], 5);
         assert_eq!(begin.dst_ip[0], u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2)));
         assert_eq!(begin.dst_ip[2], 0, "c has no IPv4 address");
         let out = e.apply_end(0, &pass_through(&begin, 0));
-        assert_eq!(out.len(), 11);
+        assert_eq!(out.len(), 10);
         let nodes: Vec<usize> = out.iter().map(|d| d.node).collect();
         assert_eq!(nodes, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
         for d in &out {
             e.delivered(d, true);
         }
         assert!(e.ledger.balances());
-        assert_eq!((e.ledger.captured, e.ledger.delivered, e.ledger.in_flight), (13, 11, 0));
+        assert_eq!((e.ledger.captured, e.ledger.delivered, e.ledger.in_flight), (12, 10, 0));
     }
 
     #[test]
