@@ -15,13 +15,18 @@ pub fn init_logging() {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called (not when
+/// first polled), so a signal during set-up (e.g. while namespaces are being created) still
+/// ends the run cleanly instead of killing the process.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt()).expect("install SIGINT handler");
     let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::warn!("SIGINT: stopping after the current window"),
-        _ = term.recv() => tracing::warn!("SIGTERM: stopping after the current window"),
+    async move {
+        tokio::select! {
+            _ = int.recv() => tracing::warn!("SIGINT: stopping after the current window"),
+            _ = term.recv() => tracing::warn!("SIGTERM: stopping after the current window"),
+        }
     }
 }
 

@@ -74,11 +74,12 @@ async fn main() {
 async fn run(command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Run { scenario, out, physics_sim, network_sim } => {
+            let stop = cli::shutdown_signal();
             let loaded = cli::load(&scenario)?;
             let out = cli::output_dir(&loaded, out);
             let coordinator =
                 PhysicsCoordinator::for_scenario(&loaded, physics_sim.as_deref(), None, network_sim.as_deref(), Some(out.clone())).await?;
-            let report = coordinator.run(cli::shutdown_signal()).await?;
+            let report = coordinator.run(stop).await?;
             cli::report(&report, &out)
         }
         Command::Check { scenario } => {

@@ -35,6 +35,7 @@ async fn main() {
     let a = Args::parse();
     cli::exit_with(
         async {
+            let stop = cli::shutdown_signal();
             let loaded = cli::load(&a.scenario)?;
             let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
             let out = cli::output_dir(&loaded, a.out.clone());
@@ -47,7 +48,7 @@ async fn main() {
                     Ok(zmq::ServeEnd::Idle) => Err(anyhow::anyhow!("no request for {} s; exiting", a.idle_timeout_s)),
                     Err(e) => Err(e),
                 },
-                _ = cli::shutdown_signal() => Ok(cli::EXIT_INTERRUPTED),
+                _ = stop => Ok(cli::EXIT_INTERRUPTED),
             };
             if let Some(live) = live {
                 cli::report_network(&live.shutdown(), &out)?;
