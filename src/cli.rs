@@ -3,6 +3,7 @@
 
 use crate::config::{self, LoadedScenario};
 use crate::coord::RunReport;
+use crate::net::ledger::LedgerSummary;
 use std::path::{Path, PathBuf};
 
 /// Exit code of a run stopped by SIGINT/SIGTERM (128 + SIGINT, as shells report it).
@@ -14,13 +15,18 @@ pub fn init_logging() {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called (not when
+/// first polled), so a signal during set-up (e.g. while namespaces are being created) still
+/// ends the run cleanly instead of killing the process.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt()).expect("install SIGINT handler");
     let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::warn!("SIGINT: stopping after the current window"),
-        _ = term.recv() => tracing::warn!("SIGTERM: stopping after the current window"),
+    async move {
+        tokio::select! {
+            _ = int.recv() => tracing::warn!("SIGINT: stopping after the current window"),
+            _ = term.recv() => tracing::warn!("SIGTERM: stopping after the current window"),
+        }
     }
 }
 
@@ -60,11 +66,35 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
             p.transitions
         );
     }
+    if let Some(n) = &report.network {
+        print_ledger(n);
+    }
     if let Some(t) = &report.timeline {
         println!("timeline: {}", t.display());
     }
     println!("summary: {}", summary.display());
     Ok(if report.interrupted { EXIT_INTERRUPTED } else { 0 })
+}
+
+fn print_ledger(n: &LedgerSummary) {
+    let drops: Vec<String> = n.drops.iter().map(|(r, c)| format!("{r} {c}")).collect();
+    println!(
+        "  network: captured {} = delivered {} + dropped {} + in flight {} ({}){}",
+        n.captured,
+        n.delivered,
+        n.dropped,
+        n.in_flight,
+        if n.balanced { "balanced" } else { "NOT BALANCED" },
+        if drops.is_empty() { String::new() } else { format!("; drops: {}", drops.join(", ")) }
+    );
+}
+
+/// Writes a standalone network coordinator's ledger to `network_summary.json` and prints it.
+pub fn report_network(n: &LedgerSummary, out_dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out_dir)?;
+    std::fs::write(out_dir.join("network_summary.json"), serde_json::to_vec_pretty(n)?)?;
+    print_ledger(n);
+    Ok(())
 }
 
 /// Runs `f` and turns its error into a message on stderr and exit code 1.

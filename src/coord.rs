@@ -17,6 +17,8 @@
 use crate::config::{LoadedScenario, SimulatorEndpoint};
 use crate::io::netsim_manager::Manager;
 use crate::model::netsim::{NavInbox, Rules};
+use crate::io::live::LiveNetwork;
+use crate::net::ledger::LedgerSummary;
 use crate::output::{PairSummary, Timeline};
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
@@ -31,6 +33,7 @@ use crate::wire::proto::{
 use prost::Message;
 use std::{
     path::PathBuf,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -98,24 +101,44 @@ pub fn schedule(loaded: &LoadedScenario) -> Schedule {
 }
 
 /// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
+/// With a [`LiveNetwork`] it adds the packets captured since the last BEGIN to each BEGIN
+/// and hands each END's releases to the live side, which writes them into the receivers'
+/// TUN interfaces at the delivery times the simulator chose.
 pub struct NetworkCoordinator {
     sim: Link,
     windows: WindowCounter,
     startup: Duration,
+    live: Option<Arc<LiveNetwork>>,
 }
 
 impl NetworkCoordinator {
     pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
-        NetworkCoordinator { sim, windows: WindowCounter::new(schedule.windows), startup }
+        NetworkCoordinator { sim, windows: WindowCounter::new(schedule.windows), startup, live: None }
+    }
+
+    /// Captures and releases live traffic through `live`.
+    pub fn with_live(mut self, live: Option<Arc<LiveNetwork>>) -> Self {
+        self.live = live;
+        self
+    }
+
+    pub fn live(&self) -> Option<&Arc<LiveNetwork>> {
+        self.live.as_ref()
     }
 
     async fn window(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
-        let begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?;
+        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?;
         let k = begin.time_val;
         self.windows.begin(k)?;
+        if let Some(live) = &self.live {
+            live.begin(k, &mut begin);
+        }
         let first = (k == 0).then_some(self.startup);
         let reply = self.sim.exchange(k, begin.encode_to_vec(), first).await.map_err(|e| e.to_string())?;
-        expect_network(&reply, network_update::MsgType::End, k).map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        let end = expect_network(&reply, network_update::MsgType::End, k).map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        if let Some(live) = &self.live {
+            live.end(k, &end);
+        }
         Ok(reply)
     }
 }
@@ -142,6 +165,10 @@ pub struct RunReport {
     pub interrupted: bool,
     pub timeline: Option<PathBuf>,
     pub pairs: Vec<PairSummary>,
+    /// The ledger of live vehicle traffic (`network.capture: tun` with an in-process network
+    /// coordinator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<LedgerSummary>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -158,6 +185,8 @@ pub struct PhysicsCoordinator {
     pub progress_every: Option<Duration>,
     /// The NETSIM manager serving the embedded physics simulator, if any.
     pub netsim_manager: Option<Manager>,
+    /// The in-process network coordinator's live side, if it captures traffic.
+    pub live: Option<Arc<LiveNetwork>>,
 }
 
 impl PhysicsCoordinator {
@@ -174,11 +203,14 @@ impl PhysicsCoordinator {
         let s = &loaded.scenario;
         let schedule = schedule(loaded);
         let (physics, netsim_manager) = physics_simulator(loaded, physics_endpoint).await?;
+        let mut live = None;
         let network = match network_coordinator {
             Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
             None => {
                 let sim = network_simulator(loaded, network_endpoint).await?;
-                Link::local("network coordinator", Box::new(NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))))
+                live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
+                let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded)).with_live(live.clone());
+                Link::local("network coordinator", Box::new(coordinator))
             }
         };
         let timeline = match out_dir {
@@ -195,6 +227,7 @@ impl PhysicsCoordinator {
             scenario: s.name.clone(),
             progress_every: Some(Duration::from_secs(2)),
             netsim_manager,
+            live,
         })
     }
 
@@ -260,6 +293,7 @@ impl PhysicsCoordinator {
             }
         }
         let wall_seconds = started.elapsed().as_secs_f64();
+        let network = self.live.take().map(|l| l.shutdown());
         let (timeline, pairs) = match self.timeline.take() {
             Some(t) => {
                 let path = t.path().to_path_buf();
@@ -277,6 +311,7 @@ impl PhysicsCoordinator {
             interrupted,
             timeline,
             pairs,
+            network,
         })
     }
 

@@ -43,6 +43,18 @@ enum Command {
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
     },
+    /// Run a program inside a vehicle's network namespace (the run must be live:
+    /// `network.capture: tun`), e.g. `cosim exec auv1 -- ping 10.10.0.2`.
+    Exec {
+        /// The vehicle's name.
+        vehicle: String,
+        /// Check that the scenario has this vehicle.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     /// Serve the embedded network simulator for a scenario on a ZeroMQ REP socket.
     NetworkSim {
         scenario: PathBuf,
@@ -62,11 +74,12 @@ async fn main() {
 async fn run(command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Run { scenario, out, physics_sim, network_sim } => {
+            let stop = cli::shutdown_signal();
             let loaded = cli::load(&scenario)?;
             let out = cli::output_dir(&loaded, out);
             let coordinator =
                 PhysicsCoordinator::for_scenario(&loaded, physics_sim.as_deref(), None, network_sim.as_deref(), Some(out.clone())).await?;
-            let report = coordinator.run(cli::shutdown_signal()).await?;
+            let report = coordinator.run(stop).await?;
             cli::report(&report, &out)
         }
         Command::Check { scenario } => {
@@ -87,6 +100,15 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             let loaded = cli::load(&scenario)?;
             let (mut sim, _manager) = embedded_physics(&loaded).await?;
             serve(&bind, &mut sim, idle_timeout_s).await
+        }
+        Command::Exec { vehicle, scenario, command } => {
+            if let Some(s) = scenario {
+                let loaded = cli::load(&s)?;
+                if !loaded.scenario.vehicles.iter().any(|v| v.name == vehicle) {
+                    anyhow::bail!("{} has no vehicle {vehicle:?}", s.display());
+                }
+            }
+            Err(netsim_cosim::io::netns::exec_in(&vehicle, &command))
         }
         Command::NetworkSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;

@@ -4,6 +4,7 @@ use clap::Parser;
 use netsim_cosim::{
     cli,
     coord::{network_simulator, schedule, startup_timeout, NetworkCoordinator},
+    io::live::LiveNetwork,
     sync::zmq,
 };
 use std::{path::PathBuf, time::Duration};
@@ -19,6 +20,10 @@ struct Args {
     /// Network simulator's ZeroMQ endpoint (default: the scenario's `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
     network_sim: Option<String>,
+    /// Output folder for `network_summary.json` and pcaps (default: the scenario's output_dir,
+    /// else out/<name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Exit when the physics coordinator sends nothing for this long (seconds).
     #[arg(long, default_value_t = 60.0)]
     idle_timeout_s: f64,
@@ -30,17 +35,25 @@ async fn main() {
     let a = Args::parse();
     cli::exit_with(
         async {
+            let stop = cli::shutdown_signal();
             let loaded = cli::load(&a.scenario)?;
             let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
-            let mut coordinator = NetworkCoordinator::new(sim, schedule(&loaded), startup_timeout(&loaded));
+            let out = cli::output_dir(&loaded, a.out.clone());
+            let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
+            let mut coordinator = NetworkCoordinator::new(sim, schedule(&loaded), startup_timeout(&loaded)).with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
-            tokio::select! {
-                end = zmq::serve(&a.bind, &mut coordinator, idle) => match end? {
-                    zmq::ServeEnd::Done => Ok(0),
-                    zmq::ServeEnd::Idle => anyhow::bail!("no request for {} s; exiting", a.idle_timeout_s),
+            let code = tokio::select! {
+                end = zmq::serve(&a.bind, &mut coordinator, idle) => match end {
+                    Ok(zmq::ServeEnd::Done) => Ok(0),
+                    Ok(zmq::ServeEnd::Idle) => Err(anyhow::anyhow!("no request for {} s; exiting", a.idle_timeout_s)),
+                    Err(e) => Err(e),
                 },
-                _ = cli::shutdown_signal() => Ok(cli::EXIT_INTERRUPTED),
+                _ = stop => Ok(cli::EXIT_INTERRUPTED),
+            };
+            if let Some(live) = live {
+                cli::report_network(&live.shutdown(), &out)?;
             }
+            code
         }
         .await,
     )

@@ -29,6 +29,7 @@ async fn main() {
     let a = Args::parse();
     cli::exit_with(
         async {
+            let stop = cli::shutdown_signal();
             let loaded = cli::load(&a.scenario)?;
             let out = cli::output_dir(&loaded, a.out);
             let c = PhysicsCoordinator::for_scenario(
@@ -39,7 +40,7 @@ async fn main() {
                 Some(out.clone()),
             )
             .await?;
-            let report = c.run(cli::shutdown_signal()).await?;
+            let report = c.run(stop).await?;
             cli::report(&report, &out)
         }
         .await,

@@ -37,6 +37,9 @@ pub struct Scenario {
     /// send their navigation to. Absent: no manager runs.
     #[serde(default)]
     pub netsim_manager: Option<NetsimManager>,
+    /// Live vehicle traffic: capture through TUN interfaces, release, ledger, pcap.
+    #[serde(default)]
+    pub network: Network,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -528,4 +531,64 @@ pub struct Environment {
     #[serde(default)]
     pub depth_min: f64,
     pub depth_max: f64,
+}
+
+/// The network coordinator's live side: vehicle traffic captured from one TUN interface per
+/// vehicle (each in its own network namespace) and released as the network simulator decides.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// `none` (default): no live traffic; `tun`: a namespace and TUN interface per vehicle.
+    #[serde(default)]
+    pub capture: Capture,
+    /// A copy the simulator has neither released nor dropped after this many windows is
+    /// dropped ("held too long"). Default 100.
+    #[serde(default = "default_max_hold_windows")]
+    pub max_hold_windows: u32,
+    /// Packets waiting for the next window, at most (more are dropped, "queue full"). Default 4096.
+    #[serde(default = "default_queue_limit")]
+    pub queue_limit: usize,
+    /// Links check a CRC: a packet with any flipped bit is dropped ("bit errors"). With
+    /// `false` the corrupted bytes are delivered. Default true.
+    #[serde(default = "default_true")]
+    pub crc: bool,
+    /// Write `<vehicle>.pcap` per vehicle (what it sent and what it received, sim timestamps).
+    #[serde(default)]
+    pub pcap: bool,
+    /// TUN segmentation offload (IFF_VNET_HDR): the kernel hands over TCP bursts of up to
+    /// 64 KiB as one packet, which is much faster; per-packet link models then see fewer,
+    /// larger packets. Default false (one entry per IP packet on the wire).
+    #[serde(default)]
+    pub offload: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Capture {
+    #[default]
+    None,
+    Tun,
+}
+
+fn default_max_hold_windows() -> u32 {
+    100
+}
+fn default_queue_limit() -> usize {
+    4096
+}
+fn default_true() -> bool {
+    true
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            capture: Capture::None,
+            max_hold_windows: default_max_hold_windows(),
+            queue_limit: default_queue_limit(),
+            crc: true,
+            pcap: false,
+            offload: false,
+        }
+    }
 }

@@ -90,6 +90,7 @@ pub(super) fn validate(loaded: &LoadedScenario) -> Check {
     links(&cx)?;
     simulators(&cx)?;
     netsim_manager(&cx)?;
+    network(&cx)?;
 
     if let Terrain::Procedural { size_m, .. } = &s.world.terrain {
         check_inside_world(loaded, [size_m[0] / 2.0, size_m[1] / 2.0])?;
@@ -541,6 +542,24 @@ pub(super) fn check_inside_world(loaded: &LoadedScenario, half: [f64; 2]) -> Che
                 }
             }
         }
+    }
+    Ok(())
+}
+
+fn network(cx: &Ctx) -> Check {
+    let s = &cx.loaded.scenario;
+    let n = &s.network;
+    if n.max_hold_windows == 0 {
+        return Err(cx.err("network.max_hold_windows", "must be ≥ 1"));
+    }
+    if n.queue_limit == 0 {
+        return Err(cx.err("network.queue_limit", "must be ≥ 1"));
+    }
+    if n.capture == super::Capture::Tun && s.real_time_factor <= 0.0 {
+        return Err(cx.err(
+            "network.capture",
+            "live traffic runs against the wall clock: set real_time_factor > 0 (e.g. 1.0)",
+        ));
     }
     Ok(())
 }

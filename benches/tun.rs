@@ -1,0 +1,140 @@
+//! Live traffic through the network coordinator vs. the kernel's own path, in one run (root):
+//! iperf3 TCP throughput, ping round-trip times, and 64-byte UDP packets/s, first between two
+//! namespaces joined by a veth pair, then between two vehicles through the coordinator with
+//! the embedded (pass-through or ideal) network simulator, without and with TUN offloads.
+//!
+//! `cargo bench --bench tun` (BENCH_SECONDS=3 by default per measurement; W via BENCH_WINDOW_MS).
+use netsim_cosim::{config, coord::PhysicsCoordinator};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn sh(args: &[&str]) -> String {
+    let o = Command::new(args[0]).args(&args[1..]).output().expect("run");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn in_ns(ns: &str, args: &[&str]) -> Vec<String> {
+    let mut v = vec!["ip".to_string(), "netns".into(), "exec".into(), ns.into()];
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run(v: Vec<String>) -> String {
+    let a: Vec<&str> = v.iter().map(|s| s.as_str()).collect();
+    sh(&a)
+}
+
+struct Figures {
+    tcp_bps: f64,
+    rtt_p50_us: f64,
+    rtt_p99_us: f64,
+    pps_64: f64,
+}
+
+/// Measures between namespace `a` and `b_ip` (in namespace `b`).
+fn measure(a: &str, b: &str, b_ip: &str, secs: u32) -> Figures {
+    let mut server = Command::new("ip").args(["netns", "exec", b, "iperf3", "-s", "-B", b_ip]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let t = secs.to_string();
+    let tcp: serde_json::Value = serde_json::from_str(&run(in_ns(a, &["iperf3", "-c", b_ip, "-t", &t, "-J"]))).unwrap_or_default();
+    let tcp_bps = tcp["end"]["sum_received"]["bits_per_second"].as_f64().unwrap_or(0.0);
+    // 64-byte IPv4 packets: 20 IP + 8 UDP + 36 payload.
+    let udp: serde_json::Value = serde_json::from_str(&run(in_ns(a, &["iperf3", "-c", b_ip, "-u", "-b", "0", "-l", "36", "-t", &t, "-J"]))).unwrap_or_default();
+    let sum = &udp["end"]["sum"];
+    let received = sum["packets"].as_f64().unwrap_or(0.0) - sum["lost_packets"].as_f64().unwrap_or(0.0);
+    let pps_64 = received / sum["seconds"].as_f64().unwrap_or(1.0).max(1e-9);
+    let _ = server.kill();
+    let _ = server.wait();
+    let out = run(in_ns(a, &["ping", "-c", "300", "-i", "0.0033", "-W", "1", b_ip]));
+    let mut rtts: Vec<f64> = out.lines().filter_map(|l| l.split("time=").nth(1)?.split(' ').next()?.parse::<f64>().ok()).collect();
+    rtts.sort_by(|x, y| x.total_cmp(y));
+    let pct = |p: f64| rtts.get(((rtts.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(f64::NAN) * 1000.0;
+    Figures { tcp_bps, rtt_p50_us: pct(0.5), rtt_p99_us: pct(0.99), pps_64 }
+}
+
+fn veth_baseline(secs: u32) -> Figures {
+    let (a, b) = ("ncbench-a", "ncbench-b");
+    for ns in [a, b] {
+        let _ = sh(&["ip", "netns", "del", ns]);
+        sh(&["ip", "netns", "add", ns]);
+        sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
+    }
+    sh(&["ip", "link", "add", "ncbv0", "netns", a, "type", "veth", "peer", "name", "ncbv1", "netns", b]);
+    sh(&["ip", "-n", a, "addr", "add", "10.250.0.1/24", "dev", "ncbv0"]);
+    sh(&["ip", "-n", b, "addr", "add", "10.250.0.2/24", "dev", "ncbv1"]);
+    sh(&["ip", "-n", a, "link", "set", "ncbv0", "up"]);
+    sh(&["ip", "-n", b, "link", "set", "ncbv1", "up"]);
+    let f = measure(a, b, "10.250.0.2", secs);
+    for ns in [a, b] {
+        sh(&["ip", "netns", "del", ns]);
+    }
+    f
+}
+
+fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32) -> Figures {
+    let duration = 3.0 * secs as f64 + 12.0;
+    let y = format!(
+        "name: bench\nwindow_ms: {window_ms}\nduration_s: {duration}\nreal_time_factor: 1\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
+         vehicles:\n\
+         \x20 - {{name: bench1, addresses: [10.251.0.1/24], start: {{x: 0, y: 0, z: -10}}, motion: {{kind: stationary}}}}\n\
+         \x20 - {{name: bench2, addresses: [10.251.0.2/24], start: {{x: 10, y: 0, z: -10}}, motion: {{kind: stationary}}}}\n\
+         links:\n  default: {{model: ideal, rate_bps: 1.0e11, delay_ms: 0}}\n\
+         network: {{capture: tun, offload: {offload}, queue_limit: 65536, max_hold_windows: 1000}}\n"
+    );
+    let path = dir.join("bench.yaml");
+    std::fs::write(&path, y).unwrap();
+    let loaded = config::load(&path).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, None).await.unwrap();
+        c.progress_every = None;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let m = tokio::task::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let f = measure("ncs-bench1", "ncs-bench2", "10.251.0.2", secs);
+            let _ = tx.send(());
+            f
+        });
+        let report = c.run(async { let _ = rx.await; }).await.unwrap();
+        if let Some(n) = &report.network {
+            println!("    ledger: captured {} delivered {} dropped {} ({:?}) in flight at the end {} balanced {}", n.captured, n.delivered, n.dropped, n.drops, n.in_flight, n.balanced);
+        }
+        m.await.unwrap()
+    })
+}
+
+fn print(name: &str, f: &Figures) {
+    println!(
+        "  {name:<34} TCP {:>8.1} Mbit/s   ping RTT p50 {:>8.0} µs  p99 {:>8.0} µs   64-byte UDP {:>9.0} packets/s",
+        f.tcp_bps / 1e6,
+        f.rtt_p50_us,
+        f.rtt_p99_us,
+        f.pps_64
+    );
+}
+
+fn main() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("bench tun: needs root (namespaces, TUN devices)");
+        return;
+    }
+    let secs: u32 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let window_ms: f64 = std::env::var("BENCH_WINDOW_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let dir = tempfile::tempdir().unwrap();
+    println!("live traffic, {secs} s per measurement, W = {window_ms} ms, real_time_factor 1");
+    let veth = veth_baseline(secs);
+    print("kernel veth pair", &veth);
+    for offload in [false, true] {
+        let f = coordinator(dir.path(), window_ms, offload, secs);
+        print(&format!("coordinator (TUN, offload {})", if offload { "on" } else { "off" }), &f);
+        println!(
+            "    ratio to veth: TCP {:.3}, packets/s {:.3}; added one-way latency p50 ≈ {:.0} µs (RTT/2 minus veth's; target ≤ W + 100 µs = {:.0} µs)",
+            f.tcp_bps / veth.tcp_bps.max(1.0),
+            f.pps_64 / veth.pps_64.max(1.0),
+            (f.rtt_p50_us - veth.rtt_p50_us) / 2.0,
+            window_ms * 1000.0 + 100.0
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! The network coordinator's live side: the vehicles' namespaces and TUN interfaces, a reader
+//! task per vehicle feeding the [`Engine`], and a release task writing each delivery into
+//! the receiver's TUN at the wall time of the sim time the simulator chose (through the
+//! pacing), plus the pcap files. Everything is shared behind one mutex; critical sections are
+//! short (no I/O but the buffered pcap writes).
+
+use super::netns::Namespaces;
+use super::tun;
+use crate::config::{Capture, LoadedScenario};
+use crate::net::{
+    addr::AddressBook,
+    engine::{Delivery, Engine, EngineConfig, Frame},
+    ledger::{DropReason, Ledger, LedgerSummary},
+    pacing::Pacing,
+};
+use crate::wire::pcap::PcapWriter;
+use crate::wire::proto::NetworkUpdate;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tun_rs::AsyncDevice;
+
+struct Scheduled {
+    due: Instant,
+    seq: u64,
+    delivery: Delivery,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        (self.due, self.seq) == (o.due, o.seq)
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.due, self.seq).cmp(&(o.due, o.seq))
+    }
+}
+
+struct State {
+    engine: Engine,
+    pacing: Pacing,
+    releases: BinaryHeap<Reverse<Scheduled>>,
+    release_limit: usize,
+    seq: u64,
+    pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
+    closed: bool,
+}
+
+impl State {
+    fn pcap(&mut self, node: usize, t_ns: u64, packet: &[u8]) {
+        if let Some(slot) = self.pcaps.get_mut(node) {
+            if let Some(w) = slot {
+                if let Err(e) = w.write(t_ns, packet) {
+                    tracing::warn!("pcap of vehicle {node} stopped: {e}");
+                    *slot = None;
+                }
+            }
+        }
+    }
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Notify,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A vehicle network in namespaces, captured through TUN interfaces.
+pub struct LiveNetwork {
+    shared: Arc<Shared>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    devices: Mutex<Vec<Arc<AsyncDevice>>>,
+    namespaces: Mutex<Option<Namespaces>>,
+    summary: Mutex<Option<LedgerSummary>>,
+    pub offload: bool,
+}
+
+/// Largest packet read from a TUN (a 64 KiB GSO burst plus the virtio header).
+const READ_BUFFER: usize = 65_536 + tun::VNET_HDR_LEN;
+
+impl LiveNetwork {
+    /// For a scenario with `network.capture: tun`: `None` otherwise. Needs root and a tokio runtime.
+    pub fn for_scenario(loaded: &LoadedScenario, out_dir: Option<&Path>) -> anyhow::Result<Option<Arc<LiveNetwork>>> {
+        let s = &loaded.scenario;
+        if s.network.capture != Capture::Tun {
+            return Ok(None);
+        }
+        let schedule = crate::coord::schedule(loaded);
+        let book = AddressBook::new(&s.vehicles);
+        let n = book.len();
+        let cfg = EngineConfig {
+            window_ns: schedule.window_ns,
+            queue_limit: s.network.queue_limit,
+            max_hold_windows: s.network.max_hold_windows,
+            crc: s.network.crc,
+            seed: s.seed,
+        };
+        let namespaces = Namespaces::create(&book.names)?;
+        let mut devices = Vec::new();
+        for (ns, addrs) in namespaces.names().iter().zip(&book.addresses) {
+            devices.push(Arc::new(tun::open(ns, addrs, s.network.offload)?));
+        }
+        let mut pcaps = Vec::new();
+        for name in &book.names {
+            pcaps.push(match (s.network.pcap, out_dir) {
+                (true, Some(dir)) => {
+                    std::fs::create_dir_all(dir)?;
+                    let f = File::create(dir.join(format!("{name}.pcap")))?;
+                    Some(PcapWriter::new(BufWriter::with_capacity(1 << 16, f))?)
+                }
+                _ => None,
+            });
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                engine: Engine::new(book, cfg),
+                pacing: Pacing::new(schedule.window_ns, s.real_time_factor),
+                releases: BinaryHeap::new(),
+                release_limit: s.network.queue_limit.saturating_mul(n.max(1)),
+                seq: 0,
+                pcaps,
+                closed: false,
+            }),
+            wake: Notify::new(),
+        });
+        let offload = s.network.offload;
+        let hdr_len = if offload { tun::VNET_HDR_LEN } else { 0 };
+        let mut tasks = Vec::new();
+        for (node, dev) in devices.iter().enumerate() {
+            tasks.push(tokio::spawn(read_loop(shared.clone(), dev.clone(), node, hdr_len)));
+        }
+        tasks.push(tokio::spawn(release_loop(shared.clone(), devices.clone())));
+        tracing::info!(vehicles = n, offload, "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ...)");
+        Ok(Some(Arc::new(LiveNetwork {
+            shared,
+            tasks: Mutex::new(tasks),
+            devices: Mutex::new(devices),
+            namespaces: Mutex::new(Some(namespaces)),
+            summary: Mutex::new(None),
+            offload,
+        })))
+    }
+
+    /// Window `k` opens now: describes the packets captured since the last BEGIN in `begin`.
+    pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
+        let mut st = self.shared.lock();
+        st.pacing.open(k, Instant::now());
+        st.engine.fill_begin(k, begin);
+    }
+
+    /// The simulator's END of window `k`: schedules its deliveries.
+    pub fn end(&self, k: u32, end: &NetworkUpdate) {
+        let mut st = self.shared.lock();
+        let deliveries = st.engine.apply_end(k, end);
+        let Some((open_k, _, wall)) = st.pacing.open.filter(|o| o.0 == k) else {
+            for _ in deliveries {
+                st.engine.ledger.drop_copy(DropReason::Shutdown);
+            }
+            return;
+        };
+        debug_assert_eq!(open_k, k);
+        for d in deliveries {
+            if st.closed || st.releases.len() >= st.release_limit {
+                let reason = if st.closed { DropReason::Shutdown } else { DropReason::QueueFull };
+                st.engine.ledger.drop_copy(reason);
+                continue;
+            }
+            let due = st.pacing.wall_at(k, wall, d.t_ns);
+            st.seq += 1;
+            let seq = st.seq;
+            st.releases.push(Reverse(Scheduled { due, seq, delivery: d }));
+        }
+        drop(st);
+        self.shared.wake.notify_one();
+    }
+
+    pub fn ledger(&self) -> Ledger {
+        self.shared.lock().engine.ledger.clone()
+    }
+
+    /// Copies with the simulator, queued for the next window, and scheduled for release.
+    pub fn in_flight_parts(&self) -> (usize, usize, usize) {
+        let st = self.shared.lock();
+        (st.engine.queued(), st.engine.held_copies(), st.releases.len())
+    }
+
+    /// Ends the live side: stops the tasks, drops whatever is in flight (`shutdown`), flushes
+    /// the pcaps, closes the TUNs and removes the namespaces. Idempotent; returns the ledger.
+    pub fn shutdown(&self) -> LedgerSummary {
+        if let Some(s) = self.summary.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            return s;
+        }
+        for t in self.tasks.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            t.abort();
+        }
+        let summary = {
+            let mut st = self.shared.lock();
+            st.closed = true;
+            while let Some(Reverse(_)) = st.releases.pop() {
+                st.engine.ledger.drop_copy(DropReason::Shutdown);
+            }
+            st.engine.shutdown();
+            for w in st.pcaps.iter_mut().flatten() {
+                let _ = w.flush();
+            }
+            LedgerSummary::from(&st.engine.ledger)
+        };
+        self.devices.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        if let Some(mut ns) = self.namespaces.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            ns.remove_all();
+        }
+        *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
+        summary
+    }
+}
+
+impl Drop for LiveNetwork {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_len: usize) {
+    let mut buf = vec![0u8; READ_BUFFER];
+    loop {
+        let n = match dev.recv(&mut buf).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::debug!("TUN of vehicle {node}: read failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                continue;
+            }
+        };
+        let frame = Frame { data: Arc::new(buf[..n].to_vec()), hdr_len: hdr_len.min(n) };
+        let mut st = shared.lock();
+        let t = st.pacing.sim_at(Instant::now());
+        st.pcap(node, t, frame.ip());
+        st.engine.capture(node, frame, t);
+    }
+}
+
+async fn release_loop(shared: Arc<Shared>, devices: Vec<Arc<AsyncDevice>>) {
+    let mut due_now: Vec<Delivery> = Vec::new();
+    loop {
+        let next = {
+            let mut st = shared.lock();
+            let now = Instant::now();
+            while st.releases.peek().is_some_and(|Reverse(s)| s.due <= now) {
+                if let Some(Reverse(s)) = st.releases.pop() {
+                    due_now.push(s.delivery);
+                }
+            }
+            st.releases.peek().map(|Reverse(s)| s.due)
+        };
+        if !due_now.is_empty() {
+            let mut results = Vec::with_capacity(due_now.len());
+            for d in &due_now {
+                let ok = match devices.get(d.node) {
+                    Some(dev) => match dev.try_send(&d.frame.data) {
+                        Ok(_) => true,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => dev.send(&d.frame.data).await.is_ok(),
+                        Err(_) => false,
+                    },
+                    None => false,
+                };
+                results.push(ok);
+            }
+            let mut st = shared.lock();
+            for (d, ok) in due_now.drain(..).zip(results) {
+                st.engine.delivered(&d, ok);
+                if ok {
+                    st.pcap(d.node, d.t_ns, d.frame.ip());
+                }
+            }
+            continue;
+        }
+        match next {
+            Some(due) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(due.into()) => {}
+                    _ = shared.wake.notified() => {}
+                }
+            }
+            None => shared.wake.notified().await,
+        }
+    }
+}

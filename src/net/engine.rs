@@ -1,0 +1,440 @@
+//! The network coordinator's packet logic, without I/O: captured packets queue until the next
+//! window's BEGIN describes them to the network simulator; its END releases copies (at a sim
+//! time it chooses, with a bit error rate) or drops them with a reason; the ledger counts every
+//! copy. Time is an argument everywhere, so it is tested without a clock or a TUN.
+
+use super::addr::AddressBook;
+use super::ledger::{DropReason, Ledger};
+use crate::sync::SimNanos;
+use crate::wire::ip::IpPacket;
+use crate::wire::proto::NetworkUpdate;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub window_ns: SimNanos,
+    pub queue_limit: usize,
+    pub max_hold_windows: u32,
+    pub crc: bool,
+    pub seed: u64,
+}
+
+/// A packet as read from a TUN: `data[hdr_len..]` is the IP packet (`hdr_len` is the virtio
+/// header's length with offloads, else 0).
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub data: Arc<Vec<u8>>,
+    pub hdr_len: usize,
+}
+
+impl Frame {
+    pub fn plain(ip: Vec<u8>) -> Frame {
+        Frame { data: Arc::new(ip), hdr_len: 0 }
+    }
+
+    pub fn ip(&self) -> &[u8] {
+        self.data.get(self.hdr_len..).unwrap_or(&[])
+    }
+}
+
+#[derive(Debug)]
+struct Queued {
+    pkt_id: u32,
+    src: usize,
+    dsts: Vec<usize>,
+    t_ns: SimNanos,
+    frame: Frame,
+}
+
+#[derive(Debug)]
+struct Held {
+    frame: Frame,
+    window: u32,
+    /// Receivers whose copy is still with the simulator.
+    pending: Vec<usize>,
+}
+
+/// A copy to write to `node`'s TUN at sim time `t_ns`.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub pkt_id: u32,
+    pub node: usize,
+    pub t_ns: SimNanos,
+    pub frame: Frame,
+    /// Bits were flipped (and the link has no CRC).
+    pub corrupted: bool,
+}
+
+/// What became of a packet read from a TUN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureOutcome {
+    /// Queued for the next window with this id and these receivers.
+    Queued { pkt_id: u32, receivers: Vec<usize> },
+    /// Dropped at once; `copies` copies counted.
+    Dropped { reason: DropReason, copies: usize },
+}
+
+pub struct Engine {
+    pub book: AddressBook,
+    cfg: EngineConfig,
+    queue: VecDeque<Queued>,
+    held: HashMap<u32, Held>,
+    next_id: u32,
+    rng: ChaCha8Rng,
+    pub ledger: Ledger,
+}
+
+impl Engine {
+    pub fn new(book: AddressBook, cfg: EngineConfig) -> Engine {
+        let rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x6e65_7473_696d_6265);
+        Engine { book, cfg, queue: VecDeque::new(), held: HashMap::new(), next_id: 1, rng, ledger: Ledger::default() }
+    }
+
+    /// A packet `src` sent at sim time `t_ns`. Never panics; bad input is counted and dropped.
+    pub fn capture(&mut self, src: usize, frame: Frame, t_ns: SimNanos) -> CaptureOutcome {
+        let len = frame.ip().len();
+        let dst = match IpPacket::new_checked(frame.ip()) {
+            Ok(p) => p.dst_addr(),
+            Err(_) => return self.drop_at_capture(len, DropReason::Malformed, 1),
+        };
+        let Some(dest) = (src < self.book.len()).then(|| self.book.resolve(src, dst)).flatten() else {
+            return self.drop_at_capture(len, DropReason::NoRoute, 1);
+        };
+        let receivers = self.book.receivers(src, &dest);
+        if self.queue.len() >= self.cfg.queue_limit {
+            return self.drop_at_capture(len, DropReason::QueueFull, receivers.len());
+        }
+        let pkt_id = self.fresh_id();
+        for _ in &receivers {
+            self.ledger.capture(len);
+        }
+        self.queue.push_back(Queued { pkt_id, src, dsts: receivers.clone(), t_ns, frame });
+        CaptureOutcome::Queued { pkt_id, receivers }
+    }
+
+    fn drop_at_capture(&mut self, len: usize, reason: DropReason, copies: usize) -> CaptureOutcome {
+        for _ in 0..copies {
+            self.ledger.capture_dropped(len, reason);
+        }
+        CaptureOutcome::Dropped { reason, copies }
+    }
+
+    fn fresh_id(&mut self) -> u32 {
+        loop {
+            let id = self.next_id;
+            self.next_id = self.next_id.wrapping_add(1).max(1);
+            if !self.held.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    /// Packets waiting for the next BEGIN.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Copies with the simulator.
+    pub fn held_copies(&self) -> usize {
+        self.held.values().map(|h| h.pending.len()).sum()
+    }
+
+    /// Describes every queued packet in `begin` (window `k`), one entry per receiving copy.
+    pub fn fill_begin(&mut self, k: u32, begin: &mut NetworkUpdate) {
+        for q in self.queue.drain(..) {
+            let len = u32::try_from(q.frame.ip().len()).unwrap_or(u32::MAX);
+            for &d in &q.dsts {
+                begin.pkt_id.push(q.pkt_id);
+                begin.src_ip.push(self.book.first_v4(q.src));
+                begin.dst_ip.push(self.book.first_v4(d));
+                begin.pkt_lengths.push(len);
+                begin.pkt_time_ns.push(q.t_ns);
+                begin.src_node.push(q.src as u32);
+                begin.dst_node.push(d as u32);
+            }
+            self.held.insert(q.pkt_id, Held { frame: q.frame, window: k, pending: q.dsts });
+        }
+    }
+
+    /// Applies the simulator's END of window `k`: releases (returned, with their sim delivery
+    /// times inside the window), drops, and copies held longer than `max_hold_windows`.
+    pub fn apply_end(&mut self, k: u32, end: &NetworkUpdate) -> Vec<Delivery> {
+        let start = k as u64 * self.cfg.window_ns;
+        let last = start + self.cfg.window_ns - 1;
+        let n = end.clear_pkt_id.len();
+        let parallel = |len: usize| len == n;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let pkt_id = end.clear_pkt_id[i];
+            let node = if parallel(end.rx_node.len()) {
+                Some(end.rx_node[i] as usize)
+            } else {
+                end.rx_ip.get(i).and_then(|&ip| self.book.node_of_first_v4(ip))
+            };
+            let Some(node) = self.take_copy(pkt_id, node) else {
+                self.ledger.unknown_releases += 1;
+                continue;
+            };
+            let Some(frame) = self.held.get(&pkt_id).map(|h| h.frame.clone()) else { continue };
+            let t_ns = if parallel(end.rx_time_ns.len()) { end.rx_time_ns[i].clamp(start, last) } else { start };
+            let ber = end.ber.get(i).copied().unwrap_or(0.0);
+            let (frame, flipped) = self.apply_ber(frame, ber);
+            if flipped && self.cfg.crc {
+                self.ledger.drop_copy(DropReason::BitErrors);
+            } else {
+                out.push(Delivery { pkt_id, node, t_ns, frame, corrupted: flipped });
+            }
+            self.forget_if_done(pkt_id);
+        }
+        let m = end.drop_pkt_id.len();
+        for i in 0..m {
+            let pkt_id = end.drop_pkt_id[i];
+            let node = (end.drop_node.len() == m).then(|| end.drop_node[i] as usize);
+            let reason = if end.drop_reason.len() == m { DropReason::from_wire(end.drop_reason[i]) } else { DropReason::Unspecified };
+            if self.take_copy(pkt_id, node).is_some() {
+                self.ledger.drop_copy(reason);
+                self.forget_if_done(pkt_id);
+            } else {
+                self.ledger.unknown_releases += 1;
+            }
+        }
+        let max = self.cfg.max_hold_windows;
+        let expired: Vec<u32> = self.held.iter().filter(|(_, h)| k.saturating_sub(h.window) + 1 >= max).map(|(&id, _)| id).collect();
+        for id in expired {
+            if let Some(h) = self.held.remove(&id) {
+                for _ in h.pending {
+                    self.ledger.drop_copy(DropReason::HeldTooLong);
+                }
+            }
+        }
+        out
+    }
+
+    /// Removes the pending copy of `pkt_id` for `node` (or, with no node named, the next one).
+    fn take_copy(&mut self, pkt_id: u32, node: Option<usize>) -> Option<usize> {
+        let h = self.held.get_mut(&pkt_id)?;
+        let pos = match node {
+            Some(n) => h.pending.iter().position(|&p| p == n)?,
+            None if !h.pending.is_empty() => 0,
+            None => return None,
+        };
+        Some(h.pending.remove(pos))
+    }
+
+    fn forget_if_done(&mut self, pkt_id: u32) {
+        if self.held.get(&pkt_id).is_some_and(|h| h.pending.is_empty()) {
+            self.held.remove(&pkt_id);
+        }
+    }
+
+    /// Flips each bit of the IP bytes with probability `ber`; true if any flipped.
+    fn apply_ber(&mut self, frame: Frame, ber: f64) -> (Frame, bool) {
+        if !(ber > 0.0) {
+            return (frame, false);
+        }
+        let mut data = (*frame.data).clone();
+        let from = frame.hdr_len.min(data.len());
+        let flipped = flip_bits(&mut data[from..], ber, &mut self.rng);
+        (Frame { data: Arc::new(data), hdr_len: frame.hdr_len }, flipped > 0)
+    }
+
+    /// The I/O side wrote (or failed to write) a delivery.
+    pub fn delivered(&mut self, d: &Delivery, ok: bool) {
+        if ok {
+            self.ledger.deliver(d.frame.ip().len(), d.corrupted);
+        } else {
+            self.ledger.drop_copy(DropReason::WriteError);
+        }
+    }
+
+    /// The run ends: everything queued or with the simulator is dropped as `shutdown`.
+    pub fn shutdown(&mut self) {
+        for q in self.queue.drain(..) {
+            for _ in q.dsts {
+                self.ledger.drop_copy(DropReason::Shutdown);
+            }
+        }
+        for (_, h) in self.held.drain() {
+            for _ in h.pending {
+                self.ledger.drop_copy(DropReason::Shutdown);
+            }
+        }
+    }
+}
+
+/// Flips each bit of `bytes` independently with probability `ber` (gaps drawn geometrically,
+/// so the cost follows the number of flips); returns how many flipped.
+pub fn flip_bits(bytes: &mut [u8], ber: f64, rng: &mut impl Rng) -> usize {
+    let bits = bytes.len() * 8;
+    if bits == 0 || !(ber > 0.0) {
+        return 0;
+    }
+    if ber >= 1.0 {
+        bytes.iter_mut().for_each(|b| *b = !*b);
+        return bits;
+    }
+    let ln_q = (1.0 - ber).ln();
+    let mut flips = 0;
+    let mut pos: usize = 0;
+    loop {
+        let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+        let gap = (u.ln() / ln_q).floor();
+        if !gap.is_finite() || gap >= (bits - pos) as f64 {
+            return flips;
+        }
+        pos += gap as usize;
+        bytes[pos / 8] ^= 0x80 >> (pos % 8);
+        flips += 1;
+        pos += 1;
+        if pos >= bits {
+            return flips;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Motion, Pose, Vehicle};
+    use crate::wire::ip::IpRepr;
+
+    fn vehicle(name: &str, addrs: &[&str]) -> Vehicle {
+        Vehicle {
+            name: name.into(),
+            addresses: addrs.iter().map(|s| s.to_string()).collect(),
+            modem: None,
+            start: Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 },
+            motion: Motion::Stationary,
+        }
+    }
+
+    fn engine(queue_limit: usize, crc: bool) -> Engine {
+        let book = AddressBook::new(&[
+            vehicle("a", &["10.0.0.1/24", "fd00::1/64"]),
+            vehicle("b", &["10.0.0.2/24"]),
+            vehicle("c", &["fd00::3/64"]),
+        ]);
+        Engine::new(book, EngineConfig { window_ns: 10_000_000, queue_limit, max_hold_windows: 2, crc, seed: 1 })
+    }
+
+    fn udp(src: &str, dst: &str, len: usize) -> Frame {
+        let r = IpRepr { src: src.parse().unwrap(), dst: dst.parse().unwrap(), protocol: 17, hop_limit: 64, payload_len: 0 };
+        Frame::plain(r.packet(&vec![0xab; len]).unwrap())
+    }
+
+    fn pass_through(begin: &NetworkUpdate, k: u32) -> NetworkUpdate {
+        NetworkUpdate {
+            time_val: k,
+            clear_pkt_id: begin.pkt_id.clone(),
+            clear_src_ip: begin.src_ip.clone(),
+            clear_dst_ip: begin.dst_ip.clone(),
+            rx_ip: begin.dst_ip.clone(),
+            ber: vec![0.0; begin.pkt_id.len()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn unicast_multicast_broadcast_and_ipv6_reach_the_right_vehicles() {
+        let mut e = engine(16, true);
+        assert!(matches!(e.capture(0, udp("10.0.0.1", "10.0.0.2", 8), 5), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[1]));
+        assert!(matches!(e.capture(0, udp("10.0.0.1", "239.255.0.1", 8), 6), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[1, 2]));
+        assert!(matches!(e.capture(1, udp("10.0.0.2", "10.0.0.255", 8), 7), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 2]));
+        assert!(matches!(e.capture(1, udp("10.0.0.2", "255.255.255.255", 8), 7), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 2]));
+        assert!(matches!(e.capture(2, udp("fd00::3", "fd00::1", 8), 8), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0]));
+        assert!(matches!(e.capture(2, udp("fd00::3", "ff02::1", 8), 8), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 1]));
+        assert_eq!(e.capture(0, udp("10.0.0.1", "10.9.9.9", 8), 9), CaptureOutcome::Dropped { reason: DropReason::NoRoute, copies: 1 });
+        assert_eq!(e.capture(0, Frame::plain(vec![0x45, 0, 0]), 9), CaptureOutcome::Dropped { reason: DropReason::Malformed, copies: 1 });
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(0, &mut begin);
+        assert_eq!(begin.pkt_id.len(), 10);
+        assert_eq!(begin.dst_node, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
+        assert_eq!(begin.pkt_time_ns[0], 5);
+        assert_eq!(begin.dst_ip[0], u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2)));
+        assert_eq!(begin.dst_ip[2], 0, "c has no IPv4 address");
+        let out = e.apply_end(0, &pass_through(&begin, 0));
+        assert_eq!(out.len(), 10);
+        let nodes: Vec<usize> = out.iter().map(|d| d.node).collect();
+        assert_eq!(nodes, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
+        for d in &out {
+            e.delivered(d, true);
+        }
+        assert!(e.ledger.balances());
+        assert_eq!((e.ledger.captured, e.ledger.delivered, e.ledger.in_flight), (12, 10, 0));
+    }
+
+    #[test]
+    fn simulator_drops_held_too_long_queue_full_bit_errors_and_shutdown_balance() {
+        let mut e = engine(2, true);
+        for _ in 0..3 {
+            e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 0);
+        }
+        assert_eq!(e.ledger.dropped(DropReason::QueueFull), 1);
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(0, &mut begin);
+        let (a, b) = (begin.pkt_id[0], begin.pkt_id[1]);
+        // a: dropped by the simulator (collision); b: released with BER 1 → CRC drop.
+        let end = NetworkUpdate {
+            clear_pkt_id: vec![b],
+            rx_node: vec![1],
+            rx_time_ns: vec![25_000_000],
+            rx_ip: vec![0],
+            clear_src_ip: vec![0],
+            clear_dst_ip: vec![0],
+            ber: vec![0.5],
+            drop_pkt_id: vec![a, 999],
+            drop_node: vec![1, 1],
+            drop_reason: vec![3, 1],
+            ..Default::default()
+        };
+        assert!(e.apply_end(0, &end).is_empty());
+        assert_eq!(e.ledger.dropped(DropReason::Collision), 1);
+        assert_eq!(e.ledger.dropped(DropReason::BitErrors), 1);
+        assert_eq!(e.ledger.unknown_releases, 1);
+        // Held too long: never released within 2 windows.
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 0);
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(1, &mut begin);
+        assert!(e.apply_end(1, &NetworkUpdate::default()).is_empty());
+        assert_eq!(e.held_copies(), 1);
+        assert!(e.apply_end(2, &NetworkUpdate::default()).is_empty());
+        assert_eq!(e.ledger.dropped(DropReason::HeldTooLong), 1);
+        e.capture(0, udp("10.0.0.1", "239.1.1.1", 100), 0);
+        assert_eq!(e.ledger.in_flight, 2);
+        e.shutdown();
+        assert_eq!(e.ledger.dropped(DropReason::Shutdown), 2);
+        assert!(e.ledger.balances());
+        assert_eq!(e.ledger.in_flight, 0);
+    }
+
+    #[test]
+    fn without_crc_corrupted_bytes_are_delivered_at_the_chosen_time() {
+        let mut e = engine(8, false);
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 1000), 0);
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(3, &mut begin);
+        let mut end = pass_through(&begin, 3);
+        end.ber = vec![0.01];
+        end.rx_time_ns = vec![34_000_000];
+        let out = e.apply_end(3, &end);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].corrupted);
+        assert_eq!(out[0].t_ns, 34_000_000);
+        let orig = udp("10.0.0.1", "10.0.0.2", 1000);
+        let diff: u32 = orig.ip().iter().zip(out[0].frame.ip()).map(|(a, b)| (a ^ b).count_ones()).sum();
+        assert!((20..=150).contains(&diff), "about 1% of 8224 bits flipped: {diff}");
+    }
+
+    #[test]
+    fn bit_flips_follow_the_rate() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut buf = vec![0u8; 125_000];
+        let n = flip_bits(&mut buf, 1e-3, &mut rng);
+        assert!((900..1100).contains(&n), "{n}");
+        assert_eq!(buf.iter().map(|b| b.count_ones() as usize).sum::<usize>(), n);
+        assert_eq!(flip_bits(&mut buf, 0.0, &mut rng), 0);
+    }
+}

@@ -1,0 +1,276 @@
+//! A zero-copy view of an IPv4 or IPv6 packet's fixed header, in the smoltcp style: a checked
+//! constructor validates every length before any accessor reads, so no accessor can panic on
+//! any input, and [`IpRepr`] is the parsed, owned form that can be emitted again.
+//!
+//! What is checked: the version nibble; IPv4: buffer ≥ 20 bytes, IHL ≥ 5, header within the
+//! buffer, `total_length` ≥ header and ≤ buffer; IPv6: buffer ≥ 40 bytes and
+//! 40 + `payload_length` ≤ buffer. Bytes past the stated length are ignored (padding). The
+//! IPv4 header checksum is not verified: the kernel fills it for every packet it hands a TUN
+//! reader, and a corrupted one is the receiving stack's business.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+pub const IPV4_MIN_HEADER: usize = 20;
+pub const IPV6_HEADER: usize = 40;
+
+/// Why bytes are not an IP packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IpError {
+    #[error("empty packet")]
+    Empty,
+    #[error("IP version {0} (expected 4 or 6)")]
+    Version(u8),
+    #[error("truncated: {len} bytes, header needs {need}")]
+    Truncated { len: usize, need: usize },
+    #[error("bad IPv4 header length {0} words")]
+    HeaderLength(u8),
+    #[error("stated length {stated} does not fit: header {header}, buffer {len}")]
+    Length { stated: usize, header: usize, len: usize },
+}
+
+/// A checked view of an IP packet in `buffer`.
+#[derive(Debug, Clone, Copy)]
+pub struct IpPacket<T: AsRef<[u8]>> {
+    buffer: T,
+    v6: bool,
+    header_len: usize,
+    total_len: usize,
+}
+
+impl<T: AsRef<[u8]>> IpPacket<T> {
+    /// Validates the header and lengths; every accessor is safe afterwards.
+    pub fn new_checked(buffer: T) -> Result<Self, IpError> {
+        let b = buffer.as_ref();
+        let len = b.len();
+        let first = *b.first().ok_or(IpError::Empty)?;
+        match first >> 4 {
+            4 => {
+                if len < IPV4_MIN_HEADER {
+                    return Err(IpError::Truncated { len, need: IPV4_MIN_HEADER });
+                }
+                let ihl = first & 0x0f;
+                if ihl < 5 {
+                    return Err(IpError::HeaderLength(ihl));
+                }
+                let header_len = usize::from(ihl) * 4;
+                if header_len > len {
+                    return Err(IpError::Truncated { len, need: header_len });
+                }
+                let stated = usize::from(u16::from_be_bytes([b[2], b[3]]));
+                if stated < header_len || stated > len {
+                    return Err(IpError::Length { stated, header: header_len, len });
+                }
+                Ok(IpPacket { buffer, v6: false, header_len, total_len: stated })
+            }
+            6 => {
+                if len < IPV6_HEADER {
+                    return Err(IpError::Truncated { len, need: IPV6_HEADER });
+                }
+                let stated = IPV6_HEADER + usize::from(u16::from_be_bytes([b[4], b[5]]));
+                if stated > len {
+                    return Err(IpError::Length { stated, header: IPV6_HEADER, len });
+                }
+                Ok(IpPacket { buffer, v6: true, header_len: IPV6_HEADER, total_len: stated })
+            }
+            v => Err(IpError::Version(v)),
+        }
+    }
+
+    fn b(&self) -> &[u8] {
+        self.buffer.as_ref()
+    }
+
+    pub fn version(&self) -> u8 {
+        if self.v6 {
+            6
+        } else {
+            4
+        }
+    }
+
+    pub fn is_ipv6(&self) -> bool {
+        self.v6
+    }
+
+    /// Length of the fixed header (IPv4 incl. options; IPv6 40).
+    pub fn header_len(&self) -> usize {
+        self.header_len
+    }
+
+    /// Length the header states (header + payload); ≤ the buffer.
+    pub fn total_len(&self) -> usize {
+        self.total_len
+    }
+
+    pub fn src_addr(&self) -> IpAddr {
+        let b = self.b();
+        if self.v6 {
+            IpAddr::V6(Ipv6Addr::from(take16(&b[8..24])))
+        } else {
+            IpAddr::V4(Ipv4Addr::new(b[12], b[13], b[14], b[15]))
+        }
+    }
+
+    pub fn dst_addr(&self) -> IpAddr {
+        let b = self.b();
+        if self.v6 {
+            IpAddr::V6(Ipv6Addr::from(take16(&b[24..40])))
+        } else {
+            IpAddr::V4(Ipv4Addr::new(b[16], b[17], b[18], b[19]))
+        }
+    }
+
+    /// IPv4 protocol or IPv6 next header.
+    pub fn protocol(&self) -> u8 {
+        if self.v6 {
+            self.b()[6]
+        } else {
+            self.b()[9]
+        }
+    }
+
+    /// IPv4 TTL or IPv6 hop limit.
+    pub fn hop_limit(&self) -> u8 {
+        if self.v6 {
+            self.b()[7]
+        } else {
+            self.b()[8]
+        }
+    }
+
+    /// The payload after the fixed header (IPv4 options excluded), up to the stated length.
+    pub fn payload(&self) -> &[u8] {
+        &self.b()[self.header_len..self.total_len]
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+}
+
+fn take16(s: &[u8]) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(s);
+    a
+}
+
+/// The owned, parsed form of a fixed header (IPv4 options are not kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpRepr {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub protocol: u8,
+    pub hop_limit: u8,
+    pub payload_len: usize,
+}
+
+impl IpRepr {
+    pub fn parse<T: AsRef<[u8]>>(p: &IpPacket<T>) -> IpRepr {
+        IpRepr {
+            src: p.src_addr(),
+            dst: p.dst_addr(),
+            protocol: p.protocol(),
+            hop_limit: p.hop_limit(),
+            payload_len: p.total_len() - p.header_len(),
+        }
+    }
+
+    /// Header length this repr emits.
+    pub fn header_len(&self) -> usize {
+        if self.src.is_ipv6() {
+            IPV6_HEADER
+        } else {
+            IPV4_MIN_HEADER
+        }
+    }
+
+    /// Writes the header into the front of `buf`. `None` if the buffer is too short, the two
+    /// addresses are of different families, or the payload length does not fit the field.
+    pub fn emit(&self, buf: &mut [u8]) -> Option<usize> {
+        let h = self.header_len();
+        let head = buf.get_mut(..h)?;
+        match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                let total = u16::try_from(h + self.payload_len).ok()?;
+                head.fill(0);
+                head[0] = 0x45;
+                head[2..4].copy_from_slice(&total.to_be_bytes());
+                head[6] = 0x40; // don't fragment
+                head[8] = self.hop_limit;
+                head[9] = self.protocol;
+                head[12..16].copy_from_slice(&s.octets());
+                head[16..20].copy_from_slice(&d.octets());
+                let c = ipv4_checksum(head);
+                head[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                let payload = u16::try_from(self.payload_len).ok()?;
+                head.fill(0);
+                head[0] = 0x60;
+                head[4..6].copy_from_slice(&payload.to_be_bytes());
+                head[6] = self.protocol;
+                head[7] = self.hop_limit;
+                head[8..24].copy_from_slice(&s.octets());
+                head[24..40].copy_from_slice(&d.octets());
+            }
+            _ => return None,
+        }
+        Some(h)
+    }
+
+    /// A whole packet: the header followed by `payload` (its length overrides `payload_len`).
+    pub fn packet(mut self, payload: &[u8]) -> Option<Vec<u8>> {
+        self.payload_len = payload.len();
+        let mut v = vec![0u8; self.header_len() + payload.len()];
+        let h = self.emit(&mut v)?;
+        v[h..].copy_from_slice(payload);
+        Some(v)
+    }
+}
+
+/// The internet checksum of an IPv4 header (with its checksum field zeroed).
+pub fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in header.chunks(2) {
+        let w = u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]);
+        sum += u32::from(w);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_it_emits() {
+        let r = IpRepr {
+            src: "10.0.0.1".parse().unwrap(),
+            dst: "10.0.0.2".parse().unwrap(),
+            protocol: 17,
+            hop_limit: 64,
+            payload_len: 0,
+        };
+        let p = r.packet(b"hello").unwrap();
+        assert_eq!(ipv4_checksum(&p[..20]), 0, "checksum verifies");
+        let v = IpPacket::new_checked(&p[..]).unwrap();
+        assert_eq!(IpRepr::parse(&v), IpRepr { payload_len: 5, ..r });
+        assert_eq!(v.payload(), b"hello");
+    }
+
+    #[test]
+    fn rejects_bad_input_with_a_reason() {
+        assert_eq!(IpPacket::new_checked(&[][..]).unwrap_err(), IpError::Empty);
+        assert_eq!(IpPacket::new_checked(&[0x50; 40][..]).unwrap_err(), IpError::Version(5));
+        assert!(matches!(IpPacket::new_checked(&[0x45; 10][..]).unwrap_err(), IpError::Truncated { .. }));
+        let mut p = vec![0u8; 20];
+        p[0] = 0x44;
+        assert_eq!(IpPacket::new_checked(&p[..]).unwrap_err(), IpError::HeaderLength(4));
+        p[0] = 0x45;
+        p[3] = 21;
+        assert!(matches!(IpPacket::new_checked(&p[..]).unwrap_err(), IpError::Length { stated: 21, .. }));
+    }
+}

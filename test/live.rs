@@ -1,0 +1,444 @@
+//! Live vehicle traffic through the network coordinator (needs root: namespaces and TUN
+//! devices; `scripts/setup --test` installs ping, iperf3, socat, tshark). Each test uses its own
+//! vehicle names and subnet, so they run in parallel without touching each other.
+use netsim_cosim::{
+    config,
+    coord::PhysicsCoordinator,
+    io::netns,
+    sync::{zmq, Reply, Service},
+    wire::proto::{rosnetsim::network_update::MsgType, NetworkUpdate},
+};
+use prost::Message;
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
+
+fn require_root() {
+    assert_eq!(unsafe { libc::geteuid() }, 0, "these tests create network namespaces and TUN devices: run them as root");
+}
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// A scenario with stationary vehicles `names` on subnet 10.`net`.0.0/24 (and fd`net`::/64).
+fn scenario(dir: &Path, names: &[&str], net: u8, duration_s: f64, window_ms: f64, extra: &str) -> PathBuf {
+    let mut y = format!(
+        "name: live{net}\nwindow_ms: {window_ms}\nduration_s: {duration_s}\nreal_time_factor: 1\nseed: 3\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
+         vehicles:\n"
+    );
+    for (i, n) in names.iter().enumerate() {
+        y += &format!(
+            "  - name: {n}\n    addresses: [10.{net}.0.{h}/24, fd{net:02x}::{h}/64]\n    start: {{x: {x}, y: 0, z: -10}}\n    motion: {{kind: stationary}}\n",
+            h = i + 1,
+            x = 10 * i
+        );
+    }
+    y += extra;
+    let p = dir.join("scenario.yaml");
+    std::fs::write(&p, y).unwrap();
+    p
+}
+
+fn ip_of(net: u8, i: usize) -> String {
+    format!("10.{net}.0.{}", i + 1)
+}
+
+fn namespaces_of(names: &[&str]) -> Vec<String> {
+    let mine: Vec<String> = names.iter().map(|n| netns::ns_name(n)).collect();
+    netns::list().into_iter().filter(|n| mine.contains(n)).collect()
+}
+
+fn owner_files_of(names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| format!("{}/{}.owner", netns::STATE_DIR, netns::ns_name(n)))
+        .filter(|p| Path::new(p).exists())
+        .collect()
+}
+
+fn wait_for_namespaces(names: &[&str], timeout: Duration) {
+    let t = Instant::now();
+    while namespaces_of(names).len() < names.len() || !tun_up(names) {
+        assert!(t.elapsed() < timeout, "namespaces {names:?} did not appear");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn tun_up(names: &[&str]) -> bool {
+    names.iter().all(|n| {
+        Command::new("ip")
+            .args(["-n", &netns::ns_name(n), "-o", "addr", "show", "dev", "cosim0"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("inet "))
+            .unwrap_or(false)
+    })
+}
+
+/// `cosim exec <vehicle> -- args`.
+fn exec(vehicle: &str, args: &[&str]) -> Output {
+    Command::new(COSIM).arg("exec").arg(vehicle).arg("--").args(args).output().unwrap()
+}
+
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
+}
+
+fn assert_balanced(net: &serde_json::Value) {
+    let n = |k: &str| net[k].as_u64().unwrap();
+    assert_eq!(n("captured"), n("delivered") + n("dropped") + n("in_flight"), "ledger: {net}");
+    assert_eq!(net["balanced"], true, "{net}");
+    let by_reason: u64 = net["drops"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(by_reason, n("dropped"), "{net}");
+}
+
+fn send_signal(pid: u32, sig: i32) {
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+#[test]
+fn namespaces_are_removed_after_a_normal_end_sigint_and_a_killed_run() {
+    require_root();
+    let names = ["lca", "lcb"];
+    let dir = tempfile::tempdir().unwrap();
+    // Normal end.
+    let s = scenario(dir.path(), &names, 61, 1.0, 10.0, "network: {capture: tun}\n");
+    let out = dir.path().join("out");
+    let o = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(), "left after a normal end");
+    assert_balanced(&summary(&out)["network"]);
+
+    // SIGINT (Ctrl-C) in the middle of a run: exit 130, nothing left.
+    let s = scenario(dir.path(), &names, 61, 60.0, 10.0, "network: {capture: tun}\n");
+    let mut child = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_namespaces(&names, Duration::from_secs(10));
+    assert_eq!(owner_files_of(&names).len(), 2);
+    send_signal(child.id(), libc::SIGINT);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(), "left after SIGINT");
+    assert_eq!(summary(&out)["interrupted"], true);
+
+    // SIGTERM likewise.
+    let mut child = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_namespaces(&names, Duration::from_secs(10));
+    send_signal(child.id(), libc::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(namespaces_of(&names).is_empty(), "left after SIGTERM");
+
+    // kill -9: the namespaces stay behind, owned by a dead pid; the next start removes them.
+    let mut child = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_namespaces(&names, Duration::from_secs(10));
+    send_signal(child.id(), libc::SIGKILL);
+    child.wait().unwrap();
+    assert_eq!(namespaces_of(&names).len(), 2, "a killed run cannot clean up");
+    let short = scenario(dir.path(), &names, 61, 0.5, 10.0, "network: {capture: tun}\n");
+    let o = Command::new(COSIM).args(["run", short.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("removed namespaces left by a run that died"));
+    assert!(namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(), "left after the run following kill -9");
+}
+
+#[test]
+fn a_live_owner_namespace_is_never_taken_over() {
+    require_root();
+    let names = ["owa", "owb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &names, 62, 30.0, 10.0, "network: {capture: tun}\n");
+    let out = dir.path().join("out");
+    let mut first = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_namespaces(&names, Duration::from_secs(10));
+    let o = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in use by a running process"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(namespaces_of(&names).len(), 2, "the live run keeps its namespaces");
+    send_signal(first.id(), libc::SIGINT);
+    first.wait().unwrap();
+    assert!(namespaces_of(&names).is_empty());
+}
+
+#[test]
+fn capture_needs_real_time_pacing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &["rta", "rtb"], 63, 1.0, 10.0, "network: {capture: tun}\n");
+    let text = std::fs::read_to_string(&s).unwrap().replace("real_time_factor: 1", "real_time_factor: 0");
+    std::fs::write(&s, text).unwrap();
+    let err = config::load(&s).unwrap_err().to_string();
+    assert!(err.contains("network.capture") && err.contains("real_time_factor"), "{err}");
+}
+
+/// Runs a scenario in this process (optionally against a network simulator served here over
+/// ZeroMQ), calls `during` once the namespaces are up, and returns the run's summary.
+fn live_run(scenario: &Path, out: &Path, sim: Option<Box<dyn Service + Send>>, during: impl FnOnce() + Send + 'static) -> serde_json::Value {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let loaded = config::load(scenario).unwrap();
+    let report = rt.block_on(async {
+        let endpoint = match sim {
+            Some(mut sim) => {
+                let l = TcpListener::bind("127.0.0.1:0").unwrap();
+                let ep = format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port());
+                drop(l);
+                let bind = ep.clone();
+                tokio::spawn(async move { zmq::serve(&bind, sim.as_mut(), Duration::from_secs(60)).await });
+                Some(ep)
+            }
+            None => None,
+        };
+        let c = PhysicsCoordinator::for_scenario(&loaded, None, None, endpoint.as_deref(), Some(out.to_path_buf())).await.unwrap();
+        let helper = tokio::task::spawn_blocking(during);
+        let report = c.run(std::future::pending()).await.unwrap();
+        helper.await.unwrap();
+        report
+    });
+    let text = serde_json::to_value(&report).unwrap();
+    std::fs::create_dir_all(out).unwrap();
+    std::fs::write(out.join("summary.json"), serde_json::to_vec_pretty(&text).unwrap()).unwrap();
+    text
+}
+
+fn ping_replies(o: &Output) -> usize {
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.lines().filter(|l| l.contains("bytes from")).count()
+}
+
+#[test]
+fn ping_and_udp_cross_only_through_the_coordinator() {
+    require_root();
+    let names = ["pga", "pgb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &names, 64, 5.0, 10.0, "network: {capture: tun, pcap: true}\n");
+    let out = dir.path().join("out");
+    let summary = live_run(&s, &out, None, move || {
+        let o = exec("pga", &["ping", "-c", "10", "-i", "0.1", "-W", "1", &ip_of(64, 1)]);
+        assert_eq!(ping_replies(&o), 10, "{}", String::from_utf8_lossy(&o.stdout));
+        let o = exec("pgb", &["ping", "-6", "-c", "5", "-i", "0.1", "-W", "1", "fd40::1"]);
+        assert_eq!(ping_replies(&o), 5, "{}", String::from_utf8_lossy(&o.stdout));
+        // UDP with socat: a datagram from a to b.
+        let mut rx = Command::new(COSIM)
+            .args(["exec", "pgb", "--", "socat", "-u", "UDP4-RECV:7777", "STDOUT"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let o = exec("pga", &["socat", "-u", "STDIN", &format!("UDP4-SENDTO:{}:7777", ip_of(64, 1))]);
+        assert!(o.status.success());
+        let o = Command::new(COSIM).args(["exec", "pga", "--", "sh", "-c", &format!("echo hello-udp | socat -u STDIN UDP4-SENDTO:{}:7777", ip_of(64, 1))]).output().unwrap();
+        assert!(o.status.success());
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = rx.kill();
+        let got = rx.wait_with_output().unwrap();
+        assert!(String::from_utf8_lossy(&got.stdout).contains("hello-udp"));
+    });
+    let net = &summary["network"];
+    assert_balanced(net);
+    assert!(net["delivered"].as_u64().unwrap() >= 31, "{net}");
+    // The pcaps hold what left and what arrived, with sim timestamps; tshark reads them.
+    let o = Command::new("tshark").args(["-r", out.join("pga.pcap").to_str().unwrap(), "-Y", "icmp"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.matches("Echo (ping) request").count(), 10, "{text}");
+    assert_eq!(text.matches("Echo (ping) reply").count(), 10, "{text}");
+}
+
+/// A network simulator that drops every copy as out of range.
+struct DropAll(u32);
+impl Service for DropAll {
+    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
+        let r = NetworkUpdate::decode(request).map_err(|e| e.to_string()).map(|b| {
+            self.0 = b.time_val + 1;
+            NetworkUpdate {
+                msg_type: MsgType::End as i32,
+                time_val: b.time_val,
+                drop_pkt_id: b.pkt_id.clone(),
+                drop_node: b.dst_node.clone(),
+                drop_reason: vec![1; b.pkt_id.len()],
+                ..Default::default()
+            }
+            .encode_to_vec()
+        });
+        Box::pin(std::future::ready(r))
+    }
+}
+
+#[test]
+fn nothing_crosses_when_the_simulator_drops_and_the_ledger_says_why() {
+    require_root();
+    let names = ["dra", "drb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &names, 65, 3.0, 10.0, "network: {capture: tun}\n");
+    let out = dir.path().join("out");
+    let summary = live_run(&s, &out, Some(Box::new(DropAll(0))), move || {
+        let o = exec("dra", &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(65, 1)]);
+        assert_eq!(ping_replies(&o), 0);
+    });
+    let net = &summary["network"];
+    assert_balanced(net);
+    assert_eq!(net["delivered"], 0, "{net}");
+    assert!(net["drops"]["out of range"].as_u64().unwrap() >= 5, "{net}");
+}
+
+#[test]
+fn malformed_packets_are_counted_and_dropped_without_disturbing_others() {
+    require_root();
+    let names = ["mfa", "mfb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &names, 66, 4.0, 10.0, "network: {capture: tun}\n");
+    let out = dir.path().join("out");
+    // Crafted frames written straight into a's TUN through a packet socket (no IP stack in
+    // between): truncated, bad version, IPv4 length past the end, IHL < 5, a short IPv6 one,
+    // and a well-formed packet to an address no vehicle has.
+    let script = r#"
+import socket
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+s.bind(("cosim0", 0x0800))
+def v4(total, ihl=5, dst=bytes([10,66,0,2])):
+    return bytes([0x40 | ihl, 0]) + total.to_bytes(2, "big") + bytes(8) + bytes([10,66,0,1]) + dst
+frames = [bytes([0x45, 0, 0]), bytes([0x55]) + bytes(39), v4(200) + bytes(10), v4(20, ihl=3), bytes([0x60]) + bytes(20)]
+for f in frames:
+    s.sendto(f, ("cosim0", 0x0800))
+s.sendto(v4(28, dst=bytes([192,0,2,9])) + bytes(8), ("cosim0", 0x0800))
+print("sent")
+"#;
+    let summary = live_run(&s, &out, None, move || {
+        let o = exec("mfa", &["ping", "-c", "3", "-i", "0.1", &ip_of(66, 1)]);
+        assert_eq!(ping_replies(&o), 3);
+        let o = exec("mfa", &["python3", "-c", script]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = exec("mfa", &["ping", "-c", "3", "-i", "0.1", &ip_of(66, 1)]);
+        assert_eq!(ping_replies(&o), 3, "others unaffected");
+    });
+    let net = &summary["network"];
+    assert_balanced(net);
+    assert_eq!(net["drops"]["malformed"], 5, "{net}");
+    assert!(net["drops"]["no route"].as_u64().unwrap() >= 1, "{net}");
+    assert!(net["delivered"].as_u64().unwrap() >= 12, "{net}");
+}
+
+/// Whether the embedded network simulator applies `links.default` (a release later than the
+/// window start for a large packet at a low rate), checked by behaviour.
+fn embedded_simulator_models_rate(scenario: &Path) -> bool {
+    let loaded = config::load(scenario).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut link = netsim_cosim::coord::network_simulator(&loaded, None).await.unwrap();
+        let mut begin = netsim_cosim::sync::protocol::network_begin(0, Vec::new());
+        begin.pkt_id = vec![1, 2];
+        begin.src_ip = vec![0, 0];
+        begin.dst_ip = vec![0, 0];
+        begin.pkt_lengths = vec![1500, 1500];
+        begin.pkt_time_ns = vec![0, 0];
+        begin.src_node = vec![0, 0];
+        begin.dst_node = vec![1, 1];
+        let Ok(reply) = link.exchange(0, begin.encode_to_vec(), None).await else { return false };
+        let Ok(end) = NetworkUpdate::decode(&reply[..]) else { return false };
+        end.clear_pkt_id.len() < 2 || end.rx_time_ns.iter().any(|&t| t > 0)
+    })
+}
+
+#[test]
+fn iperf3_tcp_between_two_vehicles_respects_the_link_rate_when_the_simulator_models_it() {
+    require_root();
+    let names = ["ipa", "ipb"];
+    let dir = tempfile::tempdir().unwrap();
+    let rate_bps = 20e6;
+    let s = scenario(
+        dir.path(),
+        &names,
+        67,
+        8.0,
+        2.0,
+        &format!("links:\n  default: {{model: ideal, rate_bps: {rate_bps}, delay_ms: 0}}\nnetwork: {{capture: tun, queue_limit: 20000, max_hold_windows: 2000}}\n"),
+    );
+    let models_rate = embedded_simulator_models_rate(&s);
+    let out = dir.path().join("out");
+    let result = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let r = result.clone();
+    let summary = live_run(&s, &out, None, move || {
+        let mut server = Command::new(COSIM).args(["exec", "ipb", "--", "iperf3", "-s", "-1", "-B", &ip_of(67, 1)]).stdout(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let o = exec("ipa", &["iperf3", "-c", &ip_of(67, 1), "-t", "4", "-J"]);
+        let _ = server.kill();
+        let _ = server.wait();
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        *r.lock().unwrap() = j["end"]["sum_received"]["bits_per_second"].as_f64();
+    });
+    let bps = result.lock().unwrap().expect("iperf3 ran and reported a rate");
+    eprintln!("iperf3 through the coordinator: {:.1} Mbit/s (simulator models the rate: {models_rate})", bps / 1e6);
+    assert!(bps > 1e6, "TCP flows through the coordinator: {bps}");
+    if models_rate {
+        assert!(bps <= rate_bps * 1.05, "{bps} exceeds the configured {rate_bps}");
+    }
+    assert_balanced(&summary["network"]);
+}
+
+/// The ROS 2 Python environment (`.ros`, see the README): created if missing. Idempotent.
+fn ros_python() -> PathBuf {
+    let venv = repo(".ros");
+    let python = venv.join("bin/python");
+    let ready = || Command::new(&python).args(["-c", "import rclpy, std_msgs"]).output().map(|o| o.status.success()).unwrap_or(false);
+    if !ready() {
+        let ok = Command::new("python3").args(["-m", "venv", venv.to_str().unwrap()]).status().unwrap().success()
+            && Command::new(venv.join("bin/pip")).args(["install", "-q", "ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs"]).status().unwrap().success();
+        assert!(ok && ready(), "cannot set up the ROS 2 Python environment in {}", venv.display());
+    }
+    python
+}
+
+#[test]
+fn ros2_talker_and_listener_in_two_vehicles_talk_only_through_the_coordinator() {
+    require_root();
+    let python = ros_python();
+    let names = ["rsa", "rsb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &names, 68, 30.0, 10.0, "network: {capture: tun}\n");
+    let out = dir.path().join("out");
+    let talker = r#"
+import rclpy, time
+from std_msgs.msg import String
+rclpy.init()
+n = rclpy.create_node("talker")
+p = n.create_publisher(String, "chatter", 10)
+end = time.time() + 14
+i = 0
+while time.time() < end:
+    m = String(); m.data = f"hello {i}"; p.publish(m); i += 1
+    rclpy.spin_once(n, timeout_sec=0.1)
+print("published", i)
+"#;
+    let listener = r#"
+import rclpy, time
+from std_msgs.msg import String
+rclpy.init()
+n = rclpy.create_node("listener")
+got = []
+n.create_subscription(String, "chatter", lambda m: got.append(m.data), 10)
+end = time.time() + 18
+while time.time() < end:
+    rclpy.spin_once(n, timeout_sec=0.1)
+print("received", len(got))
+"#;
+    let py = python.to_str().unwrap().to_owned();
+    let received = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let r = received.clone();
+    let summary = live_run(&s, &out, None, move || {
+        let env = [("ROS_DOMAIN_ID", "68"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")];
+        let l = Command::new(COSIM).args(["exec", "rsb", "--", &py, "-c", listener]).envs(env).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        let t = Command::new(COSIM).args(["exec", "rsa", "--", &py, "-c", talker]).envs(env).output().unwrap();
+        assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+        let o = l.wait_with_output().unwrap();
+        *r.lock().unwrap() = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    });
+    let text = received.lock().unwrap().clone();
+    let n: usize = text.lines().find_map(|l| l.strip_prefix("received ")?.trim().parse().ok()).unwrap_or_else(|| panic!("listener said: {text}"));
+    eprintln!("ROS 2 listener received {n} messages; ledger {}", summary["network"]);
+    assert!(n >= 20, "the listener heard the talker through the coordinator: {n}");
+    assert_balanced(&summary["network"]);
+}
