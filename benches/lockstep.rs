@@ -89,6 +89,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         timeline: None,
         scenario: "bench".into(),
         progress_every: None,
+        observers: Vec::new(),
     };
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);

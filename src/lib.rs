@@ -14,3 +14,4 @@ pub mod sim;
 pub mod output;
 pub mod coord;
 pub mod cli;
+pub mod ros;

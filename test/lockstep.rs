@@ -207,6 +207,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         timeline: None,
         scenario: "test".into(),
         progress_every: None,
+        observers: Vec::new(),
     }
 }
 

@@ -11,8 +11,9 @@ use std::{path::PathBuf, time::Duration};
 #[derive(Parser)]
 #[command(version, about = "Network coordinator: runs the network simulator window by window for the physics coordinator.")]
 struct Args {
-    /// The scenario file (YAML).
-    scenario: PathBuf,
+    /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
+    /// `network_coordinator`).
+    scenario: Option<PathBuf>,
     /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
     #[arg(long)]
     bind: String,
@@ -27,10 +28,11 @@ struct Args {
 #[tokio::main]
 async fn main() {
     cli::init_logging();
-    let a = Args::parse();
+    let a = Args::parse_from(cli::args());
     cli::exit_with(
         async {
-            let loaded = cli::load(&a.scenario)?;
+            let (params, _node) = cli::node("network_coordinator")?;
+            let loaded = cli::load_with(&params, a.scenario.clone())?;
             let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
             let mut coordinator = NetworkCoordinator::new(sim, schedule(&loaded), startup_timeout(&loaded));
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
