@@ -137,7 +137,7 @@ pub async fn run_physics(
     if let Some(pattern) = vehicle_netns {
         anyhow::ensure!(cfg!(feature = "ros"), "--vehicle-netns needs a build with the `ros` feature");
         let names: Vec<String> = loaded.scenario.vehicles.iter().map(|v| v.name.clone()).collect();
-        let bridges = crate::ros::bridge::VehicleBridges::spawn(&bridge_exe()?, &names, &pattern)?;
+        let bridges = crate::ros::bridge::VehicleBridges::spawn(&bridge_exe()?, &names, &pattern, params.bridge_wait_for_subscribers.unwrap_or(0))?;
         c.observers.push(Box::new(bridges));
     }
     #[cfg(feature = "ros")]

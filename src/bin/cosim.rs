@@ -53,6 +53,9 @@ enum Command {
         /// Let DDS discover beyond the namespace's loopback (default: loopback only).
         #[arg(long)]
         any_interface: bool,
+        /// Wait for this many /clock subscribers in the namespace before reading input.
+        #[arg(long, default_value_t = 0)]
+        wait_for_subscribers: u32,
     },
     /// Load and validate a scenario (terrain included) without running it.
     Check { scenario: PathBuf },
@@ -89,8 +92,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             cli::run_physics("netsim_cosim", scenario, out, peers, vehicle_netns).await
         }
         #[cfg(feature = "ros")]
-        Command::RosVehicleBridge { vehicle, netns, domain_id, any_interface } => {
-            let opts = netsim_cosim::ros::vehicle::BridgeOptions { vehicle, netns, domain_id, localhost_only: !any_interface };
+        Command::RosVehicleBridge { vehicle, netns, domain_id, any_interface, wait_for_subscribers } => {
+            let opts =
+                netsim_cosim::ros::vehicle::BridgeOptions { vehicle, netns, domain_id, localhost_only: !any_interface, wait_for_subscribers };
             netsim_cosim::ros::vehicle::run(opts, std::io::BufReader::new(std::io::stdin()))?;
             Ok(0)
         }

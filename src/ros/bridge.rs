@@ -11,7 +11,9 @@
 //! writes to its stdin — a pipe between two processes on the host, not a network: no clock byte
 //! enters any namespace's TUN device.
 //!
-//! The stdin protocol is one line per window:
+//! The bridge prints `ready` on stdout once its publishers exist (and, with
+//! `--wait-for-subscribers N`, once `/clock` has N subscribers in the namespace); the run
+//! starts only when every bridge is ready. The stdin protocol is then one line per window:
 //! `<window> <start_ns> <x> <y> <z> <qw> <qx> <qy> <qz>` (the vehicle's pose at the window's
 //! start, ENU). The bridge exits at end of input.
 
@@ -80,8 +82,8 @@ pub struct VehicleBridges {
 impl VehicleBridges {
     /// Starts `exe ros-vehicle-bridge --netns <ns> --vehicle <name>` for every vehicle whose
     /// namespace (`pattern`, e.g. `ncs-{vehicle}`) exists; vehicles without one are skipped
-    /// (and logged).
-    pub fn spawn(exe: &Path, names: &[String], pattern: &str) -> anyhow::Result<VehicleBridges> {
+    /// (and logged). Returns once every bridge said `ready`.
+    pub fn spawn(exe: &Path, names: &[String], pattern: &str, wait_for_subscribers: u32) -> anyhow::Result<VehicleBridges> {
         let mut bridges = Vec::new();
         for (index, vehicle) in names.iter().enumerate() {
             let ns = namespace_name(pattern, vehicle);
@@ -91,10 +93,19 @@ impl VehicleBridges {
             }
             let mut child = Command::new(exe)
                 .args(["ros-vehicle-bridge", "--netns", &ns, "--vehicle", vehicle])
+                .args(["--wait-for-subscribers", &wait_for_subscribers.to_string()])
                 .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
                 .spawn()
                 .with_context(|| format!("starting the ROS bridge for {vehicle} ({})", exe.display()))?;
             let stdin = child.stdin.take();
+            let mut ready = String::new();
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().expect("piped")), &mut ready)?;
+            if ready.trim() != "ready" {
+                let _ = child.kill();
+                let status = child.wait()?;
+                anyhow::bail!("the ROS bridge for {vehicle} in namespace {ns} did not start ({status})");
+            }
             tracing::info!("ROS bridge for {vehicle} in namespace {ns}: pid {}", child.id());
             bridges.push(Bridge { index, vehicle: vehicle.clone(), child, stdin });
         }

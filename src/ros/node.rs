@@ -44,6 +44,7 @@ pub fn start(name: &str) -> anyhow::Result<RosNode> {
         out: string(&node, "out")?.map(Into::into),
         real_time_factor: number(&node, "real_time_factor")?,
         wait_for_subscribers: number(&node, "wait_for_subscribers")?.map(|n| n.max(0.0) as u32),
+        bridge_wait_for_subscribers: number(&node, "bridge_wait_for_subscribers")?.map(|n| n.max(0.0) as u32),
     };
     tracing::info!("ROS 2 node /{name}, parameters {params:?}");
     Ok(RosNode { node, params })

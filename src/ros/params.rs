@@ -18,6 +18,8 @@ pub struct RunParams {
     pub real_time_factor: Option<f64>,
     /// Before window 0, wait (up to 30 s) until `/clock` has this many subscribers.
     pub wait_for_subscribers: Option<u32>,
+    /// The same for each vehicle bridge's `/clock` inside its namespace (`--vehicle-netns`).
+    pub bridge_wait_for_subscribers: Option<u32>,
 }
 
 impl RunParams {

@@ -26,6 +26,8 @@ pub struct BridgeOptions {
     pub domain_id: Option<u32>,
     /// Keep DDS discovery on the namespace's loopback (default true).
     pub localhost_only: bool,
+    /// Before reading input, wait (up to 30 s) for this many `/clock` subscribers.
+    pub wait_for_subscribers: u32,
 }
 
 /// Moves the calling thread (and every thread it starts afterwards) into a network namespace.
@@ -60,6 +62,20 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
     let mut node = r2r::Node::create(ctx, &node_name, "").map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))?;
     let clock = node.create_publisher::<Clock>(names::CLOCK, qos::clock()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let pose = node.create_publisher::<PoseStamped>(&names::pose_topic(&opts.vehicle), qos::pose()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while clock.get_inter_process_subscription_count().map_err(|e| anyhow::anyhow!("{e}"))? < opts.wait_for_subscribers as usize {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "no /clock subscriber in 30 s");
+        node.spin_once(Duration::from_millis(50));
+    }
+    if opts.wait_for_subscribers > 0 {
+        std::thread::sleep(Duration::from_millis(300)); // the pose topic's matching as well
+    }
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ready")?;
+        out.flush()?;
+    }
     tracing::info!("bridge {node_name}: /clock and {} in namespace {:?}", names::pose_topic(&opts.vehicle), opts.netns);
     for line in input.lines() {
         let line = line.context("reading the coordinator's samples")?;
