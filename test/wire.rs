@@ -119,6 +119,7 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
         clear_pkt_id: vec![1],
         clear_src_ip: vec![0x0a0a0001],
         clear_dst_ip: vec![0x0a0a0002],
+        ..Default::default()
     };
     let nb = net.encode_to_vec();
     assert_eq!(decode_checked::<NetworkUpdate>(&nb).unwrap(), net);
