@@ -91,6 +91,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         progress_every: None,
         netsim_manager: None,
         live: None,
+        observers: Vec::new(),
     };
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);

@@ -107,3 +107,83 @@ pub fn exit_with(result: anyhow::Result<i32>) -> ! {
         }
     }
 }
+
+/// The command line without the ROS arguments (`--ros-args ... [--]`), which rcl reads itself.
+pub fn args() -> Vec<String> {
+    crate::ros::params::split_ros_args(std::env::args()).0
+}
+
+/// Where the physics coordinator's peers are (`None`: the scenario's choice, in-process).
+#[derive(Debug, Clone, Default)]
+pub struct Peers {
+    pub physics_sim: Option<String>,
+    pub network_coordinator: Option<String>,
+    pub network_sim: Option<String>,
+}
+
+/// The node parameters: read from `--ros-args` by the ROS node `node_name` when built with the
+/// `ros` feature (the node is returned for the run to publish with), none otherwise.
+#[cfg(feature = "ros")]
+pub fn node(node_name: &str) -> anyhow::Result<(crate::ros::params::RunParams, Option<crate::ros::node::RosNode>)> {
+    let n = crate::ros::node::start(node_name)?;
+    Ok((n.params.clone(), Some(n)))
+}
+
+#[cfg(not(feature = "ros"))]
+pub fn node(_node_name: &str) -> anyhow::Result<(crate::ros::params::RunParams, Option<std::convert::Infallible>)> {
+    Ok((Default::default(), None))
+}
+
+/// Loads the scenario named on the command line or by the `scenario` parameter and applies
+/// the parameters that override it (`window_ms`, `real_time_factor`).
+pub fn load_with(params: &crate::ros::params::RunParams, scenario: Option<PathBuf>) -> anyhow::Result<LoadedScenario> {
+    let mut loaded = load(&params.scenario(scenario)?)?;
+    params.apply(&mut loaded)?;
+    Ok(loaded)
+}
+
+/// `cosim run` and `physics_coordinator`: the ROS node `node_name` (with the `ros` feature),
+/// the scenario, the physics coordinator and its observers, the run, its report.
+/// `vehicle_netns` (e.g. `ncs-{vehicle}`) starts a `/clock` bridge in every vehicle namespace
+/// that exists.
+pub async fn run_physics(
+    node_name: &str,
+    scenario: Option<PathBuf>,
+    out: Option<PathBuf>,
+    peers: Peers,
+    vehicle_netns: Option<String>,
+) -> anyhow::Result<i32> {
+    // Signal handlers first: a Ctrl-C while namespaces are being set up must still clean up.
+    let stop = shutdown_signal();
+    let (params, ros) = node(node_name)?;
+    let loaded = load_with(&params, scenario)?;
+    let out = output_dir(&loaded, out.or(params.out.clone()));
+    let mut c = crate::coord::PhysicsCoordinator::for_scenario(
+        &loaded,
+        peers.physics_sim.as_deref(),
+        peers.network_coordinator.as_deref(),
+        peers.network_sim.as_deref(),
+        Some(out.clone()),
+    )
+    .await?;
+    if let Some(pattern) = vehicle_netns {
+        anyhow::ensure!(cfg!(feature = "ros"), "--vehicle-netns needs a build with the `ros` feature");
+        let names: Vec<String> = loaded.scenario.vehicles.iter().map(|v| v.name.clone()).collect();
+        let bridges = crate::ros::bridge::VehicleBridges::spawn(&bridge_exe()?, &names, &pattern, params.bridge_wait_for_subscribers.unwrap_or(0))?;
+        c.observers.push(Box::new(bridges));
+    }
+    #[cfg(feature = "ros")]
+    if let Some(ros) = ros {
+        c.observers.push(Box::new(ros.publisher(&loaded)?));
+    }
+    #[cfg(not(feature = "ros"))]
+    let _ = ros;
+    let report_ = c.run(stop).await?;
+    report(&report_, &out)
+}
+
+/// The `cosim` executable (which serves `cosim ros-vehicle-bridge`): this one, or its sibling.
+fn bridge_exe() -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    Ok(if me.file_stem().is_some_and(|s| s == "cosim") { me } else { me.with_file_name("cosim") })
+}

@@ -28,7 +28,7 @@ use crate::sync::{
 use crate::wire::proto::{
     decode_checked,
     rosnetsim::{network_update, physics_update},
-    ChannelData,
+    ChannelData, NetworkUpdate,
 };
 use prost::Message;
 use std::{
@@ -153,6 +153,31 @@ impl Service for NetworkCoordinator {
     }
 }
 
+/// One completed window as the physics coordinator saw it: handed to every
+/// [`WindowObserver`] after the network side's END for the window arrived.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowView<'a> {
+    /// The window index k.
+    pub window: u32,
+    /// Sim time at the window's start (k·W), ns; the channel was sampled then.
+    pub start_ns: u64,
+    /// W, ns.
+    pub window_ns: u64,
+    /// The channel the network side used for this window.
+    pub channel: &'a ChannelData,
+    /// The network side's END for this window: deliveries (and, from simulators that report
+    /// them, drops) during [kW, (k+1)W).
+    pub network_end: &'a NetworkUpdate,
+}
+
+/// Something that watches the run window by window (the ROS 2 publishers, for one). It sees
+/// only what the coordinator already has; an error ends the run.
+pub trait WindowObserver: Send {
+    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()>;
+    /// The run is over (finished or interrupted).
+    fn finish(&mut self) {}
+}
+
 /// What a finished (or interrupted) run reports.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunReport {
@@ -187,6 +212,8 @@ pub struct PhysicsCoordinator {
     pub netsim_manager: Option<Manager>,
     /// The in-process network coordinator's live side, if it captures traffic.
     pub live: Option<Arc<LiveNetwork>>,
+    /// Called after every window, in order; none by default (then the loop does no extra work).
+    pub observers: Vec<Box<dyn WindowObserver>>,
 }
 
 impl PhysicsCoordinator {
@@ -228,6 +255,7 @@ impl PhysicsCoordinator {
             progress_every: Some(Duration::from_secs(2)),
             netsim_manager,
             live,
+            observers: Vec::new(),
         })
     }
 
@@ -268,9 +296,21 @@ impl PhysicsCoordinator {
                 r = async { tokio::join!(next_physics, network_window) } => r,
                 _ = &mut stop => { interrupted = true; break; }
             };
-            end?;
+            let end = end?;
             pending = next?;
             done = k + 1;
+            if !self.observers.is_empty() {
+                let view = WindowView {
+                    window: k,
+                    start_ns: self.schedule.start_ns(k),
+                    window_ns: self.schedule.window_ns,
+                    channel: &channel,
+                    network_end: &end,
+                };
+                for o in &mut self.observers {
+                    o.window(&view)?;
+                }
+            }
 
             if self.real_time_factor > 0.0 {
                 let due = started + Duration::from_secs_f64(self.schedule.start_ns(k + 1) as f64 / 1e9 / self.real_time_factor);
@@ -291,6 +331,9 @@ impl PhysicsCoordinator {
                     );
                 }
             }
+        }
+        for o in &mut self.observers {
+            o.finish();
         }
         let wall_seconds = started.elapsed().as_secs_f64();
         let network = self.live.take().map(|l| l.shutdown());

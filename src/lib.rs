@@ -19,6 +19,7 @@ pub mod io;
 pub mod model;
 pub mod net;
 pub mod output;
+pub mod ros;
 pub mod sim;
 pub mod sync;
 pub mod wire;

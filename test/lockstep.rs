@@ -209,6 +209,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         progress_every: None,
         netsim_manager: None,
         live: None,
+        observers: Vec::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
-    coord::{embedded_physics, schedule, PhysicsCoordinator},
+    coord::{embedded_physics, schedule},
     sim::{network::NetworkSim, physics::PhysicsSim},
     sync::zmq,
 };
@@ -18,9 +18,11 @@ struct Args {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario: physics and network side in lockstep; writes the ChannelData timeline.
+    /// Built with the `ros` feature it is the ROS 2 node `netsim_cosim` (parameters via
+    /// `--ros-args --params-file config/params.yaml`).
     Run {
-        /// The scenario file (YAML), e.g. config/default.yaml.
-        scenario: PathBuf,
+        /// The scenario file (YAML), e.g. config/default.yaml (or the `scenario` parameter).
+        scenario: Option<PathBuf>,
         /// Output folder (default: the scenario's output_dir, else out/<name>).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -30,6 +32,30 @@ enum Command {
         /// Use the network simulator bound at this ZeroMQ endpoint instead of the scenario's.
         #[arg(long, value_name = "ENDPOINT")]
         network_sim: Option<String>,
+        /// Serve /clock and each vehicle's pose inside its network namespace, named by this
+        /// pattern (e.g. `ncs-{vehicle}`), for every vehicle whose namespace exists (`ros` feature).
+        #[arg(long, value_name = "PATTERN")]
+        vehicle_netns: Option<String>,
+    },
+    /// Publish /clock and a vehicle's pose inside its network namespace from per-window lines
+    /// on stdin (started by `cosim run --vehicle-netns`).
+    #[cfg(feature = "ros")]
+    RosVehicleBridge {
+        /// The vehicle's name (pose topic /<vehicle>/pose).
+        #[arg(long)]
+        vehicle: String,
+        /// Network namespace to enter (as listed by `ip netns`).
+        #[arg(long)]
+        netns: Option<String>,
+        /// ROS_DOMAIN_ID for the bridge (default: inherited).
+        #[arg(long)]
+        domain_id: Option<u32>,
+        /// Let DDS discover beyond the namespace's loopback (default: loopback only).
+        #[arg(long)]
+        any_interface: bool,
+        /// Wait for this many /clock subscribers in the namespace before reading input.
+        #[arg(long, default_value_t = 0)]
+        wait_for_subscribers: u32,
     },
     /// Load and validate a scenario (terrain included) without running it.
     Check { scenario: PathBuf },
@@ -68,19 +94,21 @@ enum Command {
 #[tokio::main]
 async fn main() {
     cli::init_logging();
-    cli::exit_with(run(Args::parse().command).await)
+    cli::exit_with(run(Args::parse_from(cli::args()).command).await)
 }
 
 async fn run(command: Command) -> anyhow::Result<i32> {
     match command {
-        Command::Run { scenario, out, physics_sim, network_sim } => {
-            let stop = cli::shutdown_signal();
-            let loaded = cli::load(&scenario)?;
-            let out = cli::output_dir(&loaded, out);
-            let coordinator =
-                PhysicsCoordinator::for_scenario(&loaded, physics_sim.as_deref(), None, network_sim.as_deref(), Some(out.clone())).await?;
-            let report = coordinator.run(stop).await?;
-            cli::report(&report, &out)
+        Command::Run { scenario, out, physics_sim, network_sim, vehicle_netns } => {
+            let peers = cli::Peers { physics_sim, network_sim, network_coordinator: None };
+            cli::run_physics("netsim_cosim", scenario, out, peers, vehicle_netns).await
+        }
+        #[cfg(feature = "ros")]
+        Command::RosVehicleBridge { vehicle, netns, domain_id, any_interface, wait_for_subscribers } => {
+            let opts =
+                netsim_cosim::ros::vehicle::BridgeOptions { vehicle, netns, domain_id, localhost_only: !any_interface, wait_for_subscribers };
+            netsim_cosim::ros::vehicle::run(opts, std::io::BufReader::new(std::io::stdin()))?;
+            Ok(0)
         }
         Command::Check { scenario } => {
             let loaded = cli::load(&scenario)?;

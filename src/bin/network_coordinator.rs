@@ -12,8 +12,9 @@ use std::{path::PathBuf, time::Duration};
 #[derive(Parser)]
 #[command(version, about = "Network coordinator: runs the network simulator window by window for the physics coordinator.")]
 struct Args {
-    /// The scenario file (YAML).
-    scenario: PathBuf,
+    /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
+    /// `network_coordinator`).
+    scenario: Option<PathBuf>,
     /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
     #[arg(long)]
     bind: String,
@@ -32,11 +33,12 @@ struct Args {
 #[tokio::main]
 async fn main() {
     cli::init_logging();
-    let a = Args::parse();
+    let a = Args::parse_from(cli::args());
     cli::exit_with(
         async {
             let stop = cli::shutdown_signal();
-            let loaded = cli::load(&a.scenario)?;
+            let (params, _node) = cli::node("network_coordinator")?;
+            let loaded = cli::load_with(&params, a.scenario.clone())?;
             let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
             let out = cli::output_dir(&loaded, a.out.clone());
             let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;

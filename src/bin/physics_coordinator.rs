@@ -1,14 +1,15 @@
 //! `physics_coordinator`: owns the clock; drives the physics simulator and the network
 //! coordinator window by window and writes the ChannelData timeline.
 use clap::Parser;
-use netsim_cosim::{cli, coord::PhysicsCoordinator};
+use netsim_cosim::cli;
 use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(version, about = "Physics coordinator: drives the physics simulator and the network coordinator in lockstep.")]
 struct Args {
-    /// The scenario file (YAML).
-    scenario: PathBuf,
+    /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
+    /// `physics_coordinator`).
+    scenario: Option<PathBuf>,
     /// Physics simulator's ZeroMQ endpoint (default: the scenario's `simulators.physics`).
     #[arg(long, value_name = "ENDPOINT")]
     physics_sim: Option<String>,
@@ -21,28 +22,15 @@ struct Args {
     /// Output folder (default: the scenario's output_dir, else out/<name>).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Serve /clock in every vehicle namespace matching this pattern, e.g. `ncs-{vehicle}`.
+    #[arg(long, value_name = "PATTERN")]
+    vehicle_netns: Option<String>,
 }
 
 #[tokio::main]
 async fn main() {
     cli::init_logging();
-    let a = Args::parse();
-    cli::exit_with(
-        async {
-            let stop = cli::shutdown_signal();
-            let loaded = cli::load(&a.scenario)?;
-            let out = cli::output_dir(&loaded, a.out);
-            let c = PhysicsCoordinator::for_scenario(
-                &loaded,
-                a.physics_sim.as_deref(),
-                a.network_coordinator.as_deref(),
-                a.network_sim.as_deref(),
-                Some(out.clone()),
-            )
-            .await?;
-            let report = c.run(stop).await?;
-            cli::report(&report, &out)
-        }
-        .await,
-    )
+    let a = Args::parse_from(cli::args());
+    let peers = cli::Peers { physics_sim: a.physics_sim, network_coordinator: a.network_coordinator, network_sim: a.network_sim };
+    cli::exit_with(cli::run_physics("physics_coordinator", a.scenario, a.out, peers, a.vehicle_netns).await)
 }

@@ -1,0 +1,45 @@
+//! The ROS 2 layer. It only observes: the physics coordinator hands it every completed window
+//! ([`crate::coord::WindowObserver`]) and it publishes what the model already knows.
+//!
+//! Always compiled (no ROS needed, unit-tested): [`state`] turns a window's ChannelData and
+//! network END into per-vehicle poses and per-pair link states; [`params`] holds the node
+//! parameters; [`bridge`] is the line protocol and the parent side of the per-vehicle bridges
+//! that serve `/clock` inside each vehicle's network namespace.
+//!
+//! With the cargo feature `ros` (r2r, links rcl): [`publisher`] publishes `/clock`, poses,
+//! `/tf`, `/netsim/paths`, `/diagnostics` and `/netsim/channel_data`; [`node`] creates the
+//! nodes of the three binaries and reads their parameters; [`vehicle`] is the bridge process.
+pub mod bridge;
+pub mod params;
+pub mod state;
+
+#[cfg(feature = "ros")]
+pub mod node;
+#[cfg(feature = "ros")]
+pub mod publisher;
+#[cfg(feature = "ros")]
+pub mod vehicle;
+
+// A filter (IDL_PACKAGE_FILTER) without rosgraph_msgs would build r2r without sim-time
+// support and silently ignore `use_sim_time`: refuse to compile instead.
+#[cfg(feature = "ros")]
+r2r::assert_compiled_with_use_sim_time_support!();
+
+/// Topic names and frames (one place, so the README and the tests agree).
+pub mod names {
+    pub const CLOCK: &str = "/clock";
+    pub const TF: &str = "/tf";
+    pub const PATHS: &str = "/netsim/paths";
+    pub const DIAGNOSTICS: &str = "/diagnostics";
+    pub const CHANNEL_DATA: &str = "/netsim/channel_data";
+    /// The fixed frame: local ENU at the scenario's origin.
+    pub const MAP_FRAME: &str = "map";
+
+    pub fn pose_topic(vehicle: &str) -> String {
+        format!("/{vehicle}/pose")
+    }
+
+    pub fn base_link(vehicle: &str) -> String {
+        format!("{vehicle}/base_link")
+    }
+}

@@ -1,0 +1,89 @@
+//! Node parameters (`--ros-args --params-file config/params.yaml`) and how they apply to a
+//! run. Read by [`super::node`]; kept here so the rules are testable without ROS.
+
+use crate::config::LoadedScenario;
+use std::path::PathBuf;
+
+/// The parameters of the `netsim_cosim` and `physics_coordinator` nodes (the
+/// `network_coordinator` node reads `scenario` and `window_ms`). Unset = not given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunParams {
+    /// Scenario file; the command line's scenario wins if both are given.
+    pub scenario: Option<PathBuf>,
+    /// Overrides the scenario's `window_ms` (W).
+    pub window_ms: Option<f64>,
+    /// Output folder; the command line's `--out` wins.
+    pub out: Option<PathBuf>,
+    /// Overrides the scenario's `real_time_factor`.
+    pub real_time_factor: Option<f64>,
+    /// Before window 0, wait (up to 30 s) until `/clock` has this many subscribers.
+    pub wait_for_subscribers: Option<u32>,
+    /// The same for each vehicle bridge's `/clock` inside its namespace (`--vehicle-netns`).
+    pub bridge_wait_for_subscribers: Option<u32>,
+}
+
+impl RunParams {
+    /// The scenario to load: the command line's, else the parameter.
+    pub fn scenario(&self, cli: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+        cli.or_else(|| self.scenario.clone())
+            .ok_or_else(|| anyhow::anyhow!("no scenario: give it as an argument or as the `scenario` parameter"))
+    }
+
+    /// Applies `window_ms` and `real_time_factor` to a loaded scenario.
+    pub fn apply(&self, loaded: &mut LoadedScenario) -> anyhow::Result<()> {
+        if let Some(w) = self.window_ms {
+            anyhow::ensure!(w.is_finite() && w > 0.0, "parameter window_ms = {w}: must be > 0");
+            loaded.scenario.window_ms = w;
+        }
+        if let Some(r) = self.real_time_factor {
+            anyhow::ensure!(r.is_finite() && r >= 0.0, "parameter real_time_factor = {r}: must be >= 0");
+            loaded.scenario.real_time_factor = r;
+        }
+        Ok(())
+    }
+}
+
+/// Splits a command line into what clap parses and the ROS arguments: everything from
+/// `--ros-args` up to a lone `--` (or the end) belongs to rcl, which reads it itself.
+pub fn split_ros_args<I: IntoIterator<Item = String>>(args: I) -> (Vec<String>, Vec<String>) {
+    let (mut ours, mut ros) = (Vec::new(), Vec::new());
+    let mut in_ros = false;
+    for a in args {
+        if in_ros {
+            if a == "--" {
+                in_ros = false;
+            } else {
+                ros.push(a);
+            }
+        } else if a == "--ros-args" {
+            in_ros = true;
+            ros.push(a);
+        } else {
+            ours.push(a);
+        }
+    }
+    (ours, ros)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ros_args_are_split_off() {
+        let args = ["cosim", "run", "--ros-args", "--params-file", "p.yaml", "-r", "__node:=x", "--", "--out", "o"];
+        let (ours, ros) = split_ros_args(args.iter().map(|s| s.to_string()));
+        assert_eq!(ours, ["cosim", "run", "--out", "o"]);
+        assert_eq!(ros, ["--ros-args", "--params-file", "p.yaml", "-r", "__node:=x"]);
+        let (ours, ros) = split_ros_args(["x", "a"].iter().map(|s| s.to_string()));
+        assert_eq!((ours.len(), ros.len()), (2, 0));
+    }
+
+    #[test]
+    fn command_line_scenario_wins() {
+        let p = RunParams { scenario: Some("p.yaml".into()), ..Default::default() };
+        assert_eq!(p.scenario(Some("c.yaml".into())).unwrap(), PathBuf::from("c.yaml"));
+        assert_eq!(p.scenario(None).unwrap(), PathBuf::from("p.yaml"));
+        assert!(RunParams::default().scenario(None).is_err());
+    }
+}

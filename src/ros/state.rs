@@ -1,0 +1,233 @@
+//! What one window says about each vehicle and each pair, in the form the ROS messages need.
+//! Pure: built from the ChannelData and the network END the coordinator already holds.
+
+use crate::config::Scenario;
+use crate::wire::proto::{ChannelData, NetworkUpdate};
+use std::net::{IpAddr, Ipv4Addr};
+
+/// A vehicle's pose: position (m, ENU) and orientation (w, x, y, z).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pose {
+    pub position: [f64; 3],
+    pub orientation: [f64; 4],
+}
+
+/// Traffic between the two vehicles of a pair during the window, per direction.
+/// Deliveries come from the END's released copies (`clear_src_ip` → sender, `rx_node` or
+/// `rx_ip` → receiver). Drops (`drop_pkt_id`, `drop_node`) count towards a pair only when
+/// the same END also delivered that packet to someone, which names its sender; the rest are
+/// in [`WindowState::unattributed_drops`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PairTraffic {
+    pub delivered_ab: u64,
+    pub delivered_ba: u64,
+    pub dropped_ab: u64,
+    pub dropped_ba: u64,
+}
+
+/// Link figures only the network simulator knows. The embedded simulator does not report
+/// them yet (pass-through); they stay `None` until a link model / packet ledger fills them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkModelFigures {
+    pub snr_db: Option<f64>,
+    pub per: Option<f64>,
+    pub delay_s: Option<f64>,
+}
+
+/// One pair i < j: geometry from the ChannelData, traffic from the END.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairState {
+    pub a: usize,
+    pub b: usize,
+    pub los: bool,
+    pub distance_m: f64,
+    pub loss_db: f64,
+    /// A, entry₁, exit₁, …, B as [x, y, z, loss_db].
+    pub path: Vec<[f64; 4]>,
+    pub traffic: PairTraffic,
+    pub model: LinkModelFigures,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowState {
+    pub window: u32,
+    pub start_ns: u64,
+    pub poses: Vec<Pose>,
+    pub pairs: Vec<PairState>,
+    /// Dropped copies whose sender the END does not name, per receiving vehicle.
+    pub unattributed_drops: Vec<u64>,
+}
+
+/// Maps the addresses in NetworkUpdate (`*_ip`: each vehicle's first IPv4 address as a
+/// big-endian u32, 10.0.0.1 = 0x0a000001) back to vehicle indices.
+#[derive(Debug, Clone, Default)]
+pub struct Vehicles {
+    pub names: Vec<String>,
+    ipv4: Vec<Option<u32>>,
+}
+
+impl Vehicles {
+    pub fn from_scenario(s: &Scenario) -> Vehicles {
+        let names = s.vehicles.iter().map(|v| v.name.clone()).collect();
+        let ipv4 = s
+            .vehicles
+            .iter()
+            .map(|v| {
+                v.addresses.iter().find_map(|a| match a.split('/').next()?.parse::<IpAddr>().ok()? {
+                    IpAddr::V4(ip) => Some(u32::from(ip)),
+                    IpAddr::V6(_) => None,
+                })
+            })
+            .collect();
+        Vehicles { names, ipv4 }
+    }
+
+    pub fn new(names: Vec<String>, ipv4: Vec<Option<Ipv4Addr>>) -> Vehicles {
+        Vehicles { names, ipv4: ipv4.into_iter().map(|a| a.map(u32::from)).collect() }
+    }
+
+    fn by_ip(&self, ip: u32) -> Option<usize> {
+        self.ipv4.iter().position(|a| *a == Some(ip))
+    }
+
+    /// The window's state; `Err` if the ChannelData does not match the vehicles.
+    pub fn window(&self, window: u32, start_ns: u64, channel: &ChannelData, end: &NetworkUpdate) -> Result<WindowState, String> {
+        let n = self.names.len();
+        if channel.node_list.len() != 7 * n {
+            return Err(format!("ChannelData has {} node_list values; expected 7 per vehicle for {n} vehicles", channel.node_list.len()));
+        }
+        let poses: Vec<Pose> = channel
+            .node_list
+            .chunks_exact(7)
+            .map(|c| Pose { position: [c[0], c[1], c[2]], orientation: [c[3], c[4], c[5], c[6]] })
+            .collect();
+        let mut pairs = Vec::with_capacity(channel.path_details.len());
+        for p in &channel.path_details {
+            let &[a, b] = p.ids.as_slice() else { return Err(format!("PathDetails ids {:?}: expected a pair", p.ids)) };
+            let (a, b) = (a as usize, b as usize);
+            if a >= b || b >= n || p.hop_points.len() % 4 != 0 {
+                return Err(format!("PathDetails ids [{a}, {b}] with {} hop values is inconsistent", p.hop_points.len()));
+            }
+            let (pa, pb) = (poses[a].position, poses[b].position);
+            let distance_m = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+            let path: Vec<[f64; 4]> = p.hop_points.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+            pairs.push(PairState {
+                a,
+                b,
+                los: p.los,
+                distance_m,
+                loss_db: path.iter().map(|h| h[3]).sum(),
+                path,
+                traffic: PairTraffic::default(),
+                model: LinkModelFigures::default(),
+            });
+        }
+        let mut unattributed_drops = vec![0; n];
+        let pair_of = |pairs: &mut Vec<PairState>, s: usize, r: usize| pairs.iter_mut().position(|p| (p.a, p.b) == (s.min(r), s.max(r)));
+        // Deliveries, and the sender of every delivered packet id (to attribute drops).
+        let mut sender_of: Vec<(u32, usize)> = Vec::new();
+        for (i, (&pkt, &src)) in end.clear_pkt_id.iter().zip(&end.clear_src_ip).enumerate() {
+            let Some(s) = self.by_ip(src) else { continue };
+            sender_of.push((pkt, s));
+            let receiver = end.rx_node.get(i).map(|&r| r as usize).filter(|&r| r < n).or_else(|| end.rx_ip.get(i).and_then(|&ip| self.by_ip(ip)));
+            let Some(r) = receiver else { continue };
+            if r == s {
+                continue;
+            }
+            if let Some(k) = pair_of(&mut pairs, s, r) {
+                let t = &mut pairs[k].traffic;
+                if s < r { t.delivered_ab += 1 } else { t.delivered_ba += 1 }
+            }
+        }
+        for (&pkt, &r) in end.drop_pkt_id.iter().zip(&end.drop_node) {
+            let r = r as usize;
+            if r >= n {
+                continue;
+            }
+            match sender_of.iter().find(|(p, _)| *p == pkt).map(|&(_, s)| s).filter(|&s| s != r) {
+                Some(s) => {
+                    if let Some(k) = pair_of(&mut pairs, s, r) {
+                        let t = &mut pairs[k].traffic;
+                        if s < r { t.dropped_ab += 1 } else { t.dropped_ba += 1 }
+                    }
+                }
+                None => unattributed_drops[r] += 1,
+            }
+        }
+        Ok(WindowState { window, start_ns, poses, pairs, unattributed_drops })
+    }
+}
+
+/// Sim time in ns as ROS `builtin_interfaces/Time` (sec, nanosec).
+pub fn ros_time(ns: u64) -> (i32, u32) {
+    ((ns / 1_000_000_000) as i32, (ns % 1_000_000_000) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::proto::PathDetails;
+
+    fn vehicles() -> Vehicles {
+        Vehicles::new(
+            vec!["a".into(), "b".into(), "c".into()],
+            vec![Some(Ipv4Addr::new(10, 0, 0, 1)), Some(Ipv4Addr::new(10, 0, 0, 2)), None],
+        )
+    }
+
+    fn channel() -> ChannelData {
+        // a at (0, 0, 0), b at (3, 0, 0), c at (0, 4, 0), all with the identity orientation.
+        let node_list = [[0.0, 0.0], [3.0, 0.0], [0.0, 4.0]].iter().flat_map(|[x, y]| [*x, *y, 0.0, 1.0, 0.0, 0.0, 0.0]).collect();
+        let path = |ids: [u32; 2], los: bool, pts: Vec<f64>| PathDetails { ids: ids.to_vec(), los, num_hops: vec![(pts.len() / 4) as u32], hop_points: pts };
+        ChannelData {
+            node_list,
+            path_details: vec![
+                path([0, 1], true, vec![0., 0., 0., 0., 3., 0., 0., 0.]),
+                path([0, 2], false, vec![0., 0., 0., 0., 0., 1., 0., 0., 0., 2., 0., 5., 0., 4., 0., 0.]),
+                path([1, 2], true, vec![3., 0., 0., 0., 0., 4., 0., 0.]),
+            ],
+        }
+    }
+
+    #[test]
+    fn geometry_per_pair() {
+        let s = vehicles().window(3, 30, &channel(), &NetworkUpdate::default()).unwrap();
+        assert_eq!(s.poses[1].position, [3.0, 0.0, 0.0]);
+        assert_eq!((s.pairs[0].los, s.pairs[0].distance_m), (true, 3.0));
+        assert_eq!((s.pairs[1].los, s.pairs[1].distance_m, s.pairs[1].loss_db, s.pairs[1].path.len()), (false, 4.0, 5.0, 4));
+        assert_eq!(s.pairs[2].distance_m, 5.0);
+    }
+
+    #[test]
+    fn deliveries_and_drops_per_direction() {
+        let ip = |d| u32::from(Ipv4Addr::new(10, 0, 0, d));
+        let end = NetworkUpdate {
+            clear_pkt_id: vec![1, 2, 2, 3],
+            clear_src_ip: vec![ip(1), ip(2), ip(2), ip(1)],
+            clear_dst_ip: vec![ip(2), ip(1), ip(1), ip(2)],
+            rx_ip: vec![ip(2), ip(1), ip(1), ip(2)],
+            ber: vec![0.0; 4],
+            // packet 3 was also dropped at c (sender known: a); packet 9 at b (sender unknown)
+            drop_pkt_id: vec![3, 9],
+            drop_node: vec![2, 1],
+            drop_reason: vec![2, 1],
+            ..Default::default()
+        };
+        let s = vehicles().window(0, 0, &channel(), &end).unwrap();
+        assert_eq!(s.pairs[0].traffic, PairTraffic { delivered_ab: 2, delivered_ba: 2, dropped_ab: 0, dropped_ba: 0 });
+        assert_eq!(s.pairs[1].traffic, PairTraffic { dropped_ab: 1, ..Default::default() });
+        assert_eq!(s.unattributed_drops, vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn mismatched_channel_is_an_error() {
+        let mut c = channel();
+        c.node_list.truncate(14);
+        assert!(vehicles().window(0, 0, &c, &NetworkUpdate::default()).is_err());
+    }
+
+    #[test]
+    fn time_split() {
+        assert_eq!(ros_time(12_345_000_000), (12, 345_000_000));
+    }
+}
