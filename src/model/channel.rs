@@ -82,6 +82,12 @@ const ON_TOL: f64 = 1e-9;
 const STEP_M: f64 = 1e-9;
 /// Footprint enlargement of pyramid blocks, in cells (keeps the broad phase conservative).
 const GRID_EPS: f64 = 1e-7;
+/// The linear pre-check decides a piece without parry only if its clearance is beyond this at
+/// both ends (metres): well above rounding, so pieces near the surface always go to parry.
+const PRE_TOL: f64 = 1e-6;
+/// The pyramid broad phase stops at blocks of `2^LEAF_LEVEL` cells a side; candidate blocks
+/// are then walked cell by cell.
+const LEAF_LEVEL: usize = 2;
 /// Safety cap on crossings per candidate stretch.
 const MAX_CROSSINGS: usize = 1 << 16;
 
@@ -142,12 +148,44 @@ fn los(a: &Point3<f64>, b: &Point3<f64>) -> PathInfo {
     }
 }
 
+/// Reusable per-thread buffers of [`trace`] (no allocation in the hot path but the result).
+#[derive(Default)]
+struct Scratch {
+    recs: Vec<Piece>,
+    stack: Vec<(usize, usize, usize)>,
+    assembled: Vec<Piece>,
+    parts: Vec<Piece>,
+    mixed: Vec<Piece>,
+    below: Vec<Piece>,
+    pieces: Vec<Piece>,
+    hits: Vec<f64>,
+    resolved: Vec<Piece>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 fn trace_impl(
     terrain: &Terrain,
     a: &Point3<f64>,
     b: &Point3<f64>,
     loss_per_m: f64,
     broad: bool,
+) -> PathInfo {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => trace_with(terrain, a, b, loss_per_m, broad, &mut s),
+        Err(_) => trace_with(terrain, a, b, loss_per_m, broad, &mut Scratch::default()),
+    })
+}
+
+fn trace_with(
+    terrain: &Terrain,
+    a: &Point3<f64>,
+    b: &Point3<f64>,
+    loss_per_m: f64,
+    broad: bool,
+    sc: &mut Scratch,
 ) -> PathInfo {
     if !(a.coords.iter().chain(b.coords.iter()).all(|v| v.is_finite())) {
         return los(a, b);
@@ -173,56 +211,69 @@ fn trace_impl(
         return los(a, b);
     };
 
-    // 2. Broad phase.
-    let mut pieces: Vec<Piece> = Vec::new();
-    let mut hits: Vec<f64> = Vec::new();
+    let Scratch { recs, stack, assembled, parts, mixed, below, pieces, hits, resolved } = sc;
+    pieces.clear();
+    hits.clear();
+    resolved.clear();
+
+    // 2. Broad phase (pyramid) and exact linear pre-check (cell walk).
     if broad {
         let range = terrain.height_range();
         let zmin = a.z.min(b.z);
         if zmin > range[1] + ON_TOL {
             return los(a, b);
         }
-        let mut recs = Vec::new();
-        broad_phase(terrain, &seg, t_lo, t_hi, &mut recs, &mut hits);
+        recs.clear();
+        broad_phase(terrain, &seg, t_lo, t_hi, recs, stack);
         if recs.is_empty() {
             return los(a, b);
         }
         recs.sort_unstable_by(|p, q| p.t0.total_cmp(&q.t0));
-        pieces = assemble(recs, t_lo, t_hi);
+        assemble(recs, t_lo, t_hi, assembled, parts, mixed, below);
+        let walk = Walk::new(terrain, &seg);
+        for p in assembled.iter() {
+            if p.state == State::Mixed {
+                walk.run(p.t0, p.t1, pieces, hits);
+            } else {
+                push_piece(pieces, *p);
+            }
+        }
+        if pieces.iter().all(|p| p.state == State::Above) {
+            return los(a, b);
+        }
     } else {
         pieces.push(Piece { t0: t_lo, t1: t_hi, state: State::Mixed });
     }
 
     // 3. Narrow phase.
-    let mut resolved: Vec<Piece> = Vec::with_capacity(pieces.len() + 8);
     if broad {
         hits.sort_unstable_by(f64::total_cmp);
         let mut k = 0;
-        for p in pieces {
+        for p in pieces.iter() {
             if p.state != State::Mixed {
-                resolved.push(p);
+                resolved.push(*p);
                 continue;
             }
             let mut prev = p.t0;
             while k < hits.len() && hits[k] <= p.t1 {
                 let h = hits[k].max(prev);
-                push_resolved(terrain, &seg, prev, h, &mut resolved);
+                push_resolved(terrain, &seg, prev, h, resolved);
                 resolved.push(Piece { t0: h, t1: h, state: State::On });
                 prev = h;
                 k += 1;
             }
-            push_resolved(terrain, &seg, prev, p.t1, &mut resolved);
+            push_resolved(terrain, &seg, prev, p.t1, resolved);
         }
     } else {
-        for p in pieces {
-            narrow_phase_naive(terrain, &seg, p.t0, p.t1, &mut resolved);
+        for p in pieces.iter() {
+            narrow_phase_naive(terrain, &seg, p.t0, p.t1, resolved);
         }
     }
 
     // 4. Maximal obstructed intervals.
     let mut hops = vec![Hop { point: *a, loss_db: 0.0 }];
     let mut run: Option<(f64, f64, f64)> = None; // (t_entry, t_exit, buried length in t)
-    for p in &resolved {
+    for p in resolved.iter() {
         match (p.state, run.as_mut()) {
             (State::Above, Some(_)) => {
                 let (t0, t1, buried) = run.take().expect("run is open");
@@ -245,6 +296,155 @@ fn trace_impl(
     }
     hops.push(Hop { point: *b, loss_db: 0.0 });
     PathInfo { los: hops.len() == 2, hops }
+}
+
+/// Appends a piece, merging it into the previous one when both are Above or both Below.
+#[inline]
+fn push_piece(out: &mut Vec<Piece>, p: Piece) {
+    if p.t1 < p.t0 {
+        return;
+    }
+    if let Some(last) = out.last_mut() {
+        if last.state == p.state && p.state != State::Mixed && p.state != State::On {
+            last.t1 = last.t1.max(p.t1);
+            return;
+        }
+    }
+    out.push(p);
+}
+
+/// The segment in grid coordinates, for the exact cell walk of candidate stretches.
+///
+/// `gx` counts cells east from the west edge, `gy` cells south from the north edge. The
+/// surface is linear on each triangle, and the triangles' edges are the lines `gx = k`,
+/// `gy = k` and (the SW–NE diagonals) `gx + gy = k` for integers `k`. Between consecutive
+/// crossings of those lines the clearance `f(t)` is therefore linear in `t`.
+struct Walk<'a> {
+    terrain: &'a Terrain,
+    seg: &'a Seg,
+    ray: Ray,
+    g0: [f64; 3],
+    dg: [f64; 3],
+    ncw: usize,
+    nch: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(terrain: &'a Terrain, seg: &'a Seg) -> Walk<'a> {
+        let cs = terrain.cell_size();
+        let [hx, hy] = terrain.half_extent();
+        let gx0 = (seg.a.x + hx) / cs;
+        let gy0 = (hy - seg.a.y) / cs;
+        let dgx = seg.d.x / cs;
+        let dgy = -seg.d.y / cs;
+        let (ncw, nch) = (terrain.dims().0 - 1, terrain.dims().1 - 1);
+        Walk {
+            terrain,
+            seg,
+            ray: Ray::new(to_parry(&seg.a), to_parry_vec(&seg.d)),
+            g0: [gx0, gy0, gx0 + gy0],
+            dg: [dgx, dgy, dgx + dgy],
+            ncw,
+            nch,
+        }
+    }
+
+    /// Clearance at `t` on the triangulated surface (grid coordinates clamped to the grid).
+    #[inline]
+    fn f(&self, t: f64) -> f64 {
+        let gx = (self.g0[0] + t * self.dg[0]).clamp(0.0, self.ncw as f64);
+        let gy = (self.g0[1] + t * self.dg[1]).clamp(0.0, self.nch as f64);
+        let c = (gx as usize).min(self.ncw - 1);
+        let r = (gy as usize).min(self.nch - 1);
+        let (u, v) = (gx - c as f64, gy - r as f64);
+        let t_ = self.terrain;
+        let h = if u + v <= 1.0 {
+            let h00 = t_.h(r, c);
+            h00 + u * (t_.h(r, c + 1) - h00) + v * (t_.h(r + 1, c) - h00)
+        } else {
+            let h11 = t_.h(r + 1, c + 1);
+            h11 + (1.0 - u) * (t_.h(r + 1, c) - h11) + (1.0 - v) * (t_.h(r, c + 1) - h11)
+        };
+        self.seg.a.z + t * self.seg.d.z - h
+    }
+
+    /// The cell `(row, col)` holding the point at `t`, and whether it is in the cell's
+    /// north-west triangle.
+    #[inline]
+    fn triangle(&self, t: f64) -> (usize, usize, bool) {
+        let gx = (self.g0[0] + t * self.dg[0]).clamp(0.0, self.ncw as f64);
+        let gy = (self.g0[1] + t * self.dg[1]).clamp(0.0, self.nch as f64);
+        let c = (gx as usize).min(self.ncw - 1);
+        let r = (gy as usize).min(self.nch - 1);
+        (r, c, (gx - c as f64) + (gy - r as f64) <= 1.0)
+    }
+
+    /// Classifies `[ts, te]` exactly: linear pieces whose clearance is beyond [`PRE_TOL`] with one
+    /// sign at both ends are Above or Below; the cells of the others are candidates (Mixed),
+    /// ray cast with parry against their two triangles (hits clamped into the piece).
+    fn run(&self, ts: f64, te: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) {
+        if te <= ts {
+            return;
+        }
+        // Next line crossing of each family after `ts`: the integer `k` and the step direction.
+        let mut k = [0.0f64; 3];
+        let mut tn = [f64::INFINITY; 3];
+        let mut step = [0.0f64; 3];
+        for i in 0..3 {
+            let dg = self.dg[i];
+            if dg == 0.0 {
+                continue;
+            }
+            let g = self.g0[i] + ts * dg;
+            let (ki, si) = if dg > 0.0 { (g.floor() + 1.0, 1.0) } else { (g.ceil() - 1.0, -1.0) };
+            k[i] = ki;
+            step[i] = si;
+            tn[i] = (ki - self.g0[i]) / dg;
+            // Rounding can put the first crossing at or before `ts`: skip it.
+            while tn[i] <= ts {
+                k[i] += si;
+                tn[i] = (k[i] - self.g0[i]) / dg;
+            }
+        }
+        let mut tp = ts;
+        let mut fp = self.f(ts);
+        loop {
+            let tq = tn[0].min(tn[1]).min(tn[2]).min(te);
+            let fq = self.f(tq);
+            let state = if fp > PRE_TOL && fq > PRE_TOL {
+                State::Above
+            } else if fp < -PRE_TOL && fq < -PRE_TOL {
+                State::Below
+            } else {
+                State::Mixed
+            };
+            if state == State::Mixed {
+                // Cast the one triangle this linear piece lies on (parry's non-zigzag cell:
+                // first the north-west triangle NW, SW, NE, then the south-east one).
+                let (r, c, nw) = self.triangle(0.5 * (tp + tq));
+                out.push(Piece { t0: tp, t1: tq, state: State::Mixed });
+                let (t1, t2) = self.terrain.heightfield().triangles_at(r, c);
+                if let Some(tri) = if nw { t1 } else { t2 } {
+                    if let Some(toi) = tri.cast_local_ray(&self.ray, 1.0, false) {
+                        hits.push(toi.clamp(tp, tq));
+                    }
+                }
+            } else {
+                push_piece(out, Piece { t0: tp, t1: tq, state });
+            }
+            if tq >= te {
+                break;
+            }
+            for i in 0..3 {
+                while tn[i] <= tq {
+                    k[i] += step[i];
+                    tn[i] = (k[i] - self.g0[i]) / self.dg[i];
+                }
+            }
+            tp = tq;
+            fp = fq;
+        }
+    }
 }
 
 fn push_run(hops: &mut Vec<Hop>, seg: &Seg, t0: f64, t1: f64, buried: f64, loss_per_m: f64) {
@@ -271,17 +471,15 @@ fn clip(p0: f64, dp: f64, min: f64, max: f64, t0: f64, t1: f64) -> Option<(f64, 
     }
 }
 
-/// Leaf candidates (cells) and buried blocks, unordered.
+/// Candidate blocks (at most `2^LEAF_LEVEL` cells a side) and buried blocks, unordered.
 fn broad_phase(
     terrain: &Terrain,
     seg: &Seg,
     t_lo: f64,
     t_hi: f64,
     out: &mut Vec<Piece>,
-    hits: &mut Vec<f64>,
+    stack: &mut Vec<(usize, usize, usize)>,
 ) {
-    let field = terrain.heightfield();
-    let ray = Ray::new(to_parry(&seg.a), to_parry_vec(&seg.d));
     let cs = terrain.cell_size();
     let [hx, hy] = terrain.half_extent();
     // Grid coordinates: gx east in cells from the west edge, gy south in cells from the north.
@@ -294,7 +492,7 @@ fn broad_phase(
     let top = levels.len() - 1;
     let (ncw, nch) = (levels[0].w, levels[0].h);
 
-    let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(64);
+    stack.clear();
     stack.push((top, 0, 0));
     while let Some((k, bi, bj)) = stack.pop() {
         let lvl = &levels[k];
@@ -318,14 +516,8 @@ fn broad_phase(
             out.push(Piece { t0: ta, t1: tb, state: State::Below });
             continue;
         }
-        if k == 0 {
+        if k <= LEAF_LEVEL {
             out.push(Piece { t0: ta, t1: tb, state: State::Mixed });
-            let (t1, t2) = field.triangles_at(bi, bj);
-            for tri in [t1, t2].into_iter().flatten() {
-                if let Some(toi) = tri.cast_local_ray(&ray, 1.0, false) {
-                    hits.push(toi.clamp(t_lo, t_hi));
-                }
-            }
             continue;
         }
         let child = &levels[k - 1];
@@ -344,26 +536,34 @@ fn broad_phase(
     }
 }
 
-/// Broad-phase records (sorted by start) to a gap-free piece list over `[t_lo, t_hi]`: candidate
-/// wherever any candidate record is, buried where only buried records are, Above elsewhere.
-/// (Records overlap only by the blocks' enlargement, or where a line passes through a corner.)
-fn assemble(recs: Vec<Piece>, t_lo: f64, t_hi: f64) -> Vec<Piece> {
-    let union = |state: State| {
-        let mut u: Vec<Piece> = Vec::new();
+/// Broad-phase records (sorted by start) to a gap-free piece list `out` over `[t_lo, t_hi]`:
+/// candidate wherever any candidate record is, buried where only buried records are, Above
+/// elsewhere. (Records overlap only by the blocks' enlargement, or where a line passes through
+/// a corner.) `parts`, `mixed` and `below` are scratch.
+fn assemble(
+    recs: &[Piece],
+    t_lo: f64,
+    t_hi: f64,
+    out: &mut Vec<Piece>,
+    parts: &mut Vec<Piece>,
+    mixed: &mut Vec<Piece>,
+    below: &mut Vec<Piece>,
+) {
+    let union = |state: State, u: &mut Vec<Piece>| {
+        u.clear();
         for r in recs.iter().filter(|r| r.state == state) {
             match u.last_mut() {
                 Some(last) if r.t0 <= last.t1 => last.t1 = last.t1.max(r.t1),
                 _ => u.push(*r),
             }
         }
-        u
     };
-    let mixed = union(State::Mixed);
-    let below = union(State::Below);
+    union(State::Mixed, mixed);
+    union(State::Below, below);
     // Below minus Mixed.
-    let mut parts: Vec<Piece> = Vec::with_capacity(mixed.len() + below.len());
+    parts.clear();
     let mut k = 0;
-    for b in &below {
+    for b in below.iter() {
         let mut t0 = b.t0;
         while k < mixed.len() && mixed[k].t1 <= t0 {
             k += 1;
@@ -380,21 +580,20 @@ fn assemble(recs: Vec<Piece>, t_lo: f64, t_hi: f64) -> Vec<Piece> {
             parts.push(Piece { t0, t1: b.t1, state: State::Below });
         }
     }
-    parts.extend(mixed);
+    parts.extend_from_slice(mixed);
     parts.sort_unstable_by(|p, q| p.t0.total_cmp(&q.t0));
-    let mut out: Vec<Piece> = Vec::with_capacity(parts.len() * 2 + 1);
+    out.clear();
     let mut cur = t_lo;
-    for r in parts {
+    for r in parts.iter() {
         if r.t0 > cur {
             out.push(Piece { t0: cur, t1: r.t0, state: State::Above });
         }
         cur = cur.max(r.t1);
-        out.push(r);
+        out.push(*r);
     }
     if cur < t_hi {
         out.push(Piece { t0: cur, t1: t_hi, state: State::Above });
     }
-    out
 }
 
 /// Ray casts `[ts, te]` with the whole heightfield and appends its resolved pieces.
