@@ -492,35 +492,63 @@ fn broad_phase(
     let top = levels.len() - 1;
     let (ncw, nch) = (levels[0].w, levels[0].h);
 
-    stack.clear();
-    stack.push((top, 0, 0));
-    while let Some((k, bi, bj)) = stack.pop() {
+    // Children's footprints are found from their parent's: the t-interval where the line is
+    // within a column (row) range is a slab, and a block's t-range is the intersection of its
+    // column and row slabs with `[t_lo, t_hi]`. Footprints are enlarged by GRID_EPS cells.
+    let (ix, iy) = (1.0 / dgx, 1.0 / dgy);
+    let slab = |g0: f64, inv: f64, lo: f64, hi: f64| -> (f64, f64) {
+        if inv.is_finite() {
+            let (p, q) = ((lo - g0) * inv, (hi - g0) * inv);
+            if p < q {
+                (p, q)
+            } else {
+                (q, p)
+            }
+        } else if g0 >= lo && g0 <= hi {
+            (f64::NEG_INFINITY, f64::INFINITY)
+        } else {
+            (f64::INFINITY, f64::NEG_INFINITY)
+        }
+    };
+    // Classifies the block (k, bi, bj) over [ta, tb]; returns true if it must be split.
+    let visit = |k: usize, bi: usize, bj: usize, ta: f64, tb: f64, out: &mut Vec<Piece>| -> bool {
         let lvl = &levels[k];
-        let c0 = bj << k;
-        let c1 = ((bj + 1) << k).min(ncw);
-        let r0 = bi << k;
-        let r1 = ((bi + 1) << k).min(nch);
-        let Some((ta, tb)) =
-            clip(gx0, dgx, c0 as f64 - GRID_EPS, c1 as f64 + GRID_EPS, t_lo, t_hi)
-                .and_then(|(l, h)| clip(gy0, dgy, r0 as f64 - GRID_EPS, r1 as f64 + GRID_EPS, l, h))
-        else {
-            continue;
-        };
         let (za, zb) = (z0 + ta * dz, z0 + tb * dz);
         let (zlo, zhi) = if za < zb { (za, zb) } else { (zb, za) };
         let [hmin, hmax] = lvl.mm[bi * lvl.w + bj];
         if zlo > hmax + ON_TOL {
-            continue; // above everything in the block
-        }
-        if zhi < hmin - ON_TOL {
+            false // above everything in the block
+        } else if zhi < hmin - ON_TOL {
             out.push(Piece { t0: ta, t1: tb, state: State::Below });
-            continue;
-        }
-        if k <= LEAF_LEVEL {
+            false
+        } else if k <= LEAF_LEVEL {
             out.push(Piece { t0: ta, t1: tb, state: State::Mixed });
-            continue;
+            false
+        } else {
+            true
         }
+    };
+
+    stack.clear();
+    if visit(top, 0, 0, t_lo, t_hi, out) {
+        stack.push((top, 0, 0));
+    }
+    while let Some((k, bi, bj)) = stack.pop() {
         let child = &levels[k - 1];
+        let s = 1usize << (k - 1);
+        let (c0, r0) = (2 * bj * s, 2 * bi * s);
+        let cm = c0 + s;
+        let rm = r0 + s;
+        let c1 = (cm + s).min(ncw);
+        let r1 = (rm + s).min(nch);
+        let xs = [
+            slab(gx0, ix, c0 as f64 - GRID_EPS, cm.min(ncw) as f64 + GRID_EPS),
+            slab(gx0, ix, cm as f64 - GRID_EPS, c1 as f64 + GRID_EPS),
+        ];
+        let ys = [
+            slab(gy0, iy, r0 as f64 - GRID_EPS, rm.min(nch) as f64 + GRID_EPS),
+            slab(gy0, iy, rm as f64 - GRID_EPS, r1 as f64 + GRID_EPS),
+        ];
         for di in 0..2 {
             let ci = 2 * bi + di;
             if ci >= child.h {
@@ -528,7 +556,12 @@ fn broad_phase(
             }
             for dj in 0..2 {
                 let cj = 2 * bj + dj;
-                if cj < child.w {
+                if cj >= child.w {
+                    continue;
+                }
+                let ta = xs[dj].0.max(ys[di].0).max(t_lo);
+                let tb = xs[dj].1.min(ys[di].1).min(t_hi);
+                if ta <= tb && visit(k - 1, ci, cj, ta, tb, out) {
                     stack.push((k - 1, ci, cj));
                 }
             }
