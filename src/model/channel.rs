@@ -51,7 +51,7 @@ use std::sync::OnceLock;
 use nalgebra::{Point3, Vector3};
 use parry3d_f64::query::{Ray, RayCast};
 
-use crate::model::terrain::{to_parry, to_parry_vec, Terrain};
+use crate::model::terrain::{to_parry, to_parry_vec, Terrain, LEAF, LEAF_LEVEL};
 
 /// One point of a path: `A`, an entry into or exit out of the terrain, or `B`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,12 +82,10 @@ const ON_TOL: f64 = 1e-9;
 const STEP_M: f64 = 1e-9;
 /// Footprint enlargement of pyramid blocks, in cells (keeps the broad phase conservative).
 const GRID_EPS: f64 = 1e-7;
-/// The linear pre-check decides a piece without parry only if its clearance is beyond this at
-/// both ends (metres): well above rounding, so pieces near the surface always go to parry.
+/// The linear pre-check decides a piece without parry only if its clearance is beyond this (plus
+/// twice the tiles' f32 rounding bound) at both ends (metres): well above rounding, so pieces
+/// near the surface always go to parry.
 const PRE_TOL: f64 = 1e-6;
-/// The pyramid broad phase stops at blocks of `2^LEAF_LEVEL` cells a side; candidate blocks
-/// are then walked cell by cell.
-const LEAF_LEVEL: usize = 2;
 /// Safety cap on crossings per candidate stretch.
 const MAX_CROSSINGS: usize = 1 << 16;
 
@@ -327,6 +325,8 @@ struct Walk<'a> {
     dg: [f64; 3],
     ncw: usize,
     nch: usize,
+    /// Clearance beyond which a piece is decided without parry (metres).
+    tol: f64,
 }
 
 impl<'a> Walk<'a> {
@@ -346,10 +346,12 @@ impl<'a> Walk<'a> {
             dg: [dgx, dgy, dgx + dgy],
             ncw,
             nch,
+            tol: PRE_TOL + 2.0 * terrain.tile_tolerance(),
         }
     }
 
-    /// Clearance at `t` on the triangulated surface (grid coordinates clamped to the grid).
+    /// Clearance at `t` on the triangulated surface (grid coordinates clamped to the grid),
+    /// from the leaf-block tiles: within [`Terrain::tile_tolerance`] of the exact value.
     #[inline]
     fn f(&self, t: f64) -> f64 {
         let gx = (self.g0[0] + t * self.dg[0]).clamp(0.0, self.ncw as f64);
@@ -357,13 +359,15 @@ impl<'a> Walk<'a> {
         let c = (gx as usize).min(self.ncw - 1);
         let r = (gy as usize).min(self.nch - 1);
         let (u, v) = (gx - c as f64, gy - r as f64);
-        let t_ = self.terrain;
+        let tile = &self.terrain.tiles[(r / LEAF) * self.terrain.tiles_w + c / LEAF].h;
+        let k = (r % LEAF) * (LEAF + 1) + c % LEAF;
+        let at = |i: usize| f64::from(tile[i]);
         let h = if u + v <= 1.0 {
-            let h00 = t_.h(r, c);
-            h00 + u * (t_.h(r, c + 1) - h00) + v * (t_.h(r + 1, c) - h00)
+            let h00 = at(k);
+            h00 + u * (at(k + 1) - h00) + v * (at(k + LEAF + 1) - h00)
         } else {
-            let h11 = t_.h(r + 1, c + 1);
-            h11 + (1.0 - u) * (t_.h(r + 1, c) - h11) + (1.0 - v) * (t_.h(r, c + 1) - h11)
+            let h11 = at(k + LEAF + 2);
+            h11 + (1.0 - u) * (at(k + LEAF + 1) - h11) + (1.0 - v) * (at(k + 1) - h11)
         };
         self.seg.a.z + t * self.seg.d.z - h
     }
@@ -411,9 +415,9 @@ impl<'a> Walk<'a> {
         loop {
             let tq = tn[0].min(tn[1]).min(tn[2]).min(te);
             let fq = self.f(tq);
-            let state = if fp > PRE_TOL && fq > PRE_TOL {
+            let state = if fp > self.tol && fq > self.tol {
                 State::Above
-            } else if fp < -PRE_TOL && fq < -PRE_TOL {
+            } else if fp < -self.tol && fq < -self.tol {
                 State::Below
             } else {
                 State::Mixed
@@ -488,9 +492,14 @@ fn broad_phase(
     let dgx = seg.d.x / cs;
     let dgy = -seg.d.y / cs;
     let (z0, dz) = (seg.a.z, seg.d.z);
-    let levels = &terrain.levels;
-    let top = levels.len() - 1;
-    let (ncw, nch) = (levels[0].w, levels[0].h);
+    let levels = &terrain.qlevels;
+    let (ncw, nch) = (terrain.levels[0].w, terrain.levels[0].h);
+    if levels.is_empty() {
+        // A grid smaller than one leaf block: walk all of it.
+        out.push(Piece { t0: t_lo, t1: t_hi, state: State::Mixed });
+        return;
+    }
+    let top = levels.len() - 1 + LEAF_LEVEL;
 
     // Children's footprints are found from their parent's: the t-interval where the line is
     // within a column (row) range is a slab, and a block's t-range is the intersection of its
@@ -512,10 +521,9 @@ fn broad_phase(
     };
     // Classifies the block (k, bi, bj) over [ta, tb]; returns true if it must be split.
     let visit = |k: usize, bi: usize, bj: usize, ta: f64, tb: f64, out: &mut Vec<Piece>| -> bool {
-        let lvl = &levels[k];
         let (za, zb) = (z0 + ta * dz, z0 + tb * dz);
         let (zlo, zhi) = if za < zb { (za, zb) } else { (zb, za) };
-        let [hmin, hmax] = lvl.mm[bi * lvl.w + bj];
+        let [hmin, hmax] = levels[k - LEAF_LEVEL].get(bi, bj).map(f64::from);
         if zlo > hmax + ON_TOL {
             false // above everything in the block
         } else if zhi < hmin - ON_TOL {
@@ -523,6 +531,8 @@ fn broad_phase(
             false
         } else if k <= LEAF_LEVEL {
             out.push(Piece { t0: ta, t1: tb, state: State::Mixed });
+            // The cell walk will read this block's tile: start loading it now.
+            prefetch(&terrain.tiles[bi * terrain.tiles_w + bj]);
             false
         } else {
             true
@@ -534,7 +544,7 @@ fn broad_phase(
         stack.push((top, 0, 0));
     }
     while let Some((k, bi, bj)) = stack.pop() {
-        let child = &levels[k - 1];
+        let child = &levels[k - 1 - LEAF_LEVEL];
         let s = 1usize << (k - 1);
         let (c0, r0) = (2 * bj * s, 2 * bi * s);
         let cm = c0 + s;
@@ -567,6 +577,20 @@ fn broad_phase(
             }
         }
     }
+}
+
+/// Hints the CPU to load `v`'s cache line (no effect on results).
+#[inline(always)]
+fn prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unused_unsafe)]
+    // SAFETY: a prefetch is only a hint and never faults; the pointer is a valid reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((v as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
 }
 
 /// Broad-phase records (sorted by start) to a gap-free piece list `out` over `[t_lo, t_hi]`:
