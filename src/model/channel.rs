@@ -747,39 +747,52 @@ fn threads() -> usize {
     *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1))
 }
 
+/// Pairs per unit of work handed to a thread by [`trace_all`].
+const BATCH: usize = 32;
+
 /// [`trace`] for every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
 ///
-/// The pairs are split into contiguous chunks, one per available core (scoped threads); each
-/// pair's result depends only on its two points, so the output never depends on timing.
+/// The pairs are cut into batches of [`BATCH`] consecutive pairs that the available cores
+/// (scoped threads) take in turn from a shared counter, so a thread that drew cheap pairs
+/// takes more batches. Each result is written to its pair's own slot and depends only on its
+/// two points, so the output never depends on timing.
 pub fn trace_all(
     terrain: &Terrain,
     points: &[Point3<f64>],
     penetration_loss_db_per_m: f64,
 ) -> Vec<PathInfo> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
     let n = points.len();
     let pairs: Vec<(usize, usize)> =
         (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect();
-    let run = |chunk: &[(usize, usize)]| -> Vec<PathInfo> {
-        chunk
-            .iter()
-            .map(|&(i, j)| trace(terrain, &points[i], &points[j], penetration_loss_db_per_m))
-            .collect()
-    };
-    let workers = threads().min(pairs.len() / 16).max(1);
+    let one = |&(i, j): &(usize, usize)| trace(terrain, &points[i], &points[j], penetration_loss_db_per_m);
+    let workers = threads().min(pairs.len() / BATCH).max(1);
     if workers == 1 {
-        return run(&pairs);
+        return pairs.iter().map(one).collect();
     }
-    let per = pairs.len().div_ceil(workers);
-    let chunks: Vec<&[(usize, usize)]> = pairs.chunks(per).collect();
+    let batches: Vec<&[(usize, usize)]> = pairs.chunks(BATCH).collect();
+    let slots: Vec<Mutex<Vec<PathInfo>>> = batches.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let b = next.fetch_add(1, Ordering::Relaxed);
+        let Some(batch) = batches.get(b) else { break };
+        let out: Vec<PathInfo> = batch.iter().map(one).collect();
+        *slots[b].lock().unwrap_or_else(|e| e.into_inner()) = out;
+    };
     std::thread::scope(|s| {
-        let handles: Vec<_> = chunks[1..].iter().map(|c| s.spawn(move || run(c))).collect();
-        let mut out = run(chunks[0]);
+        let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
+        work();
         for h in handles {
-            match h.join() {
-                Ok(v) => out.extend(v),
-                Err(e) => std::panic::resume_unwind(e),
+            if let Err(e) = h.join() {
+                std::panic::resume_unwind(e);
             }
         }
-        out
-    })
+    });
+    let mut out = Vec::with_capacity(pairs.len());
+    for slot in slots {
+        out.extend(slot.into_inner().unwrap_or_else(|e| e.into_inner()));
+    }
+    out
 }
