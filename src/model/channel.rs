@@ -23,24 +23,38 @@
 //!
 //! # Algorithm
 //! 1. Clip the segment to the grid's footprint.
-//! 2. **Broad phase** ([`trace`] only): walk the terrain's min/max pyramid from the root. For a
-//!    block, the segment's parameter range over the block's footprint (slightly enlarged) gives
-//!    its lowest and highest z there (z is linear in `t`). Lowest z above the block's max
-//!    height ⇒ the segment is above the terrain over the whole block: skipped. Highest z below
-//!    the block's min ⇒ entirely below: recorded as buried, no ray cast needed. Otherwise the
-//!    block is split, down to single cells, which become candidate stretches.
-//! 3. **Narrow phase**: every crossing of the surface inside a candidate cell is found with
-//!    parry's ray cast against that cell's two [`HeightField`](parry3d_f64::shape::HeightField)
-//!    triangles (`HeightField::triangles_at`), always with the ray from the exact endpoint `A`
+//! 2. **Broad phase** ([`trace`] only): walk the terrain's min/max pyramid (its compact `f32`
+//!    form, bounds rounded outwards) from the root down to leaf blocks of 4 × 4 cells. For a
+//!    block, the segment's parameter range over the block's footprint (slightly enlarged; found
+//!    from the parent's column and row slabs, no division per block) gives its lowest and
+//!    highest z there (z is linear in `t`). Lowest z above the block's max height ⇒ the segment
+//!    is above the terrain over the whole block: skipped. Highest z below the block's min ⇒
+//!    entirely below: recorded as buried. Otherwise the block is split; leaf blocks that are
+//!    still undecided become candidate stretches (merged where they touch).
+//! 3. **Exact linear pre-check**: the surface is linear on each triangle, and the triangles'
+//!    edges are the grid lines `gx = k`, `gy = k` and the SW–NE diagonals `gx + gy = k` (grid
+//!    coordinates, integer `k`). So between consecutive crossings of those lines by the
+//!    segment's xy-projection the clearance `f(t)` is linear, and its sign can only change on a
+//!    piece whose ends differ in sign or touch 0. Each candidate stretch is walked piece by
+//!    piece (three interleaved line families, as a 2-D DDA), evaluating `f` at the breakpoints
+//!    only, from per-leaf-block height tiles. A piece with `f` beyond a tolerance (1 µm plus
+//!    twice the tiles' `f32` rounding bound) of one sign at both ends is Above or Below,
+//!    decided without parry; the others are candidates for the narrow phase.
+//! 4. **Narrow phase**: every crossing of the surface inside a candidate piece is found with
+//!    parry's ray cast against the [`HeightField`](parry3d_f64::shape::HeightField) triangle the
+//!    piece lies on (`HeightField::triangles_at`), always with the ray from the exact endpoint `A`
 //!    along `B - A` (time of impact = `t`), so a crossing is computed from the original
-//!    coordinates whatever the stretch. A line meets a triangle's plane at most once, so the
-//!    casts over all candidate cells give every crossing. parry's 3-D triangle ray cast is
-//!    two-sided (it ignores `solid` and hits faces from above and below alike), so entries and
-//!    exits are both found. Between consecutive crossings `f` keeps one sign, read from the
-//!    exact surface at both ends and the midpoint of the sub-interval (the sample of largest
-//!    `|f|` decides; all three within 1e-9 m of the surface = running along it).
-//! 4. Adjacent obstructed pieces merge into maximal intervals; crossings with free space on
+//!    coordinates whatever the stretch. A line meets a triangle's plane at most once. parry's
+//!    3-D triangle ray cast is two-sided (it ignores `solid` and hits faces from above and below
+//!    alike), so entries and exits are both found. Between consecutive crossings `f` keeps one
+//!    sign, read from the exact surface at both ends and the midpoint of the sub-interval (the
+//!    sample of largest `|f|` decides; all three within 1e-9 m of the surface = running along
+//!    it). A crossing a cast missed (a hit exactly on a triangle edge can be rejected by rounding)
+//!    shows as opposite signs there and is found by bisection on the exact surface.
+//! 5. Adjacent obstructed pieces merge into maximal intervals; crossings with free space on
 //!    both sides are touches (entry = exit, 0 dB).
+//!
+//! Per-call scratch buffers are kept per thread, so the hot path allocates only the result.
 //!
 //! [`trace_naive`] is parry alone, the reference the broad phase is measured and tested
 //! against: no pyramid; `HeightField::cast_local_ray` from `A` (or the grid edge) finds the first
@@ -752,7 +766,7 @@ const BATCH: usize = 32;
 
 /// [`trace`] for every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
 ///
-/// The pairs are cut into batches of [`BATCH`] consecutive pairs that the available cores
+/// The pairs are cut into batches of 32 consecutive pairs that the available cores
 /// (scoped threads) take in turn from a shared counter, so a thread that drew cheap pairs
 /// takes more batches. Each result is written to its pair's own slot and depends only on its
 /// two points, so the output never depends on timing.

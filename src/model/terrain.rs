@@ -38,6 +38,13 @@
 //! over a block's footprint is above the block's max height is provably above the terrain there;
 //! one whose highest z is below the block's min height is provably below it.
 //!
+//! For the channel's broad phase the levels from 4 × 4-cell blocks up are also kept in compact
+//! form: `f32` bounds rounded outwards (min down, max up, so still conservative), stored by 2×2
+//! quads so that a block's four children share one cache line. Each 4 × 4-cell leaf block also
+//! has its 5 × 5 corner heights as `f32` in one aligned 128-byte tile, read by the channel's
+//! exact linear pre-check with a tolerance covering the `f32` rounding (`max |h| · 2⁻²⁴`); the
+//! exact surface (parry and [`Terrain::height_at`]) always uses the `f64` heights.
+//!
 //! # Procedural terrain
 //! Deterministic from the seed (ChaCha8): the floor is `base_height_m` plus value noise (three
 //! octaves of smoothstep-interpolated lattice noise, wavelengths λ, λ/2, λ/4 with
