@@ -38,6 +38,13 @@
 //! over a block's footprint is above the block's max height is provably above the terrain there;
 //! one whose highest z is below the block's min height is provably below it.
 //!
+//! For the channel's broad phase the levels from 4 × 4-cell blocks up are also kept in compact
+//! form: `f32` bounds rounded outwards (min down, max up, so still conservative), stored by 2×2
+//! quads so that a block's four children share one cache line. Each 4 × 4-cell leaf block also
+//! has its 5 × 5 corner heights as `f32` in one aligned 128-byte tile, read by the channel's
+//! exact linear pre-check with a tolerance covering the `f32` rounding (`max |h| · 2⁻²⁴`); the
+//! exact surface (parry and [`Terrain::height_at`]) always uses the `f64` heights.
+//!
 //! # Procedural terrain
 //! Deterministic from the seed (ChaCha8): the floor is `base_height_m` plus value noise (three
 //! octaves of smoothstep-interpolated lattice noise, wavelengths λ, λ/2, λ/4 with
@@ -109,6 +116,39 @@ pub(crate) struct Level {
     pub(crate) mm: Vec<[f64; 2]>,
 }
 
+/// Cells per side of a leaf block: the compact pyramid stops at blocks of `LEAF × LEAF` cells,
+/// and each leaf block's `(LEAF+1)²` corner heights are stored together as one [`Tile`].
+pub(crate) const LEAF_LEVEL: usize = 2;
+pub(crate) const LEAF: usize = 1 << LEAF_LEVEL;
+const TILE_N: usize = LEAF + 1;
+
+/// One level of the compact pyramid: `f32` bounds rounded outwards (so still conservative),
+/// stored by 2×2 quads so that the four children of a block share one cache line.
+#[derive(Debug, Clone)]
+pub(crate) struct QLevel {
+    pub(crate) w: usize,
+    pub(crate) h: usize,
+    /// Quads per row.
+    qw: usize,
+    mm: Vec<[f32; 2]>,
+}
+
+impl QLevel {
+    /// `[min, max]` of block `(bi, bj)`.
+    #[inline]
+    pub(crate) fn get(&self, bi: usize, bj: usize) -> [f32; 2] {
+        self.mm[((bi >> 1) * self.qw + (bj >> 1)) * 4 + (bi & 1) * 2 + (bj & 1)]
+    }
+}
+
+/// The `(LEAF+1)²` corner heights of one leaf block, row-major, as `f32` (rounded to nearest;
+/// see [`Terrain::tile_tolerance`]), in one aligned 128-byte record.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(128))]
+pub(crate) struct Tile {
+    pub(crate) h: [f32; TILE_N * TILE_N],
+}
+
 /// A height grid with its parry triangulation and min/max pyramid. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Terrain {
@@ -121,6 +161,14 @@ pub struct Terrain {
     field: HeightField,
     /// `levels[0]` is per cell, the last level is a single block.
     pub(crate) levels: Vec<Level>,
+    /// `qlevels[k - LEAF_LEVEL]` is level `k >= LEAF_LEVEL` of the pyramid in compact form.
+    pub(crate) qlevels: Vec<QLevel>,
+    /// Leaf-block height tiles, row-major by leaf block.
+    pub(crate) tiles: Vec<Tile>,
+    /// Blocks per row at the leaf level.
+    pub(crate) tiles_w: usize,
+    /// Largest error of a tile height (metres): `max |h| · 2⁻²⁴`, f32 rounding to nearest.
+    tile_err: f64,
 }
 
 /// Our ENU point to parry's heightfield frame: `(x, y, z) -> (x, z, -y)`.
@@ -215,7 +263,10 @@ impl Terrain {
         let m = DMatrix::from_fn(rows, cols, |i, j| heights[i * cols + j]);
         let field = HeightField::new(m, Vector3::new(size_x, 1.0, size_y));
         let levels = build_pyramid(&heights, cols, rows);
-        Ok(Terrain { cols, rows, cell, half, heights, field, levels })
+        let qlevels = levels.iter().skip(LEAF_LEVEL).map(compact).collect();
+        let (tiles_w, tiles) = build_tiles(&heights, cols, rows);
+        let tile_err = heights.iter().fold(0.0f64, |m, h| m.max(h.abs())) * f64::from(f32::EPSILON) * 0.5;
+        Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, tile_err })
     }
 
     /// Half the extent, `[size_x/2, size_y/2]` (metres).
@@ -248,6 +299,12 @@ impl Terrain {
         self.levels.last().map(|l| l.mm[0]).unwrap_or([0.0, 0.0])
     }
 
+    /// Bound on the error of a height read from the tiles, or of a linear interpolation of
+    /// such heights (metres).
+    pub(crate) fn tile_tolerance(&self) -> f64 {
+        self.tile_err
+    }
+
     #[inline]
     pub(crate) fn h(&self, r: usize, c: usize) -> f64 {
         self.heights[r * self.cols + c]
@@ -278,6 +335,59 @@ impl Terrain {
             h11 + (1.0 - u) * (self.h(r + 1, c) - h11) + (1.0 - v) * (self.h(r, c + 1) - h11)
         }
     }
+}
+
+/// Largest f32 not above `v`.
+fn f32_down(v: f64) -> f32 {
+    let m = v as f32;
+    if f64::from(m) <= v {
+        m
+    } else if m == 0.0 {
+        -f32::from_bits(1)
+    } else if m > 0.0 {
+        f32::from_bits(m.to_bits() - 1)
+    } else {
+        f32::from_bits(m.to_bits() + 1)
+    }
+}
+
+/// Smallest f32 not below `v`.
+fn f32_up(v: f64) -> f32 {
+    -f32_down(-v)
+}
+
+fn compact(l: &Level) -> QLevel {
+    let qw = l.w.div_ceil(2);
+    let qh = l.h.div_ceil(2);
+    // Blocks beyond the level's edge (padding of the last quads) can never be hit.
+    let mut mm = vec![[f32::INFINITY, f32::NEG_INFINITY]; qw * qh * 4];
+    for bi in 0..l.h {
+        for bj in 0..l.w {
+            let [lo, hi] = l.mm[bi * l.w + bj];
+            mm[((bi >> 1) * qw + (bj >> 1)) * 4 + (bi & 1) * 2 + (bj & 1)] = [f32_down(lo), f32_up(hi)];
+        }
+    }
+    QLevel { w: l.w, h: l.h, qw, mm }
+}
+
+fn build_tiles(heights: &[f64], cols: usize, rows: usize) -> (usize, Vec<Tile>) {
+    let tw = (cols - 1).div_ceil(LEAF);
+    let th = (rows - 1).div_ceil(LEAF);
+    let mut tiles = Vec::with_capacity(tw * th);
+    for ti in 0..th {
+        for tj in 0..tw {
+            let mut t = Tile { h: [0.0; TILE_N * TILE_N] };
+            for a in 0..TILE_N {
+                let r = (ti * LEAF + a).min(rows - 1);
+                for b in 0..TILE_N {
+                    let c = (tj * LEAF + b).min(cols - 1);
+                    t.h[a * TILE_N + b] = heights[r * cols + c] as f32;
+                }
+            }
+            tiles.push(t);
+        }
+    }
+    (tw, tiles)
 }
 
 fn build_pyramid(heights: &[f64], cols: usize, rows: usize) -> Vec<Level> {
