@@ -18,7 +18,7 @@ use crate::config::{LoadedScenario, SimulatorEndpoint};
 use crate::io::netsim_manager::Manager;
 use crate::model::netsim::{NavInbox, Rules};
 use crate::output::{PairSummary, Timeline};
-use crate::sim::{network::PassthroughNetwork, physics::PhysicsSim};
+use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
     Link, LinkError, Reply, Schedule, Service,
@@ -55,6 +55,9 @@ pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) 
         SimulatorEndpoint::Zeromq { endpoint } => {
             Ok((Link::zeromq("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?, None))
         }
+        SimulatorEndpoint::Rosnetsim { address } => {
+            Ok(Link::rosnetsim("physics simulator", &address, timeout(loaded), startup_timeout(loaded)).await?)
+        }
     }
 }
 
@@ -79,11 +82,13 @@ pub async fn embedded_physics(loaded: &LoadedScenario) -> anyhow::Result<(Physic
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice.
 pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    let windows = schedule(loaded).windows;
     match endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or(loaded.scenario.simulators.network.clone()) {
-        SimulatorEndpoint::Embedded => Ok(Link::local("embedded network simulator", Box::new(PassthroughNetwork::new(windows)))),
+        SimulatorEndpoint::Embedded => Ok(Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded)))),
         SimulatorEndpoint::Zeromq { endpoint } => {
             Ok(Link::zeromq("network simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
+        }
+        SimulatorEndpoint::Rosnetsim { address } => {
+            Ok(Link::rosnetsim("network simulator", &address, timeout(loaded), startup_timeout(loaded)).await?)
         }
     }
 }

@@ -2,8 +2,13 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
+<<<<<<< HEAD
     coord::{embedded_physics, schedule, PhysicsCoordinator},
     sim::{network::PassthroughNetwork, physics::PhysicsSim},
+=======
+    coord::{schedule, PhysicsCoordinator},
+    sim::{network::NetworkSim, physics::PhysicsSim},
+>>>>>>> links
     sync::zmq,
 };
 use std::{path::PathBuf, time::Duration};
@@ -90,7 +95,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::NetworkSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
-            let mut sim = PassthroughNetwork::new(schedule(&loaded).windows);
+            let mut sim = NetworkSim::from_scenario(&loaded);
             serve(&bind, &mut sim, idle_timeout_s).await
         }
     }
@@ -99,7 +104,14 @@ async fn run(command: Command) -> anyhow::Result<i32> {
 async fn serve(bind: &str, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
     tokio::select! {
-        end = zmq::serve(bind, service, idle) => match end? {
+        end = async {
+            // `unix:/path` or `tcp:host:port`: ROS-NetSim's framing; `tcp://`, `ipc://`: ZeroMQ.
+            if bind.starts_with("unix:") || (bind.starts_with("tcp:") && !bind.starts_with("tcp://")) {
+                netsim_cosim::sync::rosnetsim::serve(bind, service, idle).await
+            } else {
+                zmq::serve(bind, service, idle).await
+            }
+        } => match end? {
             zmq::ServeEnd::Done => Ok(0),
             zmq::ServeEnd::Idle => anyhow::bail!("no request for {idle_timeout_s} s; exiting"),
         },

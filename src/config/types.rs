@@ -48,6 +48,10 @@ pub struct World {
     /// Loss charged per metre of terrain a path crosses, in dB/m (default 2.0).
     #[serde(default = "default_penetration_loss")]
     pub penetration_loss_db_per_m: f64,
+    /// The water, for acoustic links (defaults: 10 °C, 35 ppt, pH 8, Mackenzie sound speed,
+    /// 5 m/s wind, shipping 0.5).
+    #[serde(default)]
+    pub water: Water,
 }
 
 fn default_penetration_loss() -> f64 {
@@ -176,25 +180,264 @@ fn default_capture_radius() -> f64 {
     2.0
 }
 
-/// Link models between vehicles; used by the embedded network simulator.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+/// Link models between vehicles; used by the embedded network simulator
+/// ([`crate::sim::network`]; formulas and sources in [`crate::model::link`]).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Links {
+    /// The model of every pair not listed in `pairs`.
     #[serde(default)]
     pub default: LinkModel,
+    /// Per-pair overrides: `{between: [a, b], model: ..., <model fields>}` (either direction).
+    #[serde(default)]
+    pub pairs: Vec<LinkModel>,
+    /// Packets each vehicle's transmitter may hold waiting (beyond the one on air); an
+    /// arrival finding it full is dropped with QUEUE_FULL (default 64).
+    #[serde(default = "default_queue_packets")]
+    pub queue_packets: u32,
+    /// What a bit error does: `drop` (default) draws each copy against its PER and drops
+    /// failures (PACKET_ERROR), delivered copies carry ber 0; `flip` delivers every copy with
+    /// its link's BER for the receiving side to flip bits (ROS-NetSim's behaviour).
+    #[serde(default)]
+    pub errors: ErrorHandling,
 }
 
+impl Default for Links {
+    fn default() -> Self {
+        Links { default: LinkModel::default(), pairs: Vec::new(), queue_packets: default_queue_packets(), errors: ErrorHandling::default() }
+    }
+}
+
+fn default_queue_packets() -> u32 {
+    64
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorHandling {
+    #[default]
+    Drop,
+    Flip,
+}
+
+/// One link model. `between` names the pair in `links.pairs` and is not allowed in
+/// `links.default`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LinkModel {
     /// Every packet arrives after `delay_ms`, serialized at `rate_bps`, no errors.
-    Ideal { rate_bps: f64, delay_ms: f64 },
+    Ideal {
+        #[serde(default)]
+        between: Option<[String; 2]>,
+        #[serde(default = "default_ideal_rate")]
+        rate_bps: f64,
+        #[serde(default)]
+        delay_ms: f64,
+    },
+    /// As `ideal` within `range_m` (and only in line of sight if `los_required`); no link beyond.
+    Disk {
+        #[serde(default)]
+        between: Option<[String; 2]>,
+        range_m: f64,
+        #[serde(default = "default_ideal_rate")]
+        rate_bps: f64,
+        #[serde(default)]
+        delay_ms: f64,
+        #[serde(default)]
+        los_required: bool,
+    },
+    /// Log-distance path loss plus the path's penetration losses → SNR → 802.11-like rate.
+    Rf {
+        #[serde(default)]
+        between: Option<[String; 2]>,
+        #[serde(default = "default_rf_frequency")]
+        frequency_ghz: f64,
+        #[serde(default = "default_rf_tx_power")]
+        tx_power_dbm: f64,
+        #[serde(default = "default_rf_exponent")]
+        path_loss_exponent: f64,
+        #[serde(default = "default_one")]
+        reference_distance_m: f64,
+        /// Loss at the reference distance; default the free-space loss there.
+        #[serde(default)]
+        reference_loss_db: Option<f64>,
+        #[serde(default = "default_rf_noise_floor")]
+        noise_floor_dbm: f64,
+        /// SNR thresholds → rates; default the 802.11a/g OFDM table.
+        #[serde(default)]
+        rates: Option<Vec<RateStep>>,
+        #[serde(default)]
+        delay_ms: f64,
+    },
+    /// Underwater acoustic link: sound speed, spreading + absorption + penetration losses,
+    /// Wenz noise → SNR → BER/PER of a WHOI Micro-Modem rate; delay d/c; half-duplex and
+    /// collisions at the receiver.
+    Acoustic {
+        #[serde(default)]
+        between: Option<[String; 2]>,
+        /// Micro-Modem rate 0–6 (default 1): modulation, bit rate and coding gain.
+        #[serde(default = "default_one_u8")]
+        micromodem_rate: u8,
+        /// Overrides the rate's nominal bit rate.
+        #[serde(default)]
+        bit_rate_bps: Option<f64>,
+        /// Overrides the rate's assumed coding gain.
+        #[serde(default)]
+        coding_gain_db: Option<f64>,
+        #[serde(default = "default_acoustic_frequency")]
+        frequency_khz: f64,
+        #[serde(default = "default_acoustic_bandwidth")]
+        bandwidth_khz: f64,
+        /// dB re 1 µPa at 1 m.
+        #[serde(default = "default_source_level")]
+        source_level_db: f64,
+        /// k in TL = k·10·log10(d) + α·d.
+        #[serde(default = "default_spreading")]
+        spreading_factor: f64,
+        #[serde(default)]
+        absorption: Absorption,
+        /// Capture: of overlapping receptions at one receiver, one at least this many dB
+        /// stronger than each other survives; default none (every overlap destroys both).
+        #[serde(default)]
+        capture_sir_db: Option<f64>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Absorption {
+    Thorp,
+    #[default]
+    FrancoisGarrison,
+}
+
+/// One row of a rate table: `rate_bps` is usable from `snr_db` up.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub snr_db: f64,
+    pub rate_bps: f64,
+}
+
+fn default_ideal_rate() -> f64 {
+    1e9
+}
+fn default_rf_frequency() -> f64 {
+    2.4
+}
+fn default_rf_tx_power() -> f64 {
+    20.0
+}
+fn default_rf_exponent() -> f64 {
+    3.0
+}
+fn default_one() -> f64 {
+    1.0
+}
+fn default_one_u8() -> u8 {
+    1
+}
+fn default_rf_noise_floor() -> f64 {
+    -94.0
+}
+fn default_acoustic_frequency() -> f64 {
+    25.0
+}
+fn default_acoustic_bandwidth() -> f64 {
+    5.0
+}
+fn default_source_level() -> f64 {
+    185.0
+}
+fn default_spreading() -> f64 {
+    1.5
 }
 
 impl Default for LinkModel {
     fn default() -> Self {
-        LinkModel::Ideal { rate_bps: 1e9, delay_ms: 0.0 }
+        LinkModel::Ideal { between: None, rate_bps: 1e9, delay_ms: 0.0 }
     }
+}
+
+impl LinkModel {
+    /// The pair a `links.pairs` entry names.
+    pub fn between(&self) -> Option<&[String; 2]> {
+        match self {
+            LinkModel::Ideal { between, .. }
+            | LinkModel::Disk { between, .. }
+            | LinkModel::Rf { between, .. }
+            | LinkModel::Acoustic { between, .. } => between.as_ref(),
+        }
+    }
+}
+
+/// The water the acoustic links run through (`world.water`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Water {
+    #[serde(default = "default_temperature")]
+    pub temperature_c: f64,
+    #[serde(default = "default_salinity")]
+    pub salinity_ppt: f64,
+    #[serde(default = "default_ph")]
+    pub ph: f64,
+    /// `mackenzie` (default; from temperature, salinity and depth) or a fixed speed in m/s.
+    #[serde(default)]
+    pub sound_speed: SoundSpeed,
+    /// Surface wind speed for the Wenz noise (m/s).
+    #[serde(default = "default_wind")]
+    pub wind_mps: f64,
+    /// Shipping activity factor in [0, 1] for the Wenz noise.
+    #[serde(default = "default_shipping")]
+    pub shipping: f64,
+}
+
+impl Default for Water {
+    fn default() -> Self {
+        Water {
+            temperature_c: default_temperature(),
+            salinity_ppt: default_salinity(),
+            ph: default_ph(),
+            sound_speed: SoundSpeed::default(),
+            wind_mps: default_wind(),
+            shipping: default_shipping(),
+        }
+    }
+}
+
+fn default_temperature() -> f64 {
+    10.0
+}
+fn default_salinity() -> f64 {
+    35.0
+}
+fn default_ph() -> f64 {
+    8.0
+}
+fn default_wind() -> f64 {
+    5.0
+}
+fn default_shipping() -> f64 {
+    0.5
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SoundSpeed {
+    Fixed(f64),
+    Model(SoundSpeedModel),
+}
+
+impl Default for SoundSpeed {
+    fn default() -> Self {
+        SoundSpeed::Model(SoundSpeedModel::Mackenzie)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SoundSpeedModel {
+    Mackenzie,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -248,6 +491,10 @@ pub enum SimulatorEndpoint {
     /// Another process (ours or a third party's) reached over ZeroMQ; the simulator binds,
     /// the coordinator connects, e.g. `tcp://127.0.0.1:5601`.
     Zeromq { endpoint: String },
+    /// A ROS-NetSim simulator adapter, unchanged: ROS-NetSim's framing (4-byte big-endian
+    /// length + gzip of the message) over a Unix socket or TCP; the simulator listens, the
+    /// coordinator connects: `unix:/tmp/net_server_socket` or `tcp:127.0.0.1:10000`.
+    Rosnetsim { address: String },
 }
 
 /// The NETSIM manager: the reference system's `manager_tcp_port` and `env_bounds`; each

@@ -1,43 +1,503 @@
-//! The pass-through network simulator: every packet described in window k's BEGIN is
-//! released in window k's END, to its destination, without bit errors. It stands in until a
-//! link model decides otherwise, and is the reference for the message plumbing: a third
-//! party's network simulator must answer the same way (one `clear_*`/`rx_ip`/`ber` entry
-//! per released copy).
+//! The embedded network simulator: a pure state machine (time passed in, a seeded RNG, no I/O)
+//! that takes each window's ChannelData and packets and decides what every copy experiences,
+//! through the scenario's link models ([`crate::model::link`]).
+//!
+//! # One window
+//! BEGIN(k) carries the ChannelData at t = kW and the packets captured before kW: one entry per
+//! (packet, receiving vehicle) with `pkt_id`, `src_ip`, `dst_ip`, `pkt_lengths` and, when given,
+//! `pkt_time_ns`, `src_node`, `dst_node`. Nodes missing → looked up from the IPs among the
+//! vehicles' IPv4 addresses (as `u32::from(Ipv4Addr)`); times missing → kW. Entries with the same
+//! (`pkt_time_ns`, `src_node`, `pkt_id`) are **one transmission** heard by several receivers
+//! (multicast/broadcast), serialized once at the slowest of its links' rates.
+//!
+//! For each transmission, in order of capture time (then source node, packet id, entry order):
+//! 1. **Queue**: each vehicle has one transmitter, serving FIFO; a packet starts at
+//!    max(capture time, end of the previous transmission). At most `links.queue_packets` may wait;
+//!    one more is dropped (QUEUE_FULL) for every receiver.
+//! 2. **Serialization**: on air for `8 · length / rate` (the link's rate; no framing overhead).
+//! 3. **Propagation**: each copy's reception ends `delay` after the transmission ends
+//!    (acoustic d/c, rf `delay_ms` + d/c₀, ideal/disk `delay_ms`); it starts `delay` after the
+//!    transmission starts.
+//! 4. **No link** (the model says out of range): dropped at once, OUT_OF_RANGE.
+//! 5. **Acoustic medium**: a transmission is heard by every vehicle on an acoustic link with the
+//!    sender where its in-band SNR is ≥ 0 dB, addressed or not. At a receiver, a reception that
+//!    overlaps (a) the receiver's own transmission fails with HALF_DUPLEX, (b) another heard
+//!    signal fails with COLLISION — both of them — unless the capture rule applies: with
+//!    `capture_sir_db` = x, a reception whose level exceeds the other's by ≥ x dB survives that
+//!    overlap (pairwise; interference does not add up across several overlaps).
+//!
+//! END(k) releases every copy whose reception ends in [kW, (k+1)W) — and any whose computed
+//! end is earlier (a packet captured at the end of window k−1 over a fast link): those are
+//! released at kW, the earliest the lockstep allows — with `rx_time_ns` = max(end, kW),
+//! `rx_node`, `rx_ip` (the receiver's first IPv4 address, 0 if none), `clear_*` and `ber`.
+//! With `links.errors: drop` each copy is first drawn against PER = 1 − (1 − BER)^bits and lost
+//! with PACKET_ERROR on failure; delivered copies carry ber 0. With `errors: flip` no draw is
+//! made and every copy carries its BER. Copies due later stay held. Losses go into
+//! `drop_pkt_id`/`drop_node`/`drop_reason`: OUT_OF_RANGE and QUEUE_FULL in the END of the window
+//! their packet arrived in, the others in the END of the window they would have been delivered
+//! in. Entries naming an unknown vehicle are dropped with DROP_UNSPECIFIED (`drop_node` is the
+//! receiver if known, else `u32::MAX`).
+//!
+//! **Causality.** The simulator knows at BEGIN(k) only packets captured before kW, so a copy
+//! released in window k cannot be destroyed by a transmission that starts after kW; if such a
+//! later transmission overlaps it, only the later one is lost (COLLISION). The error is bounded
+//! by W.
+//!
+//! **Determinism.** Every ordering is total (capture time, source, id, entry index; release by
+//! end time then sequence number) and the one RNG (ChaCha8, seeded from the scenario's `seed`)
+//! is drawn in release order, so the same inputs and seed give the same END bytes.
 
+use crate::config::{ErrorHandling, LoadedScenario};
+use crate::model::link::{Budget, Geometry, LinkSpec};
 use crate::sync::{
     protocol::{expect_network, WindowCounter},
-    Reply, Service,
+    Reply, Schedule, Service,
 };
-use crate::wire::proto::{rosnetsim::network_update::MsgType, NetworkUpdate};
+use crate::wire::proto::{
+    decode_checked,
+    rosnetsim::network_update::{DropReason, MsgType},
+    ChannelData, NetworkUpdate,
+};
 use prost::Message;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::IpAddr;
 
-pub struct PassthroughNetwork {
-    windows: WindowCounter,
+pub use crate::sim::passthrough::PassthroughNetwork;
+
+/// Largest number of packet entries accepted in one BEGIN.
+pub const MAX_ENTRIES_PER_WINDOW: usize = 1 << 20;
+/// Most copies held for later windows; beyond it new copies are dropped (QUEUE_FULL).
+pub const MAX_PENDING: usize = 1 << 20;
+/// Most signals remembered per receiver for collision checks; beyond it the oldest are forgotten.
+const MAX_EVENTS_PER_NODE: usize = 1 << 16;
+
+/// Counters of what the simulator did (for logs and tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub transmissions: u64,
+    pub delivered: u64,
+    pub out_of_range: u64,
+    pub packet_error: u64,
+    pub collision: u64,
+    pub half_duplex: u64,
+    pub queue_full: u64,
+    pub unknown_node: u64,
+    /// Collision-check signals forgotten because a receiver's list was full.
+    pub events_forgotten: u64,
 }
 
-impl PassthroughNetwork {
-    pub fn new(windows: u32) -> Self {
-        PassthroughNetwork { windows: WindowCounter::new(windows) }
+/// One vehicle as the simulator sees it.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub name: String,
+    /// First IPv4 address (0 if none), as `u32::from(Ipv4Addr)`.
+    pub ipv4: u32,
+}
+
+/// A copy held until its reception ends.
+#[derive(Debug, Clone)]
+struct Pending {
+    pkt_id: u32,
+    src_ip: u32,
+    dst_ip: u32,
+    dst: usize,
+    bits: u64,
+    budget: Budget,
+    start_ns: u64,
+    fail: Option<DropReason>,
+}
+
+/// A signal heard at a node (acoustic): its reception interval and level, and the pending copy
+/// it is if it is addressed to that node.
+#[derive(Debug, Clone, Copy)]
+struct Heard {
+    start: u64,
+    end: u64,
+    level_db: f64,
+    copy: Option<(u64, u64)>,
+    capture_sir_db: Option<f64>,
+}
+
+pub struct NetworkSim {
+    windows: WindowCounter,
+    window_ns: u64,
+    nodes: Vec<NodeInfo>,
+    ip_to_node: HashMap<u32, usize>,
+    /// `links[a * n + b]`: index into `specs` of the model of pair (a, b).
+    links: Vec<usize>,
+    specs: Vec<LinkSpec>,
+    queue_packets: usize,
+    errors: ErrorHandling,
+    rng: ChaCha8Rng,
+    /// Per transmitter: start times of transmissions scheduled but not yet started.
+    waiting: Vec<VecDeque<u64>>,
+    busy_until: Vec<u64>,
+    /// Per node: its own acoustic transmissions (start, end).
+    on_air: Vec<Vec<(u64, u64)>>,
+    /// Per node: acoustic signals heard.
+    heard: Vec<Vec<Heard>>,
+    pending: BTreeMap<(u64, u64), Pending>,
+    seq: u64,
+    stats: Stats,
+}
+
+/// The END lists being built.
+#[derive(Default)]
+struct EndLists {
+    end: NetworkUpdate,
+}
+
+impl EndLists {
+    fn drop(&mut self, pkt_id: u32, node: u32, reason: DropReason) {
+        self.end.drop_pkt_id.push(pkt_id);
+        self.end.drop_node.push(node);
+        self.end.drop_reason.push(reason as i32);
+    }
+}
+
+fn ipv4_of(address: &str) -> Option<u32> {
+    let ip = address.split('/').next()?.parse::<IpAddr>().ok()?;
+    match ip {
+        IpAddr::V4(v4) => Some(u32::from(v4)),
+        IpAddr::V6(_) => None,
+    }
+}
+
+impl NetworkSim {
+    /// The simulator for a (validated) scenario.
+    pub fn from_scenario(loaded: &LoadedScenario) -> NetworkSim {
+        let s = &loaded.scenario;
+        let schedule = Schedule::new(s.window_ms, s.duration_s);
+        let nodes: Vec<NodeInfo> = s
+            .vehicles
+            .iter()
+            .map(|v| NodeInfo { name: v.name.clone(), ipv4: v.addresses.iter().find_map(|a| ipv4_of(a)).unwrap_or(0) })
+            .collect();
+        let mut ip_to_node = HashMap::new();
+        for (i, v) in s.vehicles.iter().enumerate() {
+            for a in &v.addresses {
+                if let Some(ip) = ipv4_of(a) {
+                    ip_to_node.entry(ip).or_insert(i);
+                }
+            }
+        }
+        let n = nodes.len();
+        let mut specs = vec![LinkSpec::from_config(&s.links.default, &s.world.water)];
+        let mut links = vec![0usize; n * n];
+        for pair in &s.links.pairs {
+            let Some([a, b]) = pair.between() else { continue };
+            let find = |name: &str| nodes.iter().position(|v| v.name == name);
+            if let (Some(a), Some(b)) = (find(a), find(b)) {
+                specs.push(LinkSpec::from_config(pair, &s.world.water));
+                links[a * n + b] = specs.len() - 1;
+                links[b * n + a] = specs.len() - 1;
+            }
+        }
+        NetworkSim::new(nodes, specs, links, schedule, s.links.queue_packets as usize, s.links.errors, s.seed)
+    }
+
+    /// A simulator over `nodes` with `links[a * n + b]` indexing `specs`.
+    pub fn new(
+        nodes: Vec<NodeInfo>,
+        specs: Vec<LinkSpec>,
+        links: Vec<usize>,
+        schedule: Schedule,
+        queue_packets: usize,
+        errors: ErrorHandling,
+        seed: u64,
+    ) -> NetworkSim {
+        let n = nodes.len();
+        let ip_to_node = nodes.iter().enumerate().filter(|(_, v)| v.ipv4 != 0).map(|(i, v)| (v.ipv4, i)).collect();
+        let links = if links.len() == n * n && links.iter().all(|&i| i < specs.len()) { links } else { vec![0; n * n] };
+        let specs = if specs.is_empty() { vec![LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }] } else { specs };
+        NetworkSim {
+            windows: WindowCounter::new(schedule.windows),
+            window_ns: schedule.window_ns,
+            nodes,
+            ip_to_node,
+            links,
+            specs,
+            queue_packets: queue_packets.max(1),
+            errors,
+            // A fixed offset keeps these draws apart from the terrain noise seeded from `seed`.
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6e65_7477_6f72_6b00),
+            waiting: vec![VecDeque::new(); n],
+            busy_until: vec![0; n],
+            on_air: vec![Vec::new(); n],
+            heard: vec![Vec::new(); n],
+            pending: BTreeMap::new(),
+            seq: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Copies held for later windows.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn spec(&self, a: usize, b: usize) -> &LinkSpec {
+        &self.specs[self.links[a * self.nodes.len() + b]]
     }
 
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
-        self.windows.begin(begin.time_val)?;
-        let end = NetworkUpdate {
-            msg_type: MsgType::End as i32,
-            time_val: begin.time_val,
-            clear_pkt_id: begin.pkt_id.clone(),
-            clear_src_ip: begin.src_ip.clone(),
-            clear_dst_ip: begin.dst_ip.clone(),
-            rx_ip: begin.dst_ip,
-            ber: vec![0.0; begin.pkt_id.len()],
-            ..Default::default()
-        };
-        Ok(end.encode_to_vec())
+        let k = begin.time_val;
+        let channel: ChannelData = decode_checked(&begin.channel_data).map_err(|e| format!("window {k}: channel_data: {e}"))?;
+        let n = begin.pkt_id.len();
+        if n > MAX_ENTRIES_PER_WINDOW {
+            return Err(format!("window {k}: {n} packet entries exceed the limit of {MAX_ENTRIES_PER_WINDOW}"));
+        }
+        self.windows.begin(k)?;
+        let geometry = ChannelGeometry::new(&channel, self.nodes.len());
+        let window_start = k as u64 * self.window_ns;
+        let mut out = EndLists::default();
+        self.schedule_entries(&begin, &geometry, window_start, &mut out);
+        self.release(window_start, window_start + self.window_ns, &mut out);
+        out.end.msg_type = MsgType::End as i32;
+        out.end.time_val = k;
+        Ok(out.end.encode_to_vec())
+    }
+
+    fn node_of(&self, node: Option<u32>, ip: u32) -> Option<usize> {
+        match node {
+            Some(i) => ((i as usize) < self.nodes.len()).then_some(i as usize),
+            None => self.ip_to_node.get(&ip).copied(),
+        }
+    }
+
+    fn schedule_entries(&mut self, b: &NetworkUpdate, geometry: &ChannelGeometry, window_start: u64, out: &mut EndLists) {
+        let n = b.pkt_id.len();
+        let time = |i: usize| b.pkt_time_ns.get(i).copied().unwrap_or(window_start);
+        let srcs: Vec<Option<usize>> = (0..n).map(|i| self.node_of(b.src_node.get(i).copied(), b.src_ip[i])).collect();
+        let dsts: Vec<Option<usize>> = (0..n).map(|i| self.node_of(b.dst_node.get(i).copied(), b.dst_ip[i])).collect();
+        let src = |i: usize| srcs[i];
+        let dst = |i: usize| dsts[i];
+        let mut order: Vec<usize> = (0..n).collect();
+        let key = |i: usize| (time(i), src(i).map_or(u64::MAX, |s| s as u64), b.pkt_id[i]);
+        order.sort_by_key(|&i| (key(i), i));
+        let mut g = 0;
+        while g < order.len() {
+            let mut h = g + 1;
+            while h < order.len() && key(order[h]) == key(order[g]) {
+                h += 1;
+            }
+            let group = &order[g..h];
+            g = h;
+            let first = group[0];
+            let Some(s) = src(first) else {
+                for &i in group {
+                    self.stats.unknown_node += 1;
+                    out.drop(b.pkt_id[i], dst(i).map_or(u32::MAX, |d| d as u32), DropReason::DropUnspecified);
+                }
+                continue;
+            };
+            let mut receivers = Vec::new();
+            for &i in group {
+                match dst(i) {
+                    Some(d) if d != s => receivers.push((i, d)),
+                    other => {
+                        self.stats.unknown_node += 1;
+                        out.drop(b.pkt_id[i], other.map_or(u32::MAX, |d| d as u32), DropReason::DropUnspecified);
+                    }
+                }
+            }
+            if receivers.is_empty() {
+                continue;
+            }
+            self.transmit(b, s, &receivers, time(first), geometry, out);
+        }
+    }
+
+    /// One transmission from `s` to `receivers` (entry index, node), captured at `t`.
+    fn transmit(&mut self, b: &NetworkUpdate, s: usize, receivers: &[(usize, usize)], t: u64, geometry: &ChannelGeometry, out: &mut EndLists) {
+        let first = receivers[0].0;
+        let pkt_id = b.pkt_id[first];
+        let bits = b.pkt_lengths[first] as u64 * 8;
+        // Queue.
+        let q = &mut self.waiting[s];
+        while q.front().is_some_and(|&start| start <= t) {
+            q.pop_front();
+        }
+        if q.len() >= self.queue_packets || self.pending.len() + receivers.len() > MAX_PENDING {
+            for &(_, d) in receivers {
+                self.stats.queue_full += 1;
+                out.drop(pkt_id, d as u32, DropReason::QueueFull);
+            }
+            return;
+        }
+        let budgets: Vec<Budget> = receivers.iter().map(|&(_, d)| self.spec(s, d).budget(&geometry.between(s, d))).collect();
+        let rate = budgets.iter().map(|x| x.rate_bps).fold(f64::INFINITY, f64::min);
+        let duration = if rate.is_finite() && rate > 0.0 { (bits as f64 / rate * 1e9).round().min(1e18) as u64 } else { 0 };
+        let start = t.max(self.busy_until[s]);
+        let end = start.saturating_add(duration);
+        self.busy_until[s] = end;
+        if start > t {
+            self.waiting[s].push_back(start);
+        }
+        self.stats.transmissions += 1;
+
+        // Acoustic: the sender cannot receive while it transmits.
+        let acoustic_sender = (0..self.nodes.len()).any(|r| r != s && self.spec(s, r).is_acoustic());
+        if acoustic_sender {
+            self.on_air[s].push((start, end));
+            for h in &self.heard[s] {
+                if h.start < end && start < h.end {
+                    if let Some(key) = h.copy {
+                        if let Some(p) = self.pending.get_mut(&key) {
+                            p.fail.get_or_insert(DropReason::HalfDuplex);
+                        }
+                    }
+                }
+            }
+        }
+
+        // The addressed copies.
+        let mut addressed: Vec<Option<(u64, u64)>> = vec![None; self.nodes.len()];
+        for (&(i, d), budget) in receivers.iter().zip(&budgets) {
+            if !budget.usable {
+                self.stats.out_of_range += 1;
+                out.drop(pkt_id, d as u32, DropReason::OutOfRange);
+                continue;
+            }
+            let delay = (budget.delay_s * 1e9).round().clamp(0.0, 1e18) as u64;
+            let key = (end.saturating_add(delay), self.seq);
+            self.seq += 1;
+            self.pending.insert(
+                key,
+                Pending {
+                    pkt_id,
+                    src_ip: b.src_ip[i],
+                    dst_ip: b.dst_ip[i],
+                    dst: d,
+                    bits,
+                    budget: *budget,
+                    start_ns: start.saturating_add(delay),
+                    fail: None,
+                },
+            );
+            if budget.acoustic {
+                addressed[d] = Some(key);
+            }
+        }
+        if !acoustic_sender {
+            return;
+        }
+
+        // Every node that hears it: half-duplex and collisions.
+        for r in 0..self.nodes.len() {
+            let spec = self.spec(s, r);
+            if r == s || !spec.is_acoustic() {
+                continue;
+            }
+            let budget = spec.budget(&geometry.between(s, r));
+            if !budget.audible && addressed[r].is_none() {
+                continue;
+            }
+            let delay = (budget.delay_s * 1e9).round().clamp(0.0, 1e18) as u64;
+            let new = Heard {
+                start: start.saturating_add(delay),
+                end: end.saturating_add(delay),
+                level_db: budget.level_db,
+                copy: addressed[r],
+                capture_sir_db: spec.capture_sir_db(),
+            };
+            if let Some(key) = new.copy {
+                if self.on_air[r].iter().any(|&(a, z)| a < new.end && new.start < z) {
+                    if let Some(p) = self.pending.get_mut(&key) {
+                        p.fail.get_or_insert(DropReason::HalfDuplex);
+                    }
+                }
+            }
+            let mut new_fails = false;
+            let mut old_fail = Vec::new();
+            for h in &self.heard[r] {
+                if !(h.start < new.end && new.start < h.end) {
+                    continue;
+                }
+                let captures = |a: &Heard, b: &Heard| a.capture_sir_db.is_some_and(|x| a.level_db >= b.level_db + x);
+                if !captures(&new, h) {
+                    new_fails = true;
+                }
+                if !captures(h, &new) {
+                    if let Some(key) = h.copy {
+                        old_fail.push(key);
+                    }
+                }
+            }
+            for key in old_fail {
+                if let Some(p) = self.pending.get_mut(&key) {
+                    p.fail.get_or_insert(DropReason::Collision);
+                }
+            }
+            if new_fails {
+                if let Some(p) = new.copy.and_then(|key| self.pending.get_mut(&key)) {
+                    p.fail.get_or_insert(DropReason::Collision);
+                }
+            }
+            if self.heard[r].len() >= MAX_EVENTS_PER_NODE {
+                self.heard[r].remove(0);
+                self.stats.events_forgotten += 1;
+            }
+            self.heard[r].push(new);
+        }
+    }
+
+    /// Releases every copy whose reception ends before `until`; forgets signals that can no
+    /// longer overlap anything undecided.
+    fn release(&mut self, window_start: u64, until: u64, out: &mut EndLists) {
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.key().0 >= until {
+                break;
+            }
+            let ((end, _), p) = entry.remove_entry();
+            let reason = match p.fail {
+                Some(r) => Some(r),
+                None if self.errors == ErrorHandling::Drop && p.budget.ber > 0.0 => {
+                    let per = crate::model::acoustic::per(p.budget.ber, p.bits);
+                    (self.rng.random::<f64>() < per).then_some(DropReason::PacketError)
+                }
+                None => None,
+            };
+            match reason {
+                Some(r) => {
+                    match r {
+                        DropReason::Collision => self.stats.collision += 1,
+                        DropReason::HalfDuplex => self.stats.half_duplex += 1,
+                        _ => self.stats.packet_error += 1,
+                    }
+                    out.drop(p.pkt_id, p.dst as u32, r);
+                }
+                None => {
+                    self.stats.delivered += 1;
+                    let e = &mut out.end;
+                    e.clear_pkt_id.push(p.pkt_id);
+                    e.clear_src_ip.push(p.src_ip);
+                    e.clear_dst_ip.push(p.dst_ip);
+                    e.rx_ip.push(self.nodes[p.dst].ipv4);
+                    e.ber.push(if self.errors == ErrorHandling::Flip { p.budget.ber } else { 0.0 });
+                    e.rx_time_ns.push(end.max(window_start));
+                    e.rx_node.push(p.dst as u32);
+                }
+            }
+        }
+        let horizon = self.pending.values().map(|p| p.start_ns).min().unwrap_or(u64::MAX).min(window_start);
+        for h in &mut self.heard {
+            h.retain(|h| h.end > horizon);
+        }
+        for a in &mut self.on_air {
+            a.retain(|&(_, end)| end > horizon);
+        }
     }
 }
 
-impl Service for PassthroughNetwork {
+impl Service for NetworkSim {
     fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
         Box::pin(std::future::ready(self.handle(request)))
     }
@@ -47,26 +507,304 @@ impl Service for PassthroughNetwork {
     }
 }
 
+/// Positions and paths of one ChannelData, looked up by node pair.
+struct ChannelGeometry {
+    positions: Vec<[f64; 3]>,
+    /// (los, hop loss) per unordered pair (i < j).
+    paths: HashMap<(usize, usize), (bool, f64)>,
+}
+
+impl ChannelGeometry {
+    fn new(c: &ChannelData, nodes: usize) -> ChannelGeometry {
+        let positions = c.node_list.chunks_exact(7).map(|p| [p[0], p[1], p[2]]).collect();
+        let mut paths = HashMap::new();
+        for p in &c.path_details {
+            if let [a, b] = p.ids[..] {
+                let (a, b) = (a.min(b) as usize, a.max(b) as usize);
+                if b < nodes {
+                    let loss: f64 = p.hop_points.chunks_exact(4).map(|h| h[3]).filter(|l| l.is_finite()).sum();
+                    paths.insert((a, b), (p.los, loss));
+                }
+            }
+        }
+        ChannelGeometry { positions, paths }
+    }
+
+    /// Geometry of the pair: distance between the nodes, LOS and hop losses from its path
+    /// (LOS with no loss if the ChannelData has no path for it; a node missing from
+    /// `node_list` is at the origin).
+    fn between(&self, a: usize, b: usize) -> Geometry {
+        let pa = self.positions.get(a).copied().unwrap_or_default();
+        let pb = self.positions.get(b).copied().unwrap_or_default();
+        let d = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+        let (los, hop_loss_db) = self.paths.get(&(a.min(b), a.max(b))).copied().unwrap_or((true, 0.0));
+        Geometry {
+            distance_m: if d.is_finite() { d } else { f64::MAX },
+            los,
+            hop_loss_db,
+            mean_depth_m: (-(pa[2] + pb[2]) / 2.0).max(0.0),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Absorption, SoundSpeed, Water};
+    use crate::model::acoustic::Modulation;
+    use crate::model::link::AcousticSpec;
     use crate::sync::protocol::network_begin;
+    use crate::wire::proto::PathDetails;
+
+    const W: u64 = 100_000_000; // 100 ms windows
+
+    fn acoustic(source_level_db: f64, capture_sir_db: Option<f64>) -> LinkSpec {
+        LinkSpec::Acoustic(AcousticSpec {
+            modulation: Modulation::Psk,
+            bit_rate_bps: 250.0,
+            coding_gain_db: 3.0,
+            frequency_khz: 25.0,
+            bandwidth_hz: 5000.0,
+            source_level_db,
+            spreading_factor: 1.5,
+            absorption: Absorption::Thorp,
+            capture_sir_db,
+            water: Water { sound_speed: SoundSpeed::Fixed(1500.0), ..Water::default() },
+        })
+    }
+
+    fn nodes(n: usize) -> Vec<NodeInfo> {
+        (0..n).map(|i| NodeInfo { name: format!("v{i}"), ipv4: 0x0a0a_0001 + i as u32 }).collect()
+    }
+
+    fn sim(n: usize, spec: LinkSpec, queue: usize, errors: ErrorHandling, seed: u64) -> NetworkSim {
+        NetworkSim::new(nodes(n), vec![spec], vec![0; n * n], Schedule { window_ns: W, windows: 1000 }, queue, errors, seed)
+    }
+
+    /// ChannelData with nodes at `xs` (y = 0, z = −20) and every pair LOS unless listed in `nlos`
+    /// with its loss.
+    fn channel(xs: &[f64], nlos: &[((u32, u32), f64)]) -> Vec<u8> {
+        let mut c = ChannelData::default();
+        for &x in xs {
+            c.node_list.extend_from_slice(&[x, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0]);
+        }
+        for i in 0..xs.len() as u32 {
+            for j in i + 1..xs.len() as u32 {
+                let loss = nlos.iter().find(|(p, _)| *p == (i, j)).map(|(_, l)| *l);
+                c.path_details.push(PathDetails {
+                    ids: vec![i, j],
+                    los: loss.is_none(),
+                    num_hops: vec![2],
+                    hop_points: vec![xs[i as usize], 0.0, -20.0, 0.0, xs[j as usize], 0.0, -20.0, loss.unwrap_or(0.0)],
+                });
+            }
+        }
+        c.encode_to_vec()
+    }
+
+    /// (pkt_id, src, dst, bytes, time_ns)
+    fn begin(k: u32, channel: &[u8], pkts: &[(u32, u32, u32, u32, u64)]) -> Vec<u8> {
+        let mut b = network_begin(k, channel.to_vec());
+        for &(id, s, d, len, t) in pkts {
+            b.pkt_id.push(id);
+            b.src_ip.push(0x0a0a_0001 + s);
+            b.dst_ip.push(0x0a0a_0001 + d);
+            b.pkt_lengths.push(len);
+            b.pkt_time_ns.push(t);
+            b.src_node.push(s);
+            b.dst_node.push(d);
+        }
+        b.encode_to_vec()
+    }
+
+    /// Runs windows `0..windows`, feeding `pkts` at the BEGIN of the window given with each;
+    /// returns every END.
+    fn run(sim: &mut NetworkSim, xs: &[f64], windows: u32, pkts: &[(u32, (u32, u32, u32, u32, u64))]) -> Vec<NetworkUpdate> {
+        let ch = channel(xs, &[]);
+        (0..windows)
+            .map(|k| {
+                let now: Vec<_> = pkts.iter().filter(|(w, _)| *w == k).map(|(_, p)| *p).collect();
+                let reply = sim.handle(&begin(k, &ch, &now)).unwrap();
+                expect_network(&reply, MsgType::End, k).unwrap()
+            })
+            .collect()
+    }
+
+    fn deliveries(ends: &[NetworkUpdate]) -> Vec<(u32, u32, u64, u32)> {
+        ends.iter()
+            .flat_map(|e| (0..e.clear_pkt_id.len()).map(move |i| (e.time_val, e.clear_pkt_id[i], e.rx_time_ns[i], e.rx_node[i])))
+            .collect()
+    }
+
+    fn drops(ends: &[NetworkUpdate]) -> Vec<(u32, u32, u32, i32)> {
+        ends.iter()
+            .flat_map(|e| (0..e.drop_pkt_id.len()).map(move |i| (e.time_val, e.drop_pkt_id[i], e.drop_node[i], e.drop_reason[i])))
+            .collect()
+    }
 
     #[test]
-    fn releases_every_packet_of_the_window_and_checks_the_order() {
-        let mut sim = PassthroughNetwork::new(3);
-        let mut begin = network_begin(0, vec![]);
-        begin.pkt_id = vec![7, 8];
-        begin.src_ip = vec![1, 2];
-        begin.dst_ip = vec![2, 1];
-        begin.pkt_lengths = vec![100, 200];
-        let end = expect_network(&sim.handle(&begin.encode_to_vec()).unwrap(), MsgType::End, 0).unwrap();
-        assert_eq!((end.clear_pkt_id, end.rx_ip, end.ber), (vec![7, 8], vec![2, 1], vec![0.0, 0.0]));
-        let err = sim.handle(&network_begin(2, vec![]).encode_to_vec()).unwrap_err();
-        assert_eq!(err, "expected BEGIN for window 1, got BEGIN for window 2");
-        assert!(sim.handle(&network_begin(1, vec![]).encode_to_vec()).is_ok());
-        assert!(!sim.finished());
-        assert!(sim.handle(&network_begin(2, vec![]).encode_to_vec()).is_ok());
-        assert!(sim.finished());
+    fn acoustic_delay_is_serialization_plus_distance_over_c() {
+        // 25 bytes at 250 bit/s = 0.8 s on air; 1500 m at 1500 m/s = 1 s: ends at 1.8 s + 5 ms.
+        let mut s = sim(2, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1500.0], 20, &[(0, (7, 0, 1, 25, 5_000_000))]);
+        assert_eq!(deliveries(&ends), vec![(18, 7, 1_805_000_000, 1)]);
+        let e = &ends[18];
+        assert_eq!((e.clear_src_ip[0], e.clear_dst_ip[0], e.rx_ip[0], e.ber[0]), (0x0a0a0001, 0x0a0a0002, 0x0a0a0002, 0.0));
+        assert!(drops(&ends).is_empty());
+    }
+
+    #[test]
+    fn serialization_queues_at_the_link_rate_and_overflow_is_queue_full() {
+        // 100 bytes at 8000 bit/s = 0.1 s each; queue of 1 waiting packet.
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.01 }, 1, ErrorHandling::Drop, 1);
+        let p = |id| (0, (id, 0, 1, 100, 0));
+        let ends = run(&mut s, &[0.0, 10.0], 5, &[p(1), p(2), p(3)]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, 110_000_000, 1), (2, 2, 210_000_000, 1)]);
+        assert_eq!(drops(&ends), vec![(0, 3, 1, DropReason::QueueFull as i32)]);
+        assert_eq!(s.stats().queue_full, 1);
+    }
+
+    #[test]
+    fn fast_links_release_late_captures_at_the_window_start() {
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        // Captured at 95 ms (window 0), handed over at BEGIN(1): released at 100 ms.
+        let ends = run(&mut s, &[0.0, 10.0], 2, &[(1, (1, 0, 1, 125, 95_000_000))]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, W, 1)]);
+    }
+
+    #[test]
+    fn half_duplex_receiver_transmitting_loses_the_reception() {
+        // v0 → v1 arrives at v1 during [1.0, 1.8] s; v1 transmits during [1.2, 2.0] s.
+        let mut s = sim(2, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1500.0], 40, &[(0, (1, 0, 1, 25, 0)), (13, (2, 1, 0, 25, 1_200_000_000))]);
+        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::HalfDuplex as i32)]);
+        // v1's own packet reaches v0 at 3.0 s: v0 is silent then.
+        assert_eq!(deliveries(&ends), vec![(30, 2, 3_000_000_000, 0)]);
+    }
+
+    #[test]
+    fn overlapping_receptions_collide_unless_one_captures() {
+        // v0 at 0 m and v2 at 1650 m both send to v1 at 1500 m at t = 0: arrivals [1.0, 1.8] s
+        // and [0.1, 0.9] s + ... overlap at v1 (v2's: 150 m → [0.1, 0.9] s; v0's: [1.0, 1.8] s).
+        // Make them overlap: v2 sends 0.5 s later.
+        let xs = [0.0, 1500.0, 1650.0];
+        let pkts = [(0, (1, 0, 1, 25, 0)), (5, (2, 2, 1, 25, 500_000_000))];
+        let mut s = sim(3, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &xs, 25, &pkts);
+        let mut d = drops(&ends);
+        d.sort();
+        assert_eq!(d, vec![(14, 2, 1, DropReason::Collision as i32), (18, 1, 1, DropReason::Collision as i32)]);
+        assert!(deliveries(&ends).is_empty());
+        // v2's signal is 15 log10(10) + absorption ≈ 15.3 dB stronger: with a 10 dB capture
+        // threshold it survives and v0's is lost.
+        let mut s = sim(3, acoustic(185.0, Some(10.0)), 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &xs, 25, &pkts);
+        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::Collision as i32)]);
+        assert_eq!(deliveries(&ends), vec![(14, 2, 1_400_000_000, 1)]);
+    }
+
+    #[test]
+    fn out_of_range_and_unknown_nodes_are_dropped_in_the_same_window() {
+        let mut s = sim(3, LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: false }, 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 100.0, 100.5], 2, &[(0, (1, 0, 1, 10, 0)), (0, (2, 0, 2, 10, 0)), (0, (3, 0, 9, 10, 0))]);
+        assert_eq!(drops(&ends), vec![(0, 2, 2, DropReason::OutOfRange as i32), (0, 3, u32::MAX, DropReason::DropUnspecified as i32)]);
+        assert_eq!(deliveries(&ends), vec![(0, 1, 80_000, 1)]);
+    }
+
+    #[test]
+    fn nodes_and_times_fall_back_to_ips_and_the_window_start() {
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.002 }, 8, ErrorHandling::Drop, 1);
+        let ch = channel(&[0.0, 1.0], &[]);
+        s.handle(&begin(0, &ch, &[])).unwrap();
+        let mut b = network_begin(1, ch);
+        b.pkt_id = vec![4];
+        b.src_ip = vec![0x0a0a0002];
+        b.dst_ip = vec![0x0a0a0001];
+        b.pkt_lengths = vec![0];
+        let end = expect_network(&s.handle(&b.encode_to_vec()).unwrap(), MsgType::End, 1).unwrap();
+        assert_eq!((end.clear_pkt_id, end.rx_node, end.rx_time_ns, end.rx_ip), (vec![4], vec![0], vec![W + 2_000_000], vec![0x0a0a0001]));
+    }
+
+    #[test]
+    fn broadcast_entries_are_one_transmission() {
+        // Same pkt_id, source and time to two receivers: on air once (0.1 s), so a second packet
+        // waits 0.1 s, not 0.2 s.
+        let mut s = sim(3, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1.0, 2.0], 4, &[(0, (1, 0, 1, 100, 0)), (0, (1, 0, 2, 100, 0)), (0, (2, 0, 1, 100, 0))]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, W, 1), (1, 1, W, 2), (2, 2, 2 * W, 1)]);
+    }
+
+    #[test]
+    fn rf_nlos_loses_the_hop_losses_and_rate() {
+        let rf = LinkSpec::from_config(
+            &crate::config::LinkModel::Rf {
+                between: None,
+                frequency_ghz: 2.4,
+                tx_power_dbm: 20.0,
+                path_loss_exponent: 3.0,
+                reference_distance_m: 1.0,
+                reference_loss_db: None,
+                noise_floor_dbm: -94.0,
+                rates: None,
+                delay_ms: 0.0,
+            },
+            &Water::default(),
+        );
+        let mut s = sim(2, rf, 8, ErrorHandling::Flip, 1);
+        let los = channel(&[0.0, 100.0], &[]);
+        let nlos = channel(&[0.0, 100.0], &[((0, 1), 3.0)]);
+        // 1500 bytes = 12000 bits: 12 Mbit/s in LOS (13.95 dB) → 1 ms; behind 3 dB of terrain,
+        // 10.95 dB: 9 Mbit/s (threshold 10 dB) → 1.333 ms. Plus 100 m / c₀ = 334 ns.
+        let e0 = expect_network(&s.handle(&begin(0, &los, &[(1, 0, 1, 1500, 0)])).unwrap(), MsgType::End, 0).unwrap();
+        let e1 = expect_network(&s.handle(&begin(1, &nlos, &[(2, 0, 1, 1500, W)])).unwrap(), MsgType::End, 1).unwrap();
+        assert_eq!(e0.rx_time_ns, vec![1_000_000 + 334]);
+        assert_eq!(e1.rx_time_ns, vec![W + 1_333_333 + 334]);
+        // BER falls a decade per dB above the threshold: 1.95 dB above 12 dB vs 0.95 dB above 10 dB.
+        assert!((e1.ber[0] / e0.ber[0] - 10.0).abs() < 1e-9, "{} {}", e0.ber[0], e1.ber[0]);
+    }
+
+    #[test]
+    fn same_inputs_and_seed_give_the_same_bytes() {
+        // A source level that puts a 25-byte packet's PER near one half at 1500 m.
+        let sl = (100..185)
+            .map(f64::from)
+            .find(|&sl| {
+                let b = acoustic(sl, None).budget(&Geometry { distance_m: 1500.0, los: true, hop_loss_db: 0.0, mean_depth_m: 20.0 });
+                b.usable && crate::model::acoustic::per(b.ber, 200) < 0.7
+            })
+            .unwrap();
+        let go = |seed| {
+            let mut s = sim(2, acoustic(sl, None), 64, ErrorHandling::Drop, seed);
+            let ch = channel(&[0.0, 1500.0], &[]);
+            let mut bytes = Vec::new();
+            for k in 0..400u32 {
+                let pkts: Vec<_> = if k % 10 == 0 { vec![(k, 0, 1, 25, k as u64 * W)] } else { vec![] };
+                bytes.extend(s.handle(&begin(k, &ch, &pkts)).unwrap());
+            }
+            (bytes, s.stats())
+        };
+        let (a, sa) = go(7);
+        let (b, _) = go(7);
+        let (c, _) = go(8);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(sa.packet_error > 0 && sa.delivered > 0, "{sa:?}");
+    }
+
+    #[test]
+    fn garbage_requests_are_errors_not_panics() {
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        assert!(s.handle(b"\xff\xff\xff").is_err());
+        let mut b = network_begin(0, b"\x0a\xff".to_vec());
+        assert!(s.handle(&b.encode_to_vec()).unwrap_err().contains("channel_data"));
+        b.channel_data = channel(&[0.0, 1.0], &[]);
+        b.pkt_id = vec![1];
+        b.src_ip = vec![1];
+        b.dst_ip = vec![2];
+        b.pkt_lengths = vec![u32::MAX];
+        b.src_node = vec![0];
+        b.dst_node = vec![1];
+        b.pkt_time_ns = vec![u64::MAX];
+        assert!(s.handle(&b.encode_to_vec()).is_ok());
     }
 }

@@ -7,13 +7,16 @@
 //! - [`Link::local`]: a [`Service`] (a request → response state machine) in this process,
 //!   called directly — the all-in-one run;
 //! - [`Link::zeromq`]: a peer process reached over a ZeroMQ REQ socket (the peer binds a REP
-//!   socket, see [`zmq::serve`]), possibly on another host.
+//!   socket, see [`zmq::serve`]), possibly on another host;
+//! - [`Link::rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
+//!   (length + gzip) over a Unix socket or TCP ([`rosnetsim`]).
 //!
 //! Both carry the same serialized protobuf messages, so a run gives byte-identical results
 //! whichever transport carries it. A peer that misses its END within the timeout, answers
 //! out of turn or disconnects ends the run with a [`LinkError`] naming the peer and window.
 
 pub mod protocol;
+pub mod rosnetsim;
 pub mod zmq;
 
 use std::{future::Future, pin::Pin, time::Duration};
@@ -103,6 +106,7 @@ pub struct Link {
 enum LinkKind {
     Local(Box<dyn Service>),
     Zmq(zmq::Client),
+    Rosnetsim(rosnetsim::Client),
 }
 
 impl Link {
@@ -119,6 +123,16 @@ impl Link {
             .await
             .map_err(|e| LinkError::Failed { peer: peer.clone(), window: 0, reason: format!("cannot connect: {e}") })?;
         Ok(Link { peer, timeout, kind: LinkKind::Zmq(client) })
+    }
+
+    /// A ROS-NetSim simulator listening at `address` (`unix:/path` or `tcp:host:port`).
+    /// Waits up to `connect_timeout` for it to accept.
+    pub async fn rosnetsim(peer: impl Into<String>, address: &str, timeout: Duration, connect_timeout: Duration) -> Result<Link, LinkError> {
+        let peer = format!("{} at {address}", peer.into());
+        let client = rosnetsim::Client::connect_within(address, connect_timeout)
+            .await
+            .map_err(|e| LinkError::Failed { peer: peer.clone(), window: 0, reason: format!("cannot connect: {e}") })?;
+        Ok(Link { peer, timeout, kind: LinkKind::Rosnetsim(client) })
     }
 
     pub fn peer(&self) -> &str {
@@ -138,6 +152,12 @@ impl Link {
             LinkKind::Zmq(client) => match tokio::time::timeout(timeout, client.request(request)).await {
                 Err(_) => Err(LinkError::Timeout { peer: peer.clone(), window, timeout_ms: timeout.as_millis() }),
                 Ok(Err(zmq::ClientError::Disconnected)) => Err(LinkError::Disconnected { peer: peer.clone(), window }),
+                Ok(Err(e)) => Err(LinkError::Failed { peer: peer.clone(), window, reason: e.to_string() }),
+                Ok(Ok(reply)) => Ok(reply),
+            },
+            LinkKind::Rosnetsim(client) => match tokio::time::timeout(timeout, client.request(&request)).await {
+                Err(_) => Err(LinkError::Timeout { peer: peer.clone(), window, timeout_ms: timeout.as_millis() }),
+                Ok(Err(rosnetsim::FrameError::Disconnected)) => Err(LinkError::Disconnected { peer: peer.clone(), window }),
                 Ok(Err(e)) => Err(LinkError::Failed { peer: peer.clone(), window, reason: e.to_string() }),
                 Ok(Ok(reply)) => Ok(reply),
             },

@@ -70,6 +70,22 @@ pub fn expect_network(bytes: &[u8], kind: network_update::MsgType, window: u32) 
             m.ber.len()
         ));
     }
+    // Extensions: each parallel list is either absent (empty) or as long as its base list.
+    let optional = |name: &str, len: usize, base: &str, n: usize| {
+        if len == 0 || len == n {
+            Ok(())
+        } else {
+            Err(format!("{name} has {len} entries, {base} {n}: an extension list must be empty or match"))
+        }
+    };
+    optional("pkt_time_ns", m.pkt_time_ns.len(), "pkt_id", n)?;
+    optional("src_node", m.src_node.len(), "pkt_id", n)?;
+    optional("dst_node", m.dst_node.len(), "pkt_id", n)?;
+    optional("rx_time_ns", m.rx_time_ns.len(), "clear_pkt_id", c)?;
+    optional("rx_node", m.rx_node.len(), "clear_pkt_id", c)?;
+    let d = m.drop_pkt_id.len();
+    optional("drop_node", m.drop_node.len(), "drop_pkt_id", d)?;
+    optional("drop_reason", m.drop_reason.len(), "drop_pkt_id", d)?;
     if let Some(b) = m.ber.iter().find(|b| !(0.0..=1.0).contains(*b)) {
         return Err(format!("bit error rate {b} outside [0, 1]"));
     }
@@ -102,5 +118,45 @@ impl WindowCounter {
 
     pub fn finished(&self) -> bool {
         self.next >= self.windows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end() -> NetworkUpdate {
+        NetworkUpdate { msg_type: network_update::MsgType::End as i32, time_val: 3, ..Default::default() }
+    }
+
+    #[test]
+    fn extension_lists_are_absent_or_parallel() {
+        let mut m = end();
+        m.clear_pkt_id = vec![1, 2];
+        m.clear_src_ip = vec![0, 0];
+        m.clear_dst_ip = vec![0, 0];
+        m.rx_ip = vec![0, 0];
+        m.ber = vec![0.0, 0.0];
+        assert!(expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).is_ok());
+        m.rx_time_ns = vec![5];
+        let e = expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).unwrap_err();
+        assert_eq!(e, "rx_time_ns has 1 entries, clear_pkt_id 2: an extension list must be empty or match");
+        m.rx_time_ns = vec![5, 6];
+        m.rx_node = vec![1, 1];
+        m.drop_pkt_id = vec![9];
+        m.drop_reason = vec![1, 2];
+        let e = expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).unwrap_err();
+        assert!(e.starts_with("drop_reason has 2 entries, drop_pkt_id 1"), "{e}");
+        m.drop_reason = vec![1];
+        assert!(expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).is_ok());
+
+        let mut b = network_begin(3, vec![]);
+        b.pkt_id = vec![1];
+        b.src_ip = vec![0];
+        b.dst_ip = vec![0];
+        b.pkt_lengths = vec![10];
+        b.dst_node = vec![1, 2];
+        let e = expect_network(&b.encode_to_vec(), network_update::MsgType::Begin, 3).unwrap_err();
+        assert!(e.starts_with("dst_node has 2 entries, pkt_id 1"), "{e}");
     }
 }

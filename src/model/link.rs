@@ -1,0 +1,335 @@
+//! Link models: what one transmission from vehicle A experiences at vehicle B, given the
+//! geometry of the window's ChannelData (distance from `node_list`, LOS flag, the penetration
+//! losses of the path's hop points). Pure functions of configuration and geometry; the
+//! embedded network simulator ([`crate::sim::network`]) adds time: queues, serialization,
+//! half-duplex and collisions.
+//!
+//! | model | usable when | rate | delay | bit errors |
+//! |---|---|---|---|---|
+//! | `ideal` | always | `rate_bps` | `delay_ms` | none |
+//! | `disk` | d ≤ `range_m` (and LOS if `los_required`) | `rate_bps` | `delay_ms` | none |
+//! | `rf` | SNR ≥ lowest threshold of the rate table | highest rate whose threshold ≤ SNR | `delay_ms` + d/c₀ | waterfall below |
+//! | `acoustic` | coded Eb/N0 ≥ 0 dB | Micro-Modem rate (or `bit_rate_bps`) | d / c(T, S, depth) | BFSK / BPSK in AWGN |
+//!
+//! **rf** — log-distance path loss (Rappaport, *Wireless Communications*, eq. 4.68):
+//! PL(d) = PL(d₀) + 10 n log10(d/d₀), d ≥ d₀, with PL(d₀) = 20 log10(4π d₀ f / c₀) (free space,
+//! Friis) unless `reference_loss_db` is given; defaults f = 2.4 GHz, n = 3.0 (Rappaport's
+//! Table 4.2 gives 2.7–3.5 for urban cellular, 2 for free space), d₀ = 1 m, 20 dBm.
+//! SNR = P_tx − PL(d) − L_hops − N, where L_hops is the sum of the path's penetration losses
+//! (0 in LOS) and N the noise floor, default −94 dBm = −174 dBm/Hz + 10 log10(20 MHz) + 7 dB
+//! noise figure. The default rate table is 802.11a/g OFDM: 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s
+//! from 9, 10, 12, 14, 17, 21, 25, 26 dB — the minimum sensitivities of IEEE 802.11-2016
+//! Table 17-18 (−82 … −65 dBm) over the −91 dBm noise floor they assume (10 dB noise figure,
+//! 20 MHz). The standard's sensitivity is where a 1000-byte PSDU has PER 10 %; the model turns
+//! that into an equivalent BER b₀ = 1 − 0.9^(1/8000) ≈ 1.3·10⁻⁵ at the threshold and lets it
+//! fall one decade per dB above it (the steep waterfall of coded OFDM), BER = b₀·10^−(SNR−thr),
+//! so PER = 1 − (1 − BER)^bits for any length. Medium access (CSMA/CA) is not modelled: rf
+//! transmissions do not collide.
+//!
+//! **acoustic** — see [`crate::model::acoustic`] for every formula. Sound speed c at the mean
+//! depth of the two ends (fixed if configured; straight path, no ray bending); absorption α
+//! (Francois–Garrison by default, or Thorp) at the carrier and mean depth; loss
+//! TL = k·10·log10(d) + α·d + L_hops (k = 1.5); Wenz noise N(f) over bandwidth B;
+//! SNR = SL − TL − (N + 10 log10 B); Eb/N0 = SNR·B/R; BER from the rate's modulation and
+//! coding gain. Defaults: 25 kHz carrier, 5 kHz band (the Micro-Modem's), SL 185 dB re µPa at
+//! 1 m (a typical Micro-Modem transducer), rate 1 (PSK, 250 bit/s). A link whose coded Eb/N0 is
+//! below 0 dB (BER ≳ 0.08) is out of range; a signal whose in-band SNR is ≥ 0 dB is heard by
+//! every vehicle, and interferes there ([`Budget::audible`]).
+
+use crate::config::{Absorption, LinkModel, RateStep, SoundSpeed, Water};
+use crate::model::acoustic::{self, Modulation, NoiseConditions};
+
+/// Speed of light (m/s).
+pub const C0: f64 = 299_792_458.0;
+
+/// The geometry of one directed pair, from ChannelData.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Geometry {
+    pub distance_m: f64,
+    pub los: bool,
+    /// Sum of the path's penetration losses (dB), 0 in LOS.
+    pub hop_loss_db: f64,
+    /// Mean depth of the two ends (m, positive down; 0 above the surface).
+    pub mean_depth_m: f64,
+}
+
+/// What a transmission over one link experiences.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// False: no link (out of range); a copy sent over it is dropped with OUT_OF_RANGE.
+    pub usable: bool,
+    /// Serialization rate (bit/s) of the transmitter on this link.
+    pub rate_bps: f64,
+    /// From the end of transmission to the end of reception (s).
+    pub delay_s: f64,
+    /// Bit error rate of a received copy.
+    pub ber: f64,
+    /// Received level (dB: re 1 µPa for acoustic, dBm for rf; 0 for ideal/disk); compared
+    /// between overlapping receptions for capture.
+    pub level_db: f64,
+    /// In-band SNR (dB; +∞ for ideal/disk).
+    pub snr_db: f64,
+    /// Shared acoustic medium: half-duplex and collisions apply.
+    pub acoustic: bool,
+    /// Acoustic only: heard at the receiver (in-band SNR ≥ 0 dB), so it interferes there.
+    pub audible: bool,
+}
+
+/// The 802.11a/g OFDM rate table (see the module docs).
+pub fn default_rf_rates() -> Vec<RateStep> {
+    [(9.0, 6e6), (10.0, 9e6), (12.0, 12e6), (14.0, 18e6), (17.0, 24e6), (21.0, 36e6), (25.0, 48e6), (26.0, 54e6)]
+        .into_iter()
+        .map(|(snr_db, rate_bps)| RateStep { snr_db, rate_bps })
+        .collect()
+}
+
+/// BER at an rf rate's threshold: a 1000-byte packet has PER 10 % there.
+pub fn rf_threshold_ber() -> f64 {
+    -((0.9f64).ln() / 8000.0).exp_m1()
+}
+
+/// Free-space loss (dB) at `d_m` and `f_hz`: 20 log10(4π d f / c₀).
+pub fn free_space_loss_db(d_m: f64, f_hz: f64) -> f64 {
+    20.0 * (4.0 * std::f64::consts::PI * d_m * f_hz / C0).log10()
+}
+
+/// A configured link model, resolved once (defaults filled in).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkSpec {
+    Ideal { rate_bps: f64, delay_s: f64 },
+    Disk { range_m: f64, rate_bps: f64, delay_s: f64, los_required: bool },
+    Rf { tx_power_dbm: f64, exponent: f64, d0_m: f64, pl0_db: f64, noise_floor_dbm: f64, rates: Vec<RateStep>, delay_s: f64 },
+    Acoustic(AcousticSpec),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcousticSpec {
+    pub modulation: Modulation,
+    pub bit_rate_bps: f64,
+    pub coding_gain_db: f64,
+    pub frequency_khz: f64,
+    pub bandwidth_hz: f64,
+    pub source_level_db: f64,
+    pub spreading_factor: f64,
+    pub absorption: Absorption,
+    pub capture_sir_db: Option<f64>,
+    pub water: Water,
+}
+
+impl AcousticSpec {
+    /// Sound speed (m/s) at `depth_m`.
+    pub fn sound_speed(&self, depth_m: f64) -> f64 {
+        match self.water.sound_speed {
+            SoundSpeed::Fixed(c) => c,
+            SoundSpeed::Model(_) => acoustic::sound_speed_mackenzie(self.water.temperature_c, self.water.salinity_ppt, depth_m),
+        }
+    }
+
+    /// Absorption (dB/km) at `depth_m`.
+    pub fn absorption_db_per_km(&self, depth_m: f64) -> f64 {
+        let w = &self.water;
+        match self.absorption {
+            Absorption::Thorp => acoustic::absorption_thorp_db_per_km(self.frequency_khz),
+            Absorption::FrancoisGarrison => {
+                acoustic::absorption_francois_garrison_db_per_km(self.frequency_khz, w.temperature_c, w.salinity_ppt, depth_m, w.ph)
+            }
+        }
+    }
+
+    pub fn noise_psd_db(&self) -> f64 {
+        acoustic::noise_psd_db(self.frequency_khz, NoiseConditions { shipping: self.water.shipping, wind_mps: self.water.wind_mps })
+    }
+}
+
+impl LinkSpec {
+    /// Resolves a configured model (validated: every number finite and in range).
+    pub fn from_config(model: &LinkModel, water: &Water) -> LinkSpec {
+        match model {
+            LinkModel::Ideal { rate_bps, delay_ms, .. } => LinkSpec::Ideal { rate_bps: *rate_bps, delay_s: delay_ms / 1e3 },
+            LinkModel::Disk { range_m, rate_bps, delay_ms, los_required, .. } => {
+                LinkSpec::Disk { range_m: *range_m, rate_bps: *rate_bps, delay_s: delay_ms / 1e3, los_required: *los_required }
+            }
+            LinkModel::Rf { frequency_ghz, tx_power_dbm, path_loss_exponent, reference_distance_m, reference_loss_db, noise_floor_dbm, rates, delay_ms, .. } => {
+                LinkSpec::Rf {
+                    tx_power_dbm: *tx_power_dbm,
+                    exponent: *path_loss_exponent,
+                    d0_m: *reference_distance_m,
+                    pl0_db: reference_loss_db.unwrap_or_else(|| free_space_loss_db(*reference_distance_m, frequency_ghz * 1e9)),
+                    noise_floor_dbm: *noise_floor_dbm,
+                    rates: rates.clone().filter(|r| !r.is_empty()).unwrap_or_else(default_rf_rates),
+                    delay_s: delay_ms / 1e3,
+                }
+            }
+            LinkModel::Acoustic {
+                micromodem_rate,
+                bit_rate_bps,
+                coding_gain_db,
+                frequency_khz,
+                bandwidth_khz,
+                source_level_db,
+                spreading_factor,
+                absorption,
+                capture_sir_db,
+                ..
+            } => {
+                let rate = acoustic::micromodem_rate(*micromodem_rate).unwrap_or(acoustic::ModemRate {
+                    modulation: Modulation::Psk,
+                    bit_rate_bps: 250.0,
+                    coding_gain_db: 3.0,
+                });
+                LinkSpec::Acoustic(AcousticSpec {
+                    modulation: rate.modulation,
+                    bit_rate_bps: bit_rate_bps.unwrap_or(rate.bit_rate_bps),
+                    coding_gain_db: coding_gain_db.unwrap_or(rate.coding_gain_db),
+                    frequency_khz: *frequency_khz,
+                    bandwidth_hz: bandwidth_khz * 1e3,
+                    source_level_db: *source_level_db,
+                    spreading_factor: *spreading_factor,
+                    absorption: *absorption,
+                    capture_sir_db: *capture_sir_db,
+                    water: water.clone(),
+                })
+            }
+        }
+    }
+
+    pub fn is_acoustic(&self) -> bool {
+        matches!(self, LinkSpec::Acoustic(_))
+    }
+
+    /// What a transmission over this link experiences with geometry `g`.
+    pub fn budget(&self, g: &Geometry) -> Budget {
+        let clear = |rate_bps: f64, delay_s: f64, usable: bool| Budget {
+            usable,
+            rate_bps,
+            delay_s,
+            ber: 0.0,
+            level_db: 0.0,
+            snr_db: f64::INFINITY,
+            acoustic: false,
+            audible: false,
+        };
+        match self {
+            LinkSpec::Ideal { rate_bps, delay_s } => clear(*rate_bps, *delay_s, true),
+            LinkSpec::Disk { range_m, rate_bps, delay_s, los_required } => {
+                clear(*rate_bps, *delay_s, g.distance_m <= *range_m && (g.los || !los_required))
+            }
+            LinkSpec::Rf { tx_power_dbm, exponent, d0_m, pl0_db, noise_floor_dbm, rates, delay_s } => {
+                let pl = pl0_db + 10.0 * exponent * (g.distance_m.max(*d0_m) / d0_m).log10();
+                let level = tx_power_dbm - pl - g.hop_loss_db;
+                let snr = level - noise_floor_dbm;
+                let step = rates.iter().rev().find(|r| r.snr_db <= snr);
+                let lowest = rates.first().map_or(1e6, |r| r.rate_bps);
+                let (usable, rate, ber) = match step {
+                    Some(r) => (true, r.rate_bps, (rf_threshold_ber() * 10f64.powf(-(snr - r.snr_db))).min(0.5)),
+                    None => (false, lowest, 0.5),
+                };
+                Budget { usable, rate_bps: rate, delay_s: delay_s + g.distance_m / C0, ber, level_db: level, snr_db: snr, acoustic: false, audible: false }
+            }
+            LinkSpec::Acoustic(a) => {
+                let depth = g.mean_depth_m.max(0.0);
+                let c = a.sound_speed(depth);
+                let tl = acoustic::transmission_loss_db(g.distance_m, a.spreading_factor, a.absorption_db_per_km(depth)) + g.hop_loss_db;
+                let snr = acoustic::snr_db(a.source_level_db, tl, a.noise_psd_db(), a.bandwidth_hz);
+                let ebn0 = acoustic::eb_n0(snr, a.bandwidth_hz, a.bit_rate_bps);
+                let coded = ebn0 * 10f64.powf(a.coding_gain_db / 10.0);
+                Budget {
+                    usable: coded >= 1.0,
+                    rate_bps: a.bit_rate_bps,
+                    delay_s: acoustic::propagation_delay_s(g.distance_m, c),
+                    ber: acoustic::ber(a.modulation, ebn0, a.coding_gain_db),
+                    level_db: a.source_level_db - tl,
+                    snr_db: snr,
+                    acoustic: true,
+                    audible: snr >= 0.0,
+                }
+            }
+        }
+    }
+
+    /// Capture threshold of an acoustic link (None: every overlap destroys both).
+    pub fn capture_sir_db(&self) -> Option<f64> {
+        match self {
+            LinkSpec::Acoustic(a) => a.capture_sir_db,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo(d: f64, los: bool, hop: f64) -> Geometry {
+        Geometry { distance_m: d, los, hop_loss_db: hop, mean_depth_m: 20.0 }
+    }
+
+    fn rf() -> LinkSpec {
+        LinkSpec::from_config(
+            &LinkModel::Rf {
+                between: None,
+                frequency_ghz: 2.4,
+                tx_power_dbm: 20.0,
+                path_loss_exponent: 3.0,
+                reference_distance_m: 1.0,
+                reference_loss_db: None,
+                noise_floor_dbm: -94.0,
+                rates: None,
+                delay_ms: 0.0,
+            },
+            &Water::default(),
+        )
+    }
+
+    #[test]
+    fn disk_range_edge_is_inclusive() {
+        let d = LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: false };
+        assert!(d.budget(&geo(100.0, true, 0.0)).usable);
+        assert!(!d.budget(&geo(100.000001, true, 0.0)).usable);
+        let los = LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: true };
+        assert!(!los.budget(&geo(50.0, false, 0.0)).usable);
+    }
+
+    #[test]
+    fn rf_by_hand_and_nlos_costs_exactly_the_hop_losses() {
+        // FSPL(1 m, 2.4 GHz) = 20 log10(4π · 2.4e9 / c₀) = 40.052 dB; at 100 m, n = 3: + 60 dB;
+        // SNR = 20 − 100.052 + 94 = 13.948 dB.
+        let spec = rf();
+        let los = spec.budget(&geo(100.0, true, 0.0));
+        assert!((free_space_loss_db(1.0, 2.4e9) - 40.05201).abs() < 1e-4);
+        assert!((los.snr_db - 13.94799).abs() < 1e-4, "{}", los.snr_db);
+        // 13.95 dB: at or above the 12 Mbit/s threshold (12 dB), below 18 Mbit/s (14 dB).
+        assert_eq!(los.rate_bps, 12e6);
+    }
+
+    #[test]
+    fn rf_nlos_vs_los() {
+        let spec = rf();
+        let los = spec.budget(&geo(30.0, true, 0.0));
+        let nlos = spec.budget(&geo(30.0, false, 7.5));
+        assert!((los.snr_db - nlos.snr_db - 7.5).abs() < 1e-12);
+        assert!(nlos.rate_bps < los.rate_bps);
+        assert!(!spec.budget(&geo(30.0, false, 80.0)).usable);
+        // At a threshold the 1000-byte PER is 10 %.
+        assert!((acoustic::per(rf_threshold_ber(), 8000) - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn acoustic_delay_is_distance_over_sound_speed() {
+        let mut w = Water::default();
+        w.sound_speed = SoundSpeed::Fixed(1500.0);
+        let spec = LinkSpec::from_config(&LinkModel::Acoustic {
+            between: None, micromodem_rate: 1, bit_rate_bps: None, coding_gain_db: None, frequency_khz: 25.0,
+            bandwidth_khz: 5.0, source_level_db: 185.0, spreading_factor: 1.5, absorption: Absorption::Thorp, capture_sir_db: None,
+        }, &w);
+        let b = spec.budget(&geo(1500.0, true, 0.0));
+        assert_eq!(b.delay_s, 1.0);
+        assert_eq!(b.rate_bps, 250.0);
+        assert!(b.usable && b.audible && b.acoustic);
+        // Far away: out of range.
+        assert!(!spec.budget(&geo(200_000.0, true, 0.0)).usable);
+        // The hop losses lower the received level one for one.
+        let nlos = spec.budget(&geo(1500.0, false, 12.0));
+        assert!((b.level_db - nlos.level_db - 12.0).abs() < 1e-9);
+    }
+}
