@@ -56,7 +56,7 @@ pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) 
             Ok((Link::zeromq("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?, None))
         }
         SimulatorEndpoint::Rosnetsim { address } => {
-            Ok(Link::rosnetsim("physics simulator", &address, timeout(loaded), startup_timeout(loaded)).await?)
+            Ok((Link::rosnetsim("physics simulator", &address, timeout(loaded), startup_timeout(loaded)).await?, None))
         }
     }
 }

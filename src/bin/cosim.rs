@@ -2,13 +2,8 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
-<<<<<<< HEAD
     coord::{embedded_physics, schedule, PhysicsCoordinator},
-    sim::{network::PassthroughNetwork, physics::PhysicsSim},
-=======
-    coord::{schedule, PhysicsCoordinator},
     sim::{network::NetworkSim, physics::PhysicsSim},
->>>>>>> links
     sync::zmq,
 };
 use std::{path::PathBuf, time::Duration};
