@@ -90,6 +90,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         scenario: "bench".into(),
         progress_every: None,
         netsim_manager: None,
+        acoustic: None,
     };
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);

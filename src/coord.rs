@@ -15,6 +15,7 @@
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
 use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::modem_bridge::{AcousticFront, ModemReport};
 use crate::io::netsim_manager::Manager;
 use crate::model::netsim::{NavInbox, Rules};
 use crate::output::{PairSummary, Timeline};
@@ -142,6 +143,9 @@ pub struct RunReport {
     pub interrupted: bool,
     pub timeline: Option<PathBuf>,
     pub pairs: Vec<PairSummary>,
+    /// The emulated modems' frame ledger and bridge counters (scenarios with `acoustic_modems`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modems: Option<ModemReport>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -158,6 +162,8 @@ pub struct PhysicsCoordinator {
     pub progress_every: Option<Duration>,
     /// The NETSIM manager serving the embedded physics simulator, if any.
     pub netsim_manager: Option<Manager>,
+    /// The modem bridges (`acoustic_modems`), fed every window's ChannelData.
+    pub acoustic: Option<AcousticFront>,
 }
 
 impl PhysicsCoordinator {
@@ -181,6 +187,7 @@ impl PhysicsCoordinator {
                 Link::local("network coordinator", Box::new(NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))))
             }
         };
+        let acoustic = AcousticFront::start(loaded).await?;
         let timeline = match out_dir {
             Some(dir) => Some(Timeline::create(&dir, s.vehicles.iter().map(|v| v.name.clone()).collect())?),
             None => None,
@@ -195,6 +202,7 @@ impl PhysicsCoordinator {
             scenario: s.name.clone(),
             progress_every: Some(Duration::from_secs(2)),
             netsim_manager,
+            acoustic,
         })
     }
 
@@ -216,6 +224,9 @@ impl PhysicsCoordinator {
             if let Some(t) = &mut self.timeline {
                 t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &channel)
                     .map_err(|e| self.physics.protocol_error(k, e))?;
+            }
+            if let Some(a) = &mut self.acoustic {
+                a.on_window(k, self.schedule.start_ns(k), &channel);
             }
             let network_request = network_begin(k, channel_bytes).encode_to_vec();
             let first = (k == 0).then_some(self.startup);
@@ -260,6 +271,7 @@ impl PhysicsCoordinator {
             }
         }
         let wall_seconds = started.elapsed().as_secs_f64();
+        let modems = self.acoustic.take().map(|a| a.finish(self.schedule.start_ns(done)));
         let (timeline, pairs) = match self.timeline.take() {
             Some(t) => {
                 let path = t.path().to_path_buf();
@@ -277,6 +289,7 @@ impl PhysicsCoordinator {
             interrupted,
             timeline,
             pairs,
+            modems,
         })
     }
 

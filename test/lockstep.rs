@@ -208,6 +208,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         scenario: "test".into(),
         progress_every: None,
         netsim_manager: None,
+        acoustic: None,
     }
 }
 

@@ -1,2 +1,3 @@
 //! Tokio adapters: the only layer that touches sockets and devices.
 pub mod netsim_manager;
+pub mod modem_bridge;
