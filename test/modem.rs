@@ -571,3 +571,43 @@ fn passthrough_and_modem_config_is_validated_with_key_paths() {
     let e = check(base("", "acoustic_modems: {heartbeat_s: 0}\n")).unwrap_err();
     assert!(e.contains("acoustic_modems.heartbeat_s"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passthrough_relays_to_a_serial_device() {
+    // A pty pair stands in for the serial cable: the bridge opens one end raw at 19200 baud,
+    // the "real modem" sits on the other.
+    let dir = tempfile::tempdir().unwrap();
+    let (bridge_end, modem_end) = (dir.path().join("ttyBridge"), dir.path().join("ttyModem"));
+    let mut socat = tokio::process::Command::new("socat")
+        .arg(format!("pty,link={},raw,echo=0", bridge_end.display()))
+        .arg(format!("pty,link={},raw,echo=0", modem_end.display()))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("socat (scripts/setup --test installs it)");
+    let t0 = Instant::now();
+    while !(bridge_end.exists() && modem_end.exists()) {
+        assert!(t0.elapsed() < Duration::from_secs(5), "socat made no ptys");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (pa, pr) = (free_port(), free_port());
+    let extra = format!(", passthrough: {{serial: \"{}\", baud: 19200}}", bridge_end.display());
+    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), Vehicle { extra: &extra, ..v("hil", pr, 9, [300.0, 0.0, -20.0]) }], FLAT);
+    let run = start(&loaded).await;
+    let mut h = Host::connect(pr).await;
+    h.cmd("CCCFQ", &["SRC"]).await;
+    let mut modem = tokio::fs::OpenOptions::new().read(true).write(true).open(&modem_end).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    while !got.ends_with(b"\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(5), modem.read(&mut buf)).await.unwrap().unwrap();
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(got, emit("CCCFQ", &["SRC"]).as_bytes());
+    modem.write_all(emit("CACFG", &["SRC", "9"]).as_bytes()).await.unwrap();
+    modem.flush().await.unwrap();
+    h.expect("$CACFG,SRC,9", 5.0).await;
+    drop(h);
+    let m = run.finish().await.modems.unwrap();
+    assert_eq!((m.bridges.connections, m.bridges.passthrough_failures), (1, 0));
+    let _ = socat.kill().await;
+}

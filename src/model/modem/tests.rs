@@ -73,6 +73,8 @@ fn clocks_mm1_and_mm2() {
 fn data_cycle_arrives_after_d_over_c() {
     let mut f = front(2);
     f.set_channel(0, &channel(&[0.0, 1500.0], &[]));
+    f.host_line(0, 0, b"$CCCFG,XST,1");
+    f.drain();
     f.host_line(0, 0, b"$CCCYC,0,1,2,0,1,1");
     let out = lines(&mut f, 0);
     assert_eq!(out[0], emit("CACYC", &["0", "1", "2", "0", "1", "1"]));
@@ -87,7 +89,9 @@ fn data_cycle_arrives_after_d_over_c() {
     assert_eq!(rxd.modem, 1);
     assert_eq!(rxd.at_ns, NS / 10 + airtime + NS);
     assert_eq!(rxd.line, emit("CARXD", &["1", "2", "1", "1", "deadbeef"]));
-    assert!(out.iter().any(|o| o.modem == 0 && o.line.starts_with("$CATXF")));
+    let txf = out.iter().position(|o| o.modem == 0 && o.line.starts_with("$CATXF")).expect("TXF");
+    let xst = out.iter().position(|o| o.modem == 0 && o.line.starts_with("$CAXST,6,20261121,050000.1000,")).expect("XST");
+    assert!(xst > txf && out[txf].at_ns == NS / 10 + airtime);
     // The ack comes back after the turnaround, a mini-packet and another second.
     f.advance(20 * NS);
     let ack = f.drain().into_iter().find(|o| o.line.starts_with("$CAACK")).expect("acked");
