@@ -417,10 +417,15 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
     let loaded = scenario(dir.path(), &[v("alpha", 1, 1, [0.0, 0.0, -20.0]), v("bravo", 2, 2, [1000.0, 0.0, -20.0])], FLAT);
     let mut front = Front::from_scenario(&loaded.scenario).unwrap();
     let channel = |loss: f64| {
-        let mut c = ChannelData::default();
-        c.node_list = vec![0.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0, 1000.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0];
-        c.path_details.push(PathDetails { ids: vec![0, 1], los: loss == 0.0, num_hops: vec![4], hop_points: vec![0., 0., 0., 0., 400., 0., -20., 0., 600., 0., -20., loss, 1000., 0., -20., 0.] });
-        c
+        ChannelData {
+            node_list: vec![0.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0, 1000.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0],
+            path_details: vec![PathDetails {
+                ids: vec![0, 1],
+                los: loss == 0.0,
+                num_hops: vec![4],
+                hop_points: vec![0., 0., 0., 0., 400., 0., -20., 0., 600., 0., -20., loss, 1000., 0., -20., 0.],
+            }],
+        }
     };
     // SNR in LOS, then a penetration loss that leaves +1 dB in band: heard, but rate-5 frames
     // (2048 bits, BER ~1e-2) fail their CRC.

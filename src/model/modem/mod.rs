@@ -6,7 +6,8 @@
 //! ([`crate::wire::nmea`] parses and emits): configuration (`$CCCFG`/`$CCCFQ` → `$CACFG`,
 //! `ALL,0` factory reset), clocks (`$CCCLK` → `$CACLK`, `$CCTMS` → `$CATMS`, `$CCTMQ` →
 //! `$CATMQ`), reboot (`$CCMSC,…,0` → `$CAMSC`, then `$CAREV,…,INIT` and `$CAREV,…,AUV` after
-//! [`BOOT_S`]), `$CAREV,…,AUV` heartbeats every `heartbeat_s` of sim time (when `REV` = 1),
+//! [`BOOT_S`]), `$CAREV,…,AUV` heartbeats every `heartbeat_s` of sim time and after each data
+//! transmission (when `REV` = 1),
 //! data cycles (`$CCCYC` → `$CACYC`, `$CADRQ` per frame, `$CCTXD` → `$CATXD`, `$CATXP` /
 //! `$CATXF` around the transmission, `$CAXST` when `XST` = 1; `$CAERR,…,DATA_TIMEOUT` when
 //! the host leaves a `$CADRQ` unanswered for `DTO` seconds: the cycle is abandoned),
@@ -919,6 +920,10 @@ impl Front {
                             if *ack { "1" } else { "0" }, &n, &n, ptype, &nbytes.to_string(),
                         ];
                         self.emit(modem, &fields, "CAXST");
+                    }
+                    if self.modems[modem].param("REV") != 0 {
+                        let t = self.hhmmss(modem);
+                        self.emit(modem, &[&t, "AUV", VERSION], "CAREV");
                     }
                 } else if !matches!(t.payload, Payload::Ack { .. } | Payload::PingReply { .. }) {
                     self.emit(modem, &[&tx_bytes(&t.payload).to_string()], "CATXF");

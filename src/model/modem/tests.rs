@@ -2,8 +2,7 @@ use super::*;
 use crate::wire::proto::PathDetails;
 
 fn front(n: usize) -> Front {
-    let mut water = Water::default();
-    water.sound_speed = crate::config::SoundSpeed::Fixed(1500.0);
+    let water = Water { sound_speed: crate::config::SoundSpeed::Fixed(1500.0), ..Water::default() };
     let fe = FrontEnd {
         epoch_ns: parse_iso_utc_ns("2026-11-21T05:00:00Z").unwrap(),
         frequency_khz: 25.0,
