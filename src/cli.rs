@@ -69,6 +69,21 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
     if let Some(n) = &report.network {
         print_ledger(n);
     }
+    if let Some(m) = &report.modems {
+        let l = &m.ledger;
+        println!(
+            "  modem frames: {} sent, {} delivered, dropped: {} out of range, {} packet error, {} collision, {} half-duplex, {} no receiver, {} shutdown",
+            l.sent, l.delivered, l.out_of_range, l.packet_error, l.collision, l.half_duplex, l.no_receiver, l.shutdown
+        );
+        let ledger = out_dir.join("modem_ledger.jsonl");
+        let mut text = String::new();
+        for e in &m.entries {
+            text.push_str(&serde_json::to_string(e)?);
+            text.push('\n');
+        }
+        std::fs::write(&ledger, text)?;
+        println!("modem ledger: {}", ledger.display());
+    }
     if let Some(t) = &report.timeline {
         println!("timeline: {}", t.display());
     }

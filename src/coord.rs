@@ -15,6 +15,7 @@
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
 use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::modem_bridge::{AcousticFront, ModemReport};
 use crate::io::netsim_manager::Manager;
 use crate::model::netsim::{NavInbox, Rules};
 use crate::io::live::LiveNetwork;
@@ -194,6 +195,9 @@ pub struct RunReport {
     /// coordinator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<LedgerSummary>,
+    /// The emulated modems' frame ledger and bridge counters (scenarios with `acoustic_modems`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modems: Option<ModemReport>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -214,6 +218,8 @@ pub struct PhysicsCoordinator {
     pub live: Option<Arc<LiveNetwork>>,
     /// Called after every window, in order; none by default (then the loop does no extra work).
     pub observers: Vec<Box<dyn WindowObserver>>,
+    /// The modem bridges (`acoustic_modems`), fed every window's ChannelData.
+    pub acoustic: Option<AcousticFront>,
 }
 
 impl PhysicsCoordinator {
@@ -240,6 +246,7 @@ impl PhysicsCoordinator {
                 Link::local("network coordinator", Box::new(coordinator))
             }
         };
+        let acoustic = AcousticFront::start(loaded).await?;
         let timeline = match out_dir {
             Some(dir) => Some(Timeline::create(&dir, s.vehicles.iter().map(|v| v.name.clone()).collect())?),
             None => None,
@@ -256,6 +263,7 @@ impl PhysicsCoordinator {
             netsim_manager,
             live,
             observers: Vec::new(),
+            acoustic,
         })
     }
 
@@ -277,6 +285,9 @@ impl PhysicsCoordinator {
             if let Some(t) = &mut self.timeline {
                 t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &channel)
                     .map_err(|e| self.physics.protocol_error(k, e))?;
+            }
+            if let Some(a) = &mut self.acoustic {
+                a.on_window(k, self.schedule.start_ns(k), &channel);
             }
             let network_request = network_begin(k, channel_bytes).encode_to_vec();
             let first = (k == 0).then_some(self.startup);
@@ -337,6 +348,7 @@ impl PhysicsCoordinator {
         }
         let wall_seconds = started.elapsed().as_secs_f64();
         let network = self.live.take().map(|l| l.shutdown());
+        let modems = self.acoustic.take().map(|a| a.finish(self.schedule.start_ns(done)));
         let (timeline, pairs) = match self.timeline.take() {
             Some(t) => {
                 let path = t.path().to_path_buf();
@@ -355,6 +367,7 @@ impl PhysicsCoordinator {
             timeline,
             pairs,
             network,
+            modems,
         })
     }
 

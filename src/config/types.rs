@@ -40,6 +40,10 @@ pub struct Scenario {
     /// Live vehicle traffic: capture through TUN interfaces, release, ledger, pcap.
     #[serde(default)]
     pub network: Network,
+    /// Emulated WHOI Micro-Modems on each vehicle's `modem.tcp_port`. Absent: no modem
+    /// bridges run.
+    #[serde(default)]
+    pub acoustic_modems: Option<AcousticModems>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -128,7 +132,7 @@ pub struct Vehicle {
     pub motion: Motion,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Modem {
     /// TCP port of the emulated modem's bridge (62000–62007 by convention).
@@ -143,6 +147,10 @@ pub struct Modem {
     /// Default: the only environment, when exactly one is configured.
     #[serde(default)]
     pub environment_id: Option<i32>,
+    /// Relay this modem's TCP port byte for byte to a real modem instead of emulating it
+    /// (hardware in the loop); only used when `acoustic_modems` is configured.
+    #[serde(default)]
+    pub passthrough: Option<ModemPassthrough>,
 }
 
 fn default_nav_source() -> std::net::IpAddr {
@@ -591,4 +599,59 @@ impl Default for Network {
             offload: false,
         }
     }
+}
+
+/// Where a passthrough modem's bytes go: a serial device opened raw at `baud`, or a TCP
+/// address (`host:port`), e.g. a `socat` bridge in front of a real modem.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum ModemPassthrough {
+    Serial {
+        serial: String,
+        #[serde(default = "default_baud")]
+        baud: u32,
+    },
+    Tcp { tcp: String },
+}
+
+fn default_baud() -> u32 {
+    19200
+}
+
+/// The emulated Micro-Modems (`acoustic_modems`): bridges and the acoustic front end shared
+/// by every vehicle's modem. Channel numbers default to a Micro-Modem's 25 kHz band.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AcousticModems {
+    /// Address the modem bridges listen on (default 127.0.0.1).
+    #[serde(default = "default_nav_source")]
+    pub bind: std::net::IpAddr,
+    /// UTC time of sim time 0, `YYYY-MM-DDThh:mm:ssZ`: the modems' clocks read this plus the
+    /// sim time (plus whatever offset the host sets). Default 2026-01-01T00:00:00Z.
+    #[serde(default = "default_modem_epoch")]
+    pub epoch_utc: String,
+    #[serde(default = "default_acoustic_frequency")]
+    pub frequency_khz: f64,
+    #[serde(default = "default_acoustic_bandwidth")]
+    pub bandwidth_khz: f64,
+    /// dB re 1 µPa at 1 m.
+    #[serde(default = "default_source_level")]
+    pub source_level_db: f64,
+    #[serde(default = "default_spreading")]
+    pub spreading_factor: f64,
+    #[serde(default)]
+    pub absorption: Absorption,
+    /// Capture threshold for overlapping receptions (dB); default none.
+    #[serde(default)]
+    pub capture_sir_db: Option<f64>,
+    /// Period of the `$CAREV,...,AUV` heartbeat (sim seconds, default 10).
+    #[serde(default = "default_heartbeat_s")]
+    pub heartbeat_s: f64,
+}
+
+fn default_modem_epoch() -> String {
+    "2026-01-01T00:00:00Z".into()
+}
+fn default_heartbeat_s() -> f64 {
+    10.0
 }

@@ -91,6 +91,7 @@ pub(super) fn validate(loaded: &LoadedScenario) -> Check {
     simulators(&cx)?;
     netsim_manager(&cx)?;
     network(&cx)?;
+    acoustic_modems(&cx)?;
 
     if let Terrain::Procedural { size_m, .. } = &s.world.terrain {
         check_inside_world(loaded, [size_m[0] / 2.0, size_m[1] / 2.0])?;
@@ -561,5 +562,42 @@ fn network(cx: &Ctx) -> Check {
             "live traffic runs against the wall clock: set real_time_factor > 0 (e.g. 1.0)",
         ));
     }
+    Ok(())
+}
+
+fn acoustic_modems(cx: &Ctx) -> Check {
+    let s = &cx.loaded.scenario;
+    for (i, v) in s.vehicles.iter().enumerate() {
+        let Some(p) = v.modem.as_ref().and_then(|m| m.passthrough.as_ref()) else { continue };
+        let key = format!("vehicles[{i}].modem.passthrough");
+        match p {
+            super::ModemPassthrough::Serial { serial, baud } => {
+                if serial.is_empty() {
+                    return Err(cx.err(&format!("{key}.serial"), "must name a serial device"));
+                }
+                if crate::model::modem::baud_supported(*baud).is_none() {
+                    return Err(cx.err(&format!("{key}.baud"), format!("must be a standard rate (1200 … 230400), got {baud}")));
+                }
+            }
+            super::ModemPassthrough::Tcp { tcp } => {
+                let ok = tcp.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0));
+                if !ok {
+                    return Err(cx.err(&format!("{key}.tcp"), format!("must be host:port (got {tcp:?})")));
+                }
+            }
+        }
+    }
+    let Some(a) = &s.acoustic_modems else { return Ok(()) };
+    if crate::model::modem::parse_iso_utc_ns(&a.epoch_utc).is_none() {
+        return Err(cx.err("acoustic_modems.epoch_utc", format!("must be a UTC time YYYY-MM-DDThh:mm:ssZ (got {:?})", a.epoch_utc)));
+    }
+    cx.positive("acoustic_modems.frequency_khz", a.frequency_khz)?;
+    cx.positive("acoustic_modems.bandwidth_khz", a.bandwidth_khz)?;
+    cx.finite("acoustic_modems.source_level_db", &[a.source_level_db])?;
+    cx.positive("acoustic_modems.spreading_factor", a.spreading_factor)?;
+    if let Some(c) = a.capture_sir_db {
+        cx.non_negative("acoustic_modems.capture_sir_db", c)?;
+    }
+    cx.positive("acoustic_modems.heartbeat_s", a.heartbeat_s)?;
     Ok(())
 }

@@ -1,8 +1,10 @@
 //! The operating-system side: tokio tasks on sockets and devices. Live traffic (Linux, root):
 //! network namespaces ([`netns`]), TUN interfaces ([`tun`]) and the tasks that move packets
-//! between them and the packet logic in [`crate::net`] ([`live`]); the NETSIM manager's TCP
-//! server ([`netsim_manager`]).
+//! between them and the packet logic in [`crate::net`] ([`live`]); the TCP servers of the
+//! acoustic front: the NETSIM manager ([`netsim_manager`]) and the modem bridges
+//! ([`modem_bridge`]).
 pub mod live;
+pub mod modem_bridge;
 pub mod netns;
 pub mod netsim_manager;
 pub mod tun;

@@ -3,6 +3,7 @@ pub mod acoustic;
 pub mod channel;
 pub mod geo;
 pub mod link;
+pub mod modem;
 pub mod motion;
 pub mod netsim;
 pub mod terrain;

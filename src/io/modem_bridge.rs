@@ -1,0 +1,490 @@
+//! Modem bridges: one TCP listener per configured modem (`vehicles[].modem.tcp_port` on
+//! `acoustic_modems.bind`), serving either an emulated Micro-Modem ([`crate::model::modem`])
+//! or, with `modem.passthrough`, a byte-for-byte relay to a real modem on a serial device or a
+//! TCP address.
+//!
+//! Like the `socat` bridge it replaces, a port serves **one client at a time**: a second
+//! connection gets `$CAERR,hhmmss,BRIDGE,1,port busy …` and is closed. Host lines (ended by
+//! `\n` or `\r`, at most [`MAX_LINE`] bytes; longer ones are cut there and answered with
+//! `$CAERR`) are stamped with the current sim time and fed to the state machine; the lines it
+//! schedules are written when the sim clock reaches them. Output waiting for a slow client is
+//! bounded ([`OUT_QUEUE`] lines); lines with no client or a full queue are dropped and counted
+//! ([`BridgeStats`]), as a serial port with nothing attached loses them.
+//!
+//! # Sim clock
+//! [`AcousticFront::on_window`] is the hook the coordinator calls once per window k with the
+//! window's start time and ChannelData (the world at `k·W`). Between calls the bridges read sim
+//! time off the wall clock: `t = (wall − wall₀) · real_time_factor`, held inside the current
+//! window `[k·W, (k+1)·W]` so the modems never run ahead of the channel they have (nor behind
+//! the window the coordinator is in). With `real_time_factor = 0` (as fast as possible) sim time
+//! jumps from window start to window start; modem traffic then has no meaningful timing, so
+//! scenarios with modems should be paced.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::config::{LoadedScenario, ModemPassthrough};
+use crate::model::modem::{Civil, Front, LedgerEntry, LedgerSummary};
+use crate::wire::nmea::{emit, MAX_SENTENCE};
+use crate::wire::proto::ChannelData;
+
+/// Longest host line passed on (bytes, without its ending).
+pub const MAX_LINE: usize = MAX_SENTENCE;
+/// Lines queued for one client before further ones are dropped.
+pub const OUT_QUEUE: usize = 4096;
+/// How often scheduled output is released (wall time).
+const TICK: Duration = Duration::from_millis(2);
+
+/// Counters of the bridges.
+#[derive(Debug, Default, serde::Serialize, Clone, PartialEq)]
+pub struct BridgeStats {
+    pub connections: u64,
+    pub refused: u64,
+    pub lines_in: u64,
+    pub lines_out: u64,
+    /// Output lines with no client connected.
+    pub dropped_no_client: u64,
+    /// Output lines dropped because the client's queue was full.
+    pub dropped_queue_full: u64,
+    /// Host lines longer than [`MAX_LINE`].
+    pub long_lines: u64,
+    /// Passthrough connections whose far end could not be opened.
+    pub passthrough_failures: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    connections: AtomicU64,
+    refused: AtomicU64,
+    lines_in: AtomicU64,
+    lines_out: AtomicU64,
+    dropped_no_client: AtomicU64,
+    dropped_queue_full: AtomicU64,
+    long_lines: AtomicU64,
+    passthrough_failures: AtomicU64,
+}
+
+impl Counters {
+    fn snapshot(&self) -> BridgeStats {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        BridgeStats {
+            connections: g(&self.connections),
+            refused: g(&self.refused),
+            lines_in: g(&self.lines_in),
+            lines_out: g(&self.lines_out),
+            dropped_no_client: g(&self.dropped_no_client),
+            dropped_queue_full: g(&self.dropped_queue_full),
+            long_lines: g(&self.long_lines),
+            passthrough_failures: g(&self.passthrough_failures),
+        }
+    }
+}
+
+fn bump(a: &AtomicU64) {
+    a.fetch_add(1, Ordering::Relaxed);
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    rtf: f64,
+    window_ns: u64,
+    origin: Option<Instant>,
+    window_start_ns: u64,
+}
+
+impl Clock {
+    fn now_ns(&self) -> u64 {
+        match self.origin {
+            Some(o) if self.rtf > 0.0 => {
+                let t = o.elapsed().as_secs_f64() * self.rtf * 1e9;
+                (t.max(0.0) as u64).clamp(self.window_start_ns, self.window_start_ns + self.window_ns)
+            }
+            _ => self.window_start_ns,
+        }
+    }
+}
+
+struct Shared {
+    front: Mutex<Front>,
+    clock: Mutex<Clock>,
+    clients: Vec<Mutex<Option<mpsc::Sender<String>>>>,
+    counters: Counters,
+}
+
+impl Shared {
+    fn sim_now(&self) -> u64 {
+        self.clock.lock().map(|c| c.now_ns()).unwrap_or(0)
+    }
+
+    /// Advances the modems to the current sim time and hands their output to the clients.
+    fn pump(&self) {
+        let now = self.sim_now();
+        let out = match self.front.lock() {
+            Ok(mut f) => {
+                f.advance(now);
+                f.drain()
+            }
+            Err(_) => return,
+        };
+        self.deliver(out);
+    }
+
+    fn deliver(&self, out: Vec<crate::model::modem::Output>) {
+        for o in out {
+            let Some(slot) = self.clients.get(o.modem) else { continue };
+            let sender = slot.lock().ok().and_then(|s| s.clone());
+            match sender {
+                None => bump(&self.counters.dropped_no_client),
+                Some(tx) => match tx.try_send(o.line) {
+                    Ok(()) => bump(&self.counters.lines_out),
+                    Err(mpsc::error::TrySendError::Full(_)) => bump(&self.counters.dropped_queue_full),
+                    Err(mpsc::error::TrySendError::Closed(_)) => bump(&self.counters.dropped_no_client),
+                },
+            }
+        }
+    }
+
+    fn host_line(&self, modem: usize, line: &[u8]) {
+        bump(&self.counters.lines_in);
+        let now = self.sim_now();
+        let out = match self.front.lock() {
+            Ok(mut f) => {
+                f.host_line(modem, now, line);
+                f.drain()
+            }
+            Err(_) => return,
+        };
+        self.deliver(out);
+    }
+}
+
+/// What the modems did over a run, for the run summary.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModemReport {
+    pub ledger: LedgerSummary,
+    pub bridges: BridgeStats,
+    /// Every frame copy (written to `modem_ledger.jsonl`, not to the summary).
+    #[serde(skip)]
+    pub entries: Vec<LedgerEntry>,
+}
+
+/// The acoustic front: every modem bridge of a scenario and the emulated modems behind them.
+/// Dropping it stops the bridges (connections included).
+pub struct AcousticFront {
+    shared: Arc<Shared>,
+    tasks: Vec<JoinHandle<()>>,
+    addrs: Vec<(String, SocketAddr)>,
+}
+
+impl AcousticFront {
+    /// Binds every bridge of the scenario; None when `acoustic_modems` is absent.
+    pub async fn start(loaded: &LoadedScenario) -> anyhow::Result<Option<AcousticFront>> {
+        let s = &loaded.scenario;
+        let (Some(cfg), Some(front)) = (&s.acoustic_modems, Front::from_scenario(s)) else { return Ok(None) };
+        let specs = front.modems();
+        let shared = Arc::new(Shared {
+            front: Mutex::new(front),
+            clock: Mutex::new(Clock {
+                rtf: s.real_time_factor,
+                window_ns: (s.window_ms * 1e6).round() as u64,
+                origin: None,
+                window_start_ns: 0,
+            }),
+            clients: specs.iter().map(|_| Mutex::new(None)).collect(),
+            counters: Counters::default(),
+        });
+        let mut tasks = Vec::new();
+        let mut addrs = Vec::new();
+        let file = loaded.file.display();
+        for (i, spec) in specs.iter().enumerate() {
+            let addr = SocketAddr::new(cfg.bind, spec.tcp_port);
+            let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", spec.name))?;
+            addrs.push((spec.name.clone(), addr));
+            tasks.push(tokio::spawn(serve_emulated(listener, shared.clone(), i)));
+        }
+        for v in &s.vehicles {
+            let Some(m) = &v.modem else { continue };
+            let Some(p) = &m.passthrough else { continue };
+            let addr = SocketAddr::new(cfg.bind, m.tcp_port);
+            let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", v.name))?;
+            addrs.push((v.name.clone(), addr));
+            tasks.push(tokio::spawn(serve_passthrough(listener, shared.clone(), p.clone())));
+        }
+        let ticker = shared.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut every = tokio::time::interval(TICK);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                every.tick().await;
+                ticker.pump();
+            }
+        }));
+        Ok(Some(AcousticFront { shared, tasks, addrs }))
+    }
+
+    /// **The coordinator's hook**: call once per window, in order, at the wall time the window
+    /// starts, with the window's index, its start (sim ns, `k·W`) and the ChannelData that
+    /// describes the world at that time. It updates the modems' channel, moves the sim clock into
+    /// the window and releases whatever became due.
+    pub fn on_window(&mut self, window: u32, start_ns: u64, channel: &ChannelData) {
+        let _ = window;
+        if let Ok(mut c) = self.shared.clock.lock() {
+            if c.origin.is_none() && c.rtf > 0.0 {
+                c.origin = Instant::now().checked_sub(Duration::from_secs_f64(start_ns as f64 / 1e9 / c.rtf)).or(Some(Instant::now()));
+            }
+            c.window_start_ns = start_ns;
+        }
+        if let Ok(mut f) = self.shared.front.lock() {
+            f.set_channel(start_ns, channel);
+        }
+        self.shared.pump();
+    }
+
+    /// Current sim time as the bridges see it (ns).
+    pub fn sim_now_ns(&self) -> u64 {
+        self.shared.sim_now()
+    }
+
+    /// `(vehicle name, listening address)` of every bridge.
+    pub fn addresses(&self) -> &[(String, SocketAddr)] {
+        &self.addrs
+    }
+
+    pub fn stats(&self) -> BridgeStats {
+        self.shared.counters.snapshot()
+    }
+
+    /// Ends the run at sim time `end_ns`: copies still in the water are dropped with
+    /// `shutdown`, the bridges close, and the ledger is returned.
+    pub fn finish(self, end_ns: u64) -> ModemReport {
+        for t in &self.tasks {
+            t.abort();
+        }
+        let (ledger, entries) = match self.shared.front.lock() {
+            Ok(mut f) => {
+                f.shutdown(end_ns);
+                (f.ledger_summary(), f.ledger().to_vec())
+            }
+            Err(_) => (LedgerSummary::default(), Vec::new()),
+        };
+        for c in &self.shared.clients {
+            if let Ok(mut c) = c.lock() {
+                c.take();
+            }
+        }
+        ModemReport { ledger, bridges: self.shared.counters.snapshot(), entries }
+    }
+}
+
+impl Drop for AcousticFront {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+fn busy_line() -> String {
+    let t = Civil::from_ns(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)).hhmmss();
+    emit("CAERR", &[&t, "BRIDGE", "1", "port busy: one client at a time"])
+}
+
+async fn refuse(mut sock: TcpStream) {
+    let _ = tokio::time::timeout(Duration::from_secs(1), sock.write_all(busy_line().as_bytes())).await;
+    let _ = sock.shutdown().await;
+}
+
+async fn serve_emulated(listener: TcpListener, shared: Arc<Shared>, modem: usize) {
+    let mut current: Option<JoinHandle<()>> = None;
+    loop {
+        let Ok((sock, _peer)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        if current.as_ref().is_some_and(|h| !h.is_finished()) {
+            bump(&shared.counters.refused);
+            tokio::spawn(refuse(sock));
+            continue;
+        }
+        bump(&shared.counters.connections);
+        let _ = sock.set_nodelay(true);
+        let (tx, rx) = mpsc::channel(OUT_QUEUE);
+        if let Ok(mut slot) = shared.clients[modem].lock() {
+            *slot = Some(tx);
+        }
+        current = Some(tokio::spawn(connection(sock, shared.clone(), modem, rx)));
+    }
+}
+
+async fn connection(sock: TcpStream, shared: Arc<Shared>, modem: usize, mut rx: mpsc::Receiver<String>) {
+    let (mut r, mut w) = sock.into_split();
+    let writer = tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            if w.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut buf = [0u8; 4096];
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut too_long = false;
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &buf[..n] {
+            if b == b'\n' || b == b'\r' {
+                if !line.is_empty() || too_long {
+                    if too_long {
+                        bump(&shared.counters.long_lines);
+                        // The parser answers an over-long line with `$CAERR`.
+                        line.push(b'X');
+                    }
+                    shared.host_line(modem, &line);
+                }
+                line.clear();
+                too_long = false;
+            } else if line.len() < MAX_LINE {
+                line.push(b);
+            } else {
+                too_long = true;
+            }
+        }
+    }
+    if let Ok(mut slot) = shared.clients[modem].lock() {
+        slot.take();
+    }
+    writer.abort();
+}
+
+async fn serve_passthrough(listener: TcpListener, shared: Arc<Shared>, target: ModemPassthrough) {
+    let mut current: Option<JoinHandle<()>> = None;
+    loop {
+        let Ok((sock, _peer)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        if current.as_ref().is_some_and(|h| !h.is_finished()) {
+            bump(&shared.counters.refused);
+            tokio::spawn(refuse(sock));
+            continue;
+        }
+        bump(&shared.counters.connections);
+        let _ = sock.set_nodelay(true);
+        let target = target.clone();
+        let shared = shared.clone();
+        current = Some(tokio::spawn(async move {
+            let result = match &target {
+                ModemPassthrough::Tcp { tcp } => match TcpStream::connect(tcp.as_str()).await {
+                    Ok(mut far) => {
+                        let _ = far.set_nodelay(true);
+                        let mut sock = sock;
+                        tokio::io::copy_bidirectional(&mut sock, &mut far).await.map(|_| ())
+                    }
+                    Err(e) => Err(e),
+                },
+                ModemPassthrough::Serial { serial, baud } => match serial::open(serial, *baud) {
+                    Ok(file) => serial::relay(sock, file).await,
+                    Err(e) => Err(e),
+                },
+            };
+            if let Err(e) = result {
+                bump(&shared.counters.passthrough_failures);
+                tracing::warn!("modem passthrough to {target:?}: {e}");
+            }
+        }));
+    }
+}
+
+mod serial {
+    use std::fs::File;
+    use std::io::{self, Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+
+    use tokio::io::unix::AsyncFd;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    fn speed(baud: u32) -> Option<libc::speed_t> {
+        Some(match baud {
+            1200 => libc::B1200,
+            2400 => libc::B2400,
+            4800 => libc::B4800,
+            9600 => libc::B9600,
+            19200 => libc::B19200,
+            38400 => libc::B38400,
+            57600 => libc::B57600,
+            115200 => libc::B115200,
+            230400 => libc::B230400,
+            _ => return None,
+        })
+    }
+
+    /// Opens a serial device raw (8N1, no echo, no flow control) at `baud`, non-blocking.
+    pub fn open(path: &str, baud: u32) -> io::Result<File> {
+        let file = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK).open(path)?;
+        let fd = file.as_raw_fd();
+        let speed = speed(baud).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("unsupported baud {baud}")))?;
+        // SAFETY: fd is open for the lifetime of `file`; termios is plain data filled by tcgetattr.
+        unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(fd, &mut t) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            libc::cfmakeraw(&mut t);
+            t.c_cflag |= libc::CLOCAL | libc::CREAD;
+            t.c_cflag &= !libc::CRTSCTS;
+            if libc::cfsetispeed(&mut t, speed) != 0 || libc::cfsetospeed(&mut t, speed) != 0 || libc::tcsetattr(fd, libc::TCSANOW, &t) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(file)
+    }
+
+    /// Copies bytes both ways between a TCP client and a serial device until either closes.
+    pub async fn relay(sock: TcpStream, file: File) -> io::Result<()> {
+        // SAFETY: `file` owns its descriptor and nothing else closes or replaces it while the
+        // AsyncFd holds it.
+        let fd = unsafe { AsyncFd::register(file) }.map_err(|e| io::Error::other(e.to_string()))?;
+        let (mut r, mut w) = sock.into_split();
+        let mut up = [0u8; 4096];
+        let mut down = [0u8; 4096];
+        loop {
+            tokio::select! {
+                n = r.read(&mut up) => {
+                    let n = n?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    let mut data = &up[..n];
+                    while !data.is_empty() {
+                        let mut g = fd.writable().await?;
+                        match g.try_io(|f| f.get_ref().write(data)) {
+                            Ok(Ok(k)) => data = &data[k..],
+                            Ok(Err(e)) => return Err(e),
+                            Err(_) => continue,
+                        }
+                    }
+                }
+                g = fd.readable() => {
+                    let mut g = g?;
+                    match g.try_io(|f| f.get_ref().read(&mut down)) {
+                        Ok(Ok(0)) => return Ok(()),
+                        Ok(Ok(k)) => w.write_all(&down[..k]).await?,
+                        Ok(Err(e)) => return Err(e),
+                        Err(_) => {}
+                    }
+                }
+            }
+        }
+    }
+}
