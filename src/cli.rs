@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Logs to stderr; `RUST_LOG` selects what (default `info`).
+///
+/// Also sets the process's timer slack to 1 µs, before any thread starts, so that window
+/// pacing and packet releases wake on time (see [`crate::io::timer`]).
 pub fn init_logging() {
+    crate::io::timer::init();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }

@@ -326,7 +326,7 @@ impl PhysicsCoordinator {
             if self.real_time_factor > 0.0 {
                 let due = started + Duration::from_secs_f64(self.schedule.start_ns(k + 1) as f64 / 1e9 / self.real_time_factor);
                 tokio::select! {
-                    _ = tokio::time::sleep_until(due.into()) => {}
+                    _ = crate::io::timer::sleep_until(due) => {}
                     _ = &mut stop => { interrupted = true; break; }
                 }
             }

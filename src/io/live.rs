@@ -295,7 +295,7 @@ async fn release_loop(shared: Arc<Shared>, devices: Vec<Arc<AsyncDevice>>) {
         match next {
             Some(due) => {
                 tokio::select! {
-                    _ = tokio::time::sleep_until(due.into()) => {}
+                    _ = crate::io::timer::sleep_until(due) => {}
                     _ = shared.wake.notified() => {}
                 }
             }

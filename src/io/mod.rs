@@ -7,4 +7,5 @@ pub mod live;
 pub mod modem_bridge;
 pub mod netns;
 pub mod netsim_manager;
+pub mod timer;
 pub mod tun;

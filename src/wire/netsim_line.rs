@@ -153,4 +153,41 @@ mod tests {
             vec![Ok(b"one".to_vec()), Ok(b"two".to_vec()), Err(LineError::TooLong), Ok(b"three".to_vec())]
         );
     }
+
+    #[test]
+    fn parser_and_reader_never_panic_and_round_trip_what_they_accept() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for i in 0..50_000 {
+            let mut line = REQUEST.as_bytes().to_vec();
+            for _ in 0..rng.random_range(0..4) {
+                match rng.random_range(0..4) {
+                    0 if !line.is_empty() => {
+                        let at = rng.random_range(0..line.len());
+                        line[at] = rng.random();
+                    }
+                    1 => line.truncate(rng.random_range(0..=line.len())),
+                    2 => line.insert(rng.random_range(0..=line.len()), b"|\r\n="[rng.random_range(0..4)]),
+                    _ => line.insert(rng.random_range(0..=line.len()), rng.random()),
+                }
+            }
+            if let Ok(parsed) = parse(&line) {
+                let again = emit(&parsed.name, &parsed.payload);
+                assert_eq!(parse(again.trim_end_matches('\n').as_bytes()), Ok(parsed));
+            }
+            // Framing the same bytes in random chunks yields the same lines as framing them whole.
+            let mut stream = line.clone();
+            stream.push(b'\n');
+            let (mut whole, mut chunked) = (Vec::new(), Vec::new());
+            LineReader::new().feed(&stream, |l| whole.push(l.map(|x| x.to_vec())));
+            let mut r = LineReader::new();
+            let mut rest = &stream[..];
+            while !rest.is_empty() {
+                let n = rng.random_range(1..=rest.len().min(1 + i % 97));
+                r.feed(&rest[..n], |l| chunked.push(l.map(|x| x.to_vec())));
+                rest = &rest[n..];
+            }
+            assert_eq!(whole, chunked);
+        }
+    }
 }
