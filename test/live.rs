@@ -321,29 +321,8 @@ print("sent")
     assert!(net["delivered"].as_u64().unwrap() >= 12, "{net}");
 }
 
-/// Whether the embedded network simulator applies `links.default` (a release later than the
-/// window start for a large packet at a low rate), checked by behaviour.
-fn embedded_simulator_models_rate(scenario: &Path) -> bool {
-    let loaded = config::load(scenario).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async {
-        let mut link = netsim_cosim::coord::network_simulator(&loaded, None).await.unwrap();
-        let mut begin = netsim_cosim::sync::protocol::network_begin(0, Vec::new());
-        begin.pkt_id = vec![1, 2];
-        begin.src_ip = vec![0, 0];
-        begin.dst_ip = vec![0, 0];
-        begin.pkt_lengths = vec![1500, 1500];
-        begin.pkt_time_ns = vec![0, 0];
-        begin.src_node = vec![0, 0];
-        begin.dst_node = vec![1, 1];
-        let Ok(reply) = link.exchange(0, begin.encode_to_vec(), None).await else { return false };
-        let Ok(end) = NetworkUpdate::decode(&reply[..]) else { return false };
-        end.clear_pkt_id.len() < 2 || end.rx_time_ns.iter().any(|&t| t > 0)
-    })
-}
-
 #[test]
-fn iperf3_tcp_between_two_vehicles_respects_the_link_rate_when_the_simulator_models_it() {
+fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
     require_root();
     let names = ["ipa", "ipb"];
     let dir = tempfile::tempdir().unwrap();
@@ -356,7 +335,6 @@ fn iperf3_tcp_between_two_vehicles_respects_the_link_rate_when_the_simulator_mod
         2.0,
         &format!("links:\n  default: {{model: ideal, rate_bps: {rate_bps}, delay_ms: 0}}\nnetwork: {{capture: tun, queue_limit: 20000, max_hold_windows: 2000}}\n"),
     );
-    let models_rate = embedded_simulator_models_rate(&s);
     let out = dir.path().join("out");
     let result = std::sync::Arc::new(std::sync::Mutex::new(None));
     let r = result.clone();
@@ -370,10 +348,49 @@ fn iperf3_tcp_between_two_vehicles_respects_the_link_rate_when_the_simulator_mod
         *r.lock().unwrap() = j["end"]["sum_received"]["bits_per_second"].as_f64();
     });
     let bps = result.lock().unwrap().expect("iperf3 ran and reported a rate");
-    eprintln!("iperf3 through the coordinator: {:.1} Mbit/s (simulator models the rate: {models_rate})", bps / 1e6);
-    assert!(bps > 1e6, "TCP flows through the coordinator: {bps}");
-    if models_rate {
-        assert!(bps <= rate_bps * 1.05, "{bps} exceeds the configured {rate_bps}");
+    eprintln!("iperf3 through the coordinator: {:.2} Mbit/s over an ideal {:.0} Mbit/s link", bps / 1e6, rate_bps / 1e6);
+    // Capped by the link (TCP headers and ramp-up cost a little) and not far below it.
+    assert!(bps <= rate_bps * 1.02, "{bps} exceeds the configured {rate_bps}");
+    assert!(bps >= rate_bps * 0.6, "{bps} is far below the configured {rate_bps}");
+    assert_balanced(&summary["network"]);
+}
+
+/// Round-trip times in ms from ping's output.
+fn ping_rtts_ms(o: &Output) -> Vec<f64> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .filter_map(|t| t.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
+    require_root();
+    let names = ["dla", "dlb"];
+    let dir = tempfile::tempdir().unwrap();
+    let (delay_ms, window_ms) = (40.0, 2.0);
+    let s = scenario(
+        dir.path(),
+        &names,
+        69,
+        6.0,
+        window_ms,
+        &format!("links:\n  default: {{model: ideal, rate_bps: 1.0e9, delay_ms: {delay_ms}}}\nnetwork: {{capture: tun}}\n"),
+    );
+    let out = dir.path().join("out");
+    let rtts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let r = rtts.clone();
+    let summary = live_run(&s, &out, None, move || {
+        let o = exec("dla", &["ping", "-c", "10", "-i", "0.2", "-W", "2", &ip_of(69, 1)]);
+        *r.lock().unwrap() = ping_rtts_ms(&o);
+    });
+    let rtts = rtts.lock().unwrap().clone();
+    assert!(rtts.len() >= 8, "{rtts:?}");
+    // Each direction: the link's delay, plus at most one window of capture-to-report wait.
+    for rtt in &rtts {
+        let one_way = rtt / 2.0;
+        assert!(one_way >= delay_ms && one_way <= delay_ms + window_ms + 0.5, "one-way {one_way} ms for a {delay_ms} ms link, W = {window_ms} ms: {rtts:?}");
     }
     assert_balanced(&summary["network"]);
 }
@@ -440,5 +457,91 @@ print("received", len(got))
     let n: usize = text.lines().find_map(|l| l.strip_prefix("received ")?.trim().parse().ok()).unwrap_or_else(|| panic!("listener said: {text}"));
     eprintln!("ROS 2 listener received {n} messages; ledger {}", summary["network"]);
     assert!(n >= 20, "the listener heard the talker through the coordinator: {n}");
+    assert_balanced(&summary["network"]);
+}
+
+#[test]
+fn ros2_listener_behind_terrain_under_rf_hears_nothing_and_resumes_in_sight() {
+    require_root();
+    let python = ros_python();
+    let dir = tempfile::tempdir().unwrap();
+    // A ridge along y = 0 (|x| <= 60 m plus rounded ends, crest 15 m) between the stationary
+    // listener at (0, 40) and the talker, which drives along y = -40 from x = -490 to x = 0 and
+    // back at 20 m/s. The straight path crosses y = 0 at x = x_talker / 2, so it is blocked while
+    // the talker is east of about x = -146: from t ≈ 17 s to t ≈ 32 s. 5 dB per metre of rock
+    // puts the rf link far below its lowest rate's SNR threshold while blocked; in sight, 30 dBm
+    // keeps it well above it over the whole 500 m.
+    let yaml = r#"name: rfblock
+window_ms: 10
+duration_s: 44
+real_time_factor: 1
+seed: 5
+world:
+  origin: {lat_deg: 39.95, lon_deg: -75.16}
+  terrain:
+    kind: procedural
+    size_m: [1000, 400]
+    cell_size_m: 2
+    base_height_m: 0
+    ridges:
+      - {from: [-60, 0], to: [60, 0], crest_height_m: 15, width_m: 30}
+  penetration_loss_db_per_m: 5
+vehicles:
+  - name: rft
+    addresses: [10.70.0.1/24]
+    start: {x: -490, y: -40, z: 1.5, heading_deg: 90}
+    motion: {kind: patrol, speed_mps: 20, max_turn_rate_deg_s: 180, max_depth_rate_mps: 1, waypoints: [[0, -40, 1.5], [-490, -40, 1.5]]}
+  - name: rfl
+    addresses: [10.70.0.2/24]
+    start: {x: 0, y: 40, z: 1.5}
+    motion: {kind: stationary}
+links:
+  default: {model: rf, frequency_ghz: 2.4, tx_power_dbm: 30, path_loss_exponent: 2.7, reference_distance_m: 1, noise_floor_dbm: -94}
+network: {capture: tun}
+"#;
+    let s = dir.path().join("scenario.yaml");
+    std::fs::write(&s, yaml).unwrap();
+    let out = dir.path().join("out");
+    let talker = r#"
+import rclpy, time
+from std_msgs.msg import String
+rclpy.init()
+n = rclpy.create_node("talker")
+p = n.create_publisher(String, "chatter", 10)
+end = time.time() + 41
+i = 0
+while time.time() < end:
+    m = String(); m.data = str(i); p.publish(m); i += 1
+    rclpy.spin_once(n, timeout_sec=0.1)
+"#;
+    let listener = r#"
+import rclpy, time
+from std_msgs.msg import String
+rclpy.init()
+n = rclpy.create_node("listener")
+t0 = time.time()
+n.create_subscription(String, "chatter", lambda m: print(f"{time.time() - t0:.2f}", flush=True), 10)
+while time.time() < t0 + 42:
+    rclpy.spin_once(n, timeout_sec=0.1)
+"#;
+    let py = python.to_str().unwrap().to_owned();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let h = heard.clone();
+    let summary = live_run(&s, &out, None, move || {
+        let env = [("ROS_DOMAIN_ID", "70"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")];
+        let l = Command::new(COSIM).args(["exec", "rfl", "--", &py, "-c", listener]).envs(env).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let t = Command::new(COSIM).args(["exec", "rft", "--", &py, "-c", talker]).envs(env).output().unwrap();
+        assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+        let o = l.wait_with_output().unwrap();
+        *h.lock().unwrap() = String::from_utf8_lossy(&o.stdout).into_owned();
+    });
+    let times: Vec<f64> = heard.lock().unwrap().lines().filter_map(|l| l.trim().parse().ok()).collect();
+    let count = |a: f64, b: f64| times.iter().filter(|&&t| t >= a && t < b).count();
+    let (before, blocked, after) = (count(0.0, 16.0), count(19.0, 30.0), count(34.0, 50.0));
+    eprintln!("listener heard {} messages: {before} in sight (0-16 s), {blocked} behind the ridge (19-30 s), {after} back in sight (34-42 s); ledger {}", times.len(), summary["network"]);
+    assert!(before >= 30, "heard the talker while in sight: {before}");
+    assert_eq!(blocked, 0, "nothing crosses the ridge");
+    assert!(after >= 10, "hears it again once in sight: {after}");
+    assert!(summary["network"]["drops"]["out of range"].as_u64().unwrap_or(0) > 0, "{}", summary["network"]);
     assert_balanced(&summary["network"]);
 }
