@@ -301,7 +301,9 @@ async fn refuse(mut sock: TcpStream) {
     let _ = sock.shutdown().await;
 }
 
-async fn serve_emulated(listener: TcpListener, shared: Arc<Shared>, modem: usize) {
+/// Accepts clients on `listener` one at a time, as a real `socat` bridge does: while the
+/// current client's task runs, a newcomer is refused with a clear line and closed.
+async fn one_client_at_a_time(listener: TcpListener, shared: Arc<Shared>, mut start: impl FnMut(TcpStream) -> JoinHandle<()>) {
     let mut current: Option<JoinHandle<()>> = None;
     loop {
         let Ok((sock, _peer)) = listener.accept().await else {
@@ -315,12 +317,20 @@ async fn serve_emulated(listener: TcpListener, shared: Arc<Shared>, modem: usize
         }
         bump(&shared.counters.connections);
         let _ = sock.set_nodelay(true);
+        current = Some(start(sock));
+    }
+}
+
+async fn serve_emulated(listener: TcpListener, shared: Arc<Shared>, modem: usize) {
+    let s = shared.clone();
+    one_client_at_a_time(listener, shared, move |sock| {
         let (tx, rx) = mpsc::channel(OUT_QUEUE);
-        if let Ok(mut slot) = shared.clients[modem].lock() {
+        if let Ok(mut slot) = s.clients[modem].lock() {
             *slot = Some(tx);
         }
-        current = Some(tokio::spawn(connection(sock, shared.clone(), modem, rx)));
-    }
+        tokio::spawn(connection(sock, s.clone(), modem, rx))
+    })
+    .await
 }
 
 async fn connection(sock: TcpStream, shared: Arc<Shared>, modem: usize, mut rx: mpsc::Receiver<String>) {
@@ -366,22 +376,11 @@ async fn connection(sock: TcpStream, shared: Arc<Shared>, modem: usize, mut rx: 
 }
 
 async fn serve_passthrough(listener: TcpListener, shared: Arc<Shared>, target: ModemPassthrough) {
-    let mut current: Option<JoinHandle<()>> = None;
-    loop {
-        let Ok((sock, _peer)) = listener.accept().await else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
-        if current.as_ref().is_some_and(|h| !h.is_finished()) {
-            bump(&shared.counters.refused);
-            tokio::spawn(refuse(sock));
-            continue;
-        }
-        bump(&shared.counters.connections);
-        let _ = sock.set_nodelay(true);
+    let s = shared.clone();
+    one_client_at_a_time(listener, shared, move |sock| {
         let target = target.clone();
-        let shared = shared.clone();
-        current = Some(tokio::spawn(async move {
+        let shared = s.clone();
+        tokio::spawn(async move {
             let result = match &target {
                 ModemPassthrough::Tcp { tcp } => match TcpStream::connect(tcp.as_str()).await {
                     Ok(mut far) => {
@@ -400,8 +399,9 @@ async fn serve_passthrough(listener: TcpListener, shared: Arc<Shared>, target: M
                 bump(&shared.counters.passthrough_failures);
                 tracing::warn!("modem passthrough to {target:?}: {e}");
             }
-        }));
-    }
+        })
+    })
+    .await
 }
 
 mod serial {

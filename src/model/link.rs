@@ -257,14 +257,10 @@ impl LinkSpec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn geo(d: f64, los: bool, hop: f64) -> Geometry {
-        Geometry { distance_m: d, los, hop_loss_db: hop, mean_depth_m: 20.0 }
-    }
-
-    fn rf() -> LinkSpec {
+impl LinkSpec {
+    /// A 2.4 GHz, 20 dBm, exponent-3 rf link without delay, for tests.
+    #[cfg(test)]
+    pub(crate) fn test_rf() -> LinkSpec {
         LinkSpec::from_config(
             &LinkModel::Rf {
                 between: None,
@@ -279,6 +275,19 @@ mod tests {
             },
             &Water::default(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo(d: f64, los: bool, hop: f64) -> Geometry {
+        Geometry { distance_m: d, los, hop_loss_db: hop, mean_depth_m: 20.0 }
+    }
+
+    fn rf() -> LinkSpec {
+        LinkSpec::test_rf()
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl Rules {
                 status = Status::UpdateFailedOutOfDefinedRegion;
                 break;
             }
-            accepted.push((pair.vehicle, nav.clone()));
+            accepted.push((pair.vehicle, *nav));
         }
         let ok = status == Status::UpdateAccepted;
         Decision {
@@ -114,8 +114,8 @@ pub struct NavInbox {
 #[derive(Debug, Default)]
 struct InboxState {
     latest: HashMap<usize, NavUpdate>,
-    pub fixes: u64,
-    pub superseded: u64,
+    fixes: u64,
+    superseded: u64,
     stats: VecDeque<ReceiveStats>,
     stats_total: u64,
 }
@@ -136,7 +136,7 @@ impl NavInbox {
         let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         for (vehicle, nav) in &d.accepted {
             s.fixes += 1;
-            if s.latest.insert(*vehicle, nav.clone()).is_some() {
+            if s.latest.insert(*vehicle, *nav).is_some() {
                 s.superseded += 1;
             }
         }

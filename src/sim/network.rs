@@ -736,20 +736,7 @@ mod tests {
 
     #[test]
     fn rf_nlos_loses_the_hop_losses_and_rate() {
-        let rf = LinkSpec::from_config(
-            &crate::config::LinkModel::Rf {
-                between: None,
-                frequency_ghz: 2.4,
-                tx_power_dbm: 20.0,
-                path_loss_exponent: 3.0,
-                reference_distance_m: 1.0,
-                reference_loss_db: None,
-                noise_floor_dbm: -94.0,
-                rates: None,
-                delay_ms: 0.0,
-            },
-            &Water::default(),
-        );
+        let rf = LinkSpec::test_rf();
         let mut s = sim(2, rf, 8, ErrorHandling::Flip, 1);
         let los = channel(&[0.0, 100.0], &[]);
         let nlos = channel(&[0.0, 100.0], &[((0, 1), 3.0)]);
