@@ -59,6 +59,9 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
         report.windows_per_second,
         if report.interrupted { ", interrupted" } else { "" }
     );
+    if report.slipped_seconds > 0.0 {
+        println!("  paced windows fell {:.3} s behind the wall clock in all (sim time never ran ahead of it)", report.slipped_seconds);
+    }
     for p in &report.pairs {
         let total = (p.los_windows + p.nlos_windows).max(1) as f64;
         println!(

@@ -187,6 +187,9 @@ pub struct RunReport {
     pub window_ms: f64,
     pub sim_seconds: f64,
     pub wall_seconds: f64,
+    /// With pacing (`real_time_factor > 0`): how far behind the wall clock the windows fell
+    /// in all (windows that could not open on time open late, and the schedule moves with them).
+    pub slipped_seconds: f64,
     pub windows_per_second: f64,
     pub interrupted: bool,
     pub timeline: Option<PathBuf>,
@@ -273,6 +276,7 @@ impl PhysicsCoordinator {
         tokio::pin!(stop);
         let n = self.schedule.windows;
         let started = Instant::now();
+        let (mut anchor, mut anchor_ns, mut slipped) = (started, 0u64, Duration::ZERO);
         let mut last_progress = started;
         let mut interrupted = false;
         let mut done = 0;
@@ -324,10 +328,22 @@ impl PhysicsCoordinator {
             }
 
             if self.real_time_factor > 0.0 {
-                let due = started + Duration::from_secs_f64(self.schedule.start_ns(k + 1) as f64 / 1e9 / self.real_time_factor);
-                tokio::select! {
-                    _ = crate::io::timer::sleep_until(due) => {}
-                    _ = &mut stop => { interrupted = true; break; }
+                // Window k+1 opens (k+1)·W / rtf after the anchor. A window that is already late
+                // opens at once and the anchor moves with it: sim time never runs faster than
+                // rtf × wall time, so a delay the network simulator chose is never shortened on
+                // the wall clock by a catch-up; the total slip is reported.
+                let sim_since_anchor = self.schedule.start_ns(k + 1) - anchor_ns;
+                let due = anchor + Duration::from_secs_f64(sim_since_anchor as f64 / 1e9 / self.real_time_factor);
+                let now = Instant::now();
+                if now > due {
+                    slipped += now - due;
+                    anchor = now;
+                    anchor_ns = self.schedule.start_ns(k + 1);
+                } else {
+                    tokio::select! {
+                        _ = crate::io::timer::sleep_until(due) => {}
+                        _ = &mut stop => { interrupted = true; break; }
+                    }
                 }
             }
             if let Some(every) = self.progress_every {
@@ -362,6 +378,7 @@ impl PhysicsCoordinator {
             window_ms: self.schedule.window_ns as f64 / 1e6,
             sim_seconds: self.schedule.start_ns(done) as f64 / 1e9,
             wall_seconds,
+            slipped_seconds: slipped.as_secs_f64(),
             windows_per_second: done as f64 / wall_seconds.max(1e-9),
             interrupted,
             timeline,
