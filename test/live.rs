@@ -400,7 +400,8 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
     // the median and on most pings; the run's total slip is in its summary.
     let mut one_way: Vec<f64> = rtts.iter().map(|r| r / 2.0).collect();
     one_way.sort_by(f64::total_cmp);
-    assert!(one_way[0] >= delay_ms, "a one-way time below the link's {delay_ms} ms delay: {rtts:?}");
+    // (0.25 ms allows for where ping and the coordinator each read the clock.)
+    assert!(one_way[0] >= delay_ms - 0.25, "a one-way time below the link's {delay_ms} ms delay: {rtts:?}");
     let median = one_way[one_way.len() / 2];
     assert!(median <= delay_ms + window_ms + 0.5, "median one-way {median} ms for a {delay_ms} ms link, W = {window_ms} ms: {rtts:?}");
     let within = one_way.iter().filter(|&&t| t <= delay_ms + window_ms + 0.5).count();
