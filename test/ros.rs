@@ -268,3 +268,257 @@ fn unsafe_geteuid() -> u32 {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sim time across two vehicle namespaces: stock rclpy nodes on use_sim_time, /clock from the
+// per-vehicle bridges, chatter over the simulated link, and no /clock DataWriter on that link.
+
+fn require_root() {
+    assert_eq!(unsafe_geteuid(), 0, "this test creates network namespaces and TUN devices: run it as root");
+}
+
+/// Lines of a child's stdout, as they come.
+fn lines_of(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for l in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Every JSON line until the child closes its stdout.
+fn json_lines(rx: std::sync::mpsc::Receiver<String>, timeout: Duration) -> Vec<Value> {
+    let deadline = Instant::now() + timeout;
+    let mut v = Vec::new();
+    while let Ok(l) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        match serde_json::from_str(&l) {
+            Ok(j) => v.push(j),
+            Err(_) => eprintln!("(not JSON) {l}"),
+        }
+    }
+    v
+}
+
+/// One SEDP announcement read from a pcap: which builtin writer sent it and for which topic.
+#[derive(Debug, Clone, PartialEq)]
+struct Sedp {
+    /// `w` from the SEDP publications writer (0x000003c2: a DataWriter), `r` from the
+    /// subscriptions writer (0x000004c2: a DataReader).
+    kind: char,
+    topic: String,
+    type_name: String,
+}
+
+fn find_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    match v {
+        Value::Object(m) => m.get(key).and_then(Value::as_str).or_else(|| m.values().find_map(|x| find_str(x, key))),
+        Value::Array(a) => a.iter().find_map(|x| find_str(x, key)),
+        _ => None,
+    }
+}
+
+fn as_list(v: &Value) -> Vec<&Value> {
+    match v {
+        Value::Array(a) => a.iter().collect(),
+        Value::Null => vec![],
+        x => vec![x],
+    }
+}
+
+/// (RTPS packets, SEDP announcements) in a pcap, per submessage: tshark's JSON keeps every
+/// submessage's tree apart (`rtps.sm.id_tree`), so a packet carrying several DATA submessages
+/// cannot mix up a writer's entity id with another submessage's topic.
+fn sedp_of(pcap: &Path) -> (usize, Vec<Sedp>, std::collections::BTreeSet<String>) {
+    let o = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(["-Y", "rtps", "-T", "json", "--no-duplicate-keys"])
+        .output()
+        .expect("tshark (scripts/setup --test installs it)");
+    assert!(o.status.success(), "tshark: {}", String::from_utf8_lossy(&o.stderr));
+    let packets: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut participants = std::collections::BTreeSet::new();
+    for p in &packets {
+        for rtps in as_list(&p["_source"]["layers"]["rtps"]) {
+            if let Some(g) = rtps["rtps.guidPrefix.src"].as_str() {
+                participants.insert(g.to_owned());
+            }
+            for sm in as_list(&rtps["rtps.sm.id_tree"]) {
+                let kind = match sm["rtps.sm.wrEntityId"].as_str() {
+                    Some("0x000003c2") => 'w',
+                    Some("0x000004c2") => 'r',
+                    _ => continue,
+                };
+                // HEARTBEATs and ACKNACKs of the SEDP writers carry no topic.
+                let Some(topic) = find_str(sm, "rtps.param.topicName") else { continue };
+                let type_name = find_str(sm, "rtps.param.typeName").unwrap_or("").to_owned();
+                out.push(Sedp { kind, topic: topic.to_owned(), type_name });
+            }
+        }
+    }
+    (packets.len(), out, participants)
+}
+
+#[test]
+fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
+    require_root();
+    let names = ["sta", "stb"];
+    let ns: Vec<String> = names.iter().map(|n| format!("ncs-{n}")).collect();
+    // rtf 2: one second of sim time is half a second of wall time.
+    let (rtf, duration_s, window_ms) = (2.0, 16.0, 20.0);
+    let dir = tempfile::tempdir().unwrap();
+    let mut yaml = format!(
+        "name: simtime\nwindow_ms: {window_ms}\nduration_s: {duration_s}\nreal_time_factor: {rtf}\nseed: 3\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
+         vehicles:\n"
+    );
+    for (i, n) in names.iter().enumerate() {
+        yaml += &format!("  - name: {n}\n    addresses: [10.82.0.{}/24]\n    start: {{x: {}, y: 0, z: -10}}\n    motion: {{kind: stationary}}\n", i + 1, 10 * i);
+    }
+    yaml += "network: {capture: tun, pcap: true}\n";
+    let scenario = dir.path().join("scenario.yaml");
+    std::fs::write(&scenario, yaml).unwrap();
+    let out = dir.path().join("out");
+    let d = domain();
+
+    // The coordinator: bridges in ncs-sta and ncs-stb, each waiting for one /clock subscriber
+    // (the vehicle's node) before the run starts.
+    let mut cosim = Command::new(COSIM);
+    cosim
+        .args(["run", &scenario.display().to_string(), "--out", &out.display().to_string(), "--vehicle-netns", "ncs-{vehicle}"])
+        .args(["--ros-args", "-p", "bridge_wait_for_subscribers:=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    ros_env(&mut cosim, &d);
+    let cosim = cosim.spawn().expect("start cosim run");
+
+    let t0 = Instant::now();
+    while !ns.iter().all(|n| {
+        Command::new("ip")
+            .args(["-n", n, "-o", "addr", "show", "dev", "cosim0"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("inet "))
+            .unwrap_or(false)
+    }) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "namespaces {ns:?} did not appear");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Stock rclpy nodes inside the namespaces, on use_sim_time, discovering over the subnet
+    // (the TUN) as a vehicle's stack does.
+    let node = |vehicle: &str, script: &str| {
+        let mut c = Command::new(COSIM);
+        c.args(["exec", vehicle, "--"])
+            .arg(python())
+            .arg(repo().join("test/ros").join(script))
+            .args(["--ros-args", "-p", "use_sim_time:=true"])
+            .env("ROS_DOMAIN_ID", &d)
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        c.spawn().unwrap_or_else(|e| panic!("{script}: {e}"))
+    };
+    let mut listener = node("stb", "simtime_listener.py");
+    let mut talker = node("sta", "simtime_talker.py");
+    let (l_rx, t_rx) = (lines_of(&mut listener), lines_of(&mut talker));
+
+    let run = cosim.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    if !run.status.success() {
+        let _ = (talker.kill(), listener.kill());
+        let _ = (talker.wait(), listener.wait());
+        panic!("cosim run: {}\n{err}", String::from_utf8_lossy(&run.stdout));
+    }
+    // Both nodes exit 3 s after their clock stopped.
+    let t_lines = json_lines(t_rx, Duration::from_secs(30));
+    let l_lines = json_lines(l_rx, Duration::from_secs(30));
+    let _ = (talker.wait(), listener.wait());
+    for n in &ns {
+        assert!(err.contains(&format!("in namespace {n}")), "a bridge in {n}: {err}");
+    }
+    assert_eq!(t_lines.first().map(|v| v["use_sim_time"].clone()), Some(Value::Bool(true)), "talker: {t_lines:?}");
+    assert_eq!(l_lines.first().map(|v| v["use_sim_time"].clone()), Some(Value::Bool(true)), "listener: {l_lines:?}");
+
+    // (1) The talker's 1.0 s timer follows sim time: the k-th callback's node-clock stamp is
+    // k s of sim time (within 2 windows, the /clock granularity plus scheduling), while the wall
+    // clock between callbacks is 1/rtf = 0.5 s, not 1 s.
+    let published: Vec<(u64, u64, f64)> = t_lines
+        .iter()
+        .filter(|v| v.get("published").is_some())
+        .map(|v| (v["published"].as_u64().unwrap(), v["sim_ns"].as_u64().unwrap(), v["wall_s"].as_f64().unwrap()))
+        .collect();
+    let expected = (duration_s - 1.0) as usize; // callbacks at 1 s .. 15 s (the last window starts at 15.98 s)
+    assert!(published.len() >= expected, "{} publications, expected {expected}: {t_lines:?}", published.len());
+    let stamps: Vec<u64> = published.iter().map(|p| p.1).collect();
+    for (k, &s) in stamps.iter().enumerate() {
+        let due = (k as u64 + 1) * 1_000_000_000;
+        assert!(s >= due && s - due <= 2 * (window_ms as u64) * 1_000_000, "callback {k} at sim {s} ns, due {due}: {stamps:?}");
+    }
+    let walls: Vec<f64> = published.iter().map(|p| p.2).collect();
+    let wall_spacing = (walls[walls.len() - 1] - walls[0]) / (walls.len() - 1) as f64;
+    let sim_spacing = (stamps[stamps.len() - 1] - stamps[0]) as f64 / 1e9 / (stamps.len() - 1) as f64;
+    eprintln!("talker: {} callbacks, sim spacing {sim_spacing:.4} s, wall spacing {wall_spacing:.4} s; stamps {stamps:?}", stamps.len());
+    assert!((sim_spacing - 1.0).abs() < 0.01, "sim spacing {sim_spacing}");
+    assert!((wall_spacing - 1.0 / rtf).abs() < 0.15, "wall spacing {wall_spacing} s, expected {} s", 1.0 / rtf);
+
+    // (2) The listener hears the talker through the coordinator, and its own sim-time clock
+    // reads each message's send time plus at most a few windows (the pass-through simulator
+    // delivers a packet at the start of the next window).
+    let received: Vec<(u64, u64, u64)> = l_lines
+        .iter()
+        .filter(|v| v.get("received").is_some())
+        .map(|v| (v["received"]["i"].as_u64().unwrap(), v["received"]["sim_ns"].as_u64().unwrap(), v["rx_sim_ns"].as_u64().unwrap()))
+        .collect();
+    let lags: Vec<f64> = received.iter().map(|r| (r.2 as f64 - r.1 as f64) / 1e6).collect();
+    eprintln!("listener: {} of {} messages, sim-time lag (ms) {lags:?}", received.len(), stamps.len());
+    assert!(received.len() + 3 >= stamps.len(), "listener got {} of {}: {l_lines:?}", received.len(), stamps.len());
+    for (i, sent, rx) in &received {
+        assert_eq!(Some(sent), stamps.get(*i as usize), "message {i} carries its callback's stamp");
+        assert!(rx >= sent && rx - sent <= 10 * (window_ms as u64) * 1_000_000, "message {i}: sent {sent}, received at sim {rx}");
+    }
+
+    // The ledger balances, and the vehicles' traffic did cross the coordinator.
+    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let net = &summary["network"];
+    let n = |k: &str| net[k].as_u64().unwrap();
+    assert_eq!(n("captured"), n("delivered") + n("dropped") + n("in_flight"), "ledger: {net}");
+    assert_eq!(net["balanced"], true, "{net}");
+    let by_reason: u64 = net["drops"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(by_reason, n("dropped"), "{net}");
+    assert!(n("delivered") > 0, "{net}");
+    eprintln!("ledger: {net}");
+
+    // (3) No /clock on the link. Every packet that crossed it is in the two pcaps (each vehicle's
+    // sent and received packets). A reader across the link can only get /clock samples from a
+    // DataWriter it matched, and it matches only writers announced to it by SEDP over that link:
+    // so no SEDP publication announcement (DATA(w)) for rt/clock in either pcap means no /clock
+    // sample can have crossed. The nodes' own /clock *subscriptions* (DATA(r), use_sim_time)
+    // are announced across and are harmless. The announcement of chatter's writer in the same
+    // capture shows the check sees publications at all.
+    let mut all = Vec::new();
+    let mut participants = std::collections::BTreeSet::new();
+    for v in names {
+        let (packets, sedp, p) = sedp_of(&out.join(format!("{v}.pcap")));
+        let w: Vec<&str> = sedp.iter().filter(|s| s.kind == 'w').map(|s| s.topic.as_str()).collect();
+        let r: Vec<&str> = sedp.iter().filter(|s| s.kind == 'r').map(|s| s.topic.as_str()).collect();
+        eprintln!("{v}.pcap: {packets} RTPS packets; DATA(w) {w:?}; DATA(r) {r:?}");
+        assert!(packets > 0, "{v}.pcap has RTPS traffic");
+        all.extend(sedp);
+        participants.extend(p);
+    }
+    // Only the talker's and the listener's DDS participants ever sent on the link: the bridges'
+    // (loopback-only discovery) never appear there at all.
+    assert_eq!(participants.len(), 2, "participants on the link: {participants:?}");
+    let clock_writers: Vec<&Sedp> = all.iter().filter(|s| s.kind == 'w' && (s.topic == "rt/clock" || s.type_name.contains("Clock"))).collect();
+    assert!(clock_writers.is_empty(), "a /clock DataWriter announced on the simulated link: {clock_writers:?}");
+    assert!(all.iter().any(|s| s.kind == 'w' && s.topic == "rt/chatter"), "chatter's writer announced: {all:?}");
+    assert!(all.iter().any(|s| s.kind == 'r' && s.topic == "rt/chatter"), "chatter's reader announced: {all:?}");
+    let clock_readers = all.iter().filter(|s| s.kind == 'r' && s.topic == "rt/clock").count();
+    eprintln!("SEDP on the link: {} announcements, {clock_readers} of /clock readers, 0 of /clock writers", all.len());
+}

@@ -44,12 +44,17 @@ impl RunParams {
 }
 
 /// Splits a command line into what clap parses and the ROS arguments: everything from
-/// `--ros-args` up to a lone `--` (or the end) belongs to rcl, which reads it itself.
+/// `--ros-args` up to a lone `--` (or the end) belongs to rcl, which reads it itself. A lone `--`
+/// outside the ROS arguments ends the splitting: what follows is another program's command line
+/// (`cosim exec auv1 -- python3 talker.py --ros-args -p use_sim_time:=true`) and stays intact.
 pub fn split_ros_args<I: IntoIterator<Item = String>>(args: I) -> (Vec<String>, Vec<String>) {
     let (mut ours, mut ros) = (Vec::new(), Vec::new());
     let mut in_ros = false;
+    let mut passthrough = false;
     for a in args {
-        if in_ros {
+        if passthrough {
+            ours.push(a);
+        } else if in_ros {
             if a == "--" {
                 in_ros = false;
             } else {
@@ -58,6 +63,9 @@ pub fn split_ros_args<I: IntoIterator<Item = String>>(args: I) -> (Vec<String>, 
         } else if a == "--ros-args" {
             in_ros = true;
             ros.push(a);
+        } else if a == "--" {
+            passthrough = true;
+            ours.push(a);
         } else {
             ours.push(a);
         }
@@ -77,6 +85,11 @@ mod tests {
         assert_eq!(ros, ["--ros-args", "--params-file", "p.yaml", "-r", "__node:=x"]);
         let (ours, ros) = split_ros_args(["x", "a"].iter().map(|s| s.to_string()));
         assert_eq!((ours.len(), ros.len()), (2, 0));
+        // After a lone `--` the rest is another program's command line, its ROS arguments included.
+        let args = ["cosim", "exec", "auv1", "--", "python3", "t.py", "--ros-args", "-p", "use_sim_time:=true"];
+        let (ours, ros) = split_ros_args(args.iter().map(|s| s.to_string()));
+        assert_eq!(ours, args);
+        assert!(ros.is_empty());
     }
 
     #[test]
