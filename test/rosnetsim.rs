@@ -6,7 +6,7 @@
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use netsim_cosim::sim::network::NetworkSim;
 use netsim_cosim::sync::{protocol::network_begin, rosnetsim, Link, LinkError};
-use netsim_cosim::wire::proto::{rosnetsim::network_update::MsgType, NetworkUpdate};
+use netsim_cosim::wire::proto::NetworkUpdate;
 use prost::Message;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
@@ -42,16 +42,7 @@ async fn a_rosnetsim_simulator_over_a_unix_socket_with_partial_writes() {
         let mut windows = 0;
         while let Some(req) = read_frame(&mut s) {
             let b = NetworkUpdate::decode(&req[..]).unwrap();
-            let end = NetworkUpdate {
-                msg_type: MsgType::End as i32,
-                time_val: b.time_val,
-                clear_pkt_id: b.pkt_id.clone(),
-                clear_src_ip: b.src_ip.clone(),
-                clear_dst_ip: b.dst_ip.clone(),
-                rx_ip: b.dst_ip.clone(),
-                ber: vec![0.0; b.pkt_id.len()],
-                ..Default::default()
-            };
+            let end = netsim_cosim::sim::passthrough::release_all(b);
             for chunk in frame(&end.encode_to_vec()).chunks(3) {
                 s.write_all(chunk).unwrap();
                 s.flush().unwrap();

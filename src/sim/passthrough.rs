@@ -22,17 +22,22 @@ impl PassthroughNetwork {
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
         self.windows.begin(begin.time_val)?;
-        let end = NetworkUpdate {
-            msg_type: MsgType::End as i32,
-            time_val: begin.time_val,
-            clear_pkt_id: begin.pkt_id.clone(),
-            clear_src_ip: begin.src_ip.clone(),
-            clear_dst_ip: begin.dst_ip.clone(),
-            rx_ip: begin.dst_ip,
-            ber: vec![0.0; begin.pkt_id.len()],
-            ..Default::default()
-        };
-        Ok(end.encode_to_vec())
+        Ok(release_all(begin).encode_to_vec())
+    }
+}
+
+/// The END for `begin` that releases every entry at the window start, error-free, to its
+/// destination.
+pub fn release_all(begin: NetworkUpdate) -> NetworkUpdate {
+    NetworkUpdate {
+        msg_type: MsgType::End as i32,
+        time_val: begin.time_val,
+        clear_pkt_id: begin.pkt_id.clone(),
+        clear_src_ip: begin.src_ip.clone(),
+        clear_dst_ip: begin.dst_ip.clone(),
+        ber: vec![0.0; begin.pkt_id.len()],
+        rx_ip: begin.dst_ip,
+        ..Default::default()
     }
 }
 

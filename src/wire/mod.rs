@@ -10,3 +10,20 @@ pub mod pcap;
 pub mod proto;
 pub mod nmea;
 pub mod netsim_line;
+
+/// Property-test input: `line` with up to three random edits (a byte replaced, the line cut,
+/// a byte inserted — one of `specials` or any byte), from a seeded generator.
+#[cfg(test)]
+pub(crate) fn mutate(rng: &mut impl rand::Rng, line: &mut Vec<u8>, specials: &[u8]) {
+    for _ in 0..rng.random_range(0..4) {
+        match rng.random_range(0..4) {
+            0 if !line.is_empty() => {
+                let at = rng.random_range(0..line.len());
+                line[at] = rng.random();
+            }
+            1 => line.truncate(rng.random_range(0..=line.len())),
+            2 if !specials.is_empty() => line.insert(rng.random_range(0..=line.len()), specials[rng.random_range(0..specials.len())]),
+            _ => line.insert(rng.random_range(0..=line.len()), rng.random()),
+        }
+    }
+}

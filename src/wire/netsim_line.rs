@@ -160,17 +160,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         for i in 0..50_000 {
             let mut line = REQUEST.as_bytes().to_vec();
-            for _ in 0..rng.random_range(0..4) {
-                match rng.random_range(0..4) {
-                    0 if !line.is_empty() => {
-                        let at = rng.random_range(0..line.len());
-                        line[at] = rng.random();
-                    }
-                    1 => line.truncate(rng.random_range(0..=line.len())),
-                    2 => line.insert(rng.random_range(0..=line.len()), b"|\r\n="[rng.random_range(0..4)]),
-                    _ => line.insert(rng.random_range(0..=line.len()), rng.random()),
-                }
-            }
+            crate::wire::mutate(&mut rng, &mut line, b"|\r\n=");
             if let Ok(parsed) = parse(&line) {
                 let again = emit(&parsed.name, &parsed.payload);
                 assert_eq!(parse(again.trim_end_matches('\n').as_bytes()), Ok(parsed));
