@@ -209,3 +209,21 @@ fn bridge_exe() -> anyhow::Result<PathBuf> {
     let me = std::env::current_exe()?;
     Ok(if me.file_stem().is_some_and(|s| s == "cosim") { me } else { me.with_file_name("cosim") })
 }
+
+/// Waits for a served peer (`cosim physics-sim`, `network_coordinator`, ...) to end: exit code
+/// 0 after the scenario's last window, an error after `idle_timeout_s` without a request, 130
+/// on `stop` (SIGINT/SIGTERM).
+pub async fn serve_until(
+    serving: impl std::future::Future<Output = anyhow::Result<crate::sync::zmq::ServeEnd>>,
+    idle_timeout_s: f64,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<i32> {
+    use crate::sync::zmq::ServeEnd;
+    tokio::select! {
+        end = serving => match end? {
+            ServeEnd::Done => Ok(0),
+            ServeEnd::Idle => anyhow::bail!("no request for {idle_timeout_s} s; exiting"),
+        },
+        _ = stop => Ok(EXIT_INTERRUPTED),
+    }
+}

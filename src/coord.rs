@@ -47,22 +47,30 @@ fn timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.timeout_ms)
 }
 
+/// The simulator a coordinator uses: `endpoint` (ZeroMQ) if given, else the scenario's choice.
+fn chosen(endpoint: Option<&str>, configured: &SimulatorEndpoint) -> SimulatorEndpoint {
+    endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or_else(|| configured.clone())
+}
+
+/// Connects to `peer` in another process; `None` if it is the embedded one.
+async fn remote(loaded: &LoadedScenario, peer: &str, endpoint: &SimulatorEndpoint) -> anyhow::Result<Option<Link>> {
+    Ok(match endpoint {
+        SimulatorEndpoint::Embedded => None,
+        SimulatorEndpoint::Zeromq { endpoint } => Some(Link::zeromq(peer, endpoint, timeout(loaded), startup_timeout(loaded)).await?),
+        SimulatorEndpoint::Rosnetsim { address } => Some(Link::rosnetsim(peer, address, timeout(loaded), startup_timeout(loaded)).await?),
+    })
+}
+
 /// The link to the physics simulator: `endpoint` if given, else the scenario's choice. The
 /// embedded one comes with the scenario's NETSIM manager, if any, running (it stops when the
 /// returned handle is dropped).
 pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<(Link, Option<Manager>)> {
-    match endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or(loaded.scenario.simulators.physics.clone()) {
-        SimulatorEndpoint::Embedded => {
-            let (sim, manager) = embedded_physics(loaded).await?;
-            Ok((Link::local("embedded physics simulator", Box::new(sim)), manager))
-        }
-        SimulatorEndpoint::Zeromq { endpoint } => {
-            Ok((Link::zeromq("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?, None))
-        }
-        SimulatorEndpoint::Rosnetsim { address } => {
-            Ok((Link::rosnetsim("physics simulator", &address, timeout(loaded), startup_timeout(loaded)).await?, None))
-        }
+    let endpoint = chosen(endpoint, &loaded.scenario.simulators.physics);
+    if let Some(link) = remote(loaded, "physics simulator", &endpoint).await? {
+        return Ok((link, None));
     }
+    let (sim, manager) = embedded_physics(loaded).await?;
+    Ok((Link::local("embedded physics simulator", Box::new(sim)), manager))
 }
 
 /// The embedded physics simulator, following the NETSIM manager's nav updates if the
@@ -86,15 +94,11 @@ pub async fn embedded_physics(loaded: &LoadedScenario) -> anyhow::Result<(Physic
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice.
 pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    match endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or(loaded.scenario.simulators.network.clone()) {
-        SimulatorEndpoint::Embedded => Ok(Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded)))),
-        SimulatorEndpoint::Zeromq { endpoint } => {
-            Ok(Link::zeromq("network simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
-        }
-        SimulatorEndpoint::Rosnetsim { address } => {
-            Ok(Link::rosnetsim("network simulator", &address, timeout(loaded), startup_timeout(loaded)).await?)
-        }
-    }
+    let endpoint = chosen(endpoint, &loaded.scenario.simulators.network);
+    Ok(match remote(loaded, "network simulator", &endpoint).await? {
+        Some(link) => link,
+        None => Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded))),
+    })
 }
 
 pub fn schedule(loaded: &LoadedScenario) -> Schedule {
@@ -281,7 +285,7 @@ impl PhysicsCoordinator {
         let mut interrupted = false;
         let mut done = 0;
 
-        let mut pending = Some(self.physics_window(0, Some(self.startup)).await?);
+        let mut pending = Some(Self::physics_exchange(&mut self.physics, 0, Some(self.startup)).await?);
         for k in 0..n {
             let channel_bytes = pending.take().expect("the physics END for this window is in hand");
             let channel: ChannelData = decode_checked(&channel_bytes)
@@ -386,10 +390,6 @@ impl PhysicsCoordinator {
             network,
             modems,
         })
-    }
-
-    async fn physics_window(&mut self, k: u32, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
-        Self::physics_exchange(&mut self.physics, k, timeout).await
     }
 
     /// BEGIN(k) → END(k); returns the END's serialized ChannelData.

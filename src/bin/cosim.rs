@@ -148,18 +148,13 @@ async fn run(command: Command) -> anyhow::Result<i32> {
 
 async fn serve(bind: &str, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
-    tokio::select! {
-        end = async {
-            // `unix:/path` or `tcp:host:port`: ROS-NetSim's framing; `tcp://`, `ipc://`: ZeroMQ.
-            if bind.starts_with("unix:") || (bind.starts_with("tcp:") && !bind.starts_with("tcp://")) {
-                netsim_cosim::sync::rosnetsim::serve(bind, service, idle).await
-            } else {
-                zmq::serve(bind, service, idle).await
-            }
-        } => match end? {
-            zmq::ServeEnd::Done => Ok(0),
-            zmq::ServeEnd::Idle => anyhow::bail!("no request for {idle_timeout_s} s; exiting"),
-        },
-        _ = cli::shutdown_signal() => Ok(cli::EXIT_INTERRUPTED),
-    }
+    let serving = async {
+        // `unix:/path` or `tcp:host:port`: ROS-NetSim's framing; `tcp://`, `ipc://`: ZeroMQ.
+        if bind.starts_with("unix:") || (bind.starts_with("tcp:") && !bind.starts_with("tcp://")) {
+            netsim_cosim::sync::rosnetsim::serve(bind, service, idle).await
+        } else {
+            zmq::serve(bind, service, idle).await
+        }
+    };
+    cli::serve_until(serving, idle_timeout_s, cli::shutdown_signal()).await
 }

@@ -44,14 +44,7 @@ async fn main() {
             let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
             let mut coordinator = NetworkCoordinator::new(sim, schedule(&loaded), startup_timeout(&loaded)).with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
-            let code = tokio::select! {
-                end = zmq::serve(&a.bind, &mut coordinator, idle) => match end {
-                    Ok(zmq::ServeEnd::Done) => Ok(0),
-                    Ok(zmq::ServeEnd::Idle) => Err(anyhow::anyhow!("no request for {} s; exiting", a.idle_timeout_s)),
-                    Err(e) => Err(e),
-                },
-                _ = stop => Ok(cli::EXIT_INTERRUPTED),
-            };
+            let code = cli::serve_until(zmq::serve(&a.bind, &mut coordinator, idle), a.idle_timeout_s, stop).await;
             if let Some(live) = live {
                 cli::report_network(&live.shutdown(), &out)?;
             }
