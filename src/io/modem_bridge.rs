@@ -14,12 +14,15 @@
 //! # Sim clock
 //! [`AcousticFront::on_window`] is the hook the coordinator calls once per window k with the
 //! window's start time and ChannelData (the world at `k·W`). Between calls the bridges read sim
-//! time off the wall clock: `t = (wall − wall₀) · real_time_factor`, held inside the current
-//! window `[k·W, (k+1)·W]` so the modems never run ahead of the channel they have (nor behind
-//! the window the coordinator is in). With `real_time_factor = 0` (as fast as possible) sim time
+//! time off the wall clock as the live network side does ([`crate::net::pacing::Pacing`]):
+//! `t = k·W + (wall − wall at the window's opening) · real_time_factor`, held inside the current
+//! window so the modems never run ahead of the channel they have (nor behind the window the
+//! coordinator is in). With `real_time_factor = 0` (as fast as possible) sim time
 //! jumps from window start to window start; modem traffic then has no meaningful timing, so
 //! scenarios with modems should be paced.
 
+use crate::net::pacing::Pacing;
+use crate::sync::Schedule;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -91,36 +94,16 @@ fn bump(a: &AtomicU64) {
     a.fetch_add(1, Ordering::Relaxed);
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Clock {
-    rtf: f64,
-    window_ns: u64,
-    origin: Option<Instant>,
-    window_start_ns: u64,
-}
-
-impl Clock {
-    fn now_ns(&self) -> u64 {
-        match self.origin {
-            Some(o) if self.rtf > 0.0 => {
-                let t = o.elapsed().as_secs_f64() * self.rtf * 1e9;
-                (t.max(0.0) as u64).clamp(self.window_start_ns, self.window_start_ns + self.window_ns)
-            }
-            _ => self.window_start_ns,
-        }
-    }
-}
-
 struct Shared {
     front: Mutex<Front>,
-    clock: Mutex<Clock>,
+    clock: Mutex<Pacing>,
     clients: Vec<Mutex<Option<mpsc::Sender<String>>>>,
     counters: Counters,
 }
 
 impl Shared {
     fn sim_now(&self) -> u64 {
-        self.clock.lock().map(|c| c.now_ns()).unwrap_or(0)
+        self.clock.lock().map(|c| c.sim_at(Instant::now())).unwrap_or(0)
     }
 
     /// Advances the modems to the current sim time and hands their output to the clients.
@@ -191,12 +174,7 @@ impl AcousticFront {
         let specs = front.modems();
         let shared = Arc::new(Shared {
             front: Mutex::new(front),
-            clock: Mutex::new(Clock {
-                rtf: s.real_time_factor,
-                window_ns: (s.window_ms * 1e6).round() as u64,
-                origin: None,
-                window_start_ns: 0,
-            }),
+            clock: Mutex::new(Pacing::new(Schedule::new(s.window_ms, s.duration_s).window_ns, s.real_time_factor)),
             clients: specs.iter().map(|_| Mutex::new(None)).collect(),
             counters: Counters::default(),
         });
@@ -234,12 +212,8 @@ impl AcousticFront {
     /// describes the world at that time. It updates the modems' channel, moves the sim clock into
     /// the window and releases whatever became due.
     pub fn on_window(&mut self, window: u32, start_ns: u64, channel: &ChannelData) {
-        let _ = window;
         if let Ok(mut c) = self.shared.clock.lock() {
-            if c.origin.is_none() && c.rtf > 0.0 {
-                c.origin = Instant::now().checked_sub(Duration::from_secs_f64(start_ns as f64 / 1e9 / c.rtf)).or(Some(Instant::now()));
-            }
-            c.window_start_ns = start_ns;
+            c.open(window, Instant::now());
         }
         if let Ok(mut f) = self.shared.front.lock() {
             f.set_channel(start_ns, channel);
