@@ -10,6 +10,8 @@ import time
 import rclpy
 from std_msgs.msg import String
 
+from simclock import spin_until_clock_stops
+
 
 def main():
     rclpy.init()
@@ -27,17 +29,7 @@ def main():
 
     node.create_timer(1.0, tick)
     print(json.dumps({"ready": True, "use_sim_time": node.get_parameter("use_sim_time").value}), flush=True)
-    start = time.monotonic()
-    last, last_change = None, None
-    while rclpy.ok() and time.monotonic() - start < 90:
-        rclpy.spin_once(node, timeout_sec=0.02)
-        now = node.get_clock().now().nanoseconds
-        if now != last:
-            last, last_change = now, time.monotonic()
-        if last and time.monotonic() - last_change > 3.0:
-            break
-    node.destroy_node()
-    rclpy.shutdown()
+    spin_until_clock_stops(node)
 
 
 if __name__ == "__main__":
