@@ -38,6 +38,8 @@
 
 use crate::config::{Absorption, LinkModel, RateStep, SoundSpeed, Water};
 use crate::model::acoustic::{self, Modulation, NoiseConditions};
+use crate::wire::proto::ChannelData;
+use std::collections::HashMap;
 
 /// Speed of light (m/s).
 pub const C0: f64 = 299_792_458.0;
@@ -252,6 +254,48 @@ impl LinkSpec {
         match self {
             LinkSpec::Acoustic(a) => a.capture_sir_db,
             _ => None,
+        }
+    }
+}
+
+/// Positions and paths of one ChannelData, looked up by node pair.
+pub struct ChannelGeometry {
+    pub positions: Vec<[f64; 3]>,
+    /// (los, hop loss) per unordered pair (i < j).
+    pub paths: HashMap<(usize, usize), (bool, f64)>,
+}
+
+impl ChannelGeometry {
+    /// Reads `c` leniently: paths naming a node at or past `nodes`, or not naming a pair, are
+    /// left out; non-finite hop losses count as 0.
+    pub fn new(c: &ChannelData, nodes: usize) -> ChannelGeometry {
+        let positions = c.node_list.chunks_exact(7).map(|p| [p[0], p[1], p[2]]).collect();
+        let mut paths = HashMap::new();
+        for p in &c.path_details {
+            if let [a, b] = p.ids[..] {
+                let (a, b) = (a.min(b) as usize, a.max(b) as usize);
+                if b < nodes {
+                    let loss: f64 = p.hop_points.chunks_exact(4).map(|h| h[3]).filter(|l| l.is_finite()).sum();
+                    paths.insert((a, b), (p.los, loss));
+                }
+            }
+        }
+        ChannelGeometry { positions, paths }
+    }
+
+    /// Geometry of the pair: distance between the nodes, LOS and hop losses from its path
+    /// (LOS with no loss if the ChannelData has no path for it; a node missing from
+    /// `node_list` is at the origin).
+    pub fn between(&self, a: usize, b: usize) -> Geometry {
+        let pa = self.positions.get(a).copied().unwrap_or_default();
+        let pb = self.positions.get(b).copied().unwrap_or_default();
+        let d = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+        let (los, hop_loss_db) = self.paths.get(&(a.min(b), a.max(b))).copied().unwrap_or((true, 0.0));
+        Geometry {
+            distance_m: if d.is_finite() { d } else { f64::MAX },
+            los,
+            hop_loss_db,
+            mean_depth_m: (-(pa[2] + pb[2]) / 2.0).max(0.0),
         }
     }
 }

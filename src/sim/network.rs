@@ -48,7 +48,7 @@
 //! is drawn in release order, so the same inputs and seed give the same END bytes.
 
 use crate::config::{ErrorHandling, LoadedScenario};
-use crate::model::link::{Budget, Geometry, LinkSpec};
+use crate::model::link::{Budget, ChannelGeometry, LinkSpec};
 use crate::sync::{
     protocol::{expect_network, WindowCounter},
     Reply, Schedule, Service,
@@ -507,46 +507,6 @@ impl Service for NetworkSim {
     }
 }
 
-/// Positions and paths of one ChannelData, looked up by node pair.
-struct ChannelGeometry {
-    positions: Vec<[f64; 3]>,
-    /// (los, hop loss) per unordered pair (i < j).
-    paths: HashMap<(usize, usize), (bool, f64)>,
-}
-
-impl ChannelGeometry {
-    fn new(c: &ChannelData, nodes: usize) -> ChannelGeometry {
-        let positions = c.node_list.chunks_exact(7).map(|p| [p[0], p[1], p[2]]).collect();
-        let mut paths = HashMap::new();
-        for p in &c.path_details {
-            if let [a, b] = p.ids[..] {
-                let (a, b) = (a.min(b) as usize, a.max(b) as usize);
-                if b < nodes {
-                    let loss: f64 = p.hop_points.chunks_exact(4).map(|h| h[3]).filter(|l| l.is_finite()).sum();
-                    paths.insert((a, b), (p.los, loss));
-                }
-            }
-        }
-        ChannelGeometry { positions, paths }
-    }
-
-    /// Geometry of the pair: distance between the nodes, LOS and hop losses from its path
-    /// (LOS with no loss if the ChannelData has no path for it; a node missing from
-    /// `node_list` is at the origin).
-    fn between(&self, a: usize, b: usize) -> Geometry {
-        let pa = self.positions.get(a).copied().unwrap_or_default();
-        let pb = self.positions.get(b).copied().unwrap_or_default();
-        let d = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
-        let (los, hop_loss_db) = self.paths.get(&(a.min(b), a.max(b))).copied().unwrap_or((true, 0.0));
-        Geometry {
-            distance_m: if d.is_finite() { d } else { f64::MAX },
-            los,
-            hop_loss_db,
-            mean_depth_m: (-(pa[2] + pb[2]) / 2.0).max(0.0),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -756,7 +716,7 @@ mod tests {
         let sl = (100..185)
             .map(f64::from)
             .find(|&sl| {
-                let b = acoustic(sl, None).budget(&Geometry { distance_m: 1500.0, los: true, hop_loss_db: 0.0, mean_depth_m: 20.0 });
+                let b = acoustic(sl, None).budget(&crate::model::link::Geometry { distance_m: 1500.0, los: true, hop_loss_db: 0.0, mean_depth_m: 20.0 });
                 b.usable && crate::model::acoustic::per(b.ber, 200) < 0.7
             })
             .unwrap();

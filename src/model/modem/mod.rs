@@ -57,7 +57,7 @@ use serde::Serialize;
 
 use crate::config::{AcousticModems, Scenario, Water};
 use crate::model::acoustic::{self, Modulation};
-use crate::model::link::{AcousticSpec, Budget, Geometry, LinkSpec};
+use crate::model::link::{AcousticSpec, Budget, ChannelGeometry, Geometry, LinkSpec};
 use crate::wire::nmea::{emit, Sentence};
 use crate::wire::proto::ChannelData;
 pub use time::{parse_iso_utc_ns, Civil};
@@ -469,7 +469,7 @@ impl Front {
     /// penetration losses per pair; velocities from the previous call.
     pub fn set_channel(&mut self, start_ns: u64, channel: &ChannelData) {
         let n = channel.node_list.len() / 7;
-        let pos: Vec<[f64; 3]> = (0..n).map(|i| [channel.node_list[7 * i], channel.node_list[7 * i + 1], channel.node_list[7 * i + 2]]).collect();
+        let ChannelGeometry { positions: pos, paths } = ChannelGeometry::new(channel, n);
         let vel = match &self.prev {
             Some((t, p)) if start_ns > *t && p.len() == n => {
                 let dt = (start_ns - t) as f64 / 1e9;
@@ -477,13 +477,6 @@ impl Front {
             }
             _ => vec![[0.0; 3]; n],
         };
-        let mut paths = HashMap::new();
-        for p in &channel.path_details {
-            if let [a, b] = p.ids[..] {
-                let loss: f64 = p.hop_points.chunks_exact(4).map(|h| h[3]).filter(|l| l.is_finite()).sum();
-                paths.insert(((a.min(b)) as usize, (a.max(b)) as usize), (p.los, loss));
-            }
-        }
         self.prev = Some((start_ns, pos.clone()));
         self.geo = Some(Geo { pos, vel, paths });
     }
