@@ -15,8 +15,8 @@
 //! [`AcousticFront::on_window`] is the hook the coordinator calls once per window k with the
 //! window's start time and ChannelData (the world at `k·W`). Between calls the bridges read sim
 //! time off the wall clock as the live network side does ([`crate::net::pacing::Pacing`]):
-//! `t = k·W + (wall − wall at the window's opening) · real_time_factor`, at most `(k+1)·W`, so
-//! the modems never run past the window whose channel they have (nor behind the window the
+//! `t = k·W + (wall − wall at the window's opening) · real_time_factor`, held inside the current
+//! window so the modems never run ahead of the channel they have (nor behind the window the
 //! coordinator is in). With `real_time_factor = 0` (as fast as possible) sim time
 //! jumps from window start to window start; modem traffic then has no meaningful timing, so
 //! scenarios with modems should be paced.

@@ -18,35 +18,15 @@ impl Pacing {
         Pacing { window_ns, real_time_factor, open: None }
     }
 
-    /// Window `k` opens (its BEGIN arrived) at `now`. A window that opens less than one window
-    /// late on the schedule the previous one set is taken to have opened on schedule: the delay is
-    /// jitter in the delivery of its BEGIN, and anchoring at `now` would make the sim clock lag
-    /// in this window and stamp captures too early (their releases, anchored at a punctual later
-    /// window, would then come early). A later BEGIN is a slip of the run: the clock restarts from
-    /// `now`, which only ever delays releases.
     pub fn open(&mut self, k: u32, now: Instant) {
-        let scheduled = match self.open {
-            Some((prev, _, wall)) if k == prev + 1 && self.real_time_factor > 0.0 => {
-                Some(wall + Duration::from_secs_f64(self.window_ns as f64 / 1e9 / self.real_time_factor))
-            }
-            _ => None,
-        };
-        let wall = match scheduled {
-            Some(s) if now >= s && now - s < Duration::from_secs_f64(self.window_ns as f64 / 1e9 / self.real_time_factor) => s,
-            _ => now,
-        };
-        self.open = Some((k, k as u64 * self.window_ns, wall));
+        self.open = Some((k, k as u64 * self.window_ns, now));
     }
 
-    /// The sim time at wall instant `now` (0 before window 0). Past the open window's end, while
-    /// the next window has not opened yet (its start is late on the wall clock), it is the next
-    /// window's start: the earliest sim time the next window can give it. Clamping to the open
-    /// window instead would stamp such a packet earlier than the wall clock says, and its
-    /// release would come early by as much as the window was late.
+    /// The sim time at wall instant `now`, clamped inside the open window (0 before window 0).
     pub fn sim_at(&self, now: Instant) -> SimNanos {
         let Some((_, start, wall)) = self.open else { return 0 };
         let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
-        let offset = (elapsed * 1e9).min(self.window_ns as f64) as u64;
+        let offset = (elapsed * 1e9).min((self.window_ns - 1) as f64) as u64;
         start + offset
     }
 
@@ -64,32 +44,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn maps_both_ways_and_never_past_the_next_window_start() {
+    fn maps_both_ways_and_clamps_into_the_window() {
         let mut p = Pacing::new(10_000_000, 2.0);
         let t0 = Instant::now();
         assert_eq!(p.sim_at(t0), 0);
         p.open(3, t0);
         assert_eq!(p.sim_at(t0 + Duration::from_millis(2)), 34_000_000);
-        assert_eq!(p.sim_at(t0 + Duration::from_secs(1)), 40_000_000, "a late next window: its start");
+        assert_eq!(p.sim_at(t0 + Duration::from_secs(1)), 39_999_999);
         assert_eq!(p.wall_at(3, t0, 34_000_000), t0 + Duration::from_millis(2));
         assert_eq!(p.wall_at(3, t0, 1), t0);
-    }
-
-    #[test]
-    fn a_jittered_begin_keeps_the_schedule_and_a_slip_restarts_it() {
-        let mut p = Pacing::new(10_000_000, 1.0);
-        let t0 = Instant::now();
-        p.open(0, t0);
-        // Window 1 due at t0 + 10 ms; its BEGIN arrives 3 ms late: still on schedule.
-        p.open(1, t0 + Duration::from_millis(13));
-        assert_eq!(p.open.unwrap().2, t0 + Duration::from_millis(10));
-        assert_eq!(p.sim_at(t0 + Duration::from_millis(15)), 15_000_000);
-        // Window 2 due at t0 + 20 ms arrives at t0 + 45 ms: a slip, the clock restarts there.
-        p.open(2, t0 + Duration::from_millis(45));
-        assert_eq!(p.open.unwrap().2, t0 + Duration::from_millis(45));
-        assert_eq!(p.sim_at(t0 + Duration::from_millis(46)), 21_000_000);
-        // An early BEGIN opens when it arrives.
-        p.open(3, t0 + Duration::from_millis(50));
-        assert_eq!(p.open.unwrap().2, t0 + Duration::from_millis(50));
     }
 }
