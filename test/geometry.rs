@@ -2,7 +2,7 @@
 
 use nalgebra::Point3;
 use netsim_cosim::config::{Ridge, Terrain as TerrainCfg};
-use netsim_cosim::model::channel::{trace, trace_all, trace_naive, PathInfo};
+use netsim_cosim::model::channel::{trace, trace_all, trace_naive, PathInfo, Tracer};
 use netsim_cosim::model::terrain::{from_parry, to_parry, Terrain, TerrainError};
 use parry3d_f64::query::{Ray, RayCast};
 
@@ -281,6 +281,53 @@ fn path_along_a_flat_floor_is_nlos_without_loss() {
 }
 
 // ---------------------------------------------------------------- trace_all and the reference
+
+/// A tracer following moving vehicles window after window (small steps, a jump across the
+/// grid, vehicles leaving and re-entering it, a change in the number of vehicles) gives every
+/// window the paths a fresh `trace` gives, and matches parry alone.
+#[test]
+fn tracer_following_vehicles_equals_fresh_trace() {
+    let t = random_terrain();
+    let mut s = 5u64;
+    let mut pts: Vec<_> = (0..16)
+        .map(|_| p(lcg(&mut s) * 250.0 - 125.0, lcg(&mut s) * 180.0 - 90.0, -75.0 + lcg(&mut s) * 55.0))
+        .collect();
+    let vel: Vec<[f64; 3]> =
+        (0..16).map(|_| [lcg(&mut s) * 6.0 - 3.0, lcg(&mut s) * 6.0 - 3.0, lcg(&mut s) - 0.5]).collect();
+    let mut tracer = Tracer::new();
+    let (mut nlos, mut n, mut changed) = (0, 0, 0);
+    let mut last: Vec<PathInfo> = Vec::new();
+    for w in 0..120 {
+        for (q, v) in pts.iter_mut().zip(&vel) {
+            q.x += v[0];
+            q.y += v[1];
+            q.z += v[2] * 0.2;
+        }
+        if w == 60 {
+            pts[3] = p(-pts[3].x, -pts[3].y, pts[3].z); // a jump across the grid
+        }
+        let cut = if w == 90 { 12 } else { 16 };
+        let all = tracer.trace_all(&t, &pts[..cut], LOSS);
+        let mut k = 0;
+        for i in 0..cut {
+            for j in (i + 1)..cut {
+                let fresh = trace(&t, &pts[i], &pts[j], LOSS);
+                assert!(same(&all[k], &fresh), "window {w} pair ({i}, {j})\ntracer {:?}\nfresh {fresh:?}", all[k]);
+                if w % 20 == 0 {
+                    assert!(same(&fresh, &trace_naive(&t, &pts[i], &pts[j], LOSS)), "window {w} pair ({i}, {j})");
+                }
+                n += 1;
+                nlos += usize::from(!fresh.los);
+                k += 1;
+            }
+        }
+        changed += usize::from(last.len() == all.len() && last.iter().zip(&all).any(|(a, b)| a.los != b.los));
+        last = all;
+    }
+    // The vehicles really move through LOS and NLOS (and out of the grid).
+    assert!(nlos > n / 10 && nlos < n * 9 / 10, "nlos {nlos} of {n}");
+    assert!(changed > 20, "LOS/NLOS changed in only {changed} windows");
+}
 
 fn random_terrain() -> Terrain {
     let cfg = TerrainCfg::Procedural {

@@ -23,19 +23,32 @@
 //!
 //! # Algorithm
 //! 1. Clip the segment to the grid's footprint.
-//! 2. **Broad phase** ([`trace`] only): walk the terrain's min/max pyramid (its compact `f32`
-//!    form, bounds rounded outwards) from the root down to leaf blocks of 4 × 4 cells. For a
-//!    block, the segment's parameter range over the block's footprint (slightly enlarged; found
-//!    from the parent's column and row slabs, no division per block) gives its lowest and
-//!    highest z there (z is linear in `t`). Lowest z above the block's max height ⇒ the segment
-//!    is above the terrain over the whole block: skipped. Highest z below the block's min ⇒
-//!    entirely below: recorded as buried. Otherwise the block is split; leaf blocks that are
-//!    still undecided become candidate stretches (merged where they touch).
+//! 2. **Broad phase** (not in [`trace_naive`]): a walk through the terrain's pyramid along the
+//!    segment, from A to B, at the coarsest level that decides. Every pyramid block bounds the
+//!    surface over its footprint between two parallel planes, `lo + p ≤ h ≤ hi + p` with `p`
+//!    linear (a least-squares plane, or flat where that is thinner; see
+//!    [`crate::model::terrain`]). Over the stretch `[t, te]` of the segment inside a block
+//!    (footprint slightly enlarged; `te` from the faces ahead, no division per block),
+//!    `u = z - p` is linear in `t`, so the clearance lies between `u - hi` and `u - lo` with
+//!    both extremes at the ends: `u - hi > 0` at both ends ⇒ the segment is above the terrain
+//!    over the whole block (Above); `u - lo < 0` at both ends ⇒ entirely below (Below).
+//!    Otherwise the walk descends to the child holding `t`; an undecided leaf block (4 × 4 cells)
+//!    goes to step 3. After a decided block the walk steps to the next block along the segment
+//!    (a 2-D DDA) and climbs to the coarsest level whose block boundary that step crossed.
+//!    Pieces come out in order and gap-free.
+//!
+//!    [`Tracer`] repeats this window after window for every pair and remembers the blocks
+//!    that decided each pair. The next window starts from them: each remembered block still
+//!    met by the moved segment is tried on the part of the segment inside it (its slab usually
+//!    still decides; if not the walk descends from it), and stretches no remembered block
+//!    covers are walked from two levels above. Every piece is still decided by a block whose
+//!    footprint holds it, so the result is as exact as a walk from the root; only the work
+//!    differs.
 //! 3. **Exact linear pre-check**: the surface is linear on each triangle, and the triangles'
 //!    edges are the grid lines `gx = k`, `gy = k` and the SW–NE diagonals `gx + gy = k` (grid
 //!    coordinates, integer `k`). So between consecutive crossings of those lines by the
 //!    segment's xy-projection the clearance `f(t)` is linear, and its sign can only change on a
-//!    piece whose ends differ in sign or touch 0. Each candidate stretch is walked piece by
+//!    piece whose ends differ in sign or touch 0. Each undecided leaf block is walked piece by
 //!    piece (three interleaved line families, as a 2-D DDA), evaluating `f` at the breakpoints
 //!    only, from per-leaf-block height tiles. A piece with `f` beyond a tolerance (1 µm plus
 //!    twice the tiles' `f32` rounding bound) of one sign at both ends is Above or Below,
@@ -46,7 +59,10 @@
 //!    along `B - A` (time of impact = `t`), so a crossing is computed from the original
 //!    coordinates whatever the stretch. A line meets a triangle's plane at most once. parry's
 //!    3-D triangle ray cast is two-sided (it ignores `solid` and hits faces from above and below
-//!    alike), so entries and exits are both found. Between consecutive crossings `f` keeps one
+//!    alike), so entries and exits are both found; a hit outside its piece (beyond 1 nm of
+//!    rounding) belongs to a neighbour and is ignored. A piece whose ends are beyond the
+//!    tolerance with opposite signs holds exactly one crossing, the hit: its two sides take the
+//!    signs of its ends. Otherwise, between consecutive crossings `f` keeps one
 //!    sign, read from the exact surface at both ends and the midpoint of the sub-interval (the
 //!    sample of largest `|f|` decides; all three within 1e-9 m of the surface = running along
 //!    it). A crossing a cast missed (a hit exactly on a triangle edge can be rejected by rounding)
@@ -65,7 +81,7 @@ use std::sync::OnceLock;
 use nalgebra::{Point3, Vector3};
 use parry3d_f64::query::{Ray, RayCast};
 
-use crate::model::terrain::{to_parry, to_parry_vec, Terrain, LEAF, LEAF_LEVEL};
+use crate::model::terrain::{block_centre, fidx, to_parry, to_parry_vec, QLevel, Terrain, LEAF, LEAF_LEVEL};
 
 /// One point of a path: `A`, an entry into or exit out of the terrain, or `B`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,7 +155,7 @@ pub fn trace(
     b: &Point3<f64>,
     penetration_loss_db_per_m: f64,
 ) -> PathInfo {
-    trace_impl(terrain, a, b, penetration_loss_db_per_m, true)
+    trace_impl(terrain, a, b, penetration_loss_db_per_m, Mode::Fresh)
 }
 
 /// As [`trace`], without the pyramid broad phase: parry ray casts over the whole clipped
@@ -150,7 +166,17 @@ pub fn trace_naive(
     b: &Point3<f64>,
     penetration_loss_db_per_m: f64,
 ) -> PathInfo {
-    trace_impl(terrain, a, b, penetration_loss_db_per_m, false)
+    trace_impl(terrain, a, b, penetration_loss_db_per_m, Mode::Naive)
+}
+
+/// How [`trace_with`] classifies the segment.
+enum Mode<'m> {
+    /// parry alone.
+    Naive,
+    /// The pyramid walk from the root.
+    Fresh,
+    /// The pyramid walk from the blocks remembered for this pair, which it then replaces.
+    Replay(&'m mut Memo),
 }
 
 fn los(a: &Point3<f64>, b: &Point3<f64>) -> PathInfo {
@@ -163,31 +189,21 @@ fn los(a: &Point3<f64>, b: &Point3<f64>) -> PathInfo {
 /// Reusable per-thread buffers of [`trace`] (no allocation in the hot path but the result).
 #[derive(Default)]
 struct Scratch {
-    recs: Vec<Piece>,
-    stack: Vec<(usize, usize, usize)>,
-    assembled: Vec<Piece>,
-    parts: Vec<Piece>,
-    mixed: Vec<Piece>,
-    below: Vec<Piece>,
     pieces: Vec<Piece>,
     hits: Vec<f64>,
     resolved: Vec<Piece>,
+    rec: Vec<u32>,
+    ver: Vec<Verdict>,
 }
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-fn trace_impl(
-    terrain: &Terrain,
-    a: &Point3<f64>,
-    b: &Point3<f64>,
-    loss_per_m: f64,
-    broad: bool,
-) -> PathInfo {
+fn trace_impl(terrain: &Terrain, a: &Point3<f64>, b: &Point3<f64>, loss_per_m: f64, mode: Mode) -> PathInfo {
     SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut s) => trace_with(terrain, a, b, loss_per_m, broad, &mut s),
-        Err(_) => trace_with(terrain, a, b, loss_per_m, broad, &mut Scratch::default()),
+        Ok(mut s) => trace_with(terrain, a, b, loss_per_m, mode, &mut s),
+        Err(_) => trace_with(terrain, a, b, loss_per_m, mode, &mut Scratch::default()),
     })
 }
 
@@ -196,9 +212,10 @@ fn trace_with(
     a: &Point3<f64>,
     b: &Point3<f64>,
     loss_per_m: f64,
-    broad: bool,
+    mode: Mode,
     sc: &mut Scratch,
 ) -> PathInfo {
+    let broad = !matches!(mode, Mode::Naive);
     if !(a.coords.iter().chain(b.coords.iter()).all(|v| v.is_finite())) {
         return los(a, b);
     }
@@ -223,32 +240,32 @@ fn trace_with(
         return los(a, b);
     };
 
-    let Scratch { recs, stack, assembled, parts, mixed, below, pieces, hits, resolved } = sc;
+    let Scratch { pieces, hits, resolved, rec, ver } = sc;
     pieces.clear();
     hits.clear();
     resolved.clear();
+    rec.clear();
 
     // 2. Broad phase (pyramid) and exact linear pre-check (cell walk).
     if broad {
         let range = terrain.height_range();
-        let zmin = a.z.min(b.z);
-        if zmin > range[1] + ON_TOL {
+        if a.z.min(b.z) > range[1] + ON_TOL {
             return los(a, b);
         }
-        recs.clear();
-        broad_phase(terrain, &seg, t_lo, t_hi, recs, stack);
-        if recs.is_empty() {
-            return los(a, b);
-        }
-        recs.sort_unstable_by(|p, q| p.t0.total_cmp(&q.t0));
-        assemble(recs, t_lo, t_hi, assembled, parts, mixed, below);
         let walk = Walk::new(terrain, &seg);
-        for p in assembled.iter() {
-            if p.state == State::Mixed {
-                walk.run(p.t0, p.t1, pieces, hits);
-            } else {
-                push_piece(pieces, *p);
+        match (March::new(terrain, &walk), mode) {
+            (None, _) => walk.run(t_lo, t_hi, pieces, hits),
+            (Some(m), Mode::Replay(memo)) => {
+                if memo.blocks.is_empty() || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4 {
+                    // Nothing remembered, or grown well past a fresh walk's length: start afresh.
+                    m.fresh(t_lo, t_hi, pieces, hits, rec);
+                    memo.fresh_len = rec.len();
+                } else {
+                    m.replay(&memo.blocks, t_lo, t_hi, pieces, hits, rec, ver);
+                }
+                std::mem::swap(&mut memo.blocks, rec);
             }
+            (Some(m), _) => m.fresh(t_lo, t_hi, pieces, hits, rec),
         }
         if pieces.iter().all(|p| p.state == State::Above) {
             return los(a, b);
@@ -259,7 +276,7 @@ fn trace_with(
 
     // 3. Narrow phase.
     if broad {
-        hits.sort_unstable_by(f64::total_cmp);
+        debug_assert!(hits.is_sorted_by(|p, q| p <= q));
         let mut k = 0;
         for p in pieces.iter() {
             if p.state != State::Mixed {
@@ -341,6 +358,8 @@ struct Walk<'a> {
     nch: usize,
     /// Clearance beyond which a piece is decided without parry (metres).
     tol: f64,
+    /// [`STEP_M`] in units of `t`: how far outside its piece a hit may fall through rounding.
+    slack: f64,
 }
 
 impl<'a> Walk<'a> {
@@ -361,6 +380,7 @@ impl<'a> Walk<'a> {
             ncw,
             nch,
             tol: PRE_TOL + 2.0 * terrain.tile_tolerance(),
+            slack: STEP_M / seg.len,
         }
     }
 
@@ -368,21 +388,23 @@ impl<'a> Walk<'a> {
     /// from the leaf-block tiles: within [`Terrain::tile_tolerance`] of the exact value.
     #[inline]
     fn f(&self, t: f64) -> f64 {
+        // Grids have at most MAX_DIM samples a side, so cell indices fit in u32; both
+        // triangles' heights are computed and one is selected, without a branch.
         let gx = (self.g0[0] + t * self.dg[0]).clamp(0.0, self.ncw as f64);
         let gy = (self.g0[1] + t * self.dg[1]).clamp(0.0, self.nch as f64);
-        let c = (gx as usize).min(self.ncw - 1);
-        let r = (gy as usize).min(self.nch - 1);
-        let (u, v) = (gx - c as f64, gy - r as f64);
+        let c = (gx as u32).min(self.ncw as u32 - 1);
+        let r = (gy as u32).min(self.nch as u32 - 1);
+        let (u, v) = (gx - f64::from(c), gy - f64::from(r));
+        let (r, c) = (r as usize, c as usize);
         let tile = &self.terrain.tiles[(r / LEAF) * self.terrain.tiles_w + c / LEAF].h;
         let k = (r % LEAF) * (LEAF + 1) + c % LEAF;
-        let at = |i: usize| f64::from(tile[i]);
-        let h = if u + v <= 1.0 {
-            let h00 = at(k);
-            h00 + u * (at(k + 1) - h00) + v * (at(k + LEAF + 1) - h00)
-        } else {
-            let h11 = at(k + LEAF + 2);
-            h11 + (1.0 - u) * (at(k + LEAF + 1) - h11) + (1.0 - v) * (at(k + 1) - h11)
-        };
+        let nw = f64::from(tile[k]);
+        let ne = f64::from(tile[k + 1]);
+        let sw = f64::from(tile[k + LEAF + 1]);
+        let se = f64::from(tile[k + LEAF + 2]);
+        let h_nw = nw + u * (ne - nw) + v * (sw - nw);
+        let h_se = se + (1.0 - u) * (sw - se) + (1.0 - v) * (ne - se);
+        let h = if u + v <= 1.0 { h_nw } else { h_se };
         self.seg.a.z + t * self.seg.d.z - h
     }
 
@@ -394,7 +416,7 @@ impl<'a> Walk<'a> {
         let gy = (self.g0[1] + t * self.dg[1]).clamp(0.0, self.nch as f64);
         let c = (gx as usize).min(self.ncw - 1);
         let r = (gy as usize).min(self.nch - 1);
-        (r, c, (gx - c as f64) + (gy - r as f64) <= 1.0)
+        (r, c, (gx - fidx(c)) + (gy - fidx(r)) <= 1.0)
     }
 
     /// Classifies `[ts, te]` exactly: linear pieces whose clearance is beyond [`PRE_TOL`] with one
@@ -405,9 +427,12 @@ impl<'a> Walk<'a> {
             return;
         }
         // Next line crossing of each family after `ts`: the integer `k` and the step direction.
+        // (The crossings of a family are `(k - g0) * inv` for consecutive integers `k`:
+        // strictly monotonic, so the families merge in order.)
         let mut k = [0.0f64; 3];
         let mut tn = [f64::INFINITY; 3];
         let mut step = [0.0f64; 3];
+        let inv = self.dg.map(|d| 1.0 / d);
         for i in 0..3 {
             let dg = self.dg[i];
             if dg == 0.0 {
@@ -417,17 +442,23 @@ impl<'a> Walk<'a> {
             let (ki, si) = if dg > 0.0 { (g.floor() + 1.0, 1.0) } else { (g.ceil() - 1.0, -1.0) };
             k[i] = ki;
             step[i] = si;
-            tn[i] = (ki - self.g0[i]) / dg;
+            tn[i] = (ki - self.g0[i]) * inv[i];
             // Rounding can put the first crossing at or before `ts`: skip it.
             while tn[i] <= ts {
                 k[i] += si;
-                tn[i] = (k[i] - self.g0[i]) / dg;
+                tn[i] = (k[i] - self.g0[i]) * inv[i];
             }
         }
         let mut tp = ts;
         let mut fp = self.f(ts);
         loop {
-            let tq = tn[0].min(tn[1]).min(tn[2]).min(te);
+            // The nearest crossing ahead (at a vertex two families tie: the second one then
+            // gives an empty piece).
+            let a01 = tn[0] <= tn[1];
+            let (i01, m01) = if a01 { (0, tn[0]) } else { (1, tn[1]) };
+            let a2 = m01 <= tn[2];
+            let (i, tmin) = if a2 { (i01, m01) } else { (2, tn[2]) };
+            let tq = if tmin < te { tmin } else { te };
             let fq = self.f(tq);
             let state = if fp > self.tol && fq > self.tol {
                 State::Above
@@ -440,11 +471,26 @@ impl<'a> Walk<'a> {
                 // Cast the one triangle this linear piece lies on (parry's non-zigzag cell:
                 // first the north-west triangle NW, SW, NE, then the south-east one).
                 let (r, c, nw) = self.triangle(0.5 * (tp + tq));
-                out.push(Piece { t0: tp, t1: tq, state: State::Mixed });
                 let (t1, t2) = self.terrain.heightfield().triangles_at(r, c);
-                if let Some(tri) = if nw { t1 } else { t2 } {
-                    if let Some(toi) = tri.cast_local_ray(&self.ray, 1.0, false) {
-                        hits.push(toi.clamp(tp, tq));
+                let hit = if nw { t1 } else { t2 }
+                    .and_then(|tri| tri.cast_local_ray(&self.ray, 1.0, false))
+                    // A hit beyond the piece (by more than rounding) is the neighbour's.
+                    .filter(|&toi| toi >= tp - self.slack && toi <= tq + self.slack)
+                    .map(|toi| toi.clamp(tp, tq));
+                // Clearance beyond the tolerance with opposite signs at the ends: `f` is linear
+                // here, so it has one sign on each side of its one zero, the hit.
+                let clean = (fp > self.tol && fq < -self.tol) || (fp < -self.tol && fq > self.tol);
+                match hit {
+                    Some(h) if clean => {
+                        let (s0, s1) =
+                            if fp > 0.0 { (State::Above, State::Below) } else { (State::Below, State::Above) };
+                        push_piece(out, Piece { t0: tp, t1: h, state: s0 });
+                        out.push(Piece { t0: h, t1: h, state: State::On });
+                        push_piece(out, Piece { t0: h, t1: tq, state: s1 });
+                    }
+                    _ => {
+                        out.push(Piece { t0: tp, t1: tq, state: State::Mixed });
+                        hits.extend(hit);
                     }
                 }
             } else {
@@ -453,12 +499,8 @@ impl<'a> Walk<'a> {
             if tq >= te {
                 break;
             }
-            for i in 0..3 {
-                while tn[i] <= tq {
-                    k[i] += step[i];
-                    tn[i] = (k[i] - self.g0[i]) / self.dg[i];
-                }
-            }
+            k[i] += step[i];
+            tn[i] = (k[i] - self.g0[i]) * inv[i];
             tp = tq;
             fp = fq;
         }
@@ -489,181 +531,301 @@ fn clip(p0: f64, dp: f64, min: f64, max: f64, t0: f64, t1: f64) -> Option<(f64, 
     }
 }
 
-/// Candidate blocks (at most `2^LEAF_LEVEL` cells a side) and buried blocks, unordered.
-fn broad_phase(
-    terrain: &Terrain,
-    seg: &Seg,
-    t_lo: f64,
-    t_hi: f64,
-    out: &mut Vec<Piece>,
-    stack: &mut Vec<(usize, usize, usize)>,
-) {
-    let cs = terrain.cell_size();
-    let [hx, hy] = terrain.half_extent();
-    // Grid coordinates: gx east in cells from the west edge, gy south in cells from the north.
-    let gx0 = (seg.a.x + hx) / cs;
-    let gy0 = (hy - seg.a.y) / cs;
-    let dgx = seg.d.x / cs;
-    let dgy = -seg.d.y / cs;
-    let (z0, dz) = (seg.a.z, seg.d.z);
-    let levels = &terrain.qlevels;
-    let (ncw, nch) = (terrain.levels[0].w, terrain.levels[0].h);
-    if levels.is_empty() {
-        // A grid smaller than one leaf block: walk all of it.
-        out.push(Piece { t0: t_lo, t1: t_hi, state: State::Mixed });
-        return;
-    }
-    let top = levels.len() - 1 + LEAF_LEVEL;
+/// A pyramid block `(level k, row bi, column bj)` packed into 32 bits: `k` in the low 4 bits,
+/// then 14 bits each for `bi` and `bj` (leaf blocks of the largest grid,
+/// [`MAX_DIM`](crate::model::terrain::MAX_DIM) samples a side, need 11).
+#[inline]
+fn pack(k: usize, bi: usize, bj: usize) -> u32 {
+    (k as u32) | ((bi as u32) << 4) | ((bj as u32) << 18)
+}
 
-    // Children's footprints are found from their parent's: the t-interval where the line is
-    // within a column (row) range is a slab, and a block's t-range is the intersection of its
-    // column and row slabs with `[t_lo, t_hi]`. Footprints are enlarged by GRID_EPS cells.
-    let (ix, iy) = (1.0 / dgx, 1.0 / dgy);
-    let slab = |g0: f64, inv: f64, lo: f64, hi: f64| -> (f64, f64) {
-        if inv.is_finite() {
-            let (p, q) = ((lo - g0) * inv, (hi - g0) * inv);
-            if p < q {
-                (p, q)
-            } else {
-                (q, p)
-            }
-        } else if g0 >= lo && g0 <= hi {
-            (f64::NEG_INFINITY, f64::INFINITY)
-        } else {
-            (f64::INFINITY, f64::NEG_INFINITY)
-        }
-    };
-    // Classifies the block (k, bi, bj) over [ta, tb]; returns true if it must be split.
-    let visit = |k: usize, bi: usize, bj: usize, ta: f64, tb: f64, out: &mut Vec<Piece>| -> bool {
-        let (za, zb) = (z0 + ta * dz, z0 + tb * dz);
-        let (zlo, zhi) = if za < zb { (za, zb) } else { (zb, za) };
-        let [hmin, hmax] = levels[k - LEAF_LEVEL].get(bi, bj).map(f64::from);
-        if zlo > hmax + ON_TOL {
-            false // above everything in the block
-        } else if zhi < hmin - ON_TOL {
-            out.push(Piece { t0: ta, t1: tb, state: State::Below });
-            false
-        } else if k <= LEAF_LEVEL {
-            out.push(Piece { t0: ta, t1: tb, state: State::Mixed });
-            // The cell walk will read this block's tile: start loading it now.
-            prefetch(&terrain.tiles[bi * terrain.tiles_w + bj]);
-            false
-        } else {
-            true
-        }
-    };
+#[inline]
+fn unpack(b: u32) -> (usize, usize, usize) {
+    ((b & 0xf) as usize, ((b >> 4) & 0x3fff) as usize, (b >> 18) as usize)
+}
 
-    stack.clear();
-    if visit(top, 0, 0, t_lo, t_hi, out) {
-        stack.push((top, 0, 0));
+/// A remembered block's stretch `[ta, tb]` of the moved segment and its slab's verdict there.
+#[derive(Debug, Clone, Copy)]
+struct Verdict {
+    ta: f64,
+    tb: f64,
+    v: u8,
+}
+
+const ABOVE: u8 = 1;
+const BELOW: u8 = 2;
+
+/// The pyramid walk of one segment (see the module docs, step 2).
+///
+/// It classifies a stretch `[t, t_end]` from A towards B, at the coarsest level that decides.
+/// At each step the current block's exit parameter `te` (footprint enlarged by [`GRID_EPS`])
+/// bounds the stretch `[t, te]`; the block's bounding slab decides it Above or Below, or the
+/// walk descends to the child holding `t`; an undecided leaf block is walked exactly by
+/// [`Walk::run`]. After a decided block the walk steps to the next block along the segment (a
+/// 2-D DDA) and climbs to the coarsest level whose block boundary that step crossed. Pieces
+/// come out in order and gap-free; every block that classified a piece is recorded.
+struct March<'a> {
+    levels: &'a [QLevel],
+    top: usize,
+    walk: &'a Walk<'a>,
+    g0: [f64; 2],
+    dg: [f64; 2],
+    inv: [f64; 2],
+    sgn: [isize; 2],
+    z: [f64; 2],
+}
+
+impl<'a> March<'a> {
+    fn new(terrain: &'a Terrain, walk: &'a Walk<'a>) -> Option<March<'a>> {
+        let levels = &terrain.qlevels[..];
+        if levels.is_empty() {
+            return None;
+        }
+        let sign = |d: f64| if d > 0.0 { 1isize } else if d < 0.0 { -1 } else { 0 };
+        let dg = [walk.dg[0], walk.dg[1]];
+        Some(March {
+            levels,
+            top: levels.len() - 1 + LEAF_LEVEL,
+            walk,
+            g0: [walk.g0[0], walk.g0[1]],
+            dg,
+            inv: dg.map(|d| 1.0 / d),
+            sgn: dg.map(sign),
+            z: [walk.seg.a.z, walk.seg.d.z],
+        })
     }
-    while let Some((k, bi, bj)) = stack.pop() {
-        let child = &levels[k - 1 - LEAF_LEVEL];
-        let s = 1usize << (k - 1);
-        let (c0, r0) = (2 * bj * s, 2 * bi * s);
-        let cm = c0 + s;
-        let rm = r0 + s;
-        let c1 = (cm + s).min(ncw);
-        let r1 = (rm + s).min(nch);
-        let xs = [
-            slab(gx0, ix, c0 as f64 - GRID_EPS, cm.min(ncw) as f64 + GRID_EPS),
-            slab(gx0, ix, cm as f64 - GRID_EPS, c1 as f64 + GRID_EPS),
-        ];
-        let ys = [
-            slab(gy0, iy, r0 as f64 - GRID_EPS, rm.min(nch) as f64 + GRID_EPS),
-            slab(gy0, iy, rm as f64 - GRID_EPS, r1 as f64 + GRID_EPS),
-        ];
-        for di in 0..2 {
-            let ci = 2 * bi + di;
-            if ci >= child.h {
-                continue;
+
+    /// Where the segment leaves the enlarged footprint of block `b` (a column or a row of
+    /// size `s`) on `axis`, or infinity if it runs parallel to it.
+    #[inline]
+    fn exit(&self, axis: usize, b: usize, s: f64) -> f64 {
+        match self.sgn[axis] {
+            1 => (fidx(b + 1) * s + GRID_EPS - self.g0[axis]) * self.inv[axis],
+            -1 => (fidx(b) * s - GRID_EPS - self.g0[axis]) * self.inv[axis],
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// Where the segment enters the enlarged footprint on `axis` (mirror of [`Self::exit`]);
+    /// for a parallel segment, minus infinity if it runs inside, infinity if outside.
+    #[inline]
+    fn entry(&self, axis: usize, b: usize, s: f64) -> f64 {
+        match self.sgn[axis] {
+            1 => (fidx(b) * s - GRID_EPS - self.g0[axis]) * self.inv[axis],
+            -1 => (fidx(b + 1) * s + GRID_EPS - self.g0[axis]) * self.inv[axis],
+            _ => {
+                let g = self.g0[axis];
+                if g >= fidx(b) * s - GRID_EPS && g <= fidx(b + 1) * s + GRID_EPS {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
             }
-            for dj in 0..2 {
-                let cj = 2 * bj + dj;
-                if cj >= child.w {
+        }
+    }
+
+    /// Above or Below if block `(k, bi, bj)`'s slab decides `[t, te]`, else None. Over the
+    /// block `lo + p <= h <= hi + p` with `p` linear in `(gx, gy)` and so in `t`: the clearance
+    /// lies between `u - hi` and `u - lo` with `u = z - p` linear in `t`, extreme at the ends.
+    #[inline]
+    fn decide(&self, slab: [f32; 4], k: usize, bi: usize, bj: usize, t: f64, te: f64) -> Option<State> {
+        let [lo, hi, px, py] = slab.map(f64::from);
+        let (cx, cy) = block_centre(k, bi, bj);
+        let ua = self.z[0] - px * (self.g0[0] - cx) - py * (self.g0[1] - cy);
+        let ub = self.z[1] - px * self.dg[0] - py * self.dg[1];
+        let (u0, u1) = (ua + t * ub, ua + te * ub);
+        let (ulo, uhi) = if u0 < u1 { (u0, u1) } else { (u1, u0) };
+        if ulo - hi > ON_TOL {
+            Some(State::Above)
+        } else if uhi - lo < -ON_TOL {
+            Some(State::Below)
+        } else {
+            None
+        }
+    }
+
+    /// [`Self::decide`] without a branch: [`ABOVE`], [`BELOW`] or 0 (undecided). Meant for
+    /// `t <= te`; an empty or reversed range gives 0.
+    #[inline]
+    fn verdict(&self, slab: [f32; 4], k: usize, bi: usize, bj: usize, t: f64, te: f64) -> u8 {
+        let [lo, hi, px, py] = slab.map(f64::from);
+        let (cx, cy) = block_centre(k, bi, bj);
+        let ua = self.z[0] - px * (self.g0[0] - cx) - py * (self.g0[1] - cy);
+        let ub = self.z[1] - px * self.dg[0] - py * self.dg[1];
+        let (u0, u1) = (ua + t * ub, ua + te * ub);
+        let ok = t <= te;
+        let above = ok & (u0 - hi > ON_TOL) & (u1 - hi > ON_TOL);
+        let below = ok & (u0 - lo < -ON_TOL) & (u1 - lo < -ON_TOL);
+        u8::from(above) * ABOVE + u8::from(below) * BELOW
+    }
+
+    /// Classifies `[t, t_end]`, starting at block `(k, bi, bj)` (which should hold the point at
+    /// `t`) and climbing no higher than level `k_max`.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        (mut k, mut bi, mut bj): (usize, usize, usize),
+        k_max: usize,
+        mut t: f64,
+        t_end: f64,
+        out: &mut Vec<Piece>,
+        hits: &mut Vec<f64>,
+        rec: &mut Vec<u32>,
+    ) {
+        // A segment meets at most 2 (w + h) blocks of a level; each can cost a descent and a
+        // climb. Far more steps than that can only be a defect: walk what is left exactly.
+        let l0 = &self.levels[0];
+        let mut budget = 8 * (l0.w + l0.h + 2) * (self.top + 1);
+        while budget > 0 && t < t_end {
+            budget -= 1;
+            let s = fidx(1 << k);
+            let (tx, ty) = (self.exit(0, bj, s), self.exit(1, bi, s));
+            let te = if tx < ty { tx } else { ty };
+            let te = if te < t_end { te } else { t_end };
+            let te = if te > t { te } else { t };
+            let slab = self.levels[k - LEAF_LEVEL].get(bi, bj);
+            match self.decide(slab, k, bi, bj, t, te) {
+                Some(state) => {
+                    push_piece(out, Piece { t0: t, t1: te, state });
+                    rec.push(pack(k, bi, bj));
+                }
+                None if k == LEAF_LEVEL => {
+                    self.walk.run(t, te, out, hits);
+                    rec.push(pack(k, bi, bj));
+                }
+                None => {
+                    // Descend to the child holding the point at t (ahead of it on a mid line).
+                    let child = &self.levels[k - 1 - LEAF_LEVEL];
+                    let half = s * 0.5;
+                    let gx = self.g0[0] + t * self.dg[0];
+                    let gy = self.g0[1] + t * self.dg[1];
+                    let (mx, my) = (fidx(2 * bj + 1) * half, fidx(2 * bi + 1) * half);
+                    let right = if self.sgn[0] < 0 { gx > mx } else { gx >= mx };
+                    let down = if self.sgn[1] < 0 { gy > my } else { gy >= my };
+                    bj = (2 * bj + usize::from(right)).min(child.w - 1);
+                    bi = (2 * bi + usize::from(down)).min(child.h - 1);
+                    k -= 1;
                     continue;
                 }
-                let ta = xs[dj].0.max(ys[di].0).max(t_lo);
-                let tb = xs[dj].1.min(ys[di].1).min(t_hi);
-                if ta <= tb && visit(k - 1, ci, cj, ta, tb, out) {
-                    stack.push((k - 1, ci, cj));
+            }
+            if te >= t_end {
+                return;
+            }
+            t = te;
+            // Step to the next block along the segment (through one face, or a corner), then
+            // climb to the coarsest level whose block boundary the step crossed: old and new
+            // indices agree above their highest differing bit.
+            let level = &self.levels[k - LEAF_LEVEL];
+            let nbj = bj.wrapping_add_signed(self.sgn[0] * isize::from(tx <= te));
+            let nbi = bi.wrapping_add_signed(self.sgn[1] * isize::from(ty <= te));
+            if nbj >= level.w || nbi >= level.h {
+                break;
+            }
+            let diff = (nbi ^ bi) | (nbj ^ bj) | 1;
+            let climb = ((usize::BITS - 1 - diff.leading_zeros()) as usize).min(k_max.max(k) - k);
+            k += climb;
+            (bi, bj) = (nbi >> climb, nbj >> climb);
+        }
+        // Left the grid through rounding before t_end, or out of budget.
+        if t < t_end {
+            self.walk.run(t, t_end, out, hits);
+        }
+    }
+
+    /// Classifies `[t_lo, t_hi]` from the root.
+    fn fresh(&self, t_lo: f64, t_hi: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>, rec: &mut Vec<u32>) {
+        self.run((self.top, 0, 0), self.top, t_lo, t_hi, out, hits, rec);
+    }
+
+    /// Classifies `[t_lo, t_hi]` with the blocks `memo` recorded for a nearby segment, in order.
+    /// Each block still met is tried first: over the part of the segment inside its enlarged
+    /// footprint its slab may still decide (or, a leaf, be walked); if not, the walk descends
+    /// from it. Stretches no remembered block covers are walked from the level above the next
+    /// remembered block (from the root at the start). The classification is as exact as
+    /// [`Self::fresh`]'s: only the blocks tried differ.
+    #[allow(clippy::too_many_arguments)]
+    fn replay(
+        &self,
+        memo: &[u32],
+        t_lo: f64,
+        t_hi: f64,
+        out: &mut Vec<Piece>,
+        hits: &mut Vec<f64>,
+        rec: &mut Vec<u32>,
+        ver: &mut Vec<Verdict>,
+    ) {
+        // First every remembered block's stretch and verdict over the whole of it, in one
+        // branch-free pass (the loads overlap); a verdict over a stretch holds over any part.
+        ver.clear();
+        ver.extend(memo.iter().map(|&b| {
+            let (k, bi, bj) = unpack(b);
+            match self.levels.get(k.wrapping_sub(LEAF_LEVEL)) {
+                Some(level) if bi < level.h && bj < level.w => {
+                    let s = fidx(1 << k);
+                    let (ex, ey) = (self.entry(0, bj, s), self.entry(1, bi, s));
+                    let (tx, ty) = (self.exit(0, bj, s), self.exit(1, bi, s));
+                    let ta = if ex > ey { ex } else { ey };
+                    let tb = if tx < ty { tx } else { ty };
+                    let tb = if tb < t_hi { tb } else { t_hi };
+                    let v = self.verdict(level.get(bi, bj), k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
+                    Verdict { ta, tb, v }
                 }
+                _ => Verdict { ta: f64::INFINITY, tb: f64::NEG_INFINITY, v: 0 },
             }
+        }));
+        let mut t = t_lo;
+        for (&b, &Verdict { ta, tb, v }) in memo.iter().zip(ver.iter()) {
+            if t >= t_hi {
+                return;
+            }
+            if tb <= t || ta > tb {
+                continue; // behind, or no longer met
+            }
+            let (k, bi, bj) = unpack(b);
+            if ta > t {
+                // A stretch no remembered block covers: walk it from the block two levels up
+                // that holds its start.
+                self.gap(k, t, ta, out, hits, rec);
+                t = ta;
+            }
+            let state = match v {
+                ABOVE => Some(State::Above),
+                BELOW => Some(State::Below),
+                _ => self.decide(self.levels[k - LEAF_LEVEL].get(bi, bj), k, bi, bj, t, tb),
+            };
+            match state {
+                Some(state) => {
+                    push_piece(out, Piece { t0: t, t1: tb, state });
+                    rec.push(b);
+                }
+                None if k == LEAF_LEVEL => {
+                    self.walk.run(t, tb, out, hits);
+                    rec.push(b);
+                }
+                None => self.run((k, bi, bj), k, t, tb, out, hits, rec),
+            }
+            t = tb;
+        }
+        if t < t_hi {
+            self.gap(self.top, t, t_hi, out, hits, rec);
         }
     }
-}
 
-/// Hints the CPU to load `v`'s cache line (no effect on results).
-#[inline(always)]
-fn prefetch<T>(v: &T) {
-    #[cfg(target_arch = "x86_64")]
-    #[allow(unused_unsafe)]
-    // SAFETY: a prefetch is only a hint and never faults; the pointer is a valid reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((v as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = v;
-}
-
-/// Broad-phase records (sorted by start) to a gap-free piece list `out` over `[t_lo, t_hi]`:
-/// candidate wherever any candidate record is, buried where only buried records are, Above
-/// elsewhere. (Records overlap only by the blocks' enlargement, or where a line passes through
-/// a corner.) `parts`, `mixed` and `below` are scratch.
-fn assemble(
-    recs: &[Piece],
-    t_lo: f64,
-    t_hi: f64,
-    out: &mut Vec<Piece>,
-    parts: &mut Vec<Piece>,
-    mixed: &mut Vec<Piece>,
-    below: &mut Vec<Piece>,
-) {
-    let union = |state: State, u: &mut Vec<Piece>| {
-        u.clear();
-        for r in recs.iter().filter(|r| r.state == state) {
-            match u.last_mut() {
-                Some(last) if r.t0 <= last.t1 => last.t1 = last.t1.max(r.t1),
-                _ => u.push(*r),
+    /// Classifies `[t, t_end]` starting from the block of level `min(k + 2, top)` that holds
+    /// the point at `t`.
+    fn gap(&self, k: usize, t: f64, t_end: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>, rec: &mut Vec<u32>) {
+        let k = (k + 2).min(self.top);
+        let level = &self.levels[k - LEAF_LEVEL];
+        let s = fidx(1 << k);
+        let at = |axis: usize, n: usize| {
+            let g = (self.g0[axis] + t * self.dg[axis]) / s;
+            if g > 0.0 {
+                (g as usize).min(n - 1)
+            } else {
+                0
             }
-        }
-    };
-    union(State::Mixed, mixed);
-    union(State::Below, below);
-    // Below minus Mixed.
-    parts.clear();
-    let mut k = 0;
-    for b in below.iter() {
-        let mut t0 = b.t0;
-        while k < mixed.len() && mixed[k].t1 <= t0 {
-            k += 1;
-        }
-        let mut j = k;
-        while j < mixed.len() && mixed[j].t0 < b.t1 {
-            if mixed[j].t0 > t0 {
-                parts.push(Piece { t0, t1: mixed[j].t0, state: State::Below });
-            }
-            t0 = t0.max(mixed[j].t1);
-            j += 1;
-        }
-        if t0 < b.t1 {
-            parts.push(Piece { t0, t1: b.t1, state: State::Below });
-        }
-    }
-    parts.extend_from_slice(mixed);
-    parts.sort_unstable_by(|p, q| p.t0.total_cmp(&q.t0));
-    out.clear();
-    let mut cur = t_lo;
-    for r in parts.iter() {
-        if r.t0 > cur {
-            out.push(Piece { t0: cur, t1: r.t0, state: State::Above });
-        }
-        cur = cur.max(r.t1);
-        out.push(*r);
-    }
-    if cur < t_hi {
-        out.push(Piece { t0: cur, t1: t_hi, state: State::Above });
+        };
+        self.run((k, at(1, level.h), at(0, level.w)), self.top, t, t_end, out, hits, rec);
     }
 }
 
@@ -761,52 +923,116 @@ fn threads() -> usize {
     *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1))
 }
 
-/// Pairs per unit of work handed to a thread by [`trace_all`].
+/// Pairs per unit of work handed to a thread by [`Tracer::trace_all`].
 const BATCH: usize = 32;
 
-/// [`trace`] for every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
+/// What one pair remembers between windows: the pyramid blocks that classified its segment,
+/// in order from A to B, and how many a walk from the root needed when last made.
+#[derive(Debug, Default, Clone)]
+struct Memo {
+    blocks: Vec<u32>,
+    fresh_len: usize,
+}
+
+/// [`trace`] for every pair of a set of points, window after window, exploiting that vehicles
+/// move little between windows.
 ///
-/// The pairs are cut into batches of 32 consecutive pairs that the available cores
-/// (scoped threads) take in turn from a shared counter, so a thread that drew cheap pairs
-/// takes more batches. Each result is written to its pair's own slot and depends only on its
-/// two points, so the output never depends on timing.
+/// For each pair it remembers the pyramid blocks that classified the segment last time and
+/// starts there (see `March::replay`): a block's slab usually still decides the part of the
+/// moved segment inside it, so the walk down from the root is skipped. The classification is
+/// exact either way, so the paths equal [`trace`]'s (up to the rounding of a buried length
+/// summed over differently cut pieces, ~1e-15 relative). A pair whose remembered list has grown
+/// past 1.25× the length of a walk from the root starts afresh. A different number of points
+/// starts every pair afresh; so should a different terrain (stale blocks cost time, never
+/// correctness: every block is checked against the terrain it is used with).
+#[derive(Debug, Default)]
+pub struct Tracer {
+    memos: Vec<Memo>,
+}
+
+impl Tracer {
+    pub fn new() -> Tracer {
+        Tracer::default()
+    }
+
+    /// The paths of every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1),
+    /// (1,2), ….
+    ///
+    /// The pairs are cut into batches of 32 consecutive pairs that the available cores
+    /// (scoped threads) take in turn from a shared counter, so a thread that drew cheap pairs
+    /// takes more batches. Each result is written to its pair's own slot and depends only on
+    /// its two points and its own memory, so the output never depends on timing.
+    pub fn trace_all(
+        &mut self,
+        terrain: &Terrain,
+        points: &[Point3<f64>],
+        penetration_loss_db_per_m: f64,
+    ) -> Vec<PathInfo> {
+        self.trace_pairs(terrain, points, penetration_loss_db_per_m, true)
+    }
+
+    fn trace_pairs(
+        &mut self,
+        terrain: &Terrain,
+        points: &[Point3<f64>],
+        penetration_loss_db_per_m: f64,
+        remember: bool,
+    ) -> Vec<PathInfo> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Mutex;
+
+        let n = points.len();
+        let pairs: Vec<(usize, usize)> =
+            (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect();
+        if self.memos.len() != pairs.len() {
+            // Nothing to remember for a one-off call: one empty memo per pair costs nothing.
+            self.memos = vec![Memo::default(); pairs.len()];
+        }
+        let one = |&(i, j): &(usize, usize), memo: &mut Memo| {
+            let mode = if remember { Mode::Replay(memo) } else { Mode::Fresh };
+            trace_impl(terrain, &points[i], &points[j], penetration_loss_db_per_m, mode)
+        };
+        let workers = threads().min(pairs.len() / BATCH).max(1);
+        if workers == 1 {
+            return pairs.iter().zip(self.memos.iter_mut()).map(|(p, m)| one(p, m)).collect();
+        }
+        type Job<'p> = (&'p [(usize, usize)], &'p mut [Memo], Vec<PathInfo>);
+        let jobs: Vec<Mutex<Job>> = pairs
+            .chunks(BATCH)
+            .zip(self.memos.chunks_mut(BATCH))
+            .map(|(p, m)| Mutex::new((p, m, Vec::new())))
+            .collect();
+        let next = AtomicUsize::new(0);
+        let work = || loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            let Some(job) = jobs.get(b) else { break };
+            let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
+            let (p, m, out) = &mut *job;
+            *out = p.iter().zip(m.iter_mut()).map(|(p, m)| one(p, m)).collect();
+        };
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
+            work();
+            for h in handles {
+                if let Err(e) = h.join() {
+                    std::panic::resume_unwind(e);
+                }
+            }
+        });
+        let mut out = Vec::with_capacity(pairs.len());
+        for job in jobs {
+            out.extend(job.into_inner().unwrap_or_else(|e| e.into_inner()).2);
+        }
+        out
+    }
+}
+
+/// [`trace`] for every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1), (1,2), …,
+/// on all cores: a [`Tracer`] with nothing remembered.
 pub fn trace_all(
     terrain: &Terrain,
     points: &[Point3<f64>],
     penetration_loss_db_per_m: f64,
 ) -> Vec<PathInfo> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-
-    let n = points.len();
-    let pairs: Vec<(usize, usize)> =
-        (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect();
-    let one = |&(i, j): &(usize, usize)| trace(terrain, &points[i], &points[j], penetration_loss_db_per_m);
-    let workers = threads().min(pairs.len() / BATCH).max(1);
-    if workers == 1 {
-        return pairs.iter().map(one).collect();
-    }
-    let batches: Vec<&[(usize, usize)]> = pairs.chunks(BATCH).collect();
-    let slots: Vec<Mutex<Vec<PathInfo>>> = batches.iter().map(|_| Mutex::new(Vec::new())).collect();
-    let next = AtomicUsize::new(0);
-    let work = || loop {
-        let b = next.fetch_add(1, Ordering::Relaxed);
-        let Some(batch) = batches.get(b) else { break };
-        let out: Vec<PathInfo> = batch.iter().map(one).collect();
-        *slots[b].lock().unwrap_or_else(|e| e.into_inner()) = out;
-    };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
-        work();
-        for h in handles {
-            if let Err(e) = h.join() {
-                std::panic::resume_unwind(e);
-            }
-        }
-    });
-    let mut out = Vec::with_capacity(pairs.len());
-    for slot in slots {
-        out.extend(slot.into_inner().unwrap_or_else(|e| e.into_inner()));
-    }
-    out
+    Tracer::new().trace_pairs(terrain, points, penetration_loss_db_per_m, false)
 }

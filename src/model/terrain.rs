@@ -1,5 +1,5 @@
 //! Terrain and bathymetry: a regular height grid, its exact triangulation as a parry3d
-//! [`HeightField`], and a min/max height pyramid used as a conservative broad phase.
+//! [`HeightField`], and a height pyramid (min/max, and bounding slabs) used as a conservative broad phase.
 //!
 //! # Frames
 //! The local frame is ENU: x east, y north, z up, metres. The grid is centred on the origin:
@@ -34,16 +34,22 @@
 //!
 //! # Pyramid
 //! Level 0 holds, per cell, the min and max of its four corner heights; level `k+1` holds the
-//! min/max over 2×2 blocks of level `k`, up to a single root block. A segment whose lowest z
-//! over a block's footprint is above the block's max height is provably above the terrain there;
-//! one whose highest z is below the block's min height is provably below it.
+//! min/max over 2×2 blocks of level `k`, up to a single root block.
 //!
-//! For the channel's broad phase the levels from 4 × 4-cell blocks up are also kept in compact
-//! form: `f32` bounds rounded outwards (min down, max up, so still conservative), stored by 2×2
-//! quads so that a block's four children share one cache line. Each 4 × 4-cell leaf block also
-//! has its 5 × 5 corner heights as `f32` in one aligned 128-byte tile, read by the channel's
-//! exact linear pre-check with a tolerance covering the `f32` rounding (`max |h| · 2⁻²⁴`); the
-//! exact surface (parry and [`Terrain::height_at`]) always uses the `f64` heights.
+//! For the channel's broad phase the levels from 4 × 4-cell blocks up are also kept as
+//! **slabs**: per block two parallel planes that enclose the surface over the block's footprint,
+//! `lo + p(gx, gy) ≤ h ≤ hi + p(gx, gy)`, with `p = px (gx - cx) + py (gy - cy)` in grid
+//! coordinates about the block's nominal centre. `px, py` are the least-squares plane through
+//! the block's samples (rounded to `f32`); `lo, hi` are the exact extremes of the samples'
+//! residuals about that plane (the surface minus a plane is linear on each triangle and a block
+//! is a union of whole triangles, so the extremes are at samples), rounded outwards to `f32`.
+//! Where the flat slab `[min, max]` is thinner it is used (`px = py = 0`). On sloping ground a
+//! tilted slab is several times thinner than the min/max range, so a segment is decided at
+//! coarser levels. Slabs are stored by 2×2 quads so that a block's four children share one
+//! cache line. Each 4 × 4-cell leaf block also has its 5 × 5 corner heights as `f32` in one
+//! aligned 128-byte tile, read by the channel's exact linear pre-check with a tolerance
+//! covering the `f32` rounding (`max |h| · 2⁻²⁴`); the exact surface (parry and
+//! [`Terrain::height_at`]) always uses the `f64` heights.
 //!
 //! # Procedural terrain
 //! Deterministic from the seed (ChaCha8): the floor is `base_height_m` plus value noise (three
@@ -120,25 +126,50 @@ pub(crate) struct Level {
 /// and each leaf block's `(LEAF+1)²` corner heights are stored together as one [`Tile`].
 pub(crate) const LEAF_LEVEL: usize = 2;
 pub(crate) const LEAF: usize = 1 << LEAF_LEVEL;
-const TILE_N: usize = LEAF + 1;
+pub(crate) const TILE_N: usize = LEAF + 1;
 
-/// One level of the compact pyramid: `f32` bounds rounded outwards (so still conservative),
-/// stored by 2×2 quads so that the four children of a block share one cache line.
+/// One level of the compact pyramid: per block a bounding slab `[lo, hi]` around a plane,
+/// `f32` rounded outwards (so still conservative), stored by 2×2 quads so that the four
+/// children of a block share one 64-byte cache line. See [`QLevel::get`].
 #[derive(Debug, Clone)]
 pub(crate) struct QLevel {
     pub(crate) w: usize,
     pub(crate) h: usize,
     /// Quads per row.
     qw: usize,
-    mm: Vec<[f32; 2]>,
+    mm: Vec<[f32; 4]>,
 }
 
 impl QLevel {
-    /// `[min, max]` of block `(bi, bj)`.
+    /// `[lo, hi, px, py]` of block `(bi, bj)` at level `k`: over the block's footprint
+    /// `lo + p(gx, gy) <= h <= hi + p(gx, gy)` with `p = px (gx - cx) + py (gy - cy)`,
+    /// `(gx, gy)` grid coordinates (columns east, rows south) and `(cx, cy)` the block's
+    /// nominal centre `((bj + ½) 2^k, (bi + ½) 2^k)` (see [`block_centre`]).
     #[inline]
-    pub(crate) fn get(&self, bi: usize, bj: usize) -> [f32; 2] {
-        self.mm[((bi >> 1) * self.qw + (bj >> 1)) * 4 + (bi & 1) * 2 + (bj & 1)]
+    pub(crate) fn get(&self, bi: usize, bj: usize) -> [f32; 4] {
+        *self.slot(bi, bj)
     }
+
+    #[inline]
+    pub(crate) fn slot(&self, bi: usize, bj: usize) -> &[f32; 4] {
+        &self.mm[((bi >> 1) * self.qw + (bj >> 1)) * 4 + (bi & 1) * 2 + (bj & 1)]
+    }
+}
+
+/// Nominal centre of block `(bi, bj)` of level `k` in grid coordinates `(cx, cy)`: the
+/// reference point of its bounding plane (also for blocks cut short by the grid's edge).
+#[inline]
+pub(crate) fn block_centre(k: usize, bi: usize, bj: usize) -> (f64, f64) {
+    let s = fidx(1 << k);
+    ((fidx(bj) + 0.5) * s, (fidx(bi) + 0.5) * s)
+}
+
+/// A grid or block index as `f64`. Indices are below [`MAX_DIM`], so they go through `u32`,
+/// whose conversion is one instruction (a `usize`'s is several on x86-64).
+#[inline(always)]
+pub(crate) fn fidx(i: usize) -> f64 {
+    debug_assert!(i <= u32::MAX as usize);
+    f64::from(i as u32)
 }
 
 /// The `(LEAF+1)²` corner heights of one leaf block, row-major, as `f32` (rounded to nearest;
@@ -263,7 +294,12 @@ impl Terrain {
         let m = DMatrix::from_fn(rows, cols, |i, j| heights[i * cols + j]);
         let field = HeightField::new(m, Vector3::new(size_x, 1.0, size_y));
         let levels = build_pyramid(&heights, cols, rows);
-        let qlevels = levels.iter().skip(LEAF_LEVEL).map(compact).collect();
+        let qlevels = levels
+            .iter()
+            .enumerate()
+            .skip(LEAF_LEVEL)
+            .map(|(k, l)| plane_level(&heights, cols, rows, k, l))
+            .collect();
         let (tiles_w, tiles) = build_tiles(&heights, cols, rows);
         let tile_err = heights.iter().fold(0.0f64, |m, h| m.max(h.abs())) * f64::from(f32::EPSILON) * 0.5;
         Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, tile_err })
@@ -356,15 +392,56 @@ fn f32_up(v: f64) -> f32 {
     -f32_down(-v)
 }
 
-fn compact(l: &Level) -> QLevel {
+/// Level `k` of the compact pyramid: for each block, the least-squares plane through its
+/// samples (coefficients rounded to `f32`) and the exact extremes of the samples' residuals
+/// about it, unless the flat slab `[min, max]` is thinner. The surface is linear on each
+/// triangle and a block's footprint is a union of whole triangles, so the residual of any
+/// plane is extreme at a sample: the slab bounds the surface over the whole footprint.
+fn plane_level(heights: &[f64], cols: usize, rows: usize, k: usize, l: &Level) -> QLevel {
     let qw = l.w.div_ceil(2);
     let qh = l.h.div_ceil(2);
     // Blocks beyond the level's edge (padding of the last quads) can never be hit.
-    let mut mm = vec![[f32::INFINITY, f32::NEG_INFINITY]; qw * qh * 4];
+    let mut mm = vec![[f32::INFINITY, f32::NEG_INFINITY, 0.0, 0.0]; qw * qh * 4];
+    let s = 1usize << k;
     for bi in 0..l.h {
         for bj in 0..l.w {
-            let [lo, hi] = l.mm[bi * l.w + bj];
-            mm[((bi >> 1) * qw + (bj >> 1)) * 4 + (bi & 1) * 2 + (bj & 1)] = [f32_down(lo), f32_up(hi)];
+            let (r0, c0) = (bi * s, bj * s);
+            let (r1, c1) = ((r0 + s).min(rows - 1), (c0 + s).min(cols - 1));
+            let (nr, nc) = ((r1 - r0 + 1) as f64, (c1 - c0 + 1) as f64);
+            // Sample means of the coordinates, and the moments of a regular grid about them.
+            let (xm, ym) = ((c0 + c1) as f64 / 2.0, (r0 + r1) as f64 / 2.0);
+            let (mut shx, mut shy) = (0.0, 0.0);
+            for r in r0..=r1 {
+                let row = &heights[r * cols + c0..=r * cols + c1];
+                let dy = r as f64 - ym;
+                for (j, &h) in row.iter().enumerate() {
+                    shx += h * ((c0 + j) as f64 - xm);
+                    shy += h * dy;
+                }
+            }
+            let sxx = nr * (nc - 1.0) * nc * (nc + 1.0) / 12.0;
+            let syy = nc * (nr - 1.0) * nr * (nr + 1.0) / 12.0;
+            let px = if sxx > 0.0 { (shx / sxx) as f32 } else { 0.0 };
+            let py = if syy > 0.0 { (shy / syy) as f32 } else { 0.0 };
+            let [hmin, hmax] = l.mm[bi * l.w + bj];
+            let (cx, cy) = block_centre(k, bi, bj);
+            let (fx, fy) = (f64::from(px), f64::from(py));
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for r in r0..=r1 {
+                let row = &heights[r * cols + c0..=r * cols + c1];
+                let py_r = fy * (r as f64 - cy);
+                for (j, &h) in row.iter().enumerate() {
+                    let e = h - (fx * ((c0 + j) as f64 - cx) + py_r);
+                    lo = lo.min(e);
+                    hi = hi.max(e);
+                }
+            }
+            let q = ((bi >> 1) * qw + (bj >> 1)) * 4 + (bi & 1) * 2 + (bj & 1);
+            mm[q] = if hi - lo < hmax - hmin {
+                [f32_down(lo), f32_up(hi), px, py]
+            } else {
+                [f32_down(hmin), f32_up(hmax), 0.0, 0.0]
+            };
         }
     }
     QLevel { w: l.w, h: l.h, qw, mm }

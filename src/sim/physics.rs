@@ -8,7 +8,7 @@
 
 use crate::config::LoadedScenario;
 use crate::model::{
-    channel::{trace_all, PathInfo},
+    channel::{PathInfo, Tracer},
     geo::LocalFrame,
     netsim::{nav_to_state, NavInbox},
     motion::{Kinematics, VehicleState},
@@ -34,6 +34,8 @@ pub struct PhysicsSim {
     vehicles: Vec<(VehicleState, Kinematics)>,
     /// Navigation fixes from the NETSIM manager, applied at the start of each window.
     nav: Option<(NavInbox, LocalFrame)>,
+    /// Remembers per pair which terrain blocks classified it, for the next window.
+    tracer: Tracer,
 }
 
 impl PhysicsSim {
@@ -64,6 +66,7 @@ impl PhysicsSim {
                 .map(|v| (VehicleState::from_pose(&v.start), Kinematics::from_config(&v.motion)))
                 .collect(),
             nav: None,
+            tracer: Tracer::new(),
         }
     }
 
@@ -93,9 +96,9 @@ impl PhysicsSim {
     }
 
     /// The channel as it is now.
-    pub fn channel_data(&self) -> ChannelData {
+    pub fn channel_data(&mut self) -> ChannelData {
         let points: Vec<Point3<f64>> = self.vehicles.iter().map(|(s, _)| s.position).collect();
-        let paths = trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
+        let paths = self.tracer.trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
         channel_data(self.vehicles.iter().map(|(s, _)| s), &paths)
     }
 
