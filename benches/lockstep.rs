@@ -88,6 +88,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         startup: TIMEOUT,
         timeline: None,
         scenario: "bench".into(),
+        vehicles: VEHICLES,
         progress_every: None,
         netsim_manager: None,
         live: None,

@@ -26,11 +26,13 @@ use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
     Link, LinkError, Reply, Schedule, Service,
 };
+use crate::wire::channel::ChannelView;
 use crate::wire::proto::{
     decode_checked,
     rosnetsim::{network_update, physics_update},
     ChannelData, NetworkUpdate,
 };
+use anyhow::Context;
 use prost::Message;
 use std::{
     path::PathBuf,
@@ -168,8 +170,8 @@ pub struct WindowView<'a> {
     pub start_ns: u64,
     /// W, ns.
     pub window_ns: u64,
-    /// The channel the network side used for this window.
-    pub channel: &'a ChannelData,
+    /// The channel the network side used for this window, checked against the vehicles.
+    pub channel: ChannelView<'a>,
     /// The network side's END for this window: deliveries (and, from simulators that report
     /// them, drops) during [kW, (k+1)W).
     pub network_end: &'a NetworkUpdate,
@@ -217,6 +219,8 @@ pub struct PhysicsCoordinator {
     pub startup: Duration,
     pub timeline: Option<Timeline>,
     pub scenario: String,
+    /// Number of vehicles: every window's ChannelData is checked against it.
+    pub vehicles: usize,
     /// Log a progress line at most this often.
     pub progress_every: Option<Duration>,
     /// The NETSIM manager serving the embedded physics simulator, if any.
@@ -266,6 +270,7 @@ impl PhysicsCoordinator {
             startup: startup_timeout(loaded),
             timeline,
             scenario: s.name.clone(),
+            vehicles: s.vehicles.len(),
             progress_every: Some(Duration::from_secs(2)),
             netsim_manager,
             live,
@@ -290,9 +295,11 @@ impl PhysicsCoordinator {
             let channel_bytes = pending.take().expect("the physics END for this window is in hand");
             let channel: ChannelData = decode_checked(&channel_bytes)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
+            let checked = ChannelView::check(&channel, self.vehicles)
+                .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
             if let Some(t) = &mut self.timeline {
-                t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &channel)
-                    .map_err(|e| self.physics.protocol_error(k, e))?;
+                t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &checked)
+                    .with_context(|| format!("writing {}", t.path().display()))?;
             }
             if let Some(a) = &mut self.acoustic {
                 a.on_window(k, self.schedule.start_ns(k), &channel);
@@ -323,7 +330,7 @@ impl PhysicsCoordinator {
                     window: k,
                     start_ns: self.schedule.start_ns(k),
                     window_ns: self.schedule.window_ns,
-                    channel: &channel,
+                    channel: checked,
                     network_end: &end,
                 };
                 for o in &mut self.observers {

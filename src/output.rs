@@ -5,7 +5,7 @@
 //!   bytes whatever transport carried them.
 //! - `summary.json`: counts per pair (LOS/NLOS windows, transitions) and run figures.
 
-use crate::wire::proto::ChannelData;
+use crate::wire::channel::ChannelView;
 use serde::Serialize;
 use std::{
     fs::File,
@@ -70,45 +70,26 @@ impl Timeline {
         &self.path
     }
 
-    /// Records window `window` (starting at `t_s`); the ChannelData must name known nodes.
-    pub fn record(&mut self, window: u32, t_s: f64, channel: &ChannelData) -> Result<(), String> {
-        let nodes = channel.node_list.len() / 7;
-        if channel.node_list.len() % 7 != 0 || nodes != self.names.len() {
-            return Err(format!(
-                "ChannelData has {} node_list values; expected 7 per vehicle for {} vehicles",
-                channel.node_list.len(),
-                self.names.len()
-            ));
-        }
-        for p in &channel.path_details {
-            let (&[a, b], &[hops]) = (p.ids.as_slice(), p.num_hops.as_slice()) else {
-                return Err(format!("PathDetails with ids {:?} and num_hops {:?}: expected a pair and one path", p.ids, p.num_hops));
-            };
-            let (a, b) = (a as usize, b as usize);
-            if a >= b || b >= nodes || p.hop_points.len() != 4 * hops as usize {
-                return Err(format!("PathDetails ids [{a}, {b}] with {hops} hops and {} hop values is inconsistent", p.hop_points.len()));
-            }
-            let pos = |i: usize| [channel.node_list[7 * i], channel.node_list[7 * i + 1], channel.node_list[7 * i + 2]];
-            let (pa, pb) = (pos(a), pos(b));
-            let distance_m = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
-            let path: Vec<[f64; 4]> = p.hop_points.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    /// Records window `window` (starting at `t_s`); `channel` was checked against the same
+    /// vehicles this timeline names.
+    pub fn record(&mut self, window: u32, t_s: f64, channel: &ChannelView) -> std::io::Result<()> {
+        let n = self.names.len();
+        for p in channel.paths() {
             let line = Line {
                 window,
                 t_s,
-                a: &self.names[a],
-                b: &self.names[b],
+                a: &self.names[p.a],
+                b: &self.names[p.b],
                 los: p.los,
-                distance_m,
-                hops,
-                loss_db: path.iter().map(|h| h[3]).sum(),
-                path,
+                distance_m: channel.distance_m(p.a, p.b),
+                hops: p.hops(),
+                loss_db: p.loss_db(),
+                path: p.points(),
             };
-            serde_json::to_writer(&mut self.writer, &line).map_err(|e| e.to_string())?;
-            self.writer.write_all(b"\n").map_err(|e| e.to_string())?;
+            serde_json::to_writer(&mut self.writer, &line)?;
+            self.writer.write_all(b"\n")?;
             // Pair index of (a, b) with a < b in (0,1),(0,2).. order.
-            let n = nodes;
-            let idx = a * n - a * (a + 1) / 2 + (b - a - 1);
-            let s = &mut self.pairs[idx];
+            let s = &mut self.pairs[p.a * n - p.a * (p.a + 1) / 2 + (p.b - p.a - 1)];
             if p.los { s.los_windows += 1 } else { s.nlos_windows += 1 }
             if s.last_los.is_some_and(|l| l != p.los) {
                 s.transitions += 1;

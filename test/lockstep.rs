@@ -206,6 +206,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         startup: Duration::from_secs(5),
         timeline: None,
         scenario: "test".into(),
+        vehicles: 0,
         progress_every: None,
         netsim_manager: None,
         live: None,
@@ -224,6 +225,37 @@ async fn an_out_of_turn_answer_is_a_protocol_error_naming_the_window() {
     assert_eq!(
         err.to_string(),
         "scripted physics simulator broke the window protocol in window 3: expected END for window 3, got END for window 4"
+    );
+}
+
+/// A physics simulator for 2 vehicles whose ChannelData, from window 2 on, has a path to a
+/// third vehicle that does not exist.
+struct StrayPath(u32);
+impl Service for StrayPath {
+    fn call<'a>(&'a mut self, _request: &'a [u8]) -> Reply<'a> {
+        use netsim_cosim::wire::proto::{ChannelData, PathDetails};
+        use prost::Message;
+        let k = self.0;
+        self.0 += 1;
+        let path = |ids: Vec<u32>| PathDetails { ids, los: true, num_hops: vec![2], hop_points: vec![0.0; 8] };
+        let mut c = ChannelData { node_list: vec![0.0; 14], path_details: vec![path(vec![0, 1])] };
+        if k >= 2 {
+            c.path_details.push(path(vec![1, 2]));
+        }
+        Box::pin(std::future::ready(Ok(physics_end(k, c.encode_to_vec()))))
+    }
+}
+
+#[tokio::test]
+async fn a_channel_naming_an_unknown_vehicle_is_a_protocol_error_naming_the_window_and_field() {
+    let mut c = coordinator(Link::local("scripted physics simulator", Box::new(StrayPath(0))), 10);
+    c.vehicles = 2;
+    let err = c.run(std::future::pending()).await.unwrap_err();
+    let err = err.downcast::<LinkError>().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "scripted physics simulator broke the window protocol in window 2: channel_data: \
+         path_details[1]: ids [1, 2]: expected two vehicle indices a < b < 2"
     );
 }
 

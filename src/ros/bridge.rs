@@ -124,8 +124,8 @@ impl VehicleBridges {
 impl WindowObserver for VehicleBridges {
     fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
         for b in &mut self.bridges {
-            let Some(c) = view.channel.node_list.get(7 * b.index..7 * b.index + 7) else { continue };
-            let sample = VehicleSample { window: view.window, start_ns: view.start_ns, pose: c.try_into().expect("7 values") };
+            let Some(pose) = view.channel.pose(b.index) else { continue };
+            let sample = VehicleSample { window: view.window, start_ns: view.start_ns, pose };
             if let Some(stdin) = &mut b.stdin {
                 stdin
                     .write_all(sample.to_line().as_bytes())

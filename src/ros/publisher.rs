@@ -218,8 +218,8 @@ fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
 
 impl WindowObserver for RosPublisher {
     fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
-        let state = self.vehicles.window(view.window, view.start_ns, view.channel, view.network_end).map_err(|e| anyhow::anyhow!(e))?;
-        self.publish(&state, view.channel.encode_to_vec()).map_err(err)?;
+        let state = self.vehicles.window(view.window, view.start_ns, &view.channel, view.network_end);
+        self.publish(&state, view.channel.data().encode_to_vec()).map_err(err)?;
         Ok(())
     }
 

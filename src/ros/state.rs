@@ -1,8 +1,10 @@
 //! What one window says about each vehicle and each pair, in the form the ROS messages need.
-//! Pure: built from the ChannelData and the network END the coordinator already holds.
+//! Pure: built from the (checked) ChannelData and the network END the coordinator already
+//! holds.
 
 use crate::config::Scenario;
-use crate::wire::proto::{ChannelData, NetworkUpdate};
+use crate::wire::channel::ChannelView;
+use crate::wire::proto::NetworkUpdate;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// A vehicle's pose: position (m, ENU) and orientation (w, x, y, z).
@@ -90,38 +92,28 @@ impl Vehicles {
         self.ipv4.iter().position(|a| *a == Some(ip))
     }
 
-    /// The window's state; `Err` if the ChannelData does not match the vehicles.
-    pub fn window(&self, window: u32, start_ns: u64, channel: &ChannelData, end: &NetworkUpdate) -> Result<WindowState, String> {
+    /// The window's state; `channel` was checked against these vehicles.
+    pub fn window(&self, window: u32, start_ns: u64, channel: &ChannelView, end: &NetworkUpdate) -> WindowState {
         let n = self.names.len();
-        if channel.node_list.len() != 7 * n {
-            return Err(format!("ChannelData has {} node_list values; expected 7 per vehicle for {n} vehicles", channel.node_list.len()));
-        }
-        let poses: Vec<Pose> = channel
-            .node_list
-            .chunks_exact(7)
-            .map(|c| Pose { position: [c[0], c[1], c[2]], orientation: [c[3], c[4], c[5], c[6]] })
+        let poses: Vec<Pose> = (0..n)
+            .map(|i| {
+                let c = channel.pose(i).unwrap_or_default();
+                Pose { position: [c[0], c[1], c[2]], orientation: [c[3], c[4], c[5], c[6]] }
+            })
             .collect();
-        let mut pairs = Vec::with_capacity(channel.path_details.len());
-        for p in &channel.path_details {
-            let &[a, b] = p.ids.as_slice() else { return Err(format!("PathDetails ids {:?}: expected a pair", p.ids)) };
-            let (a, b) = (a as usize, b as usize);
-            if a >= b || b >= n || p.hop_points.len() % 4 != 0 {
-                return Err(format!("PathDetails ids [{a}, {b}] with {} hop values is inconsistent", p.hop_points.len()));
-            }
-            let (pa, pb) = (poses[a].position, poses[b].position);
-            let distance_m = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
-            let path: Vec<[f64; 4]> = p.hop_points.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-            pairs.push(PairState {
-                a,
-                b,
+        let mut pairs: Vec<PairState> = channel
+            .paths()
+            .map(|p| PairState {
+                a: p.a,
+                b: p.b,
                 los: p.los,
-                distance_m,
-                loss_db: path.iter().map(|h| h[3]).sum(),
-                path,
+                distance_m: channel.distance_m(p.a, p.b),
+                loss_db: p.loss_db(),
+                path: p.points(),
                 traffic: PairTraffic::default(),
                 model: LinkModelFigures::default(),
-            });
-        }
+            })
+            .collect();
         let mut unattributed_drops = vec![0; n];
         let pair_of = |pairs: &mut Vec<PairState>, s: usize, r: usize| pairs.iter_mut().position(|p| (p.a, p.b) == (s.min(r), s.max(r)));
         // Deliveries, and the sender of every delivered packet id (to attribute drops).
@@ -154,7 +146,7 @@ impl Vehicles {
                 None => unattributed_drops[r] += 1,
             }
         }
-        Ok(WindowState { window, start_ns, poses, pairs, unattributed_drops })
+        WindowState { window, start_ns, poses, pairs, unattributed_drops }
     }
 }
 
@@ -166,7 +158,7 @@ pub fn ros_time(ns: u64) -> (i32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::proto::PathDetails;
+    use crate::wire::proto::{ChannelData, PathDetails};
 
     fn vehicles() -> Vehicles {
         Vehicles::new(
@@ -191,7 +183,8 @@ mod tests {
 
     #[test]
     fn geometry_per_pair() {
-        let s = vehicles().window(3, 30, &channel(), &NetworkUpdate::default()).unwrap();
+        let c = channel();
+        let s = vehicles().window(3, 30, &ChannelView::check(&c, 3).unwrap(), &NetworkUpdate::default());
         assert_eq!(s.poses[1].position, [3.0, 0.0, 0.0]);
         assert_eq!((s.pairs[0].los, s.pairs[0].distance_m), (true, 3.0));
         assert_eq!((s.pairs[1].los, s.pairs[1].distance_m, s.pairs[1].loss_db, s.pairs[1].path.len()), (false, 4.0, 5.0, 4));
@@ -213,17 +206,11 @@ mod tests {
             drop_reason: vec![2, 1],
             ..Default::default()
         };
-        let s = vehicles().window(0, 0, &channel(), &end).unwrap();
+        let c = channel();
+        let s = vehicles().window(0, 0, &ChannelView::check(&c, 3).unwrap(), &end);
         assert_eq!(s.pairs[0].traffic, PairTraffic { delivered_ab: 2, delivered_ba: 2, dropped_ab: 0, dropped_ba: 0 });
         assert_eq!(s.pairs[1].traffic, PairTraffic { dropped_ab: 1, ..Default::default() });
         assert_eq!(s.unattributed_drops, vec![0, 1, 0]);
-    }
-
-    #[test]
-    fn mismatched_channel_is_an_error() {
-        let mut c = channel();
-        c.node_list.truncate(14);
-        assert!(vehicles().window(0, 0, &c, &NetworkUpdate::default()).is_err());
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //!   checked on decode.
 //! - [`ip`]: a checked, zero-copy view of IPv4/IPv6 headers (captured vehicle traffic).
 //! - [`pcap`]: pcap files of what each vehicle sent and received.
+//! - [`channel`]: a ChannelData checked once against the scenario's vehicles.
+pub mod channel;
 pub mod ip;
 pub mod pcap;
 pub mod proto;
