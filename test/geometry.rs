@@ -2,7 +2,9 @@
 
 use nalgebra::Point3;
 use netsim_cosim::config::{Ridge, Terrain as TerrainCfg};
-use netsim_cosim::model::channel::{trace, trace_all, trace_naive, PathInfo, Tracer};
+use netsim_cosim::model::channel::{
+    line_of_sight, line_of_sight_all, trace, trace_all, trace_naive, PathInfo, Tracer,
+};
 use netsim_cosim::model::terrain::{from_parry, to_parry, Terrain, TerrainError};
 use parry3d_f64::query::{Ray, RayCast};
 
@@ -230,6 +232,25 @@ fn two_ridges_give_two_obstructions() {
     ]);
 }
 
+/// `line_of_sight` stops at the first obstruction, not at a stretch too close to the surface
+/// to decide at once: 1e-7 m above one crest (LOS there), then through the other ridge.
+#[test]
+fn line_of_sight_passes_a_near_miss_and_finds_the_later_obstruction() {
+    let t = ridges(&[-8.0, 8.0]);
+    let z = |x: f64| 4.0 + 1e-7 - 0.1 * (x + 8.0);
+    let (a, b) = (p(-14.0, 0.5, z(-14.0)), p(14.0, 0.5, z(14.0)));
+    let full = trace(&t, &a, &b, LOSS);
+    assert!(!full.los && full.hops.len() == 4, "{full:?}");
+    // Entry on the west flank of crest 8 (h = 2x - 12), exit on its east flank (h = 20 - 2x).
+    let (xe, xx) = ((15.2 + 1e-7) / 2.1, (16.8 - 1e-7) / 1.9);
+    assert_pt(&full.hops[1].point, &p(xe, 0.5, z(xe)));
+    assert_pt(&full.hops[2].point, &p(xx, 0.5, z(xx)));
+    assert!(!line_of_sight(&t, &a, &b));
+    // The same line lifted clear of both crests is LOS for both.
+    let (a2, b2) = (p(-14.0, 0.5, 9.0), p(14.0, 0.5, 6.0));
+    assert!(trace(&t, &a2, &b2, LOSS).los && line_of_sight(&t, &a2, &b2));
+}
+
 #[test]
 fn endpoints_below_the_surface() {
     let t = ridges(&[0.0]);
@@ -313,6 +334,7 @@ fn tracer_following_vehicles_equals_fresh_trace() {
             for j in (i + 1)..cut {
                 let fresh = trace(&t, &pts[i], &pts[j], LOSS);
                 assert!(same(&all[k], &fresh), "window {w} pair ({i}, {j})\ntracer {:?}\nfresh {fresh:?}", all[k]);
+                assert_eq!(line_of_sight(&t, &pts[i], &pts[j]), fresh.los, "window {w} pair ({i}, {j})");
                 if w % 20 == 0 {
                     assert!(same(&fresh, &trace_naive(&t, &pts[i], &pts[j], LOSS)), "window {w} pair ({i}, {j})");
                 }
@@ -367,6 +389,7 @@ fn broad_phase_agrees_with_parry_alone() {
         let (a, b) = (q(), q());
         let (x, y) = (trace(&t, &a, &b, LOSS), trace_naive(&t, &a, &b, LOSS));
         assert!(same(&x, &y), "{a:?} -> {b:?}\nbroad {x:?}\nnaive {y:?}");
+        assert_eq!(line_of_sight(&t, &a, &b), y.los, "{a:?} -> {b:?}");
         n += 1;
         nlos += usize::from(!x.los);
     }
@@ -443,6 +466,7 @@ fn trace_all_equals_pairwise_trace() {
         }
     }
     assert_eq!(trace_all(&t, &pts, LOSS), all);
+    assert_eq!(line_of_sight_all(&t, &pts), all.iter().map(|p| p.los).collect::<Vec<_>>());
     assert!(trace_all(&t, &pts[..1], LOSS).is_empty());
     assert_eq!(trace_all(&t, &pts[..2], LOSS), vec![trace(&t, &pts[0], &pts[1], LOSS)]);
 }

@@ -169,6 +169,12 @@ pub fn trace_naive(
     trace_impl(terrain, a, b, penetration_loss_db_per_m, Mode::Naive)
 }
 
+/// Whether the segment from `a` to `b` is clear of the terrain: `trace(..).los`, found by a
+/// walk that stops at the first obstruction (no hop points).
+pub fn line_of_sight(terrain: &Terrain, a: &Point3<f64>, b: &Point3<f64>) -> bool {
+    trace_impl(terrain, a, b, 0.0, Mode::FirstHit).los
+}
+
 /// How [`trace_with`] classifies the segment.
 enum Mode<'m> {
     /// parry alone.
@@ -177,6 +183,9 @@ enum Mode<'m> {
     Fresh,
     /// The pyramid walk from the blocks remembered for this pair, which it then replaces.
     Replay(&'m mut Memo),
+    /// The pyramid walk from the root, up to the first obstruction: the result's `los` is
+    /// exact, its hops are left out when it is NLOS (for [`line_of_sight`] only).
+    FirstHit,
 }
 
 fn los(a: &Point3<f64>, b: &Point3<f64>) -> PathInfo {
@@ -264,6 +273,13 @@ fn trace_with(
                     m.replay(&memo.blocks, t_lo, t_hi, pieces, hits, rec, ver);
                 }
                 std::mem::swap(&mut memo.blocks, rec);
+            }
+            (Some(mut m), Mode::FirstHit) => {
+                m.first_hit = true;
+                m.fresh(t_lo, t_hi, pieces, hits, rec);
+                if pieces.last().is_some_and(|p| matches!(p.state, State::Below | State::On)) {
+                    return PathInfo { los: false, hops: Vec::new() };
+                }
             }
             (Some(m), _) => m.fresh(t_lo, t_hi, pieces, hits, rec),
         }
@@ -573,6 +589,9 @@ struct March<'a> {
     inv: [f64; 2],
     sgn: [isize; 2],
     z: [f64; 2],
+    /// Stop at the first piece that is surely obstructed, Below or a crossing (a line-of-sight
+    /// query; an undecided piece does not stop it).
+    first_hit: bool,
 }
 
 impl<'a> March<'a> {
@@ -592,6 +611,7 @@ impl<'a> March<'a> {
             inv: dg.map(|d| 1.0 / d),
             sgn: dg.map(sign),
             z: [walk.seg.a.z, walk.seg.d.z],
+            first_hit: false,
         })
     }
 
@@ -708,7 +728,7 @@ impl<'a> March<'a> {
                     continue;
                 }
             }
-            if te >= t_end {
+            if te >= t_end || (self.first_hit && out.last().is_some_and(|p| matches!(p.state, State::Below | State::On))) {
                 return;
             }
             t = te;
@@ -956,83 +976,92 @@ impl Tracer {
     }
 
     /// The paths of every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1),
-    /// (1,2), ….
-    ///
-    /// The pairs are cut into batches of 32 consecutive pairs that the available cores
-    /// (scoped threads) take in turn from a shared counter, so a thread that drew cheap pairs
-    /// takes more batches. Each result is written to its pair's own slot and depends only on
-    /// its two points and its own memory, so the output never depends on timing.
+    /// (1,2), …, on all cores. Each result depends only on its two points and its pair's own
+    /// memory, so the output never depends on timing.
     pub fn trace_all(
         &mut self,
         terrain: &Terrain,
         points: &[Point3<f64>],
         penetration_loss_db_per_m: f64,
     ) -> Vec<PathInfo> {
-        self.trace_pairs(terrain, points, penetration_loss_db_per_m, true)
-    }
-
-    fn trace_pairs(
-        &mut self,
-        terrain: &Terrain,
-        points: &[Point3<f64>],
-        penetration_loss_db_per_m: f64,
-        remember: bool,
-    ) -> Vec<PathInfo> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::sync::Mutex;
-
-        let n = points.len();
-        let pairs: Vec<(usize, usize)> =
-            (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect();
+        let pairs = pairs(points.len());
         if self.memos.len() != pairs.len() {
-            // Nothing to remember for a one-off call: one empty memo per pair costs nothing.
             self.memos = vec![Memo::default(); pairs.len()];
         }
-        let one = |&(i, j): &(usize, usize), memo: &mut Memo| {
-            let mode = if remember { Mode::Replay(memo) } else { Mode::Fresh };
-            trace_impl(terrain, &points[i], &points[j], penetration_loss_db_per_m, mode)
-        };
-        let workers = threads().min(pairs.len() / BATCH).max(1);
-        if workers == 1 {
-            return pairs.iter().zip(self.memos.iter_mut()).map(|(p, m)| one(p, m)).collect();
-        }
-        type Job<'p> = (&'p [(usize, usize)], &'p mut [Memo], Vec<PathInfo>);
-        let jobs: Vec<Mutex<Job>> = pairs
-            .chunks(BATCH)
-            .zip(self.memos.chunks_mut(BATCH))
-            .map(|(p, m)| Mutex::new((p, m, Vec::new())))
-            .collect();
-        let next = AtomicUsize::new(0);
-        let work = || loop {
-            let b = next.fetch_add(1, Ordering::Relaxed);
-            let Some(job) = jobs.get(b) else { break };
-            let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
-            let (p, m, out) = &mut *job;
-            *out = p.iter().zip(m.iter_mut()).map(|(p, m)| one(p, m)).collect();
-        };
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
-            work();
-            for h in handles {
-                if let Err(e) = h.join() {
-                    std::panic::resume_unwind(e);
-                }
-            }
-        });
-        let mut out = Vec::with_capacity(pairs.len());
-        for job in jobs {
-            out.extend(job.into_inner().unwrap_or_else(|e| e.into_inner()).2);
-        }
-        out
+        on_all_cores(&pairs, &mut self.memos, |&(i, j), memo| {
+            trace_impl(terrain, &points[i], &points[j], penetration_loss_db_per_m, Mode::Replay(memo))
+        })
     }
 }
 
 /// [`trace`] for every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1), (1,2), …,
-/// on all cores: a [`Tracer`] with nothing remembered.
+/// on all cores, each from the pyramid's root (nothing remembered).
 pub fn trace_all(
     terrain: &Terrain,
     points: &[Point3<f64>],
     penetration_loss_db_per_m: f64,
 ) -> Vec<PathInfo> {
-    Tracer::new().trace_pairs(terrain, points, penetration_loss_db_per_m, false)
+    let pairs = pairs(points.len());
+    on_all_cores(&pairs, &mut vec![(); pairs.len()], |&(i, j), _| {
+        trace(terrain, &points[i], &points[j], penetration_loss_db_per_m)
+    })
+}
+
+/// [`line_of_sight`] for every pair `i < j` of `points`, in [`trace_all`]'s order, on all cores.
+pub fn line_of_sight_all(terrain: &Terrain, points: &[Point3<f64>]) -> Vec<bool> {
+    let pairs = pairs(points.len());
+    on_all_cores(&pairs, &mut vec![(); pairs.len()], |&(i, j), _| line_of_sight(terrain, &points[i], &points[j]))
+}
+
+/// The pairs `i < j` of `n` points in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
+fn pairs(n: usize) -> Vec<(usize, usize)> {
+    (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect()
+}
+
+/// `f(pair, state)` for every pair with its own state, results in pair order.
+///
+/// The pairs are cut into batches of 32 consecutive pairs that the available cores (scoped
+/// threads) take in turn from a shared counter, so a thread that drew cheap pairs takes more
+/// batches. Each result goes to its pair's own slot and depends only on the pair and its own
+/// state, so the output never depends on timing.
+fn on_all_cores<S: Send, T: Send>(
+    pairs: &[(usize, usize)],
+    state: &mut [S],
+    f: impl Fn(&(usize, usize), &mut S) -> T + Sync,
+) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    let workers = threads().min(pairs.len() / BATCH).max(1);
+    if workers == 1 {
+        return pairs.iter().zip(state.iter_mut()).map(|(p, s)| f(p, s)).collect();
+    }
+    type Job<'p, S, T> = (&'p [(usize, usize)], &'p mut [S], Vec<T>);
+    let jobs: Vec<Mutex<Job<S, T>>> = pairs
+        .chunks(BATCH)
+        .zip(state.chunks_mut(BATCH))
+        .map(|(p, s)| Mutex::new((p, s, Vec::new())))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let b = next.fetch_add(1, Ordering::Relaxed);
+        let Some(job) = jobs.get(b) else { break };
+        let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
+        let (p, s, out) = &mut *job;
+        *out = p.iter().zip(s.iter_mut()).map(|(p, s)| f(p, s)).collect();
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
+        work();
+        for h in handles {
+            if let Err(e) = h.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    });
+    let mut out = Vec::with_capacity(pairs.len());
+    for job in jobs {
+        out.extend(job.into_inner().unwrap_or_else(|e| e.into_inner()).2);
+    }
+    out
 }
