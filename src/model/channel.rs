@@ -644,31 +644,23 @@ impl<'a> March<'a> {
         }
     }
 
-    /// Above or Below if block `(k, bi, bj)`'s slab decides `[t, te]`, else None. Over the
-    /// block `lo + p <= h <= hi + p` with `p` linear in `(gx, gy)` and so in `t`: the clearance
-    /// lies between `u - hi` and `u - lo` with `u = z - p` linear in `t`, extreme at the ends.
+    /// Above or Below if block `(k, bi, bj)`'s slab decides `[t, te]` (`t <= te`), else None.
     #[inline]
-    fn decide(&self, slab: [f32; 4], k: usize, bi: usize, bj: usize, t: f64, te: f64) -> Option<State> {
-        let [lo, hi, px, py] = slab.map(f64::from);
-        let (cx, cy) = block_centre(k, bi, bj);
-        let ua = self.z[0] - px * (self.g0[0] - cx) - py * (self.g0[1] - cy);
-        let ub = self.z[1] - px * self.dg[0] - py * self.dg[1];
-        let (u0, u1) = (ua + t * ub, ua + te * ub);
-        let (ulo, uhi) = if u0 < u1 { (u0, u1) } else { (u1, u0) };
-        if ulo - hi > ON_TOL {
-            Some(State::Above)
-        } else if uhi - lo < -ON_TOL {
-            Some(State::Below)
-        } else {
-            None
+    fn decide(&self, k: usize, bi: usize, bj: usize, t: f64, te: f64) -> Option<State> {
+        match self.verdict(k, bi, bj, t, te) {
+            ABOVE => Some(State::Above),
+            BELOW => Some(State::Below),
+            _ => None,
         }
     }
 
-    /// [`Self::decide`] without a branch: [`ABOVE`], [`BELOW`] or 0 (undecided). Meant for
-    /// `t <= te`; an empty or reversed range gives 0.
+    /// [`ABOVE`] or [`BELOW`] if block `(k, bi, bj)`'s slab decides `[t, te]`, else 0, without
+    /// a branch; an empty or reversed range gives 0. Over the block `lo + p <= h <= hi + p` with
+    /// `p` linear in `(gx, gy)` and so in `t`: the clearance lies between `u - hi` and `u - lo`
+    /// with `u = z - p` linear in `t`, extreme at the ends.
     #[inline]
-    fn verdict(&self, slab: [f32; 4], k: usize, bi: usize, bj: usize, t: f64, te: f64) -> u8 {
-        let [lo, hi, px, py] = slab.map(f64::from);
+    fn verdict(&self, k: usize, bi: usize, bj: usize, t: f64, te: f64) -> u8 {
+        let [lo, hi, px, py] = self.levels[k - LEAF_LEVEL].get(bi, bj).map(f64::from);
         let (cx, cy) = block_centre(k, bi, bj);
         let ua = self.z[0] - px * (self.g0[0] - cx) - py * (self.g0[1] - cy);
         let ub = self.z[1] - px * self.dg[0] - py * self.dg[1];
@@ -703,8 +695,7 @@ impl<'a> March<'a> {
             let te = if tx < ty { tx } else { ty };
             let te = if te < t_end { te } else { t_end };
             let te = if te > t { te } else { t };
-            let slab = self.levels[k - LEAF_LEVEL].get(bi, bj);
-            match self.decide(slab, k, bi, bj, t, te) {
+            match self.decide(k, bi, bj, t, te) {
                 Some(state) => {
                     push_piece(out, Piece { t0: t, t1: te, state });
                     rec.push(pack(k, bi, bj));
@@ -787,7 +778,7 @@ impl<'a> March<'a> {
                     let ta = if ex > ey { ex } else { ey };
                     let tb = if tx < ty { tx } else { ty };
                     let tb = if tb < t_hi { tb } else { t_hi };
-                    let v = self.verdict(level.get(bi, bj), k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
+                    let v = self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
                     Verdict { ta, tb, v }
                 }
                 _ => Verdict { ta: f64::INFINITY, tb: f64::NEG_INFINITY, v: 0 },
@@ -811,7 +802,7 @@ impl<'a> March<'a> {
             let state = match v {
                 ABOVE => Some(State::Above),
                 BELOW => Some(State::Below),
-                _ => self.decide(self.levels[k - LEAF_LEVEL].get(bi, bj), k, bi, bj, t, tb),
+                _ => self.decide(k, bi, bj, t, tb),
             };
             match state {
                 Some(state) => {
