@@ -236,5 +236,11 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
         if m_coherent <= 1000.0 { "met" } else { "NOT met" },
         if m_los <= 1000.0 { "met" } else { "NOT met" }
     );
+    // A fast answer that is wrong is no figure: fail the run (after printing) if any differ.
+    assert_eq!(
+        (mismatch, differ, los_differ),
+        (0, 0, 0),
+        "{name}: LOS/NLOS vs parry, paths vs trace, line_of_sight vs paths"
+    );
     std::hint::black_box(sink);
 }
