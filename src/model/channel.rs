@@ -400,18 +400,24 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Clearance at `t` on the triangulated surface (grid coordinates clamped to the grid),
-    /// from the leaf-block tiles: within [`Terrain::tile_tolerance`] of the exact value.
-    #[inline]
-    fn f(&self, t: f64) -> f64 {
-        // Grids have at most MAX_DIM samples a side, so cell indices fit in u32; both
-        // triangles' heights are computed and one is selected, without a branch.
+    /// The cell `(row, col)` holding the point at `t` (grid coordinates clamped to the grid)
+    /// and the point's eastward and southward fractions `(u, v)` inside it. Grids have at most
+    /// MAX_DIM samples a side, so cell indices go through `u32` (one conversion instruction).
+    #[inline(always)]
+    fn locate(&self, t: f64) -> (usize, usize, f64, f64) {
         let gx = (self.g0[0] + t * self.dg[0]).clamp(0.0, self.ncw as f64);
         let gy = (self.g0[1] + t * self.dg[1]).clamp(0.0, self.nch as f64);
         let c = (gx as u32).min(self.ncw as u32 - 1);
         let r = (gy as u32).min(self.nch as u32 - 1);
-        let (u, v) = (gx - f64::from(c), gy - f64::from(r));
-        let (r, c) = (r as usize, c as usize);
+        (r as usize, c as usize, gx - f64::from(c), gy - f64::from(r))
+    }
+
+    /// Clearance at `t` on the triangulated surface (grid coordinates clamped to the grid),
+    /// from the leaf-block tiles: within [`Terrain::tile_tolerance`] of the exact value. Both
+    /// triangles' heights are computed and one is selected, without a branch.
+    #[inline]
+    fn f(&self, t: f64) -> f64 {
+        let (r, c, u, v) = self.locate(t);
         let tile = &self.terrain.tiles[(r / LEAF) * self.terrain.tiles_w + c / LEAF].h;
         let k = (r % LEAF) * (LEAF + 1) + c % LEAF;
         let nw = f64::from(tile[k]);
@@ -428,11 +434,8 @@ impl<'a> Walk<'a> {
     /// north-west triangle.
     #[inline]
     fn triangle(&self, t: f64) -> (usize, usize, bool) {
-        let gx = (self.g0[0] + t * self.dg[0]).clamp(0.0, self.ncw as f64);
-        let gy = (self.g0[1] + t * self.dg[1]).clamp(0.0, self.nch as f64);
-        let c = (gx as usize).min(self.ncw - 1);
-        let r = (gy as usize).min(self.nch - 1);
-        (r, c, (gx - fidx(c)) + (gy - fidx(r)) <= 1.0)
+        let (r, c, u, v) = self.locate(t);
+        (r, c, u + v <= 1.0)
     }
 
     /// Classifies `[ts, te]` exactly: linear pieces whose clearance is beyond [`PRE_TOL`] with one
