@@ -45,10 +45,13 @@ const BASE_EVERY: usize = 5;
 const WINDOW_S: f64 = 0.1;
 const LOSS: f64 = 2.0;
 
-/// CPU time of the calling thread (Linux), or None.
+/// CPU time of the calling thread, or None. (`clock_gettime`, which is exact to the moment of
+/// the call; `/proc/thread-self/schedstat` lags by up to a scheduler tick for a running thread.)
 fn thread_cpu() -> Option<Duration> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(Duration::from_nanos(s.split_whitespace().next()?.parse().ok()?))
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 /// Same LOS flag and hops (points within 1 µm, losses within 1 µdB).
