@@ -291,7 +291,14 @@ impl PhysicsCoordinator {
         let mut done = 0;
 
         let mut pending = Some(Self::physics_exchange(&mut self.physics, 0, Some(self.startup)).await?);
+        // The wall instant the next window opens at: its due time on the paced schedule (the
+        // timer wakes a little after it), else when it starts.
+        let mut opens: Option<Instant> = None;
         for k in 0..n {
+            let opened = opens.take().unwrap_or_else(Instant::now);
+            if let Some(live) = &self.live {
+                live.opens(k, opened);
+            }
             let channel_bytes = pending.take().expect("the physics END for this window is in hand");
             let channel: ChannelData = decode_checked(&channel_bytes)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
@@ -302,7 +309,7 @@ impl PhysicsCoordinator {
                     .with_context(|| format!("writing {}", t.path().display()))?;
             }
             if let Some(a) = &mut self.acoustic {
-                a.on_window(k, self.schedule.start_ns(k), &channel);
+                a.on_window(k, self.schedule.start_ns(k), opened, &channel);
             }
             let network_request = network_begin(k, channel_bytes).encode_to_vec();
             let first = (k == 0).then_some(self.startup);
@@ -350,11 +357,13 @@ impl PhysicsCoordinator {
                     slipped += now - due;
                     anchor = now;
                     anchor_ns = self.schedule.start_ns(k + 1);
+                    opens = Some(now);
                 } else {
                     tokio::select! {
                         _ = crate::io::timer::sleep_until(due) => {}
                         _ = &mut stop => { interrupted = true; break; }
                     }
+                    opens = Some(due);
                 }
             }
             if let Some(every) = self.progress_every {

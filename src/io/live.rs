@@ -57,6 +57,9 @@ struct State {
     seq: u64,
     pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
     closed: bool,
+    /// The wall instant the pacing coordinator opened a window at, announced before its BEGIN
+    /// (see [`LiveNetwork::opens`]).
+    announced: Option<(u32, Instant)>,
 }
 
 impl State {
@@ -138,6 +141,7 @@ impl LiveNetwork {
                 seq: 0,
                 pcaps,
                 closed: false,
+                announced: None,
             }),
             wake: Notify::new(),
         });
@@ -159,10 +163,22 @@ impl LiveNetwork {
         })))
     }
 
-    /// Window `k` opens now: describes the packets captured since the last BEGIN in `begin`.
+    /// The coordinator that paces the windows (in the same process) opened window `k` at
+    /// wall instant `at`: its BEGIN, when it reaches [`Self::begin`], anchors the window there
+    /// rather than at its own arrival, so the time the BEGIN took to get here (and its jitter)
+    /// neither stamps captures nor releases deliveries early.
+    pub fn opens(&self, k: u32, at: Instant) {
+        self.shared.lock().announced = Some((k, at));
+    }
+
+    /// Window `k`'s BEGIN: the window opens at the instant announced for it by [`Self::opens`]
+    /// (never later than now), or now if none was; describes the packets captured since the
+    /// last BEGIN in `begin`.
     pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
         let mut st = self.shared.lock();
-        st.pacing.open(k, Instant::now());
+        let now = Instant::now();
+        let at = st.announced.take().filter(|&(j, _)| j == k).map_or(now, |(_, at)| at.min(now));
+        st.pacing.open(k, at);
         st.engine.fill_begin(k, begin);
     }
 

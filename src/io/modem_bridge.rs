@@ -207,13 +207,13 @@ impl AcousticFront {
         Ok(Some(AcousticFront { shared, tasks, addrs }))
     }
 
-    /// **The coordinator's hook**: call once per window, in order, at the wall time the window
-    /// starts, with the window's index, its start (sim ns, `k·W`) and the ChannelData that
-    /// describes the world at that time. It updates the modems' channel, moves the sim clock into
-    /// the window and releases whatever became due.
-    pub fn on_window(&mut self, window: u32, start_ns: u64, channel: &ChannelData) {
+    /// **The coordinator's hook**: call once per window, in order, when the window starts,
+    /// with the window's index, its start (sim ns, `k·W`), the wall instant it opened at (not
+    /// later than now) and the ChannelData that describes the world at that time. It updates the
+    /// modems' channel, moves the sim clock into the window and releases whatever became due.
+    pub fn on_window(&mut self, window: u32, start_ns: u64, opened: Instant, channel: &ChannelData) {
         if let Ok(mut c) = self.shared.clock.lock() {
-            c.open(window, Instant::now());
+            c.open(window, opened.min(Instant::now()));
         }
         if let Ok(mut f) = self.shared.front.lock() {
             f.set_channel(start_ns, channel);

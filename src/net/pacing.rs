@@ -1,6 +1,8 @@
-//! Sim time ↔ wall time on the network side. The window k that is open started (in wall
-//! time) when its BEGIN arrived; inside it, sim time runs at `real_time_factor` × wall time.
-//! Pure: the wall instant is an argument.
+//! Sim time ↔ wall time on the network side. The window k that is open started at the wall
+//! instant it was opened at: the instant the pacing coordinator opened it when that coordinator
+//! runs in the same process (its due time on the paced schedule), else when its BEGIN arrived.
+//! Inside it, sim time runs at `real_time_factor` × wall time. Pure: the wall instant is an
+//! argument.
 
 use crate::sync::SimNanos;
 use std::time::{Duration, Instant};
