@@ -15,7 +15,8 @@
 //! Each regime prints the LOS/NLOS share and, per window:
 //!
 //! - `Tracer::trace_all` on all cores, window after window: what the physics simulator runs
-//!   (each pair starts from the terrain blocks that classified it in the previous window);
+//!   (each pair reuses its certificate where the motion allows, else starts from the terrain
+//!   blocks that classified it in the previous window);
 //! - `trace_all` on all cores with nothing remembered (every window from the pyramid's root);
 //! - `line_of_sight_all` on all cores: the LOS/NLOS answer alone (each walk stops at the first
 //!   obstruction; no hop points), what a LOS raycast in the narrow sense costs;
@@ -24,6 +25,11 @@
 //! and the speed-ups. The one-thread rows also give the thread's CPU time, which is what to
 //! compare on a busy machine. On the baseline windows the tracer's paths are compared with
 //! parry's (LOS/NLOS) and with `trace`'s (every hop within 1 µm and 1 µdB).
+//!
+//! Then `Tracer::trace_all` alone with windows of 1 ms (ROS-NetSim's evaluation) and 10 ms (the
+//! default scenario's), same vehicles and speeds, so ten and a hundred times less motion per
+//! window: per-window time, the share of pairs that reused their certificate, and every 10th
+//! window compared with `trace`.
 //!
 //! Run: `cargo bench --bench raycast`.
 
@@ -120,42 +126,50 @@ fn main() {
         VEHICLES * (VEHICLES - 1) / 2,
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
-    for (name, alt) in [("typical", [5.0, 60.0]), ("hard", [2.0, 10.0])] {
+    const REGIMES: [(&str, [f64; 2]); 2] = [("typical", [5.0, 60.0]), ("hard", [2.0, 10.0])];
+    for (name, alt) in REGIMES {
         regime(&terrain, name, alt);
+    }
+    println!("Tracer::trace_all (all cores) by window length, {WINDOWS} windows each from the same start:");
+    for (name, alt) in REGIMES {
+        for window_s in [0.001, 0.01] {
+            tracer_at(&terrain, name, alt, window_s);
+        }
     }
 }
 
-/// One regime: vehicles at `alt` metres above the local seafloor.
-fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
-    let mut rng = ChaCha8Rng::seed_from_u64(42);
-    let mut pos: Vec<Point3<f64>> = Vec::new();
-    let mut vel: Vec<[f64; 3]> = Vec::new();
-    for _ in 0..VEHICLES {
-        let x = rng.random_range(-480.0..480.0);
-        let y = rng.random_range(-480.0..480.0);
-        let floor = terrain.height_at(x, y).unwrap();
-        pos.push(Point3::new(x, y, floor + rng.random_range(alt[0]..alt[1])));
-        let hdg: f64 = rng.random_range(0.0..std::f64::consts::TAU);
-        let speed = rng.random_range(0.5..2.5);
-        vel.push([speed * hdg.sin(), speed * hdg.cos(), rng.random_range(-0.2..0.2)]);
-    }
-    let pairs = VEHICLES * (VEHICLES - 1) / 2;
+/// The vehicles: positions and velocities (m/s), from one seed.
+struct Fleet {
+    pos: Vec<Point3<f64>>,
+    vel: Vec<[f64; 3]>,
+    alt: [f64; 2],
+}
 
-    let mut tracer = Tracer::new();
-    let mut coherent = Vec::with_capacity(WINDOWS);
-    let mut fast = Vec::with_capacity(WINDOWS);
-    let mut los_only = Vec::with_capacity(WINDOWS);
-    let mut los_differ = 0usize;
-    let (mut fast1, mut fast1_cpu) = (Vec::new(), Vec::new());
-    let (mut naive, mut naive_cpu) = (Vec::new(), Vec::new());
-    let (mut los, mut total, mut mismatch, mut differ) = (0usize, 0usize, 0usize, 0usize);
-    let mut sink = 0.0;
-    for w in 0..WINDOWS {
-        // Move, keeping the altitude above the local floor within the regime's band.
-        for (p, v) in pos.iter_mut().zip(&mut vel) {
-            p.x += v[0] * WINDOW_S;
-            p.y += v[1] * WINDOW_S;
-            p.z += v[2] * WINDOW_S;
+impl Fleet {
+    /// Vehicles at `alt` metres above the local seafloor.
+    fn new(terrain: &Terrain, alt: [f64; 2]) -> Fleet {
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        let (mut pos, mut vel) = (Vec::new(), Vec::new());
+        for _ in 0..VEHICLES {
+            let x = rng.random_range(-480.0..480.0);
+            let y = rng.random_range(-480.0..480.0);
+            let floor = terrain.height_at(x, y).unwrap();
+            pos.push(Point3::new(x, y, floor + rng.random_range(alt[0]..alt[1])));
+            let hdg: f64 = rng.random_range(0.0..std::f64::consts::TAU);
+            let speed = rng.random_range(0.5..2.5);
+            vel.push([speed * hdg.sin(), speed * hdg.cos(), rng.random_range(-0.2..0.2)]);
+        }
+        Fleet { pos, vel, alt }
+    }
+
+    /// Moves every vehicle by `dt` seconds, keeping its altitude above the local floor within
+    /// the band.
+    fn step(&mut self, terrain: &Terrain, dt: f64) {
+        let alt = self.alt;
+        for (p, v) in self.pos.iter_mut().zip(&mut self.vel) {
+            p.x += v[0] * dt;
+            p.y += v[1] * dt;
+            p.z += v[2] * dt;
             if p.x.abs() > 500.0 {
                 v[0] = -v[0];
             }
@@ -168,14 +182,64 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
                 p.z = p.z.clamp(floor + alt[0], floor + alt[1]);
             }
         }
+    }
+}
+
+/// What the physics simulator runs, alone, with windows of `window_s`: time per window, the
+/// share of pairs that reused their certificate, and every 10th window compared with `trace`.
+fn tracer_at(terrain: &Terrain, name: &str, alt: [f64; 2], window_s: f64) {
+    let mut fleet = Fleet::new(terrain, alt);
+    let mut tracer = Tracer::new();
+    let mut times = Vec::with_capacity(WINDOWS);
+    let (mut reused, mut differ) = (0usize, 0usize);
+    for w in 0..WINDOWS {
+        fleet.step(terrain, window_s);
         let s = Instant::now();
-        let all: Vec<PathInfo> = tracer.trace_all(terrain, &pos, LOSS);
+        let all = tracer.trace_all(terrain, &fleet.pos, LOSS);
+        times.push(s.elapsed());
+        reused += tracer.reused();
+        if w % 10 == 0 {
+            let pos = &fleet.pos;
+            let fresh = (0..VEHICLES).flat_map(|i| ((i + 1)..VEHICLES).map(move |j| (i, j)));
+            differ += fresh.zip(&all).filter(|((i, j), p)| !same(p, &trace(terrain, &pos[*i], &pos[*j], LOSS))).count();
+        }
+    }
+    let first = times[0].as_secs_f64() * 1e6;
+    let label = format!("{name}, W = {} ms", window_s * 1e3);
+    let mean = stats(&label, &mut times, None);
+    println!(
+        "    certificates reused by {:.1} % of pairs; first window {first:.0} µs; paths differing from trace: {differ}; target 1000 µs: {}",
+        100.0 * reused as f64 / (WINDOWS * VEHICLES * (VEHICLES - 1) / 2) as f64,
+        if mean <= 1000.0 { "met" } else { "NOT met" }
+    );
+    assert_eq!(differ, 0, "{label}: paths vs trace");
+}
+
+/// One regime: vehicles at `alt` metres above the local seafloor.
+fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
+    let mut fleet = Fleet::new(terrain, alt);
+    let pairs = VEHICLES * (VEHICLES - 1) / 2;
+
+    let mut tracer = Tracer::new();
+    let mut coherent = Vec::with_capacity(WINDOWS);
+    let mut fast = Vec::with_capacity(WINDOWS);
+    let mut los_only = Vec::with_capacity(WINDOWS);
+    let mut los_differ = 0usize;
+    let (mut fast1, mut fast1_cpu) = (Vec::new(), Vec::new());
+    let (mut naive, mut naive_cpu) = (Vec::new(), Vec::new());
+    let (mut los, mut total, mut mismatch, mut differ) = (0usize, 0usize, 0usize, 0usize);
+    let mut sink = 0.0;
+    for w in 0..WINDOWS {
+        fleet.step(terrain, WINDOW_S);
+        let pos = &fleet.pos;
+        let s = Instant::now();
+        let all: Vec<PathInfo> = tracer.trace_all(terrain, pos, LOSS);
         coherent.push(s.elapsed());
         let s = Instant::now();
-        let fresh: Vec<PathInfo> = trace_all(terrain, &pos, LOSS);
+        let fresh: Vec<PathInfo> = trace_all(terrain, pos, LOSS);
         fast.push(s.elapsed());
         let s = Instant::now();
-        let flags = line_of_sight_all(terrain, &pos);
+        let flags = line_of_sight_all(terrain, pos);
         los_only.push(s.elapsed());
         los_differ += flags.iter().zip(&all).filter(|(l, p)| **l != p.los).count();
         los += all.iter().filter(|p| p.los).count();

@@ -351,6 +351,86 @@ fn tracer_following_vehicles_equals_fresh_trace() {
     assert!(changed > 20, "LOS/NLOS changed in only {changed} windows");
 }
 
+/// With small steps (the motion of a 1–10 ms window) the tracer reuses its certificates for
+/// most pairs — only the stretches near the surface are walked again — and every window's
+/// paths still equal a fresh `trace`'s, also while vehicles sink through a crest or climb
+/// out of it so that crossings appear and disappear under a reused certificate.
+#[test]
+fn tracer_with_small_steps_reuses_its_certificates_and_equals_fresh_trace() {
+    let t = random_terrain();
+    let mut s = 11u64;
+    let mut pts: Vec<_> = (0..12)
+        .map(|_| {
+            let (x, y) = (lcg(&mut s) * 220.0 - 110.0, lcg(&mut s) * 160.0 - 80.0);
+            p(x, y, t.height_at(x, y).unwrap() + 1.0 + lcg(&mut s) * 25.0)
+        })
+        .collect();
+    // 0.5–3 m/s at 5 ms windows: 2.5–15 mm per window; vertical drift up to 0.5 m/s.
+    let vel: Vec<[f64; 3]> = (0..12)
+        .map(|_| {
+            let (h, v) = (lcg(&mut s) * std::f64::consts::TAU, 0.5 + lcg(&mut s) * 2.5);
+            [v * h.sin(), v * h.cos(), lcg(&mut s) - 0.5]
+        })
+        .collect();
+    let dt = 0.005;
+    let mut tracer = Tracer::new();
+    let (mut n, mut reused, mut nlos_reused_windows, mut changed) = (0usize, 0usize, 0usize, 0usize);
+    let mut last: Vec<PathInfo> = Vec::new();
+    for w in 0..400 {
+        for (q, v) in pts.iter_mut().zip(&vel) {
+            q.x += v[0] * dt;
+            q.y += v[1] * dt;
+            q.z += v[2] * dt;
+        }
+        // Vehicle 0 sinks through the terrain and back: its paths cross the surface anew.
+        pts[0].z += if w < 200 { -0.05 } else { 0.05 };
+        let all = tracer.trace_all(&t, &pts, LOSS);
+        if w > 0 {
+            reused += tracer.reused();
+            nlos_reused_windows += usize::from(tracer.reused() > 0 && all.iter().any(|p| !p.los));
+        }
+        let mut k = 0;
+        for i in 0..pts.len() {
+            for j in (i + 1)..pts.len() {
+                let fresh = trace(&t, &pts[i], &pts[j], LOSS);
+                assert!(same(&all[k], &fresh), "window {w} pair ({i}, {j})\ntracer {:?}\nfresh {fresh:?}", all[k]);
+                n += 1;
+                k += 1;
+            }
+        }
+        changed += usize::from(!last.is_empty() && last.iter().zip(&all).any(|(a, b)| a.hops.len() != b.hops.len()));
+        last = all;
+    }
+    let pairs = n / 400;
+    assert!(reused * 2 > (n - pairs), "certificates reused for only {reused} of {} pair-windows", n - pairs);
+    assert!(nlos_reused_windows > 300, "{nlos_reused_windows}");
+    assert!(changed > 10, "the number of crossings changed in only {changed} windows");
+}
+
+/// A tracer used with another terrain starts afresh: its certificates were made for the first.
+#[test]
+fn tracer_moved_to_another_terrain_starts_afresh() {
+    let a = random_terrain();
+    let b = Terrain::from_grid(a.heights().iter().map(|h| h + 15.0).collect(), a.dims().0, a.dims().1, a.cell_size()).unwrap();
+    let pts = [p(-100.0, -60.0, -40.0), p(90.0, 70.0, -35.0), p(0.0, 10.0, -30.0), p(50.0, -70.0, -38.0)];
+    let mut tracer = Tracer::new();
+    for _ in 0..3 {
+        tracer.trace_all(&a, &pts, LOSS);
+    }
+    let on_b = tracer.trace_all(&b, &pts, LOSS);
+    let mut k = 0;
+    for i in 0..pts.len() {
+        for j in (i + 1)..pts.len() {
+            assert!(same(&on_b[k], &trace(&b, &pts[i], &pts[j], LOSS)), "pair ({i}, {j})");
+            k += 1;
+        }
+    }
+    assert_eq!(tracer.reused(), 0);
+    // Paths that certificates made on `a` would have got wrong on `b`.
+    let differ = on_b.iter().zip(tracer.trace_all(&a, &pts, LOSS)).filter(|(x, y)| !same(x, y)).count();
+    assert!(differ >= 3, "only {differ} paths differ between the terrains");
+}
+
 fn random_terrain() -> Terrain {
     let cfg = TerrainCfg::Procedural {
         size_m: [256.0, 192.0],

@@ -43,7 +43,12 @@
 //!    still decides; if not the walk descends from it), and stretches no remembered block
 //!    covers are walked from two levels above. Every piece is still decided by a block whose
 //!    footprint holds it, so the result is as exact as a walk from the root; only the work
-//!    differs.
+//!    differs. Before that it tries the pair's *certificate*: the last walked classification
+//!    with a lower bound on `|f|` per piece and a bound on the surface's slope near it. The
+//!    moved segment's `f` differs from the reference's at the same `t` by at most the vertical
+//!    motion plus the slope times the horizontal motion, so every piece whose bound exceeds
+//!    that keeps its sign; only the rest (the crossings and their surroundings) is walked again
+//!    by step 3. Exact as well.
 //! 3. **Exact linear pre-check**: the surface is linear on each triangle, and the triangles'
 //!    edges are the grid lines `gx = k`, `gy = k` and the SW–NE diagonals `gx + gy = k` (grid
 //!    coordinates, integer `k`). So between consecutive crossings of those lines by the
@@ -81,7 +86,7 @@ use std::sync::OnceLock;
 use nalgebra::{Point3, Vector3};
 use parry3d_f64::query::{Ray, RayCast};
 
-use crate::model::terrain::{block_centre, fidx, to_parry, to_parry_vec, QLevel, Terrain, LEAF, LEAF_LEVEL};
+use crate::model::terrain::{block_centre, f32_up, fidx, to_parry, to_parry_vec, QLevel, Terrain, LEAF, LEAF_LEVEL};
 
 /// One point of a path: `A`, an entry into or exit out of the terrain, or `B`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,6 +123,21 @@ const GRID_EPS: f64 = 1e-7;
 const PRE_TOL: f64 = 1e-6;
 /// Safety cap on crossings per candidate stretch.
 const MAX_CROSSINGS: usize = 1 << 16;
+/// A [`Tracer`] reuses a pair's certificate while the bound on how far the clearance can have
+/// changed since its reference window stays below this (metres); margins beyond it are all
+/// alike.
+/// Margins of at least this (metres) are all alike to a certificate: pieces with such margins
+/// merge, and a certificate is given up once the vertical motion reaches it.
+const CERT_CAP_M: f64 = 0.5;
+/// Pieces recorded for a certificate merge when their margins are within this factor.
+const CERT_MERGE: f64 = 0.5;
+/// ... and while the stretches it must walk again cover at most this share of the segment.
+/// A certificate is reused while the stretches to walk again exceed its reference's own by at
+/// most this many cells' length.
+const CERT_WALK_CELLS: f64 = 8.0;
+/// At most this many windows between attempts at a certificate for a pair whose certificates
+/// go unused.
+const CERT_BACKOFF_MAX: u8 = 15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -133,6 +153,19 @@ struct Piece {
     t0: f64,
     t1: f64,
     state: State,
+    /// For Above and Below: a lower bound on `|f|` over the piece (metres); else 0.
+    margin: f64,
+    /// A bound on the surface's slope near the piece ([`Terrain::slope_near`] of the block
+    /// that decided it).
+    slope: f64,
+}
+
+impl Piece {
+    /// A piece without a margin (On, Mixed, or one not kept for a [`Cert`]).
+    #[inline]
+    fn bare(t0: f64, t1: f64, state: State) -> Piece {
+        Piece { t0, t1, state, margin: 0.0, slope: f64::INFINITY }
+    }
 }
 
 struct Seg {
@@ -261,9 +294,32 @@ fn trace_with(
         if a.z.min(b.z) > range[1] + ON_TOL {
             return los(a, b);
         }
-        let walk = Walk::new(terrain, &seg);
+        let mut walk = Walk::new(terrain, &seg);
+        let mut mode = mode;
+        if let Mode::Replay(memo) = &mut mode {
+            let cells = seg.len / terrain.cell_size();
+            memo.reused = memo
+                .cert
+                .moved(a, b, t_lo, t_hi, terrain.slope_reach(), walk.tol)
+                .is_some_and(|moved| memo.cert.reuse(&walk, moved, CERT_WALK_CELLS / cells, pieces, hits));
+            if memo.reused {
+                memo.unused = false;
+                memo.backoff = 0;
+            } else {
+                pieces.clear();
+                hits.clear();
+                if memo.unused {
+                    // The last certificate was never reused: wait longer before the next.
+                    memo.backoff = (2 * memo.backoff + 1).min(CERT_BACKOFF_MAX);
+                    memo.wait = memo.backoff;
+                }
+                walk.fine = memo.wait == 0;
+                memo.wait = memo.wait.saturating_sub(1);
+            }
+        }
         match (March::new(terrain, &walk), mode) {
-            (None, _) => walk.run(t_lo, t_hi, pieces, hits),
+            (_, Mode::Replay(memo)) if memo.reused => {}
+            (None, _) => walk.run(t_lo, t_hi, terrain.max_slope(), pieces, hits),
             (Some(m), Mode::Replay(memo)) => {
                 if memo.blocks.is_empty() || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4 {
                     // Nothing remembered, or grown well past a fresh walk's length: start afresh.
@@ -273,6 +329,12 @@ fn trace_with(
                     m.replay(&memo.blocks, t_lo, t_hi, pieces, hits, rec, ver);
                 }
                 std::mem::swap(&mut memo.blocks, rec);
+                if walk.fine {
+                    memo.cert.set(a, b, t_lo, t_hi, pieces);
+                } else {
+                    memo.cert.pieces.clear();
+                }
+                memo.unused = walk.fine;
             }
             (Some(mut m), Mode::FirstHit) => {
                 m.first_hit = true;
@@ -287,7 +349,7 @@ fn trace_with(
             return los(a, b);
         }
     } else {
-        pieces.push(Piece { t0: t_lo, t1: t_hi, state: State::Mixed });
+        pieces.push(Piece::bare(t_lo, t_hi, State::Mixed));
     }
 
     // 3. Narrow phase.
@@ -303,7 +365,7 @@ fn trace_with(
             while k < hits.len() && hits[k] <= p.t1 {
                 let h = hits[k].max(prev);
                 push_resolved(terrain, &seg, prev, h, resolved);
-                resolved.push(Piece { t0: h, t1: h, state: State::On });
+                resolved.push(Piece::bare(h, h, State::On));
                 prev = h;
                 k += 1;
             }
@@ -343,15 +405,25 @@ fn trace_with(
     PathInfo { los: hops.len() == 2, hops }
 }
 
-/// Appends a piece, merging it into the previous one when both are Above or both Below.
+/// Appends a piece, merging it into the previous one when both are Above or both Below. For a
+/// certificate (`fine`) only pieces whose margins are alike merge (within a factor of
+/// [`CERT_MERGE`], or both at least [`CERT_CAP_M`]): a merged piece keeps the smaller margin
+/// and the larger slope bound, so merging never loosens a bound by more than that.
 #[inline]
-fn push_piece(out: &mut Vec<Piece>, p: Piece) {
+fn push_piece(out: &mut Vec<Piece>, p: Piece, fine: bool) {
     if p.t1 < p.t0 {
         return;
     }
     if let Some(last) = out.last_mut() {
-        if last.state == p.state && p.state != State::Mixed && p.state != State::On {
+        let (lo, hi) = if last.margin < p.margin { (last.margin, p.margin) } else { (p.margin, last.margin) };
+        if last.state == p.state
+            && p.state != State::Mixed
+            && p.state != State::On
+            && (!fine || lo >= CERT_MERGE * hi || lo >= CERT_CAP_M)
+        {
             last.t1 = last.t1.max(p.t1);
+            last.margin = lo;
+            last.slope = last.slope.max(p.slope);
             return;
         }
     }
@@ -376,6 +448,10 @@ struct Walk<'a> {
     tol: f64,
     /// [`STEP_M`] in units of `t`: how far outside its piece a hit may fall through rounding.
     slack: f64,
+    /// [`Terrain::tile_tolerance`].
+    tile_tol: f64,
+    /// Keep the pieces' margins apart for a certificate (see [`push_piece`]).
+    fine: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -397,6 +473,8 @@ impl<'a> Walk<'a> {
             nch,
             tol: PRE_TOL + 2.0 * terrain.tile_tolerance(),
             slack: STEP_M / seg.len,
+            tile_tol: terrain.tile_tolerance(),
+            fine: false,
         }
     }
 
@@ -440,8 +518,10 @@ impl<'a> Walk<'a> {
 
     /// Classifies `[ts, te]` exactly: linear pieces whose clearance is beyond [`PRE_TOL`] with one
     /// sign at both ends are Above or Below; the cells of the others are candidates (Mixed),
-    /// ray cast with parry against their two triangles (hits clamped into the piece).
-    fn run(&self, ts: f64, te: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) {
+    /// ray cast with parry against their two triangles (hits clamped into the piece). `slope`
+    /// bounds the surface's slope around `[ts, te]`; for a certificate (`fine`) the pieces keep
+    /// it with their margins.
+    fn run(&self, ts: f64, te: f64, slope: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) {
         if te <= ts {
             return;
         }
@@ -486,6 +566,8 @@ impl<'a> Walk<'a> {
             } else {
                 State::Mixed
             };
+            // f is linear on the piece: |f| is least at an end (less the tiles' rounding).
+            let margin = if self.fine { fp.abs().min(fq.abs()) - self.tile_tol } else { 0.0 };
             if state == State::Mixed {
                 // Cast the one triangle this linear piece lies on (parry's non-zigzag cell:
                 // first the north-west triangle NW, SW, NE, then the south-east one).
@@ -503,17 +585,17 @@ impl<'a> Walk<'a> {
                     Some(h) if clean => {
                         let (s0, s1) =
                             if fp > 0.0 { (State::Above, State::Below) } else { (State::Below, State::Above) };
-                        push_piece(out, Piece { t0: tp, t1: h, state: s0 });
-                        out.push(Piece { t0: h, t1: h, state: State::On });
-                        push_piece(out, Piece { t0: h, t1: tq, state: s1 });
+                        push_piece(out, Piece::bare(tp, h, s0), self.fine);
+                        out.push(Piece::bare(h, h, State::On));
+                        push_piece(out, Piece::bare(h, tq, s1), self.fine);
                     }
                     _ => {
-                        out.push(Piece { t0: tp, t1: tq, state: State::Mixed });
+                        out.push(Piece::bare(tp, tq, State::Mixed));
                         hits.extend(hit);
                     }
                 }
             } else {
-                push_piece(out, Piece { t0: tp, t1: tq, state });
+                push_piece(out, Piece { t0: tp, t1: tq, state, margin, slope }, self.fine);
             }
             if tq >= te {
                 break;
@@ -573,6 +655,16 @@ struct Verdict {
 
 const ABOVE: u8 = 1;
 const BELOW: u8 = 2;
+
+/// A slab's verdict and margin as a state, if it decides.
+#[inline]
+fn as_state((v, margin): (u8, f64)) -> Option<(State, f64)> {
+    match v {
+        ABOVE => Some((State::Above, margin)),
+        BELOW => Some((State::Below, margin)),
+        _ => None,
+    }
+}
 
 /// The pyramid walk of one segment (see the module docs, step 2).
 ///
@@ -647,22 +739,20 @@ impl<'a> March<'a> {
         }
     }
 
-    /// Above or Below if block `(k, bi, bj)`'s slab decides `[t, te]` (`t <= te`), else None.
+    /// Above or Below with its margin if block `(k, bi, bj)`'s slab decides `[t, te]`
+    /// (`t <= te`), else None.
     #[inline]
-    fn decide(&self, k: usize, bi: usize, bj: usize, t: f64, te: f64) -> Option<State> {
-        match self.verdict(k, bi, bj, t, te) {
-            ABOVE => Some(State::Above),
-            BELOW => Some(State::Below),
-            _ => None,
-        }
+    fn decide(&self, k: usize, bi: usize, bj: usize, t: f64, te: f64) -> Option<(State, f64)> {
+        as_state(self.verdict(k, bi, bj, t, te))
     }
 
     /// [`ABOVE`] or [`BELOW`] if block `(k, bi, bj)`'s slab decides `[t, te]`, else 0, without
-    /// a branch; an empty or reversed range gives 0. Over the block `lo + p <= h <= hi + p` with
-    /// `p` linear in `(gx, gy)` and so in `t`: the clearance lies between `u - hi` and `u - lo`
-    /// with `u = z - p` linear in `t`, extreme at the ends.
+    /// a branch; an empty or reversed range gives 0. With it the margin, a lower bound on `|f|`
+    /// over `[t, te]` (meaningful for ABOVE and BELOW only). Over the block
+    /// `lo + p <= h <= hi + p` with `p` linear in `(gx, gy)` and so in `t`: the clearance lies
+    /// between `u - hi` and `u - lo` with `u = z - p` linear in `t`, extreme at the ends.
     #[inline]
-    fn verdict(&self, k: usize, bi: usize, bj: usize, t: f64, te: f64) -> u8 {
+    fn verdict(&self, k: usize, bi: usize, bj: usize, t: f64, te: f64) -> (u8, f64) {
         let [lo, hi, px, py] = self.levels[k - LEAF_LEVEL].get(bi, bj).map(f64::from);
         let (cx, cy) = block_centre(k, bi, bj);
         let ua = self.z[0] - px * (self.g0[0] - cx) - py * (self.g0[1] - cy);
@@ -671,7 +761,9 @@ impl<'a> March<'a> {
         let ok = t <= te;
         let above = ok & (u0 - hi > ON_TOL) & (u1 - hi > ON_TOL);
         let below = ok & (u0 - lo < -ON_TOL) & (u1 - lo < -ON_TOL);
-        u8::from(above) * ABOVE + u8::from(below) * BELOW
+        let (umin, umax) = if u0 < u1 { (u0, u1) } else { (u1, u0) };
+        let margin = if above { umin - hi } else { lo - umax };
+        (u8::from(above) * ABOVE + u8::from(below) * BELOW, margin)
     }
 
     /// Classifies `[t, t_end]`, starting at block `(k, bi, bj)` (which should hold the point at
@@ -699,12 +791,13 @@ impl<'a> March<'a> {
             let te = if te < t_end { te } else { t_end };
             let te = if te > t { te } else { t };
             match self.decide(k, bi, bj, t, te) {
-                Some(state) => {
-                    push_piece(out, Piece { t0: t, t1: te, state });
+                Some((state, margin)) => {
+                    let slope = self.slope_near(k, bi, bj);
+                    push_piece(out, Piece { t0: t, t1: te, state, margin, slope }, self.walk.fine);
                     rec.push(pack(k, bi, bj));
                 }
                 None if k == LEAF_LEVEL => {
-                    self.walk.run(t, te, out, hits);
+                    self.walk.run(t, te, self.slope_near(k, bi, bj), out, hits);
                     rec.push(pack(k, bi, bj));
                 }
                 None => {
@@ -742,7 +835,7 @@ impl<'a> March<'a> {
         }
         // Left the grid through rounding before t_end, or out of budget.
         if t < t_end {
-            self.walk.run(t, t_end, out, hits);
+            self.walk.run(t, t_end, self.walk.terrain.max_slope(), out, hits);
         }
     }
 
@@ -781,7 +874,7 @@ impl<'a> March<'a> {
                     let ta = if ex > ey { ex } else { ey };
                     let tb = if tx < ty { tx } else { ty };
                     let tb = if tb < t_hi { tb } else { t_hi };
-                    let v = self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
+                    let (v, _) = self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
                     Verdict { ta, tb, v }
                 }
                 _ => Verdict { ta: f64::INFINITY, tb: f64::NEG_INFINITY, v: 0 },
@@ -802,18 +895,20 @@ impl<'a> March<'a> {
                 self.gap(k, t, ta, out, hits, rec);
                 t = ta;
             }
-            let state = match v {
-                ABOVE => Some(State::Above),
-                BELOW => Some(State::Below),
-                _ => self.decide(k, bi, bj, t, tb),
+            // A certificate wants the margin over the part met now (the pass found the state).
+            let state = if v != 0 && !self.walk.fine {
+                as_state((v, 0.0))
+            } else {
+                self.decide(k, bi, bj, t, tb)
             };
             match state {
-                Some(state) => {
-                    push_piece(out, Piece { t0: t, t1: tb, state });
+                Some((state, margin)) => {
+                    let slope = self.slope_near(k, bi, bj);
+                    push_piece(out, Piece { t0: t, t1: tb, state, margin, slope }, self.walk.fine);
                     rec.push(b);
                 }
                 None if k == LEAF_LEVEL => {
-                    self.walk.run(t, tb, out, hits);
+                    self.walk.run(t, tb, self.slope_near(k, bi, bj), out, hits);
                     rec.push(b);
                 }
                 None => self.run((k, bi, bj), k, t, tb, out, hits, rec),
@@ -822,6 +917,16 @@ impl<'a> March<'a> {
         }
         if t < t_hi {
             self.gap(self.top, t, t_hi, out, hits, rec);
+        }
+    }
+
+    /// [`Terrain::slope_near`] when recording a certificate (else unused: infinite).
+    #[inline]
+    fn slope_near(&self, k: usize, bi: usize, bj: usize) -> f64 {
+        if self.walk.fine {
+            self.walk.terrain.slope_near(k, bi, bj)
+        } else {
+            f64::INFINITY
         }
     }
 
@@ -862,7 +967,7 @@ fn narrow_phase_naive(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut 
         };
         let h = (t + toi).clamp(prev, te);
         push_resolved(terrain, seg, prev, h, out);
-        out.push(Piece { t0: h, t1: h, state: State::On });
+        out.push(Piece::bare(h, h, State::On));
         prev = h;
         t = h + step;
         n += 1;
@@ -921,7 +1026,7 @@ fn resolve(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>,
                 }
                 let r = 0.5 * (lo + hi);
                 resolve(terrain, seg, t0, r, out, depth + 1);
-                out.push(Piece { t0: r, t1: r, state: State::On });
+                out.push(Piece::bare(r, r, State::On));
                 resolve(terrain, seg, r, t1, out, depth + 1);
                 return;
             }
@@ -929,7 +1034,7 @@ fn resolve(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>,
     }
     // One sign throughout; the most decisive sample tells which.
     let g = f.into_iter().fold(0.0f64, |g, e| if e.abs() > g.abs() { e } else { g });
-    out.push(Piece { t0, t1, state: [State::Below, State::On, State::Above][(sign(g) + 1) as usize] });
+    out.push(Piece::bare(t0, t1, [State::Below, State::On, State::Above][(sign(g) + 1) as usize]));
 }
 
 fn threads() -> usize {
@@ -941,27 +1046,182 @@ fn threads() -> usize {
 const BATCH: usize = 32;
 
 /// What one pair remembers between windows: the pyramid blocks that classified its segment,
-/// in order from A to B, and how many a walk from the root needed when last made.
+/// in order from A to B, how many a walk from the root needed when last made, and its
+/// certificate.
 #[derive(Debug, Default, Clone)]
 struct Memo {
     blocks: Vec<u32>,
     fresh_len: usize,
+    cert: Cert,
+    /// Whether the last window reused `cert`.
+    reused: bool,
+    /// `cert` was made and not reused yet.
+    unused: bool,
+    /// Windows to wait between certificates (doubles while they go unused, up to
+    /// [`CERT_BACKOFF_MAX`]; 0 once one is reused), and how many of them are left.
+    backoff: u8,
+    wait: u8,
+}
+
+/// One piece of a [`Cert`]: it ends at `t1` (it starts where the previous one ends) and, if
+/// Above or Below, `|f| >= margin` on it in the reference window.
+#[derive(Debug, Clone, Copy)]
+struct CertPiece {
+    t1: f64,
+    margin: f64,
+    slope: f32,
+    state: State,
+}
+
+impl CertPiece {
+    /// Whether the piece keeps its state on the moved segment: `f` there changed by at most
+    /// `dz + slope · dxy` (plus the rounding tolerance).
+    #[inline]
+    fn sure(&self, m: Moved) -> bool {
+        self.margin > m.dz + f64::from(self.slope) * m.dxy && matches!(self.state, State::Above | State::Below)
+    }
+}
+
+/// How far a segment's points moved since a certificate's reference window: `dz` vertically
+/// (plus the walk's rounding tolerance), `dxy` horizontally (metres).
+#[derive(Debug, Clone, Copy)]
+struct Moved {
+    dz: f64,
+    dxy: f64,
+}
+
+/// A pair's certificate: the classification of its segment in a reference window, with a
+/// lower bound on the clearance `|f|` over each Above or Below piece.
+///
+/// Why it carries over. At the same `t` the moved segment's point differs from the reference's
+/// by `Δ(t) = (1 - t) ΔA + t ΔB`, so by at most `δz = max(|ΔA_z|, |ΔB_z|)` vertically and
+/// `δxy = max(|ΔA_xy|, |ΔB_xy|)` horizontally. Each piece keeps the slope bound `s` of the
+/// block that decided it ([`Terrain::slope_near`]: the surface's largest slope within one leaf
+/// block's width of the block), so while `δxy` is below that width the surface under the
+/// moved points of the piece differs from that under the reference points by at most `s δxy`,
+/// and `f` changed by at most `ε = δz + s δxy` (plus the walk's rounding tolerance). Every
+/// piece whose margin exceeds its `ε` keeps its sign with `|f| > 0`: the moved segment is
+/// Above (Below) the surface there, exactly. Only the pieces with smaller margins — the
+/// crossings and the stretches near the surface — are classified again, by the exact cell
+/// walk ([`Walk::run`]); the hop points come from parry on the moved segment as always. The
+/// result is as exact as a walk from the root. The certificate is replaced (by a pyramid walk)
+/// once `δxy` reaches the slope bounds' reach or `δz` reaches [`CERT_CAP_M`], the stretches to
+/// walk again exceed the reference's own by more than [`CERT_WALK_CELLS`], or the clipped
+/// parameter range changed (an endpoint outside the grid).
+#[derive(Debug, Default, Clone)]
+struct Cert {
+    a: Point3<f64>,
+    b: Point3<f64>,
+    t_lo: f64,
+    t_hi: f64,
+    /// From `t_lo` to `t_hi` in order; empty: no certificate.
+    pieces: Vec<CertPiece>,
+    /// The length (in `t`) of the pieces that are never sure: the crossings and the pieces
+    /// touching the surface.
+    base_walk: f64,
+}
+
+impl Cert {
+    /// Makes the classification `pieces` of the segment from `a` to `b` over `[t_lo, t_hi]`
+    /// the certificate. A gap between pieces (none are expected) is kept as unsure.
+    fn set(&mut self, a: &Point3<f64>, b: &Point3<f64>, t_lo: f64, t_hi: f64, pieces: &[Piece]) {
+        (self.a, self.b, self.t_lo, self.t_hi) = (*a, *b, t_lo, t_hi);
+        self.pieces.clear();
+        let unsure = |t1| CertPiece { t1, margin: 0.0, slope: f32::INFINITY, state: State::Mixed };
+        let mut t = t_lo;
+        for p in pieces {
+            if p.t0 != t {
+                self.pieces.push(unsure(p.t0.max(t)));
+            }
+            let margin = if matches!(p.state, State::Above | State::Below) { p.margin } else { 0.0 };
+            // Rounded up: a slope bound may only grow.
+            let slope = f32_up(p.slope);
+            self.pieces.push(CertPiece { t1: p.t1.max(t), margin, slope, state: p.state });
+            t = p.t1.max(t);
+        }
+        if t < t_hi || self.pieces.is_empty() {
+            self.pieces.push(unsure(t_hi));
+        }
+        let still = Moved { dz: 0.0, dxy: 0.0 };
+        let mut t = t_lo;
+        self.base_walk = 0.0;
+        for p in &self.pieces {
+            if !p.sure(still) {
+                self.base_walk += p.t1 - t;
+            }
+            t = p.t1;
+        }
+    }
+
+    /// Classifies the moved segment of `walk` from the certificate, if the stretches to walk
+    /// again (the pieces not sure after `moved`) are no longer than the reference's own by more
+    /// than `extra` (in `t`): the sure pieces keep their state, the others are walked exactly
+    /// ([`Walk::run`]). False (with `out` and `hits` untouched) if they are longer.
+    fn reuse(&self, walk: &Walk, moved: Moved, extra: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) -> bool {
+        let mut walked = 0.0;
+        let mut t = self.t_lo;
+        for p in &self.pieces {
+            if !p.sure(moved) {
+                walked += p.t1 - t;
+            }
+            t = p.t1;
+        }
+        if walked > self.base_walk + extra {
+            return false;
+        }
+        let mut t = self.t_lo;
+        let mut open: Option<f64> = None;
+        for p in &self.pieces {
+            if p.sure(moved) {
+                if let Some(w) = open.take() {
+                    walk.run(w, t, f64::INFINITY, out, hits);
+                }
+                push_piece(out, Piece { t0: t, t1: p.t1, state: p.state, margin: 0.0, slope: f64::INFINITY }, false);
+            } else if open.is_none() {
+                open = Some(t);
+            }
+            t = p.t1;
+        }
+        if let Some(w) = open {
+            walk.run(w, t, f64::INFINITY, out, hits);
+        }
+        true
+    }
+
+    /// How far the segment from `a` to `b` clipped to `[t_lo, t_hi]` moved since the
+    /// reference, if the certificate may be used for it (`reach`: the slope bounds' reach).
+    fn moved(&self, a: &Point3<f64>, b: &Point3<f64>, t_lo: f64, t_hi: f64, reach: f64, tol: f64) -> Option<Moved> {
+        if self.pieces.is_empty() || t_lo != self.t_lo || t_hi != self.t_hi {
+            return None;
+        }
+        let (da, db) = (a - self.a, b - self.b);
+        let dxy2 = (da.x * da.x + da.y * da.y).max(db.x * db.x + db.y * db.y);
+        let m = Moved { dz: da.z.abs().max(db.z.abs()) + tol, dxy: dxy2.sqrt() };
+        (m.dxy < reach && m.dz < CERT_CAP_M).then_some(m)
+    }
 }
 
 /// [`trace`] for every pair of a set of points, window after window, exploiting that vehicles
 /// move little between windows.
 ///
-/// For each pair it remembers the pyramid blocks that classified the segment last time and
-/// starts there (see `March::replay`): a block's slab usually still decides the part of the
-/// moved segment inside it, so the walk down from the root is skipped. The classification is
-/// exact either way, so the paths equal [`trace`]'s (up to the rounding of a buried length
-/// summed over differently cut pieces, ~1e-15 relative). A pair whose remembered list has grown
-/// past 1.25× the length of a walk from the root starts afresh. A different number of points
-/// starts every pair afresh; so should a different terrain (stale blocks cost time, never
-/// correctness: every block is checked against the terrain it is used with).
+/// For each pair it keeps a *certificate* (see `Cert`): the last classification it walked, with
+/// a lower bound on the clearance over each piece. While the endpoints have moved so little
+/// that those bounds still decide most of the segment, only the stretches near the surface
+/// (the crossings) are walked again, cell by cell; this is what makes short windows cheap.
+/// Otherwise it walks the pyramid starting from the blocks that classified the segment last
+/// time (see `March::replay`): a block's slab usually still decides the part of the moved
+/// segment inside it, so the walk down from the root is skipped. A pair whose remembered list
+/// has grown past 1.25× the length of a walk from the root starts afresh; a pair whose
+/// certificates keep going unused (fast motion for its geometry) makes them less and less
+/// often, up to one in 16 windows. The classification is exact either way, so the paths equal
+/// [`trace`]'s (up to the rounding of a buried length summed over differently cut pieces,
+/// ~1e-15 relative). A different number of points or a different terrain starts every pair
+/// afresh.
 #[derive(Debug, Default)]
 pub struct Tracer {
     memos: Vec<Memo>,
+    /// [`Terrain::id`] of the terrain the memos were made with.
+    terrain: u64,
 }
 
 impl Tracer {
@@ -979,12 +1239,20 @@ impl Tracer {
         penetration_loss_db_per_m: f64,
     ) -> Vec<PathInfo> {
         let pairs = pairs(points.len());
-        if self.memos.len() != pairs.len() {
+        if self.memos.len() != pairs.len() || self.terrain != terrain.id() {
             self.memos = vec![Memo::default(); pairs.len()];
+            self.terrain = terrain.id();
         }
         on_all_cores(&pairs, &mut self.memos, |&(i, j), memo| {
+            memo.reused = false;
             trace_impl(terrain, &points[i], &points[j], penetration_loss_db_per_m, Mode::Replay(memo))
         })
+    }
+
+    /// How many pairs of the last [`Self::trace_all`] reused their certificate (see the
+    /// module docs) instead of walking the pyramid.
+    pub fn reused(&self) -> usize {
+        self.memos.iter().filter(|m| m.reused).count()
     }
 }
 

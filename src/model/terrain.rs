@@ -200,6 +200,11 @@ pub struct Terrain {
     pub(crate) tiles_w: usize,
     /// Largest error of a tile height (metres): `max |h| · 2⁻²⁴`, f32 rounding to nearest.
     tile_err: f64,
+    /// `slopes[k - LEAF_LEVEL][bi * w + bj]`: the largest slope of the surface near block
+    /// `(k, bi, bj)`, see [`Terrain::slope_near`].
+    slopes: Vec<Vec<f32>>,
+    /// Distinct for every terrain built in this process (a clone keeps it: same heights).
+    id: u64,
 }
 
 /// Our ENU point to parry's heightfield frame: `(x, y, z) -> (x, z, -y)`.
@@ -294,7 +299,7 @@ impl Terrain {
         let m = DMatrix::from_fn(rows, cols, |i, j| heights[i * cols + j]);
         let field = HeightField::new(m, Vector3::new(size_x, 1.0, size_y));
         let levels = build_pyramid(&heights, cols, rows);
-        let qlevels = levels
+        let qlevels: Vec<QLevel> = levels
             .iter()
             .enumerate()
             .skip(LEAF_LEVEL)
@@ -302,7 +307,10 @@ impl Terrain {
             .collect();
         let (tiles_w, tiles) = build_tiles(&heights, cols, rows);
         let tile_err = heights.iter().fold(0.0f64, |m, h| m.max(h.abs())) * f64::from(f32::EPSILON) * 0.5;
-        Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, tile_err })
+        let slopes = slope_pyramid(&heights, cols, rows, cell, &qlevels);
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, tile_err, slopes, id })
     }
 
     /// Half the extent, `[size_x/2, size_y/2]` (metres).
@@ -339,6 +347,33 @@ impl Terrain {
     /// such heights (metres).
     pub(crate) fn tile_tolerance(&self) -> f64 {
         self.tile_err
+    }
+
+    /// The largest slope of the triangulated surface, `max |∇h|` over its triangles (metres of
+    /// height per metre, rounded up): two points `d` metres apart horizontally differ in height
+    /// by at most `max_slope · d`.
+    pub fn max_slope(&self) -> f64 {
+        self.slopes.last().map_or(0.0, |l| f64::from(l[0]))
+    }
+
+    /// An identity distinct for every terrain built in this process (clones share it).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// How far around a block [`Self::slope_near`] looks (metres): one leaf block's width.
+    pub(crate) fn slope_reach(&self) -> f64 {
+        fidx(LEAF) * self.cell
+    }
+
+    /// The largest slope `max |∇h|` (rounded up) over the triangles within
+    /// [`Self::slope_reach`] of block `(k, bi, bj)`'s footprint, `k >= LEAF_LEVEL`: two points
+    /// there `d` metres apart horizontally, on a straight line that stays there, differ in
+    /// height by at most this times `d`.
+    #[inline]
+    pub(crate) fn slope_near(&self, k: usize, bi: usize, bj: usize) -> f64 {
+        let l = &self.qlevels[k - LEAF_LEVEL];
+        f64::from(self.slopes[k - LEAF_LEVEL][bi * l.w + bj])
     }
 
     #[inline]
@@ -388,7 +423,7 @@ fn f32_down(v: f64) -> f32 {
 }
 
 /// Smallest f32 not below `v`.
-fn f32_up(v: f64) -> f32 {
+pub(crate) fn f32_up(v: f64) -> f32 {
     -f32_down(-v)
 }
 
@@ -445,6 +480,60 @@ fn plane_level(heights: &[f64], cols: usize, rows: usize, k: usize, l: &Level) -
         }
     }
     QLevel { w: l.w, h: l.h, qw, mm }
+}
+
+/// The slope levels of [`Terrain::slope_near`], one per compact level: at the leaf level the
+/// largest triangle slope of each leaf block's 3 × 3 neighbourhood (its footprint enlarged by
+/// one leaf block each way), above it the largest of the four children (whose enlarged
+/// footprints cover the parent's).
+fn slope_pyramid(heights: &[f64], cols: usize, rows: usize, cell: f64, qlevels: &[QLevel]) -> Vec<Vec<f32>> {
+    let Some(leaf) = qlevels.first() else { return Vec::new() };
+    let (w, h) = (leaf.w, leaf.h);
+    // Largest slope within each leaf block (cells of the last blocks may be fewer).
+    let mut own = vec![0.0f64; w * h];
+    for r in 0..rows - 1 {
+        for c in 0..cols - 1 {
+            let at = |r: usize, c: usize| heights[r * cols + c];
+            let (nw, ne, sw, se) = (at(r, c), at(r, c + 1), at(r + 1, c), at(r + 1, c + 1));
+            // The north-west triangle's gradient (NE - NW, SW - NW), the south-east one's.
+            let g = (ne - nw).hypot(sw - nw).max((se - sw).hypot(se - ne)) / cell;
+            let b = &mut own[(r / LEAF).min(h - 1) * w + (c / LEAF).min(w - 1)];
+            *b = b.max(g);
+        }
+    }
+    let up = |g: f64| f32_up(g * (1.0 + 1e-12));
+    let mut levels = Vec::with_capacity(qlevels.len());
+    let mut cur = vec![0.0f32; w * h];
+    for bi in 0..h {
+        for bj in 0..w {
+            let mut m = 0.0f64;
+            for i in bi.saturating_sub(1)..(bi + 2).min(h) {
+                for j in bj.saturating_sub(1)..(bj + 2).min(w) {
+                    m = m.max(own[i * w + j]);
+                }
+            }
+            cur[bi * w + bj] = up(m);
+        }
+    }
+    levels.push(cur);
+    for pair in qlevels.windows(2) {
+        let (child, parent) = (&pair[0], &pair[1]);
+        let prev = levels.last().expect("leaf level");
+        let mut next = vec![0.0f32; parent.w * parent.h];
+        for bi in 0..parent.h {
+            for bj in 0..parent.w {
+                let mut m = 0.0f32;
+                for i in 2 * bi..(2 * bi + 2).min(child.h) {
+                    for j in 2 * bj..(2 * bj + 2).min(child.w) {
+                        m = m.max(prev[i * child.w + j]);
+                    }
+                }
+                next[bi * parent.w + bj] = m;
+            }
+        }
+        levels.push(next);
+    }
+    levels
 }
 
 fn build_tiles(heights: &[f64], cols: usize, rows: usize) -> (usize, Vec<Tile>) {
@@ -747,4 +836,54 @@ fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<Terrain, T
         }
     }
     Terrain::build(&name, heights, cols, rows, cell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block's slope bound covers every triangle within one leaf block of its footprint
+    /// (brute force, on a grid whose last blocks are cut short), and the top one is the
+    /// largest slope of all.
+    #[test]
+    fn slope_bounds_cover_each_blocks_surroundings() {
+        let (cols, rows, cell) = (38usize, 27usize, 1.5);
+        let mut s = 3u64;
+        let heights: Vec<f64> = (0..cols * rows)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 11) as f64 / (1u64 << 53) as f64 * 20.0
+            })
+            .collect();
+        let t = Terrain::from_grid(heights.clone(), cols, rows, cell).unwrap();
+        let at = |r: usize, c: usize| heights[r * cols + c];
+        // Slope of cell (r, c)'s steeper triangle.
+        let cell_slope = |r: usize, c: usize| {
+            let (nw, ne, sw, se) = (at(r, c), at(r, c + 1), at(r + 1, c), at(r + 1, c + 1));
+            (ne - nw).hypot(sw - nw).max((se - sw).hypot(se - ne)) / cell
+        };
+        let mut all = 0.0f64;
+        for (i, l) in t.qlevels.iter().enumerate() {
+            let k = i + LEAF_LEVEL;
+            let size = 1usize << k;
+            for bi in 0..l.h {
+                for bj in 0..l.w {
+                    let r0 = (bi * size).saturating_sub(LEAF);
+                    let c0 = (bj * size).saturating_sub(LEAF);
+                    let r1 = ((bi + 1) * size + LEAF).min(rows - 1);
+                    let c1 = ((bj + 1) * size + LEAF).min(cols - 1);
+                    let mut m = 0.0f64;
+                    for r in r0..r1 {
+                        for c in c0..c1 {
+                            m = m.max(cell_slope(r, c));
+                        }
+                    }
+                    all = all.max(m);
+                    let bound = t.slope_near(k, bi, bj);
+                    assert!(bound >= m, "level {k} block ({bi}, {bj}): bound {bound} < {m}");
+                }
+            }
+        }
+        assert!(t.max_slope() >= all && t.max_slope() <= all * (1.0 + 1e-6), "{} vs {all}", t.max_slope());
+    }
 }
