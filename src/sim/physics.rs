@@ -34,7 +34,8 @@ pub struct PhysicsSim {
     vehicles: Vec<(VehicleState, Kinematics)>,
     /// Navigation fixes from the NETSIM manager, applied at the start of each window.
     nav: Option<(NavInbox, LocalFrame)>,
-    /// Remembers per pair which terrain blocks classified it, for the next window.
+    /// Remembers per pair its last classification (a certificate) and the terrain blocks that
+    /// made it, for the next windows.
     tracer: Tracer,
 }
 
