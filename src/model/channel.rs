@@ -317,8 +317,9 @@ fn trace_with(
                 memo.wait = memo.wait.saturating_sub(1);
             }
         }
-        match (March::new(terrain, &walk), mode) {
-            (_, Mode::Replay(memo)) if memo.reused => {}
+        let reused = matches!(&mode, Mode::Replay(memo) if memo.reused);
+        match (if reused { None } else { March::new(terrain, &walk) }, mode) {
+            _ if reused => {}
             (None, _) => walk.run(t_lo, t_hi, terrain.max_slope(), pieces, hits),
             (Some(m), Mode::Replay(memo)) => {
                 if memo.blocks.is_empty() || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4 {
@@ -442,6 +443,8 @@ struct Walk<'a> {
     ray: Ray,
     g0: [f64; 3],
     dg: [f64; 3],
+    /// `1 / dg` (infinite for a family the segment runs parallel to).
+    inv: [f64; 3],
     ncw: usize,
     nch: usize,
     /// Clearance beyond which a piece is decided without parry (metres).
@@ -469,6 +472,7 @@ impl<'a> Walk<'a> {
             ray: Ray::new(to_parry(&seg.a), to_parry_vec(&seg.d)),
             g0: [gx0, gy0, gx0 + gy0],
             dg: [dgx, dgy, dgx + dgy],
+            inv: [1.0 / dgx, 1.0 / dgy, 1.0 / (dgx + dgy)],
             ncw,
             nch,
             tol: PRE_TOL + 2.0 * terrain.tile_tolerance(),
@@ -531,7 +535,7 @@ impl<'a> Walk<'a> {
         let mut k = [0.0f64; 3];
         let mut tn = [f64::INFINITY; 3];
         let mut step = [0.0f64; 3];
-        let inv = self.dg.map(|d| 1.0 / d);
+        let inv = self.inv;
         for i in 0..3 {
             let dg = self.dg[i];
             if dg == 0.0 {
