@@ -1146,15 +1146,20 @@ impl Cert {
         if t < t_hi || self.pieces.is_empty() {
             self.pieces.push(unsure(t_hi));
         }
-        let still = Moved { dz: 0.0, dxy: 0.0 };
-        let mut t = t_lo;
-        self.base_walk = 0.0;
+        self.base_walk = self.unsure(Moved { dz: 0.0, dxy: 0.0 });
+    }
+
+    /// The length (in `t`) of the pieces that are not sure after `moved`.
+    fn unsure(&self, moved: Moved) -> f64 {
+        let mut t = self.t_lo;
+        let mut len = 0.0;
         for p in &self.pieces {
-            if !p.sure(still) {
-                self.base_walk += p.t1 - t;
+            if !p.sure(moved) {
+                len += p.t1 - t;
             }
             t = p.t1;
         }
+        len
     }
 
     /// Classifies the moved segment of `walk` from the certificate, if the stretches to walk
@@ -1162,15 +1167,7 @@ impl Cert {
     /// than `extra` (in `t`): the sure pieces keep their state, the others are walked exactly
     /// ([`Walk::run`]). False (with `out` and `hits` untouched) if they are longer.
     fn reuse(&self, walk: &Walk, moved: Moved, extra: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) -> bool {
-        let mut walked = 0.0;
-        let mut t = self.t_lo;
-        for p in &self.pieces {
-            if !p.sure(moved) {
-                walked += p.t1 - t;
-            }
-            t = p.t1;
-        }
-        if walked > self.base_walk + extra {
+        if self.unsure(moved) > self.base_walk + extra {
             return false;
         }
         let mut t = self.t_lo;
