@@ -123,15 +123,11 @@ const GRID_EPS: f64 = 1e-7;
 const PRE_TOL: f64 = 1e-6;
 /// Safety cap on crossings per candidate stretch.
 const MAX_CROSSINGS: usize = 1 << 16;
-/// A [`Tracer`] reuses a pair's certificate while the bound on how far the clearance can have
-/// changed since its reference window stays below this (metres); margins beyond it are all
-/// alike.
 /// Margins of at least this (metres) are all alike to a certificate: pieces with such margins
 /// merge, and a certificate is given up once the vertical motion reaches it.
 const CERT_CAP_M: f64 = 0.5;
 /// Pieces recorded for a certificate merge when their margins are within this factor.
 const CERT_MERGE: f64 = 0.5;
-/// ... and while the stretches it must walk again cover at most this share of the segment.
 /// A certificate is reused while the stretches to walk again exceed its reference's own by at
 /// most this many cells' length.
 const CERT_WALK_CELLS: f64 = 8.0;
@@ -254,7 +250,7 @@ fn trace_with(
     a: &Point3<f64>,
     b: &Point3<f64>,
     loss_per_m: f64,
-    mode: Mode,
+    mut mode: Mode,
     sc: &mut Scratch,
 ) -> PathInfo {
     let broad = !matches!(mode, Mode::Naive);
@@ -295,7 +291,7 @@ fn trace_with(
             return los(a, b);
         }
         let mut walk = Walk::new(terrain, &seg);
-        let mut mode = mode;
+        let mut reused = false;
         if let Mode::Replay(memo) = &mut mode {
             let cells = seg.len / terrain.cell_size();
             memo.reused = memo
@@ -316,35 +312,36 @@ fn trace_with(
                 walk.fine = memo.wait == 0;
                 memo.wait = memo.wait.saturating_sub(1);
             }
+            reused = memo.reused;
         }
-        let reused = matches!(&mode, Mode::Replay(memo) if memo.reused);
-        match (if reused { None } else { March::new(terrain, &walk) }, mode) {
-            _ if reused => {}
-            (None, _) => walk.run(t_lo, t_hi, terrain.max_slope(), pieces, hits),
-            (Some(m), Mode::Replay(memo)) => {
-                if memo.blocks.is_empty() || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4 {
-                    // Nothing remembered, or grown well past a fresh walk's length: start afresh.
+        if !reused {
+            match (March::new(terrain, &walk), mode) {
+                (None, _) => walk.run(t_lo, t_hi, terrain.max_slope(), pieces, hits),
+                (Some(m), Mode::Replay(memo)) => {
+                    if memo.blocks.is_empty() || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4 {
+                        // Nothing remembered, or grown well past a fresh walk's length: start afresh.
+                        m.fresh(t_lo, t_hi, pieces, hits, rec);
+                        memo.fresh_len = rec.len();
+                    } else {
+                        m.replay(&memo.blocks, t_lo, t_hi, pieces, hits, rec, ver);
+                    }
+                    std::mem::swap(&mut memo.blocks, rec);
+                    if walk.fine {
+                        memo.cert.set(a, b, t_lo, t_hi, pieces);
+                    } else {
+                        memo.cert.pieces.clear();
+                    }
+                    memo.unused = walk.fine;
+                }
+                (Some(mut m), Mode::FirstHit) => {
+                    m.first_hit = true;
                     m.fresh(t_lo, t_hi, pieces, hits, rec);
-                    memo.fresh_len = rec.len();
-                } else {
-                    m.replay(&memo.blocks, t_lo, t_hi, pieces, hits, rec, ver);
+                    if pieces.last().is_some_and(|p| matches!(p.state, State::Below | State::On)) {
+                        return PathInfo { los: false, hops: Vec::new() };
+                    }
                 }
-                std::mem::swap(&mut memo.blocks, rec);
-                if walk.fine {
-                    memo.cert.set(a, b, t_lo, t_hi, pieces);
-                } else {
-                    memo.cert.pieces.clear();
-                }
-                memo.unused = walk.fine;
+                (Some(m), _) => m.fresh(t_lo, t_hi, pieces, hits, rec),
             }
-            (Some(mut m), Mode::FirstHit) => {
-                m.first_hit = true;
-                m.fresh(t_lo, t_hi, pieces, hits, rec);
-                if pieces.last().is_some_and(|p| matches!(p.state, State::Below | State::On)) {
-                    return PathInfo { los: false, hops: Vec::new() };
-                }
-            }
-            (Some(m), _) => m.fresh(t_lo, t_hi, pieces, hits, rec),
         }
         if pieces.iter().all(|p| p.state == State::Above) {
             return los(a, b);
@@ -1177,7 +1174,7 @@ impl Cert {
                 if let Some(w) = open.take() {
                     walk.run(w, t, f64::INFINITY, out, hits);
                 }
-                push_piece(out, Piece { t0: t, t1: p.t1, state: p.state, margin: 0.0, slope: f64::INFINITY }, false);
+                push_piece(out, Piece::bare(t, p.t1, p.state), false);
             } else if open.is_none() {
                 open = Some(t);
             }
