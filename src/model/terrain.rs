@@ -516,24 +516,32 @@ fn slope_pyramid(heights: &[f64], cols: usize, rows: usize, cell: f64, qlevels: 
         }
     }
     levels.push(cur);
-    for pair in qlevels.windows(2) {
-        let (child, parent) = (&pair[0], &pair[1]);
+    for child in &qlevels[..qlevels.len() - 1] {
         let prev = levels.last().expect("leaf level");
-        let mut next = vec![0.0f32; parent.w * parent.h];
-        for bi in 0..parent.h {
-            for bj in 0..parent.w {
-                let mut m = 0.0f32;
-                for i in 2 * bi..(2 * bi + 2).min(child.h) {
-                    for j in 2 * bj..(2 * bj + 2).min(child.w) {
-                        m = m.max(prev[i * child.w + j]);
-                    }
-                }
-                next[bi * parent.w + bj] = m;
-            }
-        }
+        let (_, _, next) = up_2x2(prev, child.w, child.h, 0.0f32, f32::max);
         levels.push(next);
     }
     levels
+}
+
+/// One level up a pyramid: the `w × h` blocks of `prev` (row-major) combined by `f` over each
+/// parent's (up to) 2 × 2 children, starting from `init`; returns the parent level's width,
+/// height and blocks.
+fn up_2x2<T: Copy>(prev: &[T], w: usize, h: usize, init: T, f: impl Fn(T, T) -> T) -> (usize, usize, Vec<T>) {
+    let (nw, nh) = (w.div_ceil(2), h.div_ceil(2));
+    let mut out = Vec::with_capacity(nw * nh);
+    for r in 0..nh {
+        for c in 0..nw {
+            let mut acc = init;
+            for rr in (2 * r)..(2 * r + 2).min(h) {
+                for cc in (2 * c)..(2 * c + 2).min(w) {
+                    acc = f(acc, prev[rr * w + cc]);
+                }
+            }
+            out.push(acc);
+        }
+    }
+    (nw, nh, out)
 }
 
 fn build_tiles(heights: &[f64], cols: usize, rows: usize) -> (usize, Vec<Tile>) {
@@ -574,22 +582,8 @@ fn build_pyramid(heights: &[f64], cols: usize, rows: usize) -> Vec<Level> {
         if prev.w == 1 && prev.h == 1 {
             break;
         }
-        let (nw, nh) = (prev.w.div_ceil(2), prev.h.div_ceil(2));
-        let mut mm = Vec::with_capacity(nw * nh);
-        for r in 0..nh {
-            for c in 0..nw {
-                let mut lo = f64::INFINITY;
-                let mut hi = f64::NEG_INFINITY;
-                for rr in (2 * r)..(2 * r + 2).min(prev.h) {
-                    for cc in (2 * c)..(2 * c + 2).min(prev.w) {
-                        let [a, b] = prev.mm[rr * prev.w + cc];
-                        lo = lo.min(a);
-                        hi = hi.max(b);
-                    }
-                }
-                mm.push([lo, hi]);
-            }
-        }
+        let (nw, nh, mm) =
+            up_2x2(&prev.mm, prev.w, prev.h, [f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], [a, b]| [lo.min(a), hi.max(b)]);
         levels.push(Level { w: nw, h: nh, mm });
     }
     levels
