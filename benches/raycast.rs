@@ -138,6 +138,11 @@ fn main() {
     }
 }
 
+/// `trace` of every pair `i < j` of `pos`, one thread, in `trace_all`'s order.
+fn trace_each(terrain: &Terrain, pos: &[Point3<f64>]) -> Vec<PathInfo> {
+    (0..pos.len()).flat_map(|i| ((i + 1)..pos.len()).map(move |j| trace(terrain, &pos[i], &pos[j], LOSS))).collect()
+}
+
 /// The vehicles: positions and velocities (m/s), from one seed.
 struct Fleet {
     pos: Vec<Point3<f64>>,
@@ -199,9 +204,7 @@ fn tracer_at(terrain: &Terrain, name: &str, alt: [f64; 2], window_s: f64) {
         times.push(s.elapsed());
         reused += tracer.reused();
         if w % 10 == 0 {
-            let pos = &fleet.pos;
-            let fresh = (0..VEHICLES).flat_map(|i| ((i + 1)..VEHICLES).map(move |j| (i, j)));
-            differ += fresh.zip(&all).filter(|((i, j), p)| !same(p, &trace(terrain, &pos[*i], &pos[*j], LOSS))).count();
+            differ += trace_each(terrain, &fleet.pos).iter().zip(&all).filter(|(a, b)| !same(a, b)).count();
         }
     }
     let first = times[0].as_secs_f64() * 1e6;
@@ -249,12 +252,7 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
 
         if w % BASE_EVERY == 0 {
             let (s, c) = (Instant::now(), thread_cpu());
-            let mut one = Vec::with_capacity(pairs);
-            for i in 0..VEHICLES {
-                for j in (i + 1)..VEHICLES {
-                    one.push(trace(terrain, &pos[i], &pos[j], LOSS));
-                }
-            }
+            let one = trace_each(terrain, pos);
             fast1.push(s.elapsed());
             fast1_cpu.extend(c.zip(thread_cpu()).map(|(a, b)| b - a));
             let (s, c) = (Instant::now(), thread_cpu());
