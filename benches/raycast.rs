@@ -202,10 +202,10 @@ fn tracer_at(terrain: &Terrain, name: &str, alt: [f64; 2], window_s: f64) {
         let s = Instant::now();
         let all = tracer.trace_all(terrain, &fleet.pos, LOSS);
         times.push(s.elapsed());
-        reused += tracer.reused();
         if w % 10 == 0 {
-            differ += trace_each(terrain, &fleet.pos).iter().zip(&all).filter(|(a, b)| !same(a, b)).count();
+            differ += trace_each(terrain, &fleet.pos).iter().zip(all).filter(|(a, b)| !same(a, b)).count();
         }
+        reused += tracer.reused();
     }
     let first = times[0].as_secs_f64() * 1e6;
     let label = format!("{name}, W = {} ms", window_s * 1e3);
@@ -236,7 +236,7 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
         fleet.step(terrain, WINDOW_S);
         let pos = &fleet.pos;
         let s = Instant::now();
-        let all: Vec<PathInfo> = tracer.trace_all(terrain, pos, LOSS);
+        let all: &[PathInfo] = tracer.trace_all(terrain, pos, LOSS);
         coherent.push(s.elapsed());
         let s = Instant::now();
         let fresh: Vec<PathInfo> = trace_all(terrain, pos, LOSS);
@@ -244,7 +244,7 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
         let s = Instant::now();
         let flags = line_of_sight_all(terrain, pos);
         los_only.push(s.elapsed());
-        los_differ += flags.iter().zip(&all).filter(|(l, p)| **l != p.los).count();
+        los_differ += flags.iter().zip(all).filter(|(l, p)| **l != p.los).count();
         los += all.iter().filter(|p| p.los).count();
         total += all.len();
         sink += all.iter().map(|p| p.total_loss_db()).sum::<f64>();

@@ -343,8 +343,8 @@ fn tracer_following_vehicles_equals_fresh_trace() {
                 k += 1;
             }
         }
-        changed += usize::from(last.len() == all.len() && last.iter().zip(&all).any(|(a, b)| a.los != b.los));
-        last = all;
+        changed += usize::from(last.len() == all.len() && last.iter().zip(all).any(|(a, b)| a.los != b.los));
+        last = all.to_vec();
     }
     // The vehicles really move through LOS and NLOS (and out of the grid).
     assert!(nlos > n / 10 && nlos < n * 9 / 10, "nlos {nlos} of {n}");
@@ -384,7 +384,7 @@ fn tracer_with_small_steps_reuses_its_certificates_and_equals_fresh_trace() {
         }
         // Vehicle 0 sinks through the terrain and back: its paths cross the surface anew.
         pts[0].z += if w < 200 { -0.05 } else { 0.05 };
-        let all = tracer.trace_all(&t, &pts, LOSS);
+        let all = tracer.trace_all(&t, &pts, LOSS).to_vec();
         if w > 0 {
             reused += tracer.reused();
             nlos_reused_windows += usize::from(tracer.reused() > 0 && all.iter().any(|p| !p.los));
@@ -417,7 +417,7 @@ fn tracer_moved_to_another_terrain_starts_afresh() {
     for _ in 0..3 {
         tracer.trace_all(&a, &pts, LOSS);
     }
-    let on_b = tracer.trace_all(&b, &pts, LOSS);
+    let on_b = tracer.trace_all(&b, &pts, LOSS).to_vec();
     let mut k = 0;
     for i in 0..pts.len() {
         for j in (i + 1)..pts.len() {

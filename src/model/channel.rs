@@ -217,14 +217,14 @@ enum Mode<'m> {
     FirstHit,
 }
 
-fn los(a: &Point3<f64>, b: &Point3<f64>) -> PathInfo {
-    PathInfo {
-        los: true,
-        hops: vec![Hop { point: *a, loss_db: 0.0 }, Hop { point: *b, loss_db: 0.0 }],
-    }
+/// Makes `out` the free path from `a` to `b`.
+fn set_los(out: &mut PathInfo, a: &Point3<f64>, b: &Point3<f64>) {
+    out.los = true;
+    out.hops.clear();
+    out.hops.extend([Hop { point: *a, loss_db: 0.0 }, Hop { point: *b, loss_db: 0.0 }]);
 }
 
-/// Reusable per-thread buffers of [`trace`] (no allocation in the hot path but the result).
+/// Reusable per-thread buffers of [`trace`] (no allocation in the hot path).
 #[derive(Default)]
 struct Scratch {
     pieces: Vec<Piece>,
@@ -239,9 +239,17 @@ thread_local! {
 }
 
 fn trace_impl(terrain: &Terrain, a: &Point3<f64>, b: &Point3<f64>, loss_per_m: f64, mode: Mode) -> PathInfo {
+    let mut out = PathInfo { los: true, hops: Vec::new() };
+    trace_into(terrain, a, b, loss_per_m, mode, &mut out);
+    out
+}
+
+/// [`trace_with`] with this thread's scratch buffers, into `out` (its hops' allocation is
+/// reused).
+fn trace_into(terrain: &Terrain, a: &Point3<f64>, b: &Point3<f64>, loss_per_m: f64, mode: Mode, out: &mut PathInfo) {
     SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut s) => trace_with(terrain, a, b, loss_per_m, mode, &mut s),
-        Err(_) => trace_with(terrain, a, b, loss_per_m, mode, &mut Scratch::default()),
+        Ok(mut s) => trace_with(terrain, a, b, loss_per_m, mode, &mut s, out),
+        Err(_) => trace_with(terrain, a, b, loss_per_m, mode, &mut Scratch::default(), out),
     })
 }
 
@@ -252,10 +260,11 @@ fn trace_with(
     loss_per_m: f64,
     mut mode: Mode,
     sc: &mut Scratch,
-) -> PathInfo {
+    out: &mut PathInfo,
+) {
     let broad = !matches!(mode, Mode::Naive);
     if !(a.coords.iter().chain(b.coords.iter()).all(|v| v.is_finite())) {
-        return los(a, b);
+        return set_los(out, a, b);
     }
     let d = b - a;
     let seg = Seg { a: *a, d, len: d.norm() };
@@ -265,17 +274,20 @@ fn trace_with(
         if let Some(h) = terrain.height_at(a.x, a.y) {
             if a.z - h <= ON_TOL {
                 let hop = Hop { point: *a, loss_db: 0.0 };
-                return PathInfo { los: false, hops: vec![hop, hop, hop, Hop { point: *b, loss_db: 0.0 }] };
+                out.los = false;
+                out.hops.clear();
+                out.hops.extend([hop, hop, hop, Hop { point: *b, loss_db: 0.0 }]);
+                return;
             }
         }
-        return los(a, b);
+        return set_los(out, a, b);
     }
 
     // 1. Clip to the footprint.
     let Some((t_lo, t_hi)) = clip(a.x, d.x, -hx, hx, 0.0, 1.0)
         .and_then(|(l, h)| clip(a.y, d.y, -hy, hy, l, h))
     else {
-        return los(a, b);
+        return set_los(out, a, b);
     };
 
     let Scratch { pieces, hits, resolved, rec, ver } = sc;
@@ -288,7 +300,7 @@ fn trace_with(
     if broad {
         let range = terrain.height_range();
         if a.z.min(b.z) > range[1] + ON_TOL {
-            return los(a, b);
+            return set_los(out, a, b);
         }
         let mut walk = Walk::new(terrain, &seg);
         let mut reused = false;
@@ -337,14 +349,16 @@ fn trace_with(
                     m.first_hit = true;
                     m.fresh(t_lo, t_hi, pieces, hits, rec);
                     if pieces.last().is_some_and(|p| matches!(p.state, State::Below | State::On)) {
-                        return PathInfo { los: false, hops: Vec::new() };
+                        out.los = false;
+                        out.hops.clear();
+                        return;
                     }
                 }
                 (Some(m), _) => m.fresh(t_lo, t_hi, pieces, hits, rec),
             }
         }
         if pieces.iter().all(|p| p.state == State::Above) {
-            return los(a, b);
+            return set_los(out, a, b);
         }
     } else {
         pieces.push(Piece::bare(t_lo, t_hi, State::Mixed));
@@ -376,13 +390,15 @@ fn trace_with(
     }
 
     // 4. Maximal obstructed intervals.
-    let mut hops = vec![Hop { point: *a, loss_db: 0.0 }];
+    let hops = &mut out.hops;
+    hops.clear();
+    hops.push(Hop { point: *a, loss_db: 0.0 });
     let mut run: Option<(f64, f64, f64)> = None; // (t_entry, t_exit, buried length in t)
     for p in resolved.iter() {
         match (p.state, run.as_mut()) {
             (State::Above, Some(_)) => {
                 let (t0, t1, buried) = run.take().expect("run is open");
-                push_run(&mut hops, &seg, t0, t1, buried, loss_per_m);
+                push_run(hops, &seg, t0, t1, buried, loss_per_m);
             }
             (State::Above, None) => {}
             (s, Some(r)) => {
@@ -397,10 +413,10 @@ fn trace_with(
         }
     }
     if let Some((t0, t1, buried)) = run {
-        push_run(&mut hops, &seg, t0, t1, buried, loss_per_m);
+        push_run(hops, &seg, t0, t1, buried, loss_per_m);
     }
     hops.push(Hop { point: *b, loss_db: 0.0 });
-    PathInfo { los: hops.len() == 2, hops }
+    out.los = hops.len() == 2;
 }
 
 /// Appends a piece, merging it into the previous one when both are Above or both Below. For a
@@ -1218,6 +1234,8 @@ impl Cert {
 #[derive(Debug, Default)]
 pub struct Tracer {
     memos: Vec<Memo>,
+    /// The last window's paths, overwritten in place window after window.
+    paths: Vec<PathInfo>,
     /// [`Terrain::id`] of the terrain the memos were made with.
     terrain: u64,
 }
@@ -1229,22 +1247,27 @@ impl Tracer {
 
     /// The paths of every pair `i < j` of `points`, in the order (0,1), (0,2), …, (0,n-1),
     /// (1,2), …, on all cores. Each result depends only on its two points and its pair's own
-    /// memory, so the output never depends on timing.
+    /// memory, so the output never depends on timing. The paths are kept (and their storage
+    /// reused) until the next call.
     pub fn trace_all(
         &mut self,
         terrain: &Terrain,
         points: &[Point3<f64>],
         penetration_loss_db_per_m: f64,
-    ) -> Vec<PathInfo> {
+    ) -> &[PathInfo] {
         let pairs = pairs(points.len());
         if self.memos.len() != pairs.len() || self.terrain != terrain.id() {
             self.memos = vec![Memo::default(); pairs.len()];
+            self.paths = vec![PathInfo { los: true, hops: Vec::new() }; pairs.len()];
             self.terrain = terrain.id();
         }
-        on_all_cores(&pairs, &mut self.memos, |&(i, j), memo| {
+        let mut slots: Vec<_> = self.memos.iter_mut().zip(self.paths.iter_mut()).collect();
+        on_all_cores(&pairs, &mut slots, |&(i, j), (memo, path)| {
             memo.reused = false;
-            trace_impl(terrain, &points[i], &points[j], penetration_loss_db_per_m, Mode::Replay(memo))
-        })
+            let mode = Mode::Replay(memo);
+            trace_into(terrain, &points[i], &points[j], penetration_loss_db_per_m, mode, path);
+        });
+        &self.paths
     }
 
     /// How many pairs of the last [`Self::trace_all`] reused their certificate (see the
@@ -1262,15 +1285,19 @@ pub fn trace_all(
     penetration_loss_db_per_m: f64,
 ) -> Vec<PathInfo> {
     let pairs = pairs(points.len());
-    on_all_cores(&pairs, &mut vec![(); pairs.len()], |&(i, j), _| {
-        trace(terrain, &points[i], &points[j], penetration_loss_db_per_m)
-    })
+    let mut paths = vec![PathInfo { los: true, hops: Vec::new() }; pairs.len()];
+    on_all_cores(&pairs, &mut paths, |&(i, j), path| {
+        trace_into(terrain, &points[i], &points[j], penetration_loss_db_per_m, Mode::Fresh, path)
+    });
+    paths
 }
 
 /// [`line_of_sight`] for every pair `i < j` of `points`, in [`trace_all`]'s order, on all cores.
 pub fn line_of_sight_all(terrain: &Terrain, points: &[Point3<f64>]) -> Vec<bool> {
     let pairs = pairs(points.len());
-    on_all_cores(&pairs, &mut vec![(); pairs.len()], |&(i, j), _| line_of_sight(terrain, &points[i], &points[j]))
+    let mut flags = vec![false; pairs.len()];
+    on_all_cores(&pairs, &mut flags, |&(i, j), los| *los = line_of_sight(terrain, &points[i], &points[j]));
+    flags
 }
 
 /// The pairs `i < j` of `n` points in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
@@ -1278,37 +1305,25 @@ fn pairs(n: usize) -> Vec<(usize, usize)> {
     (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect()
 }
 
-/// `f(pair, state)` for every pair with its own state, results in pair order.
+/// `f(pair, slot)` for every pair with its own slot (`slots[k]` goes with `pairs[k]`).
 ///
 /// The pairs are cut into batches of 32 consecutive pairs that the available cores (scoped
-/// threads) take in turn from a shared counter, so a thread that drew cheap pairs takes more
-/// batches. Each result goes to its pair's own slot and depends only on the pair and its own
-/// state, so the output never depends on timing.
-fn on_all_cores<S: Send, T: Send>(
-    pairs: &[(usize, usize)],
-    state: &mut [S],
-    f: impl Fn(&(usize, usize), &mut S) -> T + Sync,
-) -> Vec<T> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+/// threads) take in turn, so a thread that drew cheap pairs takes more batches. Each call
+/// touches only its pair's own slot, so the outcome never depends on timing.
+fn on_all_cores<S: Send>(pairs: &[(usize, usize)], slots: &mut [S], f: impl Fn(&(usize, usize), &mut S) + Sync) {
     use std::sync::Mutex;
 
     let workers = threads().min(pairs.len() / BATCH).max(1);
     if workers == 1 {
-        return pairs.iter().zip(state.iter_mut()).map(|(p, s)| f(p, s)).collect();
+        pairs.iter().zip(slots.iter_mut()).for_each(|(p, s)| f(p, s));
+        return;
     }
-    type Job<'p, S, T> = (&'p [(usize, usize)], &'p mut [S], Vec<T>);
-    let jobs: Vec<Mutex<Job<S, T>>> = pairs
-        .chunks(BATCH)
-        .zip(state.chunks_mut(BATCH))
-        .map(|(p, s)| Mutex::new((p, s, Vec::new())))
-        .collect();
-    let next = AtomicUsize::new(0);
+    let batches = Mutex::new(pairs.chunks(BATCH).zip(slots.chunks_mut(BATCH)));
     let work = || loop {
-        let b = next.fetch_add(1, Ordering::Relaxed);
-        let Some(job) = jobs.get(b) else { break };
-        let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
-        let (p, s, out) = &mut *job;
-        *out = p.iter().zip(s.iter_mut()).map(|(p, s)| f(p, s)).collect();
+        // The lock is held only to take the next batch.
+        let next = batches.lock().unwrap_or_else(|e| e.into_inner()).next();
+        let Some((p, s)) = next else { break };
+        p.iter().zip(s.iter_mut()).for_each(|(p, s)| f(p, s));
     };
     std::thread::scope(|s| {
         let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
@@ -1319,9 +1334,4 @@ fn on_all_cores<S: Send, T: Send>(
             }
         }
     });
-    let mut out = Vec::with_capacity(pairs.len());
-    for job in jobs {
-        out.extend(job.into_inner().unwrap_or_else(|e| e.into_inner()).2);
-    }
-    out
 }
