@@ -55,8 +55,8 @@
 //!    segment's xy-projection the clearance `f(t)` is linear, and its sign can only change on a
 //!    piece whose ends differ in sign or touch 0. Each undecided leaf block is walked piece by
 //!    piece (three interleaved line families, as a 2-D DDA), evaluating `f` at the breakpoints
-//!    only, from per-leaf-block height tiles. A piece with `f` beyond a tolerance (1 µm plus
-//!    twice the tiles' `f32` rounding bound) of one sign at both ends is Above or Below,
+//!    only, from per-leaf-block height tiles. A piece with `f` beyond a tolerance (1 µm, far
+//!    above the interpolation's rounding) of one sign at both ends is Above or Below,
 //!    decided without parry; the others are candidates for the narrow phase.
 //! 4. **Narrow phase**: every crossing of the surface inside a candidate piece is found with
 //!    parry's ray cast against the [`HeightField`](parry3d_f64::shape::HeightField) triangle the
@@ -117,9 +117,8 @@ const ON_TOL: f64 = 1e-9;
 const STEP_M: f64 = 1e-9;
 /// Footprint enlargement of pyramid blocks, in cells (keeps the broad phase conservative).
 const GRID_EPS: f64 = 1e-7;
-/// The linear pre-check decides a piece without parry only if its clearance is beyond this (plus
-/// twice the tiles' f32 rounding bound) at both ends (metres): well above rounding, so pieces
-/// near the surface always go to parry.
+/// The linear pre-check decides a piece without parry only if its clearance is beyond this at
+/// both ends (metres): well above rounding, so pieces near the surface always go to parry.
 const PRE_TOL: f64 = 1e-6;
 /// Safety cap on crossings per candidate stretch.
 const MAX_CROSSINGS: usize = 1 << 16;
@@ -464,8 +463,6 @@ struct Walk<'a> {
     tol: f64,
     /// [`STEP_M`] in units of `t`: how far outside its piece a hit may fall through rounding.
     slack: f64,
-    /// [`Terrain::tile_tolerance`].
-    tile_tol: f64,
     /// Keep the pieces' margins apart for a certificate (see [`push_piece`]).
     fine: bool,
 }
@@ -488,9 +485,8 @@ impl<'a> Walk<'a> {
             inv: [1.0 / dgx, 1.0 / dgy, 1.0 / (dgx + dgy)],
             ncw,
             nch,
-            tol: PRE_TOL + 2.0 * terrain.tile_tolerance(),
+            tol: PRE_TOL,
             slack: STEP_M / seg.len,
-            tile_tol: terrain.tile_tolerance(),
             fine: false,
         }
     }
@@ -508,17 +504,14 @@ impl<'a> Walk<'a> {
     }
 
     /// Clearance at `t` on the triangulated surface (grid coordinates clamped to the grid),
-    /// from the leaf-block tiles: within [`Terrain::tile_tolerance`] of the exact value. Both
-    /// triangles' heights are computed and one is selected, without a branch.
+    /// from the leaf-block tiles. Both triangles' heights are computed and one is selected,
+    /// without a branch.
     #[inline]
     fn f(&self, t: f64) -> f64 {
         let (r, c, u, v) = self.locate(t);
         let tile = &self.terrain.tiles[(r / LEAF) * self.terrain.tiles_w + c / LEAF].h;
         let k = (r % LEAF) * (LEAF + 1) + c % LEAF;
-        let nw = f64::from(tile[k]);
-        let ne = f64::from(tile[k + 1]);
-        let sw = f64::from(tile[k + LEAF + 1]);
-        let se = f64::from(tile[k + LEAF + 2]);
+        let (nw, ne, sw, se) = (tile[k], tile[k + 1], tile[k + LEAF + 1], tile[k + LEAF + 2]);
         let h_nw = nw + u * (ne - nw) + v * (sw - nw);
         let h_se = se + (1.0 - u) * (sw - se) + (1.0 - v) * (ne - se);
         let h = if u + v <= 1.0 { h_nw } else { h_se };
@@ -583,15 +576,17 @@ impl<'a> Walk<'a> {
             } else {
                 State::Mixed
             };
-            // f is linear on the piece: |f| is least at an end (less the tiles' rounding).
-            let margin = if self.fine { fp.abs().min(fq.abs()) - self.tile_tol } else { 0.0 };
+            // f is linear on the piece: |f| is least at an end (the rounding is within `tol`,
+            // which a certificate's test adds to the motion).
+            let margin = if self.fine { fp.abs().min(fq.abs()) } else { 0.0 };
             if state == State::Mixed {
                 // Cast the one triangle this linear piece lies on (parry's non-zigzag cell:
                 // first the north-west triangle NW, SW, NE, then the south-east one).
                 let (r, c, nw) = self.triangle(0.5 * (tp + tq));
-                let (t1, t2) = self.terrain.heightfield().triangles_at(r, c);
-                let hit = if nw { t1 } else { t2 }
-                    .and_then(|tri| tri.cast_local_ray(&self.ray, 1.0, false))
+                let hit = self
+                    .terrain
+                    .cell_triangle(r, c, nw)
+                    .cast_local_ray(&self.ray, 1.0, false)
                     // A hit beyond the piece (by more than rounding) is the neighbour's.
                     .filter(|&toi| toi >= tp - self.slack && toi <= tq + self.slack)
                     .map(|toi| toi.clamp(tp, tq));

@@ -46,10 +46,11 @@
 //! Where the flat slab `[min, max]` is thinner it is used (`px = py = 0`). On sloping ground a
 //! tilted slab is several times thinner than the min/max range, so a segment is decided at
 //! coarser levels. Slabs are stored by 2×2 quads so that a block's four children share one
-//! cache line. Each 4 × 4-cell leaf block also has its 5 × 5 corner heights as `f32` in one
-//! aligned 128-byte tile, read by the channel's exact linear pre-check with a tolerance
-//! covering the `f32` rounding (`max |h| · 2⁻²⁴`); the exact surface (parry and
-//! [`Terrain::height_at`]) always uses the `f64` heights.
+//! cache line. Each 4 × 4-cell leaf block also has its 5 × 5 corner heights (`f64`, exact) in
+//! one aligned 256-byte tile: the channel's linear pre-check reads the surface there, and its
+//! narrow phase builds parry's triangle of a cell from the same tile
+//! ([`Terrain::cell_triangle`], equal to `HeightField::triangles_at`'s), so the one cache miss
+//! serves both.
 //!
 //! # Procedural terrain
 //! Deterministic from the seed (ChaCha8): the floor is `base_height_m` plus value noise (three
@@ -172,12 +173,11 @@ pub(crate) fn fidx(i: usize) -> f64 {
     f64::from(i as u32)
 }
 
-/// The `(LEAF+1)²` corner heights of one leaf block, row-major, as `f32` (rounded to nearest;
-/// see [`Terrain::tile_tolerance`]), in one aligned 128-byte record.
+/// The `(LEAF+1)²` corner heights of one leaf block, row-major, in one aligned record.
 #[derive(Debug, Clone, Copy)]
-#[repr(C, align(128))]
+#[repr(C, align(64))]
 pub(crate) struct Tile {
-    pub(crate) h: [f32; TILE_N * TILE_N],
+    pub(crate) h: [f64; TILE_N * TILE_N],
 }
 
 /// A height grid with its parry triangulation and min/max pyramid. See the module docs.
@@ -198,8 +198,6 @@ pub struct Terrain {
     pub(crate) tiles: Vec<Tile>,
     /// Blocks per row at the leaf level.
     pub(crate) tiles_w: usize,
-    /// Largest error of a tile height (metres): `max |h| · 2⁻²⁴`, f32 rounding to nearest.
-    tile_err: f64,
     /// `slopes[k - LEAF_LEVEL][bi * w + bj]`: the largest slope of the surface near block
     /// `(k, bi, bj)`, see [`Terrain::slope_near`].
     slopes: Vec<Vec<f32>>,
@@ -306,11 +304,10 @@ impl Terrain {
             .map(|(k, l)| plane_level(&heights, cols, rows, k, l))
             .collect();
         let (tiles_w, tiles) = build_tiles(&heights, cols, rows);
-        let tile_err = heights.iter().fold(0.0f64, |m, h| m.max(h.abs())) * f64::from(f32::EPSILON) * 0.5;
         let slopes = slope_pyramid(&heights, cols, rows, cell, &qlevels);
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, tile_err, slopes, id })
+        Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, slopes, id })
     }
 
     /// Half the extent, `[size_x/2, size_y/2]` (metres).
@@ -343,17 +340,32 @@ impl Terrain {
         self.levels.last().map(|l| l.mm[0]).unwrap_or([0.0, 0.0])
     }
 
-    /// Bound on the error of a height read from the tiles, or of a linear interpolation of
-    /// such heights (metres).
-    pub(crate) fn tile_tolerance(&self) -> f64 {
-        self.tile_err
-    }
-
     /// The largest slope of the triangulated surface, `max |∇h|` over its triangles (metres of
     /// height per metre, rounded up): two points `d` metres apart horizontally differ in height
     /// by at most `max_slope · d`.
     pub fn max_slope(&self) -> f64 {
         self.slopes.last().map_or(0.0, |l| f64::from(l[0]))
+    }
+
+    /// parry's triangle `nw` (north-west: NW, SW, NE corners) or south-east (SW, SE, NE) of
+    /// cell `(r, c)`, exactly as [`HeightField::triangles_at`] makes it, from the leaf tile.
+    #[inline]
+    pub(crate) fn cell_triangle(&self, r: usize, c: usize, nw: bool) -> parry3d_f64::shape::Triangle {
+        let tile = &self.tiles[(r / LEAF) * self.tiles_w + c / LEAF].h;
+        let k = (r % LEAF) * TILE_N + c % LEAF;
+        let (cw, ch) = (1.0 / (self.cols as f64 - 1.0), 1.0 / (self.rows as f64 - 1.0));
+        let scale = self.field.scale();
+        let z0 = (-0.5 + ch * (r as f64)) * scale.z;
+        let z1 = (-0.5 + ch * ((r + 1) as f64)) * scale.z;
+        let x0 = (-0.5 + cw * (c as f64)) * scale.x;
+        let x1 = (-0.5 + cw * ((c + 1) as f64)) * scale.x;
+        let p10 = Point3::new(x0, tile[k + TILE_N] * scale.y, z1);
+        let p01 = Point3::new(x1, tile[k + 1] * scale.y, z0);
+        if nw {
+            parry3d_f64::shape::Triangle::new(Point3::new(x0, tile[k] * scale.y, z0), p10, p01)
+        } else {
+            parry3d_f64::shape::Triangle::new(p10, Point3::new(x1, tile[k + TILE_N + 1] * scale.y, z1), p01)
+        }
     }
 
     /// An identity distinct for every terrain built in this process (clones share it).
@@ -555,7 +567,7 @@ fn build_tiles(heights: &[f64], cols: usize, rows: usize) -> (usize, Vec<Tile>) 
                 let r = (ti * LEAF + a).min(rows - 1);
                 for b in 0..TILE_N {
                     let c = (tj * LEAF + b).min(cols - 1);
-                    t.h[a * TILE_N + b] = heights[r * cols + c] as f32;
+                    t.h[a * TILE_N + b] = heights[r * cols + c];
                 }
             }
             tiles.push(t);
@@ -835,6 +847,31 @@ fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<Terrain, T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The narrow phase's triangles from the tiles are parry's, bit for bit, for every cell of
+    /// a grid whose last leaf blocks are cut short in both directions.
+    #[test]
+    fn cell_triangles_are_parrys() {
+        let (cols, rows, cell) = (23usize, 14usize, 1.7);
+        let mut s = 9u64;
+        let heights: Vec<f64> = (0..cols * rows)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 11) as f64 / (1u64 << 53) as f64 * 30.0 - 100.0
+            })
+            .collect();
+        let t = Terrain::from_grid(heights, cols, rows, cell).unwrap();
+        for r in 0..rows - 1 {
+            for c in 0..cols - 1 {
+                let (nw, se) = t.heightfield().triangles_at(r, c);
+                let bits = |tri: &parry3d_f64::shape::Triangle| {
+                    [tri.a, tri.b, tri.c].map(|p| p.coords.map(f64::to_bits))
+                };
+                assert_eq!(bits(&t.cell_triangle(r, c, true)), bits(&nw.unwrap()), "cell ({r}, {c}) north-west");
+                assert_eq!(bits(&t.cell_triangle(r, c, false)), bits(&se.unwrap()), "cell ({r}, {c}) south-east");
+            }
+        }
+    }
 
     /// Every block's slope bound covers every triangle within one leaf block of its footprint
     /// (brute force, on a grid whose last blocks are cut short), and the top one is the
