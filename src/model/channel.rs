@@ -548,7 +548,7 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let g = self.g0[i] + ts * dg;
-            let (ki, si) = if dg > 0.0 { (g.floor() + 1.0, 1.0) } else { (g.ceil() - 1.0, -1.0) };
+            let (ki, si) = if dg > 0.0 { (floor(g) + 1.0, 1.0) } else { (-floor(-g) - 1.0, -1.0) };
             k[i] = ki;
             step[i] = si;
             tn[i] = (ki - self.g0[i]) * inv[i];
@@ -617,6 +617,18 @@ impl<'a> Walk<'a> {
             tp = tq;
             fp = fq;
         }
+    }
+}
+
+/// `x.floor()` for grid coordinates (`|x| < 2⁶³`), inline: without SSE4.1 `f64::floor` is a
+/// call into libm.
+#[inline(always)]
+fn floor(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x {
+        t - 1.0
+    } else {
+        t
     }
 }
 
@@ -1173,11 +1185,10 @@ impl Cert {
     /// Classifies the moved segment of `walk` from the certificate, if the stretches to walk
     /// again (the pieces not sure after `moved`) are no longer than the reference's own by more
     /// than `extra` (in `t`): the sure pieces keep their state, the others are walked exactly
-    /// ([`Walk::run`]). False (with `out` and `hits` untouched) if they are longer.
+    /// ([`Walk::run`]). False if they are longer (`out` and `hits` then hold part of the
+    /// classification).
     fn reuse(&self, walk: &Walk, moved: Moved, extra: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) -> bool {
-        if self.unsure(moved) > self.base_walk + extra {
-            return false;
-        }
+        let mut budget = self.base_walk + extra;
         let mut t = self.t_lo;
         let mut open: Option<f64> = None;
         for p in &self.pieces {
@@ -1186,8 +1197,12 @@ impl Cert {
                     walk.run(w, t, f64::INFINITY, out, hits);
                 }
                 push_piece(out, Piece::bare(t, p.t1, p.state), false);
-            } else if open.is_none() {
-                open = Some(t);
+            } else {
+                budget -= p.t1 - t;
+                if budget < 0.0 {
+                    return false;
+                }
+                open = open.or(Some(t));
             }
             t = p.t1;
         }
