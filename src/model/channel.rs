@@ -669,12 +669,14 @@ fn unpack(b: u32) -> (usize, usize, usize) {
     ((b & 0xf) as usize, ((b >> 4) & 0x3fff) as usize, (b >> 18) as usize)
 }
 
-/// A remembered block's stretch `[ta, tb]` of the moved segment and its slab's verdict there.
+/// A remembered block's stretch `[ta, tb]` of the moved segment and its slab's verdict there,
+/// with the margin (see [`March::verdict`]).
 #[derive(Debug, Clone, Copy)]
 struct Verdict {
     ta: f64,
     tb: f64,
     v: u8,
+    margin: f64,
 }
 
 const ABOVE: u8 = 1;
@@ -898,14 +900,14 @@ impl<'a> March<'a> {
                     let ta = if ex > ey { ex } else { ey };
                     let tb = if tx < ty { tx } else { ty };
                     let tb = if tb < t_hi { tb } else { t_hi };
-                    let (v, _) = self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
-                    Verdict { ta, tb, v }
+                    let (v, margin) = self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
+                    Verdict { ta, tb, v, margin }
                 }
-                _ => Verdict { ta: f64::INFINITY, tb: f64::NEG_INFINITY, v: 0 },
+                _ => Verdict { ta: f64::INFINITY, tb: f64::NEG_INFINITY, v: 0, margin: 0.0 },
             }
         }));
         let mut t = t_lo;
-        for (&b, &Verdict { ta, tb, v }) in memo.iter().zip(ver.iter()) {
+        for (&b, &Verdict { ta, tb, v, margin }) in memo.iter().zip(ver.iter()) {
             if t >= t_hi {
                 return;
             }
@@ -919,12 +921,9 @@ impl<'a> March<'a> {
                 self.gap(k, t, ta, out, hits, rec);
                 t = ta;
             }
-            // A certificate wants the margin over the part met now (the pass found the state).
-            let state = if v != 0 && !self.walk.fine {
-                as_state((v, 0.0))
-            } else {
-                self.decide(k, bi, bj, t, tb)
-            };
+            // A verdict over the whole stretch holds over the part met now, and so does its
+            // margin; a slab that did not decide the whole may decide the part.
+            let state = if v != 0 { as_state((v, margin)) } else { self.decide(k, bi, bj, t, tb) };
             match state {
                 Some((state, margin)) => {
                     let slope = self.slope_near(k, bi, bj);
