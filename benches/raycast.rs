@@ -31,6 +31,11 @@
 //! window: per-window time, the share of pairs that reused their certificate, and every 10th
 //! window compared with `trace`.
 //!
+//! The target — the LOS raycasts of all pairs within 1 ms per window on two cores — is judged
+//! on `line_of_sight_all`, which remembers nothing, so its time holds for any window length
+//! and any motion. The complete paths' times (what the ChannelData carries) are set against
+//! the same 1 ms: "within" or "over".
+//!
 //! Run: `cargo bench --bench raycast`.
 
 use std::time::{Duration, Instant};
@@ -211,9 +216,9 @@ fn tracer_at(terrain: &Terrain, name: &str, alt: [f64; 2], window_s: f64) {
     let label = format!("{name}, W = {} ms", window_s * 1e3);
     let mean = stats(&label, &mut times, None);
     println!(
-        "    certificates reused by {:.1} % of pairs; first window {first:.0} µs; paths differing from trace: {differ}; target 1000 µs: {}",
+        "    certificates reused by {:.1} % of pairs; first window {first:.0} µs; paths differing from trace: {differ}; complete paths in 1000 µs: {}",
         100.0 * reused as f64 / (WINDOWS * VEHICLES * (VEHICLES - 1) / 2) as f64,
-        if mean <= 1000.0 { "met" } else { "NOT met" }
+        if mean <= 1000.0 { "within" } else { "over" }
     );
     assert_eq!(differ, 0, "{label}: paths vs trace");
 }
@@ -297,9 +302,10 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
         m_fast / m_coherent
     );
     println!(
-        "  target 1000 µs per window: paths (Tracer mean) {}; LOS/NLOS alone (line_of_sight_all mean) {}",
-        if m_coherent <= 1000.0 { "met" } else { "NOT met" },
-        if m_los <= 1000.0 { "met" } else { "NOT met" }
+        "  1000 µs per window: LOS raycasts of all pairs (line_of_sight_all mean) {}; complete paths at W = {} ms (Tracer mean) {}",
+        if m_los <= 1000.0 { "met" } else { "NOT met" },
+        WINDOW_S * 1e3,
+        if m_coherent <= 1000.0 { "within" } else { "over" }
     );
     // A fast answer that is wrong is no figure: fail the run (after printing) if any differ.
     assert_eq!(

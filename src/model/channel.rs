@@ -60,9 +60,10 @@
 //!    decided without parry; the others are candidates for the narrow phase.
 //! 4. **Narrow phase**: every crossing of the surface inside a candidate piece is found with
 //!    parry's ray cast against the [`HeightField`](parry3d_f64::shape::HeightField) triangle the
-//!    piece lies on (`HeightField::triangles_at`), always with the ray from the exact endpoint `A`
-//!    along `B - A` (time of impact = `t`), so a crossing is computed from the original
-//!    coordinates whatever the stretch. A line meets a triangle's plane at most once. parry's
+//!    piece lies on (`Terrain::cell_triangle` builds it from the leaf tile, bit for bit
+//!    `HeightField::triangles_at`'s), always with the ray from the exact endpoint `A` along
+//!    `B - A` (time of impact = `t`), so a crossing is computed from the original coordinates
+//!    whatever the stretch. A line meets a triangle's plane at most once. parry's
 //!    3-D triangle ray cast is two-sided (it ignores `solid` and hits faces from above and below
 //!    alike), so entries and exits are both found; a hit outside its piece (beyond 1 nm of
 //!    rounding) belongs to a neighbour and is ignored. A piece whose ends are beyond the
@@ -75,7 +76,8 @@
 //! 5. Adjacent obstructed pieces merge into maximal intervals; crossings with free space on
 //!    both sides are touches (entry = exit, 0 dB).
 //!
-//! Per-call scratch buffers are kept per thread, so the hot path allocates only the result.
+//! Per-call scratch buffers are kept per thread, and [`Tracer`] overwrites its paths in place
+//! window after window, so its hot path does not allocate.
 //!
 //! [`trace_naive`] is parry alone, the reference the broad phase is measured and tested
 //! against: no pyramid; `HeightField::cast_local_ray` from `A` (or the grid edge) finds the first
@@ -1331,7 +1333,9 @@ fn on_all_cores<S: Send>(pairs: &[(usize, usize)], slots: &mut [S], f: impl Fn(&
         pairs.iter().zip(slots.iter_mut()).for_each(|(p, s)| f(p, s));
         return;
     }
-    let batches: Vec<Mutex<Option<(&[(usize, usize)], &mut [S])>>> =
+    // A batch's pairs and slots, until a worker takes them.
+    type Batch<'p, S> = Mutex<Option<(&'p [(usize, usize)], &'p mut [S])>>;
+    let batches: Vec<Batch<S>> =
         pairs.chunks(BATCH).zip(slots.chunks_mut(BATCH)).map(|b| Mutex::new(Some(b))).collect();
     // Worker `w`'s share is batches `bounds[w]..bounds[w + 1]`; `next[w]` is its next one.
     let n = batches.len();

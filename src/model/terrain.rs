@@ -49,7 +49,7 @@
 //! cache line. Each 4 × 4-cell leaf block also has its 5 × 5 corner heights (`f64`, exact) in
 //! one aligned 256-byte tile: the channel's linear pre-check reads the surface there, and its
 //! narrow phase builds parry's triangle of a cell from the same tile
-//! ([`Terrain::cell_triangle`], equal to `HeightField::triangles_at`'s), so the one cache miss
+//! (`Terrain::cell_triangle`, equal to `HeightField::triangles_at`'s), so the one cache miss
 //! serves both.
 //!
 //! # Procedural terrain

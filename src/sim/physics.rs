@@ -100,7 +100,7 @@ impl PhysicsSim {
     pub fn channel_data(&mut self) -> ChannelData {
         let points: Vec<Point3<f64>> = self.vehicles.iter().map(|(s, _)| s.position).collect();
         let paths = self.tracer.trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
-        channel_data(self.vehicles.iter().map(|(s, _)| s), &paths)
+        channel_data(self.vehicles.iter().map(|(s, _)| s), paths)
     }
 
     fn advance(&mut self) {
