@@ -848,18 +848,22 @@ fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<Terrain, T
 mod tests {
     use super::*;
 
+    /// `n` heights uniform in `[0, span)` from `seed` (a 64-bit LCG).
+    fn random_heights(n: usize, mut seed: u64, span: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (seed >> 11) as f64 / (1u64 << 53) as f64 * span
+            })
+            .collect()
+    }
+
     /// The narrow phase's triangles from the tiles are parry's, bit for bit, for every cell of
     /// a grid whose last leaf blocks are cut short in both directions.
     #[test]
     fn cell_triangles_are_parrys() {
         let (cols, rows, cell) = (23usize, 14usize, 1.7);
-        let mut s = 9u64;
-        let heights: Vec<f64> = (0..cols * rows)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (s >> 11) as f64 / (1u64 << 53) as f64 * 30.0 - 100.0
-            })
-            .collect();
+        let heights = random_heights(cols * rows, 9, 30.0).iter().map(|h| h - 100.0).collect();
         let t = Terrain::from_grid(heights, cols, rows, cell).unwrap();
         for r in 0..rows - 1 {
             for c in 0..cols - 1 {
@@ -879,13 +883,7 @@ mod tests {
     #[test]
     fn slope_bounds_cover_each_blocks_surroundings() {
         let (cols, rows, cell) = (38usize, 27usize, 1.5);
-        let mut s = 3u64;
-        let heights: Vec<f64> = (0..cols * rows)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (s >> 11) as f64 / (1u64 << 53) as f64 * 20.0
-            })
-            .collect();
+        let heights = random_heights(cols * rows, 3, 20.0);
         let t = Terrain::from_grid(heights.clone(), cols, rows, cell).unwrap();
         let at = |r: usize, c: usize| heights[r * cols + c];
         // Slope of cell (r, c)'s steeper triangle.
