@@ -77,7 +77,7 @@
 //!    both sides are touches (entry = exit, 0 dB).
 //!
 //! Per-call scratch buffers are kept per thread, and [`Tracer`] overwrites its paths in place
-//! window after window, so its hot path does not allocate.
+//! window after window, so it allocates nothing per pair (only its few per-window lists).
 //!
 //! [`trace_naive`] is parry alone, the reference the broad phase is measured and tested
 //! against: no pyramid; `HeightField::cast_local_ray` from `A` (or the grid edge) finds the first
