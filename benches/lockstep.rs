@@ -12,11 +12,12 @@
 //! Run: `cargo bench --bench lockstep`. Optional env: WINDOWS (default 200000 in-process).
 
 use netsim_cosim::{
+    clock::Schedule,
     coord::{NetworkCoordinator, PhysicsCoordinator},
     sim::network::PassthroughNetwork,
     sync::{
         protocol::{expect_physics, physics_end, WindowCounter},
-        zmq, Link, Reply, Schedule, Service,
+        zmq, Link, Reply, Service,
     },
     wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails},
 };
@@ -90,7 +91,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         scenario: "bench".into(),
         vehicles: VEHICLES,
         progress_every: None,
-        netsim_manager: None,
+        nav: None,
         live: None,
         observers: Vec::new(),
         acoustic: None,

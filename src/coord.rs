@@ -16,21 +16,22 @@
 
 use crate::config::{LoadedScenario, SimulatorEndpoint};
 use crate::io::modem_bridge::{AcousticFront, ModemReport};
-use crate::io::netsim_manager::Manager;
-use crate::model::netsim::{NavInbox, Rules};
+use crate::io::netsim_manager::NavSource;
 use crate::io::live::LiveNetwork;
 use crate::net::ledger::LedgerSummary;
 use crate::output::{PairSummary, Timeline};
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
-    Link, LinkError, Reply, Schedule, Service,
+    Link, LinkError, Reply, Service,
 };
+use crate::clock::{Opening, Pacer, Schedule};
 use crate::wire::channel::ChannelView;
+use crate::wire::update::NetworkView;
 use crate::wire::proto::{
     decode_checked,
     rosnetsim::{network_update, physics_update},
-    ChannelData, NetworkUpdate,
+    ChannelData,
 };
 use anyhow::Context;
 use prost::Message;
@@ -63,35 +64,13 @@ async fn remote(loaded: &LoadedScenario, peer: &str, endpoint: &SimulatorEndpoin
     })
 }
 
-/// The link to the physics simulator: `endpoint` if given, else the scenario's choice. The
-/// embedded one comes with the scenario's NETSIM manager, if any, running (it stops when the
-/// returned handle is dropped).
-pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<(Link, Option<Manager>)> {
+/// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
+pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
     let endpoint = chosen(endpoint, &loaded.scenario.simulators.physics);
-    if let Some(link) = remote(loaded, "physics simulator", &endpoint).await? {
-        return Ok((link, None));
-    }
-    let (sim, manager) = embedded_physics(loaded).await?;
-    Ok((Link::local("embedded physics simulator", Box::new(sim)), manager))
-}
-
-/// The embedded physics simulator, following the NETSIM manager's nav updates if the
-/// scenario has a manager (started here).
-pub async fn embedded_physics(loaded: &LoadedScenario) -> anyhow::Result<(PhysicsSim, Option<Manager>)> {
-    let mut sim = PhysicsSim::from_scenario(loaded)?;
-    let manager = match (Rules::new(&loaded.scenario), &loaded.scenario.netsim_manager) {
-        (Some(rules), Some(m)) => {
-            let inbox = NavInbox::default();
-            sim.follow_nav(loaded, inbox.clone());
-            let addr = std::net::SocketAddr::new(m.bind, m.port);
-            let manager = crate::io::netsim_manager::start(addr, rules, inbox)
-                .await
-                .map_err(|e| anyhow::anyhow!("{}: netsim_manager: cannot listen on {addr}: {e}", loaded.file.display()))?;
-            Some(manager)
-        }
-        _ => None,
-    };
-    Ok((sim, manager))
+    Ok(match remote(loaded, "physics simulator", &endpoint).await? {
+        Some(link) => link,
+        None => Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded)?)),
+    })
 }
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice.
@@ -101,10 +80,6 @@ pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) 
         Some(link) => link,
         None => Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded))),
     })
-}
-
-pub fn schedule(loaded: &LoadedScenario) -> Schedule {
-    Schedule::new(loaded.scenario.window_ms, loaded.scenario.duration_s)
 }
 
 /// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
@@ -134,7 +109,7 @@ impl NetworkCoordinator {
     }
 
     async fn window(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
-        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?;
+        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?.into_inner();
         let k = begin.time_val;
         self.windows.begin(k)?;
         if let Some(live) = &self.live {
@@ -174,7 +149,7 @@ pub struct WindowView<'a> {
     pub channel: ChannelView<'a>,
     /// The network side's END for this window: deliveries (and, from simulators that report
     /// them, drops) during [kW, (k+1)W).
-    pub network_end: &'a NetworkUpdate,
+    pub network_end: &'a NetworkView,
 }
 
 /// Something that watches the run window by window (the ROS 2 publishers, for one). It sees
@@ -223,8 +198,8 @@ pub struct PhysicsCoordinator {
     pub vehicles: usize,
     /// Log a progress line at most this often.
     pub progress_every: Option<Duration>,
-    /// The NETSIM manager serving the embedded physics simulator, if any.
-    pub netsim_manager: Option<Manager>,
+    /// The NETSIM manager, if any: its accepted fixes go into each physics BEGIN.
+    pub nav: Option<NavSource>,
     /// The in-process network coordinator's live side, if it captures traffic.
     pub live: Option<Arc<LiveNetwork>>,
     /// Called after every window, in order; none by default (then the loop does no extra work).
@@ -245,8 +220,9 @@ impl PhysicsCoordinator {
         out_dir: Option<PathBuf>,
     ) -> anyhow::Result<PhysicsCoordinator> {
         let s = &loaded.scenario;
-        let schedule = schedule(loaded);
-        let (physics, netsim_manager) = physics_simulator(loaded, physics_endpoint).await?;
+        let schedule = loaded.schedule;
+        let physics = physics_simulator(loaded, physics_endpoint).await?;
+        let nav = NavSource::start(loaded).await?;
         let mut live = None;
         let network = match network_coordinator {
             Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
@@ -272,7 +248,7 @@ impl PhysicsCoordinator {
             scenario: s.name.clone(),
             vehicles: s.vehicles.len(),
             progress_every: Some(Duration::from_secs(2)),
-            netsim_manager,
+            nav,
             live,
             observers: Vec::new(),
             acoustic,
@@ -285,12 +261,12 @@ impl PhysicsCoordinator {
         tokio::pin!(stop);
         let n = self.schedule.windows;
         let started = Instant::now();
-        let (mut anchor, mut anchor_ns, mut slipped) = (started, 0u64, Duration::ZERO);
+        let mut pacer = Pacer::new(self.schedule, self.real_time_factor, started);
         let mut last_progress = started;
         let mut interrupted = false;
         let mut done = 0;
 
-        let mut pending = Some(Self::physics_exchange(&mut self.physics, 0, Some(self.startup)).await?);
+        let mut pending = Some(Self::physics_exchange(&mut self.physics, self.nav.as_ref(), 0, Some(self.startup)).await?);
         // The wall instant the next window opens at: its due time on the paced schedule (the
         // timer wakes a little after it), else when it starts.
         let mut opens: Option<Instant> = None;
@@ -313,10 +289,10 @@ impl PhysicsCoordinator {
             }
             let network_request = network_begin(k, channel_bytes).encode_to_vec();
             let first = (k == 0).then_some(self.startup);
-            let (physics, network) = (&mut self.physics, &mut self.network);
+            let (physics, network, nav) = (&mut self.physics, &mut self.network, self.nav.as_ref());
             let next_physics = async {
                 if k + 1 < n {
-                    Some(Self::physics_exchange(physics, k + 1, None).await).transpose()
+                    Some(Self::physics_exchange(physics, nav, k + 1, None).await).transpose()
                 } else {
                     Ok(None)
                 }
@@ -345,20 +321,10 @@ impl PhysicsCoordinator {
                 }
             }
 
-            if self.real_time_factor > 0.0 {
-                // Window k+1 opens (k+1)·W / rtf after the anchor. A window that is already late
-                // opens at once and the anchor moves with it: sim time never runs faster than
-                // rtf × wall time, so a delay the network simulator chose is never shortened on
-                // the wall clock by a catch-up; the total slip is reported.
-                let sim_since_anchor = self.schedule.start_ns(k + 1) - anchor_ns;
-                let due = anchor + Duration::from_secs_f64(sim_since_anchor as f64 / 1e9 / self.real_time_factor);
-                let now = Instant::now();
-                if now > due {
-                    slipped += now - due;
-                    anchor = now;
-                    anchor_ns = self.schedule.start_ns(k + 1);
-                    opens = Some(now);
-                } else {
+            match pacer.open(k + 1, Instant::now()) {
+                None => {}
+                Some(Opening::Late(now)) => opens = Some(now),
+                Some(Opening::At(due)) => {
                     tokio::select! {
                         _ = crate::io::timer::sleep_until(due) => {}
                         _ = &mut stop => { interrupted = true; break; }
@@ -395,10 +361,10 @@ impl PhysicsCoordinator {
         Ok(RunReport {
             scenario: self.scenario,
             windows: done,
-            window_ms: self.schedule.window_ns as f64 / 1e6,
+            window_ms: self.schedule.window_ms(),
             sim_seconds: self.schedule.start_ns(done) as f64 / 1e9,
             wall_seconds,
-            slipped_seconds: slipped.as_secs_f64(),
+            slipped_seconds: pacer.slipped().as_secs_f64(),
             windows_per_second: done as f64 / wall_seconds.max(1e-9),
             interrupted,
             timeline,
@@ -408,9 +374,11 @@ impl PhysicsCoordinator {
         })
     }
 
-    /// BEGIN(k) → END(k); returns the END's serialized ChannelData.
-    async fn physics_exchange(physics: &mut Link, k: u32, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
-        let reply = physics.exchange(k, physics_begin(k), timeout).await?;
+    /// BEGIN(k), with the nav fixes accepted since the last BEGIN, → END(k); returns the END's
+    /// serialized ChannelData.
+    async fn physics_exchange(physics: &mut Link, nav: Option<&NavSource>, k: u32, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
+        let fixes = nav.map(NavSource::take).unwrap_or_default();
+        let reply = physics.exchange(k, physics_begin(k, fixes), timeout).await?;
         let end = expect_physics(&reply, physics_update::MsgType::End, k).map_err(|e| physics.protocol_error(k, e))?;
         Ok(end.channel_data)
     }

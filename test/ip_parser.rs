@@ -1,6 +1,7 @@
 //! The IP header parser against generated input (deterministic, seeded): it never panics,
 //! every accessor of an accepted packet stays in bounds, and the headers it accepts round-trip
 //! through `IpRepr::emit`.
+use netsim_cosim::clock::Schedule;
 use netsim_cosim::net::engine::{CaptureOutcome, Engine, EngineConfig, Frame};
 use netsim_cosim::net::{addr::AddressBook, ledger::DropReason};
 use netsim_cosim::wire::ip::{IpPacket, IpRepr};
@@ -69,7 +70,7 @@ fn capture_counts_every_input_and_never_panics() {
         serde_yaml::from_str(&format!("{{name: {name}, addresses: [{a}], start: {{x: 0, y: 0, z: 0}}, motion: {{kind: stationary}}}}")).unwrap()
     };
     let book = AddressBook::new(&[v("a", "10.0.0.1/24"), v("b", "10.0.0.2/24")]);
-    let mut e = Engine::new(book, EngineConfig { window_ns: 1_000_000, queue_limit: 64, max_hold_windows: 3, crc: true, seed: 0 });
+    let mut e = Engine::new(book, EngineConfig { schedule: Schedule { window_ns: 1_000_000, windows: u32::MAX }, queue_limit: 64, max_hold_windows: 3, crc: true, seed: 0 });
     let mut begin = Default::default();
     for i in 0..50_000u32 {
         let bytes = candidate(&mut rng);

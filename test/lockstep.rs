@@ -4,7 +4,8 @@
 use netsim_cosim::{
     coord::PhysicsCoordinator,
     sim::network::PassthroughNetwork,
-    sync::{protocol::physics_end, zmq, Link, LinkError, Reply, Schedule, Service},
+    clock::Schedule,
+    sync::{protocol::physics_end, zmq, Link, LinkError, Reply, Service},
 };
 use std::{
     net::TcpListener,
@@ -208,7 +209,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         scenario: "test".into(),
         vehicles: 0,
         progress_every: None,
-        netsim_manager: None,
+        nav: None,
         live: None,
         observers: Vec::new(),
         acoustic: None,

@@ -101,7 +101,7 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
     assert_eq!(bytes[0], (1 << 3) | 2, "node_list is field 1, packed");
     assert_eq!(decode_checked::<ChannelData>(&bytes).unwrap(), channel);
 
-    let phys = PhysicsUpdate { msg_type: physics_update::MsgType::End as i32, time_val: 12, channel_data: bytes.clone() };
+    let phys = PhysicsUpdate { msg_type: physics_update::MsgType::End as i32, time_val: 12, channel_data: bytes.clone(), set_pose: vec![] };
     let pb = phys.encode_to_vec();
     assert_eq!(&pb[..4], &[0x08, 0x01, 0x10, 12], "msg_type #1, time_val #2");
     assert_eq!(decode_checked::<PhysicsUpdate>(&pb).unwrap(), phys);

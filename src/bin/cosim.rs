@@ -2,7 +2,6 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
-    coord::{embedded_physics, schedule},
     sim::{network::NetworkSim, physics::PhysicsSim},
     sync::zmq,
 };
@@ -114,7 +113,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             let loaded = cli::load(&scenario)?;
             let sim = PhysicsSim::from_scenario(&loaded)?;
             let (cols, rows) = sim.terrain().dims();
-            let s = schedule(&loaded);
+            let s = loaded.schedule;
             println!(
                 "{}: ok — {} vehicles, {} windows of {} ms, terrain {cols}×{rows} cells",
                 scenario.display(),
@@ -126,7 +125,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
-            let (mut sim, _manager) = embedded_physics(&loaded).await?;
+            let mut sim = PhysicsSim::from_scenario(&loaded)?;
             serve(&bind, &mut sim, idle_timeout_s).await
         }
         Command::Exec { vehicle, scenario, command } => {

@@ -3,7 +3,7 @@
 use clap::Parser;
 use netsim_cosim::{
     cli,
-    coord::{network_simulator, schedule, startup_timeout, NetworkCoordinator},
+    coord::{network_simulator, startup_timeout, NetworkCoordinator},
     io::live::LiveNetwork,
     sync::zmq,
 };
@@ -42,7 +42,7 @@ async fn main() {
             let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
             let out = cli::output_dir(&loaded, a.out.clone());
             let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
-            let mut coordinator = NetworkCoordinator::new(sim, schedule(&loaded), startup_timeout(&loaded)).with_live(live.clone());
+            let mut coordinator = NetworkCoordinator::new(sim, loaded.schedule, startup_timeout(&loaded)).with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(zmq::serve(&a.bind, &mut coordinator, idle), a.idle_timeout_s, stop).await;
             if let Some(live) = live {

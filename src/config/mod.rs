@@ -75,6 +75,7 @@ mod validate;
 
 pub use source_map::SourceMap;
 
+use crate::clock::Schedule;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -92,6 +93,9 @@ pub struct LoadedScenario {
     pub file: PathBuf,
     /// Lines of every key path of the file.
     pub source: SourceMap,
+    /// The run's windows, from `window_ms` and `duration_s` (built here once; change W only
+    /// through [`LoadedScenario::set_window_ms`]).
+    pub schedule: Schedule,
 }
 
 /// A problem with a scenario file, located as precisely as known.
@@ -156,6 +160,12 @@ impl ConfigError {
 }
 
 impl LoadedScenario {
+    /// Sets W (a `window_ms` override, e.g. a node parameter) and the schedule with it.
+    pub fn set_window_ms(&mut self, window_ms: f64) {
+        self.scenario.window_ms = window_ms;
+        self.schedule = Schedule::new(window_ms, self.scenario.duration_s);
+    }
+
     /// An error at `key_path` of this scenario, for checks made after loading, e.g.
     /// `loaded.error_at("vehicles[1].motion.waypoints[3]", "waypoint is below the terrain")`.
     /// The line is the key's, or its nearest ancestor's if the key is not written in the file.
@@ -201,10 +211,12 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     let source = SourceMap::parse(text);
     let mut scenario = deserialize(text, file, &source)?;
     resolve_terrain_path(&mut scenario, file);
+    let schedule = Schedule::new(scenario.window_ms, scenario.duration_s);
     let loaded = LoadedScenario {
         scenario,
         file: file.to_owned(),
         source,
+        schedule,
     };
     validate::validate(&loaded)?;
     Ok(loaded)

@@ -1,7 +1,7 @@
 //! The network coordinator's live side: the vehicles' namespaces and TUN interfaces, a reader
 //! task per vehicle feeding the [`Engine`], and a release task writing each delivery into
 //! the receiver's TUN at the wall time of the sim time the simulator chose (through the
-//! pacing), plus the pcap files. Everything is shared behind one mutex; critical sections are
+//! window clock), plus the pcap files. Everything is shared behind one mutex; critical sections are
 //! short (no I/O but the buffered pcap writes).
 
 use super::netns::Namespaces;
@@ -11,10 +11,11 @@ use crate::net::{
     addr::AddressBook,
     engine::{Delivery, Engine, EngineConfig, Frame},
     ledger::{DropReason, Ledger, LedgerSummary},
-    pacing::Pacing,
 };
+use crate::clock::WindowClock;
 use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::NetworkUpdate;
+use crate::wire::update::NetworkView;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -51,7 +52,7 @@ impl Ord for Scheduled {
 
 struct State {
     engine: Engine,
-    pacing: Pacing,
+    clock: WindowClock,
     releases: BinaryHeap<Reverse<Scheduled>>,
     release_limit: usize,
     seq: u64,
@@ -106,11 +107,11 @@ impl LiveNetwork {
         if s.network.capture != Capture::Tun {
             return Ok(None);
         }
-        let schedule = crate::coord::schedule(loaded);
+        let schedule = loaded.schedule;
         let book = AddressBook::new(&s.vehicles);
         let n = book.len();
         let cfg = EngineConfig {
-            window_ns: schedule.window_ns,
+            schedule,
             queue_limit: s.network.queue_limit,
             max_hold_windows: s.network.max_hold_windows,
             crc: s.network.crc,
@@ -135,7 +136,7 @@ impl LiveNetwork {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 engine: Engine::new(book, cfg),
-                pacing: Pacing::new(schedule.window_ns, s.real_time_factor),
+                clock: WindowClock::new(schedule, s.real_time_factor),
                 releases: BinaryHeap::new(),
                 release_limit: s.network.queue_limit.saturating_mul(n.max(1)),
                 seq: 0,
@@ -178,15 +179,15 @@ impl LiveNetwork {
         let mut st = self.shared.lock();
         let now = Instant::now();
         let at = st.announced.take().filter(|&(j, _)| j == k).map_or(now, |(_, at)| at.min(now));
-        st.pacing.open(k, at);
+        st.clock.open(k, at);
         st.engine.fill_begin(k, begin);
     }
 
     /// The simulator's END of window `k`: schedules its deliveries.
-    pub fn end(&self, k: u32, end: &NetworkUpdate) {
+    pub fn end(&self, k: u32, end: &NetworkView) {
         let mut st = self.shared.lock();
         let deliveries = st.engine.apply_end(k, end);
-        let Some((open_k, _, wall)) = st.pacing.open.filter(|o| o.0 == k) else {
+        let Some((open_k, _, wall)) = st.clock.open.filter(|o| o.0 == k) else {
             for _ in deliveries {
                 st.engine.ledger.drop_copy(DropReason::Shutdown);
             }
@@ -199,7 +200,7 @@ impl LiveNetwork {
                 st.engine.ledger.drop_copy(reason);
                 continue;
             }
-            let due = st.pacing.wall_at(k, wall, d.t_ns);
+            let due = st.clock.wall_at(k, wall, d.t_ns);
             st.seq += 1;
             let seq = st.seq;
             st.releases.push(Reverse(Scheduled { due, seq, delivery: d }));
@@ -267,7 +268,7 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_
         };
         let frame = Frame { data: Arc::new(buf[..n].to_vec()), hdr_len: hdr_len.min(n) };
         let mut st = shared.lock();
-        let t = st.pacing.sim_at(Instant::now());
+        let t = st.clock.sim_at(Instant::now());
         st.pcap(node, t, frame.ip());
         st.engine.capture(node, frame, t);
     }

@@ -14,15 +14,14 @@
 //! # Sim clock
 //! [`AcousticFront::on_window`] is the hook the coordinator calls once per window k with the
 //! window's start time and ChannelData (the world at `k·W`). Between calls the bridges read sim
-//! time off the wall clock as the live network side does ([`crate::net::pacing::Pacing`]):
+//! time off the wall clock as the live network side does ([`crate::clock::WindowClock`]):
 //! `t = k·W + (wall − wall at the window's opening) · real_time_factor`, held inside the current
 //! window so the modems never run ahead of the channel they have (nor behind the window the
 //! coordinator is in). With `real_time_factor = 0` (as fast as possible) sim time
 //! jumps from window start to window start; modem traffic then has no meaningful timing, so
 //! scenarios with modems should be paced.
 
-use crate::net::pacing::Pacing;
-use crate::sync::Schedule;
+use crate::clock::WindowClock;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -96,7 +95,7 @@ fn bump(a: &AtomicU64) {
 
 struct Shared {
     front: Mutex<Front>,
-    clock: Mutex<Pacing>,
+    clock: Mutex<WindowClock>,
     clients: Vec<Mutex<Option<mpsc::Sender<String>>>>,
     counters: Counters,
 }
@@ -174,7 +173,7 @@ impl AcousticFront {
         let specs = front.modems();
         let shared = Arc::new(Shared {
             front: Mutex::new(front),
-            clock: Mutex::new(Pacing::new(Schedule::new(s.window_ms, s.duration_s).window_ns, s.real_time_factor)),
+            clock: Mutex::new(WindowClock::new(loaded.schedule, s.real_time_factor)),
             clients: specs.iter().map(|_| Mutex::new(None)).collect(),
             counters: Counters::default(),
         });

@@ -10,10 +10,14 @@
 //! open and other clients are unaffected. At most [`MAX_CLIENTS`] clients at once; one more
 //! is told so and closed. Memory per client is bounded by the line limit and the read buffer.
 
-use crate::model::netsim::{NavInbox, Rules};
+use crate::config::LoadedScenario;
+use crate::model::{
+    geo::LocalFrame,
+    netsim::{nav_to_pose, NavInbox, Rules},
+};
 use crate::wire::{
     netsim_line::{self, LineError, LineReader},
-    proto::{decode_checked, netsim::NetSimManagerRequest, Named},
+    proto::{decode_checked, netsim::NetSimManagerRequest, Named, SetPose},
 };
 use prost::Message;
 use std::{
@@ -91,6 +95,34 @@ pub async fn start(addr: SocketAddr, rules: Rules, inbox: NavInbox) -> std::io::
     });
     tracing::info!("netsim_manager listening on {local_addr}");
     Ok(Manager { local_addr, counters, task })
+}
+
+/// The scenario's manager, if it has one, and the fixes it accepted on their way to the
+/// physics simulator: the physics coordinator takes them into each window's BEGIN
+/// ([`NavSource::take`]), so they move the vehicles of any physics simulator.
+pub struct NavSource {
+    pub manager: Manager,
+    inbox: NavInbox,
+    frame: LocalFrame,
+}
+
+impl NavSource {
+    /// Starts the scenario's manager; `None` if the scenario has none.
+    pub async fn start(loaded: &LoadedScenario) -> anyhow::Result<Option<NavSource>> {
+        let (Some(rules), Some(m)) = (Rules::new(&loaded.scenario), &loaded.scenario.netsim_manager) else { return Ok(None) };
+        let inbox = NavInbox::default();
+        let addr = SocketAddr::new(m.bind, m.port);
+        let manager = start(addr, rules, inbox.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: netsim_manager: cannot listen on {addr}: {e}", loaded.file.display()))?;
+        Ok(Some(NavSource { manager, inbox, frame: LocalFrame::new(&loaded.scenario.world.origin) }))
+    }
+
+    /// The fixes accepted since the last call, newest per vehicle, in vehicle order, as the
+    /// poses a BEGIN imposes.
+    pub fn take(&self) -> Vec<SetPose> {
+        self.inbox.take().iter().map(|(vehicle, fix)| nav_to_pose(&self.frame, *vehicle, fix)).collect()
+    }
 }
 
 fn error_line(text: &str) -> String {

@@ -1,6 +1,7 @@
 //! The NETSIM manager's rules: which navigation updates are accepted, in the reference
 //! order, and what they do to the vehicles. Pure: the server feeds requests and the sender's
-//! address; [`NavInbox`] hands accepted fixes to the physics side at its next window.
+//! address; [`NavInbox`] keeps the accepted fixes until the physics coordinator puts them into
+//! its next window's BEGIN ([`nav_to_pose`]), whatever the physics simulator is.
 //!
 //! For each nav entry, in order (the reference's order):
 //! 1. an unknown `modem_tcp_port` → `UPDATE_FAILED_INVALID_MODEM_TCP_PORT`;
@@ -14,7 +15,8 @@
 //! statistics are not recorded, so a client never sees a half-applied request.
 
 use crate::config::{Environment, Scenario};
-use crate::model::{geo::LocalFrame, motion::VehicleState};
+use crate::model::geo::LocalFrame;
+use crate::wire::proto::SetPose;
 use crate::wire::proto::netsim::{net_sim_manager_response::Status, NavUpdate, NetSimManagerRequest, NetSimManagerResponse, ReceiveStats};
 use std::{
     collections::{HashMap, VecDeque},
@@ -167,12 +169,11 @@ impl NavInbox {
     }
 }
 
-/// A nav fix as a vehicle state in the local frame (heading: degrees true = compass).
-pub fn nav_to_state(frame: &LocalFrame, nav: &NavUpdate) -> VehicleState {
-    let mut s = VehicleState::from_pose(&crate::config::Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: nav.heading });
-    s.position = frame.from_lat_lon_depth(nav.lat, nav.lon, nav.depth);
-    s.speed = nav.speed;
-    s
+/// A nav fix of vehicle `node` as the pose a physics BEGIN imposes, in the local frame
+/// (heading: degrees true = compass).
+pub fn nav_to_pose(frame: &LocalFrame, node: usize, nav: &NavUpdate) -> SetPose {
+    let p = frame.from_lat_lon_depth(nav.lat, nav.lon, nav.depth);
+    SetPose { node: node as u32, x: p.x, y: p.y, z: p.z, heading_deg: nav.heading, speed_mps: nav.speed }
 }
 
 #[cfg(test)]

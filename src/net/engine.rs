@@ -5,9 +5,10 @@
 
 use super::addr::AddressBook;
 use super::ledger::{DropReason, Ledger};
-use crate::sync::SimNanos;
+use crate::clock::{Schedule, SimNanos};
 use crate::wire::ip::IpPacket;
 use crate::wire::proto::NetworkUpdate;
+use crate::wire::update::NetworkView;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    pub window_ns: SimNanos,
+    pub schedule: Schedule,
     pub queue_limit: usize,
     pub max_hold_windows: u32,
     pub crc: bool,
@@ -161,42 +162,34 @@ impl Engine {
 
     /// Applies the simulator's END of window `k`: releases (returned, with their sim delivery
     /// times inside the window), drops, and copies held longer than `max_hold_windows`.
-    pub fn apply_end(&mut self, k: u32, end: &NetworkUpdate) -> Vec<Delivery> {
-        let start = k as u64 * self.cfg.window_ns;
-        let last = start + self.cfg.window_ns - 1;
-        let n = end.clear_pkt_id.len();
-        let parallel = |len: usize| len == n;
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            let pkt_id = end.clear_pkt_id[i];
-            let node = if parallel(end.rx_node.len()) {
-                Some(end.rx_node[i] as usize)
-            } else {
-                end.rx_ip.get(i).and_then(|&ip| self.book.node_of_first_v4(ip))
+    pub fn apply_end(&mut self, k: u32, end: &NetworkView) -> Vec<Delivery> {
+        let (start, last) = (self.cfg.schedule.start_ns(k), self.cfg.schedule.last_ns(k));
+        let mut out = Vec::with_capacity(end.releases().len());
+        for r in end.releases() {
+            let node = match r.rx_node {
+                Some(n) => Some(n as usize),
+                None => self.book.node_of_first_v4(r.rx_ip),
             };
-            let Some(node) = self.take_copy(pkt_id, node) else {
+            let Some(node) = self.take_copy(r.pkt_id, node) else {
                 self.ledger.unknown_releases += 1;
                 continue;
             };
-            let Some(frame) = self.held.get(&pkt_id).map(|h| h.frame.clone()) else { continue };
-            let t_ns = if parallel(end.rx_time_ns.len()) { end.rx_time_ns[i].clamp(start, last) } else { start };
-            let ber = end.ber.get(i).copied().unwrap_or(0.0);
-            let (frame, flipped) = self.apply_ber(frame, ber);
+            let Some(frame) = self.held.get(&r.pkt_id).map(|h| h.frame.clone()) else { continue };
+            let t_ns = r.rx_time_ns.map_or(start, |t| t.clamp(start, last));
+            let (frame, flipped) = self.apply_ber(frame, r.ber);
             if flipped && self.cfg.crc {
                 self.ledger.drop_copy(DropReason::BitErrors);
             } else {
-                out.push(Delivery { pkt_id, node, t_ns, frame, corrupted: flipped });
+                out.push(Delivery { pkt_id: r.pkt_id, node, t_ns, frame, corrupted: flipped });
             }
-            self.forget_if_done(pkt_id);
+            self.forget_if_done(r.pkt_id);
         }
-        let m = end.drop_pkt_id.len();
-        for i in 0..m {
-            let pkt_id = end.drop_pkt_id[i];
-            let node = (end.drop_node.len() == m).then(|| end.drop_node[i] as usize);
-            let reason = if end.drop_reason.len() == m { DropReason::from_wire(end.drop_reason[i]) } else { DropReason::Unspecified };
-            if self.take_copy(pkt_id, node).is_some() {
+        for loss in end.losses() {
+            let node = loss.node.map(|n| n as usize);
+            let reason = loss.reason.map_or(DropReason::Unspecified, DropReason::from_wire);
+            if self.take_copy(loss.pkt_id, node).is_some() {
                 self.ledger.drop_copy(reason);
-                self.forget_if_done(pkt_id);
+                self.forget_if_done(loss.pkt_id);
             } else {
                 self.ledger.unknown_releases += 1;
             }
@@ -317,12 +310,16 @@ mod tests {
             vehicle("b", &["10.0.0.2/24"]),
             vehicle("c", &["fd00::3/64"]),
         ]);
-        Engine::new(book, EngineConfig { window_ns: 10_000_000, queue_limit, max_hold_windows: 2, crc, seed: 1 })
+        Engine::new(book, EngineConfig { schedule: Schedule { window_ns: 10_000_000, windows: u32::MAX }, queue_limit, max_hold_windows: 2, crc, seed: 1 })
     }
 
     fn udp(src: &str, dst: &str, len: usize) -> Frame {
         let r = IpRepr { src: src.parse().unwrap(), dst: dst.parse().unwrap(), protocol: 17, hop_limit: 64, payload_len: 0 };
         Frame::plain(r.packet(&vec![0xab; len]).unwrap())
+    }
+
+    fn view(end: &NetworkUpdate) -> NetworkView {
+        NetworkView::check(end.clone()).unwrap()
     }
 
     fn pass_through(begin: &NetworkUpdate, k: u32) -> NetworkUpdate {
@@ -355,7 +352,7 @@ mod tests {
         assert_eq!(begin.pkt_time_ns[0], 5);
         assert_eq!(begin.dst_ip[0], u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2)));
         assert_eq!(begin.dst_ip[2], 0, "c has no IPv4 address");
-        let out = e.apply_end(0, &pass_through(&begin, 0));
+        let out = e.apply_end(0, &view(&pass_through(&begin, 0)));
         assert_eq!(out.len(), 10);
         let nodes: Vec<usize> = out.iter().map(|d| d.node).collect();
         assert_eq!(nodes, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
@@ -390,7 +387,7 @@ mod tests {
             drop_reason: vec![3, 1],
             ..Default::default()
         };
-        assert!(e.apply_end(0, &end).is_empty());
+        assert!(e.apply_end(0, &view(&end)).is_empty());
         assert_eq!(e.ledger.dropped(DropReason::Collision), 1);
         assert_eq!(e.ledger.dropped(DropReason::BitErrors), 1);
         assert_eq!(e.ledger.unknown_releases, 1);
@@ -398,9 +395,9 @@ mod tests {
         e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 0);
         let mut begin = NetworkUpdate::default();
         e.fill_begin(1, &mut begin);
-        assert!(e.apply_end(1, &NetworkUpdate::default()).is_empty());
+        assert!(e.apply_end(1, &view(&NetworkUpdate::default())).is_empty());
         assert_eq!(e.held_copies(), 1);
-        assert!(e.apply_end(2, &NetworkUpdate::default()).is_empty());
+        assert!(e.apply_end(2, &view(&NetworkUpdate::default())).is_empty());
         assert_eq!(e.ledger.dropped(DropReason::HeldTooLong), 1);
         e.capture(0, udp("10.0.0.1", "239.1.1.1", 100), 0);
         assert_eq!(e.ledger.in_flight, 2);
@@ -419,7 +416,7 @@ mod tests {
         let mut end = pass_through(&begin, 3);
         end.ber = vec![0.01];
         end.rx_time_ns = vec![34_000_000];
-        let out = e.apply_end(3, &end);
+        let out = e.apply_end(3, &view(&end));
         assert_eq!(out.len(), 1);
         assert!(out[0].corrupted);
         assert_eq!(out[0].t_ns, 34_000_000);

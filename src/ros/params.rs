@@ -33,7 +33,7 @@ impl RunParams {
     pub fn apply(&self, loaded: &mut LoadedScenario) -> anyhow::Result<()> {
         if let Some(w) = self.window_ms {
             anyhow::ensure!(w.is_finite() && w > 0.0, "parameter window_ms = {w}: must be > 0");
-            loaded.scenario.window_ms = w;
+            loaded.set_window_ms(w);
         }
         if let Some(r) = self.real_time_factor {
             anyhow::ensure!(r.is_finite() && r >= 0.0, "parameter real_time_factor = {r}: must be >= 0");

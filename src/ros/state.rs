@@ -4,7 +4,7 @@
 
 use crate::config::Scenario;
 use crate::wire::channel::ChannelView;
-use crate::wire::proto::NetworkUpdate;
+use crate::wire::update::NetworkView;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// A vehicle's pose: position (m, ENU) and orientation (w, x, y, z).
@@ -93,7 +93,7 @@ impl Vehicles {
     }
 
     /// The window's state; `channel` was checked against these vehicles.
-    pub fn window(&self, window: u32, start_ns: u64, channel: &ChannelView, end: &NetworkUpdate) -> WindowState {
+    pub fn window(&self, window: u32, start_ns: u64, channel: &ChannelView, end: &NetworkView) -> WindowState {
         let n = self.names.len();
         let poses: Vec<Pose> = (0..n)
             .map(|i| {
@@ -118,10 +118,10 @@ impl Vehicles {
         let pair_of = |pairs: &mut Vec<PairState>, s: usize, r: usize| pairs.iter_mut().position(|p| (p.a, p.b) == (s.min(r), s.max(r)));
         // Deliveries, and the sender of every delivered packet id (to attribute drops).
         let mut sender_of: Vec<(u32, usize)> = Vec::new();
-        for (i, (&pkt, &src)) in end.clear_pkt_id.iter().zip(&end.clear_src_ip).enumerate() {
-            let Some(s) = self.by_ip(src) else { continue };
-            sender_of.push((pkt, s));
-            let receiver = end.rx_node.get(i).map(|&r| r as usize).filter(|&r| r < n).or_else(|| end.rx_ip.get(i).and_then(|&ip| self.by_ip(ip)));
+        for d in end.releases() {
+            let Some(s) = self.by_ip(d.src_ip) else { continue };
+            sender_of.push((d.pkt_id, s));
+            let receiver = d.rx_node.map(|r| r as usize).filter(|&r| r < n).or_else(|| self.by_ip(d.rx_ip));
             let Some(r) = receiver else { continue };
             if r == s {
                 continue;
@@ -131,7 +131,8 @@ impl Vehicles {
                 if s < r { t.delivered_ab += 1 } else { t.delivered_ba += 1 }
             }
         }
-        for (&pkt, &r) in end.drop_pkt_id.iter().zip(&end.drop_node) {
+        for loss in end.losses() {
+            let (pkt, Some(r)) = (loss.pkt_id, loss.node) else { continue };
             let r = r as usize;
             if r >= n {
                 continue;
@@ -184,7 +185,7 @@ mod tests {
     #[test]
     fn geometry_per_pair() {
         let c = channel();
-        let s = vehicles().window(3, 30, &ChannelView::check(&c, 3).unwrap(), &NetworkUpdate::default());
+        let s = vehicles().window(3, 30, &ChannelView::check(&c, 3).unwrap(), &NetworkView::check(Default::default()).unwrap());
         assert_eq!(s.poses[1].position, [3.0, 0.0, 0.0]);
         assert_eq!((s.pairs[0].los, s.pairs[0].distance_m), (true, 3.0));
         assert_eq!((s.pairs[1].los, s.pairs[1].distance_m, s.pairs[1].loss_db, s.pairs[1].path.len()), (false, 4.0, 5.0, 4));
@@ -194,7 +195,7 @@ mod tests {
     #[test]
     fn deliveries_and_drops_per_direction() {
         let ip = |d| u32::from(Ipv4Addr::new(10, 0, 0, d));
-        let end = NetworkUpdate {
+        let end = crate::wire::proto::NetworkUpdate {
             clear_pkt_id: vec![1, 2, 2, 3],
             clear_src_ip: vec![ip(1), ip(2), ip(2), ip(1)],
             clear_dst_ip: vec![ip(2), ip(1), ip(1), ip(2)],
@@ -207,7 +208,7 @@ mod tests {
             ..Default::default()
         };
         let c = channel();
-        let s = vehicles().window(0, 0, &ChannelView::check(&c, 3).unwrap(), &end);
+        let s = vehicles().window(0, 0, &ChannelView::check(&c, 3).unwrap(), &NetworkView::check(end).unwrap());
         assert_eq!(s.pairs[0].traffic, PairTraffic { delivered_ab: 2, delivered_ba: 2, dropped_ab: 0, dropped_ba: 0 });
         assert_eq!(s.pairs[1].traffic, PairTraffic { dropped_ab: 1, ..Default::default() });
         assert_eq!(s.unattributed_drops, vec![0, 1, 0]);

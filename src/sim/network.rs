@@ -51,8 +51,9 @@ use crate::config::{ErrorHandling, LoadedScenario};
 use crate::model::link::{Budget, ChannelGeometry, LinkSpec};
 use crate::sync::{
     protocol::{expect_network, WindowCounter},
-    Reply, Schedule, Service,
+    Reply, Service,
 };
+use crate::clock::Schedule;
 use crate::wire::proto::{
     decode_checked,
     rosnetsim::network_update::{DropReason, MsgType},
@@ -122,7 +123,7 @@ struct Heard {
 
 pub struct NetworkSim {
     windows: WindowCounter,
-    window_ns: u64,
+    schedule: Schedule,
     nodes: Vec<NodeInfo>,
     ip_to_node: HashMap<u32, usize>,
     /// `links[a * n + b]`: index into `specs` of the model of pair (a, b).
@@ -169,7 +170,7 @@ impl NetworkSim {
     /// The simulator for a (validated) scenario.
     pub fn from_scenario(loaded: &LoadedScenario) -> NetworkSim {
         let s = &loaded.scenario;
-        let schedule = Schedule::new(s.window_ms, s.duration_s);
+        let schedule = loaded.schedule;
         let nodes: Vec<NodeInfo> = s
             .vehicles
             .iter()
@@ -214,7 +215,7 @@ impl NetworkSim {
         let specs = if specs.is_empty() { vec![LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }] } else { specs };
         NetworkSim {
             windows: WindowCounter::new(schedule.windows),
-            window_ns: schedule.window_ns,
+            schedule,
             nodes,
             ip_to_node,
             links,
@@ -256,10 +257,10 @@ impl NetworkSim {
         }
         self.windows.begin(k)?;
         let geometry = ChannelGeometry::new(&channel, self.nodes.len());
-        let window_start = k as u64 * self.window_ns;
+        let window_start = self.schedule.start_ns(k);
         let mut out = EndLists::default();
         self.schedule_entries(&begin, &geometry, window_start, &mut out);
-        self.release(window_start, window_start + self.window_ns, &mut out);
+        self.release(window_start, self.schedule.start_ns(k + 1), &mut out);
         out.end.msg_type = MsgType::End as i32;
         out.end.time_val = k;
         Ok(out.end.encode_to_vec())
@@ -585,7 +586,7 @@ mod tests {
             .map(|k| {
                 let now: Vec<_> = pkts.iter().filter(|(w, _)| *w == k).map(|(_, p)| *p).collect();
                 let reply = sim.handle(&begin(k, &ch, &now)).unwrap();
-                expect_network(&reply, MsgType::End, k).unwrap()
+                expect_network(&reply, MsgType::End, k).unwrap().into_inner()
             })
             .collect()
     }
@@ -681,7 +682,7 @@ mod tests {
         b.src_ip = vec![0x0a0a0002];
         b.dst_ip = vec![0x0a0a0001];
         b.pkt_lengths = vec![0];
-        let end = expect_network(&s.handle(&b.encode_to_vec()).unwrap(), MsgType::End, 1).unwrap();
+        let end = expect_network(&s.handle(&b.encode_to_vec()).unwrap(), MsgType::End, 1).unwrap().into_inner();
         assert_eq!((end.clear_pkt_id, end.rx_node, end.rx_time_ns, end.rx_ip), (vec![4], vec![0], vec![W + 2_000_000], vec![0x0a0a0001]));
     }
 

@@ -22,7 +22,7 @@ impl PassthroughNetwork {
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
         self.windows.begin(begin.time_val)?;
-        Ok(release_all(begin).encode_to_vec())
+        Ok(release_all(begin.into_inner()).encode_to_vec())
     }
 }
 
@@ -64,7 +64,7 @@ mod tests {
         begin.src_ip = vec![1, 2];
         begin.dst_ip = vec![2, 1];
         begin.pkt_lengths = vec![100, 200];
-        let end = expect_network(&sim.handle(&begin.encode_to_vec()).unwrap(), MsgType::End, 0).unwrap();
+        let end = expect_network(&sim.handle(&begin.encode_to_vec()).unwrap(), MsgType::End, 0).unwrap().into_inner();
         assert_eq!((end.clear_pkt_id, end.rx_ip, end.ber), (vec![7, 8], vec![2, 1], vec![0.0, 0.0]));
         let err = sim.handle(&network_begin(2, vec![]).encode_to_vec()).unwrap_err();
         assert_eq!(err, "expected BEGIN for window 1, got BEGIN for window 2");

@@ -9,16 +9,14 @@
 use crate::config::LoadedScenario;
 use crate::model::{
     channel::{PathInfo, Tracer},
-    geo::LocalFrame,
-    netsim::{nav_to_state, NavInbox},
     motion::{Kinematics, VehicleState},
     terrain::Terrain,
 };
 use crate::sync::{
     protocol::{expect_physics, physics_end, WindowCounter},
-    Reply, Schedule, Service,
+    Reply, Service,
 };
-use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails};
+use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails, SetPose};
 use anyhow::Context;
 use nalgebra::Point3;
 use prost::Message;
@@ -32,8 +30,6 @@ pub struct PhysicsSim {
     terrain: Arc<Terrain>,
     penetration_loss_db_per_m: f64,
     vehicles: Vec<(VehicleState, Kinematics)>,
-    /// Navigation fixes from the NETSIM manager, applied at the start of each window.
-    nav: Option<(NavInbox, LocalFrame)>,
     /// Remembers per pair its last classification (a certificate) and the terrain blocks that
     /// made it, for the next windows.
     tracer: Tracer,
@@ -53,7 +49,7 @@ impl PhysicsSim {
     /// With a terrain already loaded (shared between simulators in one process).
     pub fn new(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> PhysicsSim {
         let s = &loaded.scenario;
-        let schedule = Schedule::new(s.window_ms, s.duration_s);
+        let schedule = loaded.schedule;
         let substeps = (s.window_ms / s.simulators.physics_step_ms).ceil().max(1.0) as u32;
         PhysicsSim {
             windows: WindowCounter::new(schedule.windows),
@@ -66,15 +62,8 @@ impl PhysicsSim {
                 .iter()
                 .map(|v| (VehicleState::from_pose(&v.start), Kinematics::from_config(&v.motion)))
                 .collect(),
-            nav: None,
             tracer: Tracer::new(),
         }
-    }
-
-    /// Takes vehicle positions from `inbox` (NETSIM nav updates, geodetic, converted through
-    /// the scenario's origin) at the start of every window.
-    pub fn follow_nav(&mut self, loaded: &LoadedScenario, inbox: NavInbox) {
-        self.nav = Some((inbox, LocalFrame::new(&loaded.scenario.world.origin)));
     }
 
     pub fn terrain(&self) -> &Arc<Terrain> {
@@ -85,7 +74,7 @@ impl PhysicsSim {
         self.vehicles.get(index).map(|(s, _)| s)
     }
 
-    /// Moves a vehicle driven from outside (a NETSIM nav update); applies from the next window.
+    /// Moves a vehicle (as a BEGIN's `set_pose` does); applies from the next window.
     pub fn set_vehicle(&mut self, index: usize, state: VehicleState) -> bool {
         match self.vehicles.get_mut(index) {
             Some(v) => {
@@ -111,16 +100,22 @@ impl PhysicsSim {
         }
     }
 
+    /// Applies a BEGIN's imposed poses (checked first: all or none).
+    fn place(&mut self, fixes: &[SetPose]) -> Result<(), String> {
+        let n = self.vehicles.len();
+        if let Some((i, f)) = fixes.iter().enumerate().find(|(_, f)| f.node as usize >= n) {
+            return Err(format!("set_pose[{i}]: node {} is not a vehicle ({n} vehicles)", f.node));
+        }
+        for f in fixes {
+            self.vehicles[f.node as usize].0 = placed(f);
+        }
+        Ok(())
+    }
+
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
         self.windows.begin(begin.time_val)?;
-        if let Some((inbox, frame)) = &self.nav {
-            for (vehicle, fix) in inbox.take() {
-                if let Some(v) = self.vehicles.get_mut(vehicle) {
-                    v.0 = nav_to_state(frame, &fix);
-                }
-            }
-        }
+        self.place(&begin.set_pose)?;
         let channel = self.channel_data().encode_to_vec();
         self.advance();
         Ok(physics_end(begin.time_val, channel))
@@ -135,6 +130,13 @@ impl Service for PhysicsSim {
     fn finished(&self) -> bool {
         self.windows.finished()
     }
+}
+
+/// A vehicle state from a pose imposed from outside.
+fn placed(f: &SetPose) -> VehicleState {
+    let mut s = VehicleState::from_pose(&crate::config::Pose { x: f.x, y: f.y, z: f.z, heading_deg: f.heading_deg });
+    s.speed = f.speed_mps;
+    s
 }
 
 /// Builds the ChannelData message: poses, then one PathDetails per pair i < j.

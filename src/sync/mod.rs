@@ -15,56 +15,12 @@
 //! whichever transport carries it. A peer that misses its END within the timeout, answers
 //! out of turn or disconnects ends the run with a [`LinkError`] naming the peer and window.
 
+pub mod local;
 pub mod protocol;
 pub mod rosnetsim;
 pub mod zmq;
 
 use std::{future::Future, pin::Pin, time::Duration};
-
-/// Sim time in integer nanoseconds.
-pub type SimNanos = u64;
-
-/// The windows of a run: window k covers `[k·W, (k+1)·W)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Schedule {
-    pub window_ns: SimNanos,
-    pub windows: u32,
-}
-
-impl Schedule {
-    /// W in milliseconds (rounded to whole nanoseconds) and a duration covered by whole windows.
-    pub fn new(window_ms: f64, duration_s: f64) -> Schedule {
-        let window_ns = ((window_ms * 1e6).round() as u64).max(1);
-        let duration_ns = (duration_s * 1e9).round() as u64;
-        let windows = duration_ns.div_ceil(window_ns).clamp(1, u32::MAX as u64) as u32;
-        Schedule { window_ns, windows }
-    }
-
-    pub fn start_ns(&self, window: u32) -> SimNanos {
-        window as u64 * self.window_ns
-    }
-
-    pub fn window_s(&self) -> f64 {
-        self.window_ns as f64 / 1e9
-    }
-
-    pub fn duration_ns(&self) -> SimNanos {
-        self.start_ns(self.windows)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Schedule;
-
-    #[test]
-    fn whole_windows_cover_the_duration_without_float_drift() {
-        assert_eq!(Schedule::new(10.0, 60.0), Schedule { window_ns: 10_000_000, windows: 6000 });
-        assert_eq!(Schedule::new(0.1, 0.3).windows, 3000);
-        assert_eq!(Schedule::new(7.0, 0.1).windows, 15, "a partial last window is run whole");
-        assert_eq!(Schedule::new(10.0, 60.0).start_ns(6000) as f64 / 1e9, 60.0);
-    }
-}
 
 /// A request → response state machine living in the caller's process (a simulator or a
 /// coordinator). It sees serialized messages, exactly as a remote peer would.
@@ -96,23 +52,45 @@ pub enum LinkError {
     Protocol { peer: String, window: u32, reason: String },
 }
 
-/// A coordinator's connection to one peer.
+/// How a coordinator reaches a peer: one implementation per kind of peer (in-process
+/// [`local::Local`], [`zmq::Client`], [`rosnetsim::Client`]). A new kind of simulator is one
+/// new file implementing this, plus its variant in the scenario's simulator choice.
+pub trait Transport: Send {
+    /// Sends one request and waits for its one reply, at most `timeout` (a peer in this
+    /// process answers without one).
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Exchange<'a>;
+}
+
+/// A transport's pending reply.
+pub type Exchange<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, TransportError>> + Send + 'a>>;
+
+/// Why a transport returned no reply; [`Link`] adds the peer and the window.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("no reply within {} ms", .0.as_millis())]
+    Timeout(Duration),
+    #[error("disconnected")]
+    Disconnected,
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Waits for `reply` at most `timeout`.
+pub(crate) async fn within<T>(timeout: Duration, reply: impl Future<Output = Result<T, TransportError>>) -> Result<T, TransportError> {
+    tokio::time::timeout(timeout, reply).await.unwrap_or(Err(TransportError::Timeout(timeout)))
+}
+
+/// A coordinator's connection to one peer: a [`Transport`], named for errors.
 pub struct Link {
     peer: String,
     timeout: Duration,
-    kind: LinkKind,
-}
-
-enum LinkKind {
-    Local(Box<dyn Service>),
-    Zmq(zmq::Client),
-    Rosnetsim(rosnetsim::Client),
+    transport: Box<dyn Transport>,
 }
 
 impl Link {
     /// A peer in this process.
     pub fn local(peer: impl Into<String>, service: Box<dyn Service>) -> Link {
-        Link { peer: peer.into(), timeout: Duration::MAX, kind: LinkKind::Local(service) }
+        Link { peer: peer.into(), timeout: Duration::MAX, transport: Box::new(local::Local::new(service)) }
     }
 
     /// A peer bound at a ZeroMQ endpoint (`tcp://host:port`, `ipc://path`).
@@ -122,7 +100,7 @@ impl Link {
         let client = zmq::Client::connect_within(endpoint, connect_timeout)
             .await
             .map_err(|e| LinkError::Failed { peer: peer.clone(), window: 0, reason: format!("cannot connect: {e}") })?;
-        Ok(Link { peer, timeout, kind: LinkKind::Zmq(client) })
+        Ok(Link { peer, timeout, transport: Box::new(client) })
     }
 
     /// A ROS-NetSim simulator listening at `address` (`unix:/path` or `tcp:host:port`).
@@ -132,7 +110,7 @@ impl Link {
         let client = rosnetsim::Client::connect_within(address, connect_timeout)
             .await
             .map_err(|e| LinkError::Failed { peer: peer.clone(), window: 0, reason: format!("cannot connect: {e}") })?;
-        Ok(Link { peer, timeout, kind: LinkKind::Rosnetsim(client) })
+        Ok(Link { peer, timeout, transport: Box::new(client) })
     }
 
     pub fn peer(&self) -> &str {
@@ -143,24 +121,12 @@ impl Link {
     /// (`timeout` overrides it, e.g. for a first window that waits for a peer to start).
     pub async fn exchange(&mut self, window: u32, request: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
         let timeout = timeout.unwrap_or(self.timeout);
-        let peer = &self.peer;
-        match &mut self.kind {
-            LinkKind::Local(service) => service
-                .call(&request)
-                .await
-                .map_err(|reason| LinkError::Failed { peer: peer.clone(), window, reason }),
-            LinkKind::Zmq(client) => match tokio::time::timeout(timeout, client.request(request)).await {
-                Err(_) => Err(LinkError::Timeout { peer: peer.clone(), window, timeout_ms: timeout.as_millis() }),
-                Ok(Err(zmq::ClientError::Disconnected)) => Err(LinkError::Disconnected { peer: peer.clone(), window }),
-                Ok(Err(e)) => Err(LinkError::Failed { peer: peer.clone(), window, reason: e.to_string() }),
-                Ok(Ok(reply)) => Ok(reply),
-            },
-            LinkKind::Rosnetsim(client) => match tokio::time::timeout(timeout, client.request(&request)).await {
-                Err(_) => Err(LinkError::Timeout { peer: peer.clone(), window, timeout_ms: timeout.as_millis() }),
-                Ok(Err(rosnetsim::FrameError::Disconnected)) => Err(LinkError::Disconnected { peer: peer.clone(), window }),
-                Ok(Err(e)) => Err(LinkError::Failed { peer: peer.clone(), window, reason: e.to_string() }),
-                Ok(Ok(reply)) => Ok(reply),
-            },
+        let peer = || self.peer.clone();
+        match self.transport.exchange(request, timeout).await {
+            Ok(reply) => Ok(reply),
+            Err(TransportError::Timeout(t)) => Err(LinkError::Timeout { peer: peer(), window, timeout_ms: t.as_millis() }),
+            Err(TransportError::Disconnected) => Err(LinkError::Disconnected { peer: peer(), window }),
+            Err(TransportError::Failed(reason)) => Err(LinkError::Failed { peer: peer(), window, reason }),
         }
     }
 

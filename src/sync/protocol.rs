@@ -5,16 +5,18 @@
 use crate::wire::proto::{
     decode_checked,
     rosnetsim::{network_update, physics_update},
-    NetworkUpdate, PhysicsUpdate,
+    NetworkUpdate, PhysicsUpdate, SetPose,
 };
+use crate::wire::update::NetworkView;
 use prost::Message;
 
-pub fn physics_begin(window: u32) -> Vec<u8> {
-    PhysicsUpdate { msg_type: physics_update::MsgType::Begin as i32, time_val: window, channel_data: Vec::new() }.encode_to_vec()
+/// A physics BEGIN, with the poses imposed from outside for this window.
+pub fn physics_begin(window: u32, set_pose: Vec<SetPose>) -> Vec<u8> {
+    PhysicsUpdate { msg_type: physics_update::MsgType::Begin as i32, time_val: window, channel_data: Vec::new(), set_pose }.encode_to_vec()
 }
 
 pub fn physics_end(window: u32, channel_data: Vec<u8>) -> Vec<u8> {
-    PhysicsUpdate { msg_type: physics_update::MsgType::End as i32, time_val: window, channel_data }.encode_to_vec()
+    PhysicsUpdate { msg_type: physics_update::MsgType::End as i32, time_val: window, channel_data, set_pose: Vec::new() }.encode_to_vec()
 }
 
 /// A network BEGIN carrying the window's channel; the network coordinator adds packets.
@@ -48,48 +50,11 @@ pub fn expect_physics(bytes: &[u8], kind: physics_update::MsgType, window: u32) 
     Ok(m)
 }
 
-pub fn expect_network(bytes: &[u8], kind: network_update::MsgType, window: u32) -> Result<NetworkUpdate, String> {
+/// Decodes a NetworkUpdate, checks it is `kind` for `window` and checks its lists.
+pub fn expect_network(bytes: &[u8], kind: network_update::MsgType, window: u32) -> Result<NetworkView, String> {
     let m: NetworkUpdate = decode(bytes)?;
     check(kind as i32, m.msg_type, m.time_val, window)?;
-    let n = m.pkt_id.len();
-    if m.src_ip.len() != n || m.dst_ip.len() != n || m.pkt_lengths.len() != n {
-        return Err(format!(
-            "packet lists differ in length: pkt_id {n}, src_ip {}, dst_ip {}, pkt_lengths {}",
-            m.src_ip.len(),
-            m.dst_ip.len(),
-            m.pkt_lengths.len()
-        ));
-    }
-    let c = m.clear_pkt_id.len();
-    if m.clear_src_ip.len() != c || m.clear_dst_ip.len() != c || m.rx_ip.len() != c || m.ber.len() != c {
-        return Err(format!(
-            "delivery lists differ in length: clear_pkt_id {c}, clear_src_ip {}, clear_dst_ip {}, rx_ip {}, ber {}",
-            m.clear_src_ip.len(),
-            m.clear_dst_ip.len(),
-            m.rx_ip.len(),
-            m.ber.len()
-        ));
-    }
-    // Extensions: each parallel list is either absent (empty) or as long as its base list.
-    let optional = |name: &str, len: usize, base: &str, n: usize| {
-        if len == 0 || len == n {
-            Ok(())
-        } else {
-            Err(format!("{name} has {len} entries, {base} {n}: an extension list must be empty or match"))
-        }
-    };
-    optional("pkt_time_ns", m.pkt_time_ns.len(), "pkt_id", n)?;
-    optional("src_node", m.src_node.len(), "pkt_id", n)?;
-    optional("dst_node", m.dst_node.len(), "pkt_id", n)?;
-    optional("rx_time_ns", m.rx_time_ns.len(), "clear_pkt_id", c)?;
-    optional("rx_node", m.rx_node.len(), "clear_pkt_id", c)?;
-    let d = m.drop_pkt_id.len();
-    optional("drop_node", m.drop_node.len(), "drop_pkt_id", d)?;
-    optional("drop_reason", m.drop_reason.len(), "drop_pkt_id", d)?;
-    if let Some(b) = m.ber.iter().find(|b| !(0.0..=1.0).contains(*b)) {
-        return Err(format!("bit error rate {b} outside [0, 1]"));
-    }
-    Ok(m)
+    NetworkView::check(m)
 }
 
 /// The simulator side's bookkeeping: which window comes next, and when the run is over.

@@ -176,6 +176,17 @@ impl Client {
     }
 }
 
+impl super::Transport for Client {
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Exchange<'a> {
+        Box::pin(super::within(timeout, async move {
+            self.request(&request).await.map_err(|e| match e {
+                FrameError::Disconnected => super::TransportError::Disconnected,
+                e => super::TransportError::Failed(e.to_string()),
+            })
+        }))
+    }
+}
+
 /// Listens at `address` (a stale Unix socket file is replaced), accepts one coordinator and
 /// answers its frames with `service` until [`Service::finished`], the coordinator hangs up, or
 /// nothing arrives for `idle`. A request the service rejects ends the loop with that error

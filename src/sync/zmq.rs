@@ -51,6 +51,17 @@ impl Client {
     }
 }
 
+impl super::Transport for Client {
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Exchange<'a> {
+        Box::pin(super::within(timeout, async move {
+            self.request(request).await.map_err(|e| match e {
+                ClientError::Disconnected => super::TransportError::Disconnected,
+                e => super::TransportError::Failed(e.to_string()),
+            })
+        }))
+    }
+}
+
 /// Socket options for window messages: reads start at 16 KiB (a whole ChannelData for dozens
 /// of vehicles in one read) instead of the library's 128 bytes, which would take several
 /// growing reads per message.

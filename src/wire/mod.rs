@@ -6,12 +6,14 @@
 //! - [`ip`]: a checked, zero-copy view of IPv4/IPv6 headers (captured vehicle traffic).
 //! - [`pcap`]: pcap files of what each vehicle sent and received.
 //! - [`channel`]: a ChannelData checked once against the scenario's vehicles.
+//! - [`update`]: a NetworkUpdate's parallel lists checked once, read as records.
 pub mod channel;
 pub mod ip;
 pub mod pcap;
 pub mod proto;
 pub mod nmea;
 pub mod netsim_line;
+pub mod update;
 
 /// Property-test input: `line` with up to three random edits (a byte replaced, the line cut,
 /// a byte inserted — one of `specials` or any byte), from a seeded generator.

@@ -19,7 +19,7 @@ pub mod rosnetsim {
     include!(concat!(env!("OUT_DIR"), "/rosnetsim.rs"));
 }
 
-pub use rosnetsim::{ChannelData, NetworkUpdate, PathDetails, PhysicsUpdate};
+pub use rosnetsim::{ChannelData, NetworkUpdate, PathDetails, PhysicsUpdate, SetPose};
 
 /// Why bytes did not decode into a message.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -59,6 +59,7 @@ named! {
     rosnetsim::PathDetails => "rosnetsim.PathDetails",
     rosnetsim::ChannelData => "rosnetsim.ChannelData",
     rosnetsim::PhysicsUpdate => "rosnetsim.PhysicsUpdate",
+    rosnetsim::SetPose => "rosnetsim.SetPose",
     rosnetsim::NetworkUpdate => "rosnetsim.NetworkUpdate",
 }
 

@@ -1,0 +1,189 @@
+//! Sim time, at the bottom of the layer stack: the windows of a run ([`Schedule`], built once
+//! from the scenario when it is loaded), the pacer that opens windows on the wall clock
+//! ([`Pacer`]) and the sim ↔ wall mapping inside the open window ([`WindowClock`]).
+//!
+//! Sim time is integer nanoseconds; window k covers `[k·W, (k+1)·W)`. Everything here is pure:
+//! the wall instant is always an argument, never read from the system.
+
+use std::time::{Duration, Instant};
+
+/// Sim time in integer nanoseconds.
+pub type SimNanos = u64;
+
+/// The windows of a run: window k covers `[k·W, (k+1)·W)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    pub window_ns: SimNanos,
+    pub windows: u32,
+}
+
+impl Schedule {
+    /// W in milliseconds (rounded to whole nanoseconds) and a duration covered by whole windows.
+    pub fn new(window_ms: f64, duration_s: f64) -> Schedule {
+        let window_ns = ((window_ms * 1e6).round() as u64).max(1);
+        let duration_ns = (duration_s * 1e9).round() as u64;
+        let windows = duration_ns.div_ceil(window_ns).clamp(1, u32::MAX as u64) as u32;
+        Schedule { window_ns, windows }
+    }
+
+    /// Sim time at the start of window `k`: `k·W`.
+    pub fn start_ns(&self, window: u32) -> SimNanos {
+        window as u64 * self.window_ns
+    }
+
+    /// The last nanosecond of window `k`: `(k+1)·W − 1`.
+    pub fn last_ns(&self, window: u32) -> SimNanos {
+        self.start_ns(window) + self.window_ns - 1
+    }
+
+    /// W in seconds.
+    pub fn window_s(&self) -> f64 {
+        self.window_ns as f64 / 1e9
+    }
+
+    /// W in milliseconds.
+    pub fn window_ms(&self) -> f64 {
+        self.window_ns as f64 / 1e6
+    }
+
+    /// The end of the last window.
+    pub fn duration_ns(&self) -> SimNanos {
+        self.start_ns(self.windows)
+    }
+}
+
+/// When a window opens on the wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// On time: at this instant (wait for it).
+    At(Instant),
+    /// Late: at once, at this instant (now); the schedule moved with it.
+    Late(Instant),
+}
+
+/// Opens windows on the wall clock at a real-time factor: window k opens `k·W / rtf` after the
+/// anchor (the run's start). A window that cannot open on time (the machine is busy) opens as
+/// soon as it can and the anchor moves with it: sim time never runs faster than rtf × wall
+/// time, so a delay the network simulator chose is never shortened on the wall clock by a
+/// catch-up. The total slip is kept. With `real_time_factor` = 0 nothing is paced.
+#[derive(Debug, Clone)]
+pub struct Pacer {
+    schedule: Schedule,
+    real_time_factor: f64,
+    anchor: Instant,
+    anchor_ns: SimNanos,
+    slipped: Duration,
+}
+
+impl Pacer {
+    /// A pacer for a run that starts at `started`.
+    pub fn new(schedule: Schedule, real_time_factor: f64, started: Instant) -> Pacer {
+        Pacer { schedule, real_time_factor, anchor: started, anchor_ns: 0, slipped: Duration::ZERO }
+    }
+
+    /// Whether windows are paced at all (`real_time_factor` > 0).
+    pub fn paced(&self) -> bool {
+        self.real_time_factor > 0.0
+    }
+
+    /// When window `k` opens, asked at `now` (after window k−1 is done). `None` unpaced.
+    pub fn open(&mut self, k: u32, now: Instant) -> Option<Opening> {
+        if !self.paced() {
+            return None;
+        }
+        let sim_since_anchor = self.schedule.start_ns(k) - self.anchor_ns;
+        let due = self.anchor + Duration::from_secs_f64(sim_since_anchor as f64 / 1e9 / self.real_time_factor);
+        if now > due {
+            self.slipped += now - due;
+            self.anchor = now;
+            self.anchor_ns = self.schedule.start_ns(k);
+            Some(Opening::Late(now))
+        } else {
+            Some(Opening::At(due))
+        }
+    }
+
+    /// How far behind the wall clock the windows fell in all.
+    pub fn slipped(&self) -> Duration {
+        self.slipped
+    }
+}
+
+/// Sim time ↔ wall time inside the open window. Window k started at the wall instant it was
+/// opened at (its due time on the paced schedule when the pacing coordinator runs in the same
+/// process, else when its BEGIN arrived); inside it, sim time runs at `real_time_factor` ×
+/// wall time and is clamped to the window.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowClock {
+    pub schedule: Schedule,
+    pub real_time_factor: f64,
+    /// The open window, its sim start and the wall instant it opened; `None` before window 0.
+    pub open: Option<(u32, SimNanos, Instant)>,
+}
+
+impl WindowClock {
+    pub fn new(schedule: Schedule, real_time_factor: f64) -> WindowClock {
+        WindowClock { schedule, real_time_factor, open: None }
+    }
+
+    pub fn open(&mut self, k: u32, now: Instant) {
+        self.open = Some((k, self.schedule.start_ns(k), now));
+    }
+
+    /// The sim time at wall instant `now`, clamped inside the open window (0 before window 0).
+    pub fn sim_at(&self, now: Instant) -> SimNanos {
+        let Some((_, start, wall)) = self.open else { return 0 };
+        let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
+        let offset = (elapsed * 1e9).min((self.schedule.window_ns - 1) as f64) as u64;
+        start + offset
+    }
+
+    /// The wall instant of sim time `t` in window `k` opened at `wall` (never before `wall`).
+    pub fn wall_at(&self, k: u32, wall: Instant, t: SimNanos) -> Instant {
+        let start = self.schedule.start_ns(k);
+        let offset = t.saturating_sub(start).min(self.schedule.window_ns - 1);
+        let rtf = if self.real_time_factor > 0.0 { self.real_time_factor } else { f64::INFINITY };
+        wall + Duration::from_secs_f64(offset as f64 / 1e9 / rtf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_windows_cover_the_duration_without_float_drift() {
+        assert_eq!(Schedule::new(10.0, 60.0), Schedule { window_ns: 10_000_000, windows: 6000 });
+        assert_eq!(Schedule::new(0.1, 0.3).windows, 3000);
+        assert_eq!(Schedule::new(7.0, 0.1).windows, 15, "a partial last window is run whole");
+        assert_eq!(Schedule::new(10.0, 60.0).start_ns(6000) as f64 / 1e9, 60.0);
+        assert_eq!(Schedule::new(10.0, 60.0).last_ns(2), 29_999_999);
+    }
+
+    #[test]
+    fn window_clock_maps_both_ways_and_clamps_into_the_window() {
+        let mut p = WindowClock::new(Schedule { window_ns: 10_000_000, windows: 100 }, 2.0);
+        let t0 = Instant::now();
+        assert_eq!(p.sim_at(t0), 0);
+        p.open(3, t0);
+        assert_eq!(p.sim_at(t0 + Duration::from_millis(2)), 34_000_000);
+        assert_eq!(p.sim_at(t0 + Duration::from_secs(1)), 39_999_999);
+        assert_eq!(p.wall_at(3, t0, 34_000_000), t0 + Duration::from_millis(2));
+        assert_eq!(p.wall_at(3, t0, 1), t0);
+    }
+
+    #[test]
+    fn pacer_opens_on_time_and_moves_the_schedule_with_a_late_window() {
+        let t0 = Instant::now();
+        let s = Schedule { window_ns: 10_000_000, windows: 100 };
+        assert_eq!(Pacer::new(s, 0.0, t0).open(1, t0), None, "unpaced");
+        let mut p = Pacer::new(s, 2.0, t0);
+        assert_eq!(p.open(1, t0), Some(Opening::At(t0 + Duration::from_millis(5))));
+        // Window 2 is due at 10 ms; asked at 30 ms it opens late, 20 ms slipped.
+        let late = t0 + Duration::from_millis(30);
+        assert_eq!(p.open(2, late), Some(Opening::Late(late)));
+        assert_eq!(p.slipped(), Duration::from_millis(20));
+        // Window 3 is due 5 ms after the late opening, not at 15 ms.
+        assert_eq!(p.open(3, late), Some(Opening::At(late + Duration::from_millis(5))));
+    }
+}
