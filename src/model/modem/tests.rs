@@ -1,4 +1,5 @@
 use super::*;
+use crate::wire::nmea::{emit, Sentence};
 use crate::wire::proto::PathDetails;
 
 fn front(n: usize) -> Front {
