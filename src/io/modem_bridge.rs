@@ -33,9 +33,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::{LoadedScenario, ModemPassthrough};
-use crate::model::modem::{Civil, Front, LedgerEntry, LedgerSummary};
-use crate::wire::nmea::{emit, MAX_SENTENCE};
+use crate::model::modem::{Front, LedgerEntry, LedgerSummary};
+use crate::wire::nmea::{Report, MAX_SENTENCE};
 use crate::wire::proto::ChannelData;
+use crate::wire::utc::{Civil, TimeOfDay};
 
 /// Longest host line passed on (bytes, without its ending).
 pub const MAX_LINE: usize = MAX_SENTENCE;
@@ -265,8 +266,8 @@ impl Drop for AcousticFront {
 }
 
 fn busy_line() -> String {
-    let t = Civil::from_ns(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)).hhmmss();
-    emit("CAERR", &[&t, "BRIDGE", "1", "port busy: one client at a time"])
+    let now = Civil::from_ns(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64));
+    Report::BridgeBusy { time: TimeOfDay::seconds(&now) }.emit()
 }
 
 async fn refuse(mut sock: TcpStream) {

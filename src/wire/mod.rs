@@ -7,6 +7,9 @@
 //! - [`pcap`]: pcap files of what each vehicle sent and received.
 //! - [`channel`]: a ChannelData checked once against the scenario's vehicles.
 //! - [`update`]: a NetworkUpdate's parallel lists checked once, read as records.
+//! - [`nmea`]: Micro-Modem NMEA sentences, framing and the typed catalogue of commands and reports.
+//! - [`netsim_line`]: the NETSIM manager's `NETSIM|name|base64` lines.
+//! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 pub mod channel;
 pub mod ip;
 pub mod pcap;
@@ -14,6 +17,7 @@ pub mod proto;
 pub mod nmea;
 pub mod netsim_line;
 pub mod update;
+pub mod utc;
 
 /// Property-test input: `line` with up to three random edits (a byte replaced, the line cut,
 /// a byte inserted — one of `specials` or any byte), from a seeded generator.

@@ -2,8 +2,9 @@
 //! passed in as sim nanoseconds, seeded RNG). [`crate::io::modem_bridge`] puts it on TCP.
 //!
 //! # Host interface
-//! Each modem speaks the NMEA host interface of `/work/shared/notes/micromodem-nmea.md`
-//! ([`crate::wire::nmea`] parses and emits): configuration (`$CCCFG`/`$CCCFQ` → `$CACFG`,
+//! Each modem speaks the Micro-Modem's NMEA host interface: every sentence is a typed
+//! [`crate::wire::nmea::Command`] (host → modem, applied in `commands.rs`) or
+//! [`crate::wire::nmea::Report`] (modem → host). Configuration (`$CCCFG`/`$CCCFQ` → `$CACFG`,
 //! `ALL,0` factory reset), clocks (`$CCCLK` → `$CACLK`, `$CCTMS` → `$CATMS`, `$CCTMQ` →
 //! `$CATMQ`), reboot (`$CCMSC,…,0` → `$CAMSC`, then `$CAREV,…,INIT` and `$CAREV,…,AUV` after
 //! [`BOOT_S`]), `$CAREV,…,AUV` heartbeats every `heartbeat_s` of sim time and after each data
@@ -16,7 +17,8 @@
 //! `CST` = 1), acks (`$CAACK` at the sender), two-way pings (`$CCMPC` → `$CAMPC`, `$CAMPA` at
 //! the target, `$CAMPR` with the one-way travel time at the pinger) and mini-packets
 //! (`$CCMUC` → `$CAMUC`, `$CAMUA` at the receiver). Anything else, or a malformed command,
-//! gets `$CAERR,hhmmss,NMEA,<code>,<text>` ([`ErrCode`]). Output checksums are upper case.
+//! gets `$CAERR,hhmmss,NMEA,<code>,<text>` ([`crate::wire::nmea::ErrCode`]). Output checksums
+//! are upper case.
 //!
 //! # Timing
 //! A modem's clock reads `epoch_utc + sim time + offset`; `$CCCLK`/`$CCTMS` set the offset.
@@ -47,7 +49,7 @@
 //! the water when the run ended). Data frames with no bytes (`$CCTXD` with empty hex) are sent
 //! but carry nothing to report and are not in the ledger.
 
-pub mod time;
+mod commands;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -58,9 +60,11 @@ use serde::Serialize;
 use crate::config::{AcousticModems, Scenario, Water};
 use crate::model::acoustic::{self, Modulation};
 use crate::model::link::{AcousticSpec, Budget, ChannelGeometry, Geometry, LinkSpec};
-use crate::wire::nmea::{emit, Sentence};
+use crate::wire::nmea::report::{Cst, RevEvent, Xst};
+use crate::wire::nmea::{rate_frames, Report, PARAMS};
 use crate::wire::proto::ChannelData;
-pub use time::{parse_iso_utc_ns, Civil};
+use crate::wire::utc::TimeOfDay;
+pub use crate::wire::utc::{parse_iso_utc_ns, Civil};
 
 /// Firmware version the emulated modems report in `$CAREV`.
 pub const VERSION: &str = "0.94.0.52";
@@ -98,7 +102,7 @@ pub struct RateInfo {
 }
 
 pub fn rate_info(rate: u8) -> Option<RateInfo> {
-    let (frames, frame_bytes) = [(1, 32), (3, 64), (3, 64), (2, 256), (2, 256), (8, 256), (6, 32)].get(rate as usize).copied()?;
+    let (frames, frame_bytes) = rate_frames(rate)?;
     let r = acoustic::micromodem_rate(rate)?;
     Some(RateInfo { frames, frame_bytes, modulation: r.modulation, bit_rate_bps: r.bit_rate_bps, coding_gain_db: r.coding_gain_db })
 }
@@ -114,48 +118,6 @@ pub fn packet_airtime_s(rate: u8, nframes: u8) -> f64 {
 /// Baud rates a passthrough serial device may use.
 pub fn baud_supported(baud: u32) -> Option<u32> {
     [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400].contains(&baud).then_some(baud)
-}
-
-/// `$CAERR` codes (field 3) for host commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrCode {
-    /// Not a sentence: framing, characters or checksum.
-    Malformed = 1,
-    /// A sentence the modem does not know.
-    Unknown = 2,
-    /// A known command with missing or invalid fields.
-    BadField = 3,
-    /// The modem is busy with a cycle or a transmission.
-    Busy = 4,
-    /// A command that was not asked for (`$CCTXD` without `$CADRQ`).
-    Unexpected = 5,
-}
-
-/// The parameter set: name, factory value, part of `$CCCFQ,TOP`.
-const PARAMS: &[(&str, i64, bool)] = &[
-    ("AGC", 0, false), ("AGN", 250, true), ("ASD", 0, false), ("BND", 0, true), ("BR1", 3, false), ("BR2", 3, false),
-    ("BRN", 0, false), ("BSP", 1, false), ("BW0", 5000, true), ("CPR", 1, false), ("CRL", 50, false), ("CST", 0, true),
-    ("CTO", 10, true), ("DBG", 0, false), ("DGM", 0, false), ("DOP", 1, false), ("DQF", 0, false), ("DTH", 108, false),
-    ("DTO", 2, true), ("DTP", 90, false), ("ECD", 50, false), ("EFB", 0, false), ("EFF", 100, false), ("FC0", 25000, true),
-    ("FMD", 1, false), ("FML", 200, false), ("GPS", 0, false), ("HFC", 0, false), ("IRE", 0, false), ("MCM", 1, false),
-    ("MFD", 1, false), ("MOD", 0, true), ("MPR", 1, false), ("MSE", 0, false), ("MVM", 1, false), ("NDT", 150, false),
-    ("NPT", 50, false), ("NRL", 0, false), ("NRV", 150, false), ("PAD", 2, false), ("PCM", 0, false), ("POW", -100, true),
-    ("PRL", 50, false), ("PTH", 180, false), ("PTO", 6, true), ("REV", 1, true), ("RXA", 0, false), ("RXD", 1, false),
-    ("RXP", 1, true), ("SCG", 0, false), ("SGP", 0, false), ("SHF", 0, false), ("SNR", 0, false), ("SNV", 0, false),
-    ("SRC", 0, true), ("TAT", 50, false), ("TOA", 0, false), ("TXD", 600, true), ("TXP", 0, false), ("XST", 0, true),
-];
-
-/// Allowed range of a parameter's value.
-fn param_range(name: &str) -> (i64, i64) {
-    match name {
-        "SRC" => (0, 127),
-        "CST" | "XST" | "REV" | "RXP" | "RXA" | "RXD" | "AGC" | "DOP" | "MOD" | "TOA" | "TXP" | "MFD" | "MSE" | "DQF" | "SNV" => (0, 1),
-        "DTO" => (1, 30),
-        "BND" => (0, 5),
-        "BR1" | "BR2" | "BRN" => (0, 8),
-        "POW" => (-200, 0),
-        _ => (-1_000_000, 1_000_000),
-    }
 }
 
 /// What happened to one frame copy.
@@ -546,224 +508,16 @@ impl Front {
         self.events.clear();
     }
 
-    fn emit(&mut self, modem: usize, fields: &[&str], id: &str) {
-        self.out.push(Output { modem, at_ns: self.now, line: emit(id, fields) });
+    fn report(&mut self, modem: usize, r: Report) {
+        self.out.push(Output { modem, at_ns: self.now, line: r.emit() });
     }
 
-    fn hhmmss(&self, modem: usize) -> String {
-        Civil::from_ns(self.clock_ns(modem, self.now)).hhmmss()
+    fn time_of_day(&self, modem: usize) -> TimeOfDay {
+        TimeOfDay::seconds(&Civil::from_ns(self.clock_ns(modem, self.now)))
     }
 
-    fn err(&mut self, modem: usize, code: ErrCode, text: &str) {
-        let clean: String = text.chars().map(|c| if matches!(c, ',' | '*' | '$') || !(' '..='~').contains(&c) { ' ' } else { c }).take(120).collect();
-        let t = self.hhmmss(modem);
-        self.emit(modem, &[&t, "NMEA", &(code as u8).to_string(), &clean], "CAERR");
-    }
-
-    /// One line from a modem's host at sim time `now_ns` (events due before it run first).
-    /// Never panics; every line gets an answer or a `$CAERR`, blank lines are ignored.
-    pub fn host_line(&mut self, modem: usize, now_ns: u64, line: &[u8]) {
-        self.advance(now_ns);
-        if modem >= self.modems.len() {
-            return;
-        }
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            return;
-        }
-        let s = match Sentence::parse(line) {
-            Ok(s) => s,
-            Err(e) => return self.err(modem, ErrCode::Malformed, &e.to_string()),
-        };
-        let talker = s.talker.to_ascii_uppercase();
-        let kind = s.kind.to_ascii_uppercase();
-        if talker != "CC" {
-            return self.err(modem, ErrCode::Unknown, &format!("unknown sentence {talker}{kind}"));
-        }
-        let f: Vec<&str> = s.fields.iter().map(|x| x.trim()).collect();
-        if let Err((code, text)) = self.command(modem, &kind, &f) {
-            self.err(modem, code, &text);
-        }
-    }
-
-    fn command(&mut self, m: usize, kind: &str, f: &[&str]) -> Result<(), (ErrCode, String)> {
-        let bad = |what: &str| (ErrCode::BadField, format!("CC{kind}: {what}"));
-        let int = |i: usize, lo: i64, hi: i64, name: &str| -> Result<i64, (ErrCode, String)> {
-            let v: i64 = f.get(i).and_then(|x| x.parse().ok()).ok_or_else(|| bad(&format!("{name} missing or not a number")))?;
-            if (lo..=hi).contains(&v) {
-                Ok(v)
-            } else {
-                Err(bad(&format!("{name} {v} outside {lo}-{hi}")))
-            }
-        };
-        match kind {
-            "CFG" => {
-                let name = f.first().map(|x| x.to_ascii_uppercase()).filter(|x| !x.is_empty()).ok_or_else(|| bad("parameter name missing"))?;
-                if name == "ALL" {
-                    int(1, 0, 0, "ALL value")?;
-                    self.modems[m].factory();
-                    self.emit(m, &["ALL", "0"], "CACFG");
-                    return Ok(());
-                }
-                let idx = PARAMS.iter().position(|p| p.0 == name).ok_or_else(|| bad(&format!("unknown parameter {name}")))?;
-                let (lo, hi) = param_range(&name);
-                let v = int(1, lo, hi, &name)?;
-                self.modems[m].params[idx] = v;
-                self.emit(m, &[&name, &v.to_string()], "CACFG");
-            }
-            "CFQ" => {
-                let name = f.first().map(|x| x.to_ascii_uppercase()).filter(|x| !x.is_empty()).ok_or_else(|| bad("parameter name missing"))?;
-                let chosen: Vec<usize> = match name.as_str() {
-                    "ALL" => (0..PARAMS.len()).collect(),
-                    "TOP" => (0..PARAMS.len()).filter(|&i| PARAMS[i].2).collect(),
-                    n => vec![PARAMS.iter().position(|p| p.0 == n).ok_or_else(|| bad(&format!("unknown parameter {n}")))?],
-                };
-                for i in chosen {
-                    let v = self.modems[m].params[i].to_string();
-                    self.emit(m, &[PARAMS[i].0, &v], "CACFG");
-                }
-            }
-            "CLK" => {
-                let y = int(0, 1970, 2200, "year")?;
-                let c = Civil {
-                    year: y,
-                    month: int(1, 1, 12, "month")?,
-                    day: int(2, 1, 31, "day")?,
-                    hour: int(3, 0, 23, "hour")?,
-                    minute: int(4, 0, 59, "minute")?,
-                    second: int(5, 0, 60, "second")?,
-                    nanos: 0,
-                };
-                let t = c.to_ns().ok_or_else(|| bad("not a valid date"))?;
-                self.set_clock(m, t);
-                let c = Civil::from_ns(self.clock_ns(m, self.now));
-                let fields: Vec<String> = [c.year, c.month, c.day, c.hour, c.minute, c.second]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| if i == 0 { format!("{v:04}") } else { format!("{v:02}") })
-                    .collect();
-                let refs: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
-                self.emit(m, &refs, "CACLK");
-            }
-            "TMS" => {
-                let t = f.first().and_then(|x| parse_iso_utc_ns(x)).ok_or_else(|| bad("time is not YYYY-MM-DDThh:mm:ssZ"))?;
-                if let Some(mode) = f.get(1).filter(|x| !x.is_empty()) {
-                    mode.parse::<u8>().map_err(|_| bad("mode is not a number"))?;
-                }
-                self.set_clock(m, t);
-                let iso = Civil::from_ns(self.clock_ns(m, self.now)).iso();
-                self.emit(m, &["0", &iso], "CATMS");
-            }
-            "TMQ" => {
-                let iso = Civil::from_ns(self.clock_ns(m, self.now)).iso();
-                self.emit(m, &[&iso, "0", "0"], "CATMQ");
-            }
-            "MSC" => {
-                let src = int(0, 0, 127, "src")?;
-                let dest = int(1, 0, 127, "dest")?;
-                let cmd = f.get(2).copied().unwrap_or("");
-                self.emit(m, &[&src.to_string(), &dest.to_string(), cmd], "CAMSC");
-                if cmd.trim() == "0" {
-                    let md = &mut self.modems[m];
-                    md.cycle = None;
-                    md.boot_until = self.now + ns(BOOT_S);
-                    let at = md.boot_until;
-                    self.schedule(at, Event::BootDone { modem: m });
-                }
-            }
-            "CYC" => {
-                let cmd = int(0, 0, 127, "command")?;
-                let src = int(1, 0, 127, "src")? as u8;
-                let dest = int(2, 0, 127, "dest")? as u8;
-                let rate = int(3, 0, 6, "rate")? as u8;
-                let ack = int(4, 0, 1, "ack")? == 1;
-                let info = rate_info(rate).ok_or_else(|| bad("rate"))?;
-                let nframes = int(5, 1, info.frames as i64, "nframes")? as u8;
-                if src != self.modems[m].src() {
-                    return Err(bad(&format!("src {src} is not this modem ({}); remote-initiated cycles are not emulated", self.modems[m].src())));
-                }
-                self.check_idle(m)?;
-                let fields = [cmd.to_string(), src.to_string(), dest.to_string(), rate.to_string(), (ack as u8).to_string(), nframes.to_string()];
-                let refs: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
-                self.emit(m, &refs, "CACYC");
-                let id = self.next_cycle;
-                self.next_cycle += 1;
-                self.modems[m].cycle = Some(Cycle { id, dest, rate, ack, nframes, frames: Vec::new() });
-                self.request_frame(m);
-            }
-            "TXD" => {
-                let Some(cycle) = self.modems[m].cycle.clone() else {
-                    return Err((ErrCode::Unexpected, "CCTXD without a data request".into()));
-                };
-                let src = int(0, 0, 127, "src")? as u8;
-                let dest = int(1, 0, 127, "dest")? as u8;
-                let ack = int(2, 0, 1, "ack")?;
-                let hex = f.get(3).copied().unwrap_or("");
-                let bytes = decode_hex(hex).ok_or_else(|| bad("data is not hex"))?;
-                let max = rate_info(cycle.rate).map_or(0, |r| r.frame_bytes);
-                if bytes.len() > max {
-                    return Err(bad(&format!("{} bytes exceed the frame's {max}", bytes.len())));
-                }
-                self.emit(m, &[&src.to_string(), &dest.to_string(), &ack.to_string(), &bytes.len().to_string()], "CATXD");
-                let c = self.modems[m].cycle.as_mut().expect("checked above");
-                c.frames.push(bytes);
-                if c.frames.len() < c.nframes as usize {
-                    self.request_frame(m);
-                } else {
-                    let c = self.modems[m].cycle.take().expect("checked above");
-                    let src = self.modems[m].src();
-                    self.transmit(m, src, c.dest, Payload::Data { rate: c.rate, ack: c.ack, frames: c.frames }, true);
-                }
-            }
-            "MPC" => {
-                let src = int(0, 0, 127, "src")? as u8;
-                let dest = int(1, 0, 127, "dest")? as u8;
-                self.check_idle(m)?;
-                self.emit(m, &[&src.to_string(), &dest.to_string()], "CAMPC");
-                let own = self.modems[m].src();
-                self.transmit(m, own, dest, Payload::Ping, true);
-            }
-            "MUC" => {
-                let src = int(0, 0, 127, "src")? as u8;
-                let dest = int(1, 0, 127, "dest")? as u8;
-                let hex = f.get(2).copied().unwrap_or("");
-                let value = (!hex.is_empty() && hex.len() <= 4 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| u16::from_str_radix(hex, 16).ok()).flatten().ok_or_else(|| bad("value is not 1-4 hex digits"))?;
-                if value > 0x1fff {
-                    return Err(bad("value exceeds 13 bits"));
-                }
-                self.check_idle(m)?;
-                let v = format!("{value:04X}");
-                self.emit(m, &[&src.to_string(), &dest.to_string(), &v], "CAMUC");
-                let own = self.modems[m].src();
-                self.transmit(m, own, dest, Payload::Mini { value }, true);
-            }
-            other => return Err((ErrCode::Unknown, format!("unknown command CC{other}"))),
-        }
-        Ok(())
-    }
-
-    fn check_idle(&self, m: usize) -> Result<(), (ErrCode, String)> {
-        let md = &self.modems[m];
-        if md.cycle.is_some() || md.tx_until > self.now || md.boot_until > self.now {
-            Err((ErrCode::Busy, "modem busy".into()))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn set_clock(&mut self, m: usize, t: i64) {
-        let base = self.fe.epoch_ns + self.now as i64;
-        self.modems[m].clock_offset_ns = t - base;
-    }
-
-    fn request_frame(&mut self, m: usize) {
-        let Some(c) = self.modems[m].cycle.clone() else { return };
-        let frame = c.frames.len() as u8 + 1;
-        let src = self.modems[m].src();
-        let max = rate_info(c.rate).map_or(0, |r| r.frame_bytes);
-        let t = self.hhmmss(m);
-        self.emit(m, &[&t, &src.to_string(), &c.dest.to_string(), &(c.ack as u8).to_string(), &max.to_string(), &frame.to_string()], "CADRQ");
-        let dto = self.modems[m].param("DTO").max(1) as u64;
-        self.schedule(self.now + dto * NS, Event::DrqTimeout { modem: m, cycle: c.id, frame });
+    fn rev(&mut self, modem: usize, event: RevEvent) {
+        self.report(modem, Report::Rev { time: self.time_of_day(modem), event, version: VERSION.into() });
     }
 
     /// Starts a transmission from modem `m` now.
@@ -822,8 +576,7 @@ impl Front {
         self.sent[m].push((start, end));
         self.modems[m].tx_until = end;
         if host {
-            let nbytes = tx_bytes(&tx.payload);
-            self.emit(m, &[&nbytes.to_string()], "CATXP");
+            self.report(m, Report::Txp { nbytes: tx_bytes(&tx.payload) });
         }
         self.schedule(end, Event::TxEnd { modem: m, tx: id });
         self.txs.insert(id, tx);
@@ -876,50 +629,53 @@ impl Front {
         match e {
             Event::Heartbeat { modem } => {
                 if self.modems[modem].param("REV") != 0 && self.modems[modem].boot_until <= self.now {
-                    let t = self.hhmmss(modem);
-                    self.emit(modem, &[&t, "AUV", VERSION], "CAREV");
+                    self.rev(modem, RevEvent::Auv);
                 }
                 self.schedule(self.now + self.fe.heartbeat_ns, Event::Heartbeat { modem });
             }
             Event::BootDone { modem } => {
-                let t = self.hhmmss(modem);
-                self.emit(modem, &[&t, "INIT", VERSION], "CAREV");
-                self.emit(modem, &[&t, "AUV", VERSION], "CAREV");
+                self.rev(modem, RevEvent::Init);
+                self.rev(modem, RevEvent::Auv);
             }
             Event::DrqTimeout { modem, cycle, frame } => {
                 let waiting = self.modems[modem].cycle.as_ref().is_some_and(|c| c.id == cycle && c.frames.len() + 1 == frame as usize);
                 if waiting {
                     self.modems[modem].cycle = None;
-                    let t = self.hhmmss(modem);
-                    self.emit(modem, &[&t, "DATA_TIMEOUT", &frame.to_string(), "no CCTXD for the data request; cycle abandoned"], "CAERR");
+                    self.report(modem, Report::DataTimeout { time: self.time_of_day(modem), frame });
                 }
             }
             Event::TxEnd { modem, tx } => {
                 let Some(t) = self.txs.get(&tx).cloned() else { return };
                 if let Payload::Data { rate, ack, frames } = &t.payload {
                     let nbytes = tx_bytes(&t.payload);
-                    self.emit(modem, &[&nbytes.to_string()], "CATXF");
+                    self.report(modem, Report::Txf { nbytes });
                     if self.modems[modem].param("XST") == 1 {
-                        let c = Civil::from_ns(self.clock_ns(modem, t.start_ns));
-                        let date = format!("{:04}{:02}{:02}", c.year, c.month, c.day);
-                        let time = format!("{:02}{:02}{:02}.{:04}", c.hour, c.minute, c.second, c.nanos / 100_000);
-                        let probe = if *rate == 0 { "0" } else { "200" };
-                        let bw = format!("{:.0}", self.fe.bandwidth_hz);
-                        let fc = format!("{:.0}", self.fe.frequency_khz * 1e3);
-                        let n = frames.len().to_string();
-                        let ptype = if *rate == 0 { "1" } else { "3" };
-                        let fields = [
-                            "6", &date, &time, "0", "0", probe, &bw, &fc, &rate.to_string(), &t.src.to_string(), &t.dest.to_string(),
-                            if *ack { "1" } else { "0" }, &n, &n, ptype, &nbytes.to_string(),
-                        ];
-                        self.emit(modem, &fields, "CAXST");
+                        let n = frames.len() as u8;
+                        self.report(
+                            modem,
+                            Report::Xst(Box::new(Xst {
+                                start: Civil::from_ns(self.clock_ns(modem, t.start_ns)),
+                                clock_status: 0,
+                                mode: 0,
+                                probe_length: if *rate == 0 { 0 } else { 200 },
+                                bandwidth_hz: self.fe.bandwidth_hz,
+                                carrier_hz: self.fe.frequency_khz * 1e3,
+                                rate: *rate,
+                                src: t.src,
+                                dest: t.dest,
+                                ack: *ack,
+                                frames_expected: n,
+                                frames_sent: n,
+                                packet_type: if *rate == 0 { 1 } else { 3 },
+                                nbytes,
+                            })),
+                        );
                     }
                     if self.modems[modem].param("REV") != 0 {
-                        let t = self.hhmmss(modem);
-                        self.emit(modem, &[&t, "AUV", VERSION], "CAREV");
+                        self.rev(modem, RevEvent::Auv);
                     }
                 } else if !matches!(t.payload, Payload::Ack { .. } | Payload::PingReply { .. }) {
-                    self.emit(modem, &[&tx_bytes(&t.payload).to_string()], "CATXF");
+                    self.report(modem, Report::Txf { nbytes: tx_bytes(&t.payload) });
                 }
             }
             Event::RxEnd { modem, tx } => self.receive(modem, tx),
@@ -954,36 +710,29 @@ impl Front {
         if !captured {
             self.record_all(&tx, Some(j), snr, |_| Fate::Collision);
             if matches!(tx.payload, Payload::Data { .. }) {
-                let t = self.hhmmss(j);
-                self.emit(j, &["PACKET_TIMEOUT", &t, "packet lost in a collision"], "CAMSG");
+                self.report(j, Report::PacketTimeout { time: self.time_of_day(j) });
                 self.cst(j, &tx, &copy, 2, 0);
             }
             return;
         }
-        let dest_s = tx.dest.to_string();
-        let src_s = tx.src.to_string();
         match &tx.payload {
             Payload::Data { rate, ack, frames } => {
                 let info = rate_info(*rate).expect("valid rate");
                 let bits = 8 * info.frame_bytes as u64;
                 let p = acoustic::per(b.ber, bits);
                 let fates: Vec<bool> = frames.iter().map(|_| self.rng.random::<f64>() >= p).collect();
-                let fields = ["0".to_string(), src_s.clone(), dest_s.clone(), rate.to_string(), (*ack as u8).to_string(), frames.len().to_string()];
-                let refs: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
-                self.emit(j, &refs, "CACYC");
+                self.report(j, Report::Cyc { cmd: 0, src: tx.src, dest: tx.dest, rate: *rate, ack: *ack, nframes: frames.len() as u8 });
                 let mut good = Vec::new();
                 for (i, (data, ok)) in frames.iter().zip(&fates).enumerate() {
-                    let frame = (i + 1).to_string();
+                    let frame = i as u8 + 1;
                     if data.is_empty() {
                         continue;
                     }
                     if *ok {
-                        good.push(i as u8 + 1);
-                        let hex = encode_hex(data);
-                        self.emit(j, &[&src_s, &dest_s, &(*ack as u8).to_string(), &frame, &hex], "CARXD");
+                        good.push(frame);
+                        self.report(j, Report::Rxd { src: tx.src, dest: tx.dest, ack: *ack, frame, data: data.clone() });
                     } else {
-                        let t = self.hhmmss(j);
-                        self.emit(j, &["BAD_CRC", &t, &frame], "CAMSG");
+                        self.report(j, Report::BadCrc { time: self.time_of_day(j), frame });
                     }
                 }
                 let bad = frames.iter().zip(&fates).filter(|(d, ok)| !d.is_empty() && !**ok).count();
@@ -1001,20 +750,20 @@ impl Front {
                 }
                 match other {
                     Payload::Ping => {
-                        self.emit(j, &[&src_s, &dest_s], "CAMPA");
+                        self.report(j, Report::Mpa { src: tx.src, dest: tx.dest });
                         self.schedule(self.now + ns(TURNAROUND_S), Event::Reply { modem: j, dest: tx.src, payload: Payload::PingReply { ping_start_ns: tx.start_ns } });
                     }
                     Payload::PingReply { ping_start_ns } => {
                         let total = (self.now - ping_start_ns) as f64 / 1e9;
                         let owtt = ((total - 2.0 * MINI_PACKET_S - TURNAROUND_S) / 2.0).max(0.0);
-                        self.emit(j, &[&src_s, &dest_s, &format!("{owtt:.4}")], "CAMPR");
+                        self.report(j, Report::Mpr { replier: tx.src, pinger: tx.dest, owtt_s: owtt });
                     }
                     Payload::Mini { value } => {
-                        self.emit(j, &[&src_s, &dest_s, &format!("{value:04X}")], "CAMUA");
+                        self.report(j, Report::Mua { src: tx.src, dest: tx.dest, value: *value });
                     }
                     Payload::Ack { original_src, frames } => {
-                        for f in frames {
-                            self.emit(j, &[&src_s, &original_src.to_string(), &f.to_string(), "1"], "CAACK");
+                        for &frame in frames {
+                            self.report(j, Report::Ack { acker: tx.src, original_src: *original_src, frame });
                         }
                     }
                     Payload::Data { .. } => {}
@@ -1030,46 +779,40 @@ impl Front {
         }
         let Payload::Data { rate, frames, .. } = &tx.payload else { return };
         let Some(b) = copy.budget else { return };
-        let c = Civil::from_ns(self.clock_ns(j, copy.start_ns));
-        let toa = format!("{:02}{:02}{:02}.{:04}", c.hour, c.minute, c.second, c.nanos / 100_000);
+        let toa = TimeOfDay::tenths_ms(&Civil::from_ns(self.clock_ns(j, copy.start_ns)));
         let noise_db = acoustic::noise_psd_db(self.fe.frequency_khz, acoustic::NoiseConditions { shipping: self.fe.water.shipping, wind_mps: self.fe.water.wind_mps })
             + 10.0 * self.fe.bandwidth_hz.log10();
         let info = rate_info(*rate).expect("valid rate");
         let ebn0 = acoustic::eb_n0(b.snr_db, self.fe.bandwidth_hz, info.bit_rate_bps);
         let snr_out = 10.0 * ebn0.max(1e-12).log10();
-        let f1 = |v: f64| format!("{v:.1}");
-        let fields: Vec<String> = vec![
-            mode.to_string(),
+        let cst = Cst {
+            mode,
             toa,
-            "0".into(),
-            "0".into(),
-            "0".into(),
-            "0".into(),
-            f1(b.level_db),
-            "0".into(),
-            "0".into(),
-            "0".into(),
-            "0".into(),
-            rate.to_string(),
-            tx.src.to_string(),
-            tx.dest.to_string(),
-            "0".into(),
-            if *rate == 0 { "1".into() } else { "3".into() },
-            frames.len().to_string(),
-            bad.to_string(),
-            f1(b.level_db),
-            f1(b.snr_db),
-            f1(snr_out),
-            f1(snr_out),
-            "0".into(),
-            "0".into(),
-            format!("{:.2}", copy.closing_mps),
-            f1(noise_db),
-            format!("{:.0}", self.fe.frequency_khz * 1e3),
-            format!("{:.0}", self.fe.bandwidth_hz),
-        ];
-        let refs: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
-        self.emit(j, &refs, "CACST");
+            clock_status: 0.0,
+            mfd_peak: 0.0,
+            mfd_power: 0.0,
+            mfd_ratio: 0.0,
+            spl_db: b.level_db,
+            shifts: [0.0; 4],
+            rate: *rate,
+            src: tx.src,
+            dest: tx.dest,
+            psk_error: 0.0,
+            packet_type: if *rate == 0 { 1 } else { 3 },
+            frames: frames.len() as u8,
+            bad_frames: bad as u8,
+            rss_db: b.level_db,
+            snr_in_db: b.snr_db,
+            snr_out_db: snr_out,
+            symbol_snr_db: snr_out,
+            mse: 0.0,
+            dqf: 0.0,
+            doppler_mps: copy.closing_mps,
+            noise_db,
+            carrier_hz: self.fe.frequency_khz * 1e3,
+            bandwidth_hz: self.fe.bandwidth_hz,
+        };
+        self.report(j, Report::Cst(Box::new(cst)));
     }
 
     fn prune(&mut self) {
@@ -1094,19 +837,6 @@ fn tx_bytes(p: &Payload) -> usize {
         Payload::Data { frames, .. } => frames.iter().map(|f| f.len()).sum(),
         _ => 2,
     }
-}
-
-/// Hex → bytes, either case; None for an odd length or a non-hex digit.
-pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
-}
-
-/// Bytes → lower-case hex (as Goby writes payloads).
-pub fn encode_hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::wire::nmea::{emit, Sentence};
 use crate::wire::proto::PathDetails;
 
 fn front(n: usize) -> Front {
@@ -191,4 +192,96 @@ fn random_and_mutated_lines_never_panic_and_always_answer() {
         }
     }
     f.shutdown(t + 100 * NS);
+}
+
+/// Every refusal path of the host interface, answered at 05:00:00 by modem 0 (SRC 1).
+const REFUSED: &[&str] = &[
+    "CCCFG,SRC,1", "$CCCFG,SRC,1*00", "$CC1FG,SRC", "$CCCFG,SRC,1*5", "$GPGGA,1", "$CCXXX,1", "$cafoo",
+    "$CCCFG", "$CCCFG,,1", "$CCCFG,ALL,1", "$CCCFG,ALL", "$CCCFG,FOO,1", "$CCCFG,SRC,200", "$CCCFG,src,x", "$CCCFG, dto , 31",
+    "$CCCFQ", "$CCCFQ, ", "$CCCFQ,FOO",
+    "$CCCLK,1969,1,1,0,0,0", "$CCCLK,2026,2,30,0,0,0", "$CCCLK,2026,1", "$CCCLK,2026,1,1,24,0,0", "$CCCLK,2026,1,1,0,0,61",
+    "$CCTMS", "$CCTMS,2026-13-01T00:00:00Z,0", "$CCTMS,2026-01-01T00:00:00Z,x", "$CCTMS,2026-01-01T00:00:00Z,300",
+    "$CCMSC,1", "$CCMSC,128,1,0", "$CCMSC,1,-1,0",
+    "$CCCYC,0,1,2,7,0,1", "$CCCYC,0,1,2,0,0,2", "$CCCYC,0,1,2,5,0,9", "$CCCYC,0,5,2,0,0,1", "$CCCYC,128,1,2,0,0,1", "$CCCYC,0,1,2,1,2,1", "$CCCYC,0,1,2",
+    "$CCTXD,x", "$CCTXD,1,2,0,00",
+    "$CCMPC,1", "$CCMPC,1,300",
+    "$CCMUC,1,2,", "$CCMUC,1,2,12345", "$CCMUC,1,2,2000", "$CCMUC,1,2,xyz", "$CCMUC,1",
+];
+
+/// Refusals that depend on the modem's state: a cycle in progress.
+const REFUSED_IN_CYCLE: &[&str] = &[
+    "$CCTXD,1,2,0,abc", "$CCTXD,1,2,0,0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021", "$CCTXD,1,2,2,00", "$CCTXD,x,2,0,00",
+    "$CCCYC,0,1,2,0,0,1", "$CCMPC,1,2", "$CCMUC,1,2,0001",
+];
+
+#[test]
+fn refused_commands_answer_with_their_code_and_text() {
+    let mut f = front(2);
+    let mut got = Vec::new();
+    for l in REFUSED {
+        f.host_line(0, 0, l.as_bytes());
+        got.extend(lines(&mut f, 0));
+    }
+    f.host_line(0, 0, b"$CCCYC,0,1,2,0,0,1");
+    assert_eq!(lines(&mut f, 0), vec![emit("CACYC", &["0", "1", "2", "0", "0", "1"]), emit("CADRQ", &["050000", "1", "2", "0", "32", "1"])]);
+    for l in REFUSED_IN_CYCLE {
+        f.host_line(0, 0, l.as_bytes());
+        got.extend(lines(&mut f, 0));
+    }
+    let want: &[&str] = &[
+        "$CAERR,050000,NMEA,1,does not start with ' ' (byte 0 is 0x43)*30\r\n",
+        "$CAERR,050000,NMEA,1,checksum mismatch: sentence says 00  computed 31*6D\r\n",
+        "$CAERR,050000,NMEA,1,sentence id \"CC1FG\" is not 5 letters (talker + type)*68\r\n",
+        "$CAERR,050000,NMEA,1,checksum \"5\" is not two hex digits*3E\r\n",
+        "$CAERR,050000,NMEA,2,unknown sentence GPGGA*48\r\n",
+        "$CAERR,050000,NMEA,2,unknown command CCXXX*20\r\n",
+        "$CAERR,050000,NMEA,2,unknown sentence CAFOO*5A\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: parameter name missing*24\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: parameter name missing*24\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: ALL value 1 outside 0-0*6D\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: ALL value missing or not a number*6A\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: unknown parameter FOO*69\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: SRC 200 outside 0-127*22\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: SRC missing or not a number*22\r\n",
+        "$CAERR,050000,NMEA,3,CCCFG: DTO 31 outside 1-30*39\r\n",
+        "$CAERR,050000,NMEA,3,CCCFQ: parameter name missing*32\r\n",
+        "$CAERR,050000,NMEA,3,CCCFQ: parameter name missing*32\r\n",
+        "$CAERR,050000,NMEA,3,CCCFQ: unknown parameter FOO*7F\r\n",
+        "$CAERR,050000,NMEA,3,CCCLK: year 1969 outside 1970-2200*57\r\n",
+        "$CAERR,050000,NMEA,3,CCCLK: not a valid date*7E\r\n",
+        "$CAERR,050000,NMEA,3,CCCLK: day missing or not a number*1A\r\n",
+        "$CAERR,050000,NMEA,3,CCCLK: hour 24 outside 0-23*67\r\n",
+        "$CAERR,050000,NMEA,3,CCCLK: second 61 outside 0-60*71\r\n",
+        "$CAERR,050000,NMEA,3,CCTMS: time is not YYYY-MM-DDThh:mm:ssZ*72\r\n",
+        "$CAERR,050000,NMEA,3,CCTMS: time is not YYYY-MM-DDThh:mm:ssZ*72\r\n",
+        "$CAERR,050000,NMEA,3,CCTMS: mode is not a number*28\r\n",
+        "$CAERR,050000,NMEA,3,CCTMS: mode is not a number*28\r\n",
+        "$CAERR,050000,NMEA,3,CCMSC: dest missing or not a number*79\r\n",
+        "$CAERR,050000,NMEA,3,CCMSC: src 128 outside 0-127*14\r\n",
+        "$CAERR,050000,NMEA,3,CCMSC: dest -1 outside 0-127*57\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: rate 7 outside 0-6*7E\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: nframes 2 outside 1-1*1F\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: nframes 9 outside 1-8*1D\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: src 5 is not this modem (1); remote-initiated cycles are not emulated*05\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: command 128 outside 0-127*15\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: ack 2 outside 0-1*17\r\n",
+        "$CAERR,050000,NMEA,3,CCCYC: rate missing or not a number*79\r\n",
+        "$CAERR,050000,NMEA,5,CCTXD without a data request*54\r\n",
+        "$CAERR,050000,NMEA,5,CCTXD without a data request*54\r\n",
+        "$CAERR,050000,NMEA,3,CCMPC: dest missing or not a number*7A\r\n",
+        "$CAERR,050000,NMEA,3,CCMPC: dest 300 outside 0-127*7B\r\n",
+        "$CAERR,050000,NMEA,3,CCMUC: value is not 1-4 hex digits*4A\r\n",
+        "$CAERR,050000,NMEA,3,CCMUC: value is not 1-4 hex digits*4A\r\n",
+        "$CAERR,050000,NMEA,3,CCMUC: value exceeds 13 bits*1B\r\n",
+        "$CAERR,050000,NMEA,3,CCMUC: value is not 1-4 hex digits*4A\r\n",
+        "$CAERR,050000,NMEA,3,CCMUC: dest missing or not a number*7F\r\n",
+        "$CAERR,050000,NMEA,3,CCTXD: data is not hex*0E\r\n",
+        "$CAERR,050000,NMEA,3,CCTXD: 33 bytes exceed the frame's 32*36\r\n",
+        "$CAERR,050000,NMEA,3,CCTXD: ack 2 outside 0-1*06\r\n",
+        "$CAERR,050000,NMEA,3,CCTXD: src missing or not a number*08\r\n",
+        "$CAERR,050000,NMEA,4,modem busy*22\r\n",
+        "$CAERR,050000,NMEA,4,modem busy*22\r\n",
+        "$CAERR,050000,NMEA,4,modem busy*22\r\n",
+    ];
+    assert_eq!(got, want);
 }

@@ -5,8 +5,20 @@
 //! optional and either hex case is fine; a line may end in `\r\n` or `\n`. Output always
 //! carries the checksum in **upper case** (WHOI's Python driver drops lower-case ones).
 //! Parsing is zero-copy and never panics; a sentence is at most [`MAX_SENTENCE`] bytes.
+//!
+//! On top of the framing, the catalogue of what the emulated modem speaks, one typed value per
+//! sentence with `parse` and `emit`: [`Command`] (host → modem, [`command`]), [`Report`]
+//! (modem → host, [`report`]) and the configuration parameters ([`param`]).
+
+pub mod command;
+pub mod param;
+pub mod report;
 
 use std::fmt;
+
+pub use command::{Command, CommandError, CommandId, ErrCode, Query};
+pub use param::{Param, PARAMS};
+pub use report::{Report, ReportError};
 
 /// Longest sentence accepted: a rate-5 frame is 256 bytes = 512 hex digits plus the fields.
 pub const MAX_SENTENCE: usize = 1024;
@@ -124,6 +136,24 @@ impl fmt::Display for Out<'_> {
 /// Formats a sentence with its checksum and CRLF.
 pub fn emit(id: &str, fields: &[&str]) -> String {
     Out { id, fields }.to_string()
+}
+
+/// Frames per packet and bytes per frame at Micro-Modem rate `rate` (0–6).
+pub fn rate_frames(rate: u8) -> Option<(u8, usize)> {
+    [(1, 32), (3, 64), (3, 64), (2, 256), (2, 256), (8, 256), (6, 32)].get(rate as usize).copied()
+}
+
+/// Hex → bytes, either case; None for an odd length or a non-hex digit.
+pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
+}
+
+/// Bytes → lower-case hex (as Goby writes payloads).
+pub fn encode_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]
