@@ -2,8 +2,9 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
+    config::SimulatorEndpoint,
     coord::{embedded_physics, schedule},
-    sim::{network::NetworkSim, physics::PhysicsSim},
+    sim::network::NetworkSim,
     sync::zmq,
 };
 use std::{path::PathBuf, time::Duration};
@@ -26,10 +27,11 @@ enum Command {
         /// Output folder (default: the scenario's output_dir, else out/<name>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Use the physics simulator bound at this ZeroMQ endpoint instead of the scenario's.
+        /// Use the physics simulator at this endpoint instead of the scenario's: ZeroMQ
+        /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`).
         #[arg(long, value_name = "ENDPOINT")]
         physics_sim: Option<String>,
-        /// Use the network simulator bound at this ZeroMQ endpoint instead of the scenario's.
+        /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`).
         #[arg(long, value_name = "ENDPOINT")]
         network_sim: Option<String>,
         /// Serve /clock and each vehicle's pose inside its network namespace, named by this
@@ -59,12 +61,14 @@ enum Command {
     },
     /// Load and validate a scenario (terrain included) without running it.
     Check { scenario: PathBuf },
-    /// Serve the embedded physics simulator for a scenario on a ZeroMQ REP socket.
+    /// Serve the embedded physics simulator for a scenario on a ZeroMQ REP socket, or with
+    /// ROS-NetSim's framing.
     PhysicsSim {
         scenario: PathBuf,
-        /// Endpoint to bind, e.g. tcp://127.0.0.1:5601.
+        /// Endpoint to bind: ZeroMQ (e.g. tcp://127.0.0.1:5601) or ROS-NetSim (unix:/path,
+        /// tcp:host:port).
         #[arg(long)]
-        bind: String,
+        bind: SimulatorEndpoint,
         /// Exit when no request arrives for this long (seconds).
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
@@ -81,11 +85,13 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
-    /// Serve the embedded network simulator for a scenario on a ZeroMQ REP socket.
+    /// Serve the embedded network simulator for a scenario on a ZeroMQ REP socket, or with
+    /// ROS-NetSim's framing.
     NetworkSim {
         scenario: PathBuf,
+        /// Endpoint to bind (as for `physics-sim`).
         #[arg(long)]
-        bind: String,
+        bind: SimulatorEndpoint,
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
     },
@@ -111,9 +117,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Check { scenario } => {
+            // Loading reads the terrain and checks every start and waypoint against it.
             let loaded = cli::load(&scenario)?;
-            let sim = PhysicsSim::from_scenario(&loaded)?;
-            let (cols, rows) = sim.terrain().dims();
+            let (cols, rows) = loaded.terrain.dims();
             let s = schedule(&loaded);
             println!(
                 "{}: ok — {} vehicles, {} windows of {} ms, terrain {cols}×{rows} cells",
@@ -146,14 +152,13 @@ async fn run(command: Command) -> anyhow::Result<i32> {
     }
 }
 
-async fn serve(bind: &str, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
+async fn serve(bind: &SimulatorEndpoint, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
     let serving = async {
-        // `unix:/path` or `tcp:host:port`: ROS-NetSim's framing; `tcp://`, `ipc://`: ZeroMQ.
-        if bind.starts_with("unix:") || (bind.starts_with("tcp:") && !bind.starts_with("tcp://")) {
-            netsim_cosim::sync::rosnetsim::serve(bind, service, idle).await
-        } else {
-            zmq::serve(bind, service, idle).await
+        match bind {
+            SimulatorEndpoint::Zeromq { endpoint } => zmq::serve(endpoint.as_str(), service, idle).await,
+            SimulatorEndpoint::Rosnetsim { address } => netsim_cosim::sync::rosnetsim::serve(address, service, idle).await,
+            SimulatorEndpoint::Embedded => anyhow::bail!("--bind needs an endpoint to serve at, not `embedded`"),
         }
     };
     cli::serve_until(serving, idle_timeout_s, cli::shutdown_signal()).await

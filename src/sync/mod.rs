@@ -127,7 +127,12 @@ impl Link {
 
     /// A ROS-NetSim simulator listening at `address` (`unix:/path` or `tcp:host:port`).
     /// Waits up to `connect_timeout` for it to accept.
-    pub async fn rosnetsim(peer: impl Into<String>, address: &str, timeout: Duration, connect_timeout: Duration) -> Result<Link, LinkError> {
+    pub async fn rosnetsim(
+        peer: impl Into<String>,
+        address: &crate::config::RosnetsimAddress,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<Link, LinkError> {
         let peer = format!("{} at {address}", peer.into());
         let client = rosnetsim::Client::connect_within(address, connect_timeout)
             .await

@@ -6,12 +6,14 @@
 //! - [`ip`]: a checked, zero-copy view of IPv4/IPv6 headers (captured vehicle traffic).
 //! - [`pcap`]: pcap files of what each vehicle sent and received.
 //! - [`channel`]: a ChannelData checked once against the scenario's vehicles.
+//! - [`utc`]: UTC timestamps (`YYYY-MM-DDThh:mm:ssZ`) ↔ nanoseconds since the Unix epoch.
 pub mod channel;
 pub mod ip;
 pub mod pcap;
 pub mod proto;
 pub mod nmea;
 pub mod netsim_line;
+pub mod utc;
 
 /// Property-test input: `line` with up to three random edits (a byte replaced, the line cut,
 /// a byte inserted — one of `specials` or any byte), from a seeded generator.

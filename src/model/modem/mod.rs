@@ -47,8 +47,6 @@
 //! the water when the run ended). Data frames with no bytes (`$CCTXD` with empty hex) are sent
 //! but carry nothing to report and are not in the ledger.
 
-pub mod time;
-
 use std::collections::{BTreeMap, HashMap};
 
 use rand::{Rng, SeedableRng};
@@ -60,7 +58,7 @@ use crate::model::acoustic::{self, Modulation};
 use crate::model::link::{AcousticSpec, Budget, ChannelGeometry, Geometry, LinkSpec};
 use crate::wire::nmea::{emit, Sentence};
 use crate::wire::proto::ChannelData;
-pub use time::{parse_iso_utc_ns, Civil};
+pub use crate::wire::utc::{parse_iso_utc_ns, Civil};
 
 /// Firmware version the emulated modems report in `$CAREV`.
 pub const VERSION: &str = "0.94.0.52";
@@ -109,11 +107,6 @@ pub fn packet_airtime_s(rate: u8, nframes: u8) -> f64 {
     let n = nframes.max(1) as f64;
     let pre = if rate == 0 { FSK_PREAMBLE_S } else { PSK_PREAMBLE_S };
     pre + n * 8.0 * r.frame_bytes as f64 / r.bit_rate_bps + (n - 1.0) * FRAME_GAP_S
-}
-
-/// Baud rates a passthrough serial device may use.
-pub fn baud_supported(baud: u32) -> Option<u32> {
-    [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400].contains(&baud).then_some(baud)
 }
 
 /// `$CAERR` codes (field 3) for host commands.
@@ -251,7 +244,7 @@ pub struct FrontEnd {
 impl FrontEnd {
     pub fn from_config(a: &AcousticModems, water: &Water) -> FrontEnd {
         FrontEnd {
-            epoch_ns: parse_iso_utc_ns(&a.epoch_utc).unwrap_or(0),
+            epoch_ns: a.epoch_utc.ns(),
             frequency_khz: a.frequency_khz,
             bandwidth_hz: a.bandwidth_khz * 1e3,
             source_level_db: a.source_level_db,
