@@ -50,32 +50,32 @@ fn timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.timeout_ms)
 }
 
-/// The simulator a coordinator uses: `endpoint` (ZeroMQ) if given, else the scenario's choice.
-fn chosen(endpoint: Option<&str>, configured: &SimulatorEndpoint) -> SimulatorEndpoint {
-    endpoint.map(|e| SimulatorEndpoint::Zeromq { endpoint: e.into() }).unwrap_or_else(|| configured.clone())
+/// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
+/// form, e.g. `tcp://host:5601` or `unix:/path`), else the scenario's choice.
+fn chosen(peer: &str, endpoint: Option<&str>, configured: &SimulatorEndpoint) -> anyhow::Result<SimulatorEndpoint> {
+    match endpoint {
+        Some(e) => e.parse().map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
+        None => Ok(configured.clone()),
+    }
 }
 
 /// Connects to `peer` in another process; `None` if it is the embedded one.
 async fn remote(loaded: &LoadedScenario, peer: &str, endpoint: &SimulatorEndpoint) -> anyhow::Result<Option<Link>> {
-    Ok(match endpoint {
-        SimulatorEndpoint::Embedded => None,
-        SimulatorEndpoint::Zeromq { endpoint } => Some(Link::zeromq(peer, endpoint, timeout(loaded), startup_timeout(loaded)).await?),
-        SimulatorEndpoint::Rosnetsim { address } => Some(Link::rosnetsim(peer, address, timeout(loaded), startup_timeout(loaded)).await?),
-    })
+    Ok(Link::connect(peer, endpoint, timeout(loaded), startup_timeout(loaded)).await?)
 }
 
 /// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
 pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    let endpoint = chosen(endpoint, &loaded.scenario.simulators.physics);
+    let endpoint = chosen("physics simulator", endpoint, &loaded.scenario.simulators.physics)?;
     Ok(match remote(loaded, "physics simulator", &endpoint).await? {
         Some(link) => link,
-        None => Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded)?)),
+        None => Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded))),
     })
 }
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice.
 pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    let endpoint = chosen(endpoint, &loaded.scenario.simulators.network);
+    let endpoint = chosen("network simulator", endpoint, &loaded.scenario.simulators.network)?;
     Ok(match remote(loaded, "network simulator", &endpoint).await? {
         Some(link) => link,
         None => Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded))),

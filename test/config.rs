@@ -354,13 +354,42 @@ fn missing_terrain_file() {
     assert_eq!(err.line, Some(8), "{err}");
     assert!(err.message.contains("nowhere.csv"), "{err}");
 
-    // Once the file exists, its path is resolved relative to the scenario file.
-    std::fs::write(dir.path().join("nowhere.csv"), "-10,-10\n-10,-10\n").unwrap();
+    // Once the file exists, its path is resolved relative to the scenario file. (The grid is
+    // as large as BASE's terrain: loading checks every start and waypoint against it.)
+    let row = vec!["-50"; 101].join(",") + "\n";
+    std::fs::write(dir.path().join("nowhere.csv"), row.repeat(101)).unwrap();
     let loaded = config::load(&file).unwrap();
     match &loaded.scenario.world.terrain {
         Terrain::Csv { path, .. } => assert_eq!(Path::new(path), dir.path().join("nowhere.csv")),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn terrain_is_read_and_checked_at_load() {
+    // BASE's floor is at -50 m: a start or waypoint at or below it is an error at load.
+    let err = error(&replace_line(15, "    start: {x: 0, y: 0, z: -50}"));
+    assert_error(&err, "vehicles[0].start", 15);
+    assert!(err.message.contains("at or below the terrain there (-50.00 m)"), "{err}");
+    let err = error(&replace_line(37, "        - [0, 30, -60]"));
+    assert_error(&err, "vehicles[1].motion.waypoints[1]", 37);
+    let loaded = parse(BASE).unwrap();
+    assert_eq!(loaded.terrain.dims(), (101, 101));
+    assert_eq!(loaded.terrain.height_at(3.0, -7.0), Some(-50.0));
+
+    // A terrain file is read at load: its errors name the scenario's key and line and the
+    // file's own line and column; its extent is the grid's.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.yaml");
+    std::fs::write(&file, replace_lines(7, 10, "    kind: csv\n    path: grid.csv\n    cell_size_m: 2")).unwrap();
+    std::fs::write(dir.path().join("grid.csv"), "-50,-50\n-50,x\n").unwrap();
+    let err = config::load(&file).unwrap_err();
+    assert_eq!((err.key_path.as_str(), err.line), ("world.terrain.path", Some(8)), "{err}");
+    assert!(err.message.contains("grid.csv:2:2: not a number"), "{err}");
+    std::fs::write(dir.path().join("grid.csv"), "-50,-50\n-50,-50\n").unwrap();
+    let err = config::load(&file).unwrap_err();
+    assert_eq!((err.key_path.as_str(), err.line), ("vehicles[0].motion.waypoints[0]", Some(21)), "{err}");
+    assert!(err.message.contains("outside the world [-1, 1] × [-1, 1] m"), "{err}");
 }
 
 #[test]
@@ -649,7 +678,7 @@ fn links_pairs_water_and_endpoints() {
 
     let text = format!("{BASE}simulators:\n  network: {{kind: rosnetsim, address: unix:/tmp/net_server_socket}}\n");
     let s = parse(&text).unwrap().scenario;
-    assert_eq!(s.simulators.network, SimulatorEndpoint::Rosnetsim { address: "unix:/tmp/net_server_socket".into() });
+    assert_eq!(s.simulators.network, SimulatorEndpoint::Rosnetsim { address: "unix:/tmp/net_server_socket".parse().unwrap() });
 }
 
 #[test]

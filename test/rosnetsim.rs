@@ -4,6 +4,7 @@
 //! embedded network simulator; and peers that misbehave.
 
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
+use netsim_cosim::config::RosnetsimAddress;
 use netsim_cosim::sim::network::NetworkSim;
 use netsim_cosim::sync::{protocol::network_begin, rosnetsim, Link, LinkError};
 use netsim_cosim::wire::proto::NetworkUpdate;
@@ -52,7 +53,7 @@ async fn a_rosnetsim_simulator_over_a_unix_socket_with_partial_writes() {
         }
         windows
     });
-    let address = format!("unix:{}", path.display());
+    let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
     let mut link = Link::rosnetsim("network simulator", &address, Duration::from_secs(5), Duration::from_secs(5)).await.unwrap();
     for k in 0..3u32 {
         let mut b = network_begin(k, vec![]);
@@ -73,7 +74,7 @@ async fn a_python_rosnetsim_coordinator_drives_our_network_simulator_over_tcp() 
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let scenario = netsim_cosim::config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default.yaml")).unwrap();
     let mut sim = NetworkSim::from_scenario(&scenario);
-    let address = format!("tcp:127.0.0.1:{port}");
+    let address: RosnetsimAddress = format!("tcp:127.0.0.1:{port}").parse().unwrap();
     // ROS-NetSim's coordinator side: connect with retries, send_one_message(gzip(msg)), read the
     // reply with a loop over recv. BEGIN(k) for k = 0, 1, 2 is the protobuf b"\x10" + k (msg_type
     // BEGIN = 0 is the default); the reply must be END (b"\x08\x01") for the same window.
@@ -130,7 +131,7 @@ async fn misbehaving_peers_are_named_in_the_error() {
         s.write_all(&(1u32 << 30).to_be_bytes()).unwrap();
         std::thread::sleep(Duration::from_secs(1));
     });
-    let address = format!("unix:{}", path.display());
+    let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
     let mut link = Link::rosnetsim("network simulator", &address, Duration::from_secs(5), Duration::from_secs(5)).await.unwrap();
     let err = link.exchange(4, network_begin(4, vec![]).encode_to_vec(), None).await.unwrap_err();
     assert_eq!(
@@ -145,7 +146,7 @@ async fn misbehaving_peers_are_named_in_the_error() {
         let (_s, _) = listener.accept().unwrap();
         std::thread::sleep(Duration::from_secs(2));
     });
-    let address = format!("unix:{}", path.display());
+    let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
     let mut link = Link::rosnetsim("physics simulator", &address, Duration::from_millis(200), Duration::from_secs(5)).await.unwrap();
     let err = link.exchange(0, vec![], None).await.unwrap_err();
     assert!(matches!(err, LinkError::Timeout { window: 0, .. }), "{err}");
@@ -159,13 +160,13 @@ async fn misbehaving_peers_are_named_in_the_error() {
         let _ = read_frame(&mut s);
         s.write_all(&[0, 0, 0, 50, 1, 2, 3]).unwrap();
     });
-    let address = format!("unix:{}", path.display());
+    let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
     let mut link = Link::rosnetsim("network simulator", &address, Duration::from_secs(5), Duration::from_secs(5)).await.unwrap();
     let err = link.exchange(2, vec![], None).await.unwrap_err();
     assert_eq!(err.to_string(), format!("network simulator at {address} disconnected during window 2"));
 
     // Nobody listening: the connection fails within the startup timeout.
-    let address = format!("unix:{}", dir.path().join("nobody").display());
+    let address: RosnetsimAddress = format!("unix:{}", dir.path().join("nobody").display()).parse().unwrap();
     let err = Link::rosnetsim("network simulator", &address, Duration::from_secs(1), Duration::from_millis(300)).await.err().unwrap();
     assert!(err.to_string().contains("cannot connect: nobody accepted at"), "{err}");
 }

@@ -2,8 +2,8 @@
 use clap::{Parser, Subcommand};
 use netsim_cosim::{
     cli,
+    config::SimulatorEndpoint,
     sim::{network::NetworkSim, physics::PhysicsSim},
-    sync::zmq,
 };
 use std::{path::PathBuf, time::Duration};
 
@@ -25,10 +25,11 @@ enum Command {
         /// Output folder (default: the scenario's output_dir, else out/<name>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Use the physics simulator bound at this ZeroMQ endpoint instead of the scenario's.
+        /// Use the physics simulator at this endpoint instead of the scenario's: ZeroMQ
+        /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`).
         #[arg(long, value_name = "ENDPOINT")]
         physics_sim: Option<String>,
-        /// Use the network simulator bound at this ZeroMQ endpoint instead of the scenario's.
+        /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`).
         #[arg(long, value_name = "ENDPOINT")]
         network_sim: Option<String>,
         /// Serve /clock and each vehicle's pose inside its network namespace, named by this
@@ -58,12 +59,14 @@ enum Command {
     },
     /// Load and validate a scenario (terrain included) without running it.
     Check { scenario: PathBuf },
-    /// Serve the embedded physics simulator for a scenario on a ZeroMQ REP socket.
+    /// Serve the embedded physics simulator for a scenario on a ZeroMQ REP socket, or with
+    /// ROS-NetSim's framing.
     PhysicsSim {
         scenario: PathBuf,
-        /// Endpoint to bind, e.g. tcp://127.0.0.1:5601.
+        /// Endpoint to bind: ZeroMQ (e.g. tcp://127.0.0.1:5601) or ROS-NetSim (unix:/path,
+        /// tcp:host:port).
         #[arg(long)]
-        bind: String,
+        bind: SimulatorEndpoint,
         /// Exit when no request arrives for this long (seconds).
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
@@ -80,11 +83,13 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
-    /// Serve the embedded network simulator for a scenario on a ZeroMQ REP socket.
+    /// Serve the embedded network simulator for a scenario on a ZeroMQ REP socket, or with
+    /// ROS-NetSim's framing.
     NetworkSim {
         scenario: PathBuf,
+        /// Endpoint to bind (as for `physics-sim`).
         #[arg(long)]
-        bind: String,
+        bind: SimulatorEndpoint,
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
     },
@@ -110,9 +115,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Check { scenario } => {
+            // Loading reads the terrain and checks every start and waypoint against it.
             let loaded = cli::load(&scenario)?;
-            let sim = PhysicsSim::from_scenario(&loaded)?;
-            let (cols, rows) = sim.terrain().dims();
+            let (cols, rows) = loaded.terrain.dims();
             let s = loaded.schedule;
             println!(
                 "{}: ok — {} vehicles, {} windows of {} ms, terrain {cols}×{rows} cells",
@@ -125,7 +130,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
-            let mut sim = PhysicsSim::from_scenario(&loaded)?;
+            let mut sim = PhysicsSim::from_scenario(&loaded);
             serve(&bind, &mut sim, idle_timeout_s).await
         }
         Command::Exec { vehicle, scenario, command } => {
@@ -145,15 +150,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
     }
 }
 
-async fn serve(bind: &str, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
+async fn serve(bind: &SimulatorEndpoint, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
-    let serving = async {
-        // `unix:/path` or `tcp:host:port`: ROS-NetSim's framing; `tcp://`, `ipc://`: ZeroMQ.
-        if bind.starts_with("unix:") || (bind.starts_with("tcp:") && !bind.starts_with("tcp://")) {
-            netsim_cosim::sync::rosnetsim::serve(bind, service, idle).await
-        } else {
-            zmq::serve(bind, service, idle).await
-        }
-    };
-    cli::serve_until(serving, idle_timeout_s, cli::shutdown_signal()).await
+    cli::serve_until(netsim_cosim::sync::serve(bind, service, idle), idle_timeout_s, cli::shutdown_signal()).await
 }

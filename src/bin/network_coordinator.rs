@@ -18,7 +18,8 @@ struct Args {
     /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
     #[arg(long)]
     bind: String,
-    /// Network simulator's ZeroMQ endpoint (default: the scenario's `simulators.network`).
+    /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`) or ROS-NetSim (`unix:/path`,
+    /// `tcp:host:port`) (default: the scenario's `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
     network_sim: Option<String>,
     /// Output folder for `network_summary.json` and pcaps (default: the scenario's output_dir,

@@ -10,7 +10,8 @@ struct Args {
     /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
     /// `physics_coordinator`).
     scenario: Option<PathBuf>,
-    /// Physics simulator's ZeroMQ endpoint (default: the scenario's `simulators.physics`).
+    /// Physics simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`) or ROS-NetSim (`unix:/path`,
+    /// `tcp:host:port`) (default: the scenario's `simulators.physics`).
     #[arg(long, value_name = "ENDPOINT")]
     physics_sim: Option<String>,
     /// Network coordinator's ZeroMQ endpoint (default: a network coordinator in this process).

@@ -11,6 +11,15 @@
 //! relative to the directory of the scenario file; after loading, their `path` holds the
 //! resolved path.
 //!
+//! # Parsed once
+//!
+//! Values with a syntax of their own are typed when the file is read, so nothing later parses
+//! them again: vehicle addresses are [`ipnet::IpNet`]s ([`parse_host_address`]), the modems'
+//! `epoch_utc` a [`UtcTime`](crate::wire::utc::UtcTime), `simulators.*` a
+//! [`SimulatorEndpoint`] holding a [`ZmqEndpoint`] or a [`RosnetsimAddress`] ([`endpoint`]).
+//! The terrain is read into a [`HeightGrid`] ([`terrain`]) and held by the
+//! [`LoadedScenario`], so the checks against it are part of loading.
+//!
 //! # Errors
 //!
 //! Every problem is a [`ConfigError`] that names the file, the key path (the syntax of
@@ -23,13 +32,15 @@
 //!
 //! Parts that are unknown are left out (`file: message` for an unreadable file). Lines come
 //! from serde_yaml's own location where it has one, and otherwise from a [`SourceMap`] built
-//! from the raw text. Checks made later by other modules (e.g. a waypoint below the terrain)
-//! use [`LoadedScenario::error_at`] so that they report the same way.
+//! from the raw text. Checks made by other modules after loading use
+//! [`LoadedScenario::error_at`] so that they report the same way.
 //!
-//! Loading stops at the first problem, so one run reports one error: syntax, then types and
-//! unknown keys, then the semantic rules below, checked in the order of the file's sections
-//! (scenario keys, `world`, `vehicles` one by one, `links`, `simulators`), then the world
-//! extent.
+//! Loading stops at the first problem, so one run reports one error: syntax, then types,
+//! unknown keys and the values parsed with them (addresses, times, endpoints), then the
+//! semantic rules below, checked in the order of the file's sections (scenario keys, `world`,
+//! `vehicles` one by one, `links`, `simulators`), then the world extent, then the terrain:
+//! reading its grid (errors name the terrain file, and for CSV its line and column) and every
+//! start and waypoint against it.
 //!
 //! # Validation rules
 //!
@@ -48,9 +59,9 @@
 //!   modem `tcp_port`s are unique and non-zero, modem `id`s unique and ≤ 127; poses and
 //!   waypoints are finite.
 //! - The world's horizontal extent is centred on the origin; every vehicle's `start` and every
-//!   patrol waypoint must lie inside it. For procedural terrain this is checked on load; for
-//!   terrain files the extent is known only once the grid is read, so the terrain loader calls
-//!   [`LoadedScenario::check_inside_world`].
+//!   patrol waypoint must lie inside it: for procedural terrain inside `size_m` first, then for
+//!   every terrain inside the grid as read ([`LoadedScenario::check_inside_world`]), and above
+//!   its surface (`z` above [`HeightGrid::height_at`] there).
 //! - `motion: {kind: patrol}`: `speed_mps`, `max_turn_rate_deg_s`, `max_depth_rate_mps`,
 //!   `capture_radius_m` > 0 and finite, at least one waypoint.
 //! - `world.water`: `temperature_c` in [−2, 40], `salinity_ppt` in [0, 45], `ph` in [6, 9.5],
@@ -64,10 +75,16 @@
 //! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
 //!   endpoint starts with `tcp://` or `ipc://`; a `kind: rosnetsim` address is `unix:/path` or
 //!   `tcp:host:port`.
+//! - `acoustic_modems.epoch_utc` is `YYYY-MM-DDThh:mm:ss[.f]Z`; a modem's `passthrough` has
+//!   a serial device at a standard baud rate ([`SERIAL_BAUDS`]) or a TCP `host:port`.
 //!
 //! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing.
 
+pub mod endpoint;
+pub mod terrain;
 pub mod types;
+pub use endpoint::{RosnetsimAddress, SimulatorEndpoint, ZmqEndpoint};
+pub use terrain::{HeightGrid, TerrainError};
 pub use types::*;
 
 mod source_map;
@@ -79,13 +96,15 @@ use crate::clock::Schedule;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use source_map::NodeKind;
 
 /// Largest scenario file accepted, in bytes.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// A scenario that parsed and validated, with what is needed to report later problems.
+/// A scenario that parsed and validated, with its terrain read and what is needed to report
+/// later problems.
 #[derive(Debug, Clone)]
 pub struct LoadedScenario {
     pub scenario: Scenario,
@@ -96,6 +115,8 @@ pub struct LoadedScenario {
     /// The run's windows, from `window_ms` and `duration_s` (built here once; change W only
     /// through [`LoadedScenario::set_window_ms`]).
     pub schedule: Schedule,
+    /// `world.terrain` as read (every start and waypoint is inside it and above its surface).
+    pub terrain: Arc<HeightGrid>,
 }
 
 /// A problem with a scenario file, located as precisely as known.
@@ -177,12 +198,16 @@ impl LoadedScenario {
     /// horizontal extent `[-half_extent[0], half_extent[0]] × [-half_extent[1], half_extent[1]]`
     /// (metres, centred on the origin).
     pub fn check_inside_world(&self, half_extent: [f64; 2]) -> Result<(), ConfigError> {
-        validate::check_inside_world(self, half_extent)
+        validate::check_inside_world(&self.checks(), half_extent)
+    }
+
+    fn checks(&self) -> validate::Ctx<'_> {
+        validate::Ctx { scenario: &self.scenario, file: &self.file, source: &self.source }
     }
 }
 
-/// Reads, parses and validates the scenario file at `path`; terrain file paths are resolved
-/// relative to its directory.
+/// Reads, parses and validates the scenario file at `path` and reads its terrain (terrain file
+/// paths are resolved relative to its directory).
 pub fn load(path: &Path) -> Result<LoadedScenario, ConfigError> {
     let file = std::fs::File::open(path)
         .map_err(|e| ConfigError::whole_file(path, format!("cannot open: {e}")))?;
@@ -203,7 +228,7 @@ pub fn load(path: &Path) -> Result<LoadedScenario, ConfigError> {
 }
 
 /// Parses and validates scenario `text` as if read from `file` (which is not read; terrain file
-/// paths are resolved relative to its parent directory and must exist).
+/// paths are resolved relative to its parent directory and must exist) and reads its terrain.
 pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError> {
     if text.len() as u64 > MAX_FILE_BYTES {
         return Err(too_large(file));
@@ -211,15 +236,31 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     let source = SourceMap::parse(text);
     let mut scenario = deserialize(text, file, &source)?;
     resolve_terrain_path(&mut scenario, file);
+    let cx = validate::Ctx { scenario: &scenario, file, source: &source };
+    validate::validate(&cx)?;
+    let terrain = read_terrain(&cx)?;
+    validate::check_against_terrain(&cx, &terrain)?;
     let schedule = Schedule::new(scenario.window_ms, scenario.duration_s);
-    let loaded = LoadedScenario {
+    Ok(LoadedScenario {
         scenario,
         file: file.to_owned(),
         source,
         schedule,
-    };
-    validate::validate(&loaded)?;
-    Ok(loaded)
+        terrain: Arc::new(terrain),
+    })
+}
+
+/// Reads `world.terrain` into its grid; a problem is located at the terrain (its `path` for
+/// a file) and names the file's own line where it has one.
+fn read_terrain(cx: &validate::Ctx) -> Result<HeightGrid, ConfigError> {
+    let s = cx.scenario;
+    HeightGrid::from_config(&s.world.terrain, s.seed).map_err(|e| {
+        let key = match s.world.terrain {
+            Terrain::Procedural { .. } => "world.terrain",
+            Terrain::Png { .. } | Terrain::Csv { .. } => "world.terrain.path",
+        };
+        cx.err(key, e.to_string())
+    })
 }
 
 fn too_large(file: &Path) -> ConfigError {
@@ -364,6 +405,9 @@ fn refine(source: &SourceMap, key_path: &str, message: &str) -> Option<String> {
         Wanted::Length(rest.split(',').next()?.trim().parse().ok()?)
     } else if let Some(rest) = message.strip_prefix("invalid value: ") {
         Wanted::parse(rest.split(", expected").next().unwrap_or(""))?
+    } else if let Some(text) = quoted_prefix(message) {
+        // A value parsed while typing (an endpoint, an address) quotes the text it rejects.
+        Wanted::Text(text.to_owned())
     } else {
         return None;
     };
@@ -391,6 +435,13 @@ fn refine(source: &SourceMap, key_path: &str, message: &str) -> Option<String> {
 
 fn key_path_is_not(key_path: &str, field: &str) -> bool {
     !(key_path == field || key_path.ends_with(&format!(".{field}")))
+}
+
+/// The text of a message that starts with a quoted string (`"udp://x" must start ...`), if
+/// it has no escapes.
+fn quoted_prefix(message: &str) -> Option<&str> {
+    let text = message.strip_prefix('"')?.split('"').next()?;
+    (!text.contains('\\') && message.len() > text.len() + 1).then_some(text)
 }
 
 fn backticked_after<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {

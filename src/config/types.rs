@@ -6,7 +6,13 @@
 //! The local frame is ENU: x east, y north, z up (metres), origin at `world.origin`;
 //! underwater vehicles therefore have negative z (`z = -depth`).
 
-use serde::Deserialize;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use serde::{Deserialize, Deserializer};
+
+use super::endpoint::SimulatorEndpoint;
+use crate::wire::utc::UtcTime;
 
 /// A whole scenario: `cosim run <file>` runs exactly one.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -124,8 +130,10 @@ pub struct Ridge {
 #[serde(deny_unknown_fields)]
 pub struct Vehicle {
     pub name: String,
-    /// Addresses of the vehicle's interface, with prefix length: `10.10.0.1/24`, `fd00::1/64`.
-    pub addresses: Vec<String>,
+    /// Addresses of the vehicle's interface, with prefix length: `10.10.0.1/24`, `fd00::1/64`;
+    /// each a unicast host address (see [`parse_host_address`]).
+    #[serde(deserialize_with = "host_addresses")]
+    pub addresses: Vec<IpNet>,
     #[serde(default)]
     pub modem: Option<Modem>,
     pub start: Pose,
@@ -151,6 +159,45 @@ pub struct Modem {
     /// (hardware in the loop); only used when `acoustic_modems` is configured.
     #[serde(default)]
     pub passthrough: Option<ModemPassthrough>,
+}
+
+/// Parses a vehicle address `IP/prefix`: an IPv4 prefix ≤ 32 or IPv6 prefix ≤ 128, and an IP
+/// that is not unspecified, loopback, multicast or broadcast. The host bits are kept
+/// (`10.0.0.1/24` is the address 10.0.0.1 on the network 10.0.0.0/24).
+pub fn parse_host_address(a: &str) -> Result<IpNet, String> {
+    let (ip, prefix) = a
+        .split_once('/')
+        .ok_or_else(|| format!("{a:?} is not IP/prefix (e.g. 10.10.0.1/24)"))?;
+    let ip: IpAddr = ip
+        .parse()
+        .map_err(|_| format!("{ip:?} is not an IP address"))?;
+    let prefix: u8 = prefix
+        .parse()
+        .map_err(|_| format!("{prefix:?} is not a prefix length"))?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let net = IpNet::new(ip, prefix).map_err(|_| format!("prefix /{prefix} is longer than {max}"))?;
+    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
+    if ip.is_unspecified() || ip.is_multicast() || ip.is_loopback() || broadcast {
+        return Err(format!("{ip} is not a unicast host address"));
+    }
+    Ok(net)
+}
+
+/// `vehicles[].addresses`, each parsed by [`parse_host_address`] (errors name the item).
+fn host_addresses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Error> {
+    struct Host(IpNet);
+    impl<'de> Deserialize<'de> for Host {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Host, D::Error> {
+            let text = String::deserialize(d)?;
+            parse_host_address(&text).map(Host).map_err(serde::de::Error::custom)
+        }
+    }
+    Ok(Vec::<Host>::deserialize(d)?.into_iter().map(|h| h.0).collect())
+}
+
+/// A UTC time `YYYY-MM-DDThh:mm:ssZ` (see [`UtcTime`]).
+fn utc_time<'de, D: Deserializer<'de>>(d: D) -> Result<UtcTime, D::Error> {
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
 fn default_nav_source() -> std::net::IpAddr {
@@ -492,22 +539,6 @@ impl Default for Simulators {
     }
 }
 
-/// Where a simulator lives.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SimulatorEndpoint {
-    /// Ours, inside the coordinator's process.
-    #[default]
-    Embedded,
-    /// Another process (ours or a third party's) reached over ZeroMQ; the simulator binds,
-    /// the coordinator connects, e.g. `tcp://127.0.0.1:5601`.
-    Zeromq { endpoint: String },
-    /// A ROS-NetSim simulator adapter, unchanged: ROS-NetSim's framing (4-byte big-endian
-    /// length + gzip of the message) over a Unix socket or TCP; the simulator listens, the
-    /// coordinator connects: `unix:/tmp/net_server_socket` or `tcp:127.0.0.1:10000`.
-    Rosnetsim { address: String },
-}
-
 /// The NETSIM manager: the reference system's `manager_tcp_port` and `env_bounds`; each
 /// vehicle's modem gives the `sim_env_pair` (tcp_port, nav_source_address, environment_id).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -618,6 +649,14 @@ fn default_baud() -> u32 {
     19200
 }
 
+/// Baud rates a passthrough serial device may use.
+pub const SERIAL_BAUDS: [u32; 9] = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400];
+
+/// `baud` if a passthrough serial device may use it ([`SERIAL_BAUDS`]).
+pub fn baud_supported(baud: u32) -> Option<u32> {
+    SERIAL_BAUDS.contains(&baud).then_some(baud)
+}
+
 /// The emulated Micro-Modems (`acoustic_modems`): bridges and the acoustic front end shared
 /// by every vehicle's modem. Channel numbers default to a Micro-Modem's 25 kHz band.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -628,8 +667,8 @@ pub struct AcousticModems {
     pub bind: std::net::IpAddr,
     /// UTC time of sim time 0, `YYYY-MM-DDThh:mm:ssZ`: the modems' clocks read this plus the
     /// sim time (plus whatever offset the host sets). Default 2026-01-01T00:00:00Z.
-    #[serde(default = "default_modem_epoch")]
-    pub epoch_utc: String,
+    #[serde(default = "default_modem_epoch", deserialize_with = "utc_time")]
+    pub epoch_utc: UtcTime,
     #[serde(default = "default_acoustic_frequency")]
     pub frequency_khz: f64,
     #[serde(default = "default_acoustic_bandwidth")]
@@ -649,9 +688,42 @@ pub struct AcousticModems {
     pub heartbeat_s: f64,
 }
 
-fn default_modem_epoch() -> String {
-    "2026-01-01T00:00:00Z".into()
+fn default_modem_epoch() -> UtcTime {
+    // 2026-01-01T00:00:00Z
+    UtcTime::from_ns(1_767_225_600_000_000_000)
 }
 fn default_heartbeat_s() -> f64 {
     10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_addresses_keep_their_host_bits_and_say_what_is_wrong() {
+        let net = parse_host_address("10.10.0.1/24").unwrap();
+        assert_eq!((net.addr(), net.prefix_len()), (IpAddr::from([10, 10, 0, 1]), 24));
+        assert_eq!(net.to_string(), "10.10.0.1/24");
+        assert_eq!(parse_host_address("fd00:0:0::2/64").unwrap().to_string(), "fd00::2/64");
+        for (bad, why) in [
+            ("10.0.0.2", "is not IP/prefix"),
+            ("10.0.0.2/x", "is not a prefix length"),
+            ("10.0.0.2/33", "prefix /33 is longer than 32"),
+            ("fd00::2/129", "prefix /129 is longer than 128"),
+            ("10.0.0.300/24", "\"10.0.0.300\" is not an IP address"),
+            ("255.255.255.255/32", "not a unicast host address"),
+            ("ff02::1/64", "not a unicast host address"),
+        ] {
+            let e = parse_host_address(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn default_modem_epoch_is_2026() {
+        assert_eq!(default_modem_epoch(), "2026-01-01T00:00:00Z".parse().unwrap());
+        assert_eq!(baud_supported(19200), Some(19200));
+        assert_eq!(baud_supported(12345), None);
+    }
 }

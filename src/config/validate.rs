@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::source_map::{join_index, join_key};
-use super::{ConfigError, LinkModel, LoadedScenario, Motion, SimulatorEndpoint, SoundSpeed, Terrain};
+use super::{baud_supported, ConfigError, HeightGrid, LinkModel, Motion, Scenario, SoundSpeed, SourceMap, Terrain};
 
 /// Largest procedural grid, in cells per side.
 const MAX_GRID_CELLS: f64 = 8192.0;
@@ -14,17 +14,20 @@ const MAX_VEHICLE_NAME: usize = 12;
 
 type Check = Result<(), ConfigError>;
 
-struct Ctx<'a> {
-    loaded: &'a LoadedScenario,
+/// A typed scenario and where its keys are written, for checks that name file, key and line.
+pub(super) struct Ctx<'a> {
+    pub(super) scenario: &'a Scenario,
+    pub(super) file: &'a Path,
+    pub(super) source: &'a SourceMap,
 }
 
 impl Ctx<'_> {
-    fn err(&self, key_path: &str, message: impl Into<String>) -> ConfigError {
-        self.loaded.error_at(key_path, message)
+    pub(super) fn err(&self, key_path: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::at(self.file, self.source, key_path, message)
     }
 
     fn line_note(&self, key_path: &str) -> String {
-        match self.loaded.source.line_of(key_path) {
+        match self.source.line_of(key_path) {
             Some(line) => format!("{key_path} (line {line})"),
             None => key_path.to_owned(),
         }
@@ -54,9 +57,8 @@ impl Ctx<'_> {
     }
 }
 
-pub(super) fn validate(loaded: &LoadedScenario) -> Check {
-    let cx = Ctx { loaded };
-    let s = &loaded.scenario;
+pub(super) fn validate(cx: &Ctx) -> Check {
+    let s = cx.scenario;
 
     if s.name.is_empty() {
         return Err(cx.err("name", "must not be empty"));
@@ -84,23 +86,23 @@ pub(super) fn validate(loaded: &LoadedScenario) -> Check {
     }
     cx.non_negative("real_time_factor", s.real_time_factor)?;
 
-    world(&cx)?;
-    water(&cx)?;
-    vehicles(&cx)?;
-    links(&cx)?;
-    simulators(&cx)?;
-    netsim_manager(&cx)?;
-    network(&cx)?;
-    acoustic_modems(&cx)?;
+    world(cx)?;
+    water(cx)?;
+    vehicles(cx)?;
+    links(cx)?;
+    simulators(cx)?;
+    netsim_manager(cx)?;
+    network(cx)?;
+    acoustic_modems(cx)?;
 
     if let Terrain::Procedural { size_m, .. } = &s.world.terrain {
-        check_inside_world(loaded, [size_m[0] / 2.0, size_m[1] / 2.0])?;
+        check_inside_world(cx, [size_m[0] / 2.0, size_m[1] / 2.0])?;
     }
     Ok(())
 }
 
 fn world(cx: &Ctx) -> Check {
-    let w = &cx.loaded.scenario.world;
+    let w = &cx.scenario.world;
     let o = &w.origin;
     cx.finite("world.origin.alt_m", &[o.alt_m])?;
     if !(o.lat_deg.is_finite() && (-90.0..=90.0).contains(&o.lat_deg)) {
@@ -191,7 +193,7 @@ fn terrain_file(cx: &Ctx, path: &str) -> Check {
 }
 
 fn vehicles(cx: &Ctx) -> Check {
-    let vs = &cx.loaded.scenario.vehicles;
+    let vs = &cx.scenario.vehicles;
     if vs.is_empty() {
         return Err(cx.err("vehicles", "at least one vehicle is required"));
     }
@@ -241,7 +243,7 @@ fn vehicles(cx: &Ctx) -> Check {
         }
         for (j, a) in v.addresses.iter().enumerate() {
             let p = join_index(&ap, j);
-            let ip = parse_address(a).map_err(|m| cx.err(&p, m))?;
+            let ip = a.addr();
             if let Some(first) = ips.get(&ip) {
                 return Err(cx.err(
                     &p,
@@ -313,30 +315,8 @@ fn vehicles(cx: &Ctx) -> Check {
     Ok(())
 }
 
-/// Parses `IP/prefix` and returns the IP.
-fn parse_address(a: &str) -> Result<IpAddr, String> {
-    let (ip, prefix) = a
-        .split_once('/')
-        .ok_or_else(|| format!("{a:?} is not IP/prefix (e.g. 10.10.0.1/24)"))?;
-    let ip: IpAddr = ip
-        .parse()
-        .map_err(|_| format!("{ip:?} is not an IP address"))?;
-    let prefix: u8 = prefix
-        .parse()
-        .map_err(|_| format!("{prefix:?} is not a prefix length"))?;
-    let max = if ip.is_ipv4() { 32 } else { 128 };
-    if prefix > max {
-        return Err(format!("prefix /{prefix} is longer than {max}"));
-    }
-    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
-    if ip.is_unspecified() || ip.is_multicast() || ip.is_loopback() || broadcast {
-        return Err(format!("{ip} is not a unicast host address"));
-    }
-    Ok(ip)
-}
-
 fn links(cx: &Ctx) -> Check {
-    let s = &cx.loaded.scenario;
+    let s = &cx.scenario;
     let l = &s.links;
     if l.default.between().is_some() {
         return Err(cx.err("links.default.between", "`between` belongs in links.pairs entries, not in the default"));
@@ -432,7 +412,7 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
 }
 
 fn water(cx: &Ctx) -> Check {
-    let w = &cx.loaded.scenario.world.water;
+    let w = &cx.scenario.world.water;
     if !(w.temperature_c.is_finite() && (-2.0..=40.0).contains(&w.temperature_c)) {
         return Err(cx.err("world.water.temperature_c", format!("must be in [-2, 40] °C (got {})", w.temperature_c)));
     }
@@ -455,22 +435,7 @@ fn water(cx: &Ctx) -> Check {
 }
 
 fn simulators(cx: &Ctx) -> Check {
-    let s = &cx.loaded.scenario.simulators;
-    for (key, sim) in [("physics", &s.physics), ("network", &s.network)] {
-        if let SimulatorEndpoint::Zeromq { endpoint } = sim {
-            if !(endpoint.starts_with("tcp://") || endpoint.starts_with("ipc://")) {
-                return Err(cx.err(
-                    &format!("simulators.{key}.endpoint"),
-                    format!("{endpoint:?} must start with tcp:// or ipc://"),
-                ));
-            }
-        }
-        if let SimulatorEndpoint::Rosnetsim { address } = sim {
-            if let Err(e) = crate::sync::rosnetsim::Address::parse(address) {
-                return Err(cx.err(&format!("simulators.{key}.address"), e));
-            }
-        }
-    }
+    let s = &cx.scenario.simulators;
     if s.timeout_ms == 0 {
         return Err(cx.err("simulators.timeout_ms", "must be > 0"));
     }
@@ -481,7 +446,7 @@ fn simulators(cx: &Ctx) -> Check {
 }
 
 fn netsim_manager(cx: &Ctx) -> Check {
-    let s = &cx.loaded.scenario;
+    let s = &cx.scenario;
     let Some(m) = &s.netsim_manager else { return Ok(()) };
     if m.port == 0 {
         return Err(cx.err("netsim_manager.port", "must be non-zero"));
@@ -518,14 +483,13 @@ fn netsim_manager(cx: &Ctx) -> Check {
     Ok(())
 }
 
-pub(super) fn check_inside_world(loaded: &LoadedScenario, half: [f64; 2]) -> Check {
-    let cx = Ctx { loaded };
+pub(super) fn check_inside_world(cx: &Ctx, half: [f64; 2]) -> Check {
     let outside = |x: f64, y: f64| !(x.abs() <= half[0] && y.abs() <= half[1]);
     let extent = format!(
         "the world [{}, {}] × [{}, {}] m",
         -half[0], half[0], -half[1], half[1]
     );
-    for (i, v) in loaded.scenario.vehicles.iter().enumerate() {
+    for (i, v) in cx.scenario.vehicles.iter().enumerate() {
         let vp = join_index("vehicles", i);
         if outside(v.start.x, v.start.y) {
             return Err(cx.err(
@@ -547,8 +511,29 @@ pub(super) fn check_inside_world(loaded: &LoadedScenario, half: [f64; 2]) -> Che
     Ok(())
 }
 
+/// Every start and waypoint inside the grid (its real extent) and above its surface.
+pub(super) fn check_against_terrain(cx: &Ctx, terrain: &HeightGrid) -> Check {
+    check_inside_world(cx, terrain.half_extent())?;
+    for (i, v) in cx.scenario.vehicles.iter().enumerate() {
+        let vp = join_index("vehicles", i);
+        let mut points = vec![(join_key(&vp, "start"), [v.start.x, v.start.y, v.start.z])];
+        if let Motion::Patrol { waypoints, .. } = &v.motion {
+            let wp = join_key(&vp, "motion.waypoints");
+            points.extend(waypoints.iter().enumerate().map(|(j, w)| (join_index(&wp, j), *w)));
+        }
+        for (key, [x, y, z]) in points {
+            if let Some(ground) = terrain.height_at(x, y) {
+                if z <= ground {
+                    return Err(cx.err(&key, format!("z = {z} m is at or below the terrain there ({ground:.2} m)")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn network(cx: &Ctx) -> Check {
-    let s = &cx.loaded.scenario;
+    let s = &cx.scenario;
     let n = &s.network;
     if n.max_hold_windows == 0 {
         return Err(cx.err("network.max_hold_windows", "must be ≥ 1"));
@@ -566,7 +551,7 @@ fn network(cx: &Ctx) -> Check {
 }
 
 fn acoustic_modems(cx: &Ctx) -> Check {
-    let s = &cx.loaded.scenario;
+    let s = &cx.scenario;
     for (i, v) in s.vehicles.iter().enumerate() {
         let Some(p) = v.modem.as_ref().and_then(|m| m.passthrough.as_ref()) else { continue };
         let key = format!("vehicles[{i}].modem.passthrough");
@@ -575,7 +560,7 @@ fn acoustic_modems(cx: &Ctx) -> Check {
                 if serial.is_empty() {
                     return Err(cx.err(&format!("{key}.serial"), "must name a serial device"));
                 }
-                if crate::model::modem::baud_supported(*baud).is_none() {
+                if baud_supported(*baud).is_none() {
                     return Err(cx.err(&format!("{key}.baud"), format!("must be a standard rate (1200 … 230400), got {baud}")));
                 }
             }
@@ -588,9 +573,6 @@ fn acoustic_modems(cx: &Ctx) -> Check {
         }
     }
     let Some(a) = &s.acoustic_modems else { return Ok(()) };
-    if crate::model::modem::parse_iso_utc_ns(&a.epoch_utc).is_none() {
-        return Err(cx.err("acoustic_modems.epoch_utc", format!("must be a UTC time YYYY-MM-DDThh:mm:ssZ (got {:?})", a.epoch_utc)));
-    }
     cx.positive("acoustic_modems.frequency_khz", a.frequency_khz)?;
     cx.positive("acoustic_modems.bandwidth_khz", a.bandwidth_khz)?;
     cx.finite("acoustic_modems.source_level_db", &[a.source_level_db])?;

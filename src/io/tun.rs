@@ -7,7 +7,7 @@
 
 use super::netns::{ip, run_in};
 use anyhow::Context;
-use std::net::IpAddr;
+use ipnet::IpNet;
 use tun_rs::{AsyncDevice, DeviceBuilder};
 
 /// Name of the interface in every vehicle's namespace.
@@ -16,13 +16,13 @@ pub const IFNAME: &str = "cosim0";
 pub const VNET_HDR_LEN: usize = tun_rs::VIRTIO_NET_HDR_LEN;
 
 /// Creates and configures the TUN interface of namespace `ns`; needs a tokio runtime.
-pub fn open(ns: &str, addresses: &[(IpAddr, u8)], offload: bool) -> anyhow::Result<AsyncDevice> {
+pub fn open(ns: &str, addresses: &[IpNet], offload: bool) -> anyhow::Result<AsyncDevice> {
     let dev = run_in(ns, move || DeviceBuilder::new().name(IFNAME).offload(offload).build_sync())
         .with_context(|| format!("cannot create TUN {IFNAME} in namespace {ns}"))?;
-    for (addr, prefix) in addresses {
-        let cidr = format!("{addr}/{prefix}");
+    for net in addresses {
+        let cidr = net.to_string();
         let mut args = vec!["-n", ns, "addr", "add", &cidr, "dev", IFNAME];
-        if addr.is_ipv6() {
+        if net.addr().is_ipv6() {
             args.push("nodad");
         }
         ip(&args)?;

@@ -1,13 +1,14 @@
-//! Terrain and bathymetry: a regular height grid, its exact triangulation as a parry3d
-//! [`HeightField`], and a height pyramid (min/max, and bounding slabs) used as a conservative broad phase.
+//! Terrain and bathymetry for raycasts: over a height grid, its exact triangulation as a
+//! parry3d [`HeightField`], and a height pyramid (min/max, and bounding slabs) used as a
+//! conservative broad phase.
+//!
+//! The grid itself ([`HeightGrid`]: its frame, sources and triangulated surface
+//! [`HeightGrid::height_at`]) is [`crate::config::terrain`]'s, read when the scenario is loaded
+//! ([`crate::config::LoadedScenario::terrain`]); [`Terrain::new`] builds these structures on it.
 //!
 //! # Frames
-//! The local frame is ENU: x east, y north, z up, metres. The grid is centred on the origin:
-//! a grid of `cols × rows` samples with spacing `cell_size` covers
-//! `[-size_x/2, size_x/2] × [-size_y/2, size_y/2]` with `size = (cols-1, rows-1) * cell_size`.
-//! Sample `(row r, col c)` sits at `x = -size_x/2 + c*cell_size`, `y = size_y/2 - r*cell_size`:
-//! row 0 is the northern edge, column 0 the western edge (as in PNG and CSV files).
-//!
+//! The local frame is ENU (x east, y north, z up), the grid centred on the origin, row 0 its
+//! northern edge (see [`crate::config::terrain`]).
 //! parry's `HeightField` lies in parry's x–z plane with heights along parry's **y** axis; its
 //! row index `i` runs along +z and its column index `j` along +x. We map
 //!
@@ -20,17 +21,9 @@
 //! [`to_parry`] / [`from_parry`].
 //!
 //! # Triangulation
-//! Each cell, with corners NW = (r, c), NE = (r, c+1), SW = (r+1, c), SE = (r+1, c+1), is split
-//! along the SW–NE diagonal (parry's default, non-zigzag subdivision) into the north-west
-//! triangle (NW, SW, NE) and the south-east triangle (SW, SE, NE). With `u` the eastward and `v`
-//! the southward fraction inside the cell, [`Terrain::height_at`] is
-//!
-//! ```text
-//! u + v <= 1:  h = h_NW + u (h_NE - h_NW) + v (h_SW - h_NW)
-//! u + v >  1:  h = h_SE + (1-u) (h_SW - h_SE) + (1-v) (h_NE - h_SE)
-//! ```
-//!
-//! the same piecewise-linear surface that parry ray casts against.
+//! Each cell is split along its SW–NE diagonal, parry's default (non-zigzag) subdivision, so
+//! [`Terrain::height_at`] (the grid's [`HeightGrid::height_at`]) is the same piecewise-linear
+//! surface that parry ray casts against.
 //!
 //! # Pyramid
 //! Level 0 holds, per cell, the min and max of its four corner heights; level `k+1` holds the
@@ -52,67 +45,13 @@
 //! (`Terrain::cell_triangle`, equal to `HeightField::triangles_at`'s), so the one cache miss
 //! serves both.
 //!
-//! # Procedural terrain
-//! Deterministic from the seed (ChaCha8): the floor is `base_height_m` plus value noise (three
-//! octaves of smoothstep-interpolated lattice noise, wavelengths λ, λ/2, λ/4 with
-//! λ = max(min(size_x, size_y)/4, 4 cells)), rescaled so that its peak-to-peak amplitude over the
-//! grid is exactly `relief_m`, centred on `base_height_m`. Each ridge, with `d` the distance from
-//! the sample to the segment `from → to` (rounded, capped ends) and `w = width_m`, adds the profile
-//!
-//! ```text
-//! p(d) = base + (crest - base) * (1 + cos(2π d / w)) / 2     for d <= w/2
-//! ```
-//!
-//! and the height is `max(floor, p(d))` (ridges never dig into the floor). The grid has
-//! `round(size/cell)+1` samples per axis, so its real extent is `(samples-1) * cell`.
-//!
-//! # Files
-//! PNG: 8- or 16-bit grayscale only; black = `min_height_m`, white = `max_height_m`, linear.
-//! CSV: comma separated heights in metres, one grid row per line; `#` starts a comment to the end
-//! of the line; blank lines are skipped. Grids must be at least 2×2 and at most 8192×8192.
-//! Every file problem is a [`TerrainError`] naming the file, never a panic.
 
-use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use parry3d_f64::na::{DMatrix, Point3, Vector3};
 use parry3d_f64::shape::HeightField;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-/// Largest accepted grid dimension (samples per axis).
-pub const MAX_DIM: usize = 8192;
-
-/// Why a terrain could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum TerrainError {
-    #[error("{path}: cannot read terrain file: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}:{line}:{column}: not a number: {text:?}")]
-    CsvBadValue { path: PathBuf, line: usize, column: usize, text: String },
-    #[error("{path}:{line}:{column}: height is not finite: {text:?}")]
-    CsvNonFinite { path: PathBuf, line: usize, column: usize, text: String },
-    #[error("{path}:{line}: ragged row: {found} values, expected {expected} like the first row")]
-    CsvRagged { path: PathBuf, line: usize, expected: usize, found: usize },
-    #[error("{path}: empty grid (no height values)")]
-    Empty { path: PathBuf },
-    #[error("{path}: PNG decoding failed: {message}")]
-    PngDecode { path: PathBuf, message: String },
-    #[error(
-        "{path}: unsupported PNG format {color_type} at {bit_depth} bit; \
-         terrain PNGs must be 8- or 16-bit grayscale"
-    )]
-    PngColorType { path: PathBuf, color_type: String, bit_depth: u8 },
-    #[error("{source_name}: grid is {cols}×{rows} samples; at least 2×2 are needed")]
-    TooSmall { source_name: String, cols: usize, rows: usize },
-    #[error("{source_name}: grid is {cols}×{rows} samples; at most {MAX_DIM}×{MAX_DIM} are allowed")]
-    TooLarge { source_name: String, cols: usize, rows: usize },
-    #[error("{source_name}: {message}")]
-    Invalid { source_name: String, message: String },
-}
+pub use crate::config::terrain::{HeightGrid, TerrainError, MAX_DIM};
 
 /// One level of the min/max pyramid: `w × h` blocks, each `[min, max]`.
 #[derive(Debug, Clone)]
@@ -183,12 +122,12 @@ pub(crate) struct Tile {
 /// A height grid with its parry triangulation and min/max pyramid. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Terrain {
+    /// The grid's dimensions, cell size and half extent, kept here for the narrow phase.
     cols: usize,
     rows: usize,
     cell: f64,
     half: [f64; 2],
-    /// Row-major heights, row 0 = north.
-    heights: Vec<f64>,
+    grid: Arc<HeightGrid>,
     field: HeightField,
     /// `levels[0]` is per cell, the last level is a single block.
     pub(crate) levels: Vec<Level>,
@@ -226,88 +165,38 @@ pub fn from_parry(p: &Point3<f64>) -> Point3<f64> {
 impl Terrain {
     /// Builds the terrain a scenario describes. `scenario_seed` is used when a procedural
     /// terrain has no seed of its own.
-    pub fn from_config(
-        cfg: &crate::config::Terrain,
-        scenario_seed: u64,
-    ) -> Result<Terrain, TerrainError> {
-        use crate::config::Terrain as T;
-        match cfg {
-            T::Procedural { size_m, cell_size_m, base_height_m, relief_m, seed, ridges } => {
-                procedural(
-                    *size_m,
-                    *cell_size_m,
-                    *base_height_m,
-                    *relief_m,
-                    seed.unwrap_or(scenario_seed),
-                    ridges,
-                )
-            }
-            T::Png { path, cell_size_m, min_height_m, max_height_m } => {
-                load_png(Path::new(path), *cell_size_m, *min_height_m, *max_height_m)
-            }
-            T::Csv { path, cell_size_m } => load_csv(Path::new(path), *cell_size_m),
-        }
+    pub fn from_config(cfg: &crate::config::Terrain, scenario_seed: u64) -> Result<Terrain, TerrainError> {
+        HeightGrid::from_config(cfg, scenario_seed).map(|g| Terrain::new(Arc::new(g)))
     }
 
     /// A terrain from row-major heights (`rows` rows of `cols` values, row 0 = north).
-    pub fn from_grid(
-        heights: Vec<f64>,
-        cols: usize,
-        rows: usize,
-        cell_size: f64,
-    ) -> Result<Terrain, TerrainError> {
-        Self::build("grid", heights, cols, rows, cell_size)
+    pub fn from_grid(heights: Vec<f64>, cols: usize, rows: usize, cell_size: f64) -> Result<Terrain, TerrainError> {
+        HeightGrid::new("grid", heights, cols, rows, cell_size).map(|g| Terrain::new(Arc::new(g)))
     }
 
-    fn build(
-        name: &str,
-        heights: Vec<f64>,
-        cols: usize,
-        rows: usize,
-        cell: f64,
-    ) -> Result<Terrain, TerrainError> {
-        let invalid = |message: String| TerrainError::Invalid { source_name: name.into(), message };
-        if !(cell.is_finite() && cell > 0.0) {
-            return Err(invalid(format!("cell size must be finite and > 0, got {cell}")));
-        }
-        if cols < 2 || rows < 2 {
-            return Err(TerrainError::TooSmall { source_name: name.into(), cols, rows });
-        }
-        if cols > MAX_DIM || rows > MAX_DIM {
-            return Err(TerrainError::TooLarge { source_name: name.into(), cols, rows });
-        }
-        if heights.len() != cols * rows {
-            return Err(invalid(format!(
-                "{} heights for a {cols}×{rows} grid (expected {})",
-                heights.len(),
-                cols * rows
-            )));
-        }
-        if let Some(k) = heights.iter().position(|h| !h.is_finite()) {
-            return Err(invalid(format!(
-                "height at row {}, column {} is not finite",
-                k / cols,
-                k % cols
-            )));
-        }
+    /// The raycast structures over a loaded grid (e.g. [`crate::config::LoadedScenario::terrain`]).
+    pub fn new(grid: Arc<HeightGrid>) -> Terrain {
+        let (cols, rows) = grid.dims();
+        let cell = grid.cell_size();
+        let half = grid.half_extent();
+        let heights = grid.heights();
         let size_x = (cols - 1) as f64 * cell;
         let size_y = (rows - 1) as f64 * cell;
-        let half = [size_x / 2.0, size_y / 2.0];
         // parry: matrix row i along +z (= south, row 0 north), column j along +x.
         let m = DMatrix::from_fn(rows, cols, |i, j| heights[i * cols + j]);
         let field = HeightField::new(m, Vector3::new(size_x, 1.0, size_y));
-        let levels = build_pyramid(&heights, cols, rows);
+        let levels = build_pyramid(heights, cols, rows);
         let qlevels: Vec<QLevel> = levels
             .iter()
             .enumerate()
             .skip(LEAF_LEVEL)
-            .map(|(k, l)| plane_level(&heights, cols, rows, k, l))
+            .map(|(k, l)| plane_level(heights, cols, rows, k, l))
             .collect();
-        let (tiles_w, tiles) = build_tiles(&heights, cols, rows);
-        let slopes = slope_pyramid(&heights, cols, rows, cell, &qlevels);
+        let (tiles_w, tiles) = build_tiles(heights, cols, rows);
+        let slopes = slope_pyramid(heights, cols, rows, cell, &qlevels);
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Terrain { cols, rows, cell, half, heights, field, levels, qlevels, tiles, tiles_w, slopes, id })
+        Terrain { cols, rows, cell, half, grid, field, levels, qlevels, tiles, tiles_w, slopes, id }
     }
 
     /// Half the extent, `[size_x/2, size_y/2]` (metres).
@@ -327,7 +216,12 @@ impl Terrain {
 
     /// Row-major heights, row 0 = north.
     pub fn heights(&self) -> &[f64] {
-        &self.heights
+        self.grid.heights()
+    }
+
+    /// The height grid the terrain is built on.
+    pub fn grid(&self) -> &Arc<HeightGrid> {
+        &self.grid
     }
 
     /// The parry heightfield, in parry's frame (see [`to_parry`]).
@@ -388,35 +282,15 @@ impl Terrain {
         f64::from(self.slopes[k - LEAF_LEVEL][bi * l.w + bj])
     }
 
-    #[inline]
-    pub(crate) fn h(&self, r: usize, c: usize) -> f64 {
-        self.heights[r * self.cols + c]
-    }
-
     /// Height of the triangulated surface at `(x, y)`, `None` outside the grid's extent.
     pub fn height_at(&self, x: f64, y: f64) -> Option<f64> {
-        if !(x.abs() <= self.half[0] && y.abs() <= self.half[1]) {
-            return None;
-        }
-        Some(self.height_at_unchecked(x, y))
+        self.grid.height_at(x, y)
     }
 
     /// As [`Terrain::height_at`] for a point known to be inside (clamped to the grid).
     #[inline]
     pub(crate) fn height_at_unchecked(&self, x: f64, y: f64) -> f64 {
-        let gx = ((x + self.half[0]) / self.cell).clamp(0.0, (self.cols - 1) as f64);
-        let gy = ((self.half[1] - y) / self.cell).clamp(0.0, (self.rows - 1) as f64);
-        let c = (gx.floor() as usize).min(self.cols - 2);
-        let r = (gy.floor() as usize).min(self.rows - 2);
-        let u = gx - c as f64;
-        let v = gy - r as f64;
-        if u + v <= 1.0 {
-            let h00 = self.h(r, c);
-            h00 + u * (self.h(r, c + 1) - h00) + v * (self.h(r + 1, c) - h00)
-        } else {
-            let h11 = self.h(r + 1, c + 1);
-            h11 + (1.0 - u) * (self.h(r + 1, c) - h11) + (1.0 - v) * (self.h(r, c + 1) - h11)
-        }
+        self.grid.height_at_unchecked(x, y)
     }
 }
 
@@ -599,249 +473,6 @@ fn build_pyramid(heights: &[f64], cols: usize, rows: usize) -> Vec<Level> {
         levels.push(Level { w: nw, h: nh, mm });
     }
     levels
-}
-
-fn procedural(
-    size_m: [f64; 2],
-    cell: f64,
-    base: f64,
-    relief: f64,
-    seed: u64,
-    ridges: &[crate::config::Ridge],
-) -> Result<Terrain, TerrainError> {
-    let name = "procedural terrain";
-    let invalid = |message: String| TerrainError::Invalid { source_name: name.into(), message };
-    if !(cell.is_finite() && cell > 0.0) {
-        return Err(invalid(format!("cell_size_m must be finite and > 0, got {cell}")));
-    }
-    for (axis, s) in ["x", "y"].iter().zip(size_m) {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(invalid(format!("size_m {axis} must be finite and > 0, got {s}")));
-        }
-    }
-    if !base.is_finite() || !(relief.is_finite() && relief >= 0.0) {
-        return Err(invalid(format!(
-            "base_height_m must be finite and relief_m finite and >= 0 (got {base}, {relief})"
-        )));
-    }
-    for (k, r) in ridges.iter().enumerate() {
-        let ok = r.from.iter().chain(&r.to).all(|v| v.is_finite())
-            && r.crest_height_m.is_finite()
-            && r.width_m.is_finite()
-            && r.width_m > 0.0;
-        if !ok {
-            return Err(invalid(format!(
-                "ridge {k}: coordinates and crest height must be finite, width_m > 0"
-            )));
-        }
-    }
-    let dim = |s: f64| (s / cell).round() + 1.0;
-    let (fc, fr) = (dim(size_m[0]), dim(size_m[1]));
-    if fc > MAX_DIM as f64 || fr > MAX_DIM as f64 {
-        return Err(TerrainError::TooLarge {
-            source_name: name.into(),
-            cols: fc.min(usize::MAX as f64) as usize,
-            rows: fr.min(usize::MAX as f64) as usize,
-        });
-    }
-    let (cols, rows) = (fc as usize, fr as usize);
-    if cols < 2 || rows < 2 {
-        return Err(TerrainError::TooSmall { source_name: name.into(), cols, rows });
-    }
-    let hx = (cols - 1) as f64 * cell / 2.0;
-    let hy = (rows - 1) as f64 * cell / 2.0;
-
-    let mut heights = vec![base; cols * rows];
-    if relief > 0.0 {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let wl = ((2.0 * hx).min(2.0 * hy) / 4.0).max(4.0 * cell);
-        let mut noise = vec![0.0; cols * rows];
-        let mut amp = 1.0;
-        for octave in 0..3 {
-            let lambda = wl / f64::from(1u32 << octave);
-            let lx = ((2.0 * hx) / lambda).ceil() as usize + 2;
-            let ly = ((2.0 * hy) / lambda).ceil() as usize + 2;
-            let lattice: Vec<f64> = (0..lx * ly).map(|_| rng.random::<f64>()).collect();
-            for r in 0..rows {
-                let fy = r as f64 * cell / lambda;
-                let iy = (fy.floor() as usize).min(ly - 2);
-                let ty = smooth(fy - iy as f64);
-                for c in 0..cols {
-                    let fx = c as f64 * cell / lambda;
-                    let ix = (fx.floor() as usize).min(lx - 2);
-                    let tx = smooth(fx - ix as f64);
-                    let l = |a: usize, b: usize| lattice[b * lx + a];
-                    let top = l(ix, iy) + tx * (l(ix + 1, iy) - l(ix, iy));
-                    let bot = l(ix, iy + 1) + tx * (l(ix + 1, iy + 1) - l(ix, iy + 1));
-                    noise[r * cols + c] += amp * (top + ty * (bot - top));
-                }
-            }
-            amp *= 0.5;
-        }
-        let lo = noise.iter().cloned().fold(f64::INFINITY, f64::min);
-        let hi = noise.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let span = hi - lo;
-        if span > 0.0 {
-            for (h, n) in heights.iter_mut().zip(&noise) {
-                *h = base + relief * ((n - lo) / span - 0.5);
-            }
-        }
-    }
-    for ridge in ridges {
-        let (ax, ay) = (ridge.from[0], ridge.from[1]);
-        let (dx, dy) = (ridge.to[0] - ax, ridge.to[1] - ay);
-        let len2 = dx * dx + dy * dy;
-        let hw = ridge.width_m / 2.0;
-        let rise = ridge.crest_height_m - base;
-        // Only the rows/columns within the ridge's bounding box can change.
-        let (xmin, xmax) = (ax.min(ax + dx) - hw, ax.max(ax + dx) + hw);
-        let (ymin, ymax) = (ay.min(ay + dy) - hw, ay.max(ay + dy) + hw);
-        let c0 = (((xmin + hx) / cell).floor().max(0.0) as usize).min(cols - 1);
-        let c1 = (((xmax + hx) / cell).ceil().max(0.0) as usize).min(cols - 1);
-        let r0 = (((hy - ymax) / cell).floor().max(0.0) as usize).min(rows - 1);
-        let r1 = (((hy - ymin) / cell).ceil().max(0.0) as usize).min(rows - 1);
-        for r in r0..=r1 {
-            let y = hy - r as f64 * cell;
-            for c in c0..=c1 {
-                let x = -hx + c as f64 * cell;
-                let t = if len2 > 0.0 {
-                    (((x - ax) * dx + (y - ay) * dy) / len2).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
-                let d = ((x - ax - t * dx).powi(2) + (y - ay - t * dy).powi(2)).sqrt();
-                if d <= hw {
-                    let p = base
-                        + rise * 0.5 * (1.0 + (std::f64::consts::PI * d / hw).cos());
-                    let h = &mut heights[r * cols + c];
-                    *h = h.max(p);
-                }
-            }
-        }
-    }
-    Terrain::build(name, heights, cols, rows, cell)
-}
-
-#[inline]
-fn smooth(t: f64) -> f64 {
-    t * t * (3.0 - 2.0 * t)
-}
-
-fn load_csv(path: &Path, cell: f64) -> Result<Terrain, TerrainError> {
-    let p = || path.to_path_buf();
-    let text = std::fs::read_to_string(path).map_err(|source| TerrainError::Io { path: p(), source })?;
-    let mut heights = Vec::new();
-    let mut cols = 0usize;
-    let mut rows = 0usize;
-    for (ln, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("");
-        if line.trim().is_empty() {
-            continue;
-        }
-        let mut n = 0usize;
-        for (k, cell_text) in line.split(',').enumerate() {
-            let s = cell_text.trim();
-            let v: f64 = s.parse().map_err(|_| TerrainError::CsvBadValue {
-                path: p(),
-                line: ln + 1,
-                column: k + 1,
-                text: s.to_string(),
-            })?;
-            if !v.is_finite() {
-                return Err(TerrainError::CsvNonFinite {
-                    path: p(),
-                    line: ln + 1,
-                    column: k + 1,
-                    text: s.to_string(),
-                });
-            }
-            heights.push(v);
-            n += 1;
-        }
-        if rows == 0 {
-            cols = n;
-            if cols > MAX_DIM {
-                return Err(TerrainError::TooLarge {
-                    source_name: path.display().to_string(),
-                    cols,
-                    rows: 1,
-                });
-            }
-        } else if n != cols {
-            return Err(TerrainError::CsvRagged { path: p(), line: ln + 1, expected: cols, found: n });
-        }
-        rows += 1;
-        if rows > MAX_DIM {
-            return Err(TerrainError::TooLarge {
-                source_name: path.display().to_string(),
-                cols,
-                rows,
-            });
-        }
-    }
-    if rows == 0 {
-        return Err(TerrainError::Empty { path: p() });
-    }
-    Terrain::build(&path.display().to_string(), heights, cols, rows, cell)
-}
-
-fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<Terrain, TerrainError> {
-    let p = || path.to_path_buf();
-    let name = path.display().to_string();
-    if !(min_h.is_finite() && max_h.is_finite()) {
-        return Err(TerrainError::Invalid {
-            source_name: name,
-            message: format!("min_height_m and max_height_m must be finite ({min_h}, {max_h})"),
-        });
-    }
-    let file = std::fs::File::open(path).map_err(|source| TerrainError::Io { path: p(), source })?;
-    let dec_err = |e: png::DecodingError| TerrainError::PngDecode { path: p(), message: e.to_string() };
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
-    decoder.set_transformations(png::Transformations::IDENTITY);
-    // Room for the largest accepted grid at 16 bit, plus slack for the decoder's own buffers.
-    decoder.set_limits(png::Limits { bytes: MAX_DIM * MAX_DIM * 2 + (64 << 20) });
-    let mut reader = decoder.read_info().map_err(dec_err)?;
-    let info = reader.info();
-    let (cols, rows) = (info.width as usize, info.height as usize);
-    let (color, depth) = (info.color_type, info.bit_depth);
-    let bits = depth as u8;
-    if color != png::ColorType::Grayscale || !(bits == 8 || bits == 16) {
-        return Err(TerrainError::PngColorType {
-            path: p(),
-            color_type: format!("{color:?}"),
-            bit_depth: bits,
-        });
-    }
-    if cols < 2 || rows < 2 {
-        return Err(TerrainError::TooSmall { source_name: name, cols, rows });
-    }
-    if cols > MAX_DIM || rows > MAX_DIM {
-        return Err(TerrainError::TooLarge { source_name: name, cols, rows });
-    }
-    let size = reader.output_buffer_size().ok_or_else(|| TerrainError::PngDecode {
-        path: p(),
-        message: "image too large".into(),
-    })?;
-    let mut buf = vec![0u8; size];
-    let out = reader.next_frame(&mut buf).map_err(dec_err)?;
-    let stride = out.line_size;
-    let mut heights = Vec::with_capacity(cols * rows);
-    let span = max_h - min_h;
-    for r in 0..rows {
-        let line = buf.get(r * stride..r * stride + stride).ok_or_else(|| TerrainError::PngDecode {
-            path: p(),
-            message: "short image data".into(),
-        })?;
-        for c in 0..cols {
-            let v = if bits == 16 {
-                f64::from(u16::from_be_bytes([line[2 * c], line[2 * c + 1]])) / 65535.0
-            } else {
-                f64::from(line[c]) / 255.0
-            };
-            heights.push(min_h + span * v);
-        }
-    }
-    Terrain::build(&name, heights, cols, rows, cell)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Which vehicle an IP destination means: the address book built from `vehicles[].addresses`.
 
 use crate::config::Vehicle;
+use ipnet::IpNet;
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -21,31 +22,24 @@ pub struct AddressBook {
     first_v4: Vec<u32>,
     by_first_v4: HashMap<u32, usize>,
     pub names: Vec<String>,
-    /// Per vehicle: `(address, prefix)` as configured.
-    pub addresses: Vec<Vec<(IpAddr, u8)>>,
-}
-
-/// `IP/prefix`; `None` if it does not parse (validation rejects such scenarios earlier).
-pub fn parse_cidr(a: &str) -> Option<(IpAddr, u8)> {
-    let (ip, prefix) = a.split_once('/')?;
-    Some((ip.parse().ok()?, prefix.parse().ok()?))
+    /// Per vehicle: its addresses as configured.
+    pub addresses: Vec<Vec<IpNet>>,
 }
 
 impl AddressBook {
     pub fn new(vehicles: &[Vehicle]) -> AddressBook {
         let mut book = AddressBook::default();
         for (i, v) in vehicles.iter().enumerate() {
-            let addrs: Vec<(IpAddr, u8)> = v.addresses.iter().filter_map(|a| parse_cidr(a)).collect();
+            let addrs = v.addresses.clone();
             let mut first = 0;
-            for &(ip, prefix) in &addrs {
-                book.unicast.insert(ip, i);
-                if let IpAddr::V4(v4) = ip {
+            for net in &addrs {
+                book.unicast.insert(net.addr(), i);
+                if let IpNet::V4(v4) = net {
                     if first == 0 {
-                        first = u32::from(v4);
+                        first = u32::from(v4.addr());
                     }
-                    if prefix < 31 {
-                        let host_mask = u32::MAX.checked_shr(u32::from(prefix)).unwrap_or(0);
-                        book.broadcasts.insert(Ipv4Addr::from(u32::from(v4) | host_mask));
+                    if v4.prefix_len() < 31 {
+                        book.broadcasts.insert(v4.broadcast());
                     }
                 }
             }

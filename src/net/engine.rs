@@ -297,7 +297,7 @@ mod tests {
     fn vehicle(name: &str, addrs: &[&str]) -> Vehicle {
         Vehicle {
             name: name.into(),
-            addresses: addrs.iter().map(|s| s.to_string()).collect(),
+            addresses: addrs.iter().map(|s| s.parse().unwrap()).collect(),
             modem: None,
             start: Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 },
             motion: Motion::Stationary,

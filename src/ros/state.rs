@@ -75,7 +75,7 @@ impl Vehicles {
             .vehicles
             .iter()
             .map(|v| {
-                v.addresses.iter().find_map(|a| match a.split('/').next()?.parse::<IpAddr>().ok()? {
+                v.addresses.iter().find_map(|a| match a.addr() {
                     IpAddr::V4(ip) => Some(u32::from(ip)),
                     IpAddr::V6(_) => None,
                 })

@@ -158,9 +158,8 @@ impl EndLists {
     }
 }
 
-fn ipv4_of(address: &str) -> Option<u32> {
-    let ip = address.split('/').next()?.parse::<IpAddr>().ok()?;
-    match ip {
+fn ipv4_of(address: &ipnet::IpNet) -> Option<u32> {
+    match address.addr() {
         IpAddr::V4(v4) => Some(u32::from(v4)),
         IpAddr::V6(_) => None,
     }

@@ -17,7 +17,6 @@ use crate::sync::{
     Reply, Service,
 };
 use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails, SetPose};
-use anyhow::Context;
 use nalgebra::Point3;
 use prost::Message;
 use std::sync::Arc;
@@ -36,14 +35,10 @@ pub struct PhysicsSim {
 }
 
 impl PhysicsSim {
-    /// Loads the terrain and places the vehicles; checks what needs the terrain (every start
-    /// and waypoint inside the grid and above the ground), naming file, key and line.
-    pub fn from_scenario(loaded: &LoadedScenario) -> anyhow::Result<PhysicsSim> {
-        let s = &loaded.scenario;
-        let terrain = Terrain::from_config(&s.world.terrain, s.seed)
-            .with_context(|| format!("{}: world.terrain", loaded.file.display()))?;
-        check_against_terrain(loaded, &terrain)?;
-        Ok(Self::new(loaded, Arc::new(terrain)))
+    /// Builds the raycast structures on the scenario's terrain (read and checked at load) and
+    /// places the vehicles.
+    pub fn from_scenario(loaded: &LoadedScenario) -> PhysicsSim {
+        Self::new(loaded, Arc::new(Terrain::new(loaded.terrain.clone())))
     }
 
     /// With a terrain already loaded (shared between simulators in one process).
@@ -158,25 +153,4 @@ pub fn channel_data<'a>(vehicles: impl Iterator<Item = &'a VehicleState>, paths:
         })
         .collect();
     ChannelData { node_list, path_details }
-}
-
-/// Every start and waypoint must lie inside the terrain grid and above its surface.
-fn check_against_terrain(loaded: &LoadedScenario, terrain: &Terrain) -> anyhow::Result<()> {
-    loaded.check_inside_world(terrain.half_extent())?;
-    for (i, v) in loaded.scenario.vehicles.iter().enumerate() {
-        let mut points = vec![(format!("vehicles[{i}].start"), [v.start.x, v.start.y, v.start.z])];
-        if let crate::config::Motion::Patrol { waypoints, .. } = &v.motion {
-            points.extend(waypoints.iter().enumerate().map(|(j, w)| (format!("vehicles[{i}].motion.waypoints[{j}]"), *w)));
-        }
-        for (key, [x, y, z]) in points {
-            if let Some(ground) = terrain.height_at(x, y) {
-                if z <= ground {
-                    return Err(loaded
-                        .error_at(&key, format!("z = {z} m is at or below the terrain there ({ground:.2} m)"))
-                        .into());
-                }
-            }
-        }
-    }
-    Ok(())
 }

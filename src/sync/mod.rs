@@ -20,7 +20,18 @@ pub mod protocol;
 pub mod rosnetsim;
 pub mod zmq;
 
+use crate::config::{RosnetsimAddress, SimulatorEndpoint};
 use std::{future::Future, pin::Pin, time::Duration};
+
+/// Serves `service` at `bind` (the peer side of [`Link::connect`]) until it has answered its
+/// last window, or nothing arrives for `idle`.
+pub async fn serve(bind: &SimulatorEndpoint, service: &mut dyn Service, idle: Duration) -> anyhow::Result<zmq::ServeEnd> {
+    match bind {
+        SimulatorEndpoint::Zeromq { endpoint } => zmq::serve(endpoint.as_str(), service, idle).await,
+        SimulatorEndpoint::Rosnetsim { address } => rosnetsim::serve(address, service, idle).await,
+        SimulatorEndpoint::Embedded => anyhow::bail!("`embedded` is not an endpoint to serve at"),
+    }
+}
 
 /// A request → response state machine living in the caller's process (a simulator or a
 /// coordinator). It sees serialized messages, exactly as a remote peer would.
@@ -93,6 +104,17 @@ impl Link {
         Link { peer: peer.into(), timeout: Duration::MAX, transport: Box::new(local::Local::new(service)) }
     }
 
+    /// The simulator `endpoint` names, reached by the transport its variant names; `None` for
+    /// the embedded one (the coordinator builds it in its own process). Waits up to
+    /// `connect_timeout` for the peer to accept.
+    pub async fn connect(peer: &str, endpoint: &SimulatorEndpoint, timeout: Duration, connect_timeout: Duration) -> Result<Option<Link>, LinkError> {
+        Ok(match endpoint {
+            SimulatorEndpoint::Embedded => None,
+            SimulatorEndpoint::Zeromq { endpoint } => Some(Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await?),
+            SimulatorEndpoint::Rosnetsim { address } => Some(Link::rosnetsim(peer, address, timeout, connect_timeout).await?),
+        })
+    }
+
     /// A peer bound at a ZeroMQ endpoint (`tcp://host:port`, `ipc://path`).
     /// Waits up to `connect_timeout` for the peer to accept the connection.
     pub async fn zeromq(peer: impl Into<String>, endpoint: &str, timeout: Duration, connect_timeout: Duration) -> Result<Link, LinkError> {
@@ -105,7 +127,12 @@ impl Link {
 
     /// A ROS-NetSim simulator listening at `address` (`unix:/path` or `tcp:host:port`).
     /// Waits up to `connect_timeout` for it to accept.
-    pub async fn rosnetsim(peer: impl Into<String>, address: &str, timeout: Duration, connect_timeout: Duration) -> Result<Link, LinkError> {
+    pub async fn rosnetsim(
+        peer: impl Into<String>,
+        address: &RosnetsimAddress,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<Link, LinkError> {
         let peer = format!("{} at {address}", peer.into());
         let client = rosnetsim::Client::connect_within(address, connect_timeout)
             .await

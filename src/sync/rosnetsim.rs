@@ -19,9 +19,9 @@
 //! is refused without allocating it; every error names the peer's address.
 
 use super::Service;
+use crate::config::RosnetsimAddress as Address;
 use flate2::{read::MultiGzDecoder, write::GzEncoder, Compression};
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -30,41 +30,6 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const MAX_FRAME_BYTES: usize = 64 << 20;
 /// Largest message a frame may gunzip to.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
-
-/// Where a ROS-NetSim peer listens: `unix:/path` or `tcp:host:port`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Address {
-    Unix(PathBuf),
-    Tcp(String),
-}
-
-impl Address {
-    pub fn parse(s: &str) -> Result<Address, String> {
-        if let Some(path) = s.strip_prefix("unix:") {
-            if path.is_empty() {
-                return Err(format!("{s:?}: a Unix socket address needs a path, e.g. unix:/tmp/net_server_socket"));
-            }
-            return Ok(Address::Unix(PathBuf::from(path)));
-        }
-        if let Some(hp) = s.strip_prefix("tcp:") {
-            let hp = hp.trim_start_matches("//");
-            match hp.rsplit_once(':') {
-                Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => return Ok(Address::Tcp(hp.to_owned())),
-                _ => return Err(format!("{s:?}: expected tcp:host:port, e.g. tcp:127.0.0.1:10000")),
-            }
-        }
-        Err(format!("{s:?} must start with unix: or tcp: (unix:/path or tcp:host:port)"))
-    }
-}
-
-impl std::fmt::Display for Address {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Address::Unix(p) => write!(f, "unix:{}", p.display()),
-            Address::Tcp(hp) => write!(f, "tcp:{hp}"),
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -145,11 +110,10 @@ pub struct Client {
 
 impl Client {
     /// Connects to `address`, retrying every 100 ms until the peer listens or `timeout` passes.
-    pub async fn connect_within(address: &str, timeout: Duration) -> Result<Client, String> {
-        let addr = Address::parse(address)?;
+    pub async fn connect_within(addr: &Address, timeout: Duration) -> Result<Client, String> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let attempt: std::io::Result<Pin<Box<dyn Io>>> = match &addr {
+            let attempt: std::io::Result<Pin<Box<dyn Io>>> = match addr {
                 Address::Unix(path) => tokio::net::UnixStream::connect(path).await.map(|s| Box::pin(s) as Pin<Box<dyn Io>>),
                 Address::Tcp(hp) => tokio::net::TcpStream::connect(hp.as_str()).await.map(|s| {
                     let _ = s.set_nodelay(true);
@@ -191,10 +155,9 @@ impl super::Transport for Client {
 /// answers its frames with `service` until [`Service::finished`], the coordinator hangs up, or
 /// nothing arrives for `idle`. A request the service rejects ends the loop with that error
 /// (the coordinator then sees the connection close).
-pub async fn serve(address: &str, service: &mut dyn Service, idle: Duration) -> anyhow::Result<super::zmq::ServeEnd> {
+pub async fn serve(addr: &Address, service: &mut dyn Service, idle: Duration) -> anyhow::Result<super::zmq::ServeEnd> {
     use super::zmq::ServeEnd;
-    let addr = Address::parse(address).map_err(|e| anyhow::anyhow!(e))?;
-    let mut stream: Pin<Box<dyn Io>> = match &addr {
+    let mut stream: Pin<Box<dyn Io>> = match addr {
         Address::Unix(path) => {
             let _ = std::fs::remove_file(path);
             let l = tokio::net::UnixListener::bind(path).map_err(|e| anyhow::anyhow!("cannot bind {addr}: {e}"))?;
@@ -235,16 +198,6 @@ pub async fn serve(address: &str, service: &mut dyn Service, idle: Duration) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn addresses() {
-        assert_eq!(Address::parse("unix:/tmp/x").unwrap(), Address::Unix("/tmp/x".into()));
-        assert_eq!(Address::parse("tcp:127.0.0.1:10000").unwrap(), Address::Tcp("127.0.0.1:10000".into()));
-        assert_eq!(Address::parse("tcp://[::1]:5").unwrap(), Address::Tcp("[::1]:5".into()));
-        for bad in ["unix:", "tcp:host", "tcp::5", "tcp:h:0", "tcp:h:99999", "ipc:///x", ""] {
-            assert!(Address::parse(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn frames_round_trip_and_bombs_are_refused() {

@@ -1,8 +1,10 @@
 //! UTC civil time ↔ nanoseconds since the Unix epoch (proleptic Gregorian, no leap seconds):
-//! ISO 8601 times (`acoustic_modems.epoch_utc`, `$CCTMS`) and the Micro-Modem's clock fields
-//! ([`TimeOfDay`]). Days ↔ civil dates after Howard Hinnant's `days_from_civil`.
+//! ISO 8601 times (`YYYY-MM-DDThh:mm:ss[.f]Z`: `acoustic_modems.epoch_utc` as a [`UtcTime`],
+//! `$CCTMS`) and the Micro-Modem's clock fields ([`TimeOfDay`]). Days ↔ civil dates after
+//! Howard Hinnant's `days_from_civil`.
 
 use std::fmt;
+use std::str::FromStr;
 
 const NS: i64 = 1_000_000_000;
 const DAY_NS: i64 = 86_400 * NS;
@@ -182,6 +184,46 @@ impl Civil {
     }
 }
 
+/// An instant in UTC: nanoseconds since 1970-01-01T00:00:00Z (no leap seconds), e.g. a
+/// modem clock's epoch. Parsed from `YYYY-MM-DDThh:mm:ss[.fff…]Z` (see [`parse_iso_utc_ns`]);
+/// displayed as `YYYY-MM-DDThh:mm:ss.ffffZ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UtcTime(i64);
+
+impl UtcTime {
+    pub const fn from_ns(ns: i64) -> UtcTime {
+        UtcTime(ns)
+    }
+
+    /// Nanoseconds since the Unix epoch.
+    pub const fn ns(self) -> i64 {
+        self.0
+    }
+
+    pub fn civil(self) -> Civil {
+        Civil::from_ns(self.0)
+    }
+}
+
+/// Why a text is not a [`UtcTime`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be a UTC time YYYY-MM-DDThh:mm:ssZ (got {0:?})")]
+pub struct UtcTimeError(pub String);
+
+impl FromStr for UtcTime {
+    type Err = UtcTimeError;
+
+    fn from_str(s: &str) -> Result<UtcTime, UtcTimeError> {
+        parse_iso_utc_ns(s).map(UtcTime).ok_or_else(|| UtcTimeError(s.to_owned()))
+    }
+}
+
+impl fmt::Display for UtcTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.civil().iso())
+    }
+}
+
 fn num(s: &str) -> Option<i64> {
     (!s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
 }
@@ -204,7 +246,11 @@ mod tests {
         assert_eq!(parse_iso_utc_ns("2024-02-29T00:00:00Z").map(|n| Civil::from_ns(n).day), Some(29));
         for bad in ["", "2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01", "2026-01-01T25:00:00Z", "x-1-1T0:0:0"] {
             assert_eq!(parse_iso_utc_ns(bad), None, "{bad}");
+            assert_eq!(bad.parse::<UtcTime>(), Err(UtcTimeError(bad.into())), "{bad}");
         }
+        let t: UtcTime = "2026-11-21T05:00:01.2345Z".parse().unwrap();
+        assert_eq!(t.ns(), ns + 1_234_500_000);
+        assert_eq!(t.to_string(), "2026-11-21T05:00:01.2345Z");
     }
 
     #[test]

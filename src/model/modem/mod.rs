@@ -115,11 +115,6 @@ pub fn packet_airtime_s(rate: u8, nframes: u8) -> f64 {
     pre + n * 8.0 * r.frame_bytes as f64 / r.bit_rate_bps + (n - 1.0) * FRAME_GAP_S
 }
 
-/// Baud rates a passthrough serial device may use.
-pub fn baud_supported(baud: u32) -> Option<u32> {
-    [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400].contains(&baud).then_some(baud)
-}
-
 /// What happened to one frame copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -213,7 +208,7 @@ pub struct FrontEnd {
 impl FrontEnd {
     pub fn from_config(a: &AcousticModems, water: &Water) -> FrontEnd {
         FrontEnd {
-            epoch_ns: parse_iso_utc_ns(&a.epoch_utc).unwrap_or(0),
+            epoch_ns: a.epoch_utc.ns(),
             frequency_khz: a.frequency_khz,
             bandwidth_hz: a.bandwidth_khz * 1e3,
             source_level_db: a.source_level_db,
