@@ -1,6 +1,7 @@
 //! The pure simulation: no I/O, time passed in.
 pub mod acoustic;
 pub mod channel;
+pub mod fate;
 pub mod geo;
 pub mod link;
 pub mod modem;

@@ -4,7 +4,8 @@
 //! copy. Time is an argument everywhere, so it is tested without a clock or a TUN.
 
 use super::addr::AddressBook;
-use super::ledger::{DropReason, Ledger};
+use super::ledger::Ledger;
+use crate::model::fate::DropReason;
 use crate::sync::SimNanos;
 use crate::wire::ip::IpPacket;
 use crate::wire::proto::NetworkUpdate;
