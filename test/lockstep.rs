@@ -211,7 +211,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         netsim_manager: None,
         live: None,
         observers: Vec::new(),
-        acoustic: None,
+        modem_bridges: None,
     }
 }
 

@@ -4,6 +4,7 @@ pub mod channel;
 pub mod fate;
 pub mod geo;
 pub mod link;
+pub mod medium;
 pub mod modem;
 pub mod motion;
 pub mod netsim;
