@@ -94,7 +94,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         nav: None,
         live: None,
         observers: Vec::new(),
-        acoustic: None,
+        modem_bridges: None,
     };
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);

@@ -15,7 +15,7 @@
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
 use crate::config::{LoadedScenario, SimulatorEndpoint};
-use crate::io::modem_bridge::{AcousticFront, ModemReport};
+use crate::io::modem_bridge::{ModemBridges, ModemReport};
 use crate::io::netsim_manager::NavSource;
 use crate::io::live::LiveNetwork;
 use crate::net::ledger::LedgerSummary;
@@ -205,7 +205,7 @@ pub struct PhysicsCoordinator {
     /// Called after every window, in order; none by default (then the loop does no extra work).
     pub observers: Vec<Box<dyn WindowObserver>>,
     /// The modem bridges (`acoustic_modems`), fed every window's ChannelData.
-    pub acoustic: Option<AcousticFront>,
+    pub modem_bridges: Option<ModemBridges>,
 }
 
 impl PhysicsCoordinator {
@@ -233,7 +233,7 @@ impl PhysicsCoordinator {
                 Link::local("network coordinator", Box::new(coordinator))
             }
         };
-        let acoustic = AcousticFront::start(loaded).await?;
+        let modem_bridges = ModemBridges::start(loaded).await?;
         let timeline = match out_dir {
             Some(dir) => Some(Timeline::create(&dir, s.vehicles.iter().map(|v| v.name.clone()).collect())?),
             None => None,
@@ -251,7 +251,7 @@ impl PhysicsCoordinator {
             nav,
             live,
             observers: Vec::new(),
-            acoustic,
+            modem_bridges,
         })
     }
 
@@ -284,8 +284,8 @@ impl PhysicsCoordinator {
                 t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &checked)
                     .with_context(|| format!("writing {}", t.path().display()))?;
             }
-            if let Some(a) = &mut self.acoustic {
-                a.on_window(k, self.schedule.start_ns(k), opened, &channel);
+            if let Some(a) = &mut self.modem_bridges {
+                a.on_window(k, self.schedule.start_ns(k), opened, &checked);
             }
             let network_request = network_begin(k, channel_bytes).encode_to_vec();
             let first = (k == 0).then_some(self.startup);
@@ -350,7 +350,7 @@ impl PhysicsCoordinator {
         }
         let wall_seconds = started.elapsed().as_secs_f64();
         let network = self.live.take().map(|l| l.shutdown());
-        let modems = self.acoustic.take().map(|a| a.finish(self.schedule.start_ns(done)));
+        let modems = self.modem_bridges.take().map(|a| a.finish(self.schedule.start_ns(done)));
         let (timeline, pairs) = match self.timeline.take() {
             Some(t) => {
                 let path = t.path().to_path_buf();

@@ -3,7 +3,8 @@
 //! through `IpRepr::emit`.
 use netsim_cosim::clock::Schedule;
 use netsim_cosim::net::engine::{CaptureOutcome, Engine, EngineConfig, Frame};
-use netsim_cosim::net::{addr::AddressBook, ledger::DropReason};
+use netsim_cosim::model::fate::DropReason;
+use netsim_cosim::net::addr::AddressBook;
 use netsim_cosim::wire::ip::{IpPacket, IpRepr};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

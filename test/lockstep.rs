@@ -212,7 +212,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         nav: None,
         live: None,
         observers: Vec::new(),
-        acoustic: None,
+        modem_bridges: None,
     }
 }
 

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use netsim_cosim::config::{self, LoadedScenario};
 use netsim_cosim::coord::{PhysicsCoordinator, RunReport};
-use netsim_cosim::model::modem::{self, Fate, Front, TxKind};
+use netsim_cosim::model::fate::{DropReason, Fate};
+use netsim_cosim::model::modem::{self, Modems, TxKind};
 use netsim_cosim::wire::nmea::{emit, Sentence};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{tcp::OwnedWriteHalf, TcpListener, TcpStream};
@@ -376,7 +377,7 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.entries.len(), 1);
     let e = &m.entries[0];
-    assert_eq!(e.fate, Fate::OutOfRange);
+    assert_eq!(e.fate, Fate::Dropped(DropReason::OutOfRange));
     assert!(e.snr_db.unwrap() < 0.0, "{e:?}");
 
     // Behind a ridge that rises above the path: NLOS, hundreds of dB of penetration loss.
@@ -407,15 +408,16 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
     assert!(heard.iter().all(|l| !l.starts_with("$CAMUA") && !l.starts_with("$CAMPA")), "{heard:?}");
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.entries.len(), 2, "{:?}", m.entries);
-    assert!(m.entries.iter().all(|e| e.fate == Fate::OutOfRange && e.snr_db.unwrap() < 0.0), "{:?}", m.entries);
+    assert!(m.entries.iter().all(|e| e.fate == Fate::Dropped(DropReason::OutOfRange) && e.snr_db.unwrap() < 0.0), "{:?}", m.entries);
 }
 
 #[test]
 fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
+    use netsim_cosim::wire::channel::ChannelView;
     use netsim_cosim::wire::proto::{ChannelData, PathDetails};
     let dir = tempfile::tempdir().unwrap();
     let loaded = scenario(dir.path(), &[v("alpha", 1, 1, [0.0, 0.0, -20.0]), v("bravo", 2, 2, [1000.0, 0.0, -20.0])], FLAT);
-    let mut front = Front::from_scenario(&loaded.scenario).unwrap();
+    let mut modems = Modems::from_scenario(&loaded.scenario).unwrap();
     let channel = |loss: f64| {
         ChannelData {
             node_list: vec![0.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0, 1000.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0],
@@ -429,26 +431,26 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
     };
     // SNR in LOS, then a penetration loss that leaves +1 dB in band: heard, but rate-5 frames
     // (2048 bits, BER ~1e-2) fail their CRC.
-    front.set_channel(0, &channel(0.0));
-    front.host_line(1, 0, b"$CCCFG,CST,1");
-    front.host_line(0, 0, b"$CCCYC,0,1,2,5,0,1");
-    front.host_line(0, 0, b"$CCTXD,1,2,0,0102");
-    front.advance(20_000_000_000);
-    let los_cst = front.drain().into_iter().find(|o| o.line.starts_with("$CACST")).unwrap().line;
+    modems.set_channel(0, &ChannelView::check(&channel(0.0), 2).unwrap());
+    modems.host_line(1, 0, b"$CCCFG,CST,1");
+    modems.host_line(0, 0, b"$CCCYC,0,1,2,5,0,1");
+    modems.host_line(0, 0, b"$CCTXD,1,2,0,0102");
+    modems.advance(20_000_000_000);
+    let los_cst = modems.drain().into_iter().find(|o| o.line.starts_with("$CACST")).unwrap().line;
     let snr_los: f64 = fields(&los_cst)[19].parse().unwrap();
     let loss = snr_los - 1.0;
-    front.set_channel(20_000_000_000, &channel(loss));
-    front.host_line(0, 20_000_000_000, b"$CCCYC,0,1,2,5,0,1");
-    front.host_line(0, 20_000_000_000, b"$CCTXD,1,2,0,0102");
-    front.advance(40_000_000_000);
-    let out: Vec<String> = front.drain().into_iter().filter(|o| o.modem == 1).map(|o| o.line).collect();
+    modems.set_channel(20_000_000_000, &ChannelView::check(&channel(loss), 2).unwrap());
+    modems.host_line(0, 20_000_000_000, b"$CCCYC,0,1,2,5,0,1");
+    modems.host_line(0, 20_000_000_000, b"$CCTXD,1,2,0,0102");
+    modems.advance(40_000_000_000);
+    let out: Vec<String> = modems.drain().into_iter().filter(|o| o.modem == 1).map(|o| o.line).collect();
     assert!(out.iter().all(|l| !l.starts_with("$CARXD")), "{out:?}");
     assert!(out.iter().any(|l| l.starts_with("$CAMSG,BAD_CRC")), "{out:?}");
     let cst = fields(out.iter().find(|l| l.starts_with("$CACST")).unwrap());
     assert_eq!((cst[0].as_str(), cst[17].as_str()), ("1", "1"));
     assert!((cst[19].parse::<f64>().unwrap() - 1.0).abs() < 0.11, "{cst:?}");
-    let l = front.ledger();
-    assert_eq!((l[0].fate, l[1].fate), (Fate::Delivered, Fate::PacketError));
+    let l = modems.ledger();
+    assert_eq!((l[0].fate, l[1].fate), (Fate::Delivered, Fate::Dropped(DropReason::PacketError)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,10 +7,11 @@
 use super::netns::Namespaces;
 use super::tun;
 use crate::config::{Capture, LoadedScenario};
+use crate::model::fate::DropReason;
 use crate::net::{
     addr::AddressBook,
     engine::{Delivery, Engine, EngineConfig, Frame},
-    ledger::{DropReason, Ledger, LedgerSummary},
+    ledger::{Ledger, LedgerSummary},
 };
 use crate::clock::WindowClock;
 use crate::wire::pcap::PcapWriter;

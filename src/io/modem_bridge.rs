@@ -12,7 +12,7 @@
 //! ([`BridgeStats`]), as a serial port with nothing attached loses them.
 //!
 //! # Sim clock
-//! [`AcousticFront::on_window`] is the hook the coordinator calls once per window k with the
+//! [`ModemBridges::on_window`] is the hook the coordinator calls once per window k with the
 //! window's start time and ChannelData (the world at `k·W`). Between calls the bridges read sim
 //! time off the wall clock as the live network side does ([`crate::clock::WindowClock`]):
 //! `t = k·W + (wall − wall at the window's opening) · real_time_factor`, held inside the current
@@ -33,9 +33,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::{LoadedScenario, ModemPassthrough};
-use crate::model::modem::{Front, LedgerEntry, LedgerSummary};
+use crate::model::modem::{FrameLedgerEntry, FrameLedgerSummary, Modems};
+use crate::wire::channel::ChannelView;
 use crate::wire::nmea::{Report, MAX_SENTENCE};
-use crate::wire::proto::ChannelData;
 use crate::wire::utc::{Civil, TimeOfDay};
 
 /// Longest host line passed on (bytes, without its ending).
@@ -95,7 +95,7 @@ fn bump(a: &AtomicU64) {
 }
 
 struct Shared {
-    front: Mutex<Front>,
+    modems: Mutex<Modems>,
     clock: Mutex<WindowClock>,
     clients: Vec<Mutex<Option<mpsc::Sender<String>>>>,
     counters: Counters,
@@ -109,7 +109,7 @@ impl Shared {
     /// Advances the modems to the current sim time and hands their output to the clients.
     fn pump(&self) {
         let now = self.sim_now();
-        let out = match self.front.lock() {
+        let out = match self.modems.lock() {
             Ok(mut f) => {
                 f.advance(now);
                 f.drain()
@@ -137,7 +137,7 @@ impl Shared {
     fn host_line(&self, modem: usize, line: &[u8]) {
         bump(&self.counters.lines_in);
         let now = self.sim_now();
-        let out = match self.front.lock() {
+        let out = match self.modems.lock() {
             Ok(mut f) => {
                 f.host_line(modem, now, line);
                 f.drain()
@@ -151,29 +151,29 @@ impl Shared {
 /// What the modems did over a run, for the run summary.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ModemReport {
-    pub ledger: LedgerSummary,
+    pub ledger: FrameLedgerSummary,
     pub bridges: BridgeStats,
     /// Every frame copy (written to `modem_ledger.jsonl`, not to the summary).
     #[serde(skip)]
-    pub entries: Vec<LedgerEntry>,
+    pub entries: Vec<FrameLedgerEntry>,
 }
 
-/// The acoustic front: every modem bridge of a scenario and the emulated modems behind them.
+/// Every modem bridge of a scenario and the emulated modems behind them.
 /// Dropping it stops the bridges (connections included).
-pub struct AcousticFront {
+pub struct ModemBridges {
     shared: Arc<Shared>,
     tasks: Vec<JoinHandle<()>>,
     addrs: Vec<(String, SocketAddr)>,
 }
 
-impl AcousticFront {
+impl ModemBridges {
     /// Binds every bridge of the scenario; None when `acoustic_modems` is absent.
-    pub async fn start(loaded: &LoadedScenario) -> anyhow::Result<Option<AcousticFront>> {
+    pub async fn start(loaded: &LoadedScenario) -> anyhow::Result<Option<ModemBridges>> {
         let s = &loaded.scenario;
-        let (Some(cfg), Some(front)) = (&s.acoustic_modems, Front::from_scenario(s)) else { return Ok(None) };
-        let specs = front.modems();
+        let (Some(cfg), Some(modems)) = (&s.acoustic_modems, Modems::from_scenario(s)) else { return Ok(None) };
+        let specs = modems.modems();
         let shared = Arc::new(Shared {
-            front: Mutex::new(front),
+            modems: Mutex::new(modems),
             clock: Mutex::new(WindowClock::new(loaded.schedule, s.real_time_factor)),
             clients: specs.iter().map(|_| Mutex::new(None)).collect(),
             counters: Counters::default(),
@@ -204,18 +204,18 @@ impl AcousticFront {
                 ticker.pump();
             }
         }));
-        Ok(Some(AcousticFront { shared, tasks, addrs }))
+        Ok(Some(ModemBridges { shared, tasks, addrs }))
     }
 
     /// **The coordinator's hook**: call once per window, in order, when the window starts,
     /// with the window's index, its start (sim ns, `k·W`), the wall instant it opened at (not
-    /// later than now) and the ChannelData that describes the world at that time. It updates the
+    /// later than now) and the checked ChannelData that describes the world at that time. It updates the
     /// modems' channel, moves the sim clock into the window and releases whatever became due.
-    pub fn on_window(&mut self, window: u32, start_ns: u64, opened: Instant, channel: &ChannelData) {
+    pub fn on_window(&mut self, window: u32, start_ns: u64, opened: Instant, channel: &ChannelView) {
         if let Ok(mut c) = self.shared.clock.lock() {
             c.open(window, opened.min(Instant::now()));
         }
-        if let Ok(mut f) = self.shared.front.lock() {
+        if let Ok(mut f) = self.shared.modems.lock() {
             f.set_channel(start_ns, channel);
         }
         self.shared.pump();
@@ -241,12 +241,12 @@ impl AcousticFront {
         for t in &self.tasks {
             t.abort();
         }
-        let (ledger, entries) = match self.shared.front.lock() {
+        let (ledger, entries) = match self.shared.modems.lock() {
             Ok(mut f) => {
                 f.shutdown(end_ns);
                 (f.ledger_summary(), f.ledger().to_vec())
             }
-            Err(_) => (LedgerSummary::default(), Vec::new()),
+            Err(_) => (FrameLedgerSummary::default(), Vec::new()),
         };
         for c in &self.shared.clients {
             if let Ok(mut c) = c.lock() {
@@ -257,7 +257,7 @@ impl AcousticFront {
     }
 }
 
-impl Drop for AcousticFront {
+impl Drop for ModemBridges {
     fn drop(&mut self) {
         for t in &self.tasks {
             t.abort();

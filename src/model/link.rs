@@ -1,8 +1,9 @@
 //! Link models: what one transmission from vehicle A experiences at vehicle B, given the
 //! geometry of the window's ChannelData (distance from `node_list`, LOS flag, the penetration
-//! losses of the path's hop points). Pure functions of configuration and geometry; the
-//! embedded network simulator ([`crate::sim::network`]) adds time: queues, serialization,
-//! half-duplex and collisions.
+//! losses of the path's hop points), read through [`ChannelGeometry`]. Pure functions of
+//! configuration and geometry; the embedded network simulator ([`crate::sim::network`]) adds
+//! time (queues, serialization) and the acoustic medium ([`crate::model::medium`]) half-duplex
+//! and collisions.
 //!
 //! | model | usable when | rate | delay | bit errors |
 //! |---|---|---|---|---|
@@ -33,12 +34,12 @@
 //! SNR = SL − TL − (N + 10 log10 B); Eb/N0 = SNR·B/R; BER from the rate's modulation and
 //! coding gain. Defaults: 25 kHz carrier, 5 kHz band (the Micro-Modem's), SL 185 dB re µPa at
 //! 1 m (a typical Micro-Modem transducer), rate 1 (PSK, 250 bit/s). A link whose coded Eb/N0 is
-//! below 0 dB (BER ≳ 0.08) is out of range; a signal whose in-band SNR is ≥ 0 dB is heard by
-//! every vehicle, and interferes there ([`Budget::audible`]).
+//! below 0 dB (BER ≳ 0.08) is out of range; a signal is heard, and interferes, wherever it is
+//! decodable or its in-band SNR is ≥ 0 dB ([`Budget::audible`], [`crate::model::medium`]).
 
 use crate::config::{Absorption, LinkModel, RateStep, SoundSpeed, Water};
 use crate::model::acoustic::{self, Modulation, NoiseConditions};
-use crate::wire::proto::ChannelData;
+use crate::wire::channel::ChannelView;
 use std::collections::HashMap;
 
 /// Speed of light (m/s).
@@ -51,7 +52,7 @@ pub struct Geometry {
     pub los: bool,
     /// Sum of the path's penetration losses (dB), 0 in LOS.
     pub hop_loss_db: f64,
-    /// Mean depth of the two ends (m, positive down; 0 above the surface).
+    /// Mean depth of the two ends (m, positive down; an end above the surface counts as 0).
     pub mean_depth_m: f64,
 }
 
@@ -73,7 +74,8 @@ pub struct Budget {
     pub snr_db: f64,
     /// Shared acoustic medium: half-duplex and collisions apply.
     pub acoustic: bool,
-    /// Acoustic only: heard at the receiver (in-band SNR ≥ 0 dB), so it interferes there.
+    /// Acoustic only: in-band SNR ≥ 0 dB, so heard at the receiver (and interfering there) even
+    /// where it cannot be decoded.
     pub audible: bool,
 }
 
@@ -258,34 +260,38 @@ impl LinkSpec {
     }
 }
 
-/// Positions and paths of one ChannelData, looked up by node pair.
+/// The geometry of one window, read from its checked ChannelData ([`ChannelView`]): positions,
+/// and per pair its LOS flag and the sum of its hop losses. The one way the model reads
+/// ChannelData geometry (link budgets, the acoustic medium, the modems).
+#[derive(Debug, Clone, Default)]
 pub struct ChannelGeometry {
-    pub positions: Vec<[f64; 3]>,
+    positions: Vec<[f64; 3]>,
     /// (los, hop loss) per unordered pair (i < j).
-    pub paths: HashMap<(usize, usize), (bool, f64)>,
+    paths: HashMap<(usize, usize), (bool, f64)>,
 }
 
 impl ChannelGeometry {
-    /// Reads `c` leniently: paths naming a node at or past `nodes`, or not naming a pair, are
-    /// left out; non-finite hop losses count as 0.
-    pub fn new(c: &ChannelData, nodes: usize) -> ChannelGeometry {
-        let positions = c.node_list.chunks_exact(7).map(|p| [p[0], p[1], p[2]]).collect();
-        let mut paths = HashMap::new();
-        for p in &c.path_details {
-            if let [a, b] = p.ids[..] {
-                let (a, b) = (a.min(b) as usize, a.max(b) as usize);
-                if b < nodes {
-                    let loss: f64 = p.hop_points.chunks_exact(4).map(|h| h[3]).filter(|l| l.is_finite()).sum();
-                    paths.insert((a, b), (p.los, loss));
-                }
-            }
-        }
+    /// The geometry of a checked ChannelData; non-finite hop losses count as 0.
+    pub fn new(view: &ChannelView) -> ChannelGeometry {
+        let positions = (0..view.vehicles()).map(|i| view.position(i)).collect();
+        let paths = view.paths().map(|p| ((p.a, p.b), (p.los, p.losses_db().filter(|l| l.is_finite()).sum()))).collect();
         ChannelGeometry { positions, paths }
     }
 
-    /// Geometry of the pair: distance between the nodes, LOS and hop losses from its path
-    /// (LOS with no loss if the ChannelData has no path for it; a node missing from
-    /// `node_list` is at the origin).
+    /// No ChannelData at all (a coordinator without a physics side): every vehicle at the
+    /// origin, every pair in LOS.
+    pub fn unknown() -> ChannelGeometry {
+        ChannelGeometry::default()
+    }
+
+    /// Vehicle positions (empty when unknown).
+    pub fn positions(&self) -> &[[f64; 3]] {
+        &self.positions
+    }
+
+    /// Geometry of the pair: distance between the vehicles (`f64::MAX` if not finite), LOS and
+    /// hop losses from its path (LOS with no loss if the ChannelData has no path for it), and
+    /// the mean of the two ends' depths (an end above the surface counts as 0 m deep).
     pub fn between(&self, a: usize, b: usize) -> Geometry {
         let pa = self.positions.get(a).copied().unwrap_or_default();
         let pb = self.positions.get(b).copied().unwrap_or_default();
@@ -295,7 +301,7 @@ impl ChannelGeometry {
             distance_m: if d.is_finite() { d } else { f64::MAX },
             los,
             hop_loss_db,
-            mean_depth_m: (-(pa[2] + pb[2]) / 2.0).max(0.0),
+            mean_depth_m: ((-pa[2]).max(0.0) + (-pb[2]).max(0.0)) / 2.0,
         }
     }
 }

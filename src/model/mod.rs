@@ -1,8 +1,10 @@
 //! The pure simulation: no I/O, time passed in.
 pub mod acoustic;
 pub mod channel;
+pub mod fate;
 pub mod geo;
 pub mod link;
+pub mod medium;
 pub mod modem;
 pub mod motion;
 pub mod netsim;

@@ -4,8 +4,9 @@
 //! copy. Time is an argument everywhere, so it is tested without a clock or a TUN.
 
 use super::addr::AddressBook;
-use super::ledger::{DropReason, Ledger};
+use super::ledger::Ledger;
 use crate::clock::{Schedule, SimNanos};
+use crate::model::fate::DropReason;
 use crate::wire::ip::IpPacket;
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;

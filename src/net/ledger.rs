@@ -1,85 +1,11 @@
 //! The ledger: every captured copy of a packet (one per receiving vehicle) ends delivered or
 //! dropped with a reason; until then it is in flight. At every moment
-//! `captured = delivered + dropped + in_flight`. Pure counting, no clock.
+//! `captured = delivered + dropped + in_flight`. Pure counting, no clock. The reasons are the
+//! shared vocabulary of [`crate::model::fate`].
 
+use crate::model::fate::DropReason;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Why a copy was not delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropReason {
-    /// The simulator: no usable link between the two vehicles.
-    OutOfRange,
-    /// The simulator: the packet-error draw failed.
-    PacketError,
-    /// The simulator: overlapped another reception.
-    Collision,
-    /// The simulator: the receiver was transmitting.
-    HalfDuplex,
-    /// A bounded queue was full (ours, or the simulator's transmit queue).
-    QueueFull,
-    /// The simulator's bit error rate flipped bits and the link checks a CRC.
-    BitErrors,
-    /// Neither released nor dropped within `max_hold_windows`.
-    HeldTooLong,
-    /// The destination address belongs to no vehicle.
-    NoRoute,
-    /// Not an IP packet (truncated, bad version, bad lengths).
-    Malformed,
-    /// In flight when the run ended.
-    Shutdown,
-    /// The simulator dropped it without a reason (DROP_UNSPECIFIED).
-    Unspecified,
-    /// Writing to the receiver's TUN failed.
-    WriteError,
-}
-
-impl DropReason {
-    pub const ALL: [DropReason; 12] = [
-        DropReason::OutOfRange,
-        DropReason::PacketError,
-        DropReason::Collision,
-        DropReason::HalfDuplex,
-        DropReason::QueueFull,
-        DropReason::BitErrors,
-        DropReason::HeldTooLong,
-        DropReason::NoRoute,
-        DropReason::Malformed,
-        DropReason::Shutdown,
-        DropReason::Unspecified,
-        DropReason::WriteError,
-    ];
-
-    /// From the protocol's `DropReason` value (unknown values count as unspecified).
-    pub fn from_wire(v: i32) -> DropReason {
-        match v {
-            1 => DropReason::OutOfRange,
-            2 => DropReason::PacketError,
-            3 => DropReason::Collision,
-            4 => DropReason::HalfDuplex,
-            5 => DropReason::QueueFull,
-            _ => DropReason::Unspecified,
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            DropReason::OutOfRange => "out of range",
-            DropReason::PacketError => "packet error",
-            DropReason::Collision => "collision",
-            DropReason::HalfDuplex => "half-duplex",
-            DropReason::QueueFull => "queue full",
-            DropReason::BitErrors => "bit errors",
-            DropReason::HeldTooLong => "held too long",
-            DropReason::NoRoute => "no route",
-            DropReason::Malformed => "malformed",
-            DropReason::Shutdown => "shutdown",
-            DropReason::Unspecified => "unspecified",
-            DropReason::WriteError => "write error",
-        }
-    }
-}
 
 /// Copy counts. `in_flight` is kept, not derived, so [`Ledger::balances`] is a real check.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -19,12 +19,13 @@
 //!    (acoustic d/c, rf `delay_ms` + d/c₀, ideal/disk `delay_ms`); it starts `delay` after the
 //!    transmission starts.
 //! 4. **No link** (the model says out of range): dropped at once, OUT_OF_RANGE.
-//! 5. **Acoustic medium**: a transmission is heard by every vehicle on an acoustic link with the
-//!    sender where its in-band SNR is ≥ 0 dB, addressed or not. At a receiver, a reception that
-//!    overlaps (a) the receiver's own transmission fails with HALF_DUPLEX, (b) another heard
-//!    signal fails with COLLISION — both of them — unless the capture rule applies: with
-//!    `capture_sir_db` = x, a reception whose level exceeds the other's by ≥ x dB survives that
-//!    overlap (pairwise; interference does not add up across several overlaps).
+//! 5. **Acoustic medium**: every transmission of a vehicle with an acoustic link goes through
+//!    the shared acoustic medium ([`crate::model::medium`]; the same rules as the emulated
+//!    modems'): it is heard wherever it is decodable or its in-band SNR is ≥ 0 dB, addressed
+//!    or not; a copy its receiver cannot decode is OUT_OF_RANGE at once; a copy whose receiver
+//!    transmits during it is lost with HALF_DUPLEX, else one that overlaps another heard
+//!    signal with COLLISION unless it captures it (`capture_sir_db`, pairwise). The medium
+//!    decides each copy when it is released.
 //!
 //! END(k) releases every copy whose reception ends in [kW, (k+1)W) — and any whose computed
 //! end is earlier (a packet captured at the end of window k−1 over a fast link): those are
@@ -43,22 +44,26 @@
 //! later transmission overlaps it, only the later one is lost (COLLISION). The error is bounded
 //! by W.
 //!
+//! **ChannelData.** Each BEGIN's ChannelData is checked against the vehicles
+//! ([`ChannelView::check`]); one that does not describe them is an error naming the window. A
+//! BEGIN without any (no `node_list`, no paths, as from a coordinator without a physics side)
+//! leaves the geometry unknown: every vehicle at the origin, every pair in LOS.
+//!
 //! **Determinism.** Every ordering is total (capture time, source, id, entry index; release by
 //! end time then sequence number) and the one RNG (ChaCha8, seeded from the scenario's `seed`)
 //! is drawn in release order, so the same inputs and seed give the same END bytes.
 
 use crate::config::{ErrorHandling, LoadedScenario};
+use crate::model::fate::DropReason;
 use crate::model::link::{Budget, ChannelGeometry, LinkSpec};
+use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::sync::{
     protocol::{expect_network, WindowCounter},
     Reply, Service,
 };
 use crate::clock::Schedule;
-use crate::wire::proto::{
-    decode_checked,
-    rosnetsim::network_update::{DropReason, MsgType},
-    ChannelData, NetworkUpdate,
-};
+use crate::wire::channel::ChannelView;
+use crate::wire::proto::{decode_checked, rosnetsim::network_update::MsgType, ChannelData, NetworkUpdate};
 use prost::Message;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -71,8 +76,6 @@ pub use crate::sim::passthrough::PassthroughNetwork;
 pub const MAX_ENTRIES_PER_WINDOW: usize = 1 << 20;
 /// Most copies held for later windows; beyond it new copies are dropped (QUEUE_FULL).
 pub const MAX_PENDING: usize = 1 << 20;
-/// Most signals remembered per receiver for collision checks; beyond it the oldest are forgotten.
-const MAX_EVENTS_PER_NODE: usize = 1 << 16;
 
 /// Counters of what the simulator did (for logs and tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -85,7 +88,7 @@ pub struct Stats {
     pub half_duplex: u64,
     pub queue_full: u64,
     pub unknown_node: u64,
-    /// Collision-check signals forgotten because a receiver's list was full.
+    /// Signals the acoustic medium forgot because a node's list was full.
     pub events_forgotten: u64,
 }
 
@@ -106,19 +109,8 @@ struct Pending {
     dst: usize,
     bits: u64,
     budget: Budget,
-    start_ns: u64,
-    fail: Option<DropReason>,
-}
-
-/// A signal heard at a node (acoustic): its reception interval and level, and the pending copy
-/// it is if it is addressed to that node.
-#[derive(Debug, Clone, Copy)]
-struct Heard {
-    start: u64,
-    end: u64,
-    level_db: f64,
-    copy: Option<(u64, u64)>,
-    capture_sir_db: Option<f64>,
+    /// Its copy in the acoustic medium (acoustic links only).
+    medium: Option<CopyId>,
 }
 
 pub struct NetworkSim {
@@ -135,10 +127,7 @@ pub struct NetworkSim {
     /// Per transmitter: start times of transmissions scheduled but not yet started.
     waiting: Vec<VecDeque<u64>>,
     busy_until: Vec<u64>,
-    /// Per node: its own acoustic transmissions (start, end).
-    on_air: Vec<Vec<(u64, u64)>>,
-    /// Per node: acoustic signals heard.
-    heard: Vec<Vec<Heard>>,
+    medium: Medium,
     pending: BTreeMap<(u64, u64), Pending>,
     seq: u64,
     stats: Stats,
@@ -154,7 +143,7 @@ impl EndLists {
     fn drop(&mut self, pkt_id: u32, node: u32, reason: DropReason) {
         self.end.drop_pkt_id.push(pkt_id);
         self.end.drop_node.push(node);
-        self.end.drop_reason.push(reason as i32);
+        self.end.drop_reason.push(reason.to_wire());
     }
 }
 
@@ -225,8 +214,7 @@ impl NetworkSim {
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6e65_7477_6f72_6b00),
             waiting: vec![VecDeque::new(); n],
             busy_until: vec![0; n],
-            on_air: vec![Vec::new(); n],
-            heard: vec![Vec::new(); n],
+            medium: Medium::new(n),
             pending: BTreeMap::new(),
             seq: 0,
             stats: Stats::default(),
@@ -234,7 +222,7 @@ impl NetworkSim {
     }
 
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats { events_forgotten: self.medium.forgotten(), ..self.stats }
     }
 
     /// Copies held for later windows.
@@ -254,8 +242,13 @@ impl NetworkSim {
         if n > MAX_ENTRIES_PER_WINDOW {
             return Err(format!("window {k}: {n} packet entries exceed the limit of {MAX_ENTRIES_PER_WINDOW}"));
         }
+        let geometry = if channel.node_list.is_empty() && channel.path_details.is_empty() {
+            ChannelGeometry::unknown()
+        } else {
+            let view = ChannelView::check(&channel, self.nodes.len()).map_err(|e| format!("window {k}: channel_data: {e}"))?;
+            ChannelGeometry::new(&view)
+        };
         self.windows.begin(k)?;
-        let geometry = ChannelGeometry::new(&channel, self.nodes.len());
         let window_start = self.schedule.start_ns(k);
         let mut out = EndLists::default();
         self.schedule_entries(&begin, &geometry, window_start, &mut out);
@@ -294,7 +287,7 @@ impl NetworkSim {
             let Some(s) = src(first) else {
                 for &i in group {
                     self.stats.unknown_node += 1;
-                    out.drop(b.pkt_id[i], dst(i).map_or(u32::MAX, |d| d as u32), DropReason::DropUnspecified);
+                    out.drop(b.pkt_id[i], dst(i).map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
                 }
                 continue;
             };
@@ -304,7 +297,7 @@ impl NetworkSim {
                     Some(d) if d != s => receivers.push((i, d)),
                     other => {
                         self.stats.unknown_node += 1;
-                        out.drop(b.pkt_id[i], other.map_or(u32::MAX, |d| d as u32), DropReason::DropUnspecified);
+                        out.drop(b.pkt_id[i], other.map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
                     }
                 }
             }
@@ -343,109 +336,55 @@ impl NetworkSim {
         }
         self.stats.transmissions += 1;
 
-        // Acoustic: the sender cannot receive while it transmits.
+        // Every vehicle with an acoustic link transmits on the acoustic medium: each copy over an
+        // acoustic link is a signal there, and so is the transmission where any other vehicle
+        // over an acoustic link hears it.
         let acoustic_sender = (0..self.nodes.len()).any(|r| r != s && self.spec(s, r).is_acoustic());
+        let mut receptions = vec![None; receivers.len()];
         if acoustic_sender {
-            self.on_air[s].push((start, end));
-            for h in &self.heard[s] {
-                if h.start < end && start < h.end {
-                    if let Some(key) = h.copy {
-                        if let Some(p) = self.pending.get_mut(&key) {
-                            p.fail.get_or_insert(DropReason::HalfDuplex);
-                        }
-                    }
+            let mut signals = Vec::new();
+            let mut addressed = vec![false; self.nodes.len()];
+            for (&(_, d), budget) in receivers.iter().zip(&budgets) {
+                if budget.acoustic {
+                    addressed[d] = true;
+                    signals.push(Signal { receiver: d, budget: *budget, capture_sir_db: self.spec(s, d).capture_sir_db(), addressed: true });
+                }
+            }
+            for (r, &to_r) in addressed.iter().enumerate() {
+                let spec = self.spec(s, r);
+                if r != s && !to_r && spec.is_acoustic() {
+                    signals.push(Signal { receiver: r, budget: spec.budget(&geometry.between(s, r)), capture_sir_db: spec.capture_sir_db(), addressed: false });
+                }
+            }
+            let mut decided = self.medium.transmit(s, start, end, &signals).into_iter();
+            for (slot, budget) in receptions.iter_mut().zip(&budgets) {
+                if budget.acoustic {
+                    *slot = decided.next().flatten();
                 }
             }
         }
 
-        // The addressed copies.
-        let mut addressed: Vec<Option<(u64, u64)>> = vec![None; self.nodes.len()];
-        for (&(i, d), budget) in receivers.iter().zip(&budgets) {
-            if !budget.usable {
+        for ((&(i, d), budget), reception) in receivers.iter().zip(&budgets).zip(receptions) {
+            let in_range = match reception {
+                Some(r) => r != Reception::OutOfRange,
+                None => budget.usable,
+            };
+            if !in_range {
                 self.stats.out_of_range += 1;
                 out.drop(pkt_id, d as u32, DropReason::OutOfRange);
                 continue;
             }
-            let delay = (budget.delay_s * 1e9).round().clamp(0.0, 1e18) as u64;
+            let delay = medium::delay_ns(budget.delay_s);
             let key = (end.saturating_add(delay), self.seq);
             self.seq += 1;
+            let medium = match reception {
+                Some(Reception::InFlight(id)) => Some(id),
+                _ => None,
+            };
             self.pending.insert(
                 key,
-                Pending {
-                    pkt_id,
-                    src_ip: b.src_ip[i],
-                    dst_ip: b.dst_ip[i],
-                    dst: d,
-                    bits,
-                    budget: *budget,
-                    start_ns: start.saturating_add(delay),
-                    fail: None,
-                },
+                Pending { pkt_id, src_ip: b.src_ip[i], dst_ip: b.dst_ip[i], dst: d, bits, budget: *budget, medium },
             );
-            if budget.acoustic {
-                addressed[d] = Some(key);
-            }
-        }
-        if !acoustic_sender {
-            return;
-        }
-
-        // Every node that hears it: half-duplex and collisions.
-        for r in 0..self.nodes.len() {
-            let spec = self.spec(s, r);
-            if r == s || !spec.is_acoustic() {
-                continue;
-            }
-            let budget = spec.budget(&geometry.between(s, r));
-            if !budget.audible && addressed[r].is_none() {
-                continue;
-            }
-            let delay = (budget.delay_s * 1e9).round().clamp(0.0, 1e18) as u64;
-            let new = Heard {
-                start: start.saturating_add(delay),
-                end: end.saturating_add(delay),
-                level_db: budget.level_db,
-                copy: addressed[r],
-                capture_sir_db: spec.capture_sir_db(),
-            };
-            if let Some(key) = new.copy {
-                if self.on_air[r].iter().any(|&(a, z)| a < new.end && new.start < z) {
-                    if let Some(p) = self.pending.get_mut(&key) {
-                        p.fail.get_or_insert(DropReason::HalfDuplex);
-                    }
-                }
-            }
-            let mut new_fails = false;
-            let mut old_fail = Vec::new();
-            for h in &self.heard[r] {
-                if !(h.start < new.end && new.start < h.end) {
-                    continue;
-                }
-                let captures = |a: &Heard, b: &Heard| a.capture_sir_db.is_some_and(|x| a.level_db >= b.level_db + x);
-                if !captures(&new, h) {
-                    new_fails = true;
-                }
-                if !captures(h, &new) {
-                    if let Some(key) = h.copy {
-                        old_fail.push(key);
-                    }
-                }
-            }
-            for key in old_fail {
-                if let Some(p) = self.pending.get_mut(&key) {
-                    p.fail.get_or_insert(DropReason::Collision);
-                }
-            }
-            if new_fails {
-                if let Some(p) = new.copy.and_then(|key| self.pending.get_mut(&key)) {
-                    p.fail.get_or_insert(DropReason::Collision);
-                }
-            }
-            if self.heard[r].len() >= MAX_EVENTS_PER_NODE {
-                self.heard[r].remove(0);
-                self.stats.events_forgotten += 1;
-            }
-            self.heard[r].push(new);
         }
     }
 
@@ -457,13 +396,14 @@ impl NetworkSim {
                 break;
             }
             let ((end, _), p) = entry.remove_entry();
-            let reason = match p.fail {
-                Some(r) => Some(r),
-                None if self.errors == ErrorHandling::Drop && p.budget.ber > 0.0 => {
+            let verdict = p.medium.map(|id| self.medium.decide(id).unwrap_or(Verdict::Dropped(DropReason::Unspecified)));
+            let reason = match verdict {
+                Some(Verdict::Dropped(r)) => Some(r),
+                _ if self.errors == ErrorHandling::Drop && p.budget.ber > 0.0 => {
                     let per = crate::model::acoustic::per(p.budget.ber, p.bits);
                     (self.rng.random::<f64>() < per).then_some(DropReason::PacketError)
                 }
-                None => None,
+                _ => None,
             };
             match reason {
                 Some(r) => {
@@ -487,13 +427,8 @@ impl NetworkSim {
                 }
             }
         }
-        let horizon = self.pending.values().map(|p| p.start_ns).min().unwrap_or(u64::MAX).min(window_start);
-        for h in &mut self.heard {
-            h.retain(|h| h.end > horizon);
-        }
-        for a in &mut self.on_air {
-            a.retain(|&(_, end)| end > horizon);
-        }
+        // Transmissions still to come are captured at or after the window start.
+        self.medium.forget_before(window_start);
     }
 }
 
@@ -620,7 +555,7 @@ mod tests {
         let p = |id| (0, (id, 0, 1, 100, 0));
         let ends = run(&mut s, &[0.0, 10.0], 5, &[p(1), p(2), p(3)]);
         assert_eq!(deliveries(&ends), vec![(1, 1, 110_000_000, 1), (2, 2, 210_000_000, 1)]);
-        assert_eq!(drops(&ends), vec![(0, 3, 1, DropReason::QueueFull as i32)]);
+        assert_eq!(drops(&ends), vec![(0, 3, 1, DropReason::QueueFull.to_wire())]);
         assert_eq!(s.stats().queue_full, 1);
     }
 
@@ -637,7 +572,7 @@ mod tests {
         // v0 → v1 arrives at v1 during [1.0, 1.8] s; v1 transmits during [1.2, 2.0] s.
         let mut s = sim(2, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
         let ends = run(&mut s, &[0.0, 1500.0], 40, &[(0, (1, 0, 1, 25, 0)), (13, (2, 1, 0, 25, 1_200_000_000))]);
-        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::HalfDuplex as i32)]);
+        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::HalfDuplex.to_wire())]);
         // v1's own packet reaches v0 at 3.0 s: v0 is silent then.
         assert_eq!(deliveries(&ends), vec![(30, 2, 3_000_000_000, 0)]);
     }
@@ -653,13 +588,13 @@ mod tests {
         let ends = run(&mut s, &xs, 25, &pkts);
         let mut d = drops(&ends);
         d.sort();
-        assert_eq!(d, vec![(14, 2, 1, DropReason::Collision as i32), (18, 1, 1, DropReason::Collision as i32)]);
+        assert_eq!(d, vec![(14, 2, 1, DropReason::Collision.to_wire()), (18, 1, 1, DropReason::Collision.to_wire())]);
         assert!(deliveries(&ends).is_empty());
         // v2's signal is 15 log10(10) + absorption ≈ 15.3 dB stronger: with a 10 dB capture
         // threshold it survives and v0's is lost.
         let mut s = sim(3, acoustic(185.0, Some(10.0)), 8, ErrorHandling::Drop, 1);
         let ends = run(&mut s, &xs, 25, &pkts);
-        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::Collision as i32)]);
+        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::Collision.to_wire())]);
         assert_eq!(deliveries(&ends), vec![(14, 2, 1_400_000_000, 1)]);
     }
 
@@ -667,7 +602,7 @@ mod tests {
     fn out_of_range_and_unknown_nodes_are_dropped_in_the_same_window() {
         let mut s = sim(3, LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: false }, 8, ErrorHandling::Drop, 1);
         let ends = run(&mut s, &[0.0, 100.0, 100.5], 2, &[(0, (1, 0, 1, 10, 0)), (0, (2, 0, 2, 10, 0)), (0, (3, 0, 9, 10, 0))]);
-        assert_eq!(drops(&ends), vec![(0, 2, 2, DropReason::OutOfRange as i32), (0, 3, u32::MAX, DropReason::DropUnspecified as i32)]);
+        assert_eq!(drops(&ends), vec![(0, 2, 2, DropReason::OutOfRange.to_wire()), (0, 3, u32::MAX, DropReason::Unspecified.to_wire())]);
         assert_eq!(deliveries(&ends), vec![(0, 1, 80_000, 1)]);
     }
 
@@ -744,6 +679,12 @@ mod tests {
         assert!(s.handle(b"\xff\xff\xff").is_err());
         let mut b = network_begin(0, b"\x0a\xff".to_vec());
         assert!(s.handle(&b.encode_to_vec()).unwrap_err().contains("channel_data"));
+        // A ChannelData that does not describe the two vehicles is an error naming the window.
+        b.channel_data = channel(&[0.0], &[]);
+        assert_eq!(
+            s.handle(&b.encode_to_vec()).unwrap_err(),
+            "window 0: channel_data: node_list has 7 values; expected 7 per vehicle for 2 vehicles"
+        );
         b.channel_data = channel(&[0.0, 1.0], &[]);
         b.pkt_id = vec![1];
         b.src_ip = vec![1];
@@ -753,5 +694,8 @@ mod tests {
         b.dst_node = vec![1];
         b.pkt_time_ns = vec![u64::MAX];
         assert!(s.handle(&b.encode_to_vec()).is_ok());
+        // No ChannelData at all: the geometry is unknown, ideal links still deliver.
+        let end = expect_network(&s.handle(&begin(1, &[], &[(2, 1, 0, 10, W)])).unwrap(), MsgType::End, 1).unwrap();
+        assert_eq!(end.clear_pkt_id, vec![2]);
     }
 }

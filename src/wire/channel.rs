@@ -2,11 +2,12 @@
 //!
 //! The physics coordinator checks every window's ChannelData as it arrives
 //! ([`ChannelView::check`]) and hands the view to everything that reads it on its side: the
-//! timeline, the ROS 2 layer, the vehicle bridges. A ChannelData that does not describe the
-//! scenario's vehicles ends the run with a protocol error naming the physics simulator, the
-//! window and what is wrong. (The network simulator reads ChannelData leniently on its own,
-//! through [`crate::model::link::ChannelGeometry`]: it may run in another process, fed by a
-//! coordinator that already checked it.)
+//! timeline, the ROS 2 layer, the vehicle bridges, the emulated modems. A ChannelData that does
+//! not describe the scenario's vehicles ends the run with a protocol error naming the physics
+//! simulator, the window and what is wrong. The embedded network simulator, which may run in
+//! another process, checks the ChannelData of each BEGIN the same way. The model reads
+//! distances, LOS flags and hop losses from a view only, through
+//! `model::link::ChannelGeometry`.
 //!
 //! A valid ChannelData for `n` vehicles has:
 //! - `node_list`: exactly `7 n` values, `x, y, z, qw, qx, qy, qz` per vehicle;
@@ -116,6 +117,11 @@ impl PathView<'_> {
     /// The hop points, `[x, y, z, loss_db]` each.
     pub fn points(&self) -> Vec<[f64; 4]> {
         self.hop_points.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+    }
+
+    /// Each hop's loss (dB), in order.
+    pub fn losses_db(&self) -> impl Iterator<Item = f64> + '_ {
+        self.hop_points.chunks_exact(4).map(|c| c[3])
     }
 
     /// Sum of the hops' losses (dB).

@@ -3,11 +3,11 @@
 //! transmission, and answers with its [`Report`]s. A refused line is answered with
 //! `$CAERR,hhmmss,NMEA,<code>,<text>`.
 
-use super::{ns, rate_info, Cycle, Event, Front, Payload, BOOT_S, NS};
+use super::{ns, rate_info, Cycle, Event, Modems, Payload, BOOT_S, NS};
 use crate::wire::nmea::{Command, CommandError, CommandId, ErrCode, Param, Query, Report, Sentence};
 use crate::wire::utc::Civil;
 
-impl Front {
+impl Modems {
     /// One line from a modem's host at sim time `now_ns` (events due before it run first).
     /// Never panics; every line gets an answer or a `$CAERR`, blank lines are ignored.
     pub fn host_line(&mut self, modem: usize, now_ns: u64, line: &[u8]) {

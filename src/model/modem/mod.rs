@@ -1,4 +1,5 @@
-//! Emulated WHOI Micro-Modems sharing one acoustic medium: a pure state machine (no I/O, time
+//! Emulated WHOI Micro-Modems sharing one acoustic medium ([`crate::model::medium`], the same
+//! one the embedded network simulator uses): [`Modems`], a pure state machine (no I/O, time
 //! passed in as sim nanoseconds, seeded RNG). [`crate::io::modem_bridge`] puts it on TCP.
 //!
 //! # Host interface
@@ -31,40 +32,45 @@
 //! [`TURNAROUND_S`].
 //!
 //! # Channel
-//! The geometry comes from each window's ChannelData (positions, LOS flag and penetration
-//! losses per pair) and is held for the window. A copy from A to B arrives `d/c` after it is
-//! sent (c at the pair's mean depth) and occupies B's receiver for the airtime. Its budget is
-//! [`LinkSpec::budget`] of an acoustic link with the scenario's water and `acoustic_modems`
-//! front end at the packet's rate: in-band SNR below 0 dB is not heard at all (out of range);
-//! otherwise each frame is drawn against its PER (BER over the frame's bits). A copy is lost
-//! when its receiver transmits during any part of it (half-duplex) or when another audible copy
-//! overlaps it at the receiver (collision; with `capture_sir_db`, one that is that much
-//! stronger than every overlapping one survives). Doppler in `$CACST` is the closing speed
-//! (m/s) estimated from the positions of consecutive windows.
+//! The geometry comes from each window's checked ChannelData ([`ChannelGeometry`]: positions,
+//! LOS flag and penetration losses per pair) and is held for the window. A copy from A to B
+//! arrives `d/c` after it is sent (c at the pair's mean depth) and occupies B's receiver for
+//! the airtime. Its budget is [`LinkSpec::budget`] of an acoustic link with the scenario's
+//! water and [`ModemHardware`] at the packet's rate ([`ModemHardware::link_spec`]). The
+//! acoustic medium decides every copy at the end of its reception: out of range (B cannot
+//! decode it), half-duplex (B transmits during it) or collision (another heard signal overlaps
+//! it, unless it captures it by `capture_sir_db`); a received copy's frames are each drawn
+//! against their PER (BER over the frame's bits; a mini-packet is one draw). Doppler in
+//! `$CACST` is the closing speed (m/s) estimated from the positions of consecutive windows.
+//! Before the first ChannelData a modem has no link to any other: out of range.
 //!
 //! # Ledger
 //! Every frame copy sent to an addressed receiver (every other modem for destination 0, the
 //! broadcast address) ends in exactly one [`Fate`]: delivered, or dropped for out of range,
 //! packet error, collision, half-duplex, no receiver with that address, or shutdown (still in
-//! the water when the run ended). Data frames with no bytes (`$CCTXD` with empty hex) are sent
-//! but carry nothing to report and are not in the ledger.
+//! the water when the run ended) ([`FrameLedgerEntry`], [`FrameLedgerSummary`]). Data frames
+//! with no bytes (`$CCTXD` with empty hex) are sent but carry nothing to report and are not in
+//! the ledger.
 
 mod commands;
+pub mod ledger;
 
 use std::collections::{BTreeMap, HashMap};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 
 use crate::config::{AcousticModems, Scenario, Water};
 use crate::model::acoustic::{self, Modulation};
-use crate::model::link::{AcousticSpec, Budget, ChannelGeometry, Geometry, LinkSpec};
+use crate::model::fate::{DropReason, Fate};
+use crate::model::link::{AcousticSpec, Budget, ChannelGeometry, LinkSpec};
+use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
+use crate::wire::channel::ChannelView;
 use crate::wire::nmea::report::{Cst, RevEvent, Xst};
 use crate::wire::nmea::{rate_frames, Report, PARAMS};
-use crate::wire::proto::ChannelData;
 use crate::wire::utc::TimeOfDay;
 pub use crate::wire::utc::{parse_iso_utc_ns, Civil};
+pub use ledger::{FrameLedgerEntry, FrameLedgerSummary, TxKind};
 
 /// Firmware version the emulated modems report in `$CAREV`.
 pub const VERSION: &str = "0.94.0.52";
@@ -115,64 +121,6 @@ pub fn packet_airtime_s(rate: u8, nframes: u8) -> f64 {
     pre + n * 8.0 * r.frame_bytes as f64 / r.bit_rate_bps + (n - 1.0) * FRAME_GAP_S
 }
 
-/// What happened to one frame copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Fate {
-    Delivered,
-    OutOfRange,
-    PacketError,
-    Collision,
-    HalfDuplex,
-    NoReceiver,
-    Shutdown,
-}
-
-/// Kind of transmission a ledger entry belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TxKind {
-    Data,
-    Ping,
-    PingReply,
-    Mini,
-    Ack,
-}
-
-/// One frame copy: who sent it to whom, when, and how it ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LedgerEntry {
-    pub tx: u64,
-    pub kind: TxKind,
-    /// Frame number (from 1; 1 for non-data packets).
-    pub frame: u8,
-    /// Modem indices (configuration order) and acoustic addresses.
-    pub from: usize,
-    pub to: Option<usize>,
-    pub src: u8,
-    pub dest: u8,
-    pub rate: u8,
-    pub bytes: usize,
-    pub sent_ns: u64,
-    pub decided_ns: u64,
-    /// In-band SNR at the receiver (absent when unknown, e.g. no geometry yet).
-    pub snr_db: Option<f64>,
-    pub fate: Fate,
-}
-
-/// Ledger totals for the run summary: `sent` = the sum of the rest.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct LedgerSummary {
-    pub sent: u64,
-    pub delivered: u64,
-    pub out_of_range: u64,
-    pub packet_error: u64,
-    pub collision: u64,
-    pub half_duplex: u64,
-    pub no_receiver: u64,
-    pub shutdown: u64,
-}
-
 /// One line for a modem's host, due at `at_ns` of sim time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
@@ -191,9 +139,10 @@ pub struct ModemSpec {
     pub tcp_port: u16,
 }
 
-/// The physical front end shared by every modem.
+/// The hardware every emulated modem shares: clock epoch, transducer and band, the water it
+/// works in, capture threshold and heartbeat period.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FrontEnd {
+pub struct ModemHardware {
     pub epoch_ns: i64,
     pub frequency_khz: f64,
     pub bandwidth_hz: f64,
@@ -205,9 +154,9 @@ pub struct FrontEnd {
     pub water: Water,
 }
 
-impl FrontEnd {
-    pub fn from_config(a: &AcousticModems, water: &Water) -> FrontEnd {
-        FrontEnd {
+impl ModemHardware {
+    pub fn from_config(a: &AcousticModems, water: &Water) -> ModemHardware {
+        ModemHardware {
             epoch_ns: a.epoch_utc.ns(),
             frequency_khz: a.frequency_khz,
             bandwidth_hz: a.bandwidth_khz * 1e3,
@@ -220,11 +169,14 @@ impl FrontEnd {
         }
     }
 
-    fn spec(&self, modulation: Modulation, bit_rate_bps: f64, coding_gain_db: f64) -> LinkSpec {
+    /// The acoustic link of a transmission at Micro-Modem `rate` (rate 0's for an unknown one;
+    /// pings, ping replies, acks and mini-packets go at rate 0).
+    pub fn link_spec(&self, rate: u8) -> LinkSpec {
+        let r = acoustic::micromodem_rate(rate).or_else(|| acoustic::micromodem_rate(0)).expect("rate 0 exists");
         LinkSpec::Acoustic(AcousticSpec {
-            modulation,
-            bit_rate_bps,
-            coding_gain_db,
+            modulation: r.modulation,
+            bit_rate_bps: r.bit_rate_bps,
+            coding_gain_db: r.coding_gain_db,
             frequency_khz: self.frequency_khz,
             bandwidth_hz: self.bandwidth_hz,
             source_level_db: self.source_level_db,
@@ -296,10 +248,13 @@ impl Payload {
 /// A copy of a transmission at one receiver.
 #[derive(Debug, Clone, Copy)]
 struct Copy {
+    /// None before the first ChannelData.
     budget: Option<Budget>,
     closing_mps: f64,
     start_ns: u64,
     end_ns: u64,
+    /// Its copy in the medium when addressed and decodable.
+    medium: Option<CopyId>,
 }
 
 #[derive(Debug, Clone)]
@@ -324,38 +279,30 @@ enum Event {
     Reply { modem: usize, dest: u8, payload: Payload },
 }
 
-#[derive(Debug, Clone, Default)]
-struct Geo {
-    pos: Vec<[f64; 3]>,
-    vel: Vec<[f64; 3]>,
-    /// (i < j) → (los, penetration loss dB)
-    paths: HashMap<(usize, usize), (bool, f64)>,
-}
-
 /// Every emulated modem and the medium between them.
-pub struct Front {
+pub struct Modems {
     modems: Vec<Modem>,
-    fe: FrontEnd,
-    geo: Option<Geo>,
+    fe: ModemHardware,
+    /// The window's geometry and each vehicle's velocity.
+    geometry: Option<(ChannelGeometry, Vec<[f64; 3]>)>,
     prev: Option<(u64, Vec<[f64; 3]>)>,
     events: BTreeMap<(u64, u64), Event>,
     seq: u64,
     txs: HashMap<u64, Tx>,
     next_tx: u64,
     next_cycle: u64,
-    /// Per modem: transmissions heard there (tx id, start, end, level) and own transmissions.
-    heard: Vec<Vec<(u64, u64, u64, f64)>>,
-    sent: Vec<Vec<(u64, u64)>>,
+    /// The acoustic medium between the modems (its nodes are modem indices).
+    medium: Medium,
     out: Vec<Output>,
-    ledger: Vec<LedgerEntry>,
+    ledger: Vec<FrameLedgerEntry>,
     rng: ChaCha8Rng,
     now: u64,
 }
 
-impl Front {
+impl Modems {
     /// The emulated modems of a scenario (vehicles with a modem and no passthrough), or None
     /// when `acoustic_modems` is absent.
-    pub fn from_scenario(s: &Scenario) -> Option<Front> {
+    pub fn from_scenario(s: &Scenario) -> Option<Modems> {
         let a = s.acoustic_modems.as_ref()?;
         let specs = s
             .vehicles
@@ -366,12 +313,12 @@ impl Front {
                 Some(ModemSpec { vehicle: i, name: v.name.clone(), id: m.id, tcp_port: m.tcp_port })
             })
             .collect();
-        Some(Front::new(FrontEnd::from_config(a, &s.world.water), specs, s.seed))
+        Some(Modems::new(ModemHardware::from_config(a, &s.world.water), specs, s.seed))
     }
 
-    pub fn new(fe: FrontEnd, specs: Vec<ModemSpec>, seed: u64) -> Front {
+    pub fn new(fe: ModemHardware, specs: Vec<ModemSpec>, seed: u64) -> Modems {
         let n = specs.len();
-        let mut f = Front {
+        let mut f = Modems {
             modems: specs
                 .into_iter()
                 .map(|spec| {
@@ -381,15 +328,14 @@ impl Front {
                 })
                 .collect(),
             fe,
-            geo: None,
+            geometry: None,
             prev: None,
             events: BTreeMap::new(),
             seq: 0,
             txs: HashMap::new(),
             next_tx: 1,
             next_cycle: 1,
-            heard: vec![Vec::new(); n],
-            sent: vec![Vec::new(); n],
+            medium: Medium::new(n),
             out: Vec::new(),
             ledger: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6d6f_6465_6d00_0001),
@@ -424,9 +370,10 @@ impl Front {
 
     /// The world for the coming window (held until the next call): positions, LOS and
     /// penetration losses per pair; velocities from the previous call.
-    pub fn set_channel(&mut self, start_ns: u64, channel: &ChannelData) {
-        let n = channel.node_list.len() / 7;
-        let ChannelGeometry { positions: pos, paths } = ChannelGeometry::new(channel, n);
+    pub fn set_channel(&mut self, start_ns: u64, channel: &ChannelView) {
+        let geometry = ChannelGeometry::new(channel);
+        let pos = geometry.positions();
+        let n = pos.len();
         let vel = match &self.prev {
             Some((t, p)) if start_ns > *t && p.len() == n => {
                 let dt = (start_ns - t) as f64 / 1e9;
@@ -434,8 +381,8 @@ impl Front {
             }
             _ => vec![[0.0; 3]; n],
         };
-        self.prev = Some((start_ns, pos.clone()));
-        self.geo = Some(Geo { pos, vel, paths });
+        self.prev = Some((start_ns, pos.to_vec()));
+        self.geometry = Some((geometry, vel));
     }
 
     fn schedule(&mut self, at: u64, e: Event) {
@@ -468,25 +415,12 @@ impl Front {
         std::mem::take(&mut self.out)
     }
 
-    pub fn ledger(&self) -> &[LedgerEntry] {
+    pub fn ledger(&self) -> &[FrameLedgerEntry] {
         &self.ledger
     }
 
-    pub fn ledger_summary(&self) -> LedgerSummary {
-        let mut s = LedgerSummary::default();
-        for e in &self.ledger {
-            s.sent += 1;
-            *match e.fate {
-                Fate::Delivered => &mut s.delivered,
-                Fate::OutOfRange => &mut s.out_of_range,
-                Fate::PacketError => &mut s.packet_error,
-                Fate::Collision => &mut s.collision,
-                Fate::HalfDuplex => &mut s.half_duplex,
-                Fate::NoReceiver => &mut s.no_receiver,
-                Fate::Shutdown => &mut s.shutdown,
-            } += 1;
-        }
-        s
+    pub fn ledger_summary(&self) -> FrameLedgerSummary {
+        FrameLedgerSummary::of(&self.ledger)
     }
 
     /// Ends the run at `now_ns`: every copy still in the water is dropped with `shutdown`.
@@ -496,8 +430,12 @@ impl Front {
             self.events.values().filter_map(|e| if let Event::RxEnd { modem, tx } = e { Some((*modem, *tx)) } else { None }).collect();
         for (modem, tx) in pending {
             if let Some(t) = self.txs.get(&tx).cloned() {
-                let snr = t.copies[modem].and_then(|c| c.budget).map(|b| b.snr_db);
-                self.record_all(&t, Some(modem), snr, |_| Fate::Shutdown);
+                let copy = t.copies[modem];
+                if let Some(id) = copy.and_then(|c| c.medium) {
+                    self.medium.abandon(id);
+                }
+                let snr = copy.and_then(|c| c.budget).map(|b| b.snr_db);
+                self.record_all(&t, Some(modem), snr, |_| Fate::Dropped(DropReason::Shutdown));
             }
         }
         self.events.clear();
@@ -528,22 +466,17 @@ impl Front {
             Payload::Data { rate, .. } => *rate,
             _ => 0,
         };
-        let spec = match rate_info(rate) {
-            Some(r) if matches!(payload, Payload::Data { .. }) => self.fe.spec(r.modulation, r.bit_rate_bps, r.coding_gain_db),
-            _ => {
-                let r = acoustic::micromodem_rate(0).expect("rate 0 exists");
-                self.fe.spec(r.modulation, r.bit_rate_bps, r.coding_gain_db)
-            }
-        };
+        let spec = self.fe.link_spec(rate);
         let n = self.modems.len();
         let mut copies = vec![None; n];
-        let mut any_intended = false;
+        let mut signals = Vec::new();
+        let mut intended = vec![false; n];
         for (j, slot) in copies.iter_mut().enumerate() {
             if j == m {
                 continue;
             }
             let addr = self.modems[j].src();
-            let intended = match payload {
+            intended[j] = match payload {
                 Payload::Data { .. } | Payload::Mini { .. } => dest == addr || dest == BROADCAST,
                 _ => dest == addr,
             };
@@ -551,24 +484,28 @@ impl Front {
                 Some((b, c)) => (Some(b), c),
                 None => (None, 0.0),
             };
-            let delay = budget.map_or(0.0, |b| b.delay_s);
-            let copy = Copy { budget, closing_mps: closing, start_ns: start + ns(delay), end_ns: end + ns(delay) };
-            if budget.is_some_and(|b| b.audible) {
-                self.heard[j].push((id, copy.start_ns, copy.end_ns, budget.map_or(0.0, |b| b.level_db)));
+            let delay = budget.map_or(0, |b| medium::delay_ns(b.delay_s));
+            if let Some(b) = budget {
+                signals.push(Signal { receiver: j, budget: b, capture_sir_db: self.fe.capture_sir_db, addressed: intended[j] });
             }
-            if intended {
-                any_intended = true;
-                // A copy nobody can hear is decided when its transmission ends.
-                let heard = budget.is_some_and(|b| b.audible && b.usable);
-                self.schedule(if heard { copy.end_ns } else { end }, Event::RxEnd { modem: j, tx: id });
-            }
-            *slot = Some(copy);
+            *slot = Some(Copy { budget, closing_mps: closing, start_ns: start + delay, end_ns: end + delay, medium: None });
         }
+        for (signal, reception) in signals.iter().zip(self.medium.transmit(m, start, end, &signals)) {
+            if let (Some(Reception::InFlight(id)), Some(copy)) = (reception, &mut copies[signal.receiver]) {
+                copy.medium = Some(id);
+            }
+        }
+        for (j, copy) in copies.iter().enumerate() {
+            if let (true, Some(copy)) = (intended[j], copy) {
+                // A copy its receiver cannot decode is decided when its transmission ends.
+                self.schedule(if copy.medium.is_some() { copy.end_ns } else { end }, Event::RxEnd { modem: j, tx: id });
+            }
+        }
+        let any_intended = intended.iter().any(|&i| i);
         let tx = Tx { id, from: m, src, dest, payload, start_ns: start, end_ns: end, copies };
         if !any_intended {
-            self.record_all(&tx, None, None, |_| Fate::NoReceiver);
+            self.record_all(&tx, None, None, |_| Fate::Dropped(DropReason::NoReceiver));
         }
-        self.sent[m].push((start, end));
         self.modems[m].tx_until = end;
         if host {
             self.report(m, Report::Txp { nbytes: tx_bytes(&tx.payload) });
@@ -578,18 +515,14 @@ impl Front {
     }
 
     fn budget(&self, a: usize, b: usize, spec: &LinkSpec) -> Option<(Budget, f64)> {
-        let geo = self.geo.as_ref()?;
+        let (geometry, vel) = self.geometry.as_ref()?;
         let (va, vb) = (self.modems[a].spec.vehicle, self.modems[b].spec.vehicle);
-        let (pa, pb) = (geo.pos.get(va)?, geo.pos.get(vb)?);
+        let (pa, pb) = (geometry.positions().get(va)?, geometry.positions().get(vb)?);
+        let g = geometry.between(va, vb);
+        let budget = spec.budget(&g);
         let d = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
-        let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-        if !dist.is_finite() {
-            return None;
-        }
-        let (los, loss) = geo.paths.get(&(va.min(vb), va.max(vb))).copied().unwrap_or((true, 0.0));
-        let mean_depth = ((-pa[2]).max(0.0) + (-pb[2]).max(0.0)) / 2.0;
-        let budget = spec.budget(&Geometry { distance_m: dist, los, hop_loss_db: loss, mean_depth_m: mean_depth });
-        let (ua, ub) = (geo.vel.get(va).copied().unwrap_or_default(), geo.vel.get(vb).copied().unwrap_or_default());
+        let dist = g.distance_m;
+        let (ua, ub) = (vel.get(va).copied().unwrap_or_default(), vel.get(vb).copied().unwrap_or_default());
         let closing = if dist > 0.0 { -((ub[0] - ua[0]) * d[0] + (ub[1] - ua[1]) * d[1] + (ub[2] - ua[2]) * d[2]) / dist } else { 0.0 };
         Some((budget, closing))
     }
@@ -602,7 +535,7 @@ impl Front {
             _ => (0, vec![(1, 2)]),
         };
         for (frame, bytes) in frames {
-            self.ledger.push(LedgerEntry {
+            self.ledger.push(FrameLedgerEntry {
                 tx: tx.id,
                 kind: tx.payload.kind(),
                 frame,
@@ -688,28 +621,22 @@ impl Front {
         let Some(tx) = self.txs.get(&id).cloned() else { return };
         let Some(copy) = tx.copies.get(j).copied().flatten() else { return };
         let snr = copy.budget.map(|b| b.snr_db);
-        let heard = copy.budget.is_some_and(|b| b.audible && b.usable);
-        if !heard {
-            return self.record_all(&tx, Some(j), snr, |_| Fate::OutOfRange);
-        }
-        let b = copy.budget.expect("heard");
-        if self.sent[j].iter().any(|&(s, e)| s < copy.end_ns && e > copy.start_ns) {
-            return self.record_all(&tx, Some(j), snr, |_| Fate::HalfDuplex);
-        }
-        let overlapping: Vec<f64> =
-            self.heard[j].iter().filter(|h| h.0 != id && h.1 < copy.end_ns && h.2 > copy.start_ns).map(|h| h.3).collect();
-        let captured = match self.fe.capture_sir_db {
-            Some(sir) => overlapping.iter().all(|l| b.level_db - l >= sir),
-            None => overlapping.is_empty(),
+        let verdict = match copy.medium {
+            Some(id) => self.medium.decide(id).unwrap_or(Verdict::Dropped(DropReason::Unspecified)),
+            None => Verdict::Dropped(DropReason::OutOfRange),
         };
-        if !captured {
-            self.record_all(&tx, Some(j), snr, |_| Fate::Collision);
-            if matches!(tx.payload, Payload::Data { .. }) {
-                self.report(j, Report::PacketTimeout { time: self.time_of_day(j) });
-                self.cst(j, &tx, &copy, 2, 0);
+        let b = match verdict {
+            Verdict::Received(b) => b,
+            Verdict::Dropped(DropReason::Collision) => {
+                self.record_all(&tx, Some(j), snr, |_| Fate::Dropped(DropReason::Collision));
+                if matches!(tx.payload, Payload::Data { .. }) {
+                    self.report(j, Report::PacketTimeout { time: self.time_of_day(j) });
+                    self.cst(j, &tx, &copy, 2, 0);
+                }
+                return;
             }
-            return;
-        }
+            Verdict::Dropped(r) => return self.record_all(&tx, Some(j), snr, |_| Fate::Dropped(r)),
+        };
         match &tx.payload {
             Payload::Data { rate, ack, frames } => {
                 let info = rate_info(*rate).expect("valid rate");
@@ -731,7 +658,13 @@ impl Front {
                     }
                 }
                 let bad = frames.iter().zip(&fates).filter(|(d, ok)| !d.is_empty() && !**ok).count();
-                self.record_all(&tx, Some(j), snr, |f| if fates.get(f as usize - 1).copied().unwrap_or(false) { Fate::Delivered } else { Fate::PacketError });
+                self.record_all(&tx, Some(j), snr, |f| {
+                    if fates.get(f as usize - 1).copied().unwrap_or(false) {
+                        Fate::Delivered
+                    } else {
+                        Fate::Dropped(DropReason::PacketError)
+                    }
+                });
                 self.cst(j, &tx, &copy, if bad > 0 { 1 } else { 0 }, bad);
                 if *ack && tx.dest != BROADCAST && !good.is_empty() {
                     self.schedule(self.now + ns(TURNAROUND_S), Event::Reply { modem: j, dest: tx.src, payload: Payload::Ack { original_src: tx.src, frames: good } });
@@ -739,7 +672,7 @@ impl Front {
             }
             other => {
                 let ok = self.rng.random::<f64>() >= acoustic::per(b.ber, MINI_PACKET_BITS);
-                self.record_all(&tx, Some(j), snr, |_| if ok { Fate::Delivered } else { Fate::PacketError });
+                self.record_all(&tx, Some(j), snr, |_| if ok { Fate::Delivered } else { Fate::Dropped(DropReason::PacketError) });
                 if !ok {
                     return;
                 }
@@ -811,14 +744,10 @@ impl Front {
     }
 
     fn prune(&mut self) {
-        // Nothing older than a minute can overlap anything still to be decided.
+        // Every transmission still to come starts now or later.
+        self.medium.forget_before(self.now);
+        // Transmissions older than a minute with nothing pending are done with.
         let horizon = self.now.saturating_sub(60 * NS);
-        for h in &mut self.heard {
-            h.retain(|x| x.2 >= horizon);
-        }
-        for s in &mut self.sent {
-            s.retain(|x| x.1 >= horizon);
-        }
         let pending: std::collections::HashSet<u64> = self.events.values().filter_map(|e| match e {
             Event::RxEnd { tx, .. } | Event::TxEnd { tx, .. } => Some(*tx),
             _ => None,

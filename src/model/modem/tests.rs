@@ -1,10 +1,10 @@
 use super::*;
 use crate::wire::nmea::{emit, Sentence};
-use crate::wire::proto::PathDetails;
+use crate::wire::proto::{ChannelData, PathDetails};
 
-fn front(n: usize) -> Front {
+fn front(n: usize) -> Modems {
     let water = Water { sound_speed: crate::config::SoundSpeed::Fixed(1500.0), ..Water::default() };
-    let fe = FrontEnd {
+    let fe = ModemHardware {
         epoch_ns: parse_iso_utc_ns("2026-11-21T05:00:00Z").unwrap(),
         frequency_khz: 25.0,
         bandwidth_hz: 5000.0,
@@ -16,7 +16,7 @@ fn front(n: usize) -> Front {
         water,
     };
     let specs = (0..n).map(|i| ModemSpec { vehicle: i, name: format!("v{i}"), id: i as u8 + 1, tcp_port: 62000 + i as u16 }).collect();
-    Front::new(fe, specs, 7)
+    Modems::new(fe, specs, 7)
 }
 
 /// Vehicles on the x axis at the given positions, 10 m deep, all LOS.
@@ -34,7 +34,7 @@ fn channel(xs: &[f64], losses: &[((u32, u32), f64)]) -> ChannelData {
     c
 }
 
-fn lines(f: &mut Front, modem: usize) -> Vec<String> {
+fn lines(f: &mut Modems, modem: usize) -> Vec<String> {
     f.drain().into_iter().filter(|o| o.modem == modem).map(|o| o.line).collect()
 }
 
@@ -72,7 +72,7 @@ fn clocks_mm1_and_mm2() {
 #[test]
 fn data_cycle_arrives_after_d_over_c() {
     let mut f = front(2);
-    f.set_channel(0, &channel(&[0.0, 1500.0], &[]));
+    f.set_channel(0, &ChannelView::check(&channel(&[0.0, 1500.0], &[]), 2).unwrap());
     f.host_line(0, 0, b"$CCCFG,XST,1");
     f.drain();
     f.host_line(0, 0, b"$CCCYC,0,1,2,0,1,1");
@@ -105,7 +105,7 @@ fn data_cycle_arrives_after_d_over_c() {
 #[test]
 fn ping_reports_one_way_travel_time() {
     let mut f = front(2);
-    f.set_channel(0, &channel(&[0.0, 750.0], &[]));
+    f.set_channel(0, &ChannelView::check(&channel(&[0.0, 750.0], &[]), 2).unwrap());
     f.host_line(0, 0, b"$CCMPC,1,2");
     f.advance(10 * NS);
     let out = f.drain();
@@ -117,7 +117,7 @@ fn ping_reports_one_way_travel_time() {
 #[test]
 fn collision_half_duplex_range_and_drop_reasons() {
     let mut f = front(3);
-    f.set_channel(0, &channel(&[0.0, 1500.0, 3000.0], &[]));
+    f.set_channel(0, &ChannelView::check(&channel(&[0.0, 1500.0, 3000.0], &[]), 3).unwrap());
     // 0 and 2 both send to 1 at once: both collide there.
     f.host_line(0, 0, b"$CCMUC,1,2,0123");
     f.host_line(2, 0, b"$CCMUC,3,2,0456");
@@ -128,18 +128,18 @@ fn collision_half_duplex_range_and_drop_reasons() {
     f.host_line(0, 20 * NS, b"$CCMUC,1,2,0001");
     f.host_line(1, 20 * NS + NS, b"$CCMUC,2,3,0002");
     f.advance(30 * NS);
-    assert!(f.ledger().iter().any(|e| e.fate == Fate::HalfDuplex && e.to == Some(1)));
+    assert!(f.ledger().iter().any(|e| e.fate == Fate::Dropped(DropReason::HalfDuplex) && e.to == Some(1)));
     // Out of range: 200 km.
-    f.set_channel(40 * NS, &channel(&[0.0, 200_000.0, 3000.0], &[]));
+    f.set_channel(40 * NS, &ChannelView::check(&channel(&[0.0, 200_000.0, 3000.0], &[]), 3).unwrap());
     f.host_line(0, 40 * NS, b"$CCMUC,1,2,0003");
     f.host_line(0, 50 * NS, b"$CCMUC,1,9,0003");
     f.host_line(0, 60 * NS, b"$CCCYC,0,1,3,5,0,1");
     f.host_line(0, 60 * NS, b"$CCTXD,1,3,0,00");
     f.shutdown(60 * NS + NS / 2);
     let l = f.ledger();
-    assert!(l.iter().any(|e| e.fate == Fate::OutOfRange && e.to == Some(1)));
-    assert!(l.iter().any(|e| e.fate == Fate::NoReceiver && e.dest == 9));
-    assert!(l.iter().any(|e| e.fate == Fate::Shutdown && e.to == Some(2)));
+    assert!(l.iter().any(|e| e.fate == Fate::Dropped(DropReason::OutOfRange) && e.to == Some(1)));
+    assert!(l.iter().any(|e| e.fate == Fate::Dropped(DropReason::NoReceiver) && e.dest == 9));
+    assert!(l.iter().any(|e| e.fate == Fate::Dropped(DropReason::Shutdown) && e.to == Some(2)));
     let s = f.ledger_summary();
     assert_eq!(s.sent, s.delivered + s.out_of_range + s.packet_error + s.collision + s.half_duplex + s.no_receiver + s.shutdown);
 }
@@ -174,7 +174,7 @@ fn random_and_mutated_lines_never_panic_and_always_answer() {
         b"$CCTMS,2026-01-01T00:00:00Z,0", b"$CCMPC,1,2", b"$CCMUC,1,2,1fff", b"$CCMSC,1,1,0", b"$CCTMQ,0", b"$CCCFG,ALL,0", b"$CCXXX,1",
     ];
     let mut f = front(3);
-    f.set_channel(0, &channel(&[0.0, 500.0, 1000.0], &[]));
+    f.set_channel(0, &ChannelView::check(&channel(&[0.0, 500.0, 1000.0], &[]), 3).unwrap());
     let mut t = 0;
     for i in 0..30_000 {
         let mut line = seeds[i % seeds.len()].to_vec();
