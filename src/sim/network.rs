@@ -63,6 +63,7 @@ use crate::sync::{
 };
 use crate::clock::Schedule;
 use crate::wire::channel::ChannelView;
+use crate::wire::update::Packet;
 use crate::wire::proto::{decode_checked, rosnetsim::network_update::MsgType, ChannelData, NetworkUpdate};
 use prost::Message;
 use rand::{Rng, SeedableRng};
@@ -251,7 +252,8 @@ impl NetworkSim {
         self.windows.begin(k)?;
         let window_start = self.schedule.start_ns(k);
         let mut out = EndLists::default();
-        self.schedule_entries(&begin, &geometry, window_start, &mut out);
+        let packets: Vec<Packet> = begin.packets().collect();
+        self.schedule_entries(&packets, &geometry, window_start, &mut out);
         self.release(window_start, self.schedule.start_ns(k + 1), &mut out);
         out.end.msg_type = MsgType::End as i32;
         out.end.time_val = k;
@@ -265,15 +267,15 @@ impl NetworkSim {
         }
     }
 
-    fn schedule_entries(&mut self, b: &NetworkUpdate, geometry: &ChannelGeometry, window_start: u64, out: &mut EndLists) {
-        let n = b.pkt_id.len();
-        let time = |i: usize| b.pkt_time_ns.get(i).copied().unwrap_or(window_start);
-        let srcs: Vec<Option<usize>> = (0..n).map(|i| self.node_of(b.src_node.get(i).copied(), b.src_ip[i])).collect();
-        let dsts: Vec<Option<usize>> = (0..n).map(|i| self.node_of(b.dst_node.get(i).copied(), b.dst_ip[i])).collect();
+    fn schedule_entries(&mut self, b: &[Packet], geometry: &ChannelGeometry, window_start: u64, out: &mut EndLists) {
+        let n = b.len();
+        let time = |i: usize| b[i].time_ns.unwrap_or(window_start);
+        let srcs: Vec<Option<usize>> = b.iter().map(|p| self.node_of(p.src_node, p.src_ip)).collect();
+        let dsts: Vec<Option<usize>> = b.iter().map(|p| self.node_of(p.dst_node, p.dst_ip)).collect();
         let src = |i: usize| srcs[i];
         let dst = |i: usize| dsts[i];
         let mut order: Vec<usize> = (0..n).collect();
-        let key = |i: usize| (time(i), src(i).map_or(u64::MAX, |s| s as u64), b.pkt_id[i]);
+        let key = |i: usize| (time(i), src(i).map_or(u64::MAX, |s| s as u64), b[i].pkt_id);
         order.sort_by_key(|&i| (key(i), i));
         let mut g = 0;
         while g < order.len() {
@@ -287,7 +289,7 @@ impl NetworkSim {
             let Some(s) = src(first) else {
                 for &i in group {
                     self.stats.unknown_node += 1;
-                    out.drop(b.pkt_id[i], dst(i).map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
+                    out.drop(b[i].pkt_id, dst(i).map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
                 }
                 continue;
             };
@@ -297,7 +299,7 @@ impl NetworkSim {
                     Some(d) if d != s => receivers.push((i, d)),
                     other => {
                         self.stats.unknown_node += 1;
-                        out.drop(b.pkt_id[i], other.map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
+                        out.drop(b[i].pkt_id, other.map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
                     }
                 }
             }
@@ -309,10 +311,10 @@ impl NetworkSim {
     }
 
     /// One transmission from `s` to `receivers` (entry index, node), captured at `t`.
-    fn transmit(&mut self, b: &NetworkUpdate, s: usize, receivers: &[(usize, usize)], t: u64, geometry: &ChannelGeometry, out: &mut EndLists) {
+    fn transmit(&mut self, b: &[Packet], s: usize, receivers: &[(usize, usize)], t: u64, geometry: &ChannelGeometry, out: &mut EndLists) {
         let first = receivers[0].0;
-        let pkt_id = b.pkt_id[first];
-        let bits = b.pkt_lengths[first] as u64 * 8;
+        let pkt_id = b[first].pkt_id;
+        let bits = b[first].length as u64 * 8;
         // Queue.
         let q = &mut self.waiting[s];
         while q.front().is_some_and(|&start| start <= t) {
@@ -383,7 +385,7 @@ impl NetworkSim {
             };
             self.pending.insert(
                 key,
-                Pending { pkt_id, src_ip: b.src_ip[i], dst_ip: b.dst_ip[i], dst: d, bits, budget: *budget, medium },
+                Pending { pkt_id, src_ip: b[i].src_ip, dst_ip: b[i].dst_ip, dst: d, bits, budget: *budget, medium },
             );
         }
     }
