@@ -154,3 +154,41 @@ pub fn channel_data<'a>(vehicles: impl Iterator<Item = &'a VehicleState>, paths:
         .collect();
     ChannelData { node_list, path_details }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::protocol::physics_begin;
+    use crate::wire::proto::{decode_checked, PhysicsUpdate};
+
+    fn sim() -> PhysicsSim {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.yaml")).unwrap();
+        PhysicsSim::from_scenario(&crate::config::parse_str(&text, std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.yaml"))).unwrap())
+    }
+
+    fn node_list(end: &[u8]) -> Vec<f64> {
+        let end: PhysicsUpdate = decode_checked(end).unwrap();
+        decode_checked::<ChannelData>(&end.channel_data).unwrap().node_list
+    }
+
+    #[test]
+    fn a_begin_places_vehicles_before_the_world_is_sampled() {
+        let mut s = sim();
+        let fix = SetPose { node: 1, x: 12.5, y: -40.0, z: -30.0, heading_deg: 90.0, speed_mps: 0.0 };
+        let nodes = node_list(&s.handle(&physics_begin(0, vec![fix])).unwrap());
+        assert_eq!(&nodes[7..10], &[12.5, -40.0, -30.0], "vehicle 1 at the imposed pose in END(0)");
+        // Heading 90° (east) is a yaw of 0: the identity quaternion.
+        assert!((nodes[10] - 1.0).abs() < 1e-12 && nodes[13].abs() < 1e-12, "{:?}", &nodes[10..14]);
+    }
+
+    #[test]
+    fn a_begin_naming_no_vehicle_is_refused_and_moves_nothing() {
+        let mut s = sim();
+        let before = s.vehicle(0).unwrap().position;
+        let ok = SetPose { node: 0, x: 1.0, y: 2.0, z: -3.0, heading_deg: 0.0, speed_mps: 1.0 };
+        let bad = SetPose { node: 9, ..ok };
+        let e = s.handle(&physics_begin(0, vec![ok, bad])).unwrap_err();
+        assert_eq!(e, "set_pose[1]: node 9 is not a vehicle (3 vehicles)");
+        assert_eq!(s.vehicle(0).unwrap().position, before, "all or none");
+    }
+}
