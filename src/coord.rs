@@ -59,15 +59,16 @@ fn chosen(peer: &str, endpoint: Option<&str>, configured: &SimulatorEndpoint) ->
     }
 }
 
-/// Connects to `peer` in another process; `None` if it is the embedded one.
-async fn remote(loaded: &LoadedScenario, peer: &str, endpoint: &SimulatorEndpoint) -> anyhow::Result<Option<Link>> {
-    Ok(Link::connect(peer, endpoint, timeout(loaded), startup_timeout(loaded)).await?)
+/// Connects to `peer` in another process, by the transport its endpoint names; `None` if it
+/// is the embedded one.
+async fn remote(loaded: &LoadedScenario, peer: &str, endpoint: Option<&str>, configured: &SimulatorEndpoint) -> anyhow::Result<Option<Link>> {
+    let endpoint = chosen(peer, endpoint, configured)?;
+    Ok(Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
 }
 
 /// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
 pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    let endpoint = chosen("physics simulator", endpoint, &loaded.scenario.simulators.physics)?;
-    Ok(match remote(loaded, "physics simulator", &endpoint).await? {
+    Ok(match remote(loaded, "physics simulator", endpoint, &loaded.scenario.simulators.physics).await? {
         Some(link) => link,
         None => Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded))),
     })
@@ -75,8 +76,7 @@ pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) 
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice.
 pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    let endpoint = chosen("network simulator", endpoint, &loaded.scenario.simulators.network)?;
-    Ok(match remote(loaded, "network simulator", &endpoint).await? {
+    Ok(match remote(loaded, "network simulator", endpoint, &loaded.scenario.simulators.network).await? {
         Some(link) => link,
         None => Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded))),
     })
