@@ -57,10 +57,10 @@ impl IdlePhysics {
 }
 
 impl Service for IdlePhysics {
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
-        let r = expect_physics(request, MsgType::Begin, self.windows.next)
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        let r = expect_physics(&request, MsgType::Begin, self.windows.next)
             .and_then(|b| self.windows.begin(b.time_val).map(|_| physics_end(b.time_val, self.channel.clone())));
-        Box::pin(std::future::ready(r))
+        netsim_cosim::sync::ready(r)
     }
     fn finished(&self) -> bool {
         self.windows.finished()
@@ -69,8 +69,8 @@ impl Service for IdlePhysics {
 
 struct Echo;
 impl Service for Echo {
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
-        Box::pin(std::future::ready(Ok(request.to_vec())))
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        Box::pin(std::future::ready(Ok(request)))
     }
 }
 

@@ -126,8 +126,8 @@ impl NetworkCoordinator {
 }
 
 impl Service for NetworkCoordinator {
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
-        Box::pin(self.window(request))
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        Box::pin(async move { self.window(&request).await.map_err(crate::sync::TransportError::Failed) })
     }
 
     fn finished(&self) -> bool {
@@ -321,7 +321,8 @@ impl PhysicsCoordinator {
                 }
             }
 
-            match pacer.open(k + 1, Instant::now()) {
+            let opening = if pacer.paced() { pacer.open(k + 1, Instant::now()) } else { None };
+            match opening {
                 None => {}
                 Some(Opening::Late(now)) => opens = Some(now),
                 Some(Opening::At(due)) => {

@@ -256,8 +256,8 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
 /// A network simulator that drops every copy as out of range.
 struct DropAll(u32);
 impl Service for DropAll {
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
-        let r = NetworkUpdate::decode(request).map_err(|e| e.to_string()).map(|b| {
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        let r = NetworkUpdate::decode(request.as_slice()).map_err(|e| e.to_string()).map(|b| {
             self.0 = b.time_val + 1;
             NetworkUpdate {
                 msg_type: MsgType::End as i32,
@@ -269,7 +269,7 @@ impl Service for DropAll {
             }
             .encode_to_vec()
         });
-        Box::pin(std::future::ready(r))
+        netsim_cosim::sync::ready(r)
     }
 }
 

@@ -180,7 +180,7 @@ fn broken_scenarios_are_refused_before_anything_runs() {
 /// A physics simulator that answers with the wrong window from window 3 on.
 struct OffByOne(u32);
 impl Service for OffByOne {
-    fn call<'a>(&'a mut self, _request: &'a [u8]) -> Reply<'a> {
+    fn call(&mut self, _request: Vec<u8>) -> Reply<'_> {
         let k = self.0;
         self.0 += 1;
         let answer = if k >= 3 { k + 1 } else { k };
@@ -233,7 +233,7 @@ async fn an_out_of_turn_answer_is_a_protocol_error_naming_the_window() {
 /// third vehicle that does not exist.
 struct StrayPath(u32);
 impl Service for StrayPath {
-    fn call<'a>(&'a mut self, _request: &'a [u8]) -> Reply<'a> {
+    fn call(&mut self, _request: Vec<u8>) -> Reply<'_> {
         use netsim_cosim::wire::proto::{ChannelData, PathDetails};
         use prost::Message;
         let k = self.0;
@@ -266,7 +266,7 @@ struct Stalls {
     stall: u32,
 }
 impl Service for Stalls {
-    fn call<'a>(&'a mut self, _request: &'a [u8]) -> Reply<'a> {
+    fn call(&mut self, _request: Vec<u8>) -> Reply<'_> {
         let k = self.next;
         self.next += 1;
         if k >= self.stall {

@@ -42,8 +42,8 @@ pub fn release_all(begin: NetworkUpdate) -> NetworkUpdate {
 }
 
 impl Service for PassthroughNetwork {
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
-        Box::pin(std::future::ready(self.handle(request)))
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        crate::sync::ready(self.handle(&request))
     }
 
     fn finished(&self) -> bool {

@@ -118,8 +118,8 @@ impl PhysicsSim {
 }
 
 impl Service for PhysicsSim {
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a> {
-        Box::pin(std::future::ready(self.handle(request)))
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        crate::sync::ready(self.handle(&request))
     }
 
     fn finished(&self) -> bool {

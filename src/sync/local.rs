@@ -1,7 +1,8 @@
 //! The in-process transport: the peer is a [`Service`] in this process, called directly (the
-//! all-in-one run). It sees the same serialized messages a remote peer would.
+//! all-in-one run). It sees the same serialized messages a remote peer would, and its reply is
+//! the service's own future (no extra layer per window).
 
-use super::{Exchange, Service, Transport, TransportError};
+use super::{Reply, Service, Transport};
 use std::time::Duration;
 
 /// A [`Service`] reached by a direct call.
@@ -16,8 +17,8 @@ impl Local {
 }
 
 impl Transport for Local {
-    /// Answers at once; no timeout applies to a peer in this process.
-    fn exchange<'a>(&'a mut self, request: Vec<u8>, _timeout: Duration) -> Exchange<'a> {
-        Box::pin(async move { self.service.call(&request).await.map_err(TransportError::Failed) })
+    /// Answers without a timeout: a peer in this process cannot be late.
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, _timeout: Duration) -> Reply<'a> {
+        self.service.call(request)
     }
 }

@@ -38,7 +38,7 @@ pub async fn serve(bind: &SimulatorEndpoint, service: &mut dyn Service, idle: Du
 pub trait Service: Send {
     /// Answers one request. Pure state machines answer at once (`Box::pin(ready(..))`);
     /// a coordinator may await its own peers first.
-    fn call<'a>(&'a mut self, request: &'a [u8]) -> Reply<'a>;
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_>;
 
     /// True once the service has answered its last request (a simulator after the last
     /// window of its scenario); a served peer then exits.
@@ -48,7 +48,14 @@ pub trait Service: Send {
 }
 
 /// A service's pending answer: the reply bytes, or why there is none.
-pub type Reply<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + Send + 'a>>;
+/// The same type as a [`Transport`]'s pending reply, so a service in this process is reached
+/// without another layer.
+pub type Reply<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, TransportError>> + Send + 'a>>;
+
+/// A service's answer that is ready at once; a refusal is [`TransportError::Failed`].
+pub fn ready(answer: Result<Vec<u8>, String>) -> Reply<'static> {
+    Box::pin(std::future::ready(answer.map_err(TransportError::Failed)))
+}
 
 /// Why an exchange with a peer failed. Each names the peer and the window.
 #[derive(Debug, thiserror::Error)]
@@ -69,13 +76,12 @@ pub enum LinkError {
 pub trait Transport: Send {
     /// Sends one request and waits for its one reply, at most `timeout` (a peer in this
     /// process answers without one).
-    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Exchange<'a>;
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Reply<'a>;
 }
 
-/// A transport's pending reply.
-pub type Exchange<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, TransportError>> + Send + 'a>>;
 
-/// Why a transport returned no reply; [`Link`] adds the peer and the window.
+/// Why a peer returned no reply (a service in this process only ever fails); [`Link`] adds
+/// the peer and the window.
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
     #[error("no reply within {} ms", .0.as_millis())]

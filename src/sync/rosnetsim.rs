@@ -141,7 +141,7 @@ impl Client {
 }
 
 impl super::Transport for Client {
-    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Exchange<'a> {
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Reply<'a> {
         Box::pin(super::within(timeout, async move {
             self.request(&request).await.map_err(|e| match e {
                 FrameError::Disconnected => super::TransportError::Disconnected,
@@ -187,7 +187,7 @@ pub async fn serve(addr: &Address, service: &mut dyn Service, idle: Duration) ->
             Ok(Err(e)) => anyhow::bail!("coordinator at {addr}: {e}"),
             Ok(Ok(Some(m))) => m,
         };
-        let reply = service.call(&request).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let reply = service.call(request).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         write_frame(&mut stream, &reply).await.map_err(|e| anyhow::anyhow!("coordinator at {addr}: {e}"))?;
         if service.finished() {
             return Ok(ServeEnd::Done);

@@ -52,7 +52,7 @@ impl Client {
 }
 
 impl super::Transport for Client {
-    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Exchange<'a> {
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Reply<'a> {
         Box::pin(super::within(timeout, async move {
             self.request(request).await.map_err(|e| match e {
                 ClientError::Disconnected => super::TransportError::Disconnected,
@@ -116,7 +116,7 @@ pub async fn serve(
         let frames = request.len();
         let reply = match single_frame(request) {
             Err(_) => Err(format!("request of {frames} frames or over {MAX_MESSAGE_BYTES} bytes")),
-            Ok(bytes) => service.call(&bytes).await,
+            Ok(bytes) => service.call(bytes).await.map_err(|e| e.to_string()),
         };
         match reply {
             Ok(bytes) => socket.send(ZmqMessage::from(bytes)).await?,
