@@ -803,7 +803,7 @@ impl Front {
                 None => (None, 0.0),
             };
             let delay = budget.map_or(0.0, |b| b.delay_s);
-            let copy = Copy { budget, closing_mps: closing, start_ns: start + ns(delay), end_ns: end + ns(delay) };
+            let copy = Copy { budget, closing_mps: closing, start_ns: start.saturating_add(ns(delay)), end_ns: end.saturating_add(ns(delay)) };
             if budget.is_some_and(|b| b.audible) {
                 self.heard[j].push((id, copy.start_ns, copy.end_ns, budget.map_or(0.0, |b| b.level_db)));
             }
