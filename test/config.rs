@@ -412,6 +412,47 @@ fn unreadable_and_oversized_files() {
     assert!(err.message.contains("larger than 16 MiB"), "{err}");
 }
 
+/// Hostile YAML (found fuzzing `config::parse_str`): deep flow nesting made serde_yaml's
+/// scanner take time quadratic in the depth (200,000 unclosed `[` ran for minutes). Nesting
+/// past `MAX_NESTING` is refused first, with its line; alias bombs hit serde_yaml's repetition
+/// limit. Each is an error, quickly.
+#[test]
+fn deep_nesting_and_alias_bombs_are_errors_in_bounded_time() {
+    let started = std::time::Instant::now();
+    let deep = |text: String, line: usize| {
+        let err = error(&text);
+        assert_eq!(err.line, Some(line), "{err}");
+        err
+    };
+    let err = deep(format!("name: {}\n", "[".repeat(200_000)), 1);
+    assert!(err.message.contains("not read further"), "{err}");
+    let err = deep(format!("name: {}{}\n", "[".repeat(20_000), "]".repeat(20_000)), 1);
+    assert!(err.message.contains("not read further"), "{err}");
+    let err = deep(format!("name:\n{}", "  [\n".repeat(100_000)), 257);
+    assert!(err.message.contains("not read further"), "{err}");
+    // What one parser rejects early another may read on: a syntax error followed by deep
+    // nesting is reported at the error.
+    let err = deep(format!("name: {}\n", "[\n".repeat(100_000)), 2);
+    assert!(err.message.contains("not read further"), "{err}");
+    let err = deep(format!("name: {}1{}\n", "{a: ".repeat(150), "}".repeat(150)), 1);
+    assert_eq!(err.message, format!("collections nested more than {} levels deep", config::MAX_NESTING));
+    let block: String = (0..150).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
+    deep(block, 129);
+    // 128 levels are within the limit: the typed pass reports what is wrong instead.
+    let err = error(&format!("name: {}{}\n", "[".repeat(127), "]".repeat(127)));
+    assert!(!err.message.contains("nested"), "{err}");
+
+    let mut laughs = vec![r#"a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]"#.to_string()];
+    for i in 1..10 {
+        laughs.push(format!("a{i}: &a{i} [{}]", vec![format!("*a{}", i - 1); 9].join(",")));
+    }
+    for tail in ["name: *a9", "vehicles: *a9"] {
+        let err = error(&format!("{}\n{tail}\n", laughs.join("\n")));
+        assert!(err.line.is_some() || err.message.contains("repetition limit"), "{err}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
 #[test]
 fn error_display_and_error_at() {
     let loaded = parse(BASE).unwrap();

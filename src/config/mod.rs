@@ -78,7 +78,10 @@
 //! - `acoustic_modems.epoch_utc` is `YYYY-MM-DDThh:mm:ss[.f]Z`; a modem's `passthrough` has
 //!   a serial device at a standard baud rate ([`SERIAL_BAUDS`]) or a TCP `host:port`.
 //!
-//! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing.
+//! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing, and
+//! collections nested more than [`MAX_NESTING`] (128) levels deep before the typed pass (which
+//! would take time quadratic in the depth); alias expansion is bounded by serde_yaml's
+//! repetition limit. Loading time and memory are linear in the input.
 
 pub mod endpoint;
 pub mod terrain;
@@ -90,7 +93,7 @@ pub use types::*;
 mod source_map;
 mod validate;
 
-pub use source_map::SourceMap;
+pub use source_map::{SourceMap, MAX_NESTING};
 
 use crate::clock::Schedule;
 use std::fmt;
@@ -234,6 +237,9 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
         return Err(too_large(file));
     }
     let source = SourceMap::parse(text);
+    if let Some((line, column, message)) = source.unreadable(text) {
+        return Err(ConfigError { file: file.to_owned(), key_path: String::new(), line: Some(line), column: Some(column), message });
+    }
     let mut scenario = deserialize(text, file, &source)?;
     resolve_terrain_path(&mut scenario, file);
     let cx = validate::Ctx { scenario: &scenario, file, source: &source };

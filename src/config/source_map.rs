@@ -14,6 +14,10 @@ use yaml_rust2::scanner::Marker;
 const MAX_DEPTH: usize = 64;
 /// At most this many key paths are recorded; a scenario has a few hundred.
 const MAX_ENTRIES: usize = 200_000;
+/// Collections may nest this deep. serde_yaml refuses deeper ones too (its recursion limit),
+/// but only after its scanner has read the whole document, at a cost per token that grows
+/// with the depth: deep nesting is refused here first, so loading stays linear in the input.
+pub const MAX_NESTING: usize = 128;
 
 /// What kind of node a key path leads to.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +55,10 @@ pub(crate) struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct SourceMap {
     entries: HashMap<String, Entry>,
+    /// Line and column where collections nest more than [`MAX_NESTING`] deep, if they do.
+    too_deep: Option<(usize, usize)>,
+    /// The scanner's error, if the text is not YAML: message, char index, line, column.
+    syntax_error: Option<(String, usize, usize, usize)>,
 }
 
 impl SourceMap {
@@ -70,7 +78,11 @@ impl SourceMap {
                     }
                 }
                 // Syntax errors are reported by the typed pass, which has better positions.
-                Err(_) => break,
+                Err(e) => {
+                    let m = e.marker();
+                    builder.map.syntax_error = Some((e.info().to_owned(), m.index(), m.line().max(1), m.col() + 1));
+                    break;
+                }
             }
         }
         builder.map
@@ -85,6 +97,21 @@ impl SourceMap {
     /// The 1-based column of `key_path`, if the path exists in the text.
     pub fn column_of(&self, key_path: &str) -> Option<usize> {
         self.entries.get(key_path).map(|e| e.column)
+    }
+
+    /// Why the typed pass must not read `text` (the text this map was built from), if so:
+    /// line, column and message of collections nested more than [`MAX_NESTING`] deep, or of a
+    /// syntax error followed by more than [`MAX_NESTING`] flow collection openers (`[`, `{`),
+    /// which could nest that deep for a parser that reads past the error.
+    pub(crate) fn unreadable(&self, text: &str) -> Option<(usize, usize, String)> {
+        if let Some((line, column)) = self.too_deep {
+            return Some((line, column, format!("collections nested more than {MAX_NESTING} levels deep")));
+        }
+        let (info, index, line, column) = self.syntax_error.as_ref()?;
+        let openers = text.chars().skip(*index).filter(|c| matches!(c, '[' | '{')).take(MAX_NESTING + 1).count();
+        (openers > MAX_NESTING).then(|| {
+            (*line, *column, format!("{info} (not read further: more than {MAX_NESTING} flow collections follow)"))
+        })
     }
 
     /// Whether `key_path` exists in the text.
@@ -245,6 +272,14 @@ impl Builder {
         }
     }
 
+    /// Stops at the first collection nested more than [`MAX_NESTING`] deep.
+    fn check_depth(&mut self, mark: Marker) {
+        if self.stack.len() > MAX_NESTING {
+            self.map.too_deep = Some((mark.line().max(1), mark.col() + 1));
+            self.done = true;
+        }
+    }
+
     fn end_collection(&mut self) {
         let frame = self.stack.pop();
         let (path, kind) = match frame {
@@ -277,6 +312,7 @@ impl MarkedEventReceiver for Builder {
                 // `None` for a collection used as a key: its content has no path.
                 let path = self.node(mark, NodeKind::Sequence(0));
                 self.stack.push(Frame::Sequence { path, count: 0 });
+                self.check_depth(mark);
             }
             Event::MappingStart(..) => {
                 let path = self.node(mark, NodeKind::Mapping(0));
@@ -285,6 +321,7 @@ impl MarkedEventReceiver for Builder {
                     value_of: None,
                     count: 0,
                 });
+                self.check_depth(mark);
             }
             Event::SequenceEnd | Event::MappingEnd => self.end_collection(),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}

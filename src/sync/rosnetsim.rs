@@ -16,7 +16,8 @@
 //! **Robustness.** Reads loop until the whole frame is in (ROS-NetSim's C++ adapters read a
 //! frame with a single `read_some` and break on partial reads); a frame over
 //! [`MAX_FRAME_BYTES`], or one that gunzips to more than [`MAX_MESSAGE_BYTES`] (a gzip bomb),
-//! is refused without allocating it; every error names the peer's address.
+//! is refused without allocating it; every error names the peer's address. [`decode_frame`]
+//! is the same decoder on a byte slice, with the same bounds.
 
 use super::Service;
 use crate::config::RosnetsimAddress as Address;
@@ -70,6 +71,23 @@ pub fn decode_body(body: &[u8]) -> Result<Vec<u8>, FrameError> {
     Ok(out)
 }
 
+/// The body length a frame's 4-byte big-endian header states; over [`MAX_FRAME_BYTES`] is an error.
+pub fn frame_len(header: [u8; 4]) -> Result<usize, FrameError> {
+    let len = u32::from_be_bytes(header) as usize;
+    if len > MAX_FRAME_BYTES {
+        return Err(FrameError::TooLarge(len));
+    }
+    Ok(len)
+}
+
+/// Decodes the frame at the start of `bytes`: its message and the bytes after the frame, or
+/// `Ok(None)` while `bytes` does not hold the whole frame yet.
+pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Vec<u8>, &[u8])>, FrameError> {
+    let Some((header, rest)) = bytes.split_first_chunk::<4>() else { return Ok(None) };
+    let Some((body, rest)) = rest.split_at_checked(frame_len(*header)?) else { return Ok(None) };
+    Ok(Some((decode_body(body)?, rest)))
+}
+
 /// Reads one whole frame (however the bytes arrive) and returns its message.
 /// `Ok(None)`: the peer closed cleanly before a new frame.
 pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> Result<Option<Vec<u8>>, FrameError> {
@@ -82,10 +100,7 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> Result<Opti
             n => got += n,
         }
     }
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME_BYTES {
-        return Err(FrameError::TooLarge(len));
-    }
+    let len = frame_len(len)?;
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).await.map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => FrameError::Disconnected,
@@ -210,6 +225,26 @@ mod tests {
         assert!(bomb.len() < 1 << 20);
         assert!(matches!(decode_body(&bomb[4..]), Err(FrameError::InflatesTooLarge)));
         assert!(matches!(decode_body(b"not gzip"), Err(FrameError::Gzip(_))));
+    }
+
+    #[test]
+    fn frames_decode_from_a_byte_slice() {
+        let (one, two) = (b"first".repeat(50), b"second".to_vec());
+        let mut bytes = encode_frame(&one);
+        bytes.extend_from_slice(&encode_frame(&two));
+        let (m, rest) = decode_frame(&bytes).unwrap().unwrap();
+        assert_eq!(m, one);
+        let (m, rest) = decode_frame(rest).unwrap().unwrap();
+        assert_eq!((m, rest), (two, &[][..]));
+        // Every strict prefix of a frame is incomplete, not an error.
+        let frame = encode_frame(&one);
+        for cut in 0..frame.len() {
+            assert!(decode_frame(&frame[..cut]).unwrap().is_none(), "cut at {cut}");
+        }
+        let mut huge = (MAX_FRAME_BYTES as u32 + 1).to_be_bytes().to_vec();
+        huge.extend_from_slice(&[0; 16]);
+        assert!(matches!(decode_frame(&huge), Err(FrameError::TooLarge(n)) if n == MAX_FRAME_BYTES + 1));
+        assert!(matches!(decode_frame(&[0, 0, 0, 3, 1, 2, 3]), Err(FrameError::Gzip(_))));
     }
 
     #[tokio::test]

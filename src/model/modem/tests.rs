@@ -285,3 +285,17 @@ fn refused_commands_answer_with_their_code_and_text() {
     ];
     assert_eq!(got, want);
 }
+
+/// Found by fuzzing (`fuzz/fuzz_targets/channel_data.rs`): positions from an outside physics
+/// simulator so far apart (1e150 m) that the propagation delay exceeds u64
+/// nanoseconds overflowed the copy's arrival time. The copy is out of range.
+#[test]
+fn an_astronomical_distance_is_out_of_range_not_an_overflow() {
+    let mut f = front(2);
+    f.set_channel(0, &ChannelView::check(&channel(&[0.0, 1e150], &[]), 2).unwrap());
+    f.host_line(0, 0, b"$CCMPC,1,2");
+    f.host_line(0, 5 * NS, b"$CCMUC,1,2,1abc");
+    f.shutdown(60 * NS);
+    let fates: Vec<Fate> = f.ledger().iter().map(|e| e.fate).collect();
+    assert_eq!(fates, vec![Fate::Dropped(DropReason::OutOfRange), Fate::Dropped(DropReason::OutOfRange)]);
+}

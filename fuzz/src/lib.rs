@@ -1,0 +1,57 @@
+//! What the fuzz targets share: shipped scenarios, loaded once, and the fixtures built from them.
+
+use netsim_cosim::config::{self, LoadedScenario, Scenario};
+use netsim_cosim::net::addr::AddressBook;
+use netsim_cosim::net::engine::{Engine, EngineConfig};
+use netsim_cosim::wire::proto::ChannelData;
+use std::path::Path;
+use std::sync::OnceLock;
+
+fn load(slot: &'static OnceLock<LoadedScenario>, text: &str, file: &str) -> &'static LoadedScenario {
+    slot.get_or_init(|| config::parse_str(text, Path::new(file)).unwrap_or_else(|e| panic!("shipped scenario: {e}")))
+}
+
+/// `config/default.yaml`: three AUVs with IPv4 addresses.
+pub fn default_scenario() -> &'static LoadedScenario {
+    static S: OnceLock<LoadedScenario> = OnceLock::new();
+    load(&S, include_str!("../../config/default.yaml"), "config/default.yaml")
+}
+
+/// `config/acoustic.yaml`: three AUVs on acoustic links (delays, collisions, capture).
+pub fn acoustic() -> &'static LoadedScenario {
+    static S: OnceLock<LoadedScenario> = OnceLock::new();
+    load(&S, include_str!("../../config/acoustic.yaml"), "config/acoustic.yaml")
+}
+
+/// `config/acoustic_modems.yaml`: four emulated Micro-Modems.
+pub fn acoustic_modems() -> &'static LoadedScenario {
+    static S: OnceLock<LoadedScenario> = OnceLock::new();
+    load(&S, include_str!("../../config/acoustic_modems.yaml"), "config/acoustic_modems.yaml")
+}
+
+/// `config/netsim_manager.yaml`: vehicles driven by NETSIM nav updates.
+pub fn netsim_manager() -> &'static LoadedScenario {
+    static S: OnceLock<LoadedScenario> = OnceLock::new();
+    load(&S, include_str!("../../config/netsim_manager.yaml"), "config/netsim_manager.yaml")
+}
+
+/// The vehicles at their start poses, every pair in line of sight.
+pub fn channel_at_start(s: &Scenario) -> ChannelData {
+    let mut c = ChannelData::default();
+    for v in &s.vehicles {
+        c.node_list.extend_from_slice(&[v.start.x, v.start.y, v.start.z, 1.0, 0.0, 0.0, 0.0]);
+    }
+    c
+}
+
+/// The network coordinator's packet engine for `s`, as the live side configures it (W = 10 ms).
+pub fn engine(s: &Scenario) -> Engine {
+    let cfg = EngineConfig {
+        window_ns: 10_000_000,
+        queue_limit: s.network.queue_limit,
+        max_hold_windows: s.network.max_hold_windows,
+        crc: s.network.crc,
+        seed: s.seed,
+    };
+    Engine::new(AddressBook::new(&s.vehicles), cfg)
+}
