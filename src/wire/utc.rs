@@ -114,7 +114,8 @@ impl TimeOfDay {
             Some((a, f)) => (a, Some(f)),
             None => (s, None),
         };
-        let digits = |t: &str, n: usize| (t.len() == n && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<u16>().ok()).flatten();
+        // Six digits reach 235960: more than a u16 holds.
+        let digits = |t: &str, n: usize| (t.len() == n && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<u32>().ok()).flatten();
         let v = digits(hms, 6)?;
         let t = TimeOfDay { hour: (v / 10_000) as u8, minute: (v / 100 % 100) as u8, second: (v % 100) as u8, frac: None };
         if t.hour > 23 || t.minute > 59 || t.second > 60 {
@@ -122,7 +123,7 @@ impl TimeOfDay {
         }
         match frac {
             None => Some(t),
-            Some(f) => Some(TimeOfDay { frac: Some(digits(f, 4)?), ..t }),
+            Some(f) => Some(TimeOfDay { frac: Some(u16::try_from(digits(f, 4)?).ok()?), ..t }),
         }
     }
 }
@@ -263,6 +264,13 @@ mod tests {
         }
         for bad in ["", "05060", "0506077", "240000", "056000", "000061", "050607.", "050607.12345", "05060a", "+50607"] {
             assert_eq!(TimeOfDay::parse(bad), None, "{bad}");
+        }
+        // Every time of day parses back, the afternoon's too (hhmmss above 065535).
+        for (h, m, s) in [(6, 55, 36), (12, 0, 10), (23, 59, 59), (23, 59, 60)] {
+            for frac in [None, Some(0), Some(9999)] {
+                let t = TimeOfDay { hour: h, minute: m, second: s, frac };
+                assert_eq!(TimeOfDay::parse(&t.to_string()), Some(t), "{t}");
+            }
         }
         // A 60th second, as written.
         assert_eq!(Civil::parse_iso("2026-12-31T23:59:60Z").map(|c| c.second), Some(60));

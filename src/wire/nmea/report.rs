@@ -668,6 +668,18 @@ mod tests {
     }
 
     #[test]
+    fn reports_of_the_afternoon_parse_back() {
+        // Times past 06:55:35 (hhmmss above 65535) were refused.
+        let line = "$CAREV,120010,AUV,0.94.0.52*0B\r\n";
+        let r = Report::from_line(line.as_bytes()).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        assert_eq!(r, Report::Rev { time: hms(12, 0, 10), event: RevEvent::Auv, version: "0.94.0.52".into() });
+        assert_eq!(r.emit(), line);
+        for r in [Report::Drq { time: hms(23, 59, 59), src: 1, dest: 2, ack: true, max_bytes: 32, frame: 1 }, Report::PacketTimeout { time: hms(18, 30, 0) }] {
+            assert_eq!(Report::from_line(r.emit().as_bytes()), Ok(r));
+        }
+    }
+
+    #[test]
     fn rejects_what_the_modem_does_not_write() {
         let bad: &[(&str, fn(&ReportError) -> bool)] = &[
             ("$CCCFG,SRC,1", |e| matches!(e, ReportError::Unknown(id) if id == "CCCFG")),
