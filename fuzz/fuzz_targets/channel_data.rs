@@ -1,14 +1,15 @@
 //! A ChannelData from an external physics simulator: decoded, checked against the scenario's
-//! vehicles (`config/default.yaml`, three) and against as many as its node list holds, then
-//! read as its consumers do: the view's accessors, the ROS 2 layer's window state, the
-//! emulated modems' and the network simulator's geometry.
+//! vehicles (`config/default.yaml`, three), against as many as its node list holds and against
+//! `config/acoustic_modems.yaml`'s four, then read as its consumers do: the view's accessors,
+//! the ROS 2 layer's window state, the network simulator's geometry and the emulated modems.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use netsim_cosim::model::link::ChannelGeometry;
-use netsim_cosim::model::modem::Front;
+use netsim_cosim::model::modem::Modems;
 use netsim_cosim::ros::state::Vehicles;
 use netsim_cosim::wire::channel::ChannelView;
 use netsim_cosim::wire::proto::{decode_checked, ChannelData, NetworkUpdate};
+use netsim_cosim::wire::update::NetworkView;
 
 fn read(view: &ChannelView) {
     for i in 0..view.vehicles() {
@@ -21,25 +22,37 @@ fn read(view: &ChannelView) {
     }
 }
 
+/// The model's geometry of a checked view, read for the pairs among its first vehicles (and
+/// one index beyond them).
+fn geometry(view: &ChannelView) {
+    let geometry = ChannelGeometry::new(view);
+    assert_eq!(geometry.positions().len(), view.vehicles());
+    let n = view.vehicles().min(8);
+    for a in 0..=n {
+        for b in 0..=n {
+            let _ = geometry.between(a, b);
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(channel) = decode_checked::<ChannelData>(data) else { return };
     let s = &netsim_cosim_fuzz::default_scenario().scenario;
     if let Ok(view) = ChannelView::check(&channel, s.vehicles.len()) {
         read(&view);
-        let _ = Vehicles::from_scenario(s).window(0, 0, &view, &NetworkUpdate::default());
+        let end = NetworkView::check(NetworkUpdate::default()).expect("an empty END is valid");
+        let _ = Vehicles::from_scenario(s).window(0, 0, &view, &end);
+        geometry(&view);
     }
     if let Ok(view) = ChannelView::check(&channel, channel.node_list.len() / 7) {
         read(&view);
+        geometry(&view);
     }
-    let geometry = ChannelGeometry::new(&channel, s.vehicles.len());
-    for a in 0..s.vehicles.len() {
-        for b in 0..s.vehicles.len() {
-            let _ = geometry.between(a, b);
-        }
+    let scenario = &netsim_cosim_fuzz::acoustic_modems().scenario;
+    if let Ok(view) = ChannelView::check(&channel, scenario.vehicles.len()) {
+        let mut modems = Modems::from_scenario(scenario).expect("the scenario has modems");
+        modems.set_channel(0, &view);
+        modems.host_line(0, 0, b"$CCMPC,1,2");
+        modems.shutdown(10_000_000_000);
     }
-    let modems = &netsim_cosim_fuzz::acoustic_modems().scenario;
-    let mut front = Front::from_scenario(modems).expect("the scenario has modems");
-    front.set_channel(0, &channel);
-    front.host_line(0, 0, b"$CCMPC,1,2");
-    front.shutdown(10_000_000_000);
 });

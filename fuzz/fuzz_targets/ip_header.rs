@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use netsim_cosim::net::engine::{CaptureOutcome, Frame};
-use netsim_cosim::net::ledger::DropReason;
+use netsim_cosim::model::fate::DropReason;
 use netsim_cosim::wire::ip::{IpPacket, IpRepr};
 
 fuzz_target!(|data: &[u8]| {
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     // The network coordinator's capture of the same bytes from the first vehicle.
-    let mut engine = netsim_cosim_fuzz::engine(&netsim_cosim_fuzz::default_scenario().scenario);
+    let mut engine = netsim_cosim_fuzz::engine(netsim_cosim_fuzz::default_scenario());
     match engine.capture(0, Frame::plain(data.to_vec()), 0) {
         CaptureOutcome::Dropped { reason: DropReason::Malformed, .. } => assert!(!valid),
         _ => assert!(valid),

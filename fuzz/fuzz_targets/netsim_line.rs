@@ -1,10 +1,10 @@
 //! NETSIM manager lines: framing a byte stream into bounded lines (whole and in chunks, with
 //! the same result), each line's preamble, name and base64, the request inside it decoded with
 //! its `required` fields checked, and the manager's rules deciding on it
-//! (`config/netsim_manager.yaml`), accepted fixes turned into vehicle states.
+//! (`config/netsim_manager.yaml`), accepted fixes turned into the poses set on the vehicles.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::model::{geo::LocalFrame, netsim::{nav_to_state, Rules}};
+use netsim_cosim::model::{geo::LocalFrame, netsim::{nav_to_pose, Rules}};
 use netsim_cosim::wire::netsim_line::{self, LineError, LineReader};
 use netsim_cosim::wire::proto::{decode_checked, netsim::NetSimManagerRequest, Named};
 use std::net::{IpAddr, Ipv4Addr};
@@ -31,8 +31,10 @@ fuzz_target!(|data: &[u8]| {
         }
         let Ok(request) = decode_checked::<NetSimManagerRequest>(&parsed.payload) else { continue };
         let decision = rules.decide(&request, IpAddr::V4(Ipv4Addr::LOCALHOST));
-        for (_, nav) in &decision.accepted {
-            let _ = nav_to_state(&frame, nav);
+        for (node, nav) in &decision.accepted {
+            assert!(*node < s.vehicles.len());
+            let pose = nav_to_pose(&frame, *node, nav);
+            assert_eq!(pose.node as usize, *node);
         }
     }
 });

@@ -44,10 +44,12 @@ pub fn channel_at_start(s: &Scenario) -> ChannelData {
     c
 }
 
-/// The network coordinator's packet engine for `s`, as the live side configures it (W = 10 ms).
-pub fn engine(s: &Scenario) -> Engine {
+/// The network coordinator's packet engine for `loaded`, as the live side configures it (the
+/// scenario's windows).
+pub fn engine(loaded: &LoadedScenario) -> Engine {
+    let s = &loaded.scenario;
     let cfg = EngineConfig {
-        window_ns: 10_000_000,
+        schedule: loaded.schedule,
         queue_limit: s.network.queue_limit,
         max_hold_windows: s.network.max_hold_windows,
         crc: s.network.crc,
