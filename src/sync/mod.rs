@@ -1,19 +1,22 @@
-//! The lockstep window protocol (ROS-NetSim's Algorithm 1) and its transports.
+//! The lockstep window protocol (ROS-NetSim's Algorithm 1) and the transports that carry it.
 //!
 //! A coordinator drives a simulator through windows of W: it sends a BEGIN for window k and
 //! waits for the simulator's END for the same k, then moves on. The same exchange links the
-//! physics coordinator to the network coordinator. Every exchange goes through a [`Link`]:
+//! physics coordinator to the network coordinator. Every exchange goes through a [`Link`],
+//! which names the peer in errors and holds one [`Transport`], one file per kind:
 //!
-//! - [`Link::local`]: a [`Service`] (a request → response state machine) in this process,
-//!   called directly — the all-in-one run;
-//! - [`Link::zeromq`]: a peer process reached over a ZeroMQ REQ socket (the peer binds a REP
-//!   socket, see [`zmq::serve`]), possibly on another host;
-//! - [`Link::rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
-//!   (length + gzip) over a Unix socket or TCP ([`rosnetsim`]).
+//! - [`local`]: a [`Service`] (a request → response state machine) in this process, called
+//!   directly — the all-in-one run;
+//! - [`zmq`]: a peer process reached over a ZeroMQ REQ socket (the peer binds a REP socket,
+//!   see [`zmq::serve`]), possibly on another host;
+//! - [`rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
+//!   (length + gzip) over a Unix socket or TCP.
 //!
-//! Both carry the same serialized protobuf messages, so a run gives byte-identical results
-//! whichever transport carries it. A peer that misses its END within the timeout, answers
-//! out of turn or disconnects ends the run with a [`LinkError`] naming the peer and window.
+//! The scenario's (or command line's) [`SimulatorEndpoint`] picks the transport in one place,
+//! [`Link::connect`] (and [`serve`] on the peer side). All carry the same serialized protobuf
+//! messages, so a run gives byte-identical results whichever transport carries it. A peer that
+//! misses its END within the timeout, answers out of turn or disconnects ends the run with a
+//! [`LinkError`] naming the peer and window.
 
 pub mod local;
 pub mod protocol;
@@ -36,8 +39,8 @@ pub async fn serve(bind: &SimulatorEndpoint, service: &mut dyn Service, idle: Du
 /// A request → response state machine living in the caller's process (a simulator or a
 /// coordinator). It sees serialized messages, exactly as a remote peer would.
 pub trait Service: Send {
-    /// Answers one request. Pure state machines answer at once (`Box::pin(ready(..))`);
-    /// a coordinator may await its own peers first.
+    /// Answers one request. Pure state machines answer at once ([`ready`]); a coordinator
+    /// may await its own peers first.
     fn call(&mut self, request: Vec<u8>) -> Reply<'_>;
 
     /// True once the service has answered its last request (a simulator after the last
