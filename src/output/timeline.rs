@@ -1,4 +1,4 @@
-//! What a run leaves in its output folder:
+//! The per-window ChannelData timeline (on request):
 //! - `timeline.jsonl`: one line per pair per window, the ChannelData the network side used:
 //!   `{"window","t_s","a","b","los","distance_m","hops","loss_db","path":[[x,y,z,loss_db],..]}`.
 //!   Written from the physics END messages only, so the same scenario and seed give the same

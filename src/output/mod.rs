@@ -1,0 +1,9 @@
+//! What a run leaves in its output folder, and the report made from it:
+//! - [`schema`]: the messages of the run record (`record.mcap`), one type per topic;
+//! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
+//! - the report (plots, series, `report.html`) is generated from the record alone.
+
+pub mod schema;
+pub mod timeline;
+
+pub use timeline::{PairSummary, Timeline};
