@@ -3,6 +3,7 @@
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
 //! - the report (plots, series, `report.html`) is generated from the record alone.
 
+pub mod record;
 pub mod schema;
 pub mod timeline;
 

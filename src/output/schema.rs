@@ -18,6 +18,7 @@
 //!
 //! Names, not node indices, identify vehicles, so a record reads on its own.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const TOPIC_RUN: &str = "/run";
@@ -30,7 +31,7 @@ pub const TOPIC_PROGRAMS: &str = "/programs";
 pub const TOPIC_SUMMARY: &str = "/summary";
 
 /// The run's constants.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunInfo {
     pub scenario: String,
     pub seed: u64,
@@ -45,13 +46,13 @@ pub struct RunInfo {
 }
 
 /// Every vehicle's position at `t_s` (local ENU frame, m).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Poses {
     pub t_s: f64,
     pub poses: Vec<VehiclePose>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VehiclePose {
     pub vehicle: String,
     pub x: f64,
@@ -60,7 +61,7 @@ pub struct VehiclePose {
 }
 
 /// One pair's channel geometry at `t_s` (a window start), as the physics side reported it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PairChannel {
     pub t_s: f64,
     pub a: String,
@@ -76,7 +77,7 @@ pub struct PairChannel {
 
 /// A directed link's state as the network simulator's link model reports it, from `t_s` on
 /// (until the next report for the same pair).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LinkState {
     pub t_s: f64,
     pub src: String,
@@ -93,7 +94,7 @@ pub struct LinkState {
 }
 
 /// How a captured copy ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Delivered,
@@ -101,7 +102,7 @@ pub enum Outcome {
 }
 
 /// One captured copy of a packet (one per receiving vehicle), when it ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PacketRecord {
     /// Capture sim time (s).
     pub t_s: f64,
@@ -118,7 +119,7 @@ pub struct PacketRecord {
 }
 
 /// One emulated modem frame copy, when decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModemFrame {
     /// Sent and decided sim times (s).
     pub t_s: f64,
@@ -137,7 +138,7 @@ pub struct ModemFrame {
 }
 
 /// A program the scenario started, when it ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProgramRecord {
     pub name: String,
     /// The vehicle whose namespace it ran in (absent: the host).

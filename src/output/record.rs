@@ -1,0 +1,213 @@
+//! The run record file (`record.mcap`): [`RecordWriter`] appends messages of the
+//! [`schema`](super::schema) types; [`Record::read`] loads a whole record back for the report.
+//!
+//! MCAP with JSON messages: each topic is one channel with a `jsonschema` schema derived from
+//! its type, chunks are zstd-compressed, every message's log and publish time is its sim time.
+//! The reader also accepts a record cut short (a run killed before it could finish the file):
+//! it reads every complete chunk.
+
+use super::schema::*;
+use schemars::JsonSchema;
+use serde::{de::DeserializeOwned, Serialize};
+use std::{
+    collections::{BTreeMap, HashMap},
+    fs::File,
+    io::BufWriter,
+    path::{Path, PathBuf},
+};
+
+/// File name of the record in a run folder.
+pub const RECORD_FILE: &str = "record.mcap";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Mcap { path: PathBuf, source: mcap::McapError },
+    #[error("{path}: message {sequence} on {topic} at {log_time} ns: {source}")]
+    Message { path: PathBuf, topic: String, sequence: u32, log_time: u64, source: serde_path_to_error::Error<serde_json::Error> },
+}
+
+/// Appends messages to a record; [`RecordWriter::finish`] completes the file (index, summary).
+pub struct RecordWriter {
+    path: PathBuf,
+    mcap: mcap::Writer<BufWriter<File>>,
+    channels: HashMap<&'static str, u16>,
+    sequence: u32,
+    buf: Vec<u8>,
+}
+
+impl RecordWriter {
+    pub fn create(path: &Path) -> Result<RecordWriter, RecordError> {
+        let io = |source| RecordError::Io { path: path.to_path_buf(), source };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = File::create(path).map_err(io)?;
+        let mcap = mcap::WriteOptions::new()
+            .profile("")
+            .library(concat!("netsim_cosim ", env!("CARGO_PKG_VERSION")))
+            .compression(Some(mcap::Compression::Zstd))
+            .create(BufWriter::with_capacity(1 << 20, file))
+            .map_err(|source| RecordError::Mcap { path: path.to_path_buf(), source })?;
+        Ok(RecordWriter { path: path.to_path_buf(), mcap, channels: HashMap::new(), sequence: 0, buf: Vec::with_capacity(1024) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn mcap_err(&self, source: mcap::McapError) -> RecordError {
+        RecordError::Mcap { path: self.path.clone(), source }
+    }
+
+    /// The channel of `topic`, added (with `T`'s JSON schema) on first use.
+    fn channel<T: JsonSchema>(&mut self, topic: &'static str) -> Result<u16, RecordError> {
+        if let Some(&id) = self.channels.get(topic) {
+            return Ok(id);
+        }
+        let schema = serde_json::to_vec(&schemars::schema_for!(T)).expect("a derived JSON schema serializes");
+        let schema_id = self.mcap.add_schema(&T::schema_name(), "jsonschema", &schema).map_err(|e| self.mcap_err(e))?;
+        let id = self.mcap.add_channel(schema_id, topic, "json", &BTreeMap::new()).map_err(|e| self.mcap_err(e))?;
+        self.channels.insert(topic, id);
+        Ok(id)
+    }
+
+    /// Appends `message` on `topic` at sim time `t_ns`.
+    pub fn write<T: Serialize + JsonSchema>(&mut self, topic: &'static str, t_ns: u64, message: &T) -> Result<(), RecordError> {
+        let channel_id = self.channel::<T>(topic)?;
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, message).expect("record messages serialize");
+        self.sequence = self.sequence.wrapping_add(1);
+        let header = mcap::records::MessageHeader { channel_id, sequence: self.sequence, log_time: t_ns, publish_time: t_ns };
+        self.mcap.write_to_known_channel(&header, &self.buf).map_err(|e| RecordError::Mcap { path: self.path.clone(), source: e })
+    }
+
+    /// Completes the file: the last chunk, the index and the summary.
+    pub fn finish(mut self) -> Result<PathBuf, RecordError> {
+        self.mcap.finish().map_err(|e| self.mcap_err(e))?;
+        Ok(self.path)
+    }
+}
+
+/// A whole record, read back (messages in the file's order, which is time order per topic).
+#[derive(Debug, Default)]
+pub struct Record {
+    pub run: Option<RunInfo>,
+    pub poses: Vec<Poses>,
+    pub channel: Vec<PairChannel>,
+    pub link_states: Vec<LinkState>,
+    pub packets: Vec<PacketRecord>,
+    pub modem_frames: Vec<ModemFrame>,
+    pub programs: Vec<ProgramRecord>,
+    /// The run summary (`summary.json`'s content), absent in a record cut short.
+    pub summary: Option<serde_json::Value>,
+    /// Messages on topics this version does not know (skipped).
+    pub unknown_messages: u64,
+}
+
+impl Record {
+    /// Reads `path` (a record, or a run folder holding `record.mcap`).
+    pub fn read(path: &Path) -> Result<Record, RecordError> {
+        let path = if path.is_dir() { path.join(RECORD_FILE) } else { path.to_path_buf() };
+        let bytes = std::fs::read(&path).map_err(|source| RecordError::Io { path: path.clone(), source })?;
+        let mcap_err = |source| RecordError::Mcap { path: path.clone(), source };
+        let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
+        let mut record = Record::default();
+        for message in mcap::MessageStream::new_with_options(&bytes, options).map_err(mcap_err)? {
+            let message = match message {
+                Ok(m) => m,
+                // A record cut short ends in a partial chunk: keep what was complete.
+                Err(mcap::McapError::UnexpectedEof | mcap::McapError::UnexpectedEoc) if record.summary.is_none() => break,
+                Err(e) => return Err(mcap_err(e)),
+            };
+            fn parse<T: DeserializeOwned>(path: &Path, m: &mcap::Message) -> Result<T, RecordError> {
+                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&m.data)).map_err(|source| RecordError::Message {
+                    path: path.to_path_buf(),
+                    topic: m.channel.topic.clone(),
+                    sequence: m.sequence,
+                    log_time: m.log_time,
+                    source,
+                })
+            }
+            match message.channel.topic.as_str() {
+                TOPIC_RUN => record.run = Some(parse(&path, &message)?),
+                TOPIC_POSES => record.poses.push(parse(&path, &message)?),
+                TOPIC_CHANNEL => record.channel.push(parse(&path, &message)?),
+                TOPIC_LINK_STATE => record.link_states.push(parse(&path, &message)?),
+                TOPIC_PACKETS => record.packets.push(parse(&path, &message)?),
+                TOPIC_MODEM_FRAMES => record.modem_frames.push(parse(&path, &message)?),
+                TOPIC_PROGRAMS => record.programs.push(parse(&path, &message)?),
+                TOPIC_SUMMARY => record.summary = Some(parse(&path, &message)?),
+                _ => record.unknown_messages += 1,
+            }
+        }
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pose(t_s: f64) -> Poses {
+        Poses { t_s, poses: vec![VehiclePose { vehicle: "a".into(), x: 1.0, y: 2.0, z: -3.0 }] }
+    }
+
+    #[test]
+    fn a_record_reads_back_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RecordWriter::create(&dir.path().join(RECORD_FILE)).unwrap();
+        for i in 0..100 {
+            w.write(TOPIC_POSES, i * 1_000_000, &pose(i as f64 * 1e-3)).unwrap();
+        }
+        let packet = PacketRecord {
+            t_s: 0.5,
+            src: "a".into(),
+            dst: "b".into(),
+            bytes: 1500,
+            outcome: Outcome::Dropped,
+            reason: Some("out of range".into()),
+            end_s: 0.6,
+            corrupted: false,
+        };
+        w.write(TOPIC_PACKETS, 600_000_000, &packet).unwrap();
+        w.write(TOPIC_SUMMARY, 700_000_000, &serde_json::json!({"windows": 7})).unwrap();
+        w.finish().unwrap();
+        let r = Record::read(dir.path()).unwrap();
+        assert_eq!(r.poses.len(), 100);
+        assert_eq!(r.poses[42], pose(0.042));
+        assert_eq!(r.packets, vec![packet]);
+        assert_eq!(r.summary, Some(serde_json::json!({"windows": 7})));
+    }
+
+    #[test]
+    fn a_record_cut_short_keeps_its_complete_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORD_FILE);
+        let mut w = RecordWriter::create(&path).unwrap();
+        for i in 0..20_000u64 {
+            w.write(TOPIC_POSES, i * 1_000_000, &pose(i as f64 * 1e-3)).unwrap();
+        }
+        w.finish().unwrap();
+        let whole = std::fs::read(&path).unwrap();
+        // Cut inside the data section, as a killed run leaves it.
+        std::fs::write(&path, &whole[..whole.len() * 2 / 3]).unwrap();
+        let r = Record::read(&path).unwrap();
+        assert!(!r.poses.is_empty() && r.poses.len() < 20_000, "{} poses", r.poses.len());
+        assert_eq!(r.poses[0], pose(0.0));
+        assert!(r.summary.is_none());
+    }
+
+    #[test]
+    fn a_message_that_is_not_its_topics_type_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORD_FILE);
+        let mut w = RecordWriter::create(&path).unwrap();
+        w.write(TOPIC_PACKETS, 5, &serde_json::json!({"t_s": "soon"})).unwrap();
+        w.finish().unwrap();
+        let e = Record::read(&path).unwrap_err().to_string();
+        assert!(e.contains("/packets") && e.contains("record.mcap") && e.contains("t_s"), "{e}");
+    }
+}
