@@ -95,6 +95,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         live: None,
         observers: Vec::new(),
         modem_bridges: None,
+        programs: None,
     };
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);

@@ -91,6 +91,13 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
         std::fs::write(&ledger, text)?;
         println!("modem ledger: {}", ledger.display());
     }
+    for p in &report.programs {
+        let log = match p.started_s {
+            Some(_) => format!("  log: {}", out_dir.join("programs").join(format!("{}.{{stdout,stderr}}.log", p.name)).display()),
+            None => String::new(),
+        };
+        println!("  program {:<16} {:<8} {}{log}", p.name, p.vehicle.as_deref().unwrap_or("host"), crate::io::programs::outcome(p));
+    }
     if let Some(t) = &report.timeline {
         println!("timeline: {}", t.display());
     }
@@ -164,6 +171,24 @@ pub fn load_with(params: &crate::ros::params::RunParams, scenario: Option<PathBu
     Ok(loaded)
 }
 
+/// For a run without root: turns live capture (`network.capture: tun`) off, so that what
+/// needs no namespaces still runs; programs inside vehicles are then reported as not started.
+/// Returns the line that says so, `None` if the scenario has no live capture.
+pub fn without_namespaces(loaded: &mut LoadedScenario) -> Option<String> {
+    let s = &mut loaded.scenario;
+    if s.network.capture != config::Capture::Tun {
+        return None;
+    }
+    s.network.capture = config::Capture::None;
+    let skipped = match s.programs.iter().filter(|p| p.vehicle.is_some()).count() {
+        0 => String::new(),
+        1 => " and the program inside a vehicle".to_owned(),
+        n => format!(" and the {n} programs inside vehicles"),
+    };
+    let verb = if skipped.is_empty() { "is" } else { "are" };
+    Some(format!("not root: running without network namespaces — live capture{skipped} {verb} skipped (run as root for them)"))
+}
+
 /// `cosim run` and `physics_coordinator`: the ROS node `node_name` (with the `ros` feature),
 /// the scenario, the physics coordinator and its observers, the run, its report.
 /// `vehicle_netns` (e.g. `ncs-{vehicle}`) starts a `/clock` bridge in every vehicle namespace
@@ -178,7 +203,12 @@ pub async fn run_physics(
     // Signal handlers first: a Ctrl-C while namespaces are being set up must still clean up.
     let stop = shutdown_signal();
     let (params, ros) = node(node_name)?;
-    let loaded = load_with(&params, scenario)?;
+    let mut loaded = load_with(&params, scenario)?;
+    if unsafe { libc::geteuid() } != 0 {
+        if let Some(line) = without_namespaces(&mut loaded) {
+            eprintln!("{line}");
+        }
+    }
     let out = output_dir(&loaded, out.or(params.out.clone()));
     let mut c = crate::coord::PhysicsCoordinator::for_scenario(
         &loaded,

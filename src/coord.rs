@@ -18,8 +18,9 @@ use crate::config::{LoadedScenario, SimulatorEndpoint};
 use crate::io::modem_bridge::{ModemBridges, ModemReport};
 use crate::io::netsim_manager::NavSource;
 use crate::io::live::LiveNetwork;
+use crate::io::programs::Programs;
 use crate::net::ledger::LedgerSummary;
-use crate::output::{PairSummary, Timeline};
+use crate::output::{schema::ProgramRecord, PairSummary, Timeline};
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
@@ -182,6 +183,8 @@ pub struct RunReport {
     /// The emulated modems' frame ledger and bridge counters (scenarios with `acoustic_modems`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modems: Option<ModemReport>,
+    /// The scenario's programs: when each started and ended, and how (scenario order).
+    pub programs: Vec<ProgramRecord>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -206,6 +209,8 @@ pub struct PhysicsCoordinator {
     pub observers: Vec<Box<dyn WindowObserver>>,
     /// The modem bridges (`acoustic_modems`), fed every window's ChannelData.
     pub modem_bridges: Option<ModemBridges>,
+    /// The scenario's programs (`programs`), started at window openings and stopped at the end.
+    pub programs: Option<Programs>,
 }
 
 impl PhysicsCoordinator {
@@ -234,6 +239,7 @@ impl PhysicsCoordinator {
             }
         };
         let modem_bridges = ModemBridges::start(loaded).await?;
+        let programs = Programs::for_scenario(loaded, out_dir.as_deref())?;
         let timeline = match out_dir {
             Some(dir) => Some(Timeline::create(&dir, s.vehicles.iter().map(|v| v.name.clone()).collect())?),
             None => None,
@@ -252,6 +258,7 @@ impl PhysicsCoordinator {
             live,
             observers: Vec::new(),
             modem_bridges,
+            programs,
         })
     }
 
@@ -274,6 +281,9 @@ impl PhysicsCoordinator {
             let opened = opens.take().unwrap_or_else(Instant::now);
             if let Some(live) = &self.live {
                 live.opens(k, opened);
+            }
+            if let Some(p) = &mut self.programs {
+                p.tick(self.schedule.start_ns(k));
             }
             let channel_bytes = pending.take().expect("the physics END for this window is in hand");
             let channel: ChannelData = decode_checked(&channel_bytes)
@@ -350,6 +360,11 @@ impl PhysicsCoordinator {
             o.finish();
         }
         let wall_seconds = started.elapsed().as_secs_f64();
+        // Programs stop while their namespaces still exist.
+        let programs = match self.programs.take() {
+            Some(mut p) => p.stop_all(self.schedule.start_ns(done)).await,
+            None => Vec::new(),
+        };
         let network = self.live.take().map(|l| l.shutdown());
         let modems = self.modem_bridges.take().map(|a| a.finish(self.schedule.start_ns(done)));
         let (timeline, pairs) = match self.timeline.take() {
@@ -372,6 +387,7 @@ impl PhysicsCoordinator {
             pairs,
             network,
             modems,
+            programs,
         })
     }
 

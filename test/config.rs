@@ -762,3 +762,57 @@ fn links_and_water_errors_name_key_and_line() {
     let err = error(&insert_after(10, "  water: {sound_speed: wilson}"));
     assert_eq!(err.line, Some(11), "{err}");
 }
+
+// ---- programs ----
+
+#[test]
+fn programs_keys_and_defaults() {
+    use netsim_cosim::config::{ProgramCommand, StopSignal};
+    let text = format!(
+        "{BASE}real_time_factor: 1\nnetwork: {{capture: tun}}\nprograms:\n  - name: iperf_server-1\n    vehicle: b\n    start_s: 1.5\n    command: [iperf3, -s, -p, 5201]\n    env: {{N: 5, B: true, S: x}}\n    cwd: /tmp\n    stop_signal: TERM\n    stop_timeout_s: 0\n  - {{name: h, command: 'echo hi'}}\n"
+    );
+    let s = parse(&text).unwrap().scenario;
+    let p = &s.programs[0];
+    assert_eq!((p.name.as_str(), p.vehicle.as_deref(), p.start_s), ("iperf_server-1", Some("b"), 1.5));
+    assert_eq!(p.command, ProgramCommand::Argv(["iperf3", "-s", "-p", "5201"].map(String::from).to_vec()));
+    let env: Vec<(&str, &str)> = p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("B", "true"), ("N", "5"), ("S", "x")]);
+    assert_eq!((p.cwd.as_deref(), p.stop_signal, p.stop_timeout_s), (Some("/tmp"), StopSignal::Term, 0.0));
+    let h = &s.programs[1];
+    assert_eq!(h.command, ProgramCommand::Shell("echo hi".into()));
+    assert_eq!((h.vehicle.as_deref(), h.start_s, h.cwd.as_deref(), h.stop_signal, h.stop_timeout_s), (None, 0.0, None, StopSignal::Int, 5.0));
+    assert!(h.env.is_empty());
+    assert!(parse(&format!("{BASE}programs: []\n")).unwrap().scenario.programs.is_empty());
+}
+
+#[test]
+fn programs_errors_name_key_and_line() {
+    let long = "p".repeat(33);
+    let cases: &[(&str, &str, usize, &str)] = &[
+        ("programs:\n  - {name: 'a b', command: x}\n", "programs[0].name", 41, "may contain only"),
+        ("programs:\n  - {name: '', command: x}\n", "programs[0].name", 41, "must not be empty"),
+        (&format!("programs:\n  - {{name: {long}, command: x}}\n"), "programs[0].name", 41, "longer than 32"),
+        ("programs:\n  - {name: p, command: x}\n  - {name: p, command: y}\n", "programs[1].name", 42, "already used at programs[0].name (line 41)"),
+        ("programs:\n  - {name: p, vehicle: zz, command: x}\n", "programs[0].vehicle", 41, "no vehicle is named \"zz\""),
+        ("programs:\n  - {name: p, vehicle: a, command: x}\n", "programs[0].vehicle", 41, "network.capture: tun"),
+        ("programs:\n  - {name: p, start_s: 5, command: x}\n", "programs[0].start_s", 41, "below duration_s (5 s)"),
+        ("programs:\n  - {name: p, start_s: -1, command: x}\n", "programs[0].start_s", 41, "≥ 0"),
+        ("programs:\n  - name: p\n    command: '  '\n", "programs[0].command", 42, "must not be empty"),
+        ("programs:\n  - name: p\n    command: []\n", "programs[0].command", 42, "needs at least the program"),
+        ("programs:\n  - name: p\n    command: ['', x]\n", "programs[0].command[0]", 42, "must name the program"),
+        ("programs:\n  - name: p\n    command: {run: x}\n", "programs[0].command", 42, "a string (run by sh -c) or a list of strings"),
+        ("programs:\n  - name: p\n    command: x\n    env: {COSIM_OUT: x}\n", "programs[0].env.COSIM_OUT", 43, "set by the run"),
+        ("programs:\n  - name: p\n    command: x\n    env: {'A=B': x}\n", "programs[0].env", 43, "is not a variable name"),
+        ("programs:\n  - name: p\n    command: x\n    cwd: no/such/dir\n", "programs[0].cwd", 43, "is not a directory"),
+        ("programs:\n  - name: p\n    command: x\n    stop_signal: KILL\n", "programs[0].stop_signal", 43, "unknown variant `KILL`"),
+        ("programs:\n  - name: p\n    command: x\n    stop_timeout_s: -1\n", "programs[0].stop_timeout_s", 43, "≥ 0"),
+        ("programs:\n  - name: p\n    command: x\n    stop_timeout_s: 1e9\n", "programs[0].stop_timeout_s", 43, "at most 3600 s"),
+        ("programs:\n  - name: p\n    command: x\n    colour: red\n", "programs[0].colour", 43, "unknown field `colour`"),
+        ("programs:\n  - {command: x}\n", "programs[0]", 41, "missing field `name`"),
+    ];
+    for &(tail, key, line, message) in cases {
+        let err = error(&format!("{BASE}{tail}"));
+        assert_error(&err, key, line);
+        assert!(err.message.contains(message), "{tail}: {err}");
+    }
+}

@@ -213,6 +213,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         live: None,
         observers: Vec::new(),
         modem_bridges: None,
+        programs: None,
     }
 }
 

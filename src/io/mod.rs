@@ -2,10 +2,11 @@
 //! network namespaces ([`netns`]), TUN interfaces ([`tun`]) and the tasks that move packets
 //! between them and the packet logic in [`crate::net`] ([`live`]); the TCP servers of the
 //! acoustic front: the NETSIM manager ([`netsim_manager`]) and the modem bridges
-//! ([`modem_bridge`]).
+//! ([`modem_bridge`]); the programs a scenario starts ([`programs`]).
 pub mod live;
 pub mod modem_bridge;
 pub mod netns;
 pub mod netsim_manager;
+pub mod programs;
 pub mod timer;
 pub mod tun;

@@ -160,25 +160,15 @@ pub fn run_in<T: Send + 'static>(ns: &str, f: impl FnOnce() -> std::io::Result<T
     .map_err(|_| std::io::Error::other("namespace thread panicked"))?
 }
 
-/// Replaces this process with `command` running in `vehicle`'s namespace; returns only on error.
-pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
+/// Makes `cmd` enter `vehicle`'s namespace in the child, right before exec (its environment
+/// and working directory are kept). The returned file is the namespace's: keep it open until
+/// `cmd` has been spawned.
+pub fn enter_on_exec(cmd: &mut Command, vehicle: &str) -> anyhow::Result<std::fs::File> {
     use std::os::unix::process::CommandExt;
-    let ns = ns_name(vehicle);
-    let path = Path::new(NETNS_DIR).join(&ns);
-    if !path.exists() {
-        return anyhow::anyhow!("no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active?");
-    }
-    let Some((prog, args)) = command.split_first() else {
-        return anyhow::anyhow!("no command given");
-    };
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) => return anyhow::anyhow!("cannot open {}: {e}", path.display()),
-    };
+    let path = Path::new(NETNS_DIR).join(ns_name(vehicle));
+    let file = std::fs::File::open(&path).with_context(|| format!("cannot open the namespace {}", path.display()))?;
     let fd = file.as_raw_fd();
-    let mut cmd = Command::new(prog);
-    cmd.args(args);
-    // Safety: setns is async-signal-safe; it runs in this process right before exec.
+    // Safety: setns is async-signal-safe; it runs in the child right before exec.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
@@ -187,6 +177,25 @@ pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
             Ok(())
         });
     }
+    Ok(file)
+}
+
+/// Replaces this process with `command` running in `vehicle`'s namespace; returns only on error.
+pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
+    use std::os::unix::process::CommandExt;
+    let ns = ns_name(vehicle);
+    if !Path::new(NETNS_DIR).join(&ns).exists() {
+        return anyhow::anyhow!("no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active?");
+    }
+    let Some((prog, args)) = command.split_first() else {
+        return anyhow::anyhow!("no command given");
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    let _namespace = match enter_on_exec(&mut cmd, vehicle) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
     let err = cmd.exec();
     anyhow::anyhow!("cannot run {prog} in {ns}: {err}")
 }

@@ -1,0 +1,366 @@
+//! The scenario's `programs`: each started at its sim time (on the host, or inside its
+//! vehicle's network namespace) in a process group of its own, its stdout and stderr written
+//! straight to `<out>/programs/<name>.{stdout,stderr}.log`, stopped at the end of the run with
+//! its stop signal (then SIGKILL), its exit recorded as a [`ProgramRecord`].
+
+use super::netns;
+use crate::config::{Capture, LoadedScenario, Program, ProgramCommand};
+use crate::output::schema::ProgramRecord;
+use anyhow::Context;
+use std::fs::File;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// How long a group still has after SIGKILL before it is given up on.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+/// How often a group whose leader is gone is checked for members left, while stopping.
+const LEFTOVER_CHECK: Duration = Duration::from_millis(20);
+
+/// Where a program is in its life.
+enum State {
+    /// Waiting for its start time.
+    Waiting,
+    /// Never to run (the record's note says why).
+    Skipped,
+    /// Its leader runs; `exit` resolves when the leader has been reaped.
+    Running { pgid: i32, exit: oneshot::Receiver<std::io::Result<ExitStatus>> },
+    /// Its leader ended; members of its group may still run.
+    Ended { pgid: i32 },
+    /// Stopped and recorded.
+    Done,
+}
+
+struct Entry {
+    program: Program,
+    start_ns: u64,
+    state: State,
+    record: ProgramRecord,
+}
+
+/// The programs of a run: [`Programs::tick`] at every window opening, [`Programs::stop_all`]
+/// at the end; dropping it kills every group still running.
+pub struct Programs {
+    entries: Vec<Entry>,
+    /// The `COSIM_*` variables every program gets.
+    env: Vec<(String, String)>,
+    scenario_dir: PathBuf,
+    logs: PathBuf,
+}
+
+impl Programs {
+    /// For a scenario with `programs` (`None` without): their log folder `<out_dir>/programs`
+    /// is created now. Programs inside vehicles are marked not started when the run has no
+    /// namespaces (`network.capture` is not `tun`, e.g. turned off for want of root).
+    pub fn for_scenario(loaded: &LoadedScenario, out_dir: Option<&Path>) -> anyhow::Result<Option<Programs>> {
+        let s = &loaded.scenario;
+        if s.programs.is_empty() {
+            return Ok(None);
+        }
+        let out_dir = out_dir.context("the scenario's programs need an output folder for their logs")?;
+        let out = std::path::absolute(out_dir).with_context(|| format!("output folder {}", out_dir.display()))?;
+        let logs = out.join("programs");
+        std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+        let dir = match loaded.file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let scenario_dir = std::path::absolute(dir).with_context(|| format!("scenario folder {}", dir.display()))?;
+        let env = vec![
+            ("COSIM_OUT".to_owned(), out.to_string_lossy().into_owned()),
+            ("COSIM_SCENARIO_DIR".to_owned(), scenario_dir.to_string_lossy().into_owned()),
+            ("COSIM_DURATION_S".to_owned(), s.duration_s.to_string()),
+            ("COSIM_REAL_TIME_FACTOR".to_owned(), s.real_time_factor.to_string()),
+        ];
+        let namespaces = s.network.capture == Capture::Tun;
+        let entries = s
+            .programs
+            .iter()
+            .map(|p| {
+                let mut record = ProgramRecord {
+                    name: p.name.clone(),
+                    vehicle: p.vehicle.clone(),
+                    started_s: None,
+                    ended_s: None,
+                    exit_code: None,
+                    signal: None,
+                    note: None,
+                };
+                let state = match &p.vehicle {
+                    Some(v) if !namespaces => {
+                        record.note = Some(format!("not started: no network namespace for vehicle {v} (live capture is off; it needs root)"));
+                        State::Skipped
+                    }
+                    _ => State::Waiting,
+                };
+                Entry { program: p.clone(), start_ns: (p.start_s * 1e9).round() as u64, state, record }
+            })
+            .collect();
+        Ok(Some(Programs { entries, env, scenario_dir, logs }))
+    }
+
+    /// The folder of the log files.
+    pub fn log_dir(&self) -> &Path {
+        &self.logs
+    }
+
+    /// At the opening of the window starting at `sim_ns`: starts every program whose start
+    /// time has come, and records the exit of those that ended since (`ended_s` = `sim_ns`,
+    /// at most one window after the exit). Needs a tokio runtime.
+    pub fn tick(&mut self, sim_ns: u64) {
+        for i in 0..self.entries.len() {
+            if matches!(self.entries[i].state, State::Waiting) && self.entries[i].start_ns <= sim_ns {
+                let started = self.start(i, sim_ns);
+                let e = &mut self.entries[i];
+                match started {
+                    Ok((pgid, exit)) => {
+                        e.record.started_s = Some(sim_ns as f64 / 1e9);
+                        e.state = State::Running { pgid, exit };
+                        tracing::info!(program = %e.program.name, pid = pgid, "started{}", where_(&e.program));
+                    }
+                    Err(err) => {
+                        tracing::error!(program = %e.program.name, "cannot start: {err:#}");
+                        e.record.note = Some(format!("cannot start: {err:#}"));
+                        e.state = State::Skipped;
+                    }
+                }
+            }
+        }
+        self.reap(sim_ns);
+    }
+
+    /// Records the exit of every program whose leader ended since the last call (at `sim_ns`).
+    fn reap(&mut self, sim_ns: u64) {
+        for e in &mut self.entries {
+            let State::Running { pgid, exit } = &mut e.state else { continue };
+            let pgid = *pgid;
+            match exit.try_recv() {
+                Err(oneshot::error::TryRecvError::Empty) => continue,
+                Ok(status) => record_exit(&mut e.record, status, sim_ns),
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    e.record.ended_s = Some(sim_ns as f64 / 1e9);
+                    e.record.note = Some("its exit status was lost".to_owned());
+                }
+            }
+            tracing::info!(program = %e.program.name, "ended by itself: {}", outcome(&e.record));
+            e.state = State::Ended { pgid };
+        }
+    }
+
+    /// Spawns entry `i` in a process group of its own (inside its vehicle's namespace if it
+    /// has one); returns the group id and the leader's exit.
+    fn start(&self, i: usize, sim_ns: u64) -> anyhow::Result<(i32, oneshot::Receiver<std::io::Result<ExitStatus>>)> {
+        use std::os::unix::process::CommandExt as _;
+        let p = &self.entries[i].program;
+        let cwd = match &p.cwd {
+            Some(d) => self.scenario_dir.join(d),
+            None => self.scenario_dir.clone(),
+        };
+        let mut cmd = match &p.command {
+            ProgramCommand::Shell(line) => {
+                let mut c = std::process::Command::new("sh");
+                c.arg("-c").arg(line);
+                c
+            }
+            ProgramCommand::Argv(argv) => {
+                // A relative path to the program resolves from its working directory.
+                let prog = Path::new(&argv[0]);
+                let prog = if prog.is_relative() && argv[0].contains('/') { cwd.join(prog) } else { prog.to_path_buf() };
+                let mut c = std::process::Command::new(prog);
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        cmd.current_dir(&cwd);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd.env("COSIM_PROGRAM", &p.name);
+        cmd.env("COSIM_START_S", (sim_ns as f64 / 1e9).to_string());
+        if let Some(v) = &p.vehicle {
+            cmd.env("COSIM_VEHICLE", v);
+        }
+        cmd.envs(&p.env);
+        let log = |ext: &str| {
+            let path = self.logs.join(format!("{}.{ext}.log", p.name));
+            File::create(&path).with_context(|| format!("cannot create {}", path.display()))
+        };
+        cmd.stdin(Stdio::null()).stdout(log("stdout")?).stderr(log("stderr")?);
+        cmd.process_group(0);
+        // The namespace file stays open until the child has been spawned.
+        let netns = p.vehicle.as_deref().map(|v| netns::enter_on_exec(&mut cmd, v)).transpose()?;
+        let mut child = tokio::process::Command::from(cmd).spawn().with_context(|| format!("{}{}", describe(&p.command), where_(p)))?;
+        drop(netns);
+        let pgid = child.id().context("the started program has no pid")? as i32;
+        let (tx, rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let _ = tx.send(child.wait().await);
+        });
+        Ok((pgid, rx))
+    }
+
+    /// Stops every program at the end of the run (`now_sim_ns`): each group gets its stop
+    /// signal, then SIGKILL after `stop_timeout_s`; a group whose leader ended by itself is
+    /// stopped the same way if members of it still run. Returns one record per program, in
+    /// scenario order.
+    pub async fn stop_all(&mut self, now_sim_ns: u64) -> Vec<ProgramRecord> {
+        let now_s = now_sim_ns as f64 / 1e9;
+        self.reap(now_sim_ns);
+        let t0 = Instant::now();
+        // Every group is signalled at once, so waiting for them one after the other gives
+        // each its whole timeout.
+        for e in &mut self.entries {
+            match e.state {
+                State::Running { pgid, .. } => {
+                    signal_group(pgid, e.program.stop_signal.number());
+                    e.record.note = Some(format!("stopped with {}", e.program.stop_signal.name()));
+                }
+                State::Ended { pgid } => {
+                    if group_alive(pgid) {
+                        signal_group(pgid, e.program.stop_signal.number());
+                        e.record.note = Some(format!("processes left in its group were stopped with {}", e.program.stop_signal.name()));
+                    }
+                }
+                State::Waiting => {
+                    e.record.note = Some(format!("not started: the run ended at {now_s} s, before its start at {} s", e.program.start_s));
+                    e.state = State::Skipped;
+                }
+                State::Skipped | State::Done => {}
+            }
+        }
+        for e in &mut self.entries {
+            let deadline = t0 + Duration::from_secs_f64(e.program.stop_timeout_s);
+            let timeout = e.program.stop_timeout_s;
+            let signal = e.program.stop_signal.name();
+            let state = std::mem::replace(&mut e.state, State::Done);
+            let stopped = matches!(state, State::Running { .. }) || e.record.note.is_some() && matches!(state, State::Ended { .. });
+            match state {
+                State::Running { pgid, mut exit } => {
+                    let status = match tokio::time::timeout_at(deadline, &mut exit).await {
+                        Ok(status) => Some(status),
+                        Err(_) => {
+                            signal_group(pgid, libc::SIGKILL);
+                            e.record.note = Some(format!("did not stop within {timeout} s of {signal}: killed"));
+                            tokio::time::timeout(KILL_WAIT, &mut exit).await.ok()
+                        }
+                    };
+                    match status {
+                        Some(Ok(s)) => record_exit(&mut e.record, s, now_sim_ns),
+                        Some(Err(_)) => {
+                            e.record.ended_s = Some(now_s);
+                            e.record.note = Some("its exit status was lost".to_owned());
+                        }
+                        None => {
+                            e.record.note = Some(format!("still running {} s after SIGKILL", KILL_WAIT.as_secs()));
+                        }
+                    }
+                    stop_leftovers(pgid, deadline, &mut e.record).await;
+                }
+                State::Ended { pgid } => stop_leftovers(pgid, deadline, &mut e.record).await,
+                State::Waiting | State::Skipped | State::Done => {}
+            }
+            if stopped {
+                tracing::info!(program = %e.program.name, "{}", outcome(&e.record));
+            }
+        }
+        self.entries.iter().map(|e| e.record.clone()).collect()
+    }
+}
+
+impl Drop for Programs {
+    /// Kills every group still running (a run that ended with an error).
+    fn drop(&mut self) {
+        for e in &self.entries {
+            if let State::Running { pgid, .. } | State::Ended { pgid } = e.state {
+                signal_group(pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Waits until no process of group `pgid` is left, at most until `deadline`; then kills what
+/// is left.
+async fn stop_leftovers(pgid: i32, deadline: Instant, record: &mut ProgramRecord) {
+    while group_alive(pgid) {
+        if Instant::now() >= deadline {
+            signal_group(pgid, libc::SIGKILL);
+            let note = "processes left in its group were killed";
+            record.note = Some(match record.note.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note.to_owned(),
+            });
+            return;
+        }
+        tokio::time::sleep(LEFTOVER_CHECK.min(deadline - Instant::now())).await;
+    }
+}
+
+fn signal_group(pgid: i32, signal: i32) {
+    // Safety: killpg has no memory-safety preconditions; a gone group is ESRCH.
+    unsafe { libc::killpg(pgid, signal) };
+}
+
+/// Whether a process (other than a zombie) of group `pgid` still exists.
+fn group_alive(pgid: i32) -> bool {
+    // Safety: signal 0 checks for existence only.
+    (unsafe { libc::killpg(pgid, 0) }) == 0 && !only_zombies(pgid)
+}
+
+/// Whether every process left in group `pgid` is a zombie (ended, not yet reaped by its
+/// parent): those are gone for our purpose.
+fn only_zombies(pgid: i32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return false };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let mut fields = rest.split_whitespace();
+        let (Some(state), Some(_ppid), Some(pgrp)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        if pgrp.parse::<i32>() == Ok(pgid) && state != "Z" {
+            return false;
+        }
+    }
+    true
+}
+
+fn record_exit(record: &mut ProgramRecord, status: std::io::Result<ExitStatus>, sim_ns: u64) {
+    record.ended_s = Some(sim_ns as f64 / 1e9);
+    match status {
+        Ok(s) => {
+            record.exit_code = s.code();
+            record.signal = s.signal();
+        }
+        Err(e) => record.note = Some(format!("cannot wait for it: {e}")),
+    }
+}
+
+/// How a record's program ended, in words: `exit 0`, `signal 2 (stopped with SIGINT)`, ...
+pub fn outcome(r: &ProgramRecord) -> String {
+    let how = match (r.started_s, r.exit_code, r.signal) {
+        (None, ..) => "not started".to_owned(),
+        (_, Some(c), _) => format!("exit {c}"),
+        (_, None, Some(s)) => format!("signal {s}"),
+        _ => "running".to_owned(),
+    };
+    match &r.note {
+        Some(n) if r.started_s.is_some() => format!("{how} ({n})"),
+        Some(n) => n.clone(),
+        None => how,
+    }
+}
+
+fn where_(p: &Program) -> String {
+    match &p.vehicle {
+        Some(v) => format!(" in vehicle {v}'s namespace {}", netns::ns_name(v)),
+        None => String::new(),
+    }
+}
+
+fn describe(c: &ProgramCommand) -> String {
+    match c {
+        ProgramCommand::Shell(line) => format!("sh -c {line:?}"),
+        ProgramCommand::Argv(argv) => format!("{:?}", argv[0]),
+    }
+}
