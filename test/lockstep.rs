@@ -1,4 +1,4 @@
-//! The lockstep run end to end with the real binaries: the default scenario, determinism
+//! The lockstep run end to end with the real binaries: the patrol scenario, determinism
 //! across reruns and across transports (in-process vs. separate processes over ZeroMQ), and
 //! a simulator that dies or misbehaves.
 use netsim_cosim::{
@@ -54,9 +54,9 @@ fn in_process_run(scenario: &Path, out: &Path) -> Vec<u8> {
 }
 
 #[test]
-fn default_scenario_patrols_60_s_with_los_and_nlos_periods() {
+fn patrol_scenario_patrols_60_s_with_los_and_nlos_periods() {
     let dir = tempfile::tempdir().unwrap();
-    let timeline = in_process_run(&repo("config/default.yaml"), dir.path());
+    let timeline = in_process_run(&repo("config/patrol.yaml"), dir.path());
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["windows"], 6000);
     assert_eq!(summary["sim_seconds"], 60.0);
@@ -76,7 +76,7 @@ fn default_scenario_patrols_60_s_with_los_and_nlos_periods() {
 
 #[test]
 fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() {
-    let scenario = repo("config/default.yaml");
+    let scenario = repo("config/patrol.yaml");
     let s = scenario.to_str().unwrap();
     let (a, b, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let first = in_process_run(&scenario, a.path());
@@ -106,9 +106,9 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
     }
 }
 
-/// The default scenario paced at real time with a 1 s timeout, written next to the original.
+/// The patrol scenario paced at real time with a 1 s timeout, written next to the original.
 fn real_time_scenario(dir: &Path, timeout_ms: u64) -> PathBuf {
-    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/default.yaml")).unwrap()).unwrap();
+    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/patrol.yaml")).unwrap()).unwrap();
     v["real_time_factor"] = 1.0.into();
     v["simulators"]["timeout_ms"] = timeout_ms.into();
     let path = dir.join("realtime.yaml");
@@ -166,7 +166,7 @@ fn a_coordinator_interrupted_by_sigterm_stops_cleanly_with_exit_130() {
 fn broken_scenarios_are_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yaml");
-    let text = std::fs::read_to_string(repo("config/default.yaml")).unwrap().replacen("window_ms:", "window_msec:", 1);
+    let text = std::fs::read_to_string(repo("config/patrol.yaml")).unwrap().replacen("window_ms:", "window_msec:", 1);
     std::fs::write(&path, text).unwrap();
     let out = Command::new(COSIM).args(["run", path.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -72,7 +72,7 @@ async fn a_rosnetsim_simulator_over_a_unix_socket_with_partial_writes() {
 #[tokio::test]
 async fn a_python_rosnetsim_coordinator_drives_our_network_simulator_over_tcp() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let scenario = netsim_cosim::config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default.yaml")).unwrap();
+    let scenario = netsim_cosim::config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/patrol.yaml")).unwrap();
     let mut sim = NetworkSim::from_scenario(&scenario);
     let address: RosnetsimAddress = format!("tcp:127.0.0.1:{port}").parse().unwrap();
     // ROS-NetSim's coordinator side: connect with retries, send_one_message(gzip(msg)), read the

@@ -1,5 +1,5 @@
 //! A ChannelData from an external physics simulator: decoded, checked against the scenario's
-//! vehicles (`config/default.yaml`, three), against as many as its node list holds and against
+//! vehicles (`config/patrol.yaml`, three), against as many as its node list holds and against
 //! `config/acoustic_modems.yaml`'s four, then read as its consumers do: the view's accessors,
 //! the ROS 2 layer's window state, the network simulator's geometry and the emulated modems.
 #![no_main]

@@ -181,8 +181,8 @@ mod tests {
     use super::*;
 
     fn scenario() -> Scenario {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.yaml")).unwrap();
-        let mut s = crate::config::parse_str(&text, std::path::Path::new("config/default.yaml")).unwrap().scenario;
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml")).unwrap();
+        let mut s = crate::config::parse_str(&text, std::path::Path::new("config/patrol.yaml")).unwrap().scenario;
         s.netsim_manager = Some(crate::config::NetsimManager {
             bind: "127.0.0.1".parse().unwrap(),
             port: 61999,

@@ -162,8 +162,8 @@ mod tests {
     use crate::wire::proto::{decode_checked, PhysicsUpdate};
 
     fn sim() -> PhysicsSim {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.yaml")).unwrap();
-        PhysicsSim::from_scenario(&crate::config::parse_str(&text, std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.yaml"))).unwrap())
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml")).unwrap();
+        PhysicsSim::from_scenario(&crate::config::parse_str(&text, std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml"))).unwrap())
     }
 
     fn node_list(end: &[u8]) -> Vec<f64> {
