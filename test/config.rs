@@ -513,21 +513,34 @@ fn every_shipped_scenario_loads() {
 #[test]
 fn default_scenario_is_as_documented() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let s = config::load(&dir.join("config/default.yaml"))
-        .unwrap()
-        .scenario;
-    assert_eq!(s.window_ms, 10.0);
+    let s = config::load(&dir.join("config/default.yaml")).unwrap().scenario;
+    // The whole mission, paced: W = 1 ms at real time, one minute.
+    assert_eq!(s.window_ms, 1.0);
     assert_eq!(s.duration_s, 60.0);
+    assert_eq!(s.real_time_factor, 1.0);
     assert_eq!(s.seed, 42);
     let names: Vec<&str> = s.vehicles.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["usv1", "usv2", "auv1", "auv2", "auv3"]);
+    assert_eq!(s.vehicles.iter().filter(|v| v.modem.is_some()).count(), 3);
+    assert!(s.acoustic_modems.is_some() && s.netsim_manager.is_some());
+    assert_eq!(s.network.capture, config::Capture::Tun);
+    // iperf3 and the talker/listener inside the surface vessels, a client per AUV on the host.
+    let inside: Vec<_> = s.programs.iter().filter_map(|p| p.vehicle.as_deref()).collect();
+    assert_eq!(inside, ["usv1", "usv1", "usv2", "usv2"]);
+    assert_eq!(s.programs.iter().filter(|p| p.vehicle.is_none()).count(), 3);
+    assert!(matches!(s.world.terrain, Terrain::Procedural { cell_size_m: 2.0, .. }));
+}
+
+/// The physics-only patrol the lockstep tests and benchmarks run.
+#[test]
+fn patrol_scenario_is_as_documented() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let s = config::load(&dir.join("config/patrol.yaml")).unwrap().scenario;
+    assert_eq!(s.window_ms, 10.0);
+    assert_eq!(s.duration_s, 60.0);
+    let names: Vec<&str> = s.vehicles.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["auv1", "auv2", "auv3"]);
-    assert!(matches!(
-        s.world.terrain,
-        Terrain::Procedural {
-            cell_size_m: 2.0,
-            ..
-        }
-    ));
+    assert!(s.programs.is_empty());
 }
 
 // ---- SourceMap ----

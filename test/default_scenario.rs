@@ -1,0 +1,112 @@
+//! The default scenario end to end, as `scripts/run` runs it (root, real namespaces and TUNs,
+//! iperf3, rclpy, the example AUV clients against the modems and the NETSIM manager): one real
+//! minute. What it must show: the 802.11 link's throughput goes through the LOS / NLOS /
+//! out-of-range phases, the talker's messages reach the listener, the AUVs' frames are delivered
+//! or dropped with a reason, every ledger balances, and the report is written from the record.
+
+use netsim_cosim::output::{
+    record::Record,
+    schema::{Outcome, PacketRecord},
+};
+use serde_json::Value;
+use std::{path::Path, process::Command};
+
+fn repo(p: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// Mbit/s delivered from `src` to `dst` by packets delivered in [from_s, to_s).
+fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
+    let bytes: u64 = packets
+        .iter()
+        .filter(|p| p.src == src && p.dst == dst && p.outcome == Outcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
+        .map(|p| p.bytes as u64)
+        .sum();
+    bytes as f64 * 8.0 / (to_s - from_s) / 1e6
+}
+
+#[test]
+fn the_default_scenario_shows_every_part_of_the_mission() {
+    assert!(unsafe { libc::geteuid() } == 0, "the default scenario needs root (network namespaces); run the tests as root");
+    for tool in ["iperf3", "python3"] {
+        assert!(Command::new("sh").args(["-c", &format!("command -v {tool}")]).status().unwrap().success(), "{tool} is missing: scripts/setup --run");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let run = Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .args(["run", repo("config/default.yaml").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "cosim run failed: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", run.status);
+    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], false);
+
+    // Every ledger balances: the whole network's and each link's.
+    let network = &summary["network"];
+    assert_eq!(network["balanced"], true, "{network}");
+    assert_eq!(network["in_flight"], 0, "{network}");
+    for link in network["links"].as_array().unwrap() {
+        assert_eq!(link["balanced"], true, "{link}");
+    }
+
+    // The 802.11 link: high in LOS (0-21 s), low behind the headland (NLOS, 23-38 s), near
+    // zero out of range (from 41 s). TCP needs a few seconds to find each new rate.
+    let record = Record::read(&out).unwrap();
+    let los = mbps(&record.packets, "usv2", "usv1", 3.0, 20.0);
+    let nlos = mbps(&record.packets, "usv2", "usv1", 26.0, 37.0);
+    let oor = mbps(&record.packets, "usv2", "usv1", 43.0, 60.0);
+    println!("usv2 → usv1: LOS {los:.2} Mbit/s, NLOS {nlos:.2} Mbit/s, out of range {oor:.3} Mbit/s");
+    assert!(los > 10.0, "LOS {los} Mbit/s");
+    assert!(nlos > 0.5 && nlos < los / 3.0, "NLOS {nlos} Mbit/s vs LOS {los}");
+    assert!(oor < 0.05, "out of range {oor} Mbit/s");
+    let changes: Vec<_> = record.channel.iter().filter(|c| c.a == "usv1" && c.b == "usv2" && c.change).collect();
+    assert!(changes.iter().any(|c| !c.los && (18.0..26.0).contains(&c.t_s)), "{changes:?}");
+    assert!(
+        record.link_states.iter().any(|l| l.src == "usv2" && l.dst == "usv1" && !l.usable && l.t_s > 35.0),
+        "the link state never went out of range"
+    );
+    // The copies out of range are dropped with that reason.
+    let usv = network["links"].as_array().unwrap().iter().find(|l| l["src"] == "usv2" && l["dst"] == "usv1").unwrap();
+    assert!(usv["drops"]["out of range"].as_u64().unwrap_or(0) > 0, "{usv}");
+
+    // The programs: iperf3 and the talker/listener ran in the vessels, the clients on the host.
+    let programs = summary["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 7, "{programs:?}");
+    for p in programs {
+        assert!(p["started_s"].is_number(), "{p}");
+        assert!(p["exit_code"] == 0 || p["signal"] == 2, "{p}");
+    }
+    let log = |name: &str| std::fs::read_to_string(out.join(format!("programs/{name}.stdout.log"))).unwrap()
+        + &std::fs::read_to_string(out.join(format!("programs/{name}.stderr.log"))).unwrap();
+    let heard = log("listener").matches("I heard: \"Hello World").count();
+    println!("listener heard {heard} messages");
+    assert!(heard >= 50, "listener heard {heard}:\n{}", log("listener"));
+    assert!(log("iperf3-client").contains("Mbits/sec"), "{}", log("iperf3-client"));
+
+    // The AUVs: every client's nav was accepted, frames were delivered and lost behind terrain.
+    for auv in ["auv1", "auv2", "auv3"] {
+        let text = log(&format!("{auv}-client"));
+        let line = text.lines().find_map(|l| l.strip_prefix("summary ")).unwrap_or_else(|| panic!("{auv}: no summary:\n{text}"));
+        let s: Value = serde_json::from_str(line).unwrap();
+        assert!(s["nav_accepted"].as_u64().unwrap() >= 30 && s["nav_rejected"] == 0, "{auv}: {s}");
+        assert!(s["data_sent"].as_u64().unwrap() >= 2, "{auv}: {s}");
+    }
+    let modems = &summary["modems"]["ledger"];
+    assert!(modems["delivered"].as_u64().unwrap() > 0, "{modems}");
+    assert!(modems["out_of_range"].as_u64().unwrap() > 0, "{modems}");
+    let frames = record.modem_frames.len() as u64;
+    assert_eq!(frames, modems["sent"].as_u64().unwrap(), "every modem frame is in the record");
+
+    // The report, from the record.
+    let report = out.join("report/report.html");
+    assert!(std::fs::metadata(&report).map(|m| m.len() > 10_000).unwrap_or(false), "{}", report.display());
+    // pcaps per vehicle.
+    for v in ["usv1", "usv2"] {
+        assert!(std::fs::metadata(out.join(format!("{v}.pcap"))).unwrap().len() > 1000);
+    }
+    // No namespace is left.
+    let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    assert!(!ns.lines().any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")), "{ns}");
+}
