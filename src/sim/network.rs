@@ -43,7 +43,7 @@
 //! state changed since they were last reported (all of them in window 0): usable, in-band SNR
 //! (absent for ideal/disk), rate, the PER of a 1000-byte packet (from the BER; 1 when not
 //! usable) and the delay, from this BEGIN's geometry. Tolerances: usable and rate any change,
-//! SNR 0.1 dB, PER 1 % relative, delay 1 µs or 0.1 % of it if larger. The models are symmetric,
+//! SNR 0.1 dB, PER 1 % relative and 0.001 absolute, delay 1 µs or 0.1 % of it if larger. The models are symmetric,
 //! so one budget per pair serves both directions, and both are reported together. The cost is
 //! one budget per pair and window, no allocation unless something is reported.
 //!
@@ -159,6 +159,8 @@ struct HeldState {
 
 /// Bits of the packet `LinkState.per` is given for (1000 bytes).
 const PER_BITS: u64 = 8000;
+/// Smallest PER change reported on its own.
+const PER_FLOOR: f64 = 0.001;
 
 impl HeldState {
     fn of(b: &Budget) -> HeldState {
@@ -172,7 +174,9 @@ impl HeldState {
     }
 
     /// `new` differs from this state beyond the reporting tolerances: usable or rate any
-    /// change, SNR 0.1 dB, PER 1 % relative, delay 1 µs or 0.1 % of the held delay if larger.
+    /// change, SNR 0.1 dB, PER 1 % relative and 0.001 absolute (so that a PER near 0, which the
+    /// waterfall moves by a few percent per hundredth of a dB, follows the SNR), delay 1 µs or
+    /// 0.1 % of the held delay if larger.
     fn changed(&self, new: &HeldState) -> bool {
         let snr = match (self.snr_db, new.snr_db) {
             (Some(a), Some(b)) => (a - b).abs() >= 0.1,
@@ -184,7 +188,7 @@ impl HeldState {
         self.usable != new.usable
             || self.rate_bps != new.rate_bps
             || snr
-            || (self.per - new.per).abs() > 0.01 * self.per.max(new.per)
+            || (self.per - new.per).abs() > (0.01 * self.per.max(new.per)).max(PER_FLOOR)
             || d0.abs_diff(d1) >= delay_tol
     }
 
@@ -803,6 +807,10 @@ mod tests {
         for c in changed {
             assert!(base.changed(&c), "{c:?}");
         }
+        // A PER near 0: 0.001 absolute.
+        let clean = HeldState { per: 0.0001, ..base };
+        assert!(!clean.changed(&HeldState { per: 0.0009, ..base }));
+        assert!(clean.changed(&HeldState { per: 0.0012, ..base }));
         // A long (acoustic) delay: 0.1 % of it.
         let far = HeldState { delay_ns: 1_000_000_000, ..base };
         assert!(!far.changed(&HeldState { delay_ns: 1_000_999_000, ..base }));
