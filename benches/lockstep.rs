@@ -87,7 +87,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         schedule: schedule(windows),
         real_time_factor: 0.0,
         startup: TIMEOUT,
-        timeline: None,
+        recorder: None,
         scenario: "bench".into(),
         vehicles: VEHICLES,
         progress_every: None,

@@ -44,7 +44,7 @@ pub fn output_dir(loaded: &LoadedScenario, out: Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| Path::new("out").join(&loaded.scenario.name))
 }
 
-/// Writes `summary.json` next to the timeline, prints the run's figures, returns the exit code.
+/// Writes `summary.json` next to the record, prints the run's figures, returns the exit code.
 pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
     std::fs::create_dir_all(out_dir)?;
     let summary = out_dir.join("summary.json");
@@ -97,6 +97,9 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
             None => String::new(),
         };
         println!("  program {:<16} {:<8} {}{log}", p.name, p.vehicle.as_deref().unwrap_or("host"), crate::io::programs::outcome(p));
+    }
+    if let Some(r) = &report.record {
+        println!("record: {}", r.display());
     }
     if let Some(t) = &report.timeline {
         println!("timeline: {}", t.display());
@@ -192,13 +195,14 @@ pub fn without_namespaces(loaded: &mut LoadedScenario) -> Option<String> {
 /// `cosim run` and `physics_coordinator`: the ROS node `node_name` (with the `ros` feature),
 /// the scenario, the physics coordinator and its observers, the run, its report.
 /// `vehicle_netns` (e.g. `ncs-{vehicle}`) starts a `/clock` bridge in every vehicle namespace
-/// that exists.
+/// that exists. `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
 pub async fn run_physics(
     node_name: &str,
     scenario: Option<PathBuf>,
     out: Option<PathBuf>,
     peers: Peers,
     vehicle_netns: Option<String>,
+    timeline: bool,
 ) -> anyhow::Result<i32> {
     // Signal handlers first: a Ctrl-C while namespaces are being set up must still clean up.
     let stop = shutdown_signal();
@@ -209,6 +213,7 @@ pub async fn run_physics(
             eprintln!("{line}");
         }
     }
+    loaded.scenario.record.timeline_jsonl |= timeline;
     let out = output_dir(&loaded, out.or(params.out.clone()));
     let mut c = crate::coord::PhysicsCoordinator::for_scenario(
         &loaded,

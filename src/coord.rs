@@ -1,8 +1,10 @@
 //! The two coordinators.
 //!
 //! - The **physics coordinator** owns the clock. For each window k it sends the physics
-//!   simulator BEGIN(k), takes the ChannelData of its END(k) (the world at t = k·W), records it
-//!   in the timeline and hands it to the network coordinator in a NetworkUpdate BEGIN(k).
+//!   simulator BEGIN(k), takes the ChannelData of its END(k) (the world at t = k·W) and hands it
+//!   to the network coordinator in a NetworkUpdate BEGIN(k); once the network side's END(k)
+//!   is in, the window goes to the run record ([`Recorder`]) with the packet copies and modem
+//!   frames that ended meanwhile, and to the observers.
 //!   Physics window k+1 runs while the network side works on window k; the physics side is
 //!   therefore at most one window ahead and the network side never a window behind.
 //! - The **network coordinator** answers the physics coordinator's BEGIN(k) after running
@@ -19,8 +21,8 @@ use crate::io::modem_bridge::{ModemBridges, ModemReport};
 use crate::io::netsim_manager::NavSource;
 use crate::io::live::LiveNetwork;
 use crate::io::programs::Programs;
-use crate::net::ledger::LedgerSummary;
-use crate::output::{schema::ProgramRecord, PairSummary, Timeline};
+use crate::net::ledger::{CopyEnd, LedgerSummary};
+use crate::output::{schema::ProgramRecord, PairSummary, Recorder};
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
@@ -174,6 +176,8 @@ pub struct RunReport {
     pub slipped_seconds: f64,
     pub windows_per_second: f64,
     pub interrupted: bool,
+    /// The run record (`record.mcap`), written by every run with an output folder.
+    pub record: Option<PathBuf>,
     pub timeline: Option<PathBuf>,
     pub pairs: Vec<PairSummary>,
     /// The ledger of live vehicle traffic (`network.capture: tun` with an in-process network
@@ -195,7 +199,8 @@ pub struct PhysicsCoordinator {
     /// Wall-clock pacing; 0 = as fast as the simulators go.
     pub real_time_factor: f64,
     pub startup: Duration,
-    pub timeline: Option<Timeline>,
+    /// The run record (and, on request, the per-window timeline); none: nothing is written.
+    pub recorder: Option<Recorder>,
     pub scenario: String,
     /// Number of vehicles: every window's ChannelData is checked against it.
     pub vehicles: usize,
@@ -215,7 +220,7 @@ pub struct PhysicsCoordinator {
 
 impl PhysicsCoordinator {
     /// The coordinator for a scenario: its physics simulator, the network coordinator (in
-    /// this process unless `network_coordinator` names a ZeroMQ endpoint) and a timeline in
+    /// this process unless `network_coordinator` names a ZeroMQ endpoint) and the run record in
     /// `out_dir` (none if `None`).
     pub async fn for_scenario(
         loaded: &LoadedScenario,
@@ -240,8 +245,8 @@ impl PhysicsCoordinator {
         };
         let modem_bridges = ModemBridges::start(loaded).await?;
         let programs = Programs::for_scenario(loaded, out_dir.as_deref())?;
-        let timeline = match out_dir {
-            Some(dir) => Some(Timeline::create(&dir, s.vehicles.iter().map(|v| v.name.clone()).collect())?),
+        let recorder = match out_dir {
+            Some(dir) => Some(Recorder::for_scenario(&dir, loaded)?),
             None => None,
         };
         Ok(PhysicsCoordinator {
@@ -250,7 +255,7 @@ impl PhysicsCoordinator {
             schedule,
             real_time_factor: s.real_time_factor,
             startup: startup_timeout(loaded),
-            timeline,
+            recorder,
             scenario: s.name.clone(),
             vehicles: s.vehicles.len(),
             progress_every: Some(Duration::from_secs(2)),
@@ -262,8 +267,9 @@ impl PhysicsCoordinator {
         })
     }
 
-    /// Runs every window, or until `stop` resolves (then the current window completes and
-    /// the report says `interrupted`).
+    /// Runs every window, or until `stop` resolves (then the window under way is abandoned, the
+    /// run ends as after its last window and the report says `interrupted`). The record gets
+    /// every completed window and ends with the report as `/summary`.
     pub async fn run(mut self, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<RunReport> {
         tokio::pin!(stop);
         let n = self.schedule.windows;
@@ -272,6 +278,8 @@ impl PhysicsCoordinator {
         let mut last_progress = started;
         let mut interrupted = false;
         let mut done = 0;
+        let mut copy_ends: Vec<CopyEnd> = Vec::new();
+        let mut frames = Vec::new();
 
         let mut pending = Some(Self::physics_exchange(&mut self.physics, self.nav.as_ref(), 0, Some(self.startup)).await?);
         // The wall instant the next window opens at: its due time on the paced schedule (the
@@ -290,10 +298,6 @@ impl PhysicsCoordinator {
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
             let checked = ChannelView::check(&channel, self.vehicles)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
-            if let Some(t) = &mut self.timeline {
-                t.record(k, self.schedule.start_ns(k) as f64 / 1e9, &checked)
-                    .with_context(|| format!("writing {}", t.path().display()))?;
-            }
             if let Some(a) = &mut self.modem_bridges {
                 a.on_window(k, self.schedule.start_ns(k), opened, &checked);
             }
@@ -316,8 +320,25 @@ impl PhysicsCoordinator {
                 _ = &mut stop => { interrupted = true; break; }
             };
             let end = end?;
+            end.check_nodes(self.vehicles).map_err(|e| self.network.protocol_error(k, e))?;
             pending = next?;
             done = k + 1;
+            if let Some(r) = &mut self.recorder {
+                let path = r.path().to_path_buf();
+                let writing = || format!("writing {}", path.display());
+                r.window(k, self.schedule.start_ns(k), &checked, &end).with_context(writing)?;
+                if let Some(live) = &self.live {
+                    live.drain_copy_ends(&mut copy_ends);
+                    r.packets(&copy_ends).with_context(writing)?;
+                    copy_ends.clear();
+                }
+                if let Some(m) = &mut self.modem_bridges {
+                    if m.drain_frames(&mut frames) > 0 {
+                        r.modem_frames(&frames, m.modem_names()).with_context(writing)?;
+                        frames.clear();
+                    }
+                }
+            }
             if !self.observers.is_empty() {
                 let view = WindowView {
                     window: k,
@@ -360,21 +381,34 @@ impl PhysicsCoordinator {
             o.finish();
         }
         let wall_seconds = started.elapsed().as_secs_f64();
+        let mut recorder = self.recorder.take();
+        let writing = |r: &Recorder| format!("writing {}", r.path().display());
         // Programs stop while their namespaces still exist.
         let programs = match self.programs.take() {
             Some(mut p) => p.stop_all(self.schedule.start_ns(done)).await,
             None => Vec::new(),
         };
-        let network = self.live.take().map(|l| l.shutdown());
-        let modems = self.modem_bridges.take().map(|a| a.finish(self.schedule.start_ns(done)));
-        let (timeline, pairs) = match self.timeline.take() {
-            Some(t) => {
-                let path = t.path().to_path_buf();
-                (Some(path), t.finish()?)
+        if let Some(r) = &mut recorder {
+            r.programs(&programs).with_context(|| writing(r))?;
+        }
+        let network = match self.live.take() {
+            Some(live) => {
+                let summary = live.shutdown();
+                if let Some(r) = &mut recorder {
+                    live.drain_copy_ends(&mut copy_ends);
+                    r.packets(&copy_ends).with_context(|| writing(r))?;
+                }
+                Some(summary)
             }
-            None => (None, Vec::new()),
+            None => None,
         };
-        Ok(RunReport {
+        let modem_names = self.modem_bridges.as_ref().map(|m| m.modem_names().to_vec()).unwrap_or_default();
+        let modems = self.modem_bridges.take().map(|a| a.finish(self.schedule.start_ns(done)));
+        if let (Some(r), Some(m)) = (&mut recorder, &modems) {
+            r.modem_frames(&m.entries[m.drained..], &modem_names).with_context(|| writing(r))?;
+        }
+        let pairs = recorder.as_ref().map(Recorder::pairs).unwrap_or_default();
+        let mut report = RunReport {
             scenario: self.scenario,
             windows: done,
             window_ms: self.schedule.window_ms(),
@@ -383,12 +417,20 @@ impl PhysicsCoordinator {
             slipped_seconds: pacer.slipped().as_secs_f64(),
             windows_per_second: done as f64 / wall_seconds.max(1e-9),
             interrupted,
-            timeline,
+            record: recorder.as_ref().map(|r| r.path().to_path_buf()),
+            timeline: None,
             pairs,
             network,
             modems,
             programs,
-        })
+        };
+        if let Some(r) = recorder {
+            let path = r.path().to_path_buf();
+            report.timeline = r.timeline_path();
+            let files = r.finish(&serde_json::to_value(&report)?).with_context(|| format!("writing {}", path.display()))?;
+            report.record = Some(files.record);
+        }
+        Ok(report)
     }
 
     /// BEGIN(k), with the nav fixes accepted since the last BEGIN, → END(k); returns the END's

@@ -829,3 +829,20 @@ fn programs_errors_name_key_and_line() {
         assert!(err.message.contains(message), "{tail}: {err}");
     }
 }
+
+#[test]
+fn record_section_has_defaults_and_positive_intervals() {
+    let r = parse(BASE).unwrap().scenario.record;
+    assert_eq!((r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl), (0.1, 1.0, false));
+    let r = parse(&format!("{BASE}record: {{pose_interval_s: 0.001, channel_interval_s: 5, timeline_jsonl: true}}\n")).unwrap().scenario.record;
+    assert_eq!((r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl), (0.001, 5.0, true));
+    let cases: &[(&str, &str, usize)] = &[
+        ("record:\n  pose_interval_s: 0\n", "record.pose_interval_s", 41),
+        ("record:\n  channel_interval_s: -1\n", "record.channel_interval_s", 41),
+        ("record:\n  every: 1\n", "record.every", 41),
+    ];
+    for &(tail, key, line) in cases {
+        let err = error(&format!("{BASE}{tail}"));
+        assert_error(&err, key, line);
+    }
+}

@@ -19,7 +19,7 @@ fn repo(p: &str) -> std::path::PathBuf {
 fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
     let bytes: u64 = packets
         .iter()
-        .filter(|p| p.src == src && p.dst == dst && p.outcome == Outcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
+        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.outcome == Outcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
         .map(|p| p.bytes as u64)
         .sum();
     bytes as f64 * 8.0 / (to_s - from_s) / 1e6

@@ -49,7 +49,7 @@ fn run_ok(bin: &str, args: &[&str]) -> Output {
 }
 
 fn in_process_run(scenario: &Path, out: &Path) -> Vec<u8> {
-    run_ok(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    run_ok(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--timeline"]);
     std::fs::read(out.join("timeline.jsonl")).unwrap()
 }
 
@@ -89,7 +89,7 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
         spawn(COSIM, &["network-sim", s, "--bind", &s_ep]),
         spawn(NETWORK_COORDINATOR, &[s, "--bind", &n_ep, "--network-sim", &s_ep]),
     ]);
-    run_ok(PHYSICS_COORDINATOR, &[s, "--physics-sim", &p_ep, "--network-coordinator", &n_ep, "--out", c.path().to_str().unwrap()]);
+    run_ok(PHYSICS_COORDINATOR, &[s, "--physics-sim", &p_ep, "--network-coordinator", &n_ep, "--out", c.path().to_str().unwrap(), "--timeline"]);
     let over_zmq = std::fs::read(c.path().join("timeline.jsonl")).unwrap();
     assert!(first == over_zmq, "separate processes over ZeroMQ differ from the in-process run");
     // Every served peer exits by itself, successfully, after the last window.
@@ -149,7 +149,7 @@ fn a_coordinator_interrupted_by_sigterm_stops_cleanly_with_exit_130() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = real_time_scenario(dir.path(), 1000);
     let out = dir.path().join("out");
-    let child = spawn(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let child = spawn(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--timeline"]);
     std::thread::sleep(Duration::from_millis(800));
     Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     let output = child.wait_with_output().unwrap();
@@ -205,7 +205,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         schedule,
         real_time_factor: 0.0,
         startup: Duration::from_secs(5),
-        timeline: None,
+        recorder: None,
         scenario: "test".into(),
         vehicles: 0,
         progress_every: None,

@@ -52,7 +52,7 @@ impl Server {
         std::fs::write(&scenario, serde_yaml::to_string(&v).unwrap()).unwrap();
         let out = dir.path().join("out");
         let child = Command::new(COSIM)
-            .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--timeline"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -114,7 +114,7 @@ fn clock_poses_tf_markers_diagnostics_and_channel_data() {
     let l = listen(&d, &["auv1", "auv2", "auv3"], None);
     let out = tempfile::tempdir().unwrap();
     let out_s = out.path().display().to_string();
-    run_cosim(&d, &["run", &scenario(), "--out", &out_s, "--ros-args", "-p", "wait_for_subscribers:=1", "-p", "real_time_factor:=5.0"]);
+    run_cosim(&d, &["run", &scenario(), "--out", &out_s, "--timeline", "--ros-args", "-p", "wait_for_subscribers:=1", "-p", "real_time_factor:=5.0"]);
     let msgs = l.collect();
 
     // /clock: every window's start, in W = 100 ms steps.

@@ -127,6 +127,15 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
         drop_pkt_id: vec![2],
         drop_node: vec![0],
         drop_reason: vec![network_update::DropReason::OutOfRange as i32],
+        link_state: vec![netsim_cosim::wire::proto::rosnetsim::LinkState {
+            src_node: 0,
+            dst_node: 1,
+            usable: true,
+            snr_db: Some(21.5),
+            rate_bps: 36e6,
+            per: 0.01,
+            delay_ns: 400,
+        }],
     };
     let nb = net.encode_to_vec();
     assert_eq!(decode_checked::<NetworkUpdate>(&nb).unwrap(), net);

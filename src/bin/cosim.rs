@@ -16,7 +16,7 @@ struct Args {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a scenario: physics and network side in lockstep; writes the ChannelData timeline.
+    /// Run a scenario: physics and network side in lockstep; writes the run record.
     /// Built with the `ros` feature it is the ROS 2 node `netsim_cosim` (parameters via
     /// `--ros-args --params-file config/params.yaml`).
     Run {
@@ -36,6 +36,9 @@ enum Command {
         /// pattern (e.g. `ncs-{vehicle}`), for every vehicle whose namespace exists (`ros` feature).
         #[arg(long, value_name = "PATTERN")]
         vehicle_netns: Option<String>,
+        /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).
+        #[arg(long)]
+        timeline: bool,
     },
     /// Publish /clock and a vehicle's pose inside its network namespace from per-window lines
     /// on stdin (started by `cosim run --vehicle-netns`).
@@ -103,9 +106,9 @@ async fn main() {
 
 async fn run(command: Command) -> anyhow::Result<i32> {
     match command {
-        Command::Run { scenario, out, physics_sim, network_sim, vehicle_netns } => {
+        Command::Run { scenario, out, physics_sim, network_sim, vehicle_netns, timeline } => {
             let peers = cli::Peers { physics_sim, network_sim, network_coordinator: None };
-            cli::run_physics("netsim_cosim", scenario, out, peers, vehicle_netns).await
+            cli::run_physics("netsim_cosim", scenario, out, peers, vehicle_netns, timeline).await
         }
         #[cfg(feature = "ros")]
         Command::RosVehicleBridge { vehicle, netns, domain_id, any_interface, wait_for_subscribers } => {

@@ -43,6 +43,10 @@ async fn main() {
             let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
             let out = cli::output_dir(&loaded, a.out.clone());
             let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
+            // The run record (and its packet ends) is the physics coordinator's.
+            if let Some(l) = &live {
+                l.without_copy_ends();
+            }
             let mut coordinator = NetworkCoordinator::new(sim, loaded.schedule, startup_timeout(&loaded)).with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(zmq::serve(&a.bind, &mut coordinator, idle), a.idle_timeout_s, stop).await;

@@ -1,5 +1,5 @@
 //! `physics_coordinator`: owns the clock; drives the physics simulator and the network
-//! coordinator window by window and writes the ChannelData timeline.
+//! coordinator window by window and writes the run record.
 use clap::Parser;
 use netsim_cosim::cli;
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ struct Args {
     /// Serve /clock in every vehicle namespace matching this pattern, e.g. `ncs-{vehicle}`.
     #[arg(long, value_name = "PATTERN")]
     vehicle_netns: Option<String>,
+    /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).
+    #[arg(long)]
+    timeline: bool,
 }
 
 #[tokio::main]
@@ -33,5 +36,5 @@ async fn main() {
     cli::init_logging();
     let a = Args::parse_from(cli::args());
     let peers = cli::Peers { physics_sim: a.physics_sim, network_coordinator: a.network_coordinator, network_sim: a.network_sim };
-    cli::exit_with(cli::run_physics("physics_coordinator", a.scenario, a.out, peers, a.vehicle_netns).await)
+    cli::exit_with(cli::run_physics("physics_coordinator", a.scenario, a.out, peers, a.vehicle_netns, a.timeline).await)
 }

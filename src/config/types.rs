@@ -54,6 +54,39 @@ pub struct Scenario {
     /// namespace, and stops at its end. Default none.
     #[serde(default)]
     pub programs: Vec<Program>,
+    /// What the run record (`record.mcap`) samples, and the per-window JSONL on request.
+    #[serde(default)]
+    pub record: RecordSettings,
+}
+
+/// The run record's sampling (README, "Output"). Intervals are sim time; one shorter than the
+/// window W means every window.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSettings {
+    /// Every vehicle's position is written this often (`/poses`). Default 0.1 s.
+    #[serde(default = "default_pose_interval")]
+    pub pose_interval_s: f64,
+    /// Every pair's channel geometry is written this often (`/channel`), and a pair's at every
+    /// LOS/NLOS change. Default 1 s.
+    #[serde(default = "default_channel_interval")]
+    pub channel_interval_s: f64,
+    /// Also write `timeline.jsonl`: one line per pair per window (large). Default false.
+    #[serde(default)]
+    pub timeline_jsonl: bool,
+}
+
+fn default_pose_interval() -> f64 {
+    0.1
+}
+fn default_channel_interval() -> f64 {
+    1.0
+}
+
+impl Default for RecordSettings {
+    fn default() -> Self {
+        RecordSettings { pose_interval_s: default_pose_interval(), channel_interval_s: default_channel_interval(), timeline_jsonl: false }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -99,6 +99,8 @@ pub(super) fn validate(cx: &Ctx) -> Check {
     network(cx)?;
     acoustic_modems(cx)?;
     programs(cx)?;
+    cx.positive("record.pose_interval_s", s.record.pose_interval_s)?;
+    cx.positive("record.channel_interval_s", s.record.channel_interval_s)?;
 
     if let Terrain::Procedural { size_m, .. } = &s.world.terrain {
         check_inside_world(cx, [size_m[0] / 2.0, size_m[1] / 2.0])?;

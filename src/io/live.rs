@@ -11,7 +11,7 @@ use crate::model::fate::DropReason;
 use crate::net::{
     addr::AddressBook,
     engine::{Delivery, Engine, EngineConfig, Frame},
-    ledger::{Ledger, LedgerSummary},
+    ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
 };
 use crate::clock::WindowClock;
 use crate::wire::pcap::PcapWriter;
@@ -189,8 +189,8 @@ impl LiveNetwork {
         let mut st = self.shared.lock();
         let deliveries = st.engine.apply_end(k, end);
         let Some((open_k, _, wall)) = st.clock.open.filter(|o| o.0 == k) else {
-            for _ in deliveries {
-                st.engine.ledger.drop_copy(DropReason::Shutdown);
+            for d in deliveries {
+                st.engine.drop_delivery(&d, DropReason::Shutdown, d.t_ns);
             }
             return;
         };
@@ -198,7 +198,7 @@ impl LiveNetwork {
         for d in deliveries {
             if st.closed || st.releases.len() >= st.release_limit {
                 let reason = if st.closed { DropReason::Shutdown } else { DropReason::QueueFull };
-                st.engine.ledger.drop_copy(reason);
+                st.engine.drop_delivery(&d, reason, d.t_ns);
                 continue;
             }
             let due = st.clock.wall_at(k, wall, d.t_ns);
@@ -212,6 +212,22 @@ impl LiveNetwork {
 
     pub fn ledger(&self) -> Ledger {
         self.shared.lock().engine.ledger.clone()
+    }
+
+    /// Moves the ends of the copies that ended since the last call (delivered or dropped, one
+    /// per copy, in the order they ended) to the back of `out`. They are held in a bounded
+    /// buffer until taken ([`crate::net::ledger::MAX_COPY_ENDS`]; the summary counts what it
+    /// could not hold); after [`Self::shutdown`] the last ones, the copies it dropped, remain.
+    pub fn drain_copy_ends(&self, out: &mut Vec<CopyEnd>) {
+        let mut st = self.shared.lock();
+        if !st.engine.ends.is_empty() {
+            st.engine.ends.drain_into(out);
+        }
+    }
+
+    /// Keeps no copy ends (for a network coordinator whose run record is written elsewhere).
+    pub fn without_copy_ends(&self) {
+        self.shared.lock().engine.ends = CopyEnds::new(0);
     }
 
     /// Copies with the simulator, queued for the next window, and scheduled for release.
@@ -232,14 +248,15 @@ impl LiveNetwork {
         let summary = {
             let mut st = self.shared.lock();
             st.closed = true;
-            while let Some(Reverse(_)) = st.releases.pop() {
-                st.engine.ledger.drop_copy(DropReason::Shutdown);
+            let now = st.clock.sim_at(Instant::now());
+            while let Some(Reverse(s)) = st.releases.pop() {
+                st.engine.drop_delivery(&s.delivery, DropReason::Shutdown, now.max(s.delivery.captured_ns));
             }
-            st.engine.shutdown();
+            st.engine.shutdown(now);
             for w in st.pcaps.iter_mut().flatten() {
                 let _ = w.flush();
             }
-            LedgerSummary::from(&st.engine.ledger)
+            st.engine.summary()
         };
         self.devices.lock().unwrap_or_else(|p| p.into_inner()).clear();
         if let Some(mut ns) = self.namespaces.lock().unwrap_or_else(|p| p.into_inner()).take() {

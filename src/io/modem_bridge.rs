@@ -42,6 +42,9 @@ use crate::wire::utc::{Civil, TimeOfDay};
 pub const MAX_LINE: usize = MAX_SENTENCE;
 /// Lines queued for one client before further ones are dropped.
 pub const OUT_QUEUE: usize = 4096;
+/// Most frame ledger entries [`ModemBridges::drain_frames`] hands out in one call; the rest
+/// wait for the next call.
+pub const MAX_FRAMES_PER_DRAIN: usize = 65_536;
 /// How often scheduled output is released (wall time).
 const TICK: Duration = Duration::from_millis(2);
 
@@ -156,6 +159,9 @@ pub struct ModemReport {
     /// Every frame copy (written to `modem_ledger.jsonl`, not to the summary).
     #[serde(skip)]
     pub entries: Vec<FrameLedgerEntry>,
+    /// How many of `entries` (the first ones) [`ModemBridges::drain_frames`] already handed out.
+    #[serde(skip)]
+    pub drained: usize,
 }
 
 /// Every modem bridge of a scenario and the emulated modems behind them.
@@ -164,6 +170,10 @@ pub struct ModemBridges {
     shared: Arc<Shared>,
     tasks: Vec<JoinHandle<()>>,
     addrs: Vec<(String, SocketAddr)>,
+    /// Names of the emulated modems' vehicles, in modem order (the ledger's `from`/`to`).
+    names: Vec<String>,
+    /// Ledger entries already handed out by [`Self::drain_frames`].
+    drained: usize,
 }
 
 impl ModemBridges {
@@ -172,6 +182,7 @@ impl ModemBridges {
         let s = &loaded.scenario;
         let (Some(cfg), Some(modems)) = (&s.acoustic_modems, Modems::from_scenario(s)) else { return Ok(None) };
         let specs = modems.modems();
+        let names = specs.iter().map(|m| m.name.clone()).collect();
         let shared = Arc::new(Shared {
             modems: Mutex::new(modems),
             clock: Mutex::new(WindowClock::new(loaded.schedule, s.real_time_factor)),
@@ -204,7 +215,7 @@ impl ModemBridges {
                 ticker.pump();
             }
         }));
-        Ok(Some(ModemBridges { shared, tasks, addrs }))
+        Ok(Some(ModemBridges { shared, tasks, addrs, names, drained: 0 }))
     }
 
     /// **The coordinator's hook**: call once per window, in order, when the window starts,
@@ -219,6 +230,25 @@ impl ModemBridges {
             f.set_channel(start_ns, channel);
         }
         self.shared.pump();
+    }
+
+    /// Appends to `out` the frame ledger entries decided since the last call (at most
+    /// [`MAX_FRAMES_PER_DRAIN`]; any beyond wait for the next call, none is lost); returns how
+    /// many. [`ModemReport::drained`] tells [`Self::finish`]'s caller where the rest start.
+    pub fn drain_frames(&mut self, out: &mut Vec<FrameLedgerEntry>) -> usize {
+        let Ok(f) = self.shared.modems.lock() else { return 0 };
+        let ledger = f.ledger();
+        let from = self.drained.min(ledger.len());
+        let to = ledger.len().min(from + MAX_FRAMES_PER_DRAIN);
+        out.extend_from_slice(&ledger[from..to]);
+        self.drained = to;
+        to - from
+    }
+
+    /// The emulated modems' vehicle names in modem order (what a ledger entry's `from` and `to`
+    /// index).
+    pub fn modem_names(&self) -> &[String] {
+        &self.names
     }
 
     /// Current sim time as the bridges see it (ns).
@@ -253,7 +283,8 @@ impl ModemBridges {
                 c.take();
             }
         }
-        ModemReport { ledger, bridges: self.shared.counters.snapshot(), entries }
+        let drained = self.drained.min(entries.len());
+        ModemReport { ledger, bridges: self.shared.counters.snapshot(), entries, drained }
     }
 }
 

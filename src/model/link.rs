@@ -40,7 +40,6 @@
 use crate::config::{Absorption, LinkModel, RateStep, SoundSpeed, Water};
 use crate::model::acoustic::{self, Modulation, NoiseConditions};
 use crate::wire::channel::ChannelView;
-use std::collections::HashMap;
 
 /// Speed of light (m/s).
 pub const C0: f64 = 299_792_458.0;
@@ -266,16 +265,35 @@ impl LinkSpec {
 #[derive(Debug, Clone, Default)]
 pub struct ChannelGeometry {
     positions: Vec<[f64; 3]>,
-    /// (los, hop loss) per unordered pair (i < j).
-    paths: HashMap<(usize, usize), (bool, f64)>,
+    /// (los, hop loss) per unordered pair (i < j), at [`pair_index`]; (true, 0) for a pair the
+    /// ChannelData has no path for.
+    paths: Vec<(bool, f64)>,
+}
+
+/// Index of the unordered pair `a < b` among `n` vehicles, in ChannelData's order (0,1), (0,2),
+/// …, (1,2), ….
+pub fn pair_index(a: usize, b: usize, n: usize) -> usize {
+    a * n - a * (a + 1) / 2 + (b - a - 1)
 }
 
 impl ChannelGeometry {
     /// The geometry of a checked ChannelData; non-finite hop losses count as 0.
     pub fn new(view: &ChannelView) -> ChannelGeometry {
-        let positions = (0..view.vehicles()).map(|i| view.position(i)).collect();
-        let paths = view.paths().map(|p| ((p.a, p.b), (p.los, p.losses_db().filter(|l| l.is_finite()).sum()))).collect();
-        ChannelGeometry { positions, paths }
+        let mut g = ChannelGeometry::default();
+        g.update(view);
+        g
+    }
+
+    /// Replaces the geometry with `view`'s, reusing the memory already held.
+    pub fn update(&mut self, view: &ChannelView) {
+        let n = view.vehicles();
+        self.positions.clear();
+        self.positions.extend((0..n).map(|i| view.position(i)));
+        self.paths.clear();
+        self.paths.resize(n * n.saturating_sub(1) / 2, (true, 0.0));
+        for p in view.paths() {
+            self.paths[pair_index(p.a, p.b, n)] = (p.los, p.losses_db().filter(|l| l.is_finite()).sum());
+        }
     }
 
     /// No ChannelData at all (a coordinator without a physics side): every vehicle at the
@@ -296,7 +314,9 @@ impl ChannelGeometry {
         let pa = self.positions.get(a).copied().unwrap_or_default();
         let pb = self.positions.get(b).copied().unwrap_or_default();
         let d = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
-        let (los, hop_loss_db) = self.paths.get(&(a.min(b), a.max(b))).copied().unwrap_or((true, 0.0));
+        let n = self.positions.len();
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (los, hop_loss_db) = if lo < hi && hi < n { self.paths[pair_index(lo, hi, n)] } else { (true, 0.0) };
         Geometry {
             distance_m: if d.is_finite() { d } else { f64::MAX },
             los,

@@ -1,12 +1,17 @@
 //! The network coordinator's packet logic, without I/O: captured packets queue until the next
 //! window's BEGIN describes them to the network simulator; its END releases copies (at a sim
 //! time it chooses, with a bit error rate) or drops them with a reason; the ledger counts every
-//! copy. Time is an argument everywhere, so it is tested without a clock or a TUN.
+//! copy, per directed link too, and every copy that ends leaves a [`CopyEnd`] for the run record
+//! (bounded). Time is an argument everywhere, so it is tested without a clock or a TUN.
+//!
+//! End times: a delivery at its delivery time; a drop at capture at the capture time; a drop the
+//! simulator reports in END(k), or a copy held too long, at the window's start kW; a copy lost
+//! when writing or at shutdown at the time given.
 
 use super::addr::AddressBook;
-use super::ledger::Ledger;
+use super::ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary};
 use crate::clock::{Schedule, SimNanos};
-use crate::model::fate::DropReason;
+use crate::model::fate::{DropReason, Fate};
 use crate::wire::ip::IpPacket;
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
@@ -54,6 +59,8 @@ struct Queued {
 #[derive(Debug)]
 struct Held {
     frame: Frame,
+    src: usize,
+    captured_ns: SimNanos,
     window: u32,
     /// Receivers whose copy is still with the simulator.
     pending: Vec<usize>,
@@ -63,6 +70,9 @@ struct Held {
 #[derive(Debug, Clone)]
 pub struct Delivery {
     pub pkt_id: u32,
+    /// Sender and capture sim time.
+    pub src: usize,
+    pub captured_ns: SimNanos,
     pub node: usize,
     pub t_ns: SimNanos,
     pub frame: Frame,
@@ -87,12 +97,35 @@ pub struct Engine {
     next_id: u32,
     rng: ChaCha8Rng,
     pub ledger: Ledger,
+    /// How every copy ended, for the record (bounded).
+    pub ends: CopyEnds,
+}
+
+fn bytes_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Engine {
     pub fn new(book: AddressBook, cfg: EngineConfig) -> Engine {
         let rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x6e65_7473_696d_6265);
-        Engine { book, cfg, queue: VecDeque::new(), held: HashMap::new(), next_id: 1, rng, ledger: Ledger::default() }
+        Engine { book, cfg, queue: VecDeque::new(), held: HashMap::new(), next_id: 1, rng, ledger: Ledger::default(), ends: CopyEnds::default() }
+    }
+
+    /// A copy from `src` to `dst` captured at `captured_ns` ends at `end_ns`: counted in the
+    /// ledger and its [`CopyEnd`] kept.
+    #[allow(clippy::too_many_arguments)]
+    fn end_copy(&mut self, src: usize, dst: Option<usize>, bytes: usize, captured_ns: SimNanos, fate: Fate, end_ns: SimNanos, corrupted: bool) {
+        match (fate, dst) {
+            (Fate::Delivered, Some(d)) => self.ledger.deliver(src, d, bytes, corrupted),
+            (Fate::Delivered, None) => self.ledger.drop_copy(src, None, DropReason::NoRoute),
+            (Fate::Dropped(r), _) => self.ledger.drop_copy(src, dst, r),
+        }
+        self.ends.push(CopyEnd { captured_ns, src, dst, bytes: bytes_u32(bytes), fate, end_ns, corrupted });
+    }
+
+    /// The ledger as the summary reports it, links named after the vehicles.
+    pub fn summary(&self) -> LedgerSummary {
+        LedgerSummary::new(&self.ledger, &self.book.names, self.ends.dropped)
     }
 
     /// A packet `src` sent at sim time `t_ns`. Never panics; bad input is counted and dropped.
@@ -100,28 +133,30 @@ impl Engine {
         let len = frame.ip().len();
         let dst = match IpPacket::new_checked(frame.ip()) {
             Ok(p) => p.dst_addr(),
-            Err(_) => return self.drop_at_capture(len, DropReason::Malformed, 1),
+            Err(_) => return self.drop_at_capture(src, &[None], len, t_ns, DropReason::Malformed),
         };
         let Some(dest) = (src < self.book.len()).then(|| self.book.resolve(src, dst)).flatten() else {
-            return self.drop_at_capture(len, DropReason::NoRoute, 1);
+            return self.drop_at_capture(src, &[None], len, t_ns, DropReason::NoRoute);
         };
         let receivers = self.book.receivers(src, &dest);
         if self.queue.len() >= self.cfg.queue_limit {
-            return self.drop_at_capture(len, DropReason::QueueFull, receivers.len());
+            let dsts: Vec<Option<usize>> = receivers.iter().map(|&d| Some(d)).collect();
+            return self.drop_at_capture(src, &dsts, len, t_ns, DropReason::QueueFull);
         }
         let pkt_id = self.fresh_id();
-        for _ in &receivers {
-            self.ledger.capture(len);
+        for &d in &receivers {
+            self.ledger.capture(src, Some(d), len);
         }
         self.queue.push_back(Queued { pkt_id, src, dsts: receivers.clone(), t_ns, frame });
         CaptureOutcome::Queued { pkt_id, receivers }
     }
 
-    fn drop_at_capture(&mut self, len: usize, reason: DropReason, copies: usize) -> CaptureOutcome {
-        for _ in 0..copies {
-            self.ledger.capture_dropped(len, reason);
+    fn drop_at_capture(&mut self, src: usize, dsts: &[Option<usize>], len: usize, t_ns: SimNanos, reason: DropReason) -> CaptureOutcome {
+        for &d in dsts {
+            self.ledger.capture(src, d, len);
+            self.end_copy(src, d, len, t_ns, Fate::Dropped(reason), t_ns, false);
         }
-        CaptureOutcome::Dropped { reason, copies }
+        CaptureOutcome::Dropped { reason, copies: dsts.len() }
     }
 
     fn fresh_id(&mut self) -> u32 {
@@ -157,7 +192,7 @@ impl Engine {
                 begin.src_node.push(q.src as u32);
                 begin.dst_node.push(d as u32);
             }
-            self.held.insert(q.pkt_id, Held { frame: q.frame, window: k, pending: q.dsts });
+            self.held.insert(q.pkt_id, Held { frame: q.frame, src: q.src, captured_ns: q.t_ns, window: k, pending: q.dsts });
         }
     }
 
@@ -175,21 +210,23 @@ impl Engine {
                 self.ledger.unknown_releases += 1;
                 continue;
             };
-            let Some(frame) = self.held.get(&r.pkt_id).map(|h| h.frame.clone()) else { continue };
+            let Some((frame, src, captured_ns)) = self.held.get(&r.pkt_id).map(|h| (h.frame.clone(), h.src, h.captured_ns)) else { continue };
             let t_ns = r.rx_time_ns.map_or(start, |t| t.clamp(start, last));
             let (frame, flipped) = self.apply_ber(frame, r.ber);
             if flipped && self.cfg.crc {
-                self.ledger.drop_copy(DropReason::BitErrors);
+                self.end_copy(src, Some(node), frame.ip().len(), captured_ns, Fate::Dropped(DropReason::BitErrors), t_ns, false);
             } else {
-                out.push(Delivery { pkt_id: r.pkt_id, node, t_ns, frame, corrupted: flipped });
+                out.push(Delivery { pkt_id: r.pkt_id, src, captured_ns, node, t_ns, frame, corrupted: flipped });
             }
             self.forget_if_done(r.pkt_id);
         }
         for loss in end.losses() {
             let node = loss.node.map(|n| n as usize);
             let reason = loss.reason.map_or(DropReason::Unspecified, DropReason::from_wire);
-            if self.take_copy(loss.pkt_id, node).is_some() {
-                self.ledger.drop_copy(reason);
+            if let Some(dst) = self.take_copy(loss.pkt_id, node) {
+                if let Some((len, src, captured_ns)) = self.held.get(&loss.pkt_id).map(|h| (h.frame.ip().len(), h.src, h.captured_ns)) {
+                    self.end_copy(src, Some(dst), len, captured_ns, Fate::Dropped(reason), start, false);
+                }
                 self.forget_if_done(loss.pkt_id);
             } else {
                 self.ledger.unknown_releases += 1;
@@ -199,8 +236,8 @@ impl Engine {
         let expired: Vec<u32> = self.held.iter().filter(|(_, h)| k.saturating_sub(h.window) + 1 >= max).map(|(&id, _)| id).collect();
         for id in expired {
             if let Some(h) = self.held.remove(&id) {
-                for _ in h.pending {
-                    self.ledger.drop_copy(DropReason::HeldTooLong);
+                for d in h.pending {
+                    self.end_copy(h.src, Some(d), h.frame.ip().len(), h.captured_ns, Fate::Dropped(DropReason::HeldTooLong), start, false);
                 }
             }
         }
@@ -237,23 +274,29 @@ impl Engine {
 
     /// The I/O side wrote (or failed to write) a delivery.
     pub fn delivered(&mut self, d: &Delivery, ok: bool) {
-        if ok {
-            self.ledger.deliver(d.frame.ip().len(), d.corrupted);
-        } else {
-            self.ledger.drop_copy(DropReason::WriteError);
-        }
+        let fate = if ok { Fate::Delivered } else { Fate::Dropped(DropReason::WriteError) };
+        self.end_copy(d.src, Some(d.node), d.frame.ip().len(), d.captured_ns, fate, d.t_ns, ok && d.corrupted);
     }
 
-    /// The run ends: everything queued or with the simulator is dropped as `shutdown`.
-    pub fn shutdown(&mut self) {
-        for q in self.queue.drain(..) {
-            for _ in q.dsts {
-                self.ledger.drop_copy(DropReason::Shutdown);
+    /// A delivery the I/O side could not schedule is dropped for `reason` at sim time `end_ns`.
+    pub fn drop_delivery(&mut self, d: &Delivery, reason: DropReason, end_ns: SimNanos) {
+        self.end_copy(d.src, Some(d.node), d.frame.ip().len(), d.captured_ns, Fate::Dropped(reason), end_ns, false);
+    }
+
+    /// The run ends at sim time `end_ns`: everything queued or with the simulator is dropped as
+    /// `shutdown`.
+    pub fn shutdown(&mut self, end_ns: SimNanos) {
+        let queued: Vec<Queued> = self.queue.drain(..).collect();
+        for q in queued {
+            for d in q.dsts {
+                self.end_copy(q.src, Some(d), q.frame.ip().len(), q.t_ns, Fate::Dropped(DropReason::Shutdown), end_ns.max(q.t_ns), false);
             }
         }
-        for (_, h) in self.held.drain() {
-            for _ in h.pending {
-                self.ledger.drop_copy(DropReason::Shutdown);
+        let mut held: Vec<(u32, Held)> = self.held.drain().collect();
+        held.sort_by_key(|(id, _)| *id);
+        for (_, h) in held {
+            for d in h.pending {
+                self.end_copy(h.src, Some(d), h.frame.ip().len(), h.captured_ns, Fate::Dropped(DropReason::Shutdown), end_ns.max(h.captured_ns), false);
             }
         }
     }
@@ -361,7 +404,7 @@ mod tests {
             e.delivered(d, true);
         }
         assert!(e.ledger.balances());
-        assert_eq!((e.ledger.captured, e.ledger.delivered, e.ledger.in_flight), (12, 10, 0));
+        assert_eq!((e.ledger.total.captured, e.ledger.total.delivered, e.ledger.total.in_flight), (12, 10, 0));
     }
 
     #[test]
@@ -401,11 +444,61 @@ mod tests {
         assert!(e.apply_end(2, &view(&NetworkUpdate::default())).is_empty());
         assert_eq!(e.ledger.dropped(DropReason::HeldTooLong), 1);
         e.capture(0, udp("10.0.0.1", "239.1.1.1", 100), 0);
-        assert_eq!(e.ledger.in_flight, 2);
-        e.shutdown();
+        assert_eq!(e.ledger.total.in_flight, 2);
+        e.shutdown(50_000_000);
         assert_eq!(e.ledger.dropped(DropReason::Shutdown), 2);
         assert!(e.ledger.balances());
-        assert_eq!(e.ledger.in_flight, 0);
+        assert_eq!(e.ledger.total.in_flight, 0);
+    }
+
+    #[test]
+    fn every_copy_that_ends_leaves_one_copy_end_matching_the_per_link_ledger() {
+        let mut e = engine(2, true);
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 5);
+        e.capture(0, udp("10.0.0.1", "239.255.0.1", 50), 6);
+        assert_eq!(e.capture(0, udp("10.0.0.1", "10.0.0.2", 10), 7), CaptureOutcome::Dropped { reason: DropReason::QueueFull, copies: 1 });
+        e.capture(1, Frame::plain(vec![0x45, 0, 0]), 8);
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(3, &mut begin);
+        let (unicast, multicast) = (begin.pkt_id[0], begin.pkt_id[1]);
+        let end = NetworkUpdate {
+            clear_pkt_id: vec![unicast, multicast],
+            rx_node: vec![1, 2],
+            rx_time_ns: vec![31_000_000, 32_000_000],
+            rx_ip: vec![0, 0],
+            clear_src_ip: vec![0, 0],
+            clear_dst_ip: vec![0, 0],
+            ber: vec![0.0, 0.0],
+            drop_pkt_id: vec![multicast],
+            drop_node: vec![1],
+            drop_reason: vec![3],
+            ..Default::default()
+        };
+        for d in e.apply_end(3, &view(&end)) {
+            e.delivered(&d, true);
+        }
+        let mut ends = Vec::new();
+        e.ends.drain_into(&mut ends);
+        assert!(e.ledger.balances());
+        assert_eq!(ends.len() as u64, e.ledger.total.captured, "one end per copy: {ends:?}");
+        let ip = |n: usize| n + 20;
+        let find = |dst: Option<usize>, bytes: usize| ends.iter().find(|x| x.dst == dst && x.bytes as usize == bytes).copied().unwrap();
+        let malformed = find(None, 3);
+        assert_eq!((malformed.src, malformed.fate, malformed.captured_ns, malformed.end_ns), (1, Fate::Dropped(DropReason::Malformed), 8, 8));
+        let full = find(Some(1), ip(10));
+        assert_eq!((full.fate, full.end_ns), (Fate::Dropped(DropReason::QueueFull), 7));
+        let collided = find(Some(1), ip(50));
+        assert_eq!((collided.fate, collided.captured_ns, collided.end_ns), (Fate::Dropped(DropReason::Collision), 6, 30_000_000));
+        let delivered = find(Some(2), ip(50));
+        assert_eq!((delivered.fate, delivered.captured_ns, delivered.end_ns, delivered.corrupted), (Fate::Delivered, 6, 32_000_000, false));
+        for (&(src, dst), c) in &e.ledger.links {
+            let bytes: u64 = ends.iter().filter(|x| (x.src, x.dst) == (src, dst) && x.fate == Fate::Delivered).map(|x| x.bytes as u64).sum();
+            assert_eq!(bytes, c.delivered_bytes, "link {src} -> {dst:?}");
+            assert_eq!(ends.iter().filter(|x| (x.src, x.dst) == (src, dst)).count() as u64, c.captured - c.in_flight);
+        }
+        let s = e.summary();
+        assert_eq!(s.links.iter().map(|l| (l.src.as_str(), l.dst.as_deref())).collect::<Vec<_>>(), vec![("a", Some("b")), ("a", Some("c")), ("b", None)]);
+        assert_eq!(s.links[0].delivered_bytes, ip(100) as u64);
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! What a run leaves in its output folder, and the report made from it:
 //! - [`schema`]: the messages of the run record (`record.mcap`), one type per topic;
+//! - [`record`]: the record file, written and read back;
+//! - [`recorder`]: what the coordinator's windows become in the record, and when;
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
 //! - the report (plots, series, `report.html`) is generated from the record alone.
 
 pub mod record;
+pub mod recorder;
 pub mod schema;
 pub mod timeline;
 
-pub use timeline::{PairSummary, Timeline};
+pub use recorder::{PairSummary, Recorder};
+pub use timeline::Timeline;

@@ -165,7 +165,7 @@ mod tests {
         let packet = PacketRecord {
             t_s: 0.5,
             src: "a".into(),
-            dst: "b".into(),
+            dst: Some("b".into()),
             bytes: 1500,
             outcome: Outcome::Dropped,
             reason: Some("out of range".into()),

@@ -107,7 +107,8 @@ pub struct PacketRecord {
     /// Capture sim time (s).
     pub t_s: f64,
     pub src: String,
-    pub dst: String,
+    /// The receiving vehicle (absent: the packet named no vehicle, e.g. malformed or no route).
+    pub dst: Option<String>,
     pub bytes: u32,
     pub outcome: Outcome,
     /// Drop reason label (`model::fate::DropReason`'s), absent when delivered.

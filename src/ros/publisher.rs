@@ -13,7 +13,7 @@
 
 use super::{
     names,
-    state::{ros_time, PairState, Vehicles, WindowState},
+    state::{ros_time, HeldLinks, PairState, Vehicles, WindowState},
 };
 use crate::coord::{WindowObserver, WindowView};
 use prost::Message;
@@ -67,6 +67,8 @@ pub struct RosPublisher {
     paths: Publisher<MarkerArray>,
     diagnostics: Publisher<DiagnosticArray>,
     channel_data: Publisher<UInt8MultiArray>,
+    /// The network simulator's link states, held from window to window.
+    links: HeldLinks,
     /// How long to keep the node alive after the last window so late samples get out.
     pub linger: Duration,
 }
@@ -91,6 +93,7 @@ impl RosPublisher {
             channel_data: node.create_publisher(names::CHANNEL_DATA, qos::channel_data()).map_err(err)?,
             poses,
             node,
+            links: HeldLinks::new(vehicles.names.len()),
             vehicles,
             linger: Duration::from_millis(500),
         })
@@ -189,7 +192,9 @@ fn path_markers(k: usize, p: &PairState, header: &Header) -> [Marker; 2] {
     [line, hops]
 }
 
-/// One DiagnosticStatus per pair: `netsim/link/<a>-<b>`, OK when LOS, WARN when NLOS.
+/// One DiagnosticStatus per pair: `netsim/link/<a>-<b>`, OK when LOS, WARN when NLOS; the link
+/// model's figures (`snr_db`, `per`, `delay_ms`, `rate_bps`) are the held link state of a → b
+/// (`n/a` where the network simulator reported none).
 fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
     let kv = |key: &str, value: String| KeyValue { key: key.into(), value };
     let opt = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_else(|| "n/a".into());
@@ -212,13 +217,18 @@ fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
             kv("snr_db", opt(p.model.snr_db)),
             kv("per", opt(p.model.per)),
             kv("delay_ms", opt(p.model.delay_s.map(|d| d * 1e3))),
+            kv("rate_bps", opt(p.model.rate_bps)),
         ],
     }
 }
 
 impl WindowObserver for RosPublisher {
     fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
-        let state = self.vehicles.window(view.window, view.start_ns, &view.channel, view.network_end);
+        let mut state = self.vehicles.window(view.window, view.start_ns, &view.channel, view.network_end);
+        self.links.update(view.network_end);
+        for p in &mut state.pairs {
+            p.model = self.links.figures(p.a, p.b);
+        }
         self.publish(&state, view.channel.data().encode_to_vec()).map_err(err)?;
         Ok(())
     }

@@ -27,13 +27,50 @@ pub struct PairTraffic {
     pub dropped_ba: u64,
 }
 
-/// Link figures only the network simulator knows. The embedded simulator does not report
-/// them yet (pass-through); they stay `None` until a link model / packet ledger fills them.
+/// Link figures only the network simulator knows: the link state its ENDs last reported for
+/// the pair's a → b direction (b → a if only that one was), held until reported again; `None`
+/// where it reported none (a simulator without link state, a model without SNR).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LinkModelFigures {
     pub snr_db: Option<f64>,
     pub per: Option<f64>,
     pub delay_s: Option<f64>,
+    pub rate_bps: Option<f64>,
+}
+
+/// The link states the network simulator reported, held per directed pair.
+#[derive(Debug, Clone, Default)]
+pub struct HeldLinks {
+    n: usize,
+    /// `a * n + b` → the figures of a → b.
+    held: Vec<Option<LinkModelFigures>>,
+}
+
+impl HeldLinks {
+    pub fn new(vehicles: usize) -> HeldLinks {
+        HeldLinks { n: vehicles, held: vec![None; vehicles * vehicles] }
+    }
+
+    /// Takes in an END's link states (entries naming no vehicle are skipped).
+    pub fn update(&mut self, end: &NetworkView) {
+        for l in end.link_states() {
+            let (a, b) = (l.src_node as usize, l.dst_node as usize);
+            if a < self.n && b < self.n {
+                self.held[a * self.n + b] = Some(LinkModelFigures {
+                    snr_db: l.snr_db,
+                    per: Some(l.per),
+                    delay_s: Some(l.delay_ns as f64 / 1e9),
+                    rate_bps: Some(l.rate_bps),
+                });
+            }
+        }
+    }
+
+    /// The pair's figures: a → b's, else b → a's, else none.
+    pub fn figures(&self, a: usize, b: usize) -> LinkModelFigures {
+        let at = |x: usize, y: usize| if x < self.n && y < self.n { self.held[x * self.n + y] } else { None };
+        at(a, b).or_else(|| at(b, a)).unwrap_or_default()
+    }
 }
 
 /// One pair i < j: geometry from the ChannelData, traffic from the END.
@@ -212,6 +249,23 @@ mod tests {
         assert_eq!(s.pairs[0].traffic, PairTraffic { delivered_ab: 2, delivered_ba: 2, dropped_ab: 0, dropped_ba: 0 });
         assert_eq!(s.pairs[1].traffic, PairTraffic { dropped_ab: 1, ..Default::default() });
         assert_eq!(s.unattributed_drops, vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn link_states_are_held_until_reported_again() {
+        use crate::wire::proto::{LinkState, NetworkUpdate};
+        let end = |states: Vec<LinkState>| NetworkView::check(NetworkUpdate { link_state: states, ..Default::default() }).unwrap();
+        let state = LinkState { src_node: 1, dst_node: 0, usable: true, snr_db: Some(14.0), rate_bps: 12e6, per: 0.02, delay_ns: 2_000_000 };
+        let mut h = HeldLinks::new(3);
+        assert_eq!(h.figures(0, 1), LinkModelFigures::default());
+        h.update(&end(vec![state]));
+        let f = LinkModelFigures { snr_db: Some(14.0), per: Some(0.02), delay_s: Some(0.002), rate_bps: Some(12e6) };
+        assert_eq!(h.figures(0, 1), f, "b → a stands in for a → b");
+        h.update(&end(vec![]));
+        assert_eq!(h.figures(1, 0), f, "held while not reported");
+        h.update(&end(vec![LinkState { src_node: 0, dst_node: 1, snr_db: None, ..state }, LinkState { src_node: 9, ..state }]));
+        assert_eq!(h.figures(0, 1).snr_db, None);
+        assert_eq!(h.figures(1, 0), f);
     }
 
     #[test]

@@ -39,6 +39,14 @@
 //! in. Entries naming an unknown vehicle are dropped with DROP_UNSPECIFIED (`drop_node` is the
 //! receiver if known, else `u32::MAX`).
 //!
+//! **Link state.** Every END also carries `link_state` for the directed pairs whose link model
+//! state changed since they were last reported (all of them in window 0): usable, in-band SNR
+//! (absent for ideal/disk), rate, the PER of a 1000-byte packet (from the BER; 1 when not
+//! usable) and the delay, from this BEGIN's geometry. Tolerances: usable and rate any change,
+//! SNR 0.1 dB, PER 1 % relative and 0.001 absolute, delay 1 µs or 0.1 % of it if larger. The models are symmetric,
+//! so one budget per pair serves both directions, and both are reported together. The cost is
+//! one budget per pair and window, no allocation unless something is reported.
+//!
 //! **Causality.** The simulator knows at BEGIN(k) only packets captured before kW, so a copy
 //! released in window k cannot be destroyed by a transmission that starts after kW; if such a
 //! later transmission overlaps it, only the later one is lost (COLLISION). The error is bounded
@@ -55,7 +63,7 @@
 
 use crate::config::{ErrorHandling, LoadedScenario};
 use crate::model::fate::DropReason;
-use crate::model::link::{Budget, ChannelGeometry, LinkSpec};
+use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
 use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::sync::{
     protocol::{expect_network, WindowCounter},
@@ -64,7 +72,7 @@ use crate::sync::{
 use crate::clock::Schedule;
 use crate::wire::channel::ChannelView;
 use crate::wire::update::Packet;
-use crate::wire::proto::{decode_checked, rosnetsim::network_update::MsgType, ChannelData, NetworkUpdate};
+use crate::wire::proto::{decode_checked, rosnetsim::network_update::MsgType, ChannelData, LinkState, NetworkUpdate};
 use prost::Message;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -132,6 +140,69 @@ pub struct NetworkSim {
     pending: BTreeMap<(u64, u64), Pending>,
     seq: u64,
     stats: Stats,
+    /// The last window's geometry (its memory reused from window to window).
+    geometry: ChannelGeometry,
+    /// The link state last reported per unordered pair ([`pair_index`]); `None` before window 0.
+    reported: Vec<Option<HeldState>>,
+}
+
+/// A pair's link state as last reported in an END (the embedded models are symmetric: both
+/// directions of a pair share it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HeldState {
+    usable: bool,
+    snr_db: Option<f64>,
+    rate_bps: f64,
+    per: f64,
+    delay_ns: u64,
+}
+
+/// Bits of the packet `LinkState.per` is given for (1000 bytes).
+const PER_BITS: u64 = 8000;
+/// Smallest PER change reported on its own.
+const PER_FLOOR: f64 = 0.001;
+
+impl HeldState {
+    fn of(b: &Budget) -> HeldState {
+        HeldState {
+            usable: b.usable,
+            snr_db: b.snr_db.is_finite().then_some(b.snr_db),
+            rate_bps: b.rate_bps,
+            per: if b.usable { crate::model::acoustic::per(b.ber, PER_BITS) } else { 1.0 },
+            delay_ns: medium::delay_ns(b.delay_s),
+        }
+    }
+
+    /// `new` differs from this state beyond the reporting tolerances: usable or rate any
+    /// change, SNR 0.1 dB, PER 1 % relative and 0.001 absolute (so that a PER near 0, which the
+    /// waterfall moves by a few percent per hundredth of a dB, follows the SNR), delay 1 µs or
+    /// 0.1 % of the held delay if larger.
+    fn changed(&self, new: &HeldState) -> bool {
+        let snr = match (self.snr_db, new.snr_db) {
+            (Some(a), Some(b)) => (a - b).abs() >= 0.1,
+            (None, None) => false,
+            _ => true,
+        };
+        let (d0, d1) = (self.delay_ns, new.delay_ns);
+        let delay_tol = (d0 / 1000).max(1000);
+        self.usable != new.usable
+            || self.rate_bps != new.rate_bps
+            || snr
+            || (self.per - new.per).abs() > (0.01 * self.per.max(new.per)).max(PER_FLOOR)
+            || d0.abs_diff(d1) >= delay_tol
+    }
+
+    fn wire(&self, src: usize, dst: usize) -> LinkState {
+        LinkState {
+            src_node: src as u32,
+            dst_node: dst as u32,
+            usable: self.usable,
+            snr_db: self.snr_db,
+            rate_bps: self.rate_bps,
+            per: self.per,
+            delay_ns: self.delay_ns,
+        }
+    }
 }
 
 /// The END lists being built.
@@ -219,6 +290,8 @@ impl NetworkSim {
             pending: BTreeMap::new(),
             seq: 0,
             stats: Stats::default(),
+            geometry: ChannelGeometry::unknown(),
+            reported: Vec::new(),
         }
     }
 
@@ -243,21 +316,46 @@ impl NetworkSim {
         if n > MAX_ENTRIES_PER_WINDOW {
             return Err(format!("window {k}: {n} packet entries exceed the limit of {MAX_ENTRIES_PER_WINDOW}"));
         }
-        let geometry = if channel.node_list.is_empty() && channel.path_details.is_empty() {
-            ChannelGeometry::unknown()
+        let mut geometry = std::mem::take(&mut self.geometry);
+        if channel.node_list.is_empty() && channel.path_details.is_empty() {
+            geometry = ChannelGeometry::unknown();
         } else {
             let view = ChannelView::check(&channel, self.nodes.len()).map_err(|e| format!("window {k}: channel_data: {e}"))?;
-            ChannelGeometry::new(&view)
-        };
+            geometry.update(&view);
+        }
         self.windows.begin(k)?;
         let window_start = self.schedule.start_ns(k);
         let mut out = EndLists::default();
         let packets: Vec<Packet> = begin.packets().collect();
         self.schedule_entries(&packets, &geometry, window_start, &mut out);
         self.release(window_start, self.schedule.start_ns(k + 1), &mut out);
+        self.link_states(&geometry, &mut out.end);
+        self.geometry = geometry;
         out.end.msg_type = MsgType::End as i32;
         out.end.time_val = k;
         Ok(out.end.encode_to_vec())
+    }
+
+    /// Adds to `end` the link state of every directed pair whose state changed beyond the
+    /// tolerances since it was last reported (every pair in the first window): one budget per
+    /// unordered pair from this window's geometry, both directions reported together.
+    fn link_states(&mut self, geometry: &ChannelGeometry, end: &mut NetworkUpdate) {
+        let n = self.nodes.len();
+        let pairs = n * n.saturating_sub(1) / 2;
+        if self.reported.len() != pairs {
+            self.reported = vec![None; pairs];
+        }
+        for a in 0..n {
+            for b in a + 1..n {
+                let now = HeldState::of(&self.specs[self.links[a * n + b]].budget(&geometry.between(a, b)));
+                let slot = &mut self.reported[pair_index(a, b, n)];
+                if slot.is_none_or(|held| held.changed(&now)) {
+                    *slot = Some(now);
+                    end.link_state.push(now.wire(a, b));
+                    end.link_state.push(now.wire(b, a));
+                }
+            }
+        }
     }
 
     fn node_of(&self, node: Option<u32>, ip: u32) -> Option<usize> {
@@ -452,6 +550,7 @@ mod tests {
     use crate::model::link::AcousticSpec;
     use crate::sync::protocol::network_begin;
     use crate::wire::proto::PathDetails;
+    use crate::wire::update::LinkStateEntry;
 
     const W: u64 = 100_000_000; // 100 ms windows
 
@@ -645,6 +744,77 @@ mod tests {
         assert_eq!(e1.rx_time_ns, vec![W + 1_333_333 + 334]);
         // BER falls a decade per dB above the threshold: 1.95 dB above 12 dB vs 0.95 dB above 10 dB.
         assert!((e1.ber[0] / e0.ber[0] - 10.0).abs() < 1e-9, "{} {}", e0.ber[0], e1.ber[0]);
+    }
+
+    #[test]
+    fn link_state_is_reported_in_window_0_and_when_it_changes() {
+        let mut s = sim(3, LinkSpec::test_rf(), 8, ErrorHandling::Drop, 1);
+        let states = |s: &mut NetworkSim, k: u32, ch: &[u8]| {
+            let end = expect_network(&s.handle(&begin(k, ch, &[])).unwrap(), MsgType::End, k).unwrap();
+            end.check_nodes(3).unwrap();
+            end.link_states().collect::<Vec<_>>()
+        };
+        // Window 0: every directed pair, each direction with the same state.
+        let l0 = states(&mut s, 0, &channel(&[0.0, 100.0, 300.0], &[]));
+        assert_eq!(l0.iter().map(|l| (l.src_node, l.dst_node)).collect::<Vec<_>>(), vec![(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)]);
+        let ab = l0[0];
+        assert_eq!((ab.usable, ab.rate_bps, ab.delay_ns), (true, 12e6, 334));
+        assert!((ab.snr_db.unwrap() - 13.94799).abs() < 1e-4, "{ab:?}");
+        let ber = crate::model::link::rf_threshold_ber() * 10f64.powf(-(ab.snr_db.unwrap() - 12.0));
+        assert!((ab.per - crate::model::acoustic::per(ber, 8000)).abs() < 1e-12);
+        assert_eq!(l0[1], LinkStateEntry { src_node: 1, dst_node: 0, ..ab });
+        // 1 cm closer: below every tolerance, nothing reported.
+        assert!(states(&mut s, 1, &channel(&[0.0, 99.99, 300.0], &[])).is_empty());
+        // Behind 3 dB of terrain: 0-1 changes (SNR, rate), the others do not.
+        let l2 = states(&mut s, 2, &channel(&[0.0, 99.99, 300.0], &[((0, 1), 3.0)]));
+        assert_eq!(l2.len(), 2);
+        assert_eq!((l2[0].src_node, l2[0].dst_node, l2[0].rate_bps), (0, 1, 9e6));
+        assert!((ab.snr_db.unwrap() - l2[0].snr_db.unwrap() - 3.0).abs() < 0.01);
+        // Far away: not usable, PER 1.
+        let l3 = states(&mut s, 3, &channel(&[0.0, 99.99, 30_000.0], &[((0, 1), 3.0)]));
+        assert_eq!(l3.len(), 4);
+        assert!(l3.iter().all(|l| !l.usable && l.per == 1.0 && l.snr_db.is_some()), "{l3:?}");
+        // Ideal links: no SNR; reported once.
+        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e6, delay_s: 0.002 }, 8, ErrorHandling::Drop, 1);
+        let l0 = states_of(&mut s, 0, &channel(&[0.0, 10.0], &[]));
+        assert_eq!(l0[0], LinkStateEntry { src_node: 0, dst_node: 1, usable: true, snr_db: None, rate_bps: 1e6, per: 0.0, delay_ns: 2_000_000 });
+        assert!(states_of(&mut s, 1, &channel(&[0.0, 5000.0], &[((0, 1), 40.0)])).is_empty());
+    }
+
+    fn states_of(s: &mut NetworkSim, k: u32, ch: &[u8]) -> Vec<LinkStateEntry> {
+        expect_network(&s.handle(&begin(k, ch, &[])).unwrap(), MsgType::End, k).unwrap().link_states().collect()
+    }
+
+    #[test]
+    fn held_state_tolerances() {
+        let base = HeldState { usable: true, snr_db: Some(10.0), rate_bps: 6e6, per: 0.1, delay_ns: 1_000_000 };
+        let same = [
+            HeldState { snr_db: Some(10.09), ..base },
+            HeldState { per: 0.1009, ..base },
+            HeldState { delay_ns: 1_000_999, ..base },
+        ];
+        for s in same {
+            assert!(!base.changed(&s), "{s:?}");
+        }
+        let changed = [
+            HeldState { snr_db: Some(10.11), ..base },
+            HeldState { snr_db: None, ..base },
+            HeldState { per: 0.1011, ..base },
+            HeldState { delay_ns: 1_001_000, ..base },
+            HeldState { rate_bps: 9e6, ..base },
+            HeldState { usable: false, ..base },
+        ];
+        for c in changed {
+            assert!(base.changed(&c), "{c:?}");
+        }
+        // A PER near 0: 0.001 absolute.
+        let clean = HeldState { per: 0.0001, ..base };
+        assert!(!clean.changed(&HeldState { per: 0.0009, ..base }));
+        assert!(clean.changed(&HeldState { per: 0.0012, ..base }));
+        // A long (acoustic) delay: 0.1 % of it.
+        let far = HeldState { delay_ns: 1_000_000_000, ..base };
+        assert!(!far.changed(&HeldState { delay_ns: 1_000_999_000, ..base }));
+        assert!(far.changed(&HeldState { delay_ns: 1_001_000_000, ..base }));
     }
 
     #[test]

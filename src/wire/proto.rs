@@ -14,12 +14,12 @@ pub mod netsim {
     include!(concat!(env!("OUT_DIR"), "/netsim.protobuf.rs"));
 }
 
-/// `package rosnetsim` (proto3): PhysicsUpdate, NetworkUpdate, ChannelData, PathDetails.
+/// `package rosnetsim` (proto3): PhysicsUpdate, NetworkUpdate, ChannelData, PathDetails, LinkState.
 pub mod rosnetsim {
     include!(concat!(env!("OUT_DIR"), "/rosnetsim.rs"));
 }
 
-pub use rosnetsim::{ChannelData, NetworkUpdate, PathDetails, PhysicsUpdate, SetPose};
+pub use rosnetsim::{ChannelData, LinkState, NetworkUpdate, PathDetails, PhysicsUpdate, SetPose};
 
 /// Why bytes did not decode into a message.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -61,6 +61,7 @@ named! {
     rosnetsim::PhysicsUpdate => "rosnetsim.PhysicsUpdate",
     rosnetsim::SetPose => "rosnetsim.SetPose",
     rosnetsim::NetworkUpdate => "rosnetsim.NetworkUpdate",
+    rosnetsim::LinkState => "rosnetsim.LinkState",
 }
 
 /// Decodes `bytes` as `M`, rejecting malformed input and missing proto2 `required` fields.

@@ -8,7 +8,10 @@
 //!   extensions `pkt_time_ns`, `src_node`, `dst_node` each empty or of that length;
 //! - `clear_pkt_id`, `clear_src_ip`, `clear_dst_ip`, `rx_ip`, `ber` of one length (the END's
 //!   releases), `rx_time_ns`, `rx_node` each empty or of that length, every `ber` in [0, 1];
-//! - `drop_node`, `drop_reason` each empty or as long as `drop_pkt_id` (the END's losses).
+//! - `drop_node`, `drop_reason` each empty or as long as `drop_pkt_id` (the END's losses);
+//! - per `link_state` entry finite numbers: `rate_bps` ≥ 0, `per` in [0, 1], `snr_db` finite
+//!   or absent (NaN counts as absent). Its node indices are checked against the vehicles by
+//!   [`NetworkView::check_nodes`], where the number of vehicles is known.
 
 use crate::wire::proto::NetworkUpdate;
 
@@ -62,6 +65,20 @@ pub struct Loss {
     pub reason: Option<i32>,
 }
 
+/// One directed pair's link state in an END, held from its window on until reported again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkStateEntry {
+    pub src_node: u32,
+    pub dst_node: u32,
+    pub usable: bool,
+    /// In-band SNR (dB), finite; `None` where the model has none.
+    pub snr_db: Option<f64>,
+    pub rate_bps: f64,
+    /// Packet error probability of a 1000-byte packet.
+    pub per: f64,
+    pub delay_ns: u64,
+}
+
 /// An extension list is either absent (empty) or as long as its base list.
 fn optional(name: &str, len: usize, base: &str, n: usize) -> Result<(), String> {
     if len == 0 || len == n {
@@ -110,7 +127,35 @@ impl NetworkView {
         if let Some(b) = m.ber.iter().find(|b| !(0.0..=1.0).contains(*b)) {
             return Err(format!("bit error rate {b} outside [0, 1]"));
         }
+        for (i, l) in m.link_state.iter().enumerate() {
+            let at = || format!("link_state[{i}] ({} -> {})", l.src_node, l.dst_node);
+            if let Some(s) = l.snr_db.filter(|s| !s.is_nan() && !s.is_finite()) {
+                return Err(format!("{}: snr_db {s} is not finite", at()));
+            }
+            if !(l.rate_bps.is_finite() && l.rate_bps >= 0.0) {
+                return Err(format!("{}: rate_bps {} is not a finite rate ≥ 0", at(), l.rate_bps));
+            }
+            if !(0.0..=1.0).contains(&l.per) {
+                return Err(format!("{}: per {} outside [0, 1]", at(), l.per));
+            }
+        }
         Ok(NetworkView { msg })
+    }
+
+    /// Checks the node indices of the link states against `vehicles` vehicles: each names two
+    /// different vehicles. The error names the entry and the index.
+    pub fn check_nodes(&self, vehicles: usize) -> Result<(), String> {
+        for (i, l) in self.msg.link_state.iter().enumerate() {
+            for (field, node) in [("src_node", l.src_node), ("dst_node", l.dst_node)] {
+                if node as usize >= vehicles {
+                    return Err(format!("link_state[{i}]: {field} {node} is not a vehicle (there are {vehicles})"));
+                }
+            }
+            if l.src_node == l.dst_node {
+                return Err(format!("link_state[{i}]: src_node and dst_node are both {}", l.src_node));
+            }
+        }
+        Ok(())
     }
 
     /// The message itself.
@@ -143,6 +188,19 @@ impl NetworkView {
             ber: m.ber[i],
             rx_time_ns: at(&m.rx_time_ns, i),
             rx_node: at(&m.rx_node, i),
+        })
+    }
+
+    /// An END's link states, in order (checked: finite numbers; see [`Self::check_nodes`]).
+    pub fn link_states(&self) -> impl ExactSizeIterator<Item = LinkStateEntry> + '_ {
+        self.msg.link_state.iter().map(|l| LinkStateEntry {
+            src_node: l.src_node,
+            dst_node: l.dst_node,
+            usable: l.usable,
+            snr_db: l.snr_db.filter(|s| s.is_finite()),
+            rate_bps: l.rate_bps,
+            per: l.per,
+            delay_ns: l.delay_ns,
         })
     }
 
@@ -180,5 +238,28 @@ mod tests {
         m.ber = vec![0.0, 1.0];
         m.pkt_id = vec![7];
         assert!(NetworkView::check(m.clone()).unwrap_err().starts_with("packet lists differ in length: pkt_id 1"));
+    }
+
+    #[test]
+    fn link_states_are_checked_for_finite_numbers_and_vehicle_indices() {
+        use crate::wire::proto::LinkState;
+        let state = |src, dst| LinkState { src_node: src, dst_node: dst, usable: true, snr_db: Some(12.5), rate_bps: 6e6, per: 0.01, delay_ns: 334 };
+        let mut m = NetworkUpdate { link_state: vec![state(0, 1), LinkState { snr_db: Some(f64::NAN), ..state(1, 0) }], ..Default::default() };
+        let v = NetworkView::check(m.clone()).unwrap();
+        v.check_nodes(2).unwrap();
+        let l: Vec<LinkStateEntry> = v.link_states().collect();
+        assert_eq!(l[0], LinkStateEntry { src_node: 0, dst_node: 1, usable: true, snr_db: Some(12.5), rate_bps: 6e6, per: 0.01, delay_ns: 334 });
+        assert_eq!(l[1].snr_db, None, "NaN reads as no SNR");
+        assert_eq!(v.check_nodes(1).unwrap_err(), "link_state[0]: dst_node 1 is not a vehicle (there are 1)");
+        m.link_state.push(state(2, 2));
+        assert_eq!(NetworkView::check(m.clone()).unwrap().check_nodes(3).unwrap_err(), "link_state[2]: src_node and dst_node are both 2");
+        m.link_state[2] = state(7, 0);
+        assert_eq!(NetworkView::check(m.clone()).unwrap().check_nodes(3).unwrap_err(), "link_state[2]: src_node 7 is not a vehicle (there are 3)");
+        m.link_state[2] = LinkState { snr_db: Some(f64::INFINITY), ..state(0, 2) };
+        assert_eq!(NetworkView::check(m.clone()).unwrap_err(), "link_state[2] (0 -> 2): snr_db inf is not finite");
+        m.link_state[2] = LinkState { rate_bps: f64::NAN, ..state(0, 2) };
+        assert_eq!(NetworkView::check(m.clone()).unwrap_err(), "link_state[2] (0 -> 2): rate_bps NaN is not a finite rate ≥ 0");
+        m.link_state[2] = LinkState { per: 1.5, ..state(0, 2) };
+        assert_eq!(NetworkView::check(m).unwrap_err(), "link_state[2] (0 -> 2): per 1.5 outside [0, 1]");
     }
 }

@@ -17,6 +17,19 @@ pub enum TxKind {
     Ack,
 }
 
+impl TxKind {
+    /// Its serialized name: `data`, `ping`, `ping_reply`, `mini`, `ack`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TxKind::Data => "data",
+            TxKind::Ping => "ping",
+            TxKind::PingReply => "ping_reply",
+            TxKind::Mini => "mini",
+            TxKind::Ack => "ack",
+        }
+    }
+}
+
 /// One frame copy: who sent it to whom, when, and how it ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrameLedgerEntry {
