@@ -341,6 +341,12 @@ pub enum LinkModel {
         #[serde(default)]
         los_required: bool,
     },
+    /// No link: every copy is dropped as out of range, and the pair takes no transmitter time
+    /// (vehicles without a radio in common, e.g. AUVs that talk through their modems only).
+    None {
+        #[serde(default)]
+        between: Option<[String; 2]>,
+    },
     /// Log-distance path loss plus the path's penetration losses → SNR → 802.11-like rate.
     Rf {
         #[serde(default)]
@@ -460,6 +466,7 @@ impl LinkModel {
         match self {
             LinkModel::Ideal { between, .. }
             | LinkModel::Disk { between, .. }
+            | LinkModel::None { between }
             | LinkModel::Rf { between, .. }
             | LinkModel::Acoustic { between, .. } => between.as_ref(),
         }

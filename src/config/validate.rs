@@ -359,6 +359,7 @@ fn links(cx: &Ctx) -> Check {
 fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
     let k = |f: &str| join_key(key, f);
     match m {
+        LinkModel::None { .. } => Ok(()),
         LinkModel::Ideal { rate_bps, delay_ms, .. } => {
             cx.positive(&k("rate_bps"), *rate_bps)?;
             cx.non_negative(&k("delay_ms"), *delay_ms)

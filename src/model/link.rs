@@ -99,6 +99,8 @@ pub fn free_space_loss_db(d_m: f64, f_hz: f64) -> f64 {
 /// A configured link model, resolved once (defaults filled in).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LinkSpec {
+    /// No link: nothing crosses, and the pair adds no transmitter time.
+    None,
     Ideal { rate_bps: f64, delay_s: f64 },
     Disk { range_m: f64, rate_bps: f64, delay_s: f64, los_required: bool },
     Rf { tx_power_dbm: f64, exponent: f64, d0_m: f64, pl0_db: f64, noise_floor_dbm: f64, rates: Vec<RateStep>, delay_s: f64 },
@@ -148,6 +150,7 @@ impl LinkSpec {
     /// Resolves a configured model (validated: every number finite and in range).
     pub fn from_config(model: &LinkModel, water: &Water) -> LinkSpec {
         match model {
+            LinkModel::None { .. } => LinkSpec::None,
             LinkModel::Ideal { rate_bps, delay_ms, .. } => LinkSpec::Ideal { rate_bps: *rate_bps, delay_s: delay_ms / 1e3 },
             LinkModel::Disk { range_m, rate_bps, delay_ms, los_required, .. } => {
                 LinkSpec::Disk { range_m: *range_m, rate_bps: *rate_bps, delay_s: delay_ms / 1e3, los_required: *los_required }
@@ -213,6 +216,8 @@ impl LinkSpec {
             audible: false,
         };
         match self {
+            // An infinite rate: the copy takes no time of the transmitter's.
+            LinkSpec::None => Budget { snr_db: f64::NEG_INFINITY, ..clear(f64::INFINITY, 0.0, false) },
             LinkSpec::Ideal { rate_bps, delay_s } => clear(*rate_bps, *delay_s, true),
             LinkSpec::Disk { range_m, rate_bps, delay_s, los_required } => {
                 clear(*rate_bps, *delay_s, g.distance_m <= *range_m && (g.los || !los_required))

@@ -167,7 +167,8 @@ impl HeldState {
         HeldState {
             usable: b.usable,
             snr_db: b.snr_db.is_finite().then_some(b.snr_db),
-            rate_bps: b.rate_bps,
+            // No link (`none`) reports rate 0.
+            rate_bps: if b.rate_bps.is_finite() { b.rate_bps } else { 0.0 },
             per: if b.usable { crate::model::acoustic::per(b.ber, PER_BITS) } else { 1.0 },
             delay_ns: medium::delay_ns(b.delay_s),
         }
