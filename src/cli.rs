@@ -2,9 +2,12 @@
 //! The binaries themselves only parse arguments and call into the library.
 
 use crate::config::{self, LoadedScenario};
-use crate::coord::RunReport;
+use crate::coord::{RunReport, WindowObserver, WindowView};
 use crate::net::ledger::LedgerSummary;
+use crate::output::report;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Exit code of a run stopped by SIGINT/SIGTERM (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -16,7 +19,86 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 pub fn init_logging() {
     crate::io::timer::init();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| LogWriter).with_target(false).init();
+}
+
+/// The progress bar on screen, if any: log lines are written around it.
+static PROGRESS: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+/// stderr for log lines: with a progress bar shown, each line is written while the bar is
+/// hidden, so neither tears the other.
+struct LogWriter;
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bar = PROGRESS.lock().ok().and_then(|b| b.clone());
+        match bar {
+            Some(bar) => bar.suspend(|| std::io::stderr().write(buf)),
+            None => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// A progress bar on stderr while a run goes (windows done, sim time, speed against the wall
+/// clock, time left); shown only when stderr is a terminal.
+pub struct ProgressBarObserver {
+    bar: indicatif::ProgressBar,
+}
+
+impl ProgressBarObserver {
+    /// None when stderr is not a terminal.
+    pub fn for_run(schedule: crate::clock::Schedule) -> Option<ProgressBarObserver> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let window_s = schedule.window_s();
+        let total_s = schedule.duration_ns() as f64 / 1e9;
+        let style = indicatif::ProgressStyle::with_template("sim {sim}/{total} s [{wide_bar:.cyan/blue}] {percent:>3}%  {speed}  ETA {eta}")
+            .expect("a valid progress template")
+            .with_key("sim", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1}", s.pos() as f64 * window_s);
+            })
+            .with_key("total", move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{total_s:.1}");
+            })
+            .with_key("speed", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let wall = s.elapsed().as_secs_f64();
+                if wall > 0.0 {
+                    let _ = write!(w, "{:.2}× real time", s.pos() as f64 * window_s / wall);
+                }
+            })
+            .progress_chars("=> ");
+        let bar = indicatif::ProgressBar::with_draw_target(Some(u64::from(schedule.windows)), indicatif::ProgressDrawTarget::stderr())
+            .with_style(style);
+        if let Ok(mut p) = PROGRESS.lock() {
+            *p = Some(bar.clone());
+        }
+        Some(ProgressBarObserver { bar })
+    }
+}
+
+impl WindowObserver for ProgressBarObserver {
+    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
+        self.bar.set_position(u64::from(view.window) + 1);
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        self.bar.finish_and_clear();
+        if let Ok(mut p) = PROGRESS.lock() {
+            *p = None;
+        }
+    }
+}
+
+impl Drop for ProgressBarObserver {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM. The handlers are installed when this is called (not when
@@ -44,44 +126,14 @@ pub fn output_dir(loaded: &LoadedScenario, out: Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| Path::new("out").join(&loaded.scenario.name))
 }
 
-/// Writes `summary.json` next to the record, prints the run's figures, returns the exit code.
+/// Writes `summary.json` next to the timeline, the report from the run's record
+/// (`report/`), prints the summary tables, returns the exit code.
 pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
     std::fs::create_dir_all(out_dir)?;
     let summary = out_dir.join("summary.json");
     std::fs::write(&summary, serde_json::to_vec_pretty(report)?)?;
-    println!(
-        "{}: {} windows of {} ms = {:.2} s simulated in {:.2} s wall ({:.0} windows/s){}",
-        report.scenario,
-        report.windows,
-        report.window_ms,
-        report.sim_seconds,
-        report.wall_seconds,
-        report.windows_per_second,
-        if report.interrupted { ", interrupted" } else { "" }
-    );
-    if report.slipped_seconds > 0.0 {
-        println!("  paced windows fell {:.3} s behind the wall clock in all (sim time never ran ahead of it)", report.slipped_seconds);
-    }
-    for p in &report.pairs {
-        let total = (p.los_windows + p.nlos_windows).max(1) as f64;
-        println!(
-            "  {:>12} - {:<12} LOS {:5.1}%  NLOS {:5.1}%  transitions {}",
-            p.a,
-            p.b,
-            100.0 * p.los_windows as f64 / total,
-            100.0 * p.nlos_windows as f64 / total,
-            p.transitions
-        );
-    }
-    if let Some(n) = &report.network {
-        print_ledger(n);
-    }
+    let mut files = vec![("summary", summary)];
     if let Some(m) = &report.modems {
-        let l = &m.ledger;
-        println!(
-            "  modem frames: {} sent, {} delivered, dropped: {} out of range, {} packet error, {} collision, {} half-duplex, {} no receiver, {} shutdown",
-            l.sent, l.delivered, l.out_of_range, l.packet_error, l.collision, l.half_duplex, l.no_receiver, l.shutdown
-        );
         let ledger = out_dir.join("modem_ledger.jsonl");
         let mut text = String::new();
         for e in &m.entries {
@@ -89,23 +141,45 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
             text.push('\n');
         }
         std::fs::write(&ledger, text)?;
-        println!("modem ledger: {}", ledger.display());
-    }
-    for p in &report.programs {
-        let log = match p.started_s {
-            Some(_) => format!("  log: {}", out_dir.join("programs").join(format!("{}.{{stdout,stderr}}.log", p.name)).display()),
-            None => String::new(),
-        };
-        println!("  program {:<16} {:<8} {}{log}", p.name, p.vehicle.as_deref().unwrap_or("host"), crate::io::programs::outcome(p));
+        files.push(("modem ledger", ledger));
     }
     if let Some(r) = &report.record {
-        println!("record: {}", r.display());
+        files.push(("record", r.clone()));
+    }
+    if !report.programs.is_empty() {
+        files.push(("program logs", out_dir.join("programs")));
     }
     if let Some(t) = &report.timeline {
-        println!("timeline: {}", t.display());
+        files.push(("timeline", t.clone()));
     }
-    println!("summary: {}", summary.display());
+    match report::generate(out_dir) {
+        Ok(r) => print_report(&r),
+        Err(e) => {
+            // No record to read: the tables from the run's summary alone.
+            tracing::warn!("report not written: {e}");
+            let analysis = report::series::Analysis::of(&Default::default(), Some(serde_json::to_value(report)?));
+            print!("{}", report::table::terminal(&analysis));
+        }
+    }
+    for (what, path) in files {
+        println!("{what}: {}", path.display());
+    }
     Ok(if report.interrupted { EXIT_INTERRUPTED } else { 0 })
+}
+
+fn print_report(r: &report::ReportFiles) {
+    print!("{}", r.table());
+    for n in &r.notes {
+        tracing::warn!("report: {n}");
+    }
+    println!("report: {}", r.html.display());
+}
+
+/// `cosim report <run folder>`: the report regenerated from the run's record, and its tables.
+pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
+    let r = report::generate(run_dir)?;
+    print_report(&r);
+    Ok(0)
 }
 
 fn print_ledger(n: &LedgerSummary) {
@@ -235,6 +309,11 @@ pub async fn run_physics(
     }
     #[cfg(not(feature = "ros"))]
     let _ = ros;
+    if let Some(bar) = ProgressBarObserver::for_run(c.schedule) {
+        // The bar replaces the periodic progress line.
+        c.progress_every = None;
+        c.observers.push(Box::new(bar));
+    }
     let report_ = c.run(stop).await?;
     report(&report_, &out)
 }

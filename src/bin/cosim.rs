@@ -62,6 +62,12 @@ enum Command {
     },
     /// Load and validate a scenario (terrain included) without running it.
     Check { scenario: PathBuf },
+    /// Regenerate a run's report (`<run folder>/report/`: plots, series, report.html) from its
+    /// record and print its summary tables.
+    Report {
+        /// The run's output folder (holding record.mcap), or the record file itself.
+        run: PathBuf,
+    },
     /// Serve the embedded physics simulator for a scenario on a ZeroMQ REP socket, or with
     /// ROS-NetSim's framing.
     PhysicsSim {
@@ -131,6 +137,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
+        Command::Report { run } => cli::report_folder(&run),
         Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = PhysicsSim::from_scenario(&loaded);

@@ -3,10 +3,12 @@
 //! - [`record`]: the record file, written and read back;
 //! - [`recorder`]: what the coordinator's windows become in the record, and when;
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
-//! - the report (plots, series, `report.html`) is generated from the record alone.
+//! - [`report`]: the report (series, plots, `report.html`, terminal tables), generated from the
+//!   record alone.
 
 pub mod record;
 pub mod recorder;
+pub mod report;
 pub mod schema;
 pub mod timeline;
 

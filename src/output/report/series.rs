@@ -1,0 +1,641 @@
+//! The numbers behind the report, computed from a [`Record`] alone: per pair the channel state
+//! over time, per directed link throughput bins, one-way delays, link states and its ledger,
+//! modem frames per time bin by outcome, and the record checked against the run summary.
+
+use crate::model::fate::DropReason;
+use crate::output::record::Record;
+use crate::output::schema::{LinkState, ModemFrame, Outcome, PairChannel, ProgramRecord, RunInfo};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a pair or a directed link is in over an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelState {
+    Los,
+    Nlos,
+    /// The network simulator's link model says the link is not usable.
+    OutOfRange,
+}
+
+impl ChannelState {
+    pub const ALL: [ChannelState; 3] = [ChannelState::Los, ChannelState::Nlos, ChannelState::OutOfRange];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ChannelState::Los => "LOS",
+            ChannelState::Nlos => "NLOS",
+            ChannelState::OutOfRange => "out of range",
+        }
+    }
+}
+
+/// `[start_s, end_s)` in one state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub state: ChannelState,
+}
+
+/// One pair's channel over the run.
+#[derive(Debug, Clone)]
+pub struct PairSeries {
+    pub a: String,
+    pub b: String,
+    /// The record's `/channel` samples of this pair, in time order.
+    pub samples: Vec<PairChannel>,
+    /// LOS / NLOS from the samples; out of range while every direction the network simulator
+    /// reported on says "not usable".
+    pub intervals: Vec<Interval>,
+    /// LOS↔NLOS changes.
+    pub changes: u64,
+}
+
+impl PairSeries {
+    /// Seconds spent in `state`.
+    pub fn seconds(&self, state: ChannelState) -> f64 {
+        // fold from +0.0: an empty f64 sum is -0.0.
+        self.intervals.iter().filter(|i| i.state == state).fold(0.0, |s, i| s + (i.end_s - i.start_s))
+    }
+
+    /// Share of the time with a known state spent in `state` (0..=1), None before any sample.
+    pub fn share(&self, state: ChannelState) -> Option<f64> {
+        let known = self.intervals.iter().fold(0.0, |s, i| s + (i.end_s - i.start_s));
+        (known > 0.0).then(|| self.seconds(state) / known)
+    }
+}
+
+/// Delivered copies and bytes in one time bin (by delivery time).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThroughputBin {
+    pub packets: u64,
+    pub bytes: u64,
+    /// Sum of the one-way delays of the bin's packets (s).
+    pub delay_sum_s: f64,
+}
+
+/// One delivered copy.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DelaySample {
+    pub sent_s: f64,
+    pub delivered_s: f64,
+    pub delay_s: f64,
+    pub bytes: u32,
+    pub corrupted: bool,
+}
+
+/// Copies and bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Count {
+    pub copies: u64,
+    pub bytes: u64,
+}
+
+impl Count {
+    fn add(&mut self, bytes: u64) {
+        self.copies += 1;
+        self.bytes += bytes;
+    }
+}
+
+/// A directed link's ledger: every copy of `/packets` from `src` to `dst`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LinkLedger {
+    pub total: Count,
+    pub delivered: Count,
+    /// Delivered with flipped bits.
+    pub corrupted: u64,
+    /// Per drop reason label.
+    pub dropped: BTreeMap<String, Count>,
+}
+
+impl LinkLedger {
+    pub fn dropped_copies(&self) -> u64 {
+        self.dropped.values().map(|c| c.copies).sum()
+    }
+}
+
+/// One directed link over the run.
+#[derive(Debug, Clone)]
+pub struct LinkSeries {
+    pub src: String,
+    pub dst: String,
+    /// Delivered bytes per bin of [`Analysis::bin_s`], by delivery time; [`Analysis::bins`] long.
+    pub bins: Vec<ThroughputBin>,
+    /// Every delivered copy, by delivery time.
+    pub delays: Vec<DelaySample>,
+    /// The network simulator's reports for this direction (each holds until the next).
+    pub states: Vec<LinkState>,
+    /// The pair's LOS / NLOS, out of range while this direction is not usable.
+    pub shading: Vec<Interval>,
+    pub ledger: LinkLedger,
+    /// First capture and last end of a copy on this link (s).
+    pub span: Option<(f64, f64)>,
+}
+
+impl LinkSeries {
+    pub fn has_traffic(&self) -> bool {
+        self.ledger.total.copies > 0
+    }
+
+    pub fn has_snr(&self) -> bool {
+        self.states.iter().any(|s| s.snr_db.is_some())
+    }
+
+    /// Delivered bits over the link's active span (first capture to last end), Mbit/s.
+    pub fn mean_mbit_s(&self) -> Option<f64> {
+        let (a, b) = self.span?;
+        (b > a && self.ledger.delivered.copies > 0).then(|| self.ledger.delivered.bytes as f64 * 8.0 / (b - a) / 1e6)
+    }
+
+    pub fn mean_delay_s(&self) -> Option<f64> {
+        (!self.delays.is_empty()).then(|| self.delays.iter().map(|d| d.delay_s).sum::<f64>() / self.delays.len() as f64)
+    }
+
+    /// The `q` quantile (0..=1) of the one-way delays (nearest rank).
+    pub fn delay_quantile_s(&self, q: f64) -> Option<f64> {
+        let mut d: Vec<f64> = self.delays.iter().map(|d| d.delay_s).collect();
+        if d.is_empty() {
+            return None;
+        }
+        d.sort_by(f64::total_cmp);
+        let rank = ((q.clamp(0.0, 1.0) * d.len() as f64).ceil() as usize).clamp(1, d.len());
+        Some(d[rank - 1])
+    }
+
+    /// The bins inside the link's active span: (bin start s, Mbit/s, mean delay s if any).
+    pub fn active_bins(&self, bin_s: f64) -> Vec<(f64, f64, Option<f64>)> {
+        let Some((a, b)) = self.span else { return Vec::new() };
+        let first = bin_index(a, bin_s, self.bins.len());
+        let last = bin_index(b, bin_s, self.bins.len());
+        (first..=last)
+            .map(|i| {
+                let bin = &self.bins[i];
+                let delay = (bin.packets > 0).then(|| bin.delay_sum_s / bin.packets as f64);
+                (i as f64 * bin_s, mbit_s(bin.bytes, bin_s), delay)
+            })
+            .collect()
+    }
+}
+
+/// Mbit/s of `bytes` in `bin_s` seconds.
+pub fn mbit_s(bytes: u64, bin_s: f64) -> f64 {
+    bytes as f64 * 8.0 / bin_s / 1e6
+}
+
+/// Modem frames of one (sender, addressed receiver).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModemLink {
+    pub src: String,
+    /// None: addressed to no modem.
+    pub dst: Option<String>,
+    pub frames: u64,
+    pub bytes: u64,
+    pub by_outcome: BTreeMap<String, u64>,
+}
+
+/// The emulated modems' frames over the run.
+#[derive(Debug, Clone, Default)]
+pub struct ModemSeries {
+    /// `delivered` first, then the drop reasons that occur, in the ledger's order.
+    pub outcomes: Vec<String>,
+    /// Frames sent per bin (by send time) and outcome: `bins[i][j]` for `outcomes[j]`.
+    pub bins: Vec<Vec<u64>>,
+    pub links: Vec<ModemLink>,
+    /// Frames per outcome.
+    pub totals: BTreeMap<String, u64>,
+    pub frames: u64,
+}
+
+/// A figure of the record set beside the same figure in the run summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub what: String,
+    pub record: u64,
+    pub summary: u64,
+}
+
+impl Check {
+    pub fn ok(&self) -> bool {
+        self.record == self.summary
+    }
+}
+
+/// Everything the report shows.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub run: Option<RunInfo>,
+    /// The run summary (from the record, else `summary.json`).
+    pub summary: Option<Value>,
+    /// The run's end (s): the summary's `sim_seconds`, or the last time in the record.
+    pub end_s: f64,
+    /// Width of the time bins (s) and their number.
+    pub bin_s: f64,
+    pub bins: usize,
+    pub pairs: Vec<PairSeries>,
+    /// Every directed link with packets or link states.
+    pub links: Vec<LinkSeries>,
+    pub modem: ModemSeries,
+    pub programs: Vec<ProgramRecord>,
+    /// The record against the summary (only where the summary has the figure).
+    pub checks: Vec<Check>,
+    /// `/poses` messages in the record.
+    pub poses: usize,
+}
+
+/// Bin widths (s) the report picks from.
+const NICE_BINS: [f64; 20] =
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0];
+
+fn nice_at_least(x: f64) -> f64 {
+    NICE_BINS.iter().copied().find(|&b| b >= x).unwrap_or_else(|| (x / 86400.0).ceil().max(1.0) * 86400.0)
+}
+
+/// The bin width for a run of `end_s`: 1 s for runs of 20 s to 5 min, finer for shorter runs
+/// (about 20 bins), coarser for longer ones (at most about 300 bins).
+pub fn bin_width(end_s: f64) -> f64 {
+    nice_at_least(end_s / 300.0).max(nice_at_least(end_s / 20.0).min(1.0))
+}
+
+/// The bin holding time `t_s` (times outside the run go to the first or last bin).
+pub fn bin_index(t_s: f64, bin_s: f64, bins: usize) -> usize {
+    let i = (t_s / bin_s).floor();
+    if i.is_nan() || i < 0.0 {
+        0
+    } else {
+        (i as usize).min(bins.saturating_sub(1))
+    }
+}
+
+/// The drop reason whose label is `label`.
+pub fn reason_of(label: &str) -> Option<DropReason> {
+    DropReason::ALL.iter().copied().find(|r| r.label() == label)
+}
+
+/// At most this many distinct outcome labels are kept apart (the ledger has 14); a record with
+/// more counts the rest as [`OTHER_OUTCOMES`].
+pub const MAX_OUTCOMES: usize = 32;
+pub const OTHER_OUTCOMES: &str = "other reasons";
+
+/// Outcome labels: `delivered`, or the drop reason (`dropped` if it has none), at most
+/// [`MAX_OUTCOMES`] distinct ones.
+#[derive(Default)]
+struct Outcomes(std::collections::HashSet<String>);
+
+impl Outcomes {
+    fn label(&mut self, outcome: Outcome, reason: Option<&str>) -> String {
+        let label = match outcome {
+            Outcome::Delivered => "delivered",
+            Outcome::Dropped => reason.unwrap_or("dropped"),
+        };
+        if self.0.contains(label) {
+            return label.to_string();
+        }
+        if self.0.len() >= MAX_OUTCOMES {
+            return OTHER_OUTCOMES.to_string();
+        }
+        self.0.insert(label.to_string());
+        label.to_string()
+    }
+}
+
+/// Sort key of an outcome label: delivered, the ledger's reasons in order, then the rest.
+pub fn outcome_rank(label: &str) -> (usize, String) {
+    if label == "delivered" {
+        return (0, String::new());
+    }
+    match DropReason::ALL.iter().position(|r| r.label() == label) {
+        Some(i) => (1 + i, String::new()),
+        None => (1 + DropReason::ALL.len(), label.to_string()),
+    }
+}
+
+/// Orders vehicle names by node order (names the run does not list after, alphabetically).
+struct NodeOrder(HashMap<String, usize>);
+
+impl NodeOrder {
+    fn key(&self, name: &str) -> (usize, String) {
+        (self.0.get(name).copied().unwrap_or(usize::MAX), name.to_string())
+    }
+}
+
+/// Events that change a pair's or a link's state.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Los(bool),
+    /// Direction 0 or 1 of the pair.
+    Usable(usize, bool),
+}
+
+/// The intervals of constant state from `events` (any order) up to `end_s`.
+fn intervals(mut events: Vec<(f64, Event)>, end_s: f64) -> Vec<Interval> {
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut los = None;
+    let mut usable = [None; 2];
+    let mut out = Vec::new();
+    let mut current: Option<(f64, ChannelState)> = None;
+    for i in 0..events.len() {
+        let (t, e) = events[i];
+        match e {
+            Event::Los(l) => los = Some(l),
+            Event::Usable(d, u) => usable[d.min(1)] = Some(u),
+        }
+        // Decide once every event at this instant is applied.
+        if events.get(i + 1).is_some_and(|n| n.0 == t) {
+            continue;
+        }
+        let reported = usable.iter().any(|u| u.is_some());
+        let state = if reported && !usable.contains(&Some(true)) {
+            Some(ChannelState::OutOfRange)
+        } else {
+            los.map(|l| if l { ChannelState::Los } else { ChannelState::Nlos })
+        };
+        if current.map(|c| c.1) != state {
+            if let Some((start, s)) = current {
+                if t > start {
+                    out.push(Interval { start_s: start, end_s: t, state: s });
+                }
+            }
+            current = state.map(|s| (t, s));
+        }
+    }
+    if let Some((start, s)) = current {
+        if end_s > start {
+            out.push(Interval { start_s: start, end_s, state: s });
+        }
+    }
+    out
+}
+
+/// A summary figure as a u64 (absent, negative or not a number: None).
+fn summary_u64(v: &Value, path: &[&str]) -> Option<u64> {
+    path.iter().try_fold(v, |v, k| v.get(k))?.as_u64()
+}
+
+impl Analysis {
+    /// Analyses `record`; `summary` is the run summary when the record has none (a record cut
+    /// short leaves it to `summary.json`).
+    pub fn of(record: &Record, summary: Option<Value>) -> Analysis {
+        let summary = record.summary.clone().or(summary);
+        let order = NodeOrder(
+            record.run.as_ref().map(|r| r.vehicles.iter().enumerate().map(|(i, v)| (v.clone(), i)).collect()).unwrap_or_default(),
+        );
+
+        let mut end_s = summary.as_ref().and_then(|s| s.get("sim_seconds")).and_then(Value::as_f64).unwrap_or(0.0);
+        let times = record
+            .poses
+            .iter()
+            .map(|p| p.t_s)
+            .chain(record.channel.iter().map(|c| c.t_s))
+            .chain(record.link_states.iter().map(|l| l.t_s))
+            .chain(record.packets.iter().map(|p| p.end_s.max(p.t_s)))
+            .chain(record.modem_frames.iter().map(|f| f.decided_s.max(f.t_s)));
+        for t in times {
+            end_s = end_s.max(t);
+        }
+        let bin_s = bin_width(end_s);
+        let bins = ((end_s / bin_s).ceil() as usize).max(1);
+
+        // Pairs, unordered: their samples and each direction's link states.
+        let pair_key = |a: &str, b: &str| if a <= b { (a.to_string(), b.to_string()) } else { (b.to_string(), a.to_string()) };
+        let mut pairs: BTreeMap<(String, String), PairSeries> = BTreeMap::new();
+        for c in &record.channel {
+            pairs
+                .entry(pair_key(&c.a, &c.b))
+                .or_insert_with(|| PairSeries { a: c.a.clone(), b: c.b.clone(), samples: Vec::new(), intervals: Vec::new(), changes: 0 })
+                .samples
+                .push(c.clone());
+        }
+        let mut states: BTreeMap<(String, String), Vec<LinkState>> = BTreeMap::new();
+        for s in &record.link_states {
+            states.entry((s.src.clone(), s.dst.clone())).or_default().push(s.clone());
+        }
+        for p in pairs.values_mut() {
+            p.samples.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
+            p.changes = p.samples.windows(2).filter(|w| w[0].los != w[1].los).count() as u64;
+            let mut events: Vec<(f64, Event)> = p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))).collect();
+            for (d, (src, dst)) in [(&p.a, &p.b), (&p.b, &p.a)].into_iter().enumerate() {
+                for s in states.get(&(src.clone(), dst.clone())).into_iter().flatten() {
+                    events.push((s.t_s, Event::Usable(d, s.usable)));
+                }
+            }
+            p.intervals = intervals(events, end_s);
+        }
+
+        // Directed links: packets and link states.
+        let mut links: BTreeMap<(String, String), LinkSeries> = BTreeMap::new();
+        let new_link = |src: &str, dst: &str| LinkSeries {
+            src: src.to_string(),
+            dst: dst.to_string(),
+            bins: vec![ThroughputBin::default(); bins],
+            delays: Vec::new(),
+            states: Vec::new(),
+            shading: Vec::new(),
+            ledger: LinkLedger::default(),
+            span: None,
+        };
+        let mut labels = Outcomes::default();
+        for p in &record.packets {
+            let l = links.entry((p.src.clone(), p.dst.clone())).or_insert_with(|| new_link(&p.src, &p.dst));
+            let bytes = u64::from(p.bytes);
+            l.ledger.total.add(bytes);
+            let (a, b) = l.span.unwrap_or((p.t_s, p.end_s));
+            l.span = Some((a.min(p.t_s), b.max(p.end_s)));
+            match p.outcome {
+                Outcome::Delivered => {
+                    l.ledger.delivered.add(bytes);
+                    l.ledger.corrupted += u64::from(p.corrupted);
+                    let delay_s = p.end_s - p.t_s;
+                    let bin = &mut l.bins[bin_index(p.end_s, bin_s, bins)];
+                    bin.packets += 1;
+                    bin.bytes += bytes;
+                    bin.delay_sum_s += delay_s;
+                    l.delays.push(DelaySample { sent_s: p.t_s, delivered_s: p.end_s, delay_s, bytes: p.bytes, corrupted: p.corrupted });
+                }
+                Outcome::Dropped => l.ledger.dropped.entry(labels.label(p.outcome, p.reason.as_deref())).or_default().add(bytes),
+            }
+        }
+        for ((src, dst), s) in states {
+            let l = links.entry((src.clone(), dst.clone())).or_insert_with(|| new_link(&src, &dst));
+            l.states = s;
+            l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
+        }
+        for l in links.values_mut() {
+            l.delays.sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
+            let mut events: Vec<(f64, Event)> = l.states.iter().map(|s| (s.t_s, Event::Usable(0, s.usable))).collect();
+            if let Some(p) = pairs.get(&pair_key(&l.src, &l.dst)) {
+                events.extend(p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))));
+            }
+            l.shading = intervals(events, end_s);
+        }
+
+        let mut pairs: Vec<PairSeries> = pairs.into_values().collect();
+        pairs.sort_by_key(|p| (order.key(&p.a), order.key(&p.b)));
+        let mut links: Vec<LinkSeries> = links.into_values().collect();
+        links.sort_by_key(|l| (order.key(&l.src), order.key(&l.dst)));
+
+        let modem = modem_series(&record.modem_frames, bin_s, bins, &order);
+        let checks = summary.as_ref().map(|s| checks(s, &links, &modem)).unwrap_or_default();
+        Analysis {
+            run: record.run.clone(),
+            summary,
+            end_s,
+            bin_s,
+            bins,
+            pairs,
+            links,
+            modem,
+            programs: record.programs.clone(),
+            checks,
+            poses: record.poses.len(),
+        }
+    }
+
+    /// The links that carried packets.
+    pub fn traffic_links(&self) -> impl Iterator<Item = &LinkSeries> {
+        self.links.iter().filter(|l| l.has_traffic())
+    }
+
+    /// The summary's figure at `path` (e.g. `["network", "captured"]`).
+    pub fn summary_u64(&self, path: &[&str]) -> Option<u64> {
+        summary_u64(self.summary.as_ref()?, path)
+    }
+}
+
+fn modem_series(frames: &[ModemFrame], bin_s: f64, bins: usize, order: &NodeOrder) -> ModemSeries {
+    let mut labels = Outcomes::default();
+    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+    let mut links: BTreeMap<(String, Option<String>), ModemLink> = BTreeMap::new();
+    for f in frames {
+        let o = labels.label(f.outcome, f.reason.as_deref());
+        *totals.entry(o.clone()).or_default() += 1;
+        let l = links.entry((f.src.clone(), f.dst.clone())).or_insert_with(|| ModemLink { src: f.src.clone(), dst: f.dst.clone(), ..Default::default() });
+        l.frames += 1;
+        l.bytes += u64::from(f.bytes);
+        *l.by_outcome.entry(o).or_default() += 1;
+    }
+    let mut outcomes: Vec<String> = totals.keys().cloned().collect();
+    outcomes.sort_by_key(|o| outcome_rank(o));
+    let column: HashMap<&str, usize> = outcomes.iter().enumerate().map(|(i, o)| (o.as_str(), i)).collect();
+    let mut per_bin = vec![vec![0u64; outcomes.len()]; bins];
+    for f in frames {
+        let o = labels.label(f.outcome, f.reason.as_deref());
+        per_bin[bin_index(f.t_s, bin_s, bins)][column[o.as_str()]] += 1;
+    }
+    let mut links: Vec<ModemLink> = links.into_values().collect();
+    links.sort_by_key(|l| (order.key(&l.src), l.dst.as_deref().map(|d| order.key(d))));
+    ModemSeries { outcomes, bins: per_bin, links, totals, frames: frames.len() as u64 }
+}
+
+/// The summary's figures that the record also gives: per link (`network.links`) the delivered
+/// bytes and copies; the modem ledger's totals (`modems.ledger`).
+fn checks(summary: &Value, links: &[LinkSeries], modem: &ModemSeries) -> Vec<Check> {
+    let mut out = Vec::new();
+    if let Some(entries) = summary.pointer("/network/links").and_then(Value::as_array) {
+        for e in entries {
+            let (Some(src), Some(dst)) = (e.get("src").and_then(Value::as_str), e.get("dst").and_then(Value::as_str)) else { continue };
+            let ledger = links.iter().find(|l| l.src == src && l.dst == dst).map(|l| l.ledger.delivered).unwrap_or_default();
+            if let Some(n) = e.get("delivered_bytes").and_then(Value::as_u64) {
+                out.push(Check { what: format!("{src} → {dst} delivered bytes"), record: ledger.bytes, summary: n });
+            }
+            if let Some(n) = e.get("delivered").and_then(Value::as_u64) {
+                out.push(Check { what: format!("{src} → {dst} delivered packets"), record: ledger.copies, summary: n });
+            }
+        }
+    }
+    if let Some(ledger) = summary.pointer("/modems/ledger").and_then(Value::as_object) {
+        // The summary's keys are the reasons' snake_case names; `other` takes the rest.
+        let mut by_key: BTreeMap<String, u64> = BTreeMap::new();
+        for (label, n) in &modem.totals {
+            let key = label.replace([' ', '-'], "_");
+            let key = if key == "delivered" || ledger.contains_key(&key) { key } else { "other".to_string() };
+            *by_key.entry(key).or_default() += n;
+        }
+        for (key, v) in ledger {
+            let Some(n) = v.as_u64() else { continue };
+            let record = if key == "sent" { modem.frames } else { by_key.get(key).copied().unwrap_or(0) };
+            out.push(Check { what: format!("modem frames {}", key.replace('_', " ")), record, summary: n });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_suit_the_run_length() {
+        assert_eq!(bin_width(120.0), 1.0);
+        assert_eq!(bin_width(60.0), 1.0);
+        assert_eq!(bin_width(5.0), 0.5);
+        assert_eq!(bin_width(3600.0), 15.0);
+        assert!(bin_width(0.0) > 0.0);
+        assert!(1e9 / bin_width(1e9) <= 301.0);
+        assert_eq!(bin_index(-1.0, 1.0, 10), 0);
+        assert_eq!(bin_index(9.99, 1.0, 10), 9);
+        assert_eq!(bin_index(10.0, 1.0, 10), 9);
+        assert_eq!(bin_index(f64::NAN, 1.0, 10), 0);
+    }
+
+    #[test]
+    fn states_hold_until_the_next_change_and_out_of_range_wins() {
+        let ev = vec![
+            (0.0, Event::Los(true)),
+            (5.0, Event::Los(true)),
+            (10.0, Event::Los(false)),
+            (20.0, Event::Usable(0, false)),
+            (20.0, Event::Usable(1, true)),
+            (25.0, Event::Usable(1, false)),
+            (28.0, Event::Usable(0, true)),
+        ];
+        let iv = intervals(ev, 30.0);
+        let s = |a, b, state| Interval { start_s: a, end_s: b, state };
+        assert_eq!(
+            iv,
+            vec![
+                s(0.0, 10.0, ChannelState::Los),
+                s(10.0, 25.0, ChannelState::Nlos),
+                s(25.0, 28.0, ChannelState::OutOfRange),
+                s(28.0, 30.0, ChannelState::Nlos)
+            ]
+        );
+    }
+
+    #[test]
+    fn outcome_labels_are_bounded() {
+        let mut o = Outcomes::default();
+        assert_eq!(o.label(Outcome::Delivered, None), "delivered");
+        assert_eq!(o.label(Outcome::Dropped, None), "dropped");
+        for i in 0..100 {
+            let r = format!("reason {i}");
+            let l = o.label(Outcome::Dropped, Some(&r));
+            assert_eq!(l == r, i < MAX_OUTCOMES - 2, "{i}: {l}");
+        }
+        assert_eq!(o.label(Outcome::Dropped, Some("reason 3")), "reason 3");
+    }
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let mut l = LinkSeries {
+            src: "a".into(),
+            dst: "b".into(),
+            bins: vec![],
+            delays: vec![],
+            states: vec![],
+            shading: vec![],
+            ledger: Default::default(),
+            span: None,
+        };
+        assert_eq!(l.delay_quantile_s(0.5), None);
+        for d in [4.0, 1.0, 3.0, 2.0] {
+            l.delays.push(DelaySample { sent_s: 0.0, delivered_s: d, delay_s: d, bytes: 1, corrupted: false });
+        }
+        assert_eq!(l.delay_quantile_s(0.5), Some(2.0));
+        assert_eq!(l.delay_quantile_s(0.95), Some(4.0));
+        assert_eq!(l.delay_quantile_s(0.0), Some(1.0));
+        assert_eq!(l.mean_delay_s(), Some(2.5));
+    }
+}
