@@ -9,6 +9,10 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
+/// The destination shown for copies of packets that named no vehicle.
+pub const NO_VEHICLE: &str = "(no vehicle)";
+
+
 /// What a pair or a directed link is in over an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,6 +37,7 @@ impl ChannelState {
 
 /// `[start_s, end_s)` in one state.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+
 pub struct Interval {
     pub start_s: f64,
     pub end_s: f64,
@@ -438,7 +443,9 @@ impl Analysis {
         };
         let mut labels = Outcomes::default();
         for p in &record.packets {
-            let l = links.entry((p.src.clone(), p.dst.clone())).or_insert_with(|| new_link(&p.src, &p.dst));
+            // A copy of a packet that named no vehicle is its own "link".
+            let dst = p.dst.as_deref().unwrap_or(NO_VEHICLE);
+            let l = links.entry((p.src.clone(), dst.to_string())).or_insert_with(|| new_link(&p.src, dst));
             let bytes = u64::from(p.bytes);
             l.ledger.total.add(bytes);
             let (a, b) = l.span.unwrap_or((p.t_s, p.end_s));
