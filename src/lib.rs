@@ -11,7 +11,7 @@
 //! - [`net`]: live vehicle traffic as pure logic (capture, release, ledger).
 //! - [`sync`]: the lockstep window protocol and the transports that carry it.
 //! - [`sim`]: the embedded simulators, as request/response state machines.
-//! - [`output`]: timeline and summary.
+//! - [`output`]: the run record, the per-window timeline on request, and the report.
 //! - [`io`]: the tokio side (namespaces, TUN interfaces, TCP servers).
 //! - [`coord`]: the physics and network coordinators.
 //! - [`ros`]: the ROS 2 layer (feature `ros`).

@@ -9,7 +9,10 @@ use netsim_cosim::output::{
     schema::{Outcome, PacketRecord},
 };
 use serde_json::Value;
-use std::{path::Path, process::Command};
+use std::{path::Path, process::Command, sync::Mutex, time::Duration};
+
+/// The runs share their namespaces' names (ncs-usv1, ...): one at a time.
+static ONE_RUN: Mutex<()> = Mutex::new(());
 
 fn repo(p: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
@@ -27,6 +30,7 @@ fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) 
 
 #[test]
 fn the_default_scenario_shows_every_part_of_the_mission() {
+    let _one = ONE_RUN.lock().unwrap_or_else(|p| p.into_inner());
     assert!(unsafe { libc::geteuid() } == 0, "the default scenario needs root (network namespaces); run the tests as root");
     for tool in ["iperf3", "python3"] {
         assert!(Command::new("sh").args(["-c", &format!("command -v {tool}")]).status().unwrap().success(), "{tool} is missing: scripts/setup --run");
@@ -109,4 +113,50 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
     // No namespace is left.
     let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
     assert!(!ns.lines().any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")), "{ns}");
+}
+
+/// Ctrl-C half way: a consistent partial record and report, every program stopped, no namespace
+/// or TUN left.
+#[test]
+fn ctrl_c_leaves_a_consistent_record_and_report() {
+    let _one = ONE_RUN.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(unsafe { libc::geteuid() } == 0, "the default scenario needs root (network namespaces); run the tests as root");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .args(["run", repo("config/default.yaml").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Well into the LOS phase: iperf3 and the talker are running.
+    std::thread::sleep(Duration::from_secs(12));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(130), "{stderr}");
+
+    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    let sim_s = summary["sim_seconds"].as_f64().unwrap();
+    assert!(sim_s > 5.0 && sim_s < 30.0, "stopped at {sim_s} s");
+    assert_eq!(summary["network"]["balanced"], true, "{}", summary["network"]);
+    assert_eq!(summary["network"]["in_flight"], 0, "{}", summary["network"]);
+    // Every started program was stopped (SIGINT) and reported.
+    for p in summary["programs"].as_array().unwrap() {
+        assert!(p["started_s"].is_number() && (p["signal"] == 2 || p["exit_code"].is_number()), "{p}");
+    }
+    // The record is whole (its summary included) and agrees with summary.json.
+    let record = Record::read(&out).unwrap();
+    let recorded = record.summary.as_ref().expect("the record of an interrupted run ends with its summary");
+    assert_eq!(recorded["interrupted"], true);
+    let delivered: u64 = record.packets.iter().filter(|p| p.outcome == Outcome::Delivered).count() as u64;
+    assert_eq!(delivered, summary["network"]["delivered"].as_u64().unwrap());
+    assert_eq!(record.packets.len() as u64, summary["network"]["captured"].as_u64().unwrap());
+    assert!(std::fs::metadata(out.join("report/report.html")).unwrap().len() > 10_000);
+    // Nothing left behind: no namespace, no program.
+    let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    assert!(!ns.lines().any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")), "{ns}");
+    let left = Command::new("pgrep").args(["-f", "auv_client.py|examples/talker.py|examples/listener.py|iperf3 -c 10.30.0.1"]).output().unwrap();
+    assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
 }
