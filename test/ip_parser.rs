@@ -85,6 +85,6 @@ fn capture_counts_every_input_and_never_panics() {
         }
         assert!(e.ledger.balances());
     }
-    e.shutdown();
-    assert!(e.ledger.balances() && e.ledger.in_flight == 0);
+    e.shutdown(50_000);
+    assert!(e.ledger.balances() && e.ledger.total.in_flight == 0);
 }
