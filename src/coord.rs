@@ -249,6 +249,9 @@ impl PhysicsCoordinator {
             Some(dir) => Some(Recorder::for_scenario(&dir, loaded)?),
             None => None,
         };
+        if let (None, Some(l)) = (&recorder, &live) {
+            l.without_copy_ends();
+        }
         Ok(PhysicsCoordinator {
             physics,
             network,
@@ -324,17 +327,16 @@ impl PhysicsCoordinator {
             pending = next?;
             done = k + 1;
             if let Some(r) = &mut self.recorder {
-                let path = r.path().to_path_buf();
-                let writing = || format!("writing {}", path.display());
-                r.window(k, self.schedule.start_ns(k), &checked, &end).with_context(writing)?;
+                let writing = |r: &Recorder| format!("writing {}", r.path().display());
+                r.window(k, self.schedule.start_ns(k), &checked, &end).with_context(|| writing(r))?;
                 if let Some(live) = &self.live {
                     live.drain_copy_ends(&mut copy_ends);
-                    r.packets(&copy_ends).with_context(writing)?;
+                    r.packets(&copy_ends).with_context(|| writing(r))?;
                     copy_ends.clear();
                 }
                 if let Some(m) = &mut self.modem_bridges {
                     if m.drain_frames(&mut frames) > 0 {
-                        r.modem_frames(&frames, m.modem_names()).with_context(writing)?;
+                        r.modem_frames(&frames, m.modem_names()).with_context(|| writing(r))?;
                         frames.clear();
                     }
                 }

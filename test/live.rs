@@ -361,6 +361,66 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
     assert_balanced(&summary["network"]);
 }
 
+#[test]
+fn the_record_has_one_packet_per_copy_and_its_delivered_bytes_match_the_per_link_ledger() {
+    use netsim_cosim::output::{record::Record, schema::Outcome};
+    let _serial = require_root();
+    let names = ["rca", "rcb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        &names,
+        71,
+        7.0,
+        5.0,
+        "links:\n  default: {model: ideal, rate_bps: 20.0e6, delay_ms: 1}\nnetwork: {capture: tun, queue_limit: 20000, max_hold_windows: 2000}\n",
+    );
+    let out = dir.path().join("out");
+    let summary = live_run(&s, &out, None, move || {
+        let o = exec("rca", &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(71, 1)]);
+        assert_eq!(ping_replies(&o), 5, "{}", String::from_utf8_lossy(&o.stdout));
+        let mut server = Command::new(COSIM).args(["exec", "rcb", "--", "iperf3", "-s", "-1", "-B", &ip_of(71, 1)]).stdout(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let o = exec("rca", &["iperf3", "-c", &ip_of(71, 1), "-t", "2"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let _ = server.kill();
+        let _ = server.wait();
+        // Something that names no vehicle: no route, a copy without a receiver.
+        let _ = exec("rca", &["ping", "-c", "1", "-W", "1", "10.71.0.99"]);
+    });
+    let net = &summary["network"];
+    assert_balanced(net);
+    let links = net["links"].as_array().unwrap();
+    for l in links {
+        assert_balanced(l);
+    }
+    let total = |k: &str| links.iter().map(|l| l[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!((total("captured"), total("delivered"), total("delivered_bytes")), (net["captured"].as_u64().unwrap(), net["delivered"].as_u64().unwrap(), net["delivered_bytes"].as_u64().unwrap()));
+    assert_eq!(net["packet_records_dropped"], 0);
+
+    let r = Record::read(&out).unwrap();
+    assert!(r.summary.as_ref().is_some_and(|s| s["network"]["captured"] == net["captured"]), "the record ends with the run's summary");
+    assert_eq!(r.packets.len() as u64, net["captured"].as_u64().unwrap() - net["in_flight"].as_u64().unwrap(), "one /packets message per copy that ended");
+    for l in links {
+        let (src, dst) = (l["src"].as_str().unwrap(), l["dst"].as_str());
+        let of_link = || r.packets.iter().filter(move |p| p.src == src && p.dst.as_deref() == dst);
+        let delivered: u64 = of_link().filter(|p| p.outcome == Outcome::Delivered).map(|p| p.bytes as u64).sum();
+        assert_eq!(delivered, l["delivered_bytes"].as_u64().unwrap(), "delivered bytes {src} -> {dst:?}: {l}");
+        assert_eq!(of_link().count() as u64, l["captured"].as_u64().unwrap() - l["in_flight"].as_u64().unwrap(), "{l}");
+        let dropped = of_link().filter(|p| p.outcome == Outcome::Dropped).count() as u64;
+        assert_eq!(dropped, l["dropped"].as_u64().unwrap(), "{l}");
+        assert!(of_link().all(|p| p.end_s >= p.t_s), "a copy ends after its capture");
+    }
+    let ab = links.iter().find(|l| l["src"] == "rca" && l["dst"] == "rcb").unwrap();
+    let ba = links.iter().find(|l| l["src"] == "rcb" && l["dst"] == "rca").unwrap();
+    assert!(ab["delivered_bytes"].as_u64().unwrap() > 1_000_000, "iperf3's stream: {ab}");
+    assert!(ba["delivered"].as_u64().unwrap() >= 5, "ping replies and TCP acks: {ba}");
+    assert!(links.iter().any(|l| l["src"] == "rca" && l["dst"].is_null() && l["drops"]["no route"].as_u64() >= Some(1)), "{links:?}");
+    // Link state from the embedded simulator: the ideal link, once per direction.
+    assert_eq!(r.link_states.len(), 2);
+    assert!(r.link_states.iter().all(|l| l.usable && l.snr_db.is_none() && l.rate_bps == 20e6 && l.delay_s == 1e-3));
+}
+
 /// Round-trip times in ms from ping's output.
 fn ping_rtts_ms(o: &Output) -> Vec<f64> {
     String::from_utf8_lossy(&o.stdout)

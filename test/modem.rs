@@ -69,7 +69,12 @@ struct Run {
 }
 
 async fn start(loaded: &LoadedScenario) -> Run {
-    let c = PhysicsCoordinator::for_scenario(loaded, None, None, None, None).await.unwrap_or_else(|e| panic!("{e:#}"));
+    start_in(loaded, None).await
+}
+
+/// A run writing its record into `out` (none: no record).
+async fn start_in(loaded: &LoadedScenario, out: Option<PathBuf>) -> Run {
+    let c = PhysicsCoordinator::for_scenario(loaded, None, None, None, out).await.unwrap_or_else(|e| panic!("{e:#}"));
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         c.run(async {
@@ -409,6 +414,48 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.entries.len(), 2, "{:?}", m.entries);
     assert!(m.entries.iter().all(|e| e.fate == Fate::Dropped(DropReason::OutOfRange) && e.snr_db.unwrap() < 0.0), "{:?}", m.entries);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_record_gets_every_modem_frame_as_the_run_goes() {
+    use netsim_cosim::output::{record::Record, schema::Outcome};
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb, pc) = (free_port(), free_port(), free_port());
+    let wide = "  terrain: {kind: procedural, size_m: [100000, 20000], cell_size_m: 1000, base_height_m: -300}\n";
+    let loaded = scenario(
+        dir.path(),
+        &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), v("bravo", pb, 2, [1500.0, 0.0, -20.0]), v("charlie", pc, 3, [45000.0, 0.0, -20.0])],
+        wide,
+    );
+    let out = dir.path().join("out");
+    let run = start_in(&loaded, Some(out.clone())).await;
+    let mut a = Host::connect(pa).await;
+    let mut b = Host::connect(pb).await;
+    a.cmd("CCMPC", &["1", "2"]).await;
+    a.expect("$CAMPR", 5.0).await;
+    // Broadcast mini-packet: bravo hears it, charlie (45 km) cannot.
+    a.cmd("CCMUC", &["1", "0", "1abc"]).await;
+    b.expect("$CAMUA", 3.0).await;
+    // Stopped as by Ctrl-C: the record keeps every frame, and the summary.
+    let record = out.join("record.mcap");
+    let report = run.finish().await;
+    assert!(report.interrupted);
+    let m = report.modems.expect("modem report");
+    let r = Record::read(&record).unwrap();
+    assert_eq!(r.modem_frames.len(), m.entries.len(), "{:?}", r.modem_frames);
+    for (f, e) in r.modem_frames.iter().zip(&m.entries) {
+        let names = ["alpha", "bravo", "charlie"];
+        assert_eq!((f.src.as_str(), f.dst.as_deref()), (names[e.from], e.to.map(|t| names[t])));
+        assert_eq!((f.t_s, f.decided_s), (e.sent_ns as f64 / 1e9, e.decided_ns as f64 / 1e9));
+        assert_eq!(f.outcome, if e.fate == Fate::Delivered { Outcome::Delivered } else { Outcome::Dropped });
+    }
+    assert!(r.modem_frames.iter().any(|f| f.kind == "ping" && f.outcome == Outcome::Delivered), "{:?}", r.modem_frames);
+    assert!(
+        r.modem_frames.iter().any(|f| f.kind == "mini" && f.dst.as_deref() == Some("charlie") && f.reason.as_deref() == Some("out of range")),
+        "{:?}",
+        r.modem_frames
+    );
+    assert!(r.summary.is_some_and(|s| s["modems"]["ledger"]["sent"] == m.ledger.sent));
 }
 
 #[test]

@@ -173,3 +173,44 @@ fn a_run_stopped_half_way_leaves_a_complete_record_saying_so() {
     let periodic = r.channel.iter().filter(|c| !c.change).count() as u64;
     assert_eq!(periodic, 3 * windows.div_ceil(100));
 }
+
+/// A network simulator that answers every window, with a link state naming vehicle 7 from
+/// window 2 on.
+struct StrayLinkState;
+impl netsim_cosim::sync::Service for StrayLinkState {
+    fn call(&mut self, request: Vec<u8>) -> netsim_cosim::sync::Reply<'_> {
+        use netsim_cosim::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
+        use prost::Message;
+        let r = NetworkUpdate::decode(request.as_slice()).map_err(|e| e.to_string()).map(|b| {
+            let k = b.time_val;
+            let state = |src, dst| LinkState { src_node: src, dst_node: dst, usable: true, snr_db: Some(10.0), rate_bps: 1e6, per: 0.0, delay_ns: 0 };
+            let link_state = if k >= 2 { vec![state(0, 1), state(2, 7)] } else { vec![state(0, 1)] };
+            NetworkUpdate { msg_type: MsgType::End as i32, time_val: k, link_state, ..Default::default() }.encode_to_vec()
+        });
+        netsim_cosim::sync::ready(r)
+    }
+}
+
+#[test]
+fn a_link_state_naming_no_vehicle_is_a_protocol_error_naming_it() {
+    use netsim_cosim::{coord::NetworkCoordinator, sync::Link};
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), 1.0, 0.0, "");
+    let loaded = config::load(&s).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let out = dir.path().join("out");
+    let err = rt.block_on(async {
+        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, Some(out.clone())).await.unwrap();
+        let sim = Link::local("scripted network simulator", Box::new(StrayLinkState));
+        c.network = Link::local("network coordinator", Box::new(NetworkCoordinator::new(sim, loaded.schedule, Duration::from_secs(5))));
+        c.run(std::future::pending()).await.unwrap_err()
+    });
+    assert_eq!(
+        err.to_string(),
+        "network coordinator broke the window protocol in window 2: link_state[1]: dst_node 7 is not a vehicle (there are 3)"
+    );
+    // The record of the windows before stays readable (no summary: the run failed).
+    let r = Record::read(&out).unwrap();
+    assert_eq!(r.link_states.len(), 2, "windows 0 and 1");
+    assert!(r.summary.is_none());
+}

@@ -38,13 +38,16 @@ fuzz_target!(|data: &[u8]| {
             assert!(d.t_ns <= loaded.schedule.last_ns(0));
             engine.delivered(&d, true);
         }
-        engine.shutdown();
+        engine.shutdown(loaded.schedule.start_ns(1));
+        assert!(engine.ledger.balances(), "{:?}", engine.ledger);
+        let _ = end.check_nodes(s.vehicles.len());
+        netsim_cosim::ros::state::HeldLinks::new(s.vehicles.len()).update(&end);
         let channel = netsim_cosim_fuzz::channel_at_start(s);
         let view = ChannelView::check(&channel, s.vehicles.len()).expect("a channel of the scenario's vehicles");
         let _ = Vehicles::from_scenario(s).window(0, 0, &view, &end);
     }
     if let Ok(reply) = NetworkSim::from_scenario(loaded).handle(data) {
-        if let Err(e) = expect_network(&reply, MsgType::End, 0) {
+        if let Err(e) = expect_network(&reply, MsgType::End, 0).and_then(|end| end.check_nodes(s.vehicles.len())) {
             panic!("the embedded simulator's END fails the coordinator's check: {e}");
         }
     }

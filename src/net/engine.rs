@@ -117,6 +117,7 @@ impl Engine {
     fn end_copy(&mut self, src: usize, dst: Option<usize>, bytes: usize, captured_ns: SimNanos, fate: Fate, end_ns: SimNanos, corrupted: bool) {
         match (fate, dst) {
             (Fate::Delivered, Some(d)) => self.ledger.deliver(src, d, bytes, corrupted),
+            // Never: only a copy with a receiver is delivered.
             (Fate::Delivered, None) => self.ledger.drop_copy(src, None, DropReason::NoRoute),
             (Fate::Dropped(r), _) => self.ledger.drop_copy(src, dst, r),
         }
