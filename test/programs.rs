@@ -135,8 +135,11 @@ fn a_host_programs_output_lands_in_its_logs_and_its_exit_code_is_reported() {
     assert_eq!(program(&summary, "env")["exit_code"], 0);
 
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout.lines().find(|l| l.contains("program hello")).unwrap_or_else(|| panic!("{}", text(&o)));
-    assert!(line.contains("host") && line.contains("exit 3") && line.contains("programs/hello.{stdout,stderr}.log"), "{line}");
+    // The summary table's row for it, and where the logs are.
+    let line = stdout.lines().find(|l| l.contains(" hello ")).unwrap_or_else(|| panic!("{}", text(&o)));
+    assert!(line.contains("(host)") && line.contains("exit 3"), "{line}");
+    let logs = format!("program logs: {}", out.join("programs").display());
+    assert!(stdout.lines().any(|l| l == logs), "{}", text(&o));
 }
 
 #[test]
