@@ -167,8 +167,7 @@ impl HeldState {
         HeldState {
             usable: b.usable,
             snr_db: b.snr_db.is_finite().then_some(b.snr_db),
-            // No link (`none`) reports rate 0.
-            rate_bps: if b.rate_bps.is_finite() { b.rate_bps } else { 0.0 },
+            rate_bps: b.rate_bps,
             per: if b.usable { crate::model::acoustic::per(b.ber, PER_BITS) } else { 1.0 },
             delay_ns: medium::delay_ns(b.delay_s),
         }
@@ -339,7 +338,8 @@ impl NetworkSim {
 
     /// Adds to `end` the link state of every directed pair whose state changed beyond the
     /// tolerances since it was last reported (every pair in the first window): one budget per
-    /// unordered pair from this window's geometry, both directions reported together.
+    /// unordered pair from this window's geometry, both directions reported together. Pairs
+    /// without a link (`none`) have no state to report.
     fn link_states(&mut self, geometry: &ChannelGeometry, end: &mut NetworkUpdate) {
         let n = self.nodes.len();
         let pairs = n * n.saturating_sub(1) / 2;
@@ -348,7 +348,11 @@ impl NetworkSim {
         }
         for a in 0..n {
             for b in a + 1..n {
-                let now = HeldState::of(&self.specs[self.links[a * n + b]].budget(&geometry.between(a, b)));
+                let spec = &self.specs[self.links[a * n + b]];
+                if matches!(spec, LinkSpec::None) {
+                    continue;
+                }
+                let now = HeldState::of(&spec.budget(&geometry.between(a, b)));
                 let slot = &mut self.reported[pair_index(a, b, n)];
                 if slot.is_none_or(|held| held.changed(&now)) {
                     *slot = Some(now);
@@ -729,6 +733,23 @@ mod tests {
         let mut s = sim(3, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
         let ends = run(&mut s, &[0.0, 1.0, 2.0], 4, &[(0, (1, 0, 1, 100, 0)), (0, (1, 0, 2, 100, 0)), (0, (2, 0, 1, 100, 0))]);
         assert_eq!(deliveries(&ends), vec![(1, 1, W, 1), (1, 1, W, 2), (2, 2, 2 * W, 1)]);
+    }
+
+    #[test]
+    fn no_link_drops_as_out_of_range_and_takes_no_transmitter_time() {
+        // v0 broadcasts to v1 (ideal, 8 kbit/s: 0.1 s on air) and v2 (none); the copy to v2 is
+        // out of range, the one to v1 arrives as if v2 were not there, and v0–v2 reports no state.
+        let specs = vec![LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.0 }, LinkSpec::None];
+        let mut links = vec![0; 9];
+        for (a, b) in [(0, 2), (2, 0), (1, 2), (2, 1)] {
+            links[a * 3 + b] = 1;
+        }
+        let mut s = NetworkSim::new(nodes(3), specs, links, Schedule { window_ns: W, windows: 1000 }, 8, ErrorHandling::Drop, 1);
+        let ends = run(&mut s, &[0.0, 1.0, 2.0], 4, &[(0, (1, 0, 1, 100, 0)), (0, (1, 0, 2, 100, 0)), (0, (2, 0, 1, 100, 0))]);
+        assert_eq!(deliveries(&ends), vec![(1, 1, W, 1), (2, 2, 2 * W, 1)]);
+        assert_eq!(drops(&ends), vec![(0, 1, 2, DropReason::OutOfRange.to_wire())]);
+        let reported: Vec<(u32, u32)> = ends[0].link_state.iter().map(|l| (l.src_node, l.dst_node)).collect();
+        assert_eq!(reported, vec![(0, 1), (1, 0)]);
     }
 
     #[test]
