@@ -191,7 +191,9 @@ fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
         f.channel = keep("channel.png".into(), "Channel per pair".into(), r, notes);
         f.channel_pairs_left_out = a.pairs.iter().filter(|p| !p.samples.is_empty()).count().saturating_sub(plots::MAX_PAIRS);
     }
-    let mut busy: Vec<usize> = (0..a.links.len()).filter(|&i| a.links[i].has_traffic()).collect();
+    // Throughput and delay over time for links that delivered something; a link whose every copy
+    // was dropped shows in the ledger tables and charts.
+    let mut busy: Vec<usize> = (0..a.links.len()).filter(|&i| a.links[i].ledger.delivered.copies > 0).collect();
     f.links_left_out = busy.len().saturating_sub(MAX_LINK_PLOTS);
     if busy.len() > MAX_LINK_PLOTS {
         busy.sort_by_key(|&i| std::cmp::Reverse(a.links[i].ledger.total.copies));
