@@ -199,7 +199,8 @@ def main():
     ap.add_argument('--rate', type=int, default=1, help='Micro-Modem packet rate 0-5')
     ap.add_argument('--ping', type=int, help='acoustic address to ping')
     ap.add_argument('--ping-every', type=float, default=20.0)
-    ap.add_argument('--offset', type=float, default=2.0, help='sim seconds before the first transmission')
+    ap.add_argument('--offset', type=float, default=2.0, help='sim seconds before the first data packet')
+    ap.add_argument('--ping-offset', type=float, help='sim seconds before the first ping (default offset + data-every / 2)')
     a = ap.parse_args()
 
     rtf = float(os.environ.get('COSIM_REAL_TIME_FACTOR', '1') or 1) or 1.0
@@ -229,7 +230,8 @@ def main():
     t0 = time.monotonic()
     sim = lambda: (time.monotonic() - t0) * rtf
     last = 0.0
-    next_nav, next_data, next_ping = 0.0, a.offset, a.offset + a.data_every / 2
+    next_nav, next_data = 0.0, a.offset
+    next_ping = a.ping_offset if a.ping_offset is not None else a.offset + a.data_every / 2
     req_id, seq, pending_txd, ping_sent = 0, 0, None, None
     while not stopping:
         for key, _ in sel.select(timeout=0.05):
