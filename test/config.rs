@@ -831,6 +831,15 @@ fn programs_errors_name_key_and_line() {
 }
 
 #[test]
+fn pcap_snap_length_defaults_to_whole_packets_and_must_be_positive() {
+    assert_eq!(parse(BASE).unwrap().scenario.network.pcap_snaplen, 262_144);
+    assert_eq!(parse(&format!("{BASE}network: {{pcap: true, pcap_snaplen: 128}}\n")).unwrap().scenario.network.pcap_snaplen, 128);
+    let err = error(&format!("{BASE}network:\n  pcap_snaplen: 0\n"));
+    assert_error(&err, "network.pcap_snaplen", 41);
+    assert!(err.message.contains("≥ 1"), "{err}");
+}
+
+#[test]
 fn record_section_has_defaults_and_positive_intervals() {
     let r = parse(BASE).unwrap().scenario.record;
     assert_eq!((r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl), (0.1, 1.0, false));

@@ -638,6 +638,10 @@ pub struct Network {
     /// Write `<vehicle>.pcap` per vehicle (what it sent and what it received, sim timestamps).
     #[serde(default)]
     pub pcap: bool,
+    /// Bytes of each packet kept in the pcap files (as `tcpdump -s`); the headers fit in 128.
+    /// Default 262144 (whole packets).
+    #[serde(default = "default_pcap_snaplen")]
+    pub pcap_snaplen: u32,
     /// TUN segmentation offload (IFF_VNET_HDR): the kernel hands over TCP bursts of up to
     /// 64 KiB as one packet, which is much faster; per-packet link models then see fewer,
     /// larger packets. Default false (one entry per IP packet on the wire).
@@ -659,6 +663,9 @@ fn default_max_hold_windows() -> u32 {
 fn default_queue_limit() -> usize {
     4096
 }
+fn default_pcap_snaplen() -> u32 {
+    crate::wire::pcap::SNAPLEN
+}
 fn default_true() -> bool {
     true
 }
@@ -671,6 +678,7 @@ impl Default for Network {
             queue_limit: default_queue_limit(),
             crc: true,
             pcap: false,
+            pcap_snaplen: default_pcap_snaplen(),
             offload: false,
         }
     }

@@ -549,6 +549,9 @@ fn network(cx: &Ctx) -> Check {
     if n.queue_limit == 0 {
         return Err(cx.err("network.queue_limit", "must be ≥ 1"));
     }
+    if n.pcap_snaplen == 0 {
+        return Err(cx.err("network.pcap_snaplen", "must be ≥ 1 (bytes kept of each packet)"));
+    }
     if n.capture == super::Capture::Tun && s.real_time_factor <= 0.0 {
         return Err(cx.err(
             "network.capture",

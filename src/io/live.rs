@@ -129,7 +129,7 @@ impl LiveNetwork {
                 (true, Some(dir)) => {
                     std::fs::create_dir_all(dir)?;
                     let f = File::create(dir.join(format!("{name}.pcap")))?;
-                    Some(PcapWriter::new(BufWriter::with_capacity(1 << 16, f))?)
+                    Some(PcapWriter::with_snaplen(BufWriter::with_capacity(1 << 16, f), s.network.pcap_snaplen)?)
                 }
                 _ => None,
             });

@@ -112,10 +112,16 @@ impl Record {
     pub fn read(path: &Path) -> Result<Record, RecordError> {
         let path = if path.is_dir() { path.join(RECORD_FILE) } else { path.to_path_buf() };
         let bytes = std::fs::read(&path).map_err(|source| RecordError::Io { path: path.clone(), source })?;
+        Record::parse(&bytes, &path)
+    }
+
+    /// Reads a record from its bytes; errors name `path`.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
+        let path = path.to_path_buf();
         let mcap_err = |source| RecordError::Mcap { path: path.clone(), source };
         let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
         let mut record = Record::default();
-        for message in mcap::MessageStream::new_with_options(&bytes, options).map_err(mcap_err)? {
+        for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
             let message = match message {
                 Ok(m) => m,
                 // A record cut short ends in a partial chunk: keep what was complete.
