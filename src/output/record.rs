@@ -19,6 +19,9 @@ use std::{
 /// File name of the record in a run folder.
 pub const RECORD_FILE: &str = "record.mcap";
 
+/// Largest uncompressed chunk a record may state (bytes); a larger one is refused unread.
+pub const MAX_CHUNK_BYTES: u64 = 64 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("{path}: {source}")]
@@ -120,6 +123,18 @@ impl Record {
         let path = path.to_path_buf();
         let mcap_err = |source| RecordError::Mcap { path: path.clone(), source };
         let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
+        // A chunk's header states its uncompressed size and the reader allocates that much:
+        // bound it before anything is decompressed (this writer's chunks are under 1 MiB).
+        for raw in mcap::read::LinearReader::new_with_options(bytes, options).map_err(mcap_err)? {
+            match raw {
+                Ok(mcap::records::Record::Chunk { header, .. }) if header.uncompressed_size > MAX_CHUNK_BYTES => {
+                    return Err(mcap_err(mcap::McapError::ChunkTooLarge(header.uncompressed_size)));
+                }
+                Ok(_) => {}
+                // The message stream below reports it (or stops there, for a record cut short).
+                Err(_) => break,
+            }
+        }
         let mut record = Record::default();
         for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
             let message = match message {
@@ -204,6 +219,24 @@ mod tests {
         assert!(!r.poses.is_empty() && r.poses.len() < 20_000, "{} poses", r.poses.len());
         assert_eq!(r.poses[0], pose(0.0));
         assert!(r.summary.is_none());
+    }
+
+    #[test]
+    fn a_chunk_stating_a_huge_size_is_refused_before_it_is_decompressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORD_FILE);
+        let mut w = RecordWriter::create(&path).unwrap();
+        w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
+        w.finish().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Magic (8), the header record (opcode, u64 length, body), then the first chunk: opcode 6,
+        // u64 length, start and end time, then its uncompressed size.
+        let header_len = u64::from_le_bytes(bytes[9..17].try_into().unwrap()) as usize;
+        let chunk = 8 + 9 + header_len;
+        assert_eq!(bytes[chunk], 0x06, "a chunk follows the header");
+        bytes[chunk + 25..chunk + 33].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        let e = Record::parse(&bytes, &path).unwrap_err().to_string();
+        assert!(e.contains("record.mcap"), "{e}");
     }
 
     #[test]
