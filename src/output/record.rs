@@ -28,6 +28,8 @@ pub enum RecordError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: {source}")]
     Mcap { path: PathBuf, source: mcap::McapError },
+    #[error("{path}: {what}")]
+    Malformed { path: PathBuf, what: String },
     #[error("{path}: message {sequence} on {topic} at {log_time} ns: {source}")]
     Message { path: PathBuf, topic: String, sequence: u32, log_time: u64, source: serde_path_to_error::Error<serde_json::Error> },
 }
@@ -123,18 +125,9 @@ impl Record {
         let path = path.to_path_buf();
         let mcap_err = |source| RecordError::Mcap { path: path.clone(), source };
         let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
-        // A chunk's header states its uncompressed size and the reader allocates that much:
-        // bound it before anything is decompressed (this writer's chunks are under 1 MiB).
-        for raw in mcap::read::LinearReader::new_with_options(bytes, options).map_err(mcap_err)? {
-            match raw {
-                Ok(mcap::records::Record::Chunk { header, .. }) if header.uncompressed_size > MAX_CHUNK_BYTES => {
-                    return Err(mcap_err(mcap::McapError::ChunkTooLarge(header.uncompressed_size)));
-                }
-                Ok(_) => {}
-                // The message stream below reports it (or stops there, for a record cut short).
-                Err(_) => break,
-            }
-        }
+        // The reader allocates what a record's length fields state before it checks them against
+        // the bytes there are: check them first.
+        check_lengths(bytes).map_err(|what| RecordError::Malformed { path: path.clone(), what })?;
         let mut record = Record::default();
         for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
             let message = match message {
@@ -165,6 +158,140 @@ impl Record {
             }
         }
         Ok(record)
+    }
+}
+
+/// MCAP opcodes whose records [`check_lengths`] reads.
+mod op {
+    pub const HEADER: u8 = 0x01;
+    pub const SCHEMA: u8 = 0x03;
+    pub const CHANNEL: u8 = 0x04;
+    pub const CHUNK: u8 = 0x06;
+    pub const ATTACHMENT: u8 = 0x09;
+    pub const METADATA: u8 = 0x0C;
+    pub const DATA_END: u8 = 0x0F;
+}
+const MAGIC: &[u8] = b"\x89MCAP0\r\n";
+
+/// Checks every length field the MCAP reader trusts in the data section (strings, maps, byte
+/// arrays, a chunk's sizes) against the bytes its record holds, decompressing each chunk into at
+/// most [`MAX_CHUNK_BYTES`]. A record cut short ends the check (the reader stops there too).
+fn check_lengths(bytes: &[u8]) -> Result<(), String> {
+    let body = bytes.strip_prefix(MAGIC).ok_or("not an MCAP file (no magic at byte 0)")?;
+    check_records(body, MAGIC.len(), true)
+}
+
+fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<(), String> {
+    while b.len() >= 9 {
+        let opcode = b[0];
+        let len = u64::from_le_bytes(b[1..9].try_into().expect("8 bytes"));
+        let Some(record) = usize::try_from(len).ok().and_then(|l| b.get(9..9 + l)) else {
+            return if top { Ok(()) } else { Err(format!("record at byte {at} of a chunk states {len} bytes, past the chunk's end")) };
+        };
+        let mut f = Fields { b: record, at: at + 9 };
+        match opcode {
+            op::HEADER => f.strings(2)?,
+            op::SCHEMA => {
+                f.skip(2)?;
+                f.strings(2)?;
+                f.bytes()?;
+            }
+            op::CHANNEL => {
+                f.skip(4)?;
+                f.strings(2)?;
+                f.map()?;
+            }
+            op::METADATA => {
+                f.strings(1)?;
+                f.map()?;
+            }
+            op::ATTACHMENT => {
+                f.skip(16)?;
+                f.strings(2)?;
+                f.skip_u64_len()?;
+            }
+            op::CHUNK if top => {
+                f.skip(16)?;
+                let uncompressed = f.u64()?;
+                f.skip(4)?;
+                let compression = f.string()?;
+                let compressed = f.skip_u64_len()?;
+                if uncompressed > MAX_CHUNK_BYTES {
+                    return Err(format!("chunk at byte {at} states {uncompressed} bytes uncompressed (at most {MAX_CHUNK_BYTES})"));
+                }
+                let inner = match compression {
+                    b"" => compressed.to_vec(),
+                    b"zstd" => zstd::bulk::decompress(compressed, uncompressed as usize).map_err(|e| format!("chunk at byte {at}: {e}"))?,
+                    other => return Err(format!("chunk at byte {at}: compression {:?} is not read here", String::from_utf8_lossy(other))),
+                };
+                check_records(&inner, 0, false).map_err(|e| format!("chunk at byte {at}: {e}"))?;
+            }
+            op::DATA_END if top => return Ok(()),
+            _ => {}
+        }
+        b = &b[9 + record.len()..];
+        at += 9 + record.len();
+    }
+    Ok(())
+}
+
+/// The fields of one record, read front to back; `at` is the file offset, for errors.
+struct Fields<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn take(&mut self, n: u64) -> Result<&'a [u8], String> {
+        match usize::try_from(n).ok().filter(|&n| n <= self.b.len()) {
+            Some(n) => {
+                let (head, rest) = self.b.split_at(n);
+                self.b = rest;
+                self.at += n;
+                Ok(head)
+            }
+            None => Err(format!("a field at byte {} states {n} bytes; its record has {} left", self.at, self.b.len())),
+        }
+    }
+    fn skip(&mut self, n: u64) -> Result<(), String> {
+        self.take(n).map(|_| ())
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    /// `n` bytes stated by the length field at byte `start`.
+    fn stated(&mut self, n: u64, start: usize) -> Result<&'a [u8], String> {
+        let left = self.b.len();
+        self.take(n).map_err(|_| format!("the length at byte {start} states {n} bytes; its record has {left} left"))
+    }
+    fn string(&mut self) -> Result<&'a [u8], String> {
+        let start = self.at;
+        let n = self.u32()?;
+        self.stated(n.into(), start)
+    }
+    fn strings(&mut self, n: usize) -> Result<(), String> {
+        (0..n).try_for_each(|_| self.string().map(|_| ()))
+    }
+    fn bytes(&mut self) -> Result<(), String> {
+        self.string().map(|_| ())
+    }
+    fn skip_u64_len(&mut self) -> Result<&'a [u8], String> {
+        let start = self.at;
+        let n = self.u64()?;
+        self.stated(n, start)
+    }
+    /// A map<string, string>: its byte length, then key-value pairs filling it.
+    fn map(&mut self) -> Result<(), String> {
+        let start = self.at;
+        let n = self.u32()?;
+        let mut m = Fields { b: self.stated(n.into(), start)?, at: start + 4 };
+        while !m.b.is_empty() {
+            m.strings(2)?;
+        }
+        Ok(())
     }
 }
 
@@ -237,6 +364,18 @@ mod tests {
         bytes[chunk + 25..chunk + 33].copy_from_slice(&(1u64 << 60).to_le_bytes());
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
         assert!(e.contains("record.mcap"), "{e}");
+    }
+
+    #[test]
+    fn a_string_stating_more_bytes_than_its_record_holds_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORD_FILE);
+        RecordWriter::create(&path).unwrap().finish().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        // The header record's first field (the profile string's length) claims almost 4 GiB.
+        bytes[17..21].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+        let e = Record::parse(&bytes, &path).unwrap_err().to_string();
+        assert!(e.contains("record.mcap") && e.contains("byte 17") && e.contains("4294967280 bytes"), "{e}");
     }
 
     #[test]
