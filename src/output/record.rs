@@ -127,7 +127,10 @@ impl Record {
         let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
         // The reader allocates what a record's length fields state before it checks them against
         // the bytes there are: check them first.
-        check_lengths(bytes).map_err(|what| RecordError::Malformed { path: path.clone(), what })?;
+        // A record cut short is read up to its last whole record: the reader would otherwise
+        // start decompressing a partial chunk whose records cannot be checked.
+        let whole = check_lengths(bytes).map_err(|what| RecordError::Malformed { path: path.clone(), what })?;
+        let bytes = &bytes[..whole];
         let mut record = Record::default();
         for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
             let message = match message {
@@ -167,27 +170,37 @@ mod op {
     pub const SCHEMA: u8 = 0x03;
     pub const CHANNEL: u8 = 0x04;
     pub const CHUNK: u8 = 0x06;
+    pub const MESSAGE_INDEX: u8 = 0x07;
+    pub const CHUNK_INDEX: u8 = 0x08;
     pub const ATTACHMENT: u8 = 0x09;
+    pub const ATTACHMENT_INDEX: u8 = 0x0A;
+    pub const STATISTICS: u8 = 0x0B;
     pub const METADATA: u8 = 0x0C;
+    pub const METADATA_INDEX: u8 = 0x0D;
     pub const DATA_END: u8 = 0x0F;
 }
 const MAGIC: &[u8] = b"\x89MCAP0\r\n";
 
 /// Checks every length field the MCAP reader trusts in the data section (strings, maps, byte
 /// arrays, a chunk's sizes) against the bytes its record holds, decompressing each chunk into at
-/// most [`MAX_CHUNK_BYTES`]. A record cut short ends the check (the reader stops there too).
-fn check_lengths(bytes: &[u8]) -> Result<(), String> {
+/// most [`MAX_CHUNK_BYTES`]. Returns how many leading bytes hold whole records: all of them, or
+/// up to the record a file cut short ends in.
+fn check_lengths(bytes: &[u8]) -> Result<usize, String> {
     let body = bytes.strip_prefix(MAGIC).ok_or("not an MCAP file (no magic at byte 0)")?;
     check_records(body, MAGIC.len(), true)
 }
 
-fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<(), String> {
-    while b.len() >= 9 {
-        let opcode = b[0];
-        let len = u64::from_le_bytes(b[1..9].try_into().expect("8 bytes"));
-        let Some(record) = usize::try_from(len).ok().and_then(|l| b.get(9..9 + l)) else {
-            return if top { Ok(()) } else { Err(format!("record at byte {at} of a chunk states {len} bytes, past the chunk's end")) };
+/// The records in `b` (at file offset `at`); returns the offset where the whole records end.
+fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<usize, String> {
+    while !b.is_empty() {
+        let whole = (b.len() >= 9).then(|| u64::from_le_bytes(b[1..9].try_into().expect("8 bytes"))).and_then(|len| {
+            let end = usize::try_from(len).ok()?.checked_add(9)?;
+            b.get(9..end)
+        });
+        let Some(record) = whole else {
+            return if top { Ok(at) } else { Err(format!("the record at byte {at} of a chunk runs past the chunk's end")) };
         };
+        let opcode = b[0];
         let mut f = Fields { b: record, at: at + 9 };
         match opcode {
             op::HEADER => f.strings(2)?,
@@ -210,6 +223,28 @@ fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<(), String> {
                 f.strings(2)?;
                 f.skip_u64_len()?;
             }
+            op::MESSAGE_INDEX => {
+                f.skip(2)?;
+                f.bytes()?;
+            }
+            op::CHUNK_INDEX => {
+                f.skip(32)?;
+                f.bytes()?;
+                f.skip(8)?;
+                f.strings(1)?;
+            }
+            op::ATTACHMENT_INDEX => {
+                f.skip(40)?;
+                f.strings(2)?;
+            }
+            op::STATISTICS => {
+                f.skip(8 + 2 + 4 * 4 + 16)?;
+                f.bytes()?;
+            }
+            op::METADATA_INDEX => {
+                f.skip(16)?;
+                f.strings(1)?;
+            }
             op::CHUNK if top => {
                 f.skip(16)?;
                 let uncompressed = f.u64()?;
@@ -226,13 +261,14 @@ fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<(), String> {
                 };
                 check_records(&inner, 0, false).map_err(|e| format!("chunk at byte {at}: {e}"))?;
             }
-            op::DATA_END if top => return Ok(()),
+            // Messages end at the data end: the reader is given nothing after it.
+            op::DATA_END if top => return Ok(at + 9 + record.len()),
             _ => {}
         }
         b = &b[9 + record.len()..];
         at += 9 + record.len();
     }
-    Ok(())
+    Ok(at)
 }
 
 /// The fields of one record, read front to back; `at` is the file offset, for errors.
