@@ -4,7 +4,9 @@
 //! MCAP with JSON messages: each topic is one channel with a `jsonschema` schema derived from
 //! its type, chunks are zstd-compressed, every message's log and publish time is its sim time.
 //! The reader also accepts a record cut short (a run killed before it could finish the file):
-//! it reads every complete chunk.
+//! it reads every complete chunk. Before the `mcap` reader sees a file, every length field it
+//! would trust is checked against the bytes there are (`check_lengths`): a damaged or hostile
+//! record is an error naming the byte, never an allocation of what a field claims.
 
 use super::schema::*;
 use schemars::JsonSchema;
@@ -123,14 +125,23 @@ impl Record {
     /// Reads a record from its bytes; errors name `path`.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
         let path = path.to_path_buf();
-        let mcap_err = |source| RecordError::Mcap { path: path.clone(), source };
-        let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
         // The reader allocates what a record's length fields state before it checks them against
-        // the bytes there are: check them first.
-        // A record cut short is read up to its last whole record: the reader would otherwise
-        // start decompressing a partial chunk whose records cannot be checked.
+        // the bytes there are: check them first. A record cut short is read up to its last whole
+        // record: the reader would otherwise start decompressing a partial chunk whose records
+        // cannot be checked.
         let whole = check_lengths(bytes).map_err(|what| RecordError::Malformed { path: path.clone(), what })?;
         let bytes = &bytes[..whole];
+        // The reader has panicked on inputs the checks above did not foresee: such a file is an
+        // error like any other damaged one, not the end of the program.
+        std::panic::catch_unwind(|| Record::messages(bytes, &path)).unwrap_or_else(|_| {
+            Err(RecordError::Malformed { path: path.clone(), what: "the MCAP reader could not read it (damaged file)".into() })
+        })
+    }
+
+    /// Every message of a checked record, by topic.
+    fn messages(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
+        let mcap_err = |source| RecordError::Mcap { path: path.to_path_buf(), source };
+        let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
         let mut record = Record::default();
         for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
             let message = match message {
@@ -149,14 +160,14 @@ impl Record {
                 })
             }
             match message.channel.topic.as_str() {
-                TOPIC_RUN => record.run = Some(parse(&path, &message)?),
-                TOPIC_POSES => record.poses.push(parse(&path, &message)?),
-                TOPIC_CHANNEL => record.channel.push(parse(&path, &message)?),
-                TOPIC_LINK_STATE => record.link_states.push(parse(&path, &message)?),
-                TOPIC_PACKETS => record.packets.push(parse(&path, &message)?),
-                TOPIC_MODEM_FRAMES => record.modem_frames.push(parse(&path, &message)?),
-                TOPIC_PROGRAMS => record.programs.push(parse(&path, &message)?),
-                TOPIC_SUMMARY => record.summary = Some(parse(&path, &message)?),
+                TOPIC_RUN => record.run = Some(parse(path, &message)?),
+                TOPIC_POSES => record.poses.push(parse(path, &message)?),
+                TOPIC_CHANNEL => record.channel.push(parse(path, &message)?),
+                TOPIC_LINK_STATE => record.link_states.push(parse(path, &message)?),
+                TOPIC_PACKETS => record.packets.push(parse(path, &message)?),
+                TOPIC_MODEM_FRAMES => record.modem_frames.push(parse(path, &message)?),
+                TOPIC_PROGRAMS => record.programs.push(parse(path, &message)?),
+                TOPIC_SUMMARY => record.summary = Some(parse(path, &message)?),
                 _ => record.unknown_messages += 1,
             }
         }
@@ -222,6 +233,8 @@ fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<usize, String
                 f.skip(16)?;
                 f.strings(2)?;
                 f.skip_u64_len()?;
+                // Its CRC: the reader slices it off the end before checking the lengths.
+                f.skip(4)?;
             }
             op::MESSAGE_INDEX => {
                 f.skip(2)?;
@@ -412,6 +425,23 @@ mod tests {
         bytes[17..21].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
         assert!(e.contains("record.mcap") && e.contains("byte 17") && e.contains("4294967280 bytes"), "{e}");
+    }
+
+    /// The inputs fuzzing found (fuzz/corpus/run_record/): each made the `mcap` reader allocate
+    /// gigabytes or panic; now each reads (what is whole of it) or is an error naming the file.
+    #[test]
+    fn the_damaged_records_fuzzing_found_read_or_fail_cleanly() {
+        let found: [(&str, &[u8]); 4] = [
+            ("chunk_size_claim", include_bytes!("../../fuzz/corpus/run_record/chunk_size_claim.mcap")),
+            ("string_length_claim", include_bytes!("../../fuzz/corpus/run_record/string_length_claim.mcap")),
+            ("chunk_index_string_claim", include_bytes!("../../fuzz/corpus/run_record/chunk_index_string_claim.mcap")),
+            ("attachment_without_crc", include_bytes!("../../fuzz/corpus/run_record/attachment_without_crc.mcap")),
+        ];
+        for (name, bytes) in found {
+            if let Err(e) = Record::parse(bytes, Path::new("damaged/record.mcap")) {
+                assert!(e.to_string().starts_with("damaged/record.mcap: "), "{name}: {e}");
+            }
+        }
     }
 
     #[test]
