@@ -6,6 +6,7 @@
 //! says why; the series, tables and page are written all the same.
 
 use super::series::{outcome_rank, Analysis, ChannelState, Interval, LinkSeries, PairSeries};
+use plotters::coord::types::{RangedCoordf64, RangedCoordusize};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::error::Error;
@@ -564,26 +565,7 @@ pub fn ledger(title: &str, unit: &str, bars: &[Bar]) -> Option<Result<Vec<u8>, S
         let x_max = upper(bars.iter().map(|b| b.outcomes.iter().map(|o| o.1).sum::<u64>() as f64).fold(0.0, f64::max));
         let names: Vec<String> = bars.iter().map(|b| b.name.clone()).collect();
         let n = bars.len();
-        let mut c = ChartBuilder::on(&left)
-            .caption("per link (colours as on the right)", LABEL)
-            .margin(8)
-            .margin_right(24)
-            .x_label_area_size(40)
-            .y_label_area_size(170)
-            .build_cartesian_2d(0.0..x_max, (0..n.max(1) - 1).into_segmented())?;
-        let label = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) if *i < names.len() => names[names.len() - 1 - i].clone(),
-            _ => String::new(),
-        };
-        c.configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&label)
-            .x_labels(6)
-            .x_label_formatter(&whole)
-            .x_desc(unit)
-            .label_style(LABEL)
-            .draw()?;
+        let mut c = bar_rows(&left, "per link (colours as on the right)", 24, 170, x_max, &names, 6, unit)?;
         for (row, b) in bars.iter().enumerate() {
             // The first bar at the top.
             let y = n - 1 - row;
@@ -605,26 +587,7 @@ pub fn ledger(title: &str, unit: &str, bars: &[Bar]) -> Option<Result<Vec<u8>, S
         let t_max = upper(totals.iter().map(|t| t.1 as f64).fold(0.0, f64::max));
         let names: Vec<String> = totals.iter().map(|t| t.0.clone()).collect();
         let n = totals.len();
-        let mut c = ChartBuilder::on(&right)
-            .caption("per outcome, all links", LABEL)
-            .margin(8)
-            .margin_right(60)
-            .x_label_area_size(40)
-            .y_label_area_size(110)
-            .build_cartesian_2d(0.0..t_max, (0..n.max(1) - 1).into_segmented())?;
-        let label = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) if *i < names.len() => names[names.len() - 1 - i].clone(),
-            _ => String::new(),
-        };
-        c.configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&label)
-            .x_labels(4)
-            .x_label_formatter(&whole)
-            .x_desc(unit)
-            .label_style(LABEL)
-            .draw()?;
+        let mut c = bar_rows(&right, "per outcome, all links", 60, 110, t_max, &names, 4, unit)?;
         c.draw_series(totals.iter().enumerate().map(|(row, (o, count))| {
             let y = n - 1 - row;
             let mut r = Rectangle::new([(0.0, SegmentValue::Exact(y)), (*count as f64, SegmentValue::Exact(y + 1))], outcome_colour(o).filled());
@@ -636,6 +599,46 @@ pub fn ledger(title: &str, unit: &str, bars: &[Bar]) -> Option<Result<Vec<u8>, S
         }))?;
         Ok(())
     }))
+}
+
+/// A horizontal bar chart: values across, one segment per row.
+type BarChart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, plotters::coord::ranged1d::SegmentedCoord<RangedCoordusize>>>;
+
+/// The axes of a horizontal bar chart on `area`: one row per name (the first at the top),
+/// 0..`x_max` across with `x_labels` ticks in `unit`; `name_width` pixels for the names.
+#[allow(clippy::too_many_arguments)]
+fn bar_rows<'a, 'b>(
+    area: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+    caption: &str,
+    margin_right: u32,
+    name_width: u32,
+    x_max: f64,
+    names: &[String],
+    x_labels: usize,
+    unit: &str,
+) -> Result<BarChart<'a, 'b>, Box<dyn Error>> {
+    let n = names.len();
+    let mut c = ChartBuilder::on(area)
+        .caption(caption, LABEL)
+        .margin(8)
+        .margin_right(margin_right)
+        .x_label_area_size(40)
+        .y_label_area_size(name_width)
+        .build_cartesian_2d(0.0..x_max, (0..n.max(1) - 1).into_segmented())?;
+    let label = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(i) if *i < n => names[n - 1 - i].clone(),
+        _ => String::new(),
+    };
+    c.configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&label)
+        .x_labels(x_labels)
+        .x_label_formatter(&whole)
+        .x_desc(unit)
+        .label_style(LABEL)
+        .draw()?;
+    Ok(c)
 }
 
 #[cfg(test)]
