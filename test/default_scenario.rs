@@ -9,10 +9,9 @@ use netsim_cosim::output::{
     schema::{Outcome, PacketRecord},
 };
 use serde_json::Value;
-use std::{path::Path, process::Command, sync::Mutex, time::Duration};
+use std::{path::Path, process::Command, time::Duration};
 
-/// The runs share their namespaces' names (ncs-usv1, ...): one at a time.
-static ONE_RUN: Mutex<()> = Mutex::new(());
+mod common;
 
 fn repo(p: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
@@ -30,8 +29,7 @@ fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) 
 
 #[test]
 fn the_default_scenario_shows_every_part_of_the_mission() {
-    let _one = ONE_RUN.lock().unwrap_or_else(|p| p.into_inner());
-    assert!(unsafe { libc::geteuid() } == 0, "the default scenario needs root (network namespaces); run the tests as root");
+    let _one = common::require_root();
     for tool in ["iperf3", "python3"] {
         assert!(Command::new("sh").args(["-c", &format!("command -v {tool}")]).status().unwrap().success(), "{tool} is missing: scripts/setup --run");
     }
@@ -119,11 +117,10 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
 /// or TUN left.
 #[test]
 fn ctrl_c_leaves_a_consistent_record_and_report() {
-    let _one = ONE_RUN.lock().unwrap_or_else(|p| p.into_inner());
-    assert!(unsafe { libc::geteuid() } == 0, "the default scenario needs root (network namespaces); run the tests as root");
+    let _one = common::require_root();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cosim"))
+    let child = Command::new(env!("CARGO_BIN_EXE_cosim"))
         .args(["run", repo("config/default.yaml").to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

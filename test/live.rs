@@ -1,6 +1,8 @@
 //! Live vehicle traffic through the network coordinator (needs root: namespaces and TUN
 //! devices; `scripts/setup --test` installs ping, iperf3, socat, tshark). Each test uses its own
 //! vehicle names and subnet, so they run in parallel without touching each other.
+mod common;
+use common::require_root;
 use netsim_cosim::{
     config,
     coord::PhysicsCoordinator,
@@ -18,15 +20,6 @@ use std::{
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
-/// Checks for root, and runs the live tests one at a time: each paces windows to the wall
-/// clock, and two of them at once on a 2-core machine (iperf3 next to a latency measurement)
-/// would measure each other. A failed test poisons nothing: the guard is taken again.
-#[must_use]
-fn require_root() -> std::sync::MutexGuard<'static, ()> {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "these tests create network namespaces and TUN devices: run them as root");
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)

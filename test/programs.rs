@@ -1,6 +1,8 @@
 //! The scenario's `programs`: real processes started by a real `cosim run`, their logs, their
 //! start times, how they are stopped (stop signal, SIGKILL after the timeout, their children
 //! too), programs inside a vehicle's namespace (root), Ctrl-C, and a run without root.
+mod common;
+use common::require_root;
 use netsim_cosim::{config, io::netns, io::programs::Programs};
 use std::{
     path::{Path, PathBuf},
@@ -10,14 +12,6 @@ use std::{
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
-/// Checks for root and runs the tests with namespaces one at a time (they pace to the wall
-/// clock; see test/live.rs).
-#[must_use]
-fn require_root() -> std::sync::MutexGuard<'static, ()> {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "this test creates network namespaces and TUN devices: run it as root");
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A scenario with stationary vehicles `names` on 10.`net`.0.0/24, W = 10 ms, and `extra`
 /// (e.g. a `programs:` section) appended.
