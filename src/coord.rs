@@ -39,7 +39,7 @@ use crate::wire::proto::{
 use anyhow::Context;
 use prost::Message;
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -54,32 +54,40 @@ fn timeout(loaded: &LoadedScenario) -> Duration {
 }
 
 /// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
-/// form, e.g. `tcp://host:5601` or `unix:/path`), else the scenario's choice.
+/// form, e.g. `tcp://host:5601`, `unix:/path` or `ns3`), else the scenario's choice. `ns3` keeps
+/// the scenario's own ns-3 settings when it has them.
 fn chosen(peer: &str, endpoint: Option<&str>, configured: &SimulatorEndpoint) -> anyhow::Result<SimulatorEndpoint> {
     match endpoint {
+        Some("ns3") if matches!(configured, SimulatorEndpoint::Ns3(_)) => Ok(configured.clone()),
         Some(e) => e.parse().map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
         None => Ok(configured.clone()),
     }
 }
 
-/// Connects to `peer` in another process, by the transport its endpoint names; `None` if it
-/// is the embedded one.
-async fn remote(loaded: &LoadedScenario, peer: &str, endpoint: Option<&str>, configured: &SimulatorEndpoint) -> anyhow::Result<Option<Link>> {
-    let endpoint = chosen(peer, endpoint, configured)?;
-    Ok(Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?)
-}
-
 /// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
 pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    Ok(match remote(loaded, "physics simulator", endpoint, &loaded.scenario.simulators.physics).await? {
+    let endpoint = chosen("physics simulator", endpoint, &loaded.scenario.simulators.physics)?;
+    anyhow::ensure!(!matches!(endpoint, SimulatorEndpoint::Ns3(_)), "physics simulator: ns-3 is a network simulator (--network-sim ns3)");
+    Ok(match Link::connect("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await? {
         Some(link) => link,
         None => Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded))),
     })
 }
 
-/// The link to the network simulator: `endpoint` if given, else the scenario's choice.
-pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    Ok(match remote(loaded, "network simulator", endpoint, &loaded.scenario.simulators.network).await? {
+/// The link to the network simulator: `endpoint` if given, else the scenario's choice. An ns-3
+/// adapter is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`])
+/// unless the settings name the `endpoint` of one already running.
+pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>, out_dir: Option<&Path>) -> anyhow::Result<Link> {
+    let endpoint = chosen("network simulator", endpoint, &loaded.scenario.simulators.network)?;
+    if let SimulatorEndpoint::Ns3(settings) = &endpoint {
+        let Some(remote) = &settings.endpoint else {
+            return crate::io::ns3::start(loaded, settings, out_dir).await;
+        };
+        // Started by someone else, maybe on another host: say how it should have been.
+        let args = crate::model::ns3::adapter_args(loaded, settings)?;
+        tracing::info!("the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}", crate::io::ns3::PROGRAM, args.join(" "));
+    }
+    Ok(match Link::connect("network simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await? {
         Some(link) => link,
         None => Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded))),
     })
@@ -237,7 +245,7 @@ impl PhysicsCoordinator {
         let network = match network_coordinator {
             Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
             None => {
-                let sim = network_simulator(loaded, network_endpoint).await?;
+                let sim = network_simulator(loaded, network_endpoint, out_dir.as_deref()).await?;
                 live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
                 let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded)).with_live(live.clone());
                 Link::local("network coordinator", Box::new(coordinator))

@@ -300,3 +300,154 @@ async fn a_simulator_that_never_comes_up_fails_the_connection_within_the_startup
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(err.to_string().starts_with(&format!("physics simulator at {ep} failed in window 0: cannot connect")), "{err}");
 }
+
+// ---- an ns-3 adapter started by the coordinator, played by a stand-in ----
+// (The real netsim-ns3 runs in test/ns3.rs; these check the coordinator's side of it.)
+
+/// patrol.yaml as ns-3 can build it (rf links), choosing ns-3 as the network simulator.
+fn ns3_scenario(dir: &Path, real_time_factor: f64, timeout_ms: u64) -> PathBuf {
+    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/patrol.yaml")).unwrap()).unwrap();
+    v["links"]["default"] = serde_yaml::from_str("{model: rf}").unwrap();
+    v["simulators"]["network"] = serde_yaml::from_str("{kind: ns3}").unwrap();
+    v["simulators"]["timeout_ms"] = timeout_ms.into();
+    v["real_time_factor"] = real_time_factor.into();
+    let path = dir.join("ns3.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+/// A stand-in for netsim-ns3 at `dir/fake-ns3`: records its pid and arguments in `fake.args` and
+/// its server's pid in `fake.server`, serves the embedded network simulator of `scenario` on its
+/// `--bind` endpoint (`cosim network-sim`), says it listens, then runs `then` (`$!` is the server).
+fn fake_adapter(dir: &Path, scenario: &Path, then: &str) -> PathBuf {
+    let d = dir.display();
+    let body = format!(
+        r#"#!/bin/sh
+for a; do case "$a" in --bind=*) ep="${{a#--bind=}}";; esac; done
+echo "$$ $*" > "{d}/fake.args"
+"{COSIM}" network-sim "{}" --bind "$ep" --idle-timeout-s 20 &
+echo $! > "{d}/fake.server"
+echo "listening on $ep"
+{then}
+"#,
+        scenario.display()
+    );
+    let path = dir.join("fake-ns3");
+    std::fs::write(&path, body).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The process exists and is no zombie.
+fn alive(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+}
+
+/// `cosim run scenario --out out` with the stand-in as the adapter; waits at most `limit`.
+fn run_with_adapter(adapter: &Path, scenario: &Path, out: &Path, extra: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
+    let mut child = Command::new(COSIM)
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(extra)
+        .env("NETSIM_NS3", adapter)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = started.elapsed();
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned(), took)
+}
+
+#[test]
+fn an_adapter_started_by_the_coordinator_carries_the_windows_and_ends_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = ns3_scenario(dir.path(), 0.0, 2000);
+    let adapter = fake_adapter(dir.path(), &scenario, "wait");
+    let out = dir.path().join("out");
+    let (code, stderr, _) = run_with_adapter(&adapter, &scenario, &out, &["--timeline"], Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{stderr}");
+    let args = std::fs::read_to_string(dir.path().join("fake.args")).unwrap();
+    let (pid, args) = args.trim().split_once(' ').unwrap();
+    let socket = out.join("ns3.sock");
+    for expected in [format!("--bind=ipc://{}", socket.display()), "--nodes=3".into(), "--windowNs=10000000".into(), "--windows=6000".into(), "--seed=42".into()] {
+        assert!(args.split(' ').any(|a| a == expected), "{expected} in {args}");
+    }
+    assert!(args.contains(" --wifiNodes=0,1,2 --uanNodes= "), "{args}");
+    assert!(!alive(pid), "the adapter ended with the run");
+    assert!(!alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
+    assert!(!socket.exists(), "its socket is removed");
+    assert!(std::fs::read_to_string(out.join("ns3.log")).unwrap().starts_with(&format!("$ {} --bind=ipc://", adapter.display())));
+
+    // The same windows as the embedded simulator in the coordinator's own process.
+    let embedded = dir.path().join("embedded");
+    run_ok(COSIM, &["run", scenario.to_str().unwrap(), "--out", embedded.to_str().unwrap(), "--timeline", "--network-sim", "embedded"]);
+    let (a, b) = (std::fs::read(out.join("timeline.jsonl")).unwrap(), std::fs::read(embedded.join("timeline.jsonl")).unwrap());
+    assert!(a == b && !a.is_empty(), "timelines differ");
+}
+
+#[test]
+fn an_adapter_that_crashes_mid_run_ends_the_run_with_its_signal_and_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = ns3_scenario(dir.path(), 1.0, 1000);
+    let adapter = fake_adapter(dir.path(), &scenario, "sleep 1.5; kill -9 $!; kill -SEGV $$");
+    let (code, stderr, took) = run_with_adapter(&adapter, &scenario, &dir.path().join("out"), &[], Duration::from_secs(10));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_millis(1500 + 1000 + 1500), "took {took:?}: the crash at 1.5 s, the timeout 1 s");
+    let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
+    let named = format!("ns-3 adapter (fake-ns3, pid {pid}) failed in window ");
+    assert!(stderr.contains(&named), "names the adapter and the window:\n{stderr}");
+    assert!(stderr.contains("fake-ns3 exited with signal 11 (SIGSEGV); its log "), "{stderr}");
+}
+
+#[test]
+fn an_adapter_that_hangs_mid_run_times_out_and_is_stopped_with_everything_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = ns3_scenario(dir.path(), 1.0, 1000);
+    let adapter = fake_adapter(dir.path(), &scenario, "sleep 1.5; kill -STOP $!; wait");
+    let (code, stderr, took) = run_with_adapter(&adapter, &scenario, &dir.path().join("out"), &[], Duration::from_secs(10));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_millis(1500 + 1000 + 2500), "took {took:?}");
+    let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
+    assert!(stderr.contains(&format!("ns-3 adapter (fake-ns3, pid {pid}) did not answer window ")) && stderr.contains(" within 1000 ms"), "{stderr}");
+    assert!(!alive(&pid), "the adapter is stopped");
+    assert!(!alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()), "and its stopped server with it");
+}
+
+#[test]
+fn switching_to_ns3_on_the_command_line_checks_the_links_and_finds_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |scenario: &Path, env: &str| {
+        let out = Command::new(COSIM)
+            .args(["run", scenario.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap(), "--network-sim", "ns3"])
+            .env("NETSIM_NS3", env)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    // patrol.yaml's links are `ideal`: ns-3 has none.
+    let (code, err) = run(&repo("config/patrol.yaml"), "/nonexistent/netsim-ns3");
+    assert_eq!(code, Some(1));
+    assert!(err.contains("config/patrol.yaml:108:5: links.default.model: auv1 - auv2: ns-3 has no `ideal` link; use rf, acoustic or none"), "{err}");
+    // With rf links, the missing program.
+    let scenario = ns3_scenario(dir.path(), 0.0, 2000);
+    let (code, err) = run(&scenario, "/nonexistent/netsim-ns3");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.trim_end().ends_with(
+            "error: the ns-3 adapter /nonexistent/netsim-ns3 (NETSIM_NS3) does not exist; build it with `scripts/setup --ns3` \
+             (installs ns-3 and builds ns3/ into target/ns3/netsim-ns3), or set simulators.network.endpoint to an adapter already running"
+        ),
+        "{err}"
+    );
+}

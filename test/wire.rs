@@ -131,11 +131,14 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
             netsim_cosim::wire::proto::LinkState { src_node: 0, dst_node: 1, usable: true, snr_db: Some(13.95), rate_bps: 12e6, per: 0.002, delay_ns: 334 },
             netsim_cosim::wire::proto::LinkState { src_node: 1, dst_node: 0, usable: false, snr_db: None, rate_bps: 6e6, per: 1.0, delay_ns: 0 },
         ],
+        multicast: vec![false, true],
     };
     let nb = net.encode_to_vec();
     assert_eq!(decode_checked::<NetworkUpdate>(&nb).unwrap(), net);
     // link_state is field 21 (tag 21 << 3 | 2 = 0xaa 0x01), an absent snr_db stays absent.
     assert!(nb.windows(2).any(|w| w == [0xaa, 0x01]), "link_state #21");
+    // multicast is field 22, packed bools (tag 22 << 3 | 2 = 0xb2 0x01, 2 bytes).
+    assert!(nb.windows(5).any(|w| w == [0xb2, 0x01, 2, 0, 1]), "multicast #22");
     // fixed32 src_ip (#4, packed) and double ber (#8, packed) keep their wire types.
     let src_at = nb.windows(2).position(|w| w == [(4 << 3) | 2, 8]).expect("src_ip packed fixed32");
     assert_eq!(&nb[src_at + 2..src_at + 6], &0x0a0a0001u32.to_le_bytes());

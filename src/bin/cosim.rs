@@ -29,7 +29,8 @@ enum Command {
         /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`).
         #[arg(long, value_name = "ENDPOINT")]
         physics_sim: Option<String>,
-        /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`).
+        /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`),
+        /// or `ns3`: ns-3, through its adapter netsim-ns3 started for the run.
         #[arg(long, value_name = "ENDPOINT")]
         network_sim: Option<String>,
         /// Serve /clock and each vehicle's pose inside its network namespace, named by this

@@ -18,8 +18,9 @@ struct Args {
     /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
     #[arg(long)]
     bind: String,
-    /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`) or ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`) (default: the scenario's `simulators.network`).
+    /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
+    /// `tcp:host:port`) or `ns3` (start the ns-3 adapter) (default: the scenario's
+    /// `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
     network_sim: Option<String>,
     /// Output folder for `network_summary.json` and pcaps (default: the scenario's output_dir,
@@ -40,8 +41,8 @@ async fn main() {
             let stop = cli::shutdown_signal();
             let (params, _node) = cli::node("network_coordinator")?;
             let loaded = cli::load_with(&params, a.scenario.clone())?;
-            let sim = network_simulator(&loaded, a.network_sim.as_deref()).await?;
             let out = cli::output_dir(&loaded, a.out.clone());
+            let sim = network_simulator(&loaded, a.network_sim.as_deref(), Some(&out)).await?;
             let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
             // The run record (and its packet ends) is the physics coordinator's.
             if let Some(l) = &live {

@@ -4,10 +4,11 @@
 //! The enum is the one place that names the transports: a coordinator picks its link from the
 //! variant, and a served simulator picks how to listen the same way.
 //!
-//! Text forms ([`SimulatorEndpoint::from_str`], for the command line): `embedded`; a ZeroMQ
-//! endpoint `tcp://host:port` or `ipc://path`; a ROS-NetSim address `unix:/path` or
-//! `tcp:host:port` (without `//`). In a scenario file the kind is explicit:
-//! `{kind: zeromq, endpoint: tcp://…}`, `{kind: rosnetsim, address: unix:/…}`.
+//! Text forms ([`SimulatorEndpoint::from_str`], for the command line): `embedded`; `ns3` (the
+//! ns-3 adapter with default settings); a ZeroMQ endpoint `tcp://host:port` or `ipc://path`; a
+//! ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`). In a scenario file the
+//! kind is explicit: `{kind: zeromq, endpoint: tcp://…}`, `{kind: rosnetsim, address: unix:/…}`,
+//! `{kind: ns3, …}` with the [`Ns3Settings`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -29,16 +30,135 @@ pub enum SimulatorEndpoint {
     /// length + gzip of the message) over a Unix socket or TCP; the simulator listens, the
     /// coordinator connects: `unix:/tmp/net_server_socket` or `tcp:127.0.0.1:10000`.
     Rosnetsim { address: RosnetsimAddress },
+    /// ns-3 as the network simulator: the adapter `netsim-ns3` (serving this protocol over
+    /// ZeroMQ), started by the coordinator, or already running at `endpoint`. Network only.
+    Ns3(Ns3Settings),
+}
+
+/// `simulators.network: {kind: ns3, ...}`: how to reach the ns-3 adapter and the ns-3 models
+/// it builds. The radio parameters come from the scenario's `links` (see the README, "ns-3").
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Ns3Settings {
+    /// An adapter already running (possibly on another host), e.g. `tcp://10.0.0.5:5602`;
+    /// absent: the coordinator starts one for the run.
+    #[serde(default)]
+    pub endpoint: Option<ZmqEndpoint>,
+    /// The `netsim-ns3` program to start (relative to the scenario file's folder); absent:
+    /// `$NETSIM_NS3`, then `target/ns3/netsim-ns3` beside the running executable, then `PATH`.
+    #[serde(default)]
+    pub program: Option<PathBuf>,
+    #[serde(default)]
+    pub wifi: Ns3Wifi,
+    #[serde(default)]
+    pub uan: Ns3Uan,
+}
+
+/// The Wi-Fi devices of the vehicles in `rf` pairs (ad-hoc, one channel).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Ns3Wifi {
+    #[serde(default)]
+    pub standard: WifiStandard,
+    #[serde(default)]
+    pub rate_manager: WifiRateManager,
+    /// The constant rate manager's ns-3 mode name, e.g. `ErpOfdmRate54Mbps` (802.11g),
+    /// `OfdmRate54Mbps` (802.11a), `HtMcs7` (802.11n); required with `rate_manager: constant`.
+    #[serde(default)]
+    pub data_mode: Option<String>,
+    /// Packets a device's queue holds; absent: `links.queue_packets`.
+    #[serde(default)]
+    pub queue_packets: Option<u32>,
+}
+
+/// The IEEE 802.11 standard of the Wi-Fi devices, as the adapter's `--wifiStandard` names it.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+pub enum WifiStandard {
+    #[serde(rename = "80211a", alias = "802.11a")]
+    A,
+    #[default]
+    #[serde(rename = "80211g", alias = "802.11g")]
+    G,
+    #[serde(rename = "80211n-2.4", alias = "802.11n-2.4")]
+    N2_4,
+    #[serde(rename = "80211n-5", alias = "802.11n-5")]
+    N5,
+}
+
+impl WifiStandard {
+    /// The adapter's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WifiStandard::A => "80211a",
+            WifiStandard::G => "80211g",
+            WifiStandard::N2_4 => "80211n-2.4",
+            WifiStandard::N5 => "80211n-5",
+        }
+    }
+}
+
+/// How the Wi-Fi devices choose their data rate.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WifiRateManager {
+    /// ns-3's MinstrelWifiManager (Minstrel; MinstrelHt for 802.11n).
+    #[default]
+    Minstrel,
+    /// ConstantRateWifiManager at `data_mode`.
+    Constant,
+    /// IdealWifiManager (the best rate for the receiver's last SNR).
+    Ideal,
+}
+
+impl WifiRateManager {
+    /// The adapter's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WifiRateManager::Minstrel => "minstrel",
+            WifiRateManager::Constant => "constant",
+            WifiRateManager::Ideal => "ideal",
+        }
+    }
+}
+
+/// The UAN devices of the vehicles in `acoustic` pairs.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Ns3Uan {
+    #[serde(default)]
+    pub mac: UanMac,
+}
+
+/// The UAN MAC: ns-3's UanMacAloha or UanMacCw.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UanMac {
+    #[default]
+    Aloha,
+    Cw,
+}
+
+impl UanMac {
+    /// The adapter's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UanMac::Aloha => "aloha",
+            UanMac::Cw => "cw",
+        }
+    }
 }
 
 impl FromStr for SimulatorEndpoint {
     type Err = String;
 
-    /// `embedded`, a ZeroMQ endpoint (`tcp://…`, `ipc://…`) or a ROS-NetSim address
-    /// (`unix:/path`, `tcp:host:port`).
+    /// `embedded`, `ns3` (the ns-3 adapter with default settings), a ZeroMQ endpoint
+    /// (`tcp://…`, `ipc://…`) or a ROS-NetSim address (`unix:/path`, `tcp:host:port`).
     fn from_str(s: &str) -> Result<SimulatorEndpoint, String> {
         if s == "embedded" {
             return Ok(SimulatorEndpoint::Embedded);
+        }
+        if s == "ns3" {
+            return Ok(SimulatorEndpoint::Ns3(Ns3Settings::default()));
         }
         if s.starts_with("tcp://") || s.starts_with("ipc://") {
             return s.parse().map(|endpoint| SimulatorEndpoint::Zeromq { endpoint });
@@ -47,7 +167,7 @@ impl FromStr for SimulatorEndpoint {
             return s.parse().map(|address| SimulatorEndpoint::Rosnetsim { address });
         }
         Err(format!(
-            "{s:?} is not a simulator endpoint: `embedded`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
+            "{s:?} is not a simulator endpoint: `embedded`, `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
              or a ROS-NetSim address (unix:/path, tcp:host:port)"
         ))
     }
@@ -59,6 +179,8 @@ impl fmt::Display for SimulatorEndpoint {
             SimulatorEndpoint::Embedded => f.write_str("embedded"),
             SimulatorEndpoint::Zeromq { endpoint } => endpoint.fmt(f),
             SimulatorEndpoint::Rosnetsim { address } => address.fmt(f),
+            SimulatorEndpoint::Ns3(Ns3Settings { endpoint: Some(e), .. }) => write!(f, "ns3 at {e}"),
+            SimulatorEndpoint::Ns3(_) => f.write_str("ns3"),
         }
     }
 }
@@ -182,9 +304,44 @@ mod tests {
             SimulatorEndpoint::Rosnetsim { address: RosnetsimAddress::Unix("/tmp/net_server_socket".into()) }
         );
         assert_eq!(parse("tcp:127.0.0.1:10000").unwrap(), SimulatorEndpoint::Rosnetsim { address: RosnetsimAddress::Tcp("127.0.0.1:10000".into()) });
-        for bad in ["", "Embedded", "udp://1.2.3.4:5", "tcp:host", "unix:", "127.0.0.1:5601"] {
+        for bad in ["", "Embedded", "udp://1.2.3.4:5", "tcp:host", "unix:", "127.0.0.1:5601", "ns-3", "NS3", "ns3:tcp://h:1"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+        assert!(parse("x").unwrap_err().contains("`embedded`, `ns3`, a ZeroMQ endpoint"));
         assert!("udp://x".parse::<ZmqEndpoint>().unwrap_err().contains("must start with tcp:// or ipc://"));
+    }
+
+    #[test]
+    fn ns3_on_the_command_line_means_the_default_settings() {
+        let e: SimulatorEndpoint = "ns3".parse().unwrap();
+        assert_eq!(e, SimulatorEndpoint::Ns3(Ns3Settings::default()));
+        assert_eq!(e.to_string(), "ns3");
+        let SimulatorEndpoint::Ns3(s) = e else { unreachable!() };
+        assert_eq!((s.endpoint, s.program), (None, None));
+        assert_eq!((s.wifi.standard, s.wifi.rate_manager, s.wifi.data_mode, s.wifi.queue_packets), (WifiStandard::G, WifiRateManager::Minstrel, None, None));
+        assert_eq!(s.uan.mac, UanMac::Aloha);
+        let remote = SimulatorEndpoint::Ns3(Ns3Settings { endpoint: Some("tcp://10.0.0.5:5602".parse().unwrap()), ..Default::default() });
+        assert_eq!(remote.to_string(), "ns3 at tcp://10.0.0.5:5602");
+    }
+
+    #[test]
+    fn ns3_settings_in_a_scenario() {
+        let parse = |y: &str| serde_yaml::from_str::<SimulatorEndpoint>(y);
+        assert_eq!(parse("kind: ns3").unwrap(), SimulatorEndpoint::Ns3(Ns3Settings::default()));
+        let e = parse(
+            "{kind: ns3, endpoint: 'tcp://h:5602', wifi: {standard: 80211n-5, rate_manager: constant, data_mode: HtMcs7, queue_packets: 100}, uan: {mac: cw}}",
+        )
+        .unwrap();
+        let SimulatorEndpoint::Ns3(s) = e else { panic!("{e:?}") };
+        assert_eq!(s.endpoint.unwrap().as_str(), "tcp://h:5602");
+        assert_eq!((s.wifi.standard, s.wifi.rate_manager, s.wifi.data_mode.as_deref(), s.wifi.queue_packets), (WifiStandard::N5, WifiRateManager::Constant, Some("HtMcs7"), Some(100)));
+        assert_eq!(s.uan.mac, UanMac::Cw);
+        for (yaml, standard) in [("80211a", "80211a"), ("802.11g", "80211g"), ("80211n-2.4", "80211n-2.4"), ("802.11n-5", "80211n-5")] {
+            let SimulatorEndpoint::Ns3(s) = parse(&format!("{{kind: ns3, wifi: {{standard: {yaml}}}}}")).unwrap() else { panic!() };
+            assert_eq!(s.wifi.standard.name(), standard);
+        }
+        for bad in ["{kind: ns3, bogus: 1}", "{kind: ns3, wifi: {rate: 5}}", "{kind: ns3, wifi: {standard: 80211ac}}", "{kind: ns3, uan: {mac: fama}}", "{kind: ns3, endpoint: 'udp://x'}"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -16,7 +16,8 @@
 //! Values with a syntax of their own are typed when the file is read, so nothing later parses
 //! them again: vehicle addresses are [`ipnet::IpNet`]s ([`parse_host_address`]), the modems'
 //! `epoch_utc` a [`UtcTime`](crate::wire::utc::UtcTime), `simulators.*` a
-//! [`SimulatorEndpoint`] holding a [`ZmqEndpoint`] or a [`RosnetsimAddress`] ([`endpoint`]).
+//! [`SimulatorEndpoint`] holding a [`ZmqEndpoint`], a [`RosnetsimAddress`] or the
+//! [`Ns3Settings`] ([`endpoint`]).
 //! The terrain is read into a [`HeightGrid`] ([`terrain`]) and held by the
 //! [`LoadedScenario`], so the checks against it are part of loading.
 //!
@@ -74,7 +75,12 @@
 //!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0.
 //! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
 //!   endpoint starts with `tcp://` or `ipc://`; a `kind: rosnetsim` address is `unix:/path` or
-//!   `tcp:host:port`.
+//!   `tcp:host:port`; `kind: ns3` only for `network`, with `program` not beside `endpoint`,
+//!   `wifi.data_mode` (an ns-3 mode name) exactly when `wifi.rate_manager` is `constant` and
+//!   `wifi.queue_packets` > 0; and then the links as ns-3 builds them
+//!   ([`LoadedScenario::check_ns3`]): every pair `rf`, `acoustic` or `none`, all `rf` pairs with
+//!   the same settings and all `acoustic` pairs likewise, no vehicle with both kinds, and no
+//!   `none` pair between two vehicles with the same kind of device.
 //! - `acoustic_modems.epoch_utc` is `YYYY-MM-DDThh:mm:ss[.f]Z`; a modem's `passthrough` has
 //!   a serial device at a standard baud rate ([`SERIAL_BAUDS`]) or a TCP `host:port`.
 //!
@@ -86,7 +92,7 @@
 pub mod endpoint;
 pub mod terrain;
 pub mod types;
-pub use endpoint::{RosnetsimAddress, SimulatorEndpoint, ZmqEndpoint};
+pub use endpoint::{Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress, SimulatorEndpoint, UanMac, WifiRateManager, WifiStandard, ZmqEndpoint};
 pub use terrain::{HeightGrid, TerrainError};
 pub use types::*;
 
@@ -202,6 +208,15 @@ impl LoadedScenario {
     /// (metres, centred on the origin).
     pub fn check_inside_world(&self, half_extent: [f64; 2]) -> Result<(), ConfigError> {
         validate::check_inside_world(&self.checks(), half_extent)
+    }
+
+    /// Checks `settings` and the links for ns-3 as the network simulator (the rules under
+    /// "Validation rules", `simulators.network: {kind: ns3}`): loading runs it for a scenario
+    /// that chooses ns-3, a coordinator for one switched to ns-3 on the command line.
+    pub fn check_ns3(&self, settings: &Ns3Settings) -> Result<(), ConfigError> {
+        let cx = self.checks();
+        validate::ns3_settings(&cx, settings)?;
+        validate::ns3_links(&cx)
     }
 
     fn checks(&self) -> validate::Ctx<'_> {

@@ -473,6 +473,31 @@ impl LinkModel {
     }
 }
 
+impl Scenario {
+    /// Every pair of vehicles `(a, b)`, a < b in vehicle order, with its link model: the
+    /// `links.pairs` entry naming it (`Some(index)`) or `links.default` (`None`).
+    pub fn pair_links(&self) -> Vec<(usize, usize, Option<usize>, &LinkModel)> {
+        let n = self.vehicles.len();
+        let index = |name: &String| self.vehicles.iter().position(|v| &v.name == name);
+        let mut listed = std::collections::HashMap::new();
+        for (k, m) in self.links.pairs.iter().enumerate() {
+            if let Some((a, b)) = m.between().and_then(|[a, b]| index(a).zip(index(b))) {
+                listed.entry((a.min(b), a.max(b))).or_insert(k);
+            }
+        }
+        let mut out = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+        for a in 0..n {
+            for b in a + 1..n {
+                out.push(match listed.get(&(a, b)) {
+                    Some(&k) => (a, b, Some(k), &self.links.pairs[k]),
+                    None => (a, b, None, &self.links.default),
+                });
+            }
+        }
+        out
+    }
+}
+
 /// The water the acoustic links run through (`world.water`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::source_map::{join_index, join_key};
-use super::{baud_supported, ConfigError, HeightGrid, LinkModel, Motion, Scenario, SoundSpeed, SourceMap, Terrain};
+use super::{baud_supported, ConfigError, HeightGrid, LinkModel, Motion, Ns3Settings, Scenario, SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager};
 
 /// Largest procedural grid, in cells per side.
 const MAX_GRID_CELLS: f64 = 8192.0;
@@ -450,7 +450,134 @@ fn simulators(cx: &Ctx) -> Check {
     if s.startup_timeout_ms == 0 {
         return Err(cx.err("simulators.startup_timeout_ms", "must be > 0"));
     }
-    cx.positive("simulators.physics_step_ms", s.physics_step_ms)
+    cx.positive("simulators.physics_step_ms", s.physics_step_ms)?;
+    if let SimulatorEndpoint::Ns3(_) = s.physics {
+        return Err(cx.err("simulators.physics.kind", "ns-3 is a network simulator: `ns3` belongs in simulators.network"));
+    }
+    if let SimulatorEndpoint::Ns3(settings) = &s.network {
+        ns3_settings(cx, settings)?;
+        ns3_links(cx)?;
+    }
+    Ok(())
+}
+
+/// `simulators.network: {kind: ns3, ...}`: its own keys.
+pub(super) fn ns3_settings(cx: &Ctx, n: &Ns3Settings) -> Check {
+    let k = |f: &str| join_key("simulators.network", f);
+    if let Some(program) = &n.program {
+        if let Some(e) = &n.endpoint {
+            return Err(cx.err(&k("program"), format!("is not used with `endpoint`: the adapter at {e} is already running")));
+        }
+        if program.as_os_str().is_empty() {
+            return Err(cx.err(&k("program"), "must name the netsim-ns3 program"));
+        }
+        no_nul(cx, &k("program"), &program.to_string_lossy())?;
+    }
+    let w = &n.wifi;
+    match (&w.data_mode, w.rate_manager) {
+        (None, WifiRateManager::Constant) => {
+            return Err(cx.err(
+                &k("wifi.rate_manager"),
+                "`constant` needs wifi.data_mode, the ns-3 mode name: e.g. ErpOfdmRate54Mbps (802.11g), OfdmRate54Mbps (802.11a), HtMcs7 (802.11n)",
+            ))
+        }
+        (Some(_), m) if m != WifiRateManager::Constant => {
+            return Err(cx.err(&k("wifi.data_mode"), format!("only rate_manager: constant uses a data_mode (rate_manager is {})", m.name())));
+        }
+        (Some(mode), _) if mode.is_empty() || !mode.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            return Err(cx.err(&k("wifi.data_mode"), format!("{mode:?} is not an ns-3 mode name (letters, digits, '_'; e.g. ErpOfdmRate54Mbps)")));
+        }
+        _ => {}
+    }
+    if w.queue_packets == Some(0) {
+        return Err(cx.err(&k("wifi.queue_packets"), "must be > 0"));
+    }
+    Ok(())
+}
+
+/// The links under ns-3: a vehicle in an `rf` pair gets a Wi-Fi device, one in an `acoustic`
+/// pair a UAN device, and ns-3 joins every device of a kind on one channel. So every pair is
+/// `rf`, `acoustic` or `none` (ns-3 has no `ideal` or `disk` link); all `rf` pairs have the same
+/// settings (one channel), all `acoustic` pairs likewise; a vehicle has one kind of device; and
+/// a `none` pair is not between two vehicles with the same kind (the channel would join them).
+pub(super) fn ns3_links(cx: &Ctx) -> Check {
+    let s = cx.scenario;
+    let n = s.vehicles.len();
+    let pairs = s.pair_links();
+    let key_of = |k: Option<usize>| k.map_or_else(|| "links.default".to_owned(), |k| join_index("links.pairs", k));
+    let name = |a: usize, b: usize| format!("{} - {}", s.vehicles[a].name, s.vehicles[b].name);
+    let bare = |m: &LinkModel| {
+        let mut m = m.clone();
+        match &mut m {
+            LinkModel::Ideal { between, .. }
+            | LinkModel::Disk { between, .. }
+            | LinkModel::None { between }
+            | LinkModel::Rf { between, .. }
+            | LinkModel::Acoustic { between, .. } => *between = None,
+        }
+        m
+    };
+    // Per kind (rf, acoustic): the first pair's key and model; per vehicle: the key of its
+    // first pair of that kind.
+    let mut first: [Option<(String, LinkModel)>; 2] = [None, None];
+    let mut device: [Vec<Option<String>>; 2] = [vec![None; n], vec![None; n]];
+    for &(a, b, k, m) in &pairs {
+        let key = key_of(k);
+        let kind = match m {
+            LinkModel::Ideal { .. } | LinkModel::Disk { .. } => {
+                let model = if matches!(m, LinkModel::Ideal { .. }) { "ideal" } else { "disk" };
+                return Err(cx.err(&join_key(&key, "model"), format!("{}: ns-3 has no `{model}` link; use rf, acoustic or none", name(a, b))));
+            }
+            LinkModel::None { .. } => continue,
+            LinkModel::Rf { .. } => 0,
+            LinkModel::Acoustic { .. } => 1,
+        };
+        match &first[kind] {
+            None => first[kind] = Some((key.clone(), bare(m))),
+            Some((k0, m0)) if *m0 != bare(m) => {
+                let (what, channel) = if kind == 0 { ("rf", "Wi-Fi") } else { ("acoustic", "UAN") };
+                return Err(cx.err(
+                    &key,
+                    format!(
+                        "{}: under ns-3 every {what} link is one {channel} channel with one set of settings, and this one differs from {}; \
+                         give every {what} pair the same settings",
+                        name(a, b),
+                        cx.line_note(k0)
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        for v in [a, b] {
+            device[kind][v].get_or_insert_with(|| key.clone());
+        }
+    }
+    for (v, vehicle) in s.vehicles.iter().enumerate() {
+        if let (Some(rf), Some(acoustic)) = (&device[0][v], &device[1][v]) {
+            return Err(cx.err(
+                acoustic,
+                format!("{} has an rf link ({}) and an acoustic one: under ns-3 a vehicle has one device, Wi-Fi or UAN", vehicle.name, cx.line_note(rf)),
+            ));
+        }
+    }
+    for &(a, b, k, m) in &pairs {
+        if !matches!(m, LinkModel::None { .. }) {
+            continue;
+        }
+        for (kind, what, channel) in [(0, "rf", "Wi-Fi"), (1, "acoustic", "UAN")] {
+            if device[kind][a].is_some() && device[kind][b].is_some() {
+                return Err(cx.err(
+                    &join_key(&key_of(k), "model"),
+                    format!(
+                        "{}: both have {channel} devices (from their {what} links) and ns-3 puts every {channel} device on one channel, \
+                         so this `none` link would carry their packets; make it {what} like their other links",
+                        name(a, b)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn netsim_manager(cx: &Ctx) -> Check {
@@ -677,4 +804,113 @@ fn no_nul(cx: &Ctx, key_path: &str, text: &str) -> Check {
         return Err(cx.err(key_path, "must not contain a NUL character"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Three vessels and an AUV, all but the links and the network simulator fixed.
+    fn scenario(links: &str, network: &str) -> String {
+        format!(
+            "name: n
+window_ms: 1
+duration_s: 1
+world:
+  origin: {{lat_deg: 0, lon_deg: 0}}
+  terrain: {{kind: procedural, size_m: [400, 400], cell_size_m: 10, base_height_m: -40}}
+vehicles:
+  - {{name: usv1, addresses: [10.0.0.1/24], start: {{x: 0, y: 0, z: 1}}, motion: {{kind: stationary}}}}
+  - {{name: usv2, addresses: [10.0.0.2/24], start: {{x: 10, y: 0, z: 1}}, motion: {{kind: stationary}}}}
+  - {{name: usv3, addresses: [10.0.0.3/24], start: {{x: 20, y: 0, z: 1}}, motion: {{kind: stationary}}}}
+  - {{name: auv1, addresses: [10.0.0.4/24], start: {{x: 30, y: 0, z: -10}}, motion: {{kind: stationary}}}}
+links:
+{links}
+simulators:
+  network:
+{network}
+"
+        )
+    }
+
+    fn load(links: &str, network: &str) -> Result<(), String> {
+        super::super::parse_str(&scenario(links, network), Path::new("s.yaml")).map(drop).map_err(|e| e.to_string())
+    }
+
+    const NS3: &str = "    kind: ns3";
+    const VESSELS_RF: &str = "  default: {model: none}
+  pairs:
+    - {between: [usv1, usv2], model: rf}
+    - {between: [usv1, usv3], model: rf}
+    - {between: [usv2, usv3], model: rf}";
+
+    #[test]
+    fn a_scenario_that_ns3_can_build_loads() {
+        load(VESSELS_RF, NS3).unwrap();
+        load("  default: {model: none}", NS3).unwrap();
+        load("  default: {model: acoustic}", NS3).unwrap();
+        load(VESSELS_RF, "    kind: ns3\n    wifi: {rate_manager: constant, data_mode: ErpOfdmRate54Mbps}").unwrap();
+        load(VESSELS_RF, "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602").unwrap();
+    }
+
+    #[test]
+    fn ns3_has_no_ideal_or_disk_link() {
+        assert_eq!(load("  default: {model: ideal}", NS3).unwrap_err(), "s.yaml:13:13: links.default.model: usv1 - usv2: ns-3 has no `ideal` link; use rf, acoustic or none");
+        let disk = format!("{VESSELS_RF}\n    - {{between: [usv3, auv1], model: disk, range_m: 50}}");
+        assert_eq!(load(&disk, NS3).unwrap_err(), "s.yaml:18:31: links.pairs[3].model: usv3 - auv1: ns-3 has no `disk` link; use rf, acoustic or none");
+        // The embedded simulator has both.
+        load(&disk, "    kind: embedded").unwrap();
+    }
+
+    #[test]
+    fn every_rf_pair_shares_one_channel() {
+        let differ = VESSELS_RF.replace("[usv2, usv3], model: rf}", "[usv2, usv3], model: rf, tx_power_dbm: 23}");
+        assert_eq!(
+            load(&differ, NS3).unwrap_err(),
+            "s.yaml:17:7: links.pairs[2]: usv2 - usv3: under ns-3 every rf link is one Wi-Fi channel with one set of settings, \
+             and this one differs from links.pairs[0] (line 15); give every rf pair the same settings"
+        );
+        let acoustic = "  default: {model: acoustic}\n  pairs:\n    - {between: [usv1, auv1], model: acoustic, micromodem_rate: 5}";
+        assert!(load(acoustic, NS3).unwrap_err().contains("links.pairs[0]: usv1 - auv1: under ns-3 every acoustic link is one UAN channel"));
+    }
+
+    #[test]
+    fn a_vehicle_has_one_kind_of_device_and_a_none_pair_no_shared_channel() {
+        let both = format!("{VESSELS_RF}\n    - {{between: [usv3, auv1], model: acoustic}}");
+        assert_eq!(
+            load(&both, NS3).unwrap_err(),
+            "s.yaml:18:7: links.pairs[3]: usv3 has an rf link (links.pairs[1] (line 16)) and an acoustic one: under ns-3 a vehicle has one device, Wi-Fi or UAN"
+        );
+        let gap = VESSELS_RF.replace("[usv2, usv3], model: rf}", "[usv2, usv3], model: none}");
+        assert_eq!(
+            load(&gap, NS3).unwrap_err(),
+            "s.yaml:17:31: links.pairs[2].model: usv2 - usv3: both have Wi-Fi devices (from their rf links) and ns-3 puts every Wi-Fi device \
+             on one channel, so this `none` link would carry their packets; make it rf like their other links"
+        );
+    }
+
+    #[test]
+    fn ns3_settings_are_checked() {
+        let err = |network: &str| load(VESSELS_RF, network).unwrap_err();
+        assert_eq!(
+            err("    kind: ns3\n    wifi: {rate_manager: constant}"),
+            "s.yaml:21:12: simulators.network.wifi.rate_manager: `constant` needs wifi.data_mode, the ns-3 mode name: e.g. ErpOfdmRate54Mbps (802.11g), OfdmRate54Mbps (802.11a), HtMcs7 (802.11n)"
+        );
+        assert_eq!(err("    kind: ns3\n    wifi: {data_mode: HtMcs7}"), "s.yaml:21:12: simulators.network.wifi.data_mode: only rate_manager: constant uses a data_mode (rate_manager is minstrel)");
+        assert!(err("    kind: ns3\n    wifi: {rate_manager: constant, data_mode: 'Ht Mcs7'}").contains("\"Ht Mcs7\" is not an ns-3 mode name"));
+        assert_eq!(err("    kind: ns3\n    wifi: {queue_packets: 0}"), "s.yaml:21:12: simulators.network.wifi.queue_packets: must be > 0");
+        assert_eq!(
+            err("    kind: ns3\n    endpoint: tcp://h:5602\n    program: /opt/netsim-ns3"),
+            "s.yaml:22:5: simulators.network.program: is not used with `endpoint`: the adapter at tcp://h:5602 is already running"
+        );
+        assert!(err("    kind: ns3\n    wifi: {standard: 80211ac}").contains("simulators.network"));
+        assert!(err("    kind: ns3\n    colour: blue").contains("unknown field `colour`"));
+    }
+
+    #[test]
+    fn ns3_is_no_physics_simulator() {
+        let text = scenario(VESSELS_RF, "    kind: embedded").replace("simulators:\n", "simulators:\n  physics: {kind: ns3}\n");
+        let e = super::super::parse_str(&text, Path::new("s.yaml")).unwrap_err();
+        assert_eq!(e.to_string(), "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network");
+    }
 }

@@ -2,11 +2,13 @@
 //! network namespaces ([`netns`]), TUN interfaces ([`tun`]) and the tasks that move packets
 //! between them and the packet logic in [`crate::net`] ([`live`]); the TCP servers of the
 //! acoustic front: the NETSIM manager ([`netsim_manager`]) and the modem bridges
-//! ([`modem_bridge`]); the programs a scenario starts ([`programs`]).
+//! ([`modem_bridge`]); the programs a scenario starts ([`programs`]); the ns-3 adapter as a
+//! child process ([`ns3`]).
 pub mod live;
 pub mod modem_bridge;
 pub mod netns;
 pub mod netsim_manager;
+pub mod ns3;
 pub mod programs;
 pub mod timer;
 pub mod tun;

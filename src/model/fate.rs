@@ -22,6 +22,8 @@ pub enum DropReason {
     HalfDuplex,
     /// A bounded queue was full (ours, or the simulator's transmit queue).
     QueueFull,
+    /// The simulator's MAC gave up: no acknowledgement after its last retry.
+    RetryLimit,
     /// The simulator's bit error rate flipped bits and the link checks a CRC.
     BitErrors,
     /// Neither released nor dropped within `max_hold_windows`.
@@ -41,12 +43,13 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 13] = [
+    pub const ALL: [DropReason; 14] = [
         DropReason::OutOfRange,
         DropReason::PacketError,
         DropReason::Collision,
         DropReason::HalfDuplex,
         DropReason::QueueFull,
+        DropReason::RetryLimit,
         DropReason::BitErrors,
         DropReason::HeldTooLong,
         DropReason::NoRoute,
@@ -65,6 +68,7 @@ impl DropReason {
             Ok(WireReason::Collision) => DropReason::Collision,
             Ok(WireReason::HalfDuplex) => DropReason::HalfDuplex,
             Ok(WireReason::QueueFull) => DropReason::QueueFull,
+            Ok(WireReason::RetryLimit) => DropReason::RetryLimit,
             Ok(WireReason::DropUnspecified) | Err(_) => DropReason::Unspecified,
         }
     }
@@ -78,6 +82,7 @@ impl DropReason {
             DropReason::Collision => WireReason::Collision,
             DropReason::HalfDuplex => WireReason::HalfDuplex,
             DropReason::QueueFull => WireReason::QueueFull,
+            DropReason::RetryLimit => WireReason::RetryLimit,
             _ => WireReason::DropUnspecified,
         };
         w as i32
@@ -90,6 +95,7 @@ impl DropReason {
             DropReason::Collision => "collision",
             DropReason::HalfDuplex => "half-duplex",
             DropReason::QueueFull => "queue full",
+            DropReason::RetryLimit => "retry limit",
             DropReason::BitErrors => "bit errors",
             DropReason::HeldTooLong => "held too long",
             DropReason::NoRoute => "no route",
@@ -133,7 +139,8 @@ mod tests {
                 (DropReason::PacketError, 2),
                 (DropReason::Collision, 3),
                 (DropReason::HalfDuplex, 4),
-                (DropReason::QueueFull, 5)
+                (DropReason::QueueFull, 5),
+                (DropReason::RetryLimit, 6)
             ]
         );
         for (r, v) in wire {
@@ -149,5 +156,7 @@ mod tests {
         assert_eq!(json(Fate::Dropped(DropReason::OutOfRange)), "\"out_of_range\"");
         assert_eq!(json(Fate::Dropped(DropReason::HalfDuplex)), "\"half_duplex\"");
         assert_eq!(json(Fate::Dropped(DropReason::NoReceiver)), "\"no_receiver\"");
+        assert_eq!(json(Fate::Dropped(DropReason::RetryLimit)), "\"retry_limit\"");
+        assert_eq!(DropReason::RetryLimit.label(), "retry limit");
     }
 }

@@ -8,4 +8,5 @@ pub mod medium;
 pub mod modem;
 pub mod motion;
 pub mod netsim;
+pub mod ns3;
 pub mod terrain;

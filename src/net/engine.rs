@@ -52,6 +52,8 @@ struct Queued {
     pkt_id: u32,
     src: usize,
     dsts: Vec<usize>,
+    /// Sent to a multicast or broadcast address.
+    multicast: bool,
     t_ns: SimNanos,
     frame: Frame,
 }
@@ -148,7 +150,8 @@ impl Engine {
         for &d in &receivers {
             self.ledger.capture(src, Some(d), len);
         }
-        self.queue.push_back(Queued { pkt_id, src, dsts: receivers.clone(), t_ns, frame });
+        let multicast = dest == super::addr::Destination::AllOthers;
+        self.queue.push_back(Queued { pkt_id, src, dsts: receivers.clone(), multicast, t_ns, frame });
         CaptureOutcome::Queued { pkt_id, receivers }
     }
 
@@ -180,7 +183,8 @@ impl Engine {
         self.held.values().map(|h| h.pending.len()).sum()
     }
 
-    /// Describes every queued packet in `begin` (window `k`), one entry per receiving copy.
+    /// Describes every queued packet in `begin` (window `k`), one entry per receiving copy, each
+    /// saying whether the packet went to a multicast or broadcast address.
     pub fn fill_begin(&mut self, k: u32, begin: &mut NetworkUpdate) {
         for q in self.queue.drain(..) {
             let len = u32::try_from(q.frame.ip().len()).unwrap_or(u32::MAX);
@@ -192,6 +196,7 @@ impl Engine {
                 begin.pkt_time_ns.push(q.t_ns);
                 begin.src_node.push(q.src as u32);
                 begin.dst_node.push(d as u32);
+                begin.multicast.push(q.multicast);
             }
             self.held.insert(q.pkt_id, Held { frame: q.frame, src: q.src, captured_ns: q.t_ns, window: k, pending: q.dsts });
         }
@@ -394,6 +399,8 @@ mod tests {
         e.fill_begin(0, &mut begin);
         assert_eq!(begin.pkt_id.len(), 10);
         assert_eq!(begin.dst_node, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
+        assert_eq!(begin.multicast, vec![false, true, true, true, true, true, true, false, true, true], "unicast, multicast, subnet and all-ones broadcast");
+        assert!(view(&begin).packets().all(|p| p.multicast.is_some()));
         assert_eq!(begin.pkt_time_ns[0], 5);
         assert_eq!(begin.dst_ip[0], u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2)));
         assert_eq!(begin.dst_ip[2], 0, "c has no IPv4 address");

@@ -33,6 +33,7 @@ pub async fn serve(bind: &SimulatorEndpoint, service: &mut dyn Service, idle: Du
         SimulatorEndpoint::Zeromq { endpoint } => zmq::serve(endpoint.as_str(), service, idle).await,
         SimulatorEndpoint::Rosnetsim { address } => rosnetsim::serve(address, service, idle).await,
         SimulatorEndpoint::Embedded => anyhow::bail!("`embedded` is not an endpoint to serve at"),
+        SimulatorEndpoint::Ns3(_) => anyhow::bail!("`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself"),
     }
 }
 
@@ -113,12 +114,26 @@ impl Link {
         Link { peer: peer.into(), timeout: Duration::MAX, transport: Box::new(local::Local::new(service)) }
     }
 
+    /// A peer reached through `transport`, named `peer` in errors; each exchange waits at most
+    /// `timeout` unless told otherwise.
+    pub fn new(peer: impl Into<String>, timeout: Duration, transport: Box<dyn Transport>) -> Link {
+        Link { peer: peer.into(), timeout, transport }
+    }
+
     /// The simulator `endpoint` names, reached by the transport its variant names; `None` for
     /// the embedded one (the coordinator builds it in its own process). Waits up to
-    /// `connect_timeout` for the peer to accept.
+    /// `connect_timeout` for the peer to accept. An ns-3 adapter is reached at its `endpoint`;
+    /// one to start is the coordinator's (`crate::io::ns3`), and an error here.
     pub async fn connect(peer: &str, endpoint: &SimulatorEndpoint, timeout: Duration, connect_timeout: Duration) -> Result<Option<Link>, LinkError> {
         Ok(match endpoint {
             SimulatorEndpoint::Embedded => None,
+            SimulatorEndpoint::Ns3(settings) => match &settings.endpoint {
+                Some(e) => Some(Link::zeromq("ns-3 adapter", e.as_str(), timeout, connect_timeout).await?),
+                None => {
+                    let reason = "an ns-3 adapter without `endpoint` is started by the coordinator, not connected to".to_owned();
+                    return Err(LinkError::Failed { peer: format!("ns-3 adapter for the {peer}"), window: 0, reason });
+                }
+            },
             SimulatorEndpoint::Zeromq { endpoint } => Some(Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await?),
             SimulatorEndpoint::Rosnetsim { address } => Some(Link::rosnetsim(peer, address, timeout, connect_timeout).await?),
         })

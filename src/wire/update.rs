@@ -5,7 +5,7 @@
 //! they line up; everything after reads [`Packet`], [`Release`] and [`Loss`] records and never
 //! indexes a list. A valid message has:
 //! - `pkt_id`, `src_ip`, `dst_ip`, `pkt_lengths` of one length (the BEGIN's packets), and the
-//!   extensions `pkt_time_ns`, `src_node`, `dst_node` each empty or of that length;
+//!   extensions `pkt_time_ns`, `src_node`, `dst_node`, `multicast` each empty or of that length;
 //! - `clear_pkt_id`, `clear_src_ip`, `clear_dst_ip`, `rx_ip`, `ber` of one length (the END's
 //!   releases), `rx_time_ns`, `rx_node` each empty or of that length, every `ber` in [0, 1];
 //! - `drop_node`, `drop_reason` each empty or as long as `drop_pkt_id` (the END's losses);
@@ -41,6 +41,8 @@ pub struct Packet {
     pub time_ns: Option<u64>,
     pub src_node: Option<u32>,
     pub dst_node: Option<u32>,
+    /// Sent to a multicast or broadcast address, if the coordinator said.
+    pub multicast: Option<bool>,
 }
 
 /// One released copy in an END.
@@ -119,6 +121,7 @@ impl NetworkView {
         optional("pkt_time_ns", m.pkt_time_ns.len(), "pkt_id", n)?;
         optional("src_node", m.src_node.len(), "pkt_id", n)?;
         optional("dst_node", m.dst_node.len(), "pkt_id", n)?;
+        optional("multicast", m.multicast.len(), "pkt_id", n)?;
         optional("rx_time_ns", m.rx_time_ns.len(), "clear_pkt_id", c)?;
         optional("rx_node", m.rx_node.len(), "clear_pkt_id", c)?;
         let d = m.drop_pkt_id.len();
@@ -174,6 +177,7 @@ impl NetworkView {
             time_ns: at(&m.pkt_time_ns, i),
             src_node: at(&m.src_node, i),
             dst_node: at(&m.dst_node, i),
+            multicast: at(&m.multicast, i),
         })
     }
 
@@ -238,6 +242,23 @@ mod tests {
         m.ber = vec![0.0, 1.0];
         m.pkt_id = vec![7];
         assert!(NetworkView::check(m.clone()).unwrap_err().starts_with("packet lists differ in length: pkt_id 1"));
+    }
+
+    #[test]
+    fn the_multicast_flags_are_absent_or_one_per_packet_entry() {
+        let mut m = NetworkUpdate { pkt_id: vec![4, 4, 5], src_ip: vec![1; 3], dst_ip: vec![2; 3], pkt_lengths: vec![60; 3], ..Default::default() };
+        let v = NetworkView::check(m.clone()).unwrap();
+        assert!(v.packets().all(|p| p.multicast.is_none()), "a coordinator that sends none is fine");
+        m.multicast = vec![true, true, false];
+        let v = NetworkView::check(m.clone()).unwrap();
+        assert_eq!(v.packets().map(|p| p.multicast).collect::<Vec<_>>(), vec![Some(true), Some(true), Some(false)]);
+        m.multicast = vec![true, true];
+        assert_eq!(
+            NetworkView::check(m.clone()).unwrap_err(),
+            "multicast has 2 entries, pkt_id 3: an extension list must be empty or match"
+        );
+        m.multicast = vec![false; 4];
+        assert!(NetworkView::check(m).unwrap_err().starts_with("multicast has 4 entries, pkt_id 3"));
     }
 
     #[test]

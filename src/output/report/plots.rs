@@ -100,6 +100,7 @@ pub fn outcome_colour(label: &str) -> RGBColor {
         "collision" => RGBColor(255, 127, 14),
         "half-duplex" => RGBColor(148, 103, 189),
         "queue full" => RGBColor(140, 86, 75),
+        "retry limit" => RGBColor(255, 187, 120),
         "bit errors" => RGBColor(227, 119, 194),
         "held too long" => RGBColor(188, 189, 34),
         "no route" => RGBColor(23, 190, 207),

@@ -279,7 +279,7 @@ pub fn reason_of(label: &str) -> Option<DropReason> {
     DropReason::ALL.iter().copied().find(|r| r.label() == label)
 }
 
-/// At most this many distinct outcome labels are kept apart (the ledger has 14); a record with
+/// At most this many distinct outcome labels are kept apart (the ledger has 15); a record with
 /// more counts the rest as [`OTHER_OUTCOMES`].
 pub const MAX_OUTCOMES: usize = 32;
 pub const OTHER_OUTCOMES: &str = "other reasons";
