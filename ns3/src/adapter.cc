@@ -1,0 +1,716 @@
+#include "adapter.h"
+#include "wifi.h"
+
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/constant-position-mobility-model.h"
+#include "ns3/double.h"
+#include "ns3/mobility-helper.h"
+#include "ns3/propagation-delay-model.h"
+#include "ns3/queue-size.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tag.h"
+#include "ns3/uan-channel.h"
+#include "ns3/uan-helper.h"
+#include "ns3/uan-net-device.h"
+#include "ns3/uan-noise-model-default.h"
+#include "ns3/uan-phy-gen.h"
+#include "ns3/uan-tx-mode.h"
+#include "ns3/uinteger.h"
+#include "ns3/wifi-helper.h"
+#include "ns3/wifi-mac.h"
+#include "ns3/wifi-mac-queue.h"
+#include "ns3/wifi-mpdu.h"
+#include "ns3/wifi-net-device.h"
+#include "ns3/wifi-phy.h"
+#include "ns3/yans-wifi-channel.h"
+#include "ns3/yans-wifi-helper.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace netsim
+{
+
+using namespace ns3;
+using Update = rosnetsim::NetworkUpdate;
+
+namespace
+{
+
+// The EtherType the injected packets carry (IEEE's local experimental one).
+constexpr uint16_t kProtocol = 0x88B5;
+
+// DropReason values (msg/rosnetsim.proto).
+constexpr int kUnspecified = 0, kOutOfRange = 1, kPacketError = 2, kCollision = 3, kHalfDuplex = 4, kQueueFull = 5,
+              kRetryLimit = 6;
+// A receiver's PHY saw the frame but could not detect its preamble: too weak or drowned.
+constexpr int kWeak = 100;
+
+// Below this received power a Wi-Fi frame is not even detected: the minimum RSSI of ns-3's
+// default preamble detection model (ThresholdPreambleDetectionModel::MinimumRssi).
+constexpr double kWifiMinRssiDbm = -82.0;
+// Below this SINR UanPhyGen does not lock on a packet (its RxThreshold default).
+constexpr double kUanRxThresholdDb = 10.0;
+
+// The adapter's sequence number of a transmission, carried by every injected packet.
+class SeqTag : public Tag
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("netsim::SeqTag").SetParent<Tag>().AddConstructor<SeqTag>();
+        return tid;
+    }
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+    uint32_t GetSerializedSize() const override { return 8; }
+    void Serialize(TagBuffer b) const override { b.WriteU64(seq); }
+    void Deserialize(TagBuffer b) override { seq = b.ReadU64(); }
+    void Print(std::ostream& os) const override { os << "seq=" << seq; }
+    uint64_t seq = 0;
+};
+
+int
+FromMacDrop(WifiMacDropReason r)
+{
+    switch (r)
+    {
+    case WIFI_MAC_DROP_FAILED_ENQUEUE:
+    case WIFI_MAC_DROP_EXPIRED_LIFETIME:
+        return kQueueFull;
+    case WIFI_MAC_DROP_REACHED_RETRY_LIMIT:
+        return kRetryLimit;
+    default:
+        return kUnspecified;
+    }
+}
+
+int
+FromPhyDrop(WifiPhyRxfailureReason r)
+{
+    switch (r)
+    {
+    case FILTERED:
+        return -1; // not for this receiver
+    case TXING:
+    case RECEPTION_ABORTED_BY_TX:
+        return kHalfDuplex;
+    case RXING:
+    case BUSY_DECODING_PREAMBLE:
+    case PREAMBLE_DETECTION_PACKET_SWITCH:
+    case FRAME_CAPTURE_PACKET_SWITCH:
+        return kCollision;
+    case PREAMBLE_DETECT_FAILURE:
+        return kWeak;
+    default:
+        return kPacketError;
+    }
+}
+
+void
+OnDroppedMpdu(Adapter* a, uint32_t node, WifiMacDropReason r, Ptr<const WifiMpdu> mpdu)
+{
+    a->WifiMacDropped(node, FromMacDrop(r), mpdu->GetPacket());
+}
+
+void
+OnMacTxDrop(Adapter* a, uint32_t node, Ptr<const Packet> p)
+{
+    a->WifiMacDropped(node, kQueueFull, p);
+}
+
+void
+OnEnqueue(Adapter* a, Ptr<const WifiMpdu> mpdu)
+{
+    a->WifiEnqueued(mpdu->GetPacket());
+}
+
+void
+OnQueueDrop(Adapter* a, uint32_t node, Ptr<const WifiMpdu> mpdu)
+{
+    a->WifiMacDropped(node, kQueueFull, mpdu->GetPacket());
+}
+
+void
+OnPhyRxDrop(Adapter* a, uint32_t node, Ptr<const Packet> p, WifiPhyRxfailureReason r)
+{
+    int reason = FromPhyDrop(r);
+    if (reason >= 0)
+    {
+        a->WifiPhyRxDrop(node, p, reason);
+    }
+}
+
+void
+OnPhyTxEnd(Adapter* a, uint32_t node, Ptr<const Packet> p)
+{
+    a->WifiPhyTxEnd(node, p);
+}
+
+void
+OnUanRxError(Adapter* a, uint32_t node, Ptr<const Packet> p, double, UanTxMode)
+{
+    a->UanRxError(node, p);
+}
+
+template <typename T>
+void
+Connect(Ptr<T> object, const std::string& source, const CallbackBase& cb)
+{
+    if (!object->TraceConnectWithoutContext(source, cb))
+    {
+        throw std::invalid_argument("ns-3 has no trace source " + source + " on " + object->GetInstanceTypeId().GetName());
+    }
+}
+
+std::string
+InWindow(uint32_t k)
+{
+    return "window " + std::to_string(k) + ": ";
+}
+
+} // namespace
+
+Adapter::Adapter(const Settings& s)
+    : settings_(s)
+{
+    if (s.nodes == 0 || s.window_ns == 0)
+    {
+        throw std::invalid_argument("--nodes and --windowNs must be positive");
+    }
+    for (uint32_t n : s.wifi.nodes)
+    {
+        if (n >= s.nodes)
+            throw std::invalid_argument("--wifiNodes names node " + std::to_string(n) + " but there are " + std::to_string(s.nodes));
+    }
+    for (uint32_t n : s.uan.nodes)
+    {
+        if (n >= s.nodes)
+            throw std::invalid_argument("--uanNodes names node " + std::to_string(n) + " but there are " + std::to_string(s.nodes));
+    }
+    nodes_.Create(s.nodes);
+    MobilityHelper mobility;
+    mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
+    mobility.Install(nodes_);
+    wifi_dev_.assign(s.nodes, nullptr);
+    uan_dev_.assign(s.nodes, nullptr);
+    BuildWifi();
+    BuildUan();
+}
+
+void
+Adapter::BuildWifi()
+{
+    const WifiSettings& w = settings_.wifi;
+    if (w.nodes.empty())
+    {
+        return;
+    }
+    NodeContainer members;
+    for (uint32_t n : w.nodes)
+    {
+        members.Add(nodes_.Get(n));
+    }
+    WifiRadio radio = InstallWifi(w, members, &losses_);
+    wifi_loss_ = radio.loss;
+    NetDeviceContainer& devices = radio.devices;
+    for (uint32_t i = 0; i < devices.GetN(); ++i)
+    {
+        uint32_t node = w.nodes[i];
+        Ptr<WifiNetDevice> dev = DynamicCast<WifiNetDevice>(devices.Get(i));
+        wifi_dev_[node] = dev;
+        dev->SetReceiveCallback(MakeCallback(&Adapter::Received, this));
+        Connect(dev->GetMac(), "DroppedMpdu", MakeBoundCallback(&OnDroppedMpdu, this, node));
+        Connect(dev->GetMac(), "MacTxDrop", MakeBoundCallback(&OnMacTxDrop, this, node));
+        // A full transmit queue refuses the MPDU (not every refusal reaches a trace: Transmit
+        // checks that each packet was queued); one that waited past its lifetime leaves it.
+        for (AcIndex ac : {AC_BE, AC_BK, AC_VI, AC_VO, AC_BE_NQOS})
+        {
+            if (Ptr<WifiMacQueue> queue = dev->GetMac()->GetTxopQueue(ac))
+            {
+                Connect(queue, "DropBeforeEnqueue", MakeBoundCallback(&OnQueueDrop, this, node));
+                Connect(queue, "Expired", MakeBoundCallback(&OnQueueDrop, this, node));
+                Connect(queue, "Enqueue", MakeBoundCallback(&OnEnqueue, this));
+            }
+        }
+        Connect(dev->GetPhy(), "PhyRxDrop", MakeBoundCallback(&OnPhyRxDrop, this, node));
+        Connect(dev->GetPhy(), "PhyTxEnd", MakeBoundCallback(&OnPhyTxEnd, this, node));
+    }
+}
+
+void
+Adapter::BuildUan()
+{
+    const UanSettings& u = settings_.uan;
+    if (u.nodes.empty())
+    {
+        return;
+    }
+    if (!(u.rate_bps > 0) || !(u.frequency_khz > 0) || !(u.bandwidth_khz > 0))
+    {
+        throw std::invalid_argument("--uanRateBps, --uanFrequencyKhz and --uanBandwidthKhz must be positive");
+    }
+    uan_mode_ = UanTxModeFactory::CreateMode(UanTxMode::PSK, static_cast<uint32_t>(u.rate_bps), static_cast<uint32_t>(u.rate_bps),
+                                             static_cast<uint32_t>(u.frequency_khz * 1000.0),
+                                             static_cast<uint32_t>(u.bandwidth_khz * 1000.0), 2, "netsim-psk");
+    UanModesList modes;
+    modes.AppendMode(uan_mode_);
+    uan_prop_ = CreateObject<HopUanPropModel>();
+    uan_prop_->SetLosses(&losses_);
+    uan_prop_->SetSpreading(u.spreading);
+    uan_noise_ = CreateObject<UanNoiseModelDefault>();
+    Ptr<UanChannel> channel = CreateObject<UanChannel>();
+    channel->SetPropagationModel(uan_prop_);
+    channel->SetNoiseModel(uan_noise_);
+
+    UanHelper uan;
+    uan.SetPhy("ns3::UanPhyGen", "SupportedModes", UanModesListValue(modes), "TxPower", DoubleValue(u.source_level_db));
+    if (u.mac == "aloha")
+    {
+        uan.SetMac("ns3::UanMacAloha");
+    }
+    else if (u.mac == "cw")
+    {
+        uan.SetMac("ns3::UanMacCw");
+    }
+    else
+    {
+        throw std::invalid_argument("--uanMac=" + u.mac + ": expected aloha or cw");
+    }
+    NodeContainer members;
+    for (uint32_t n : u.nodes)
+    {
+        members.Add(nodes_.Get(n));
+    }
+    NetDeviceContainer devices = uan.Install(members, channel);
+    uan.AssignStreams(devices, 1000);
+    for (uint32_t i = 0; i < devices.GetN(); ++i)
+    {
+        uint32_t node = u.nodes[i];
+        Ptr<UanNetDevice> dev = DynamicCast<UanNetDevice>(devices.Get(i));
+        uan_dev_[node] = dev;
+        dev->SetReceiveCallback(MakeCallback(&Adapter::Received, this));
+        Connect(dev->GetPhy(), "RxError", MakeBoundCallback(&OnUanRxError, this, node));
+    }
+}
+
+std::string
+Adapter::Window(const std::string& request)
+{
+    Update begin;
+    if (!begin.ParseFromString(request))
+    {
+        throw ProtocolError(InWindow(next_window_) + "the request (" + std::to_string(request.size()) + " bytes) is not a NetworkUpdate");
+    }
+    if (begin.msg_type() != Update::BEGIN || begin.time_val() != next_window_)
+    {
+        throw ProtocolError(InWindow(next_window_) + "expected BEGIN for window " + std::to_string(next_window_) + ", got " +
+                            (begin.msg_type() == Update::BEGIN ? "BEGIN" : "END") + " for window " + std::to_string(begin.time_val()));
+    }
+    const uint32_t k = begin.time_val();
+    const int n = begin.pkt_id_size();
+    auto check_len = [&](int len, const char* field) {
+        if (len != n)
+            throw ProtocolError(InWindow(k) + field + " has " + std::to_string(len) + " entries, pkt_id " + std::to_string(n) +
+                                " (this adapter needs pkt_time_ns, src_node and dst_node)");
+    };
+    check_len(begin.src_ip_size(), "src_ip");
+    check_len(begin.dst_ip_size(), "dst_ip");
+    check_len(begin.pkt_lengths_size(), "pkt_lengths");
+    check_len(begin.pkt_time_ns_size(), "pkt_time_ns");
+    check_len(begin.src_node_size(), "src_node");
+    check_len(begin.dst_node_size(), "dst_node");
+    if (begin.multicast_size() != 0)
+    {
+        check_len(begin.multicast_size(), "multicast");
+    }
+    std::vector<Entry> entries;
+    entries.reserve(n);
+    for (int i = 0; i < n; ++i)
+    {
+        Entry e{begin.pkt_id(i), begin.src_ip(i), begin.dst_ip(i), begin.pkt_lengths(i), begin.src_node(i), begin.dst_node(i),
+                begin.pkt_time_ns(i), begin.multicast_size() != 0 && begin.multicast(i)};
+        if (e.src >= settings_.nodes || e.dst >= settings_.nodes || e.src == e.dst)
+        {
+            throw ProtocolError(InWindow(k) + "entry " + std::to_string(i) + ": src_node " + std::to_string(e.src) + ", dst_node " +
+                                std::to_string(e.dst) + " (there are " + std::to_string(settings_.nodes) + " nodes)");
+        }
+        entries.push_back(e);
+    }
+    std::optional<rosnetsim::ChannelData> channel;
+    if (!begin.channel_data().empty())
+    {
+        rosnetsim::ChannelData c;
+        if (!c.ParseFromString(begin.channel_data()))
+        {
+            throw ProtocolError(InWindow(k) + "channel_data is not a ChannelData");
+        }
+        if (c.node_list_size() != static_cast<int>(7 * settings_.nodes))
+        {
+            throw ProtocolError(InWindow(k) + "channel_data.node_list has " + std::to_string(c.node_list_size()) + " values, expected 7 per node (" +
+                                std::to_string(settings_.nodes) + " nodes)");
+        }
+        for (int i = 0; i < c.path_details_size(); ++i)
+        {
+            const auto& p = c.path_details(i);
+            if (p.ids_size() != 2 || p.ids(0) >= settings_.nodes || p.ids(1) >= settings_.nodes || p.hop_points_size() % 4 != 0)
+            {
+                throw ProtocolError(InWindow(k) + "channel_data.path_details[" + std::to_string(i) + "]: ids must name two nodes and hop_points come in fours");
+            }
+        }
+        channel = std::move(c);
+    }
+
+    end_.Clear();
+    end_.set_msg_type(Update::END);
+    end_.set_time_val(k);
+    if (held_channel_)
+    {
+        ApplyChannel(*held_channel_, k);
+    }
+    Inject(entries, k);
+    if (k > 0)
+    {
+        // ns-3 runs [(k-1)W, kW): up to and including kW - 1 ns.
+        Time until = NanoSeconds(static_cast<int64_t>(k) * static_cast<int64_t>(settings_.window_ns) - 1);
+        Simulator::Stop(until - Simulator::Now());
+        Simulator::Run();
+    }
+    if (channel)
+    {
+        held_channel_ = std::move(channel);
+    }
+    ++next_window_;
+    return end_.SerializeAsString();
+}
+
+void
+Adapter::ApplyChannel(const rosnetsim::ChannelData& c, uint32_t)
+{
+    for (uint32_t i = 0; i < settings_.nodes; ++i)
+    {
+        Ptr<MobilityModel> m = nodes_.Get(i)->GetObject<MobilityModel>();
+        m->SetPosition(Vector(c.node_list(7 * i), c.node_list(7 * i + 1), c.node_list(7 * i + 2)));
+    }
+    losses_.Clear();
+    for (const auto& p : c.path_details())
+    {
+        if (p.los())
+        {
+            continue;
+        }
+        double loss = 0.0;
+        for (int h = 3; h < p.hop_points_size(); h += 4)
+        {
+            loss += p.hop_points(h);
+        }
+        losses_.Set(p.ids(0), p.ids(1), loss);
+    }
+}
+
+void
+Adapter::Inject(const std::vector<Entry>& entries, uint32_t)
+{
+    // Entries with the same packet id, sender and capture time are one packet (a group
+    // packet has one entry per receiver).
+    std::vector<std::vector<const Entry*>> packets;
+    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, size_t> index;
+    for (const Entry& e : entries)
+    {
+        auto key = std::make_tuple(e.pkt_id, e.src, e.time_ns);
+        auto [it, fresh] = index.emplace(key, packets.size());
+        if (fresh)
+        {
+            packets.emplace_back();
+        }
+        packets[it->second].push_back(&e);
+    }
+    for (const auto& copies : packets)
+    {
+        const Entry& first = *copies.front();
+        bool group = copies.size() > 1 || first.multicast;
+        std::map<Medium, Transmission> by_medium;
+        for (const Entry* e : copies)
+        {
+            ++counts_.copies;
+            std::optional<Medium> medium;
+            if (wifi_dev_[e->src] && wifi_dev_[e->dst])
+                medium = Medium::Wifi;
+            else if (uan_dev_[e->src] && uan_dev_[e->dst])
+                medium = Medium::Uan;
+            if (!medium)
+            {
+                end_.add_drop_pkt_id(e->pkt_id);
+                end_.add_drop_node(e->dst);
+                end_.add_drop_reason(static_cast<Update::DropReason>(kOutOfRange));
+                ++counts_.dropped;
+                continue;
+            }
+            auto [it, fresh] = by_medium.try_emplace(*medium);
+            Transmission& t = it->second;
+            if (fresh)
+            {
+                t = Transmission{first.pkt_id, first.src, first.src_ip, first.length, group, *medium, {}, 0};
+            }
+            t.copies.push_back(Copy{e->dst, e->dst_ip});
+            ++t.open;
+        }
+        Time at = std::max(NanoSeconds(static_cast<int64_t>(first.time_ns)), Simulator::Now());
+        for (auto& [medium, t] : by_medium)
+        {
+            uint64_t seq = next_seq_++;
+            pending_.emplace(seq, std::move(t));
+            Simulator::Schedule(at - Simulator::Now(), &Adapter::Transmit, this, seq);
+        }
+    }
+}
+
+Ptr<NetDevice>
+Adapter::Device(Medium m, uint32_t node) const
+{
+    return m == Medium::Wifi ? wifi_dev_[node] : uan_dev_[node];
+}
+
+void
+Adapter::Transmit(uint64_t seq)
+{
+    auto it = pending_.find(seq);
+    if (it == pending_.end())
+    {
+        return;
+    }
+    Transmission& t = it->second;
+    Ptr<NetDevice> dev = Device(t.medium, t.src_node);
+    if (t.length > dev->GetMtu())
+    {
+        // Larger than the device's MTU (an offloaded super-packet): ns-3 cannot send it.
+        ++counts_.too_big;
+        DropAll(seq, kUnspecified);
+        return;
+    }
+    Ptr<Packet> p = Create<Packet>(t.length);
+    SeqTag tag;
+    tag.seq = seq;
+    p->AddPacketTag(tag);
+    Address dest = t.group ? dev->GetBroadcast() : Device(t.medium, t.copies.front().dst_node)->GetAddress();
+    enqueued_ = false;
+    bool sent = dev->Send(p, dest, kProtocol);
+    if (!sent || (t.medium == Medium::Wifi && !enqueued_))
+    {
+        // Refused: the UAN MAC is busy, or the Wi-Fi MAC queue is full.
+        DropAll(seq, kQueueFull);
+        return;
+    }
+    if (t.medium == Medium::Uan)
+    {
+        // UAN has no acknowledgements: a copy not received once the signal has passed its
+        // receiver is lost. Airtime (with a margin for the MAC header) + the longest delay + 0.5 s.
+        Time wait = Seconds((t.length + 16) * 8.0 / settings_.uan.rate_bps) + Seconds(0.5);
+        Ptr<MobilityModel> src = nodes_.Get(t.src_node)->GetObject<MobilityModel>();
+        Time longest = Seconds(0);
+        for (const Copy& c : t.copies)
+        {
+            longest = std::max(longest, uan_prop_->GetDelay(src, nodes_.Get(c.dst_node)->GetObject<MobilityModel>(), uan_mode_));
+        }
+        Simulator::Schedule(wait + longest, &Adapter::ResolveRest, this, seq, kPacketError);
+    }
+}
+
+std::optional<uint64_t>
+Adapter::SeqOf(Ptr<const Packet> p) const
+{
+    SeqTag tag;
+    if (p && p->PeekPacketTag(tag))
+    {
+        return tag.seq;
+    }
+    return std::nullopt;
+}
+
+bool
+Adapter::Received(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t, const Address&)
+{
+    auto seq = SeqOf(p);
+    if (!seq)
+    {
+        ++counts_.untagged;
+        return true;
+    }
+    Deliver(*seq, dev->GetNode()->GetId());
+    return true;
+}
+
+void
+Adapter::Deliver(uint64_t seq, uint32_t node)
+{
+    auto it = pending_.find(seq);
+    if (it == pending_.end())
+    {
+        return; // a duplicate (already ended)
+    }
+    Transmission& t = it->second;
+    for (Copy& c : t.copies)
+    {
+        if (c.dst_node == node && c.open)
+        {
+            c.open = false;
+            --t.open;
+            end_.add_clear_pkt_id(t.pkt_id);
+            end_.add_clear_src_ip(t.src_ip);
+            end_.add_clear_dst_ip(c.dst_ip);
+            end_.add_rx_ip(c.dst_ip);
+            end_.add_ber(0.0);
+            end_.add_rx_time_ns(static_cast<uint64_t>(Simulator::Now().GetNanoSeconds()) + settings_.window_ns);
+            end_.add_rx_node(node);
+            ++counts_.delivered;
+            break;
+        }
+    }
+    if (t.open == 0)
+    {
+        pending_.erase(it);
+    }
+}
+
+void
+Adapter::Drop(uint64_t seq, size_t i, int reason)
+{
+    Transmission& t = pending_.at(seq);
+    Copy& c = t.copies[i];
+    if (!c.open)
+    {
+        return;
+    }
+    c.open = false;
+    --t.open;
+    end_.add_drop_pkt_id(t.pkt_id);
+    end_.add_drop_node(c.dst_node);
+    end_.add_drop_reason(static_cast<Update::DropReason>(reason));
+    ++counts_.dropped;
+}
+
+void
+Adapter::DropAll(uint64_t seq, int reason)
+{
+    ResolveRest(seq, reason);
+}
+
+void
+Adapter::ResolveRest(uint64_t seq, int fallback)
+{
+    auto it = pending_.find(seq);
+    if (it == pending_.end())
+    {
+        return;
+    }
+    Transmission& t = it->second;
+    for (size_t i = 0; i < t.copies.size(); ++i)
+    {
+        if (t.copies[i].open)
+        {
+            int reason = (fallback == kQueueFull || fallback == kUnspecified) ? fallback : ReasonForLostCopy(t, t.copies[i], fallback);
+            Drop(seq, i, reason);
+        }
+    }
+    pending_.erase(it);
+}
+
+bool
+Adapter::InRange(Medium m, uint32_t a, uint32_t b) const
+{
+    Ptr<MobilityModel> ma = nodes_.Get(a)->GetObject<MobilityModel>();
+    Ptr<MobilityModel> mb = nodes_.Get(b)->GetObject<MobilityModel>();
+    if (m == Medium::Wifi)
+    {
+        return wifi_loss_->CalcRxPower(settings_.wifi.tx_power_dbm, ma, mb) >= kWifiMinRssiDbm;
+    }
+    double f = settings_.uan.frequency_khz;
+    double noise = uan_noise_->GetNoiseDbHz(f) + 10.0 * std::log10(settings_.uan.bandwidth_khz * 1000.0);
+    double snr = settings_.uan.source_level_db - uan_prop_->GetPathLossDb(ma, mb, uan_mode_) - noise;
+    return snr >= kUanRxThresholdDb;
+}
+
+int
+Adapter::ReasonForLostCopy(const Transmission& t, const Copy& c, int otherwise) const
+{
+    if (c.phy_reason >= 0 && c.phy_reason != kWeak)
+    {
+        return c.phy_reason;
+    }
+    if (!InRange(t.medium, t.src_node, c.dst_node))
+    {
+        return kOutOfRange;
+    }
+    return c.phy_reason == kWeak ? kCollision : otherwise;
+}
+
+void
+Adapter::WifiMacDropped(uint32_t node, int reason, Ptr<const Packet> p)
+{
+    auto seq = SeqOf(p);
+    if (!seq)
+    {
+        return;
+    }
+    auto it = pending_.find(*seq);
+    if (it == pending_.end() || it->second.src_node != node)
+    {
+        return;
+    }
+    ResolveRest(*seq, reason);
+}
+
+void
+Adapter::WifiEnqueued(Ptr<const Packet> p)
+{
+    enqueued_ = true;
+}
+
+void
+Adapter::WifiPhyRxDrop(uint32_t node, Ptr<const Packet> p, int reason)
+{
+    auto seq = SeqOf(p);
+    if (!seq)
+    {
+        return;
+    }
+    auto it = pending_.find(*seq);
+    if (it == pending_.end())
+    {
+        return;
+    }
+    for (Copy& c : it->second.copies)
+    {
+        if (c.dst_node == node && c.open)
+        {
+            c.phy_reason = reason;
+        }
+    }
+}
+
+void
+Adapter::WifiPhyTxEnd(uint32_t node, Ptr<const Packet> p)
+{
+    auto seq = SeqOf(p);
+    if (!seq)
+    {
+        return;
+    }
+    auto it = pending_.find(*seq);
+    if (it == pending_.end() || !it->second.group || it->second.src_node != node)
+    {
+        return;
+    }
+    // A group frame is sent once, unacknowledged: a receiver that has not taken it 1 ms after
+    // its end (propagation over 300 km) has lost it.
+    Simulator::Schedule(MilliSeconds(1), &Adapter::ResolveRest, this, *seq, kPacketError);
+}
+
+void
+Adapter::UanRxError(uint32_t node, Ptr<const Packet> p)
+{
+    WifiPhyRxDrop(node, p, kPacketError);
+}
+
+} // namespace netsim

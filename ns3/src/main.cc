@@ -1,0 +1,151 @@
+// netsim-ns3: ns-3 as the network simulator of a netsim_cosim run.
+//
+// Serves the window protocol (NetworkUpdate BEGIN(k) -> END(k), msg/rosnetsim.proto) on a
+// ZeroMQ REP socket, one frame per message, so the coordinator reaches it like any external
+// network simulator, on this host or another. Prints `listening on ENDPOINT` once bound; exits
+// 0 after the last window or after --idleTimeoutS without a request, 1 on a request it cannot
+// answer (the reason on stderr), 2 on bad arguments.
+#include "adapter.h"
+
+#include "ns3/command-line.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+namespace
+{
+
+// "0,1,4" -> {0, 1, 4}; empty -> {}.
+std::vector<uint32_t>
+ParseNodes(const std::string& flag, const std::string& text)
+{
+    std::vector<uint32_t> out;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ','))
+    {
+        if (item.empty())
+            continue;
+        size_t used = 0;
+        unsigned long v = 0;
+        try
+        {
+            v = std::stoul(item, &used);
+        }
+        catch (const std::exception&)
+        {
+            used = 0;
+        }
+        if (used != item.size() || v > UINT32_MAX)
+            throw std::invalid_argument(flag + "=" + text + ": \"" + item + "\" is not a node index");
+        out.push_back(static_cast<uint32_t>(v));
+    }
+    return out;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    netsim::Settings s;
+    std::string bind, wifi_nodes, uan_nodes;
+    uint32_t idle_s = 60;
+    ns3::CommandLine cmd(__FILE__);
+    cmd.Usage("ns-3 as the network simulator of a netsim_cosim run, served over ZeroMQ.");
+    cmd.AddValue("bind", "ZeroMQ endpoint to bind (tcp://*:5602, ipc:///path)", bind);
+    cmd.AddValue("nodes", "number of vehicles (ns-3 node i = vehicle i)", s.nodes);
+    cmd.AddValue("windowNs", "window length W in ns", s.window_ns);
+    cmd.AddValue("windows", "number of windows of the run", s.windows);
+    cmd.AddValue("seed", "the scenario's seed (ns-3 RngRun)", s.seed);
+    cmd.AddValue("idleTimeoutS", "exit after this many seconds without a request", idle_s);
+    cmd.AddValue("wifiNodes", "nodes with a Wi-Fi radio, comma-separated", wifi_nodes);
+    cmd.AddValue("wifiStandard", "80211a, 80211g, 80211n-2.4 or 80211n-5", s.wifi.standard);
+    cmd.AddValue("wifiRateManager", "minstrel, ideal or constant", s.wifi.rate_manager);
+    cmd.AddValue("wifiDataMode", "the constant rate manager's mode (e.g. ErpOfdmRate54Mbps)", s.wifi.data_mode);
+    cmd.AddValue("txPowerDbm", "Wi-Fi transmit power (dBm)", s.wifi.tx_power_dbm);
+    cmd.AddValue("pathLossExponent", "log-distance path loss exponent", s.wifi.path_loss_exponent);
+    cmd.AddValue("referenceDistanceM", "log-distance reference distance (m)", s.wifi.reference_distance_m);
+    cmd.AddValue("referenceLossDb", "log-distance loss at the reference distance (dB)", s.wifi.reference_loss_db);
+    cmd.AddValue("noiseFigureDb", "Wi-Fi receiver noise figure (dB)", s.wifi.noise_figure_db);
+    cmd.AddValue("wifiQueuePackets", "Wi-Fi MAC queue size (packets)", s.wifi.queue_packets);
+    cmd.AddValue("uanNodes", "nodes with an acoustic modem, comma-separated", uan_nodes);
+    cmd.AddValue("uanRateBps", "acoustic data rate (bit/s)", s.uan.rate_bps);
+    cmd.AddValue("uanFrequencyKhz", "acoustic carrier frequency (kHz)", s.uan.frequency_khz);
+    cmd.AddValue("uanBandwidthKhz", "acoustic bandwidth (kHz)", s.uan.bandwidth_khz);
+    cmd.AddValue("uanSourceLevelDb", "source level (dB re 1 uPa at 1 m)", s.uan.source_level_db);
+    cmd.AddValue("uanSpreading", "spreading factor k of k*10*log10(d)", s.uan.spreading);
+    cmd.AddValue("uanMac", "aloha or cw", s.uan.mac);
+    cmd.Parse(argc, argv);
+
+    std::unique_ptr<netsim::Adapter> adapter;
+    try
+    {
+        if (bind.empty())
+            throw std::invalid_argument("--bind is required (e.g. --bind=tcp://*:5602)");
+        if (s.windows == 0)
+            throw std::invalid_argument("--windows must be positive");
+        s.wifi.nodes = ParseNodes("--wifiNodes", wifi_nodes);
+        s.uan.nodes = ParseNodes("--uanNodes", uan_nodes);
+        ns3::RngSeedManager::SetSeed(1);
+        ns3::RngSeedManager::SetRun(s.seed == 0 ? 1 : s.seed);
+        adapter = std::make_unique<netsim::Adapter>(s);
+    }
+    catch (const std::exception& e)
+    {
+        std::cerr << "netsim-ns3: " << e.what() << std::endl;
+        return 2;
+    }
+
+    zmq::context_t context(1);
+    zmq::socket_t socket(context, zmq::socket_type::rep);
+    socket.set(zmq::sockopt::linger, 2000);
+    try
+    {
+        socket.bind(bind);
+    }
+    catch (const zmq::error_t& e)
+    {
+        std::cerr << "netsim-ns3: cannot bind " << bind << ": " << e.what() << std::endl;
+        return 2;
+    }
+    std::cout << "listening on " << bind << std::endl;
+
+    int status = 0;
+    while (!adapter->Finished())
+    {
+        zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+        zmq::poll(items, 1, std::chrono::milliseconds(static_cast<int64_t>(idle_s) * 1000));
+        if (!(items[0].revents & ZMQ_POLLIN))
+        {
+            std::cerr << "netsim-ns3: no request for " << idle_s << " s, exiting" << std::endl;
+            break;
+        }
+        zmq::message_t request;
+        if (!socket.recv(request))
+            continue;
+        std::string reply;
+        try
+        {
+            reply = adapter->Window(request.to_string());
+        }
+        catch (const std::exception& e)
+        {
+            std::cerr << "netsim-ns3: " << e.what() << std::endl;
+            status = 1;
+            break;
+        }
+        socket.send(zmq::buffer(reply), zmq::send_flags::none);
+    }
+    const netsim::Counts& c = adapter->counts();
+    std::cerr << "netsim-ns3: copies " << c.copies << ", delivered " << c.delivered << ", dropped " << c.dropped << ", too big "
+              << c.too_big << ", untagged receptions " << c.untagged << std::endl;
+    socket.close();
+    ns3::Simulator::Destroy();
+    return status;
+}

@@ -1,0 +1,279 @@
+//! The ns-3 adapter (`netsim-ns3`, built by `scripts/setup --ns3` into target/ns3/) driven
+//! through the window protocol over ZeroMQ, as the network coordinator drives it: real ns-3
+//! Wi-Fi and UAN models, packets of chosen lengths at chosen capture times, the channel of each
+//! window. What each delivery and loss must look like follows from ns-3's models (802.11 MAC
+//! timing, log-distance path loss + the window's hop losses, UAN propagation at 1500 m/s).
+
+use netsim_cosim::sync::Link;
+use netsim_cosim::wire::proto::{rosnetsim::network_update::DropReason, ChannelData, NetworkUpdate, PathDetails};
+use prost::Message;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const W_NS: u64 = 1_000_000;
+
+fn program() -> PathBuf {
+    let path = std::env::var_os("NETSIM_NS3")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ns3/netsim-ns3"));
+    assert!(path.is_file(), "{} is missing: build the ns-3 adapter with `scripts/setup --ns3`", path.display());
+    path
+}
+
+/// A packet to put in a BEGIN: one entry per receiver.
+struct Pkt {
+    id: u32,
+    src: u32,
+    dsts: Vec<u32>,
+    len: u32,
+    t_ns: u64,
+    multicast: bool,
+}
+
+fn unicast(id: u32, src: u32, dst: u32, len: u32, t_ns: u64) -> Pkt {
+    Pkt { id, src, dsts: vec![dst], len, t_ns, multicast: false }
+}
+
+/// Vehicles at `pos` (quaternion identity); every pair in line of sight except those in `nlos`
+/// (a, b, hop loss in dB), which get one obstruction with that loss.
+fn channel(pos: &[[f64; 3]], nlos: &[(u32, u32, f64)]) -> ChannelData {
+    let mut c = ChannelData::default();
+    for p in pos {
+        c.node_list.extend([p[0], p[1], p[2], 1.0, 0.0, 0.0, 0.0]);
+    }
+    for a in 0..pos.len() as u32 {
+        for b in a + 1..pos.len() as u32 {
+            let (pa, pb) = (pos[a as usize], pos[b as usize]);
+            let mut d = PathDetails { ids: vec![a, b], los: true, num_hops: vec![2], hop_points: vec![] };
+            d.hop_points.extend([pa[0], pa[1], pa[2], 0.0]);
+            if let Some(&(_, _, loss)) = nlos.iter().find(|&&(x, y, _)| (x, y) == (a, b) || (y, x) == (a, b)) {
+                let mid = [(pa[0] + pb[0]) / 2.0, (pa[1] + pb[1]) / 2.0, (pa[2] + pb[2]) / 2.0];
+                d.los = false;
+                d.num_hops = vec![4];
+                d.hop_points.extend([mid[0] - 1.0, mid[1], mid[2], 0.0, mid[0] + 1.0, mid[1], mid[2], loss]);
+            }
+            d.hop_points.extend([pb[0], pb[1], pb[2], 0.0]);
+            c.path_details.push(d);
+        }
+    }
+    c
+}
+
+struct Adapter {
+    child: Child,
+    link: Link,
+    k: u32,
+    _dir: tempfile::TempDir,
+}
+
+/// A delivery or a loss, as END reported it.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    Delivered { id: u32, node: u32, t_ns: u64 },
+    Dropped { id: u32, node: u32, reason: i32 },
+}
+
+impl Adapter {
+    async fn start(nodes: u32, windows: u32, args: &[&str]) -> Adapter {
+        let dir = tempfile::tempdir().unwrap();
+        let endpoint = format!("ipc://{}/ns3.sock", dir.path().display());
+        let mut child = Command::new(program())
+            .arg(format!("--bind={endpoint}"))
+            .arg(format!("--nodes={nodes}"))
+            .arg(format!("--windowNs={W_NS}"))
+            .arg(format!("--windows={windows}"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), format!("listening on {endpoint}"));
+        let link = Link::zeromq("ns-3 adapter", &endpoint, Duration::from_secs(20), Duration::from_secs(10)).await.unwrap();
+        Adapter { child, link, k: 0, _dir: dir }
+    }
+
+    /// Runs the next window: its channel (if any) and the packets captured before it.
+    async fn window(&mut self, channel: Option<&ChannelData>, packets: &[Pkt]) -> NetworkUpdate {
+        let mut b = NetworkUpdate { time_val: self.k, ..Default::default() };
+        if let Some(c) = channel {
+            b.channel_data = c.encode_to_vec();
+        }
+        for p in packets {
+            for &d in &p.dsts {
+                b.pkt_id.push(p.id);
+                b.src_ip.push(0x0a00_0001 + p.src);
+                b.dst_ip.push(0x0a00_0001 + d);
+                b.pkt_lengths.push(p.len);
+                b.pkt_time_ns.push(p.t_ns);
+                b.src_node.push(p.src);
+                b.dst_node.push(d);
+                b.multicast.push(p.multicast);
+            }
+        }
+        let reply = self.link.exchange(self.k, b.encode_to_vec(), None).await.unwrap();
+        let end = NetworkUpdate::decode(&reply[..]).unwrap();
+        assert_eq!((end.msg_type, end.time_val), (1, self.k));
+        let (start, stop) = (u64::from(self.k) * W_NS, u64::from(self.k + 1) * W_NS);
+        for &t in &end.rx_time_ns {
+            assert!(t >= start && t < stop, "window {}: delivery at {t} ns outside [{start}, {stop})", self.k);
+        }
+        self.k += 1;
+        end
+    }
+
+    /// Runs windows until `last` (exclusive) with the same channel and no new packets; every
+    /// outcome with its window.
+    async fn run_to(&mut self, last: u32, channel: &ChannelData) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        while self.k < last {
+            out.extend(outcomes(&self.window(Some(channel), &[]).await));
+        }
+        out
+    }
+}
+
+impl Drop for Adapter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn outcomes(end: &NetworkUpdate) -> Vec<Outcome> {
+    let mut out: Vec<Outcome> = (0..end.clear_pkt_id.len())
+        .map(|i| Outcome::Delivered { id: end.clear_pkt_id[i], node: end.rx_node[i], t_ns: end.rx_time_ns[i] })
+        .collect();
+    out.extend((0..end.drop_pkt_id.len()).map(|i| Outcome::Dropped { id: end.drop_pkt_id[i], node: end.drop_node[i], reason: end.drop_reason[i] }));
+    out
+}
+
+const WIFI2: &[&str] = &["--wifiNodes=0,1", "--wifiStandard=80211g", "--wifiRateManager=constant", "--wifiDataMode=ErpOfdmRate54Mbps"];
+
+#[tokio::test]
+async fn a_unicast_packet_over_wifi_arrives_after_the_macs_timing_plus_one_window() {
+    let mut a = Adapter::start(2, 20, WIFI2).await;
+    let ch = channel(&[[0.0, 0.0, 0.0], [30.0, 0.0, 0.0]], &[]);
+    assert!(outcomes(&a.window(Some(&ch), &[]).await).is_empty());
+    let t0 = 200_000; // captured 200 µs into window 0
+    let mut out = outcomes(&a.window(Some(&ch), &[unicast(7, 0, 1, 1000, t0)]).await);
+    out.extend(a.run_to(5, &ch).await);
+    let [Outcome::Delivered { id: 7, node: 1, t_ns }] = out[..] else { panic!("expected one delivery of packet 7 at node 1: {out:?}") };
+    // 802.11g at 54 Mbit/s, 1000-byte MSDU: DIFS 28 µs + backoff 0–15 slots of 9 µs + preamble
+    // and header 20 µs + (1000 + 8 LLC + 28 MAC) bytes at 216 bits per 4 µs symbol (39 symbols,
+    // 156 µs) + 6 µs signal extension; propagation 0.1 µs. Then the lockstep's one window.
+    let mac_ns = t_ns - t0 - W_NS;
+    assert!((28_000 + 20_000 + 156_000..=28_000 + 135_000 + 20_000 + 156_000 + 6_000 + 1_000).contains(&mac_ns), "MAC delay {mac_ns} ns");
+}
+
+#[tokio::test]
+async fn hop_losses_and_distance_take_the_wifi_link_away() {
+    // 40 m apart: in range in line of sight (20 dBm − 40 dB − 30·log10(40) = −68 dBm), out of
+    // range behind a 20 dB obstruction (−88 dBm < −82 dBm, ns-3's minimum RSSI for a preamble).
+    let mut a = Adapter::start(3, 200, WIFI2).await;
+    let ch = channel(&[[0.0, 0.0, 0.0], [40.0, 0.0, 0.0], [0.0, 40.0, 0.0]], &[(0, 2, 20.0)]);
+    a.window(Some(&ch), &[]).await;
+    let mut out = outcomes(&a.window(Some(&ch), &[unicast(1, 0, 1, 500, 100_000), unicast(2, 0, 2, 500, 110_000)]).await);
+    out.extend(a.run_to(200, &ch).await);
+    assert!(out.iter().any(|o| matches!(o, Outcome::Delivered { id: 1, node: 1, .. })), "{out:?}");
+    assert!(out.contains(&Outcome::Dropped { id: 2, node: 2, reason: DropReason::OutOfRange as i32 }), "{out:?}");
+    assert_eq!(out.len(), 2, "each copy ends exactly once: {out:?}");
+}
+
+#[tokio::test]
+async fn a_group_packet_is_one_broadcast_reaching_those_in_range() {
+    let mut a = Adapter::start(3, 50, &["--wifiNodes=0,1,2", "--wifiStandard=80211g"]).await;
+    let ch = channel(&[[0.0, 0.0, 0.0], [20.0, 0.0, 0.0], [3000.0, 0.0, 0.0]], &[]);
+    a.window(Some(&ch), &[]).await;
+    let p = Pkt { id: 9, src: 0, dsts: vec![1, 2], len: 200, t_ns: 10_000, multicast: true };
+    let mut out = outcomes(&a.window(Some(&ch), &[p]).await);
+    out.extend(a.run_to(50, &ch).await);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(matches!(out[0], Outcome::Delivered { id: 9, node: 1, .. }), "{out:?}");
+    assert_eq!(out[1], Outcome::Dropped { id: 9, node: 2, reason: DropReason::OutOfRange as i32 });
+}
+
+#[tokio::test]
+async fn a_vehicle_without_a_common_radio_is_out_of_range_at_once() {
+    let mut a = Adapter::start(3, 5, &["--wifiNodes=0,1", "--uanNodes=2"]).await;
+    let ch = channel(&[[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [5.0, 0.0, -10.0]], &[]);
+    a.window(Some(&ch), &[]).await;
+    let out = outcomes(&a.window(Some(&ch), &[unicast(3, 0, 2, 100, 5_000)]).await);
+    assert_eq!(out, vec![Outcome::Dropped { id: 3, node: 2, reason: DropReason::OutOfRange as i32 }]);
+}
+
+#[tokio::test]
+async fn an_acoustic_packet_takes_its_airtime_plus_distance_over_sound_speed() {
+    // 1500 m apart at 5300 bit/s: 64 bytes + UAN's header on air, then 1 s of propagation.
+    let args = ["--uanNodes=0,1", "--uanRateBps=5300"];
+    let windows = 2000; // 2 s at W = 1 ms
+    let mut a = Adapter::start(2, windows, &args).await;
+    let ch = channel(&[[0.0, 0.0, -20.0], [1500.0, 0.0, -20.0]], &[]);
+    a.window(Some(&ch), &[]).await;
+    let t0 = 300_000;
+    let mut out = outcomes(&a.window(Some(&ch), &[unicast(5, 0, 1, 64, t0)]).await);
+    out.extend(a.run_to(windows, &ch).await);
+    let [Outcome::Delivered { id: 5, node: 1, t_ns }] = out[..] else { panic!("{out:?}") };
+    let delay_s = (t_ns - t0 - W_NS) as f64 * 1e-9;
+    let (airtime, propagation) = (64.0 * 8.0 / 5300.0, 1.0);
+    assert!(delay_s >= airtime + propagation && delay_s < airtime + propagation + 0.01, "delay {delay_s} s");
+}
+
+/// Both directions busy for `windows` windows; every END's bytes.
+async fn busy_run(seed: u64, windows: u32) -> Vec<Vec<u8>> {
+    let seed = format!("--seed={seed}");
+    let mut args = vec!["--wifiNodes=0,1,2", "--wifiStandard=80211g", "--wifiRateManager=minstrel", seed.as_str()];
+    args.push("--idleTimeoutS=30");
+    let mut a = Adapter::start(3, windows, &args).await;
+    let ch = channel(&[[0.0, 0.0, 0.0], [60.0, 0.0, 0.0], [30.0, 50.0, 0.0]], &[(0, 2, 3.0)]);
+    let mut ends = Vec::new();
+    let mut id = 0;
+    for k in 0..windows {
+        let mut pkts = Vec::new();
+        if k > 0 {
+            for j in 0..3u32 {
+                id += 1;
+                let t = u64::from(k - 1) * W_NS + u64::from(j) * 300_000;
+                pkts.push(unicast(id, j % 3, (j + 1) % 3, 1200, t));
+            }
+        }
+        let end = a.window(Some(&ch), &pkts).await;
+        ends.push(end.encode_to_vec());
+    }
+    ends
+}
+
+#[tokio::test]
+async fn the_same_seed_gives_the_same_deliveries_and_another_seed_does_not() {
+    let first = busy_run(7, 2000).await;
+    let again = busy_run(7, 2000).await;
+    let other = busy_run(8, 2000).await;
+    let (mut delivered, mut dropped) = (0, 0);
+    for e in &first {
+        let e = NetworkUpdate::decode(&e[..]).unwrap();
+        (delivered, dropped) = (delivered + e.clear_pkt_id.len(), dropped + e.drop_pkt_id.len());
+    }
+    // 3 × 1200 bytes per ms (28.8 Mbit/s) offered to one 802.11g channel: ns-3 carries part of
+    // it and its MAC queues drop the rest.
+    assert!(delivered > 1500 && dropped > 100, "{delivered} delivered, {dropped} dropped of 5997");
+    assert!(first == again, "seed 7 twice gave different ENDs");
+    assert!(first != other, "seeds 7 and 8 gave identical ENDs: the seed does not reach ns-3");
+}
+
+#[tokio::test]
+async fn a_request_out_of_turn_ends_the_adapter_with_the_window_named() {
+    let mut a = Adapter::start(2, 10, WIFI2).await;
+    a.window(None, &[]).await;
+    a.k = 5; // skips windows 1-4
+    let b = NetworkUpdate { time_val: 5, ..Default::default() };
+    let err = a.link.exchange(5, b.encode_to_vec(), Some(Duration::from_secs(3))).await.unwrap_err();
+    assert!(err.to_string().contains("window 5"), "{err}");
+    let status = a.child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(a.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("window 1: expected BEGIN for window 1, got BEGIN for window 5"), "{stderr}");
+}
