@@ -69,9 +69,10 @@ impl Lookup {
         }
     }
 
-    /// `<folder of the executable>/../ns3/netsim-ns3`.
+    /// `<folder of the executable>/../ns3/netsim-ns3` (`target/ns3/netsim-ns3` for
+    /// `target/release/cosim`).
     fn beside_exe(&self) -> Option<PathBuf> {
-        Some(self.exe.as_ref()?.parent()?.join("..").join("ns3").join(PROGRAM))
+        Some(self.exe.as_ref()?.parent()?.parent()?.join("ns3").join(PROGRAM))
     }
 }
 
@@ -449,7 +450,7 @@ mod tests {
         let nowhere = Lookup { exe: Some(dir.path().join("release/cosim")), path: Some(dir.path().as_os_str().to_owned()), ..Default::default() };
         let e = find_program(&nowhere).unwrap_err().to_string();
         assert!(e.starts_with("the ns-3 adapter netsim-ns3 was not found (looked at $NETSIM_NS3, "), "{e}");
-        assert!(e.contains("release/../ns3/netsim-ns3, and PATH"), "{e}");
+        assert!(e.contains(&format!("{}, and PATH", dir.path().join("ns3/netsim-ns3").display())), "{e}");
         assert!(e.contains("build it with `scripts/setup --ns3`"), "{e}");
 
         let named = Lookup { setting: Some(dir.path().join("bin/netsim-ns3")), ..nowhere.clone() };
@@ -473,7 +474,7 @@ mod tests {
         let mut l = Lookup { exe: Some(d.join("target/release/cosim")), path: Some(d.join("bin").into_os_string()), ..Default::default() };
         assert_eq!(find_program(&l).unwrap(), on_path);
         script(&d.join("target/ns3"), PROGRAM, "exit 0");
-        assert_eq!(find_program(&l).unwrap(), d.join("target/release/../ns3/netsim-ns3"), "beside the executable before PATH");
+        assert_eq!(find_program(&l).unwrap(), d.join("target/ns3/netsim-ns3"), "beside the executable before PATH");
         let by_env = script(d, "from-env", "exit 0");
         l.env = Some(by_env.clone().into_os_string());
         assert_eq!(find_program(&l).unwrap(), by_env);

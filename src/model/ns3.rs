@@ -18,8 +18,8 @@
 //! | `--uanFrequencyKhz`, `--uanBandwidthKhz`, `--uanSourceLevelDb`, `--uanSpreading` | acoustic `frequency_khz`, `bandwidth_khz`, `source_level_db`, `spreading_factor` |
 //! | `--wifiStandard`, `--wifiRateManager`, `--wifiDataMode`, `--uanMac` | the [`Ns3Settings`] |
 //!
-//! Radio options are given only for a kind of device some vehicle has; the adapter's defaults
-//! are never relied on for the node lists (both are always given, empty for none).
+//! Radio options and node lists are given only for a kind of device some vehicle has: an
+//! absent list means no such device (ns-3's command line refuses an empty value).
 
 use crate::config::{ConfigError, LinkModel, LoadedScenario, Ns3Settings};
 use crate::model::link::LinkSpec;
@@ -77,8 +77,6 @@ pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Result<V
         arg("windows", &schedule.windows),
         arg("seed", &s.seed),
         arg("idleTimeoutS", &idle_s),
-        arg("wifiNodes", &list(&wifi)),
-        arg("uanNodes", &list(&uan)),
         arg("wifiStandard", &settings.wifi.standard.name()),
         arg("wifiRateManager", &settings.wifi.rate_manager.name()),
     ];
@@ -88,6 +86,11 @@ pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Result<V
     args.push(arg("wifiQueuePackets", &settings.wifi.queue_packets.unwrap_or(s.links.queue_packets)));
     args.push(arg("uanMac", &settings.uan.mac.name()));
 
+    for (name, nodes) in [("wifiNodes", &wifi), ("uanNodes", &uan)] {
+        if !nodes.is_empty() {
+            args.push(arg(name, &list(nodes)));
+        }
+    }
     let pairs = s.pair_links();
     if let Some(rf) = pairs.iter().map(|p| p.3).find(|m| matches!(m, LinkModel::Rf { .. })) {
         if let LinkSpec::Rf { tx_power_dbm, exponent, d0_m, pl0_db, noise_floor_dbm, .. } = LinkSpec::from_config(rf, &s.world.water) {
@@ -140,7 +143,7 @@ mod tests {
         let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
         let v = |name| value(&args, name).unwrap_or_else(|| panic!("--{name} missing from {args:?}"));
         assert_eq!((v("nodes"), v("windowNs"), v("windows"), v("seed")), ("5", "1000000", "60000", "42"));
-        assert_eq!((v("wifiNodes"), v("uanNodes")), ("0,1", ""), "the AUVs' links are `none`: no device");
+        assert_eq!((v("wifiNodes"), value(&args, "uanNodes")), ("0,1", None), "the AUVs' links are `none`: no device");
         assert_eq!((v("wifiStandard"), v("wifiRateManager"), v("wifiQueuePackets"), v("uanMac")), ("80211g", "minstrel", "64", "aloha"));
         assert_eq!((v("txPowerDbm"), v("pathLossExponent"), v("referenceDistanceM")), ("20", "2.2", "1"));
         let pl0: f64 = v("referenceLossDb").parse().unwrap();
@@ -167,7 +170,7 @@ mod tests {
         let loaded = config::parse_str(&one_rate, &loaded.file).unwrap();
         let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
         let v = |name| value(&args, name).unwrap();
-        assert_eq!((v("nodes"), v("wifiNodes"), v("uanNodes")), ("3", "", "0,1,2"));
+        assert_eq!((v("nodes"), value(&args, "wifiNodes"), v("uanNodes")), ("3", None, "0,1,2"));
         assert_eq!((v("uanRateBps"), v("uanFrequencyKhz"), v("uanBandwidthKhz"), v("uanSourceLevelDb"), v("uanSpreading")), ("250", "25", "5", "185", "1.5"));
         assert_eq!(value(&args, "txPowerDbm"), None, "no rf pair");
 
@@ -203,7 +206,7 @@ mod tests {
         for a in &args {
             let (name, value) = a.strip_prefix("--").and_then(|a| a.split_once('=')).unwrap_or_else(|| panic!("{a}"));
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric()), "{a}");
-            assert!(!value.contains(char::is_whitespace), "{a}");
+            assert!(!value.is_empty() && !value.contains(char::is_whitespace), "{a}");
         }
         let names: std::collections::HashSet<&str> = args.iter().filter_map(|a| a[2..].split_once('=')).map(|(n, _)| n).collect();
         assert_eq!(names.len(), args.len(), "each option once: {args:?}");
