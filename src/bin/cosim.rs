@@ -61,7 +61,8 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         wait_for_subscribers: u32,
     },
-    /// Load and validate a scenario (terrain included) without running it.
+    /// Load and validate a scenario (terrain included) without running it; for ns-3 as its
+    /// network simulator, print the adapter's command line.
     Check { scenario: PathBuf },
     /// Regenerate a run's report (`<run folder>/report/`: plots, series, report.html) from its
     /// record and print its summary tables.
@@ -136,6 +137,11 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                 s.windows,
                 loaded.scenario.window_ms
             );
+            // The command line an ns-3 adapter started by hand (e.g. on another host) needs.
+            if let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network {
+                let args = netsim_cosim::model::ns3::adapter_args(&loaded, settings)?;
+                println!("ns-3 adapter: {} --bind=ENDPOINT {}", netsim_cosim::io::ns3::PROGRAM, args.join(" "));
+            }
             Ok(0)
         }
         Command::Report { run } => cli::report_folder(&run),
