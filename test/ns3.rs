@@ -4,13 +4,21 @@
 //! window. What each delivery and loss must look like follows from ns-3's models (802.11 MAC
 //! timing, log-distance path loss + the window's hop losses, UAN propagation at 1500 m/s).
 
+use netsim_cosim::config::SimulatorEndpoint;
+use netsim_cosim::output::{
+    record::Record,
+    schema::{Outcome as RecordOutcome, PacketRecord},
+};
 use netsim_cosim::sync::Link;
 use netsim_cosim::wire::proto::{rosnetsim::network_update::DropReason, ChannelData, NetworkUpdate, PathDetails};
 use prost::Message;
+use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+mod common;
 
 const W_NS: u64 = 1_000_000;
 
@@ -157,7 +165,14 @@ const WIFI2: &[&str] = &["--wifiNodes=0,1", "--wifiStandard=80211g", "--wifiRate
 async fn a_unicast_packet_over_wifi_arrives_after_the_macs_timing_plus_one_window() {
     let mut a = Adapter::start(2, 20, WIFI2).await;
     let ch = channel(&[[0.0, 0.0, 0.0], [30.0, 0.0, 0.0]], &[]);
-    assert!(outcomes(&a.window(Some(&ch), &[]).await).is_empty());
+    let first = a.window(Some(&ch), &[]).await;
+    assert!(outcomes(&first).is_empty());
+    // Window 0 reports both directions' link state: 20 dBm − 40.05 dB − 30·log10(30 m) = −64.4
+    // dBm over −174 dBm/Hz + 73 dB (20 MHz) + 7 dB noise figure: SNR 29.6 dB, at 54 Mbit/s.
+    assert_eq!(first.link_state.len(), 2, "{:?}", first.link_state);
+    for l in &first.link_state {
+        assert!(l.usable && (l.snr_db.unwrap() - 29.6).abs() < 0.1 && l.rate_bps == 54e6 && l.per < 0.1 && l.delay_ns == 100, "{l:?}");
+    }
     let t0 = 200_000; // captured 200 µs into window 0
     let mut out = outcomes(&a.window(Some(&ch), &[unicast(7, 0, 1, 1000, t0)]).await);
     out.extend(a.run_to(5, &ch).await);
@@ -276,4 +291,90 @@ async fn a_request_out_of_turn_ends_the_adapter_with_the_window_named() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(a.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("window 1: expected BEGIN for window 1, got BEGIN for window 5"), "{stderr}");
+}
+
+// ---- Live runs through ns-3 (root: namespaces, TUN devices, iperf3, rclpy) ----
+
+fn repo(p: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// Mbit/s delivered from `src` to `dst` by copies delivered in [from_s, to_s).
+fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
+    let bytes: u64 = packets
+        .iter()
+        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.outcome == RecordOutcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
+        .map(|p| u64::from(p.bytes))
+        .sum();
+    bytes as f64 * 8.0 / (to_s - from_s) / 1e6
+}
+
+/// The TCP throughput ns-3's own stack reaches with `scenario`'s Wi-Fi settings `distance_m`
+/// apart (netsim-ns3-reference, 10 s after 2 s of warm-up).
+fn reference_tcp_mbps(scenario: &Path, distance_m: f64) -> f64 {
+    let loaded = netsim_cosim::config::load(scenario).unwrap();
+    let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else { panic!("{} does not run ns-3", scenario.display()) };
+    let radio = ["wifiStandard", "wifiRateManager", "wifiDataMode", "txPowerDbm", "pathLossExponent", "referenceDistanceM", "referenceLossDb", "noiseFigureDb", "wifiQueuePackets"];
+    let args: Vec<String> = netsim_cosim::model::ns3::adapter_args(&loaded, settings)
+        .unwrap()
+        .into_iter()
+        .filter(|a| radio.iter().any(|r| a.starts_with(&format!("--{r}="))))
+        .collect();
+    let out = Command::new(program().with_file_name("netsim-ns3-reference")).args(&args).arg(format!("--distanceM={distance_m}")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.trim().strip_prefix("throughput_mbps ").and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{text}"))
+}
+
+#[test]
+fn iperf3_ping_and_rclpy_across_ns3_wifi() {
+    let _one = common::require_root();
+    for tool in ["iperf3", "python3", "ping"] {
+        assert!(Command::new("sh").args(["-c", &format!("command -v {tool}")]).status().unwrap().success(), "{tool} is missing: scripts/setup --test");
+    }
+    let scenario = repo("config/ns3_wifi.yaml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let run = Command::new(env!("CARGO_BIN_EXE_cosim")).args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "cosim run failed: {:?}\n{stderr}", run.status);
+    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let network = &summary["network"];
+    assert_eq!(network["balanced"], true, "{network}");
+    for link in network["links"].as_array().unwrap() {
+        assert_eq!(link["balanced"], true, "{link}");
+    }
+
+    // Throughput per phase (LOS 0-21 s, NLOS behind the headland 21-37 s, out of range after).
+    let record = Record::read(&out).unwrap();
+    let los = mbps(&record.packets, "usv2", "usv1", 3.0, 20.0);
+    let nlos = mbps(&record.packets, "usv2", "usv1", 25.0, 34.0);
+    let oor = mbps(&record.packets, "usv2", "usv1", 42.0, 60.0);
+    let los_distances: Vec<f64> = record.channel.iter().filter(|c| c.a == "usv1" && c.b == "usv2" && (3.0..20.0).contains(&c.t_s)).map(|c| c.distance_m).collect();
+    let mean_distance = los_distances.iter().sum::<f64>() / los_distances.len() as f64;
+    let reference = reference_tcp_mbps(&scenario, mean_distance);
+    println!("usv2 → usv1 through ns-3: LOS {los:.2} Mbit/s (ns-3's own TCP at {mean_distance:.0} m: {reference:.2}), NLOS {nlos:.2}, out of range {oor:.3}");
+    assert!(los > 0.5 * reference && los < 1.3 * reference, "LOS {los} Mbit/s vs ns-3's own {reference}");
+    assert!(nlos > 0.2 && nlos < 0.7 * los, "NLOS {nlos} Mbit/s vs LOS {los}");
+    assert!(oor < 0.05, "out of range {oor} Mbit/s");
+    let usv = network["links"].as_array().unwrap().iter().find(|l| l["src"] == "usv2" && l["dst"] == "usv1").unwrap();
+    assert!(usv["drops"]["out of range"].as_u64().unwrap_or(0) > 0, "{usv}");
+
+    // ping (LOS): every round trip is two windows of lockstep plus ns-3's 802.11 timing both ways.
+    let log = |name: &str| std::fs::read_to_string(out.join(format!("programs/{name}.stdout.log"))).unwrap_or_default()
+        + &std::fs::read_to_string(out.join(format!("programs/{name}.stderr.log"))).unwrap_or_default();
+    let mut rtts: Vec<f64> = log("ping").lines().filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok()).collect();
+    rtts.sort_by(f64::total_cmp);
+    assert!(rtts.len() >= 40, "{}", log("ping"));
+    let (min, median) = (rtts[0], rtts[rtts.len() / 2]);
+    println!("ping RTT min {min} ms, median {median} ms over {} replies", rtts.len());
+    // 84-byte ICMP at 802.11g: DIFS 28 µs + preamble 20 µs + 5 symbols + SIFS + ACK ≈ 0.1 ms a way.
+    assert!(min >= 2.1 && median < 2.0 + 8.0, "RTT min {min} ms, median {median} ms");
+
+    // rclpy over ns-3 (DDS discovery by multicast included).
+    let heard = log("listener").matches("I heard: \"Hello World").count();
+    println!("listener heard {heard} messages");
+    assert!(heard >= 50, "listener heard {heard}:\n{}", log("listener"));
+    let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    assert!(!ns.lines().any(|l| l.starts_with("ncs-usv")), "{ns}");
 }

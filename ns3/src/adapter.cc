@@ -24,6 +24,7 @@
 #include "ns3/wifi-mpdu.h"
 #include "ns3/wifi-net-device.h"
 #include "ns3/wifi-phy.h"
+#include "ns3/table-based-error-rate-model.h"
 #include "ns3/yans-wifi-channel.h"
 #include "ns3/yans-wifi-helper.h"
 
@@ -51,6 +52,8 @@ constexpr int kWeak = 100;
 // Below this received power a Wi-Fi frame is not even detected: the minimum RSSI of ns-3's
 // default preamble detection model (ThresholdPreambleDetectionModel::MinimumRssi).
 constexpr double kWifiMinRssiDbm = -82.0;
+// ... and below this SNR (its Threshold default).
+constexpr double kWifiMinSnrDb = 4.0;
 // Below this SINR UanPhyGen does not lock on a packet (its RxThreshold default).
 constexpr double kUanRxThresholdDb = 10.0;
 
@@ -214,6 +217,15 @@ Adapter::BuildWifi()
     }
     WifiRadio radio = InstallWifi(w, members, &losses_);
     wifi_loss_ = radio.loss;
+    // The link state's rate and PER come from the PHY's own error model and modes.
+    Ptr<WifiPhy> phy = DynamicCast<WifiNetDevice>(radio.devices.Get(0))->GetPhy();
+    wifi_errors_ = CreateObject<TableBasedErrorRateModel>();
+    for (const WifiMode& m : phy->GetModeList())
+        wifi_modes_.push_back(m);
+    for (const WifiMode& m : phy->GetMcsList(WIFI_MOD_CLASS_HT))
+        wifi_modes_.push_back(m);
+    if (!w.data_mode.empty())
+        wifi_modes_ = {WifiMode(w.data_mode)};
     NetDeviceContainer& devices = radio.devices;
     for (uint32_t i = 0; i < devices.GetN(); ++i)
     {
@@ -381,8 +393,105 @@ Adapter::Window(const std::string& request)
     {
         held_channel_ = std::move(channel);
     }
+    ReportLinks(k);
     ++next_window_;
     return end_.SerializeAsString();
+}
+
+Adapter::LinkView
+Adapter::WifiLink(uint32_t a, uint32_t b) const
+{
+    Ptr<MobilityModel> ma = nodes_.Get(a)->GetObject<MobilityModel>();
+    Ptr<MobilityModel> mb = nodes_.Get(b)->GetObject<MobilityModel>();
+    double rx_dbm = wifi_loss_->CalcRxPower(settings_.wifi.tx_power_dbm, ma, mb);
+    // Thermal noise over 20 MHz plus the receiver's noise figure (YansWifiPhy's noise).
+    double snr_db = rx_dbm - (-174.0 + 10.0 * std::log10(20e6) + settings_.wifi.noise_figure_db);
+    LinkView v{false, snr_db, 0.0, 1.0, static_cast<uint64_t>(ma->GetDistanceFrom(mb) / 299792458.0 * 1e9)};
+    if (rx_dbm < kWifiMinRssiDbm || snr_db < kWifiMinSnrDb)
+    {
+        return v;
+    }
+    // The fastest mode that carries a 1000-byte frame with PER <= 10 % (IEEE 802.11's
+    // sensitivity criterion), by the PHY's error model; a constant rate manager's one mode.
+    double snr = std::pow(10.0, snr_db / 10.0);
+    for (const WifiMode& m : wifi_modes_)
+    {
+        WifiTxVector tx;
+        tx.SetMode(m);
+        tx.SetChannelWidth(20);
+        tx.SetNss(1);
+        tx.SetGuardInterval(800);
+        tx.SetPreambleType(m.GetModulationClass() == WIFI_MOD_CLASS_HT ? WIFI_PREAMBLE_HT_MF : WIFI_PREAMBLE_LONG);
+        double per = 1.0 - wifi_errors_->GetChunkSuccessRate(m, tx, snr, 8000);
+        double rate = static_cast<double>(m.GetDataRate(tx));
+        if ((per <= 0.1 || wifi_modes_.size() == 1) && rate > v.rate_bps)
+        {
+            v.usable = per < 1.0;
+            v.rate_bps = rate;
+            v.per = per;
+        }
+    }
+    return v;
+}
+
+Adapter::LinkView
+Adapter::UanLink(uint32_t a, uint32_t b) const
+{
+    Ptr<MobilityModel> ma = nodes_.Get(a)->GetObject<MobilityModel>();
+    Ptr<MobilityModel> mb = nodes_.Get(b)->GetObject<MobilityModel>();
+    const UanSettings& u = settings_.uan;
+    double noise_db = uan_noise_->GetNoiseDbHz(u.frequency_khz) + 10.0 * std::log10(u.bandwidth_khz * 1000.0);
+    double snr_db = u.source_level_db - uan_prop_->GetPathLossDb(ma, mb, uan_mode_) - noise_db;
+    bool usable = snr_db >= kUanRxThresholdDb;
+    // UanPhyPerGenDefault: a packet above its 8 dB threshold is received, below it lost.
+    double per = usable && snr_db >= 8.0 ? 0.0 : 1.0;
+    Time delay = uan_prop_->GetDelay(ma, mb, uan_mode_);
+    return LinkView{usable, snr_db, usable ? u.rate_bps : 0.0, per, static_cast<uint64_t>(delay.GetNanoSeconds())};
+}
+
+void
+Adapter::ReportLinks(uint32_t k)
+{
+    if (!held_channel_)
+    {
+        return;
+    }
+    ApplyChannel(*held_channel_, k); // the newest channel: the state from this window on
+    auto changed = [](const LinkView& o, const LinkView& n) {
+        double dd = std::fabs(double(n.delay_ns) - double(o.delay_ns));
+        return o.usable != n.usable || o.rate_bps != n.rate_bps || std::fabs(n.snr_db - o.snr_db) >= 0.1 ||
+               (std::fabs(n.per - o.per) >= 0.001 && std::fabs(n.per - o.per) >= 0.01 * std::max(n.per, o.per)) ||
+               dd >= std::max(1000.0, 0.001 * double(o.delay_ns));
+    };
+    for (uint32_t a = 0; a < settings_.nodes; ++a)
+    {
+        for (uint32_t b = 0; b < settings_.nodes; ++b)
+        {
+            std::optional<LinkView> v;
+            if (a == b)
+                continue;
+            if (wifi_dev_[a] && wifi_dev_[b])
+                v = WifiLink(a, b);
+            else if (uan_dev_[a] && uan_dev_[b])
+                v = UanLink(a, b);
+            if (!v)
+                continue;
+            auto key = std::make_pair(a, b);
+            auto it = reported_.find(key);
+            if (it != reported_.end() && !changed(it->second, *v))
+                continue;
+            reported_[key] = *v;
+            rosnetsim::LinkState* s = end_.add_link_state();
+            s->set_src_node(a);
+            s->set_dst_node(b);
+            s->set_usable(v->usable);
+            if (std::isfinite(v->snr_db))
+                s->set_snr_db(v->snr_db);
+            s->set_rate_bps(v->rate_bps);
+            s->set_per(v->per);
+            s->set_delay_ns(v->delay_ns);
+        }
+    }
 }
 
 void

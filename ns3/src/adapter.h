@@ -23,6 +23,8 @@
 #include "ns3/propagation-loss-model.h"
 #include "ns3/uan-noise-model.h"
 #include "ns3/uan-tx-mode.h"
+#include "ns3/error-rate-model.h"
+#include "ns3/wifi-mode.h"
 
 #include <cstdint>
 #include <deque>
@@ -98,7 +100,17 @@ class Adapter
         bool multicast;
     };
 
+    // A directed pair's link as ns-3's models see it (NetworkUpdate.link_state).
+    struct LinkView
+    {
+        bool usable;
+        double snr_db, rate_bps, per;
+        uint64_t delay_ns;
+    };
     void BuildWifi();
+    LinkView WifiLink(uint32_t a, uint32_t b) const;
+    LinkView UanLink(uint32_t a, uint32_t b) const;
+    void ReportLinks(uint32_t k);
     void BuildUan();
     void ApplyChannel(const rosnetsim::ChannelData& c, uint32_t k);
     void Inject(const std::vector<Entry>& entries, uint32_t k);
@@ -120,6 +132,9 @@ class Adapter
     ns3::Ptr<ns3::UanNoiseModel> uan_noise_;
     ns3::UanTxMode uan_mode_;
     HopLosses losses_;
+    ns3::Ptr<ns3::ErrorRateModel> wifi_errors_; // the PHY's error model, for the link state
+    std::vector<ns3::WifiMode> wifi_modes_;     // the PHY's data modes, for the link state
+    std::map<std::pair<uint32_t, uint32_t>, LinkView> reported_; // last link state sent per pair
     std::optional<rosnetsim::ChannelData> held_channel_; // the channel of the window ns-3 runs next
     uint32_t next_window_ = 0;
     uint64_t next_seq_ = 1;

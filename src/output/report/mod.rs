@@ -2,8 +2,10 @@
 //! - `series/*.csv`: the numbers behind every plot ([`series`] computes them);
 //! - `plots/*.png`: the plots ([`plots`]);
 //! - `report.json`: the tables; `report.html`: one self-contained page with all of it ([`html`]);
-//! - [`table`]: the same summary as terminal tables.
+//! - [`table`]: the same summary as terminal tables;
+//! - [`compare`]: one link in several runs side by side, per phase (`cosim compare`).
 
+pub mod compare;
 pub mod html;
 pub mod plots;
 pub mod series;

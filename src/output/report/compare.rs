@@ -1,0 +1,163 @@
+//! Runs side by side (`cosim compare`): the same link in several runs' records — e.g. one
+//! scenario with the embedded `rf` model and with ns-3 Wi-Fi — measured over named phases of
+//! sim time: throughput, one-way delay (median and 95th percentile) and loss, as a Markdown
+//! table.
+//!
+//! A phase counts the copies of `src → dst` *captured* in it: delivered bytes over the phase's
+//! length give the throughput, their capture-to-delivery times the delay, and the share of
+//! them dropped the loss (with each drop reason's count).
+
+use crate::output::schema::{Outcome, PacketRecord};
+use comfy_table::{presets::ASCII_MARKDOWN, Table};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// A named interval of sim time, `NAME=FROM-TO` in seconds (e.g. `LOS=2-20`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+impl FromStr for Phase {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Phase, String> {
+        let bad = || format!("{s:?}: expected NAME=FROM-TO in seconds, e.g. LOS=2-20");
+        let (name, range) = s.split_once('=').ok_or_else(bad)?;
+        let (from, to) = range.split_once('-').ok_or_else(bad)?;
+        let (from_s, to_s): (f64, f64) = (from.trim().parse().map_err(|_| bad())?, to.trim().parse().map_err(|_| bad())?);
+        if name.is_empty() || !(from_s.is_finite() && to_s.is_finite() && from_s >= 0.0 && to_s > from_s) {
+            return Err(bad());
+        }
+        Ok(Phase { name: name.to_owned(), from_s, to_s })
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}–{} s)", self.name, self.from_s, self.to_s)
+    }
+}
+
+/// What one run shows on one link in one phase.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PhaseFigures {
+    /// Copies captured in the phase.
+    pub copies: u64,
+    pub delivered: u64,
+    pub throughput_mbps: f64,
+    /// Capture to delivery, of the delivered copies (ms); `None` with none delivered.
+    pub delay_p50_ms: Option<f64>,
+    pub delay_p95_ms: Option<f64>,
+    /// Dropped share of the copies captured (`None` with none captured).
+    pub loss: Option<f64>,
+    /// Drops by reason.
+    pub drops: BTreeMap<String, u64>,
+}
+
+/// The figures of the copies `src → dst` captured in `phase`.
+pub fn figures(packets: &[PacketRecord], src: &str, dst: &str, phase: &Phase) -> PhaseFigures {
+    let mut f = PhaseFigures::default();
+    let mut delays: Vec<f64> = Vec::new();
+    let mut bytes = 0u64;
+    for p in packets.iter().filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.t_s >= phase.from_s && p.t_s < phase.to_s) {
+        f.copies += 1;
+        match p.outcome {
+            Outcome::Delivered => {
+                f.delivered += 1;
+                bytes += u64::from(p.bytes);
+                delays.push((p.end_s - p.t_s) * 1e3);
+            }
+            Outcome::Dropped => *f.drops.entry(p.reason.clone().unwrap_or_else(|| "unspecified".into())).or_default() += 1,
+        }
+    }
+    f.throughput_mbps = bytes as f64 * 8.0 / (phase.to_s - phase.from_s) / 1e6;
+    delays.sort_by(f64::total_cmp);
+    f.delay_p50_ms = percentile(&delays, 0.50);
+    f.delay_p95_ms = percentile(&delays, 0.95);
+    f.loss = (f.copies > 0).then(|| (f.copies - f.delivered) as f64 / f.copies as f64);
+    f
+}
+
+/// The nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| sorted[((q * n as f64).ceil() as usize).clamp(1, n) - 1])
+}
+
+/// The Markdown table: one column per run (`runs[i].0` its label), per phase the rows
+/// throughput, delay p50, delay p95, loss and drops.
+pub fn table(runs: &[(String, Vec<PhaseFigures>)], phases: &[Phase]) -> String {
+    let mut t = Table::new();
+    t.load_preset(ASCII_MARKDOWN);
+    let mut header = vec!["phase".to_owned(), "".to_owned()];
+    header.extend(runs.iter().map(|(label, _)| label.clone()));
+    t.set_header(header);
+    type Row = (&'static str, fn(&PhaseFigures) -> String);
+    let rows: [Row; 5] = [
+        ("throughput", |f| format!("{:.2} Mbit/s", f.throughput_mbps)),
+        ("delay p50", |f| ms_of(f.delay_p50_ms)),
+        ("delay p95", |f| ms_of(f.delay_p95_ms)),
+        ("loss", |f| f.loss.map_or("–".to_owned(), |l| format!("{:.1} % of {}", l * 100.0, f.copies))),
+        ("drops", |f| if f.drops.is_empty() { "–".to_owned() } else { f.drops.iter().map(|(r, n)| format!("{r} {n}")).collect::<Vec<_>>().join(", ") }),
+    ];
+    for (i, phase) in phases.iter().enumerate() {
+        for (j, (metric, show)) in rows.iter().enumerate() {
+            let mut row = vec![if j == 0 { phase.to_string() } else { String::new() }, (*metric).to_owned()];
+            row.extend(runs.iter().map(|(_, figs)| figs.get(i).map_or("–".to_owned(), show)));
+            t.add_row(row);
+        }
+    }
+    t.to_string()
+}
+
+fn ms_of(v: Option<f64>) -> String {
+    v.map_or("–".to_owned(), |v| format!("{v:.2} ms"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(t_s: f64, end_s: f64, delivered: bool) -> PacketRecord {
+        PacketRecord {
+            t_s,
+            src: "a".into(),
+            dst: Some("b".into()),
+            bytes: 1250,
+            outcome: if delivered { Outcome::Delivered } else { Outcome::Dropped },
+            reason: (!delivered).then(|| "out of range".into()),
+            end_s,
+            corrupted: false,
+        }
+    }
+
+    #[test]
+    fn phases_parse_and_bad_ones_are_named() {
+        assert_eq!("LOS=2-20".parse::<Phase>().unwrap(), Phase { name: "LOS".into(), from_s: 2.0, to_s: 20.0 });
+        for bad in ["LOS", "=1-2", "x=2-1", "x=a-2", "x=-1-2"] {
+            let e = bad.parse::<Phase>().unwrap_err();
+            assert!(e.contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn figures_count_the_copies_captured_in_the_phase() {
+        // 1 s phase: 10 delivered (delays 1..10 ms), 5 dropped; one copy before, one of another link.
+        let mut p: Vec<PacketRecord> = (1..=10).map(|i| copy(0.5, 0.5 + i as f64 * 1e-3, true)).collect();
+        p.extend((0..5).map(|_| copy(0.6, 0.6, false)));
+        p.push(copy(-0.1, 0.0, true));
+        p.push(PacketRecord { src: "b".into(), dst: Some("a".into()), ..copy(0.5, 0.6, true) });
+        let f = figures(&p, "a", "b", &Phase { name: "x".into(), from_s: 0.0, to_s: 1.0 });
+        assert_eq!((f.copies, f.delivered), (15, 10));
+        assert!((f.throughput_mbps - 0.1).abs() < 1e-9, "{}", f.throughput_mbps);
+        assert!((f.delay_p50_ms.unwrap() - 5.0).abs() < 1e-6 && (f.delay_p95_ms.unwrap() - 10.0).abs() < 1e-6, "{f:?}");
+        assert!((f.loss.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(f.drops["out of range"], 5);
+        let t = table(&[("one".into(), vec![f.clone()]), ("two".into(), vec![PhaseFigures::default()])], &[Phase { name: "x".into(), from_s: 0.0, to_s: 1.0 }]);
+        assert!(t.contains("| x (0–1 s)") && t.contains("0.10 Mbit/s") && t.contains("33.3 % of 15") && t.contains("out of range 5"), "{t}");
+    }
+}
