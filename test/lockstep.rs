@@ -425,6 +425,32 @@ fn an_adapter_that_hangs_mid_run_times_out_and_is_stopped_with_everything_it_sta
 }
 
 #[test]
+fn ctrl_c_stops_the_run_and_the_adapter_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = ns3_scenario(dir.path(), 1.0, 1000);
+    let adapter = fake_adapter(dir.path(), &scenario, "wait");
+    let out = dir.path().join("out");
+    let child = Command::new(COSIM)
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("NETSIM_NS3", &adapter)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
+    assert!(!alive(&pid), "the adapter is stopped with the run");
+    assert!(!alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
+    assert!(!out.join("ns3.sock").exists());
+}
+
+#[test]
 fn switching_to_ns3_on_the_command_line_checks_the_links_and_finds_the_program() {
     let dir = tempfile::tempdir().unwrap();
     let run = |scenario: &Path, env: &str| {
