@@ -59,6 +59,7 @@ class Adapter
     std::string Window(const std::string& request);
 
     bool Finished() const { return next_window_ >= settings_.windows; }
+    uint32_t windows_answered() const { return next_window_; }
     const Counts& counts() const { return counts_; }
 
     // ns-3 callbacks (public so free trampolines can reach them).

@@ -3,8 +3,9 @@
 // Serves the window protocol (NetworkUpdate BEGIN(k) -> END(k), msg/rosnetsim.proto) on a
 // ZeroMQ REP socket, one frame per message, so the coordinator reaches it like any external
 // network simulator, on this host or another. Prints `listening on ENDPOINT` once bound; exits
-// 0 after the last window or after --idleTimeoutS without a request, 1 on a request it cannot
-// answer (the reason on stderr), 2 on bad arguments.
+// 0 after the last window, after --idleTimeoutS without a request or on SIGTERM/SIGINT (with
+// its counts on stderr), 1 on a request it cannot answer (the reason on stderr) or an option
+// ns-3's command line rejects, 2 on a value this program rejects.
 #include "adapter.h"
 
 #include "ns3/command-line.h"
@@ -14,11 +15,20 @@
 #include <zmq.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <iostream>
 #include <sstream>
 
 namespace
 {
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void
+OnSignal(int)
+{
+    g_stop = 1;
+}
 
 // "0,1,4" -> {0, 1, 4}; empty -> {}.
 std::vector<uint32_t>
@@ -116,19 +126,36 @@ main(int argc, char* argv[])
     }
     std::cout << "listening on " << bind << std::endl;
 
+    std::signal(SIGTERM, OnSignal);
+    std::signal(SIGINT, OnSignal);
     int status = 0;
-    while (!adapter->Finished())
+    auto idle_since = std::chrono::steady_clock::now();
+    while (!adapter->Finished() && !g_stop)
     {
         zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
-        zmq::poll(items, 1, std::chrono::milliseconds(static_cast<int64_t>(idle_s) * 1000));
+        try
+        {
+            zmq::poll(items, 1, std::chrono::milliseconds(100));
+        }
+        catch (const zmq::error_t& e)
+        {
+            if (e.num() == EINTR)
+                continue;
+            throw;
+        }
         if (!(items[0].revents & ZMQ_POLLIN))
         {
-            std::cerr << "netsim-ns3: no request for " << idle_s << " s, exiting" << std::endl;
-            break;
+            if (std::chrono::steady_clock::now() - idle_since > std::chrono::seconds(idle_s))
+            {
+                std::cerr << "netsim-ns3: no request for " << idle_s << " s, exiting" << std::endl;
+                break;
+            }
+            continue;
         }
         zmq::message_t request;
         if (!socket.recv(request))
             continue;
+        idle_since = std::chrono::steady_clock::now();
         std::string reply;
         try
         {
@@ -141,6 +168,10 @@ main(int argc, char* argv[])
             break;
         }
         socket.send(zmq::buffer(reply), zmq::send_flags::none);
+    }
+    if (g_stop)
+    {
+        std::cerr << "netsim-ns3: stopped by a signal after answering " << adapter->windows_answered() << " windows" << std::endl;
     }
     const netsim::Counts& c = adapter->counts();
     std::cerr << "netsim-ns3: copies " << c.copies << ", delivered " << c.delivered << ", dropped " << c.dropped << ", too big "
