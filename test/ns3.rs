@@ -411,3 +411,76 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
     let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
     assert!(!ns.lines().any(|l| l.starts_with("ncs-usv")), "{ns}");
 }
+
+/// ns3_wifi.yaml cut to `duration_s` with only a ping running, `timeout_ms` per window, in `dir`.
+fn short_ns3_wifi(dir: &Path, duration_s: f64, timeout_ms: u64) -> PathBuf {
+    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/ns3_wifi.yaml")).unwrap()).unwrap();
+    v["duration_s"] = duration_s.into();
+    v["simulators"]["timeout_ms"] = timeout_ms.into();
+    v["programs"] = serde_yaml::from_str(r#"[{name: ping, vehicle: usv1, command: "ping -i 0.1 10.30.0.2"}]"#).unwrap();
+    let path = dir.join("short.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+/// The pid of the netsim-ns3 serving the run whose output folder is `out`.
+fn adapter_pid(out: &Path) -> Option<u32> {
+    let bind = format!("--bind=ipc://{}", out.join("ns3.sock").display());
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        cmd.split(|&b| b == 0).any(|a| a == bind.as_bytes()).then_some(pid)
+    })
+}
+
+/// Runs the short scenario live, sends the real adapter `signal` 3 s in, and returns the exit
+/// code, stderr, how long the run took to end after that, and the adapter's pid. No namespace
+/// and no adapter may be left.
+fn run_and_break_the_adapter(signal: i32) -> (Option<i32>, String, Duration, u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = short_ns3_wifi(dir.path(), 30.0, 1000);
+    let out = dir.path().join("run");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = adapter_pid(&out).expect("the run started netsim-ns3");
+    assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+    unsafe { libc::kill(pid as i32, signal) };
+    let t0 = std::time::Instant::now();
+    while run.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = t0.elapsed();
+    let _ = run.kill();
+    let output = run.wait_with_output().unwrap();
+    let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    assert!(!ns.lines().any(|l| l.starts_with("ncs-usv")), "namespaces left: {ns}");
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    assert!(!alive, "the adapter {pid} is still there");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    println!("{}", stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>().join("\n"));
+    (output.status.code(), stderr, took, pid)
+}
+
+#[test]
+fn an_adapter_that_crashes_ends_the_live_run_naming_it_and_the_window() {
+    let _one = common::require_root();
+    let (code, stderr, took, pid) = run_and_break_the_adapter(libc::SIGSEGV);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(3), "the run took {took:?} to end after the crash (timeout 1 s)");
+    assert!(stderr.contains(&format!("ns-3 adapter (netsim-ns3, pid {pid}) ")) && stderr.contains(" window "), "{stderr}");
+    assert!(stderr.contains("exited with signal 11 (SIGSEGV)"), "{stderr}");
+}
+
+#[test]
+fn an_adapter_that_hangs_ends_the_live_run_within_the_timeout() {
+    let _one = common::require_root();
+    let (code, stderr, took, pid) = run_and_break_the_adapter(libc::SIGSTOP);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(4), "the run took {took:?} to end after the hang (timeout 1 s)");
+    assert!(stderr.contains(&format!("ns-3 adapter (netsim-ns3, pid {pid}) did not answer window ")) && stderr.contains("within 1000 ms"), "{stderr}");
+}
