@@ -182,6 +182,33 @@ pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `cosim compare LABEL=RUN... --link SRC:DST [--phase NAME=FROM-TO]...`: one link of several
+/// runs side by side, per phase, printed as a Markdown table.
+pub fn compare(runs: &[String], link: &str, mut phases: Vec<report::compare::Phase>) -> anyhow::Result<i32> {
+    use crate::output::record::Record;
+    let (src, dst) = link.split_once(':').filter(|(a, b)| !a.is_empty() && !b.is_empty()).ok_or_else(|| anyhow::anyhow!("--link {link:?}: expected SRC:DST"))?;
+    let mut columns = Vec::new();
+    for run in runs {
+        let (label, dir) = match run.split_once('=') {
+            Some((label, dir)) => (label.to_owned(), Path::new(dir).to_path_buf()),
+            None => (Path::new(run).file_name().map_or(run.clone(), |n| n.to_string_lossy().into_owned()), Path::new(run).to_path_buf()),
+        };
+        let record = Record::read(&dir)?;
+        if !record.packets.iter().any(|p| p.src == src && p.dst.as_deref() == Some(dst)) {
+            anyhow::bail!("{}: no packet from {src} to {dst} in the record", dir.display());
+        }
+        columns.push((label, record));
+    }
+    if phases.is_empty() {
+        let end = columns.iter().flat_map(|(_, r)| r.packets.iter().map(|p| p.end_s)).fold(0.0_f64, f64::max);
+        phases.push(report::compare::Phase { name: "run".into(), from_s: 0.0, to_s: end.max(1e-9) });
+    }
+    let runs: Vec<_> =
+        columns.iter().map(|(label, r)| (label.clone(), phases.iter().map(|p| report::compare::figures(&r.packets, src, dst, p)).collect())).collect();
+    println!("{src} → {dst}\n\n{}", report::compare::table(&runs, &phases));
+    Ok(0)
+}
+
 fn print_ledger(n: &LedgerSummary) {
     let drops: Vec<String> = n.drops.iter().map(|(r, c)| format!("{r} {c}")).collect();
     println!(

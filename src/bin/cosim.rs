@@ -70,6 +70,20 @@ enum Command {
         /// The run's output folder (holding record.mcap), or the record file itself.
         run: PathBuf,
     },
+    /// Compare one link across runs, per phase of sim time: throughput, one-way delay (p50,
+    /// p95), loss and drops, as a Markdown table (e.g. a scenario with the embedded rf model
+    /// and with ns-3 Wi-Fi).
+    Compare {
+        /// Runs as `LABEL=FOLDER` (or a folder, labelled by its name), each holding record.mcap.
+        #[arg(required = true, num_args = 1..)]
+        runs: Vec<String>,
+        /// The directed link, `SRC:DST` (vehicle names).
+        #[arg(long)]
+        link: String,
+        /// A phase, `NAME=FROM-TO` in seconds of sim time (repeatable); default the whole run.
+        #[arg(long = "phase")]
+        phases: Vec<netsim_cosim::output::report::compare::Phase>,
+    },
     /// Serve the embedded physics simulator for a scenario on a ZeroMQ REP socket, or with
     /// ROS-NetSim's framing.
     PhysicsSim {
@@ -145,6 +159,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Report { run } => cli::report_folder(&run),
+        Command::Compare { runs, link, phases } => cli::compare(&runs, &link, phases),
         Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = PhysicsSim::from_scenario(&loaded);
