@@ -237,6 +237,19 @@ async fn an_acoustic_packet_takes_its_airtime_plus_distance_over_sound_speed() {
     assert!(delay_s >= airtime + propagation && delay_s < airtime + propagation + 0.01, "delay {delay_s} s");
 }
 
+#[tokio::test]
+async fn a_channel_with_a_coordinate_that_is_not_finite_is_refused_naming_it() {
+    let mut a = Adapter::start(2, 10, WIFI2).await;
+    let mut ch = channel(&[[0.0, 0.0, 0.0], [30.0, 0.0, 0.0]], &[]);
+    ch.node_list[8] = f64::NAN;
+    let b = NetworkUpdate { time_val: 0, channel_data: ch.encode_to_vec(), ..Default::default() };
+    assert!(a.link.exchange(0, b.encode_to_vec(), Some(Duration::from_secs(3))).await.is_err());
+    assert_eq!(a.child.wait().unwrap().code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(a.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("window 0: channel_data.node_list[8] = nan is not a finite coordinate"), "{stderr}");
+}
+
 /// Both directions busy for `windows` windows; every END's bytes.
 async fn busy_run(seed: u64, windows: u32) -> Vec<Vec<u8>> {
     let seed = format!("--seed={seed}");

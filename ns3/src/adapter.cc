@@ -29,6 +29,7 @@
 #include "ns3/yans-wifi-helper.h"
 
 #include <cmath>
+#include <gsl/gsl_errno.h>
 #include <sstream>
 
 namespace netsim
@@ -178,6 +179,9 @@ InWindow(uint32_t k)
 Adapter::Adapter(const Settings& s)
     : settings_(s)
 {
+    // ns-3's DSSS error model integrates with GSL, whose default error handler aborts the
+    // process when an integral does not converge; an error code is enough.
+    gsl_set_error_handler_off();
     if (s.nodes == 0 || s.window_ns == 0)
     {
         throw std::invalid_argument("--nodes and --windowNs must be positive");
@@ -363,12 +367,30 @@ Adapter::Window(const std::string& request)
             throw ProtocolError(InWindow(k) + "channel_data.node_list has " + std::to_string(c.node_list_size()) + " values, expected 7 per node (" +
                                 std::to_string(settings_.nodes) + " nodes)");
         }
+        for (int i = 0; i < c.node_list_size(); ++i)
+        {
+            // Poses within 10,000 km of the origin (ns-3's models take any finite value, but
+            // their integrals do not converge on absurd ones).
+            if (!(std::fabs(c.node_list(i)) <= 1e7))
+            {
+                throw ProtocolError(InWindow(k) + "channel_data.node_list[" + std::to_string(i) + "] = " + std::to_string(c.node_list(i)) +
+                                    " is not a finite coordinate within 1e7 m");
+            }
+        }
         for (int i = 0; i < c.path_details_size(); ++i)
         {
             const auto& p = c.path_details(i);
             if (p.ids_size() != 2 || p.ids(0) >= settings_.nodes || p.ids(1) >= settings_.nodes || p.hop_points_size() % 4 != 0)
             {
                 throw ProtocolError(InWindow(k) + "channel_data.path_details[" + std::to_string(i) + "]: ids must name two nodes and hop_points come in fours");
+            }
+            for (int h = 3; h < p.hop_points_size(); h += 4)
+            {
+                if (!(p.hop_points(h) >= 0.0 && p.hop_points(h) <= 1e4))
+                {
+                    throw ProtocolError(InWindow(k) + "channel_data.path_details[" + std::to_string(i) + "].hop_points[" + std::to_string(h) +
+                                        "]: a loss of " + std::to_string(p.hop_points(h)) + " dB (0 to 10000)");
+                }
             }
         }
         channel = std::move(c);
@@ -413,7 +435,9 @@ Adapter::WifiLink(uint32_t a, uint32_t b) const
     }
     // The fastest mode that carries a 1000-byte frame with PER <= 10 % (IEEE 802.11's
     // sensitivity criterion), by the PHY's error model; a constant rate manager's one mode.
-    double snr = std::pow(10.0, snr_db / 10.0);
+    // The error models integrate numerically (GSL, for the DSSS rates); beyond 60 dB every mode
+    // is error-free anyway, so the SNR they see is capped there.
+    double snr = std::pow(10.0, std::min(snr_db, 60.0) / 10.0);
     for (const WifiMode& m : wifi_modes_)
     {
         WifiTxVector tx;
