@@ -135,6 +135,7 @@ class Adapter
     HopLosses losses_;
     ns3::Ptr<ns3::ErrorRateModel> wifi_errors_; // the PHY's error model, for the link state
     std::vector<ns3::WifiMode> wifi_modes_;     // the PHY's data modes, for the link state
+    mutable std::map<long, std::pair<double, double>> wifi_rates_; // SNR step -> (rate, PER)
     std::map<std::pair<uint32_t, uint32_t>, LinkView> reported_; // last link state sent per pair
     std::optional<rosnetsim::ChannelData> held_channel_; // the channel of the window ns-3 runs next
     uint32_t next_window_ = 0;
