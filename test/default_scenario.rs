@@ -4,10 +4,7 @@
 //! out-of-range phases, the talker's messages reach the listener, the AUVs' frames are delivered
 //! or dropped with a reason, every ledger balances, and the report is written from the record.
 
-use netsim_cosim::output::{
-    record::Record,
-    schema::{Outcome, PacketRecord},
-};
+use netsim_cosim::output::{record::Record, schema::Outcome};
 use serde_json::Value;
 use std::{path::Path, process::Command, time::Duration};
 
@@ -15,16 +12,6 @@ mod common;
 
 fn repo(p: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
-}
-
-/// Mbit/s delivered from `src` to `dst` by packets delivered in [from_s, to_s).
-fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
-    let bytes: u64 = packets
-        .iter()
-        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.outcome == Outcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
-        .map(|p| p.bytes as u64)
-        .sum();
-    bytes as f64 * 8.0 / (to_s - from_s) / 1e6
 }
 
 #[test]
@@ -56,9 +43,9 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
     // The 802.11 link: high in LOS (0-21 s), low behind the headland (NLOS, 23-38 s), near
     // zero out of range (from 41 s). TCP needs a few seconds to find each new rate.
     let record = Record::read(&out).unwrap();
-    let los = mbps(&record.packets, "usv2", "usv1", 3.0, 20.0);
-    let nlos = mbps(&record.packets, "usv2", "usv1", 26.0, 37.0);
-    let oor = mbps(&record.packets, "usv2", "usv1", 43.0, 60.0);
+    let los = common::mbps(&record.packets, "usv2", "usv1", 3.0, 20.0);
+    let nlos = common::mbps(&record.packets, "usv2", "usv1", 26.0, 37.0);
+    let oor = common::mbps(&record.packets, "usv2", "usv1", 43.0, 60.0);
     println!("usv2 → usv1: LOS {los:.2} Mbit/s, NLOS {nlos:.2} Mbit/s, out of range {oor:.3} Mbit/s");
     assert!(los > 10.0, "LOS {los} Mbit/s");
     assert!(nlos > 0.5 && nlos < los / 3.0, "NLOS {nlos} Mbit/s vs LOS {los}");

@@ -5,10 +5,7 @@
 //! timing, log-distance path loss + the window's hop losses, UAN propagation at 1500 m/s).
 
 use netsim_cosim::config::SimulatorEndpoint;
-use netsim_cosim::output::{
-    record::Record,
-    schema::{Outcome as RecordOutcome, PacketRecord},
-};
+use netsim_cosim::output::{record::Record, schema::Outcome as RecordOutcome};
 use netsim_cosim::sync::Link;
 use netsim_cosim::wire::proto::{rosnetsim::network_update::DropReason, ChannelData, NetworkUpdate, PathDetails};
 use prost::Message;
@@ -312,16 +309,6 @@ fn repo(p: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
 }
 
-/// Mbit/s delivered from `src` to `dst` by copies delivered in [from_s, to_s).
-fn mbps(packets: &[PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
-    let bytes: u64 = packets
-        .iter()
-        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.outcome == RecordOutcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
-        .map(|p| u64::from(p.bytes))
-        .sum();
-    bytes as f64 * 8.0 / (to_s - from_s) / 1e6
-}
-
 /// The TCP throughput ns-3's own stack reaches with `scenario`'s Wi-Fi settings `distance_m`
 /// apart behind `hop_loss_db` (netsim-ns3-reference, 10 s after 2 s of warm-up).
 fn reference_tcp_mbps(scenario: &Path, distance_m: f64, hop_loss_db: f64) -> f64 {
@@ -363,9 +350,9 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
 
     // Throughput per phase (LOS 0-21 s, NLOS behind the headland 21-37 s, out of range after).
     let record = Record::read(&out).unwrap();
-    let los = mbps(&record.packets, "usv2", "usv1", 5.0, 20.0);
-    let nlos = mbps(&record.packets, "usv2", "usv1", 25.0, 34.0);
-    let oor = mbps(&record.packets, "usv2", "usv1", 42.0, 60.0);
+    let los = common::mbps(&record.packets, "usv2", "usv1", 5.0, 20.0);
+    let nlos = common::mbps(&record.packets, "usv2", "usv1", 25.0, 34.0);
+    let oor = common::mbps(&record.packets, "usv2", "usv1", 42.0, 60.0);
     // ns-3's own TCP (netsim-ns3-reference) at each phase's mean distance and hop loss.
     let mean = |from: f64, to: f64| {
         let c: Vec<_> = record.channel.iter().filter(|c| c.a == "usv1" && c.b == "usv2" && (from..to).contains(&c.t_s)).collect();

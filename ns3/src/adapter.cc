@@ -1,15 +1,11 @@
 #include "adapter.h"
 #include "wifi.h"
 
-#include "ns3/boolean.h"
-#include "ns3/config.h"
-#include "ns3/constant-position-mobility-model.h"
 #include "ns3/double.h"
 #include "ns3/mobility-helper.h"
-#include "ns3/propagation-delay-model.h"
-#include "ns3/queue-size.h"
+#include "ns3/qos-utils.h"
 #include "ns3/simulator.h"
-#include "ns3/string.h"
+#include "ns3/table-based-error-rate-model.h"
 #include "ns3/tag.h"
 #include "ns3/uan-channel.h"
 #include "ns3/uan-helper.h"
@@ -17,20 +13,18 @@
 #include "ns3/uan-noise-model-default.h"
 #include "ns3/uan-phy-gen.h"
 #include "ns3/uan-tx-mode.h"
-#include "ns3/uinteger.h"
-#include "ns3/wifi-helper.h"
-#include "ns3/wifi-mac.h"
 #include "ns3/wifi-mac-queue.h"
+#include "ns3/wifi-mac.h"
 #include "ns3/wifi-mpdu.h"
 #include "ns3/wifi-net-device.h"
 #include "ns3/wifi-phy.h"
-#include "ns3/table-based-error-rate-model.h"
-#include "ns3/yans-wifi-channel.h"
-#include "ns3/yans-wifi-helper.h"
+#include "ns3/wifi-tx-vector.h"
 
-#include <cmath>
 #include <gsl/gsl_errno.h>
-#include <sstream>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
 
 namespace netsim
 {
@@ -206,6 +200,17 @@ Adapter::Adapter(const Settings& s)
     BuildUan();
 }
 
+NodeContainer
+Adapter::Members(const std::vector<uint32_t>& indices) const
+{
+    NodeContainer members;
+    for (uint32_t n : indices)
+    {
+        members.Add(nodes_.Get(n));
+    }
+    return members;
+}
+
 void
 Adapter::BuildWifi()
 {
@@ -214,12 +219,7 @@ Adapter::BuildWifi()
     {
         return;
     }
-    NodeContainer members;
-    for (uint32_t n : w.nodes)
-    {
-        members.Add(nodes_.Get(n));
-    }
-    WifiRadio radio = InstallWifi(w, members, &losses_);
+    WifiRadio radio = InstallWifi(w, Members(w.nodes), &losses_);
     wifi_loss_ = radio.loss;
     // The link state's rate and PER come from the PHY's own error model and modes.
     Ptr<WifiPhy> phy = DynamicCast<WifiNetDevice>(radio.devices.Get(0))->GetPhy();
@@ -294,12 +294,7 @@ Adapter::BuildUan()
     {
         throw std::invalid_argument("--uanMac=" + u.mac + ": expected aloha or cw");
     }
-    NodeContainer members;
-    for (uint32_t n : u.nodes)
-    {
-        members.Add(nodes_.Get(n));
-    }
-    NetDeviceContainer devices = uan.Install(members, channel);
+    NetDeviceContainer devices = uan.Install(Members(u.nodes), channel);
     uan.AssignStreams(devices, 1000);
     for (uint32_t i = 0; i < devices.GetN(); ++i)
     {

@@ -108,6 +108,7 @@ class Adapter
         double snr_db, rate_bps, per;
         uint64_t delay_ns;
     };
+    ns3::NodeContainer Members(const std::vector<uint32_t>& indices) const; // those nodes, in order
     void BuildWifi();
     LinkView WifiLink(uint32_t a, uint32_t b) const;
     LinkView UanLink(uint32_t a, uint32_t b) const;

@@ -492,6 +492,12 @@ pub(super) fn ns3_settings(cx: &Ctx, n: &Ns3Settings) -> Check {
     if w.queue_packets == Some(0) {
         return Err(cx.err(&k("wifi.queue_packets"), "must be > 0"));
     }
+    if cx.scenario.network.offload {
+        return Err(cx.err(
+            "network.offload",
+            "must be false with ns-3: an offloaded packet (up to 64 KiB) exceeds the MTU of ns-3's devices (2296 bytes for Wi-Fi) and would be dropped",
+        ));
+    }
     Ok(())
 }
 
@@ -905,6 +911,10 @@ simulators:
         );
         assert!(err("    kind: ns3\n    wifi: {standard: 80211ac}").contains("simulators.network"));
         assert!(err("    kind: ns3\n    colour: blue").contains("unknown field `colour`"));
+        let offload = format!("{VESSELS_RF}\nnetwork: {{offload: true}}");
+        let e = load(&offload, NS3).unwrap_err();
+        assert!(e.starts_with("s.yaml:18:11: network.offload: must be false with ns-3: an offloaded packet"), "{e}");
+        load(&offload, "    kind: embedded").unwrap();
     }
 
     #[test]

@@ -10,3 +10,16 @@ pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Mbit/s delivered from `src` to `dst` by the copies in `packets` (a run record's) delivered in
+/// [from_s, to_s).
+#[allow(dead_code)]
+pub fn mbps(packets: &[netsim_cosim::output::schema::PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
+    use netsim_cosim::output::schema::Outcome;
+    let bytes: u64 = packets
+        .iter()
+        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.outcome == Outcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
+        .map(|p| u64::from(p.bytes))
+        .sum();
+    bytes as f64 * 8.0 / (to_s - from_s) / 1e6
+}
