@@ -394,23 +394,21 @@ Adapter::Window(const std::string& request)
     end_.Clear();
     end_.set_msg_type(Update::END);
     end_.set_time_val(k);
-    if (held_channel_)
-    {
-        ApplyChannel(*held_channel_, k);
-    }
-    Inject(entries, k);
+    Inject(entries);
     if (k > 0)
     {
-        // ns-3 runs [(k-1)W, kW): up to and including kW - 1 ns.
+        // ns-3 runs [(k-1)W, kW), up to and including kW - 1 ns, with window k-1's channel.
         Time until = NanoSeconds(static_cast<int64_t>(k) * static_cast<int64_t>(settings_.window_ns) - 1);
         Simulator::Stop(until - Simulator::Now());
         Simulator::Run();
     }
     if (channel)
     {
-        held_channel_ = std::move(channel);
+        // Window k's channel, for ns-3's next interval [kW, (k+1)W) and the link state.
+        ApplyChannel(*channel);
+        have_channel_ = true;
     }
-    ReportLinks(k);
+    ReportLinks();
     ++next_window_;
     return end_.SerializeAsString();
 }
@@ -478,13 +476,12 @@ Adapter::UanLink(uint32_t a, uint32_t b) const
 }
 
 void
-Adapter::ReportLinks(uint32_t k)
+Adapter::ReportLinks()
 {
-    if (!held_channel_)
+    if (!have_channel_)
     {
-        return;
+        return; // no pose known yet
     }
-    ApplyChannel(*held_channel_, k); // the newest channel: the state from this window on
     auto changed = [](const LinkView& o, const LinkView& n) {
         double dd = std::fabs(double(n.delay_ns) - double(o.delay_ns));
         return o.usable != n.usable || o.rate_bps != n.rate_bps || std::fabs(n.snr_db - o.snr_db) >= 0.1 ||
@@ -523,7 +520,7 @@ Adapter::ReportLinks(uint32_t k)
 }
 
 void
-Adapter::ApplyChannel(const rosnetsim::ChannelData& c, uint32_t)
+Adapter::ApplyChannel(const rosnetsim::ChannelData& c)
 {
     for (uint32_t i = 0; i < settings_.nodes; ++i)
     {
@@ -547,7 +544,7 @@ Adapter::ApplyChannel(const rosnetsim::ChannelData& c, uint32_t)
 }
 
 void
-Adapter::Inject(const std::vector<Entry>& entries, uint32_t)
+Adapter::Inject(const std::vector<Entry>& entries)
 {
     // Entries with the same packet id, sender and capture time are one packet (a group
     // packet has one entry per receiver).

@@ -112,10 +112,10 @@ class Adapter
     void BuildWifi();
     LinkView WifiLink(uint32_t a, uint32_t b) const;
     LinkView UanLink(uint32_t a, uint32_t b) const;
-    void ReportLinks(uint32_t k);
+    void ReportLinks();
     void BuildUan();
-    void ApplyChannel(const rosnetsim::ChannelData& c, uint32_t k);
-    void Inject(const std::vector<Entry>& entries, uint32_t k);
+    void ApplyChannel(const rosnetsim::ChannelData& c);
+    void Inject(const std::vector<Entry>& entries);
     void Transmit(uint64_t seq);
     void ResolveRest(uint64_t seq, int fallback);
     void Deliver(uint64_t seq, uint32_t node);
@@ -138,7 +138,7 @@ class Adapter
     std::vector<ns3::WifiMode> wifi_modes_;     // the PHY's data modes, for the link state
     mutable std::map<long, std::pair<double, double>> wifi_rates_; // SNR step -> (rate, PER)
     std::map<std::pair<uint32_t, uint32_t>, LinkView> reported_; // last link state sent per pair
-    std::optional<rosnetsim::ChannelData> held_channel_; // the channel of the window ns-3 runs next
+    bool have_channel_ = false; // a ChannelData has placed the nodes (ns-3 runs with the newest next)
     uint32_t next_window_ = 0;
     uint64_t next_seq_ = 1;
     bool enqueued_ = false; // set by the MAC queue while Transmit hands it a packet
