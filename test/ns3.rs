@@ -484,3 +484,28 @@ fn an_adapter_that_hangs_ends_the_live_run_within_the_timeout() {
     assert!(took < Duration::from_secs(4), "the run took {took:?} to end after the hang (timeout 1 s)");
     assert!(stderr.contains(&format!("ns-3 adapter (netsim-ns3, pid {pid}) did not answer window ")) && stderr.contains("within 1000 ms"), "{stderr}");
 }
+
+/// How long ns-3 takes to deliver 40 back-to-back 1400-byte packets (first capture to last
+/// delivery, ms), and how many arrive.
+async fn burst(args: &[&str]) -> (f64, usize) {
+    let mut a = Adapter::start(2, 200, args).await;
+    let ch = channel(&[[0.0, 0.0, 0.0], [20.0, 0.0, 0.0]], &[]);
+    a.window(Some(&ch), &[]).await;
+    let pkts: Vec<Pkt> = (0..40).map(|i| unicast(i + 1, 0, 1, 1400, 1_000 + u64::from(i))).collect();
+    let mut out = outcomes(&a.window(Some(&ch), &pkts).await);
+    out.extend(a.run_to(200, &ch).await);
+    let times: Vec<u64> = out.iter().filter_map(|o| if let Outcome::Delivered { t_ns, .. } = o { Some(*t_ns) } else { None }).collect();
+    let last = times.iter().max().copied().unwrap_or(0);
+    ((last as f64 - 1_000.0 - W_NS as f64) / 1e6, times.len())
+}
+
+#[tokio::test]
+async fn an_80211n_burst_goes_out_in_aggregates() {
+    // 802.11g at 54 Mbit/s sends one frame per channel access; 802.11n at MCS 7 (65 Mbit/s)
+    // packs the queued MPDUs into A-MPDUs acknowledged by one block ACK.
+    let (g_ms, g_n) = burst(&["--wifiNodes=0,1", "--wifiStandard=80211g", "--wifiRateManager=constant", "--wifiDataMode=ErpOfdmRate54Mbps"]).await;
+    let (n_ms, n_n) = burst(&["--wifiNodes=0,1", "--wifiStandard=80211n-2.4", "--wifiRateManager=constant", "--wifiDataMode=HtMcs7"]).await;
+    println!("40 × 1400 B: 802.11g 54 Mbit/s {g_ms:.2} ms, 802.11n MCS 7 {n_ms:.2} ms");
+    assert_eq!((g_n, n_n), (40, 40));
+    assert!(n_ms < 0.7 * g_ms, "802.11n {n_ms} ms vs 802.11g {g_ms} ms");
+}
