@@ -462,7 +462,7 @@ fn run_and_break_the_adapter(signal: i32) -> (Option<i32>, String, Duration, u32
     let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
     assert!(!alive, "the adapter {pid} is still there");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    println!("{}", stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>().join("\n"));
+    println!("ended {took:?} after signal {signal}: {}", stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>().join("\n"));
     (output.status.code(), stderr, took, pid)
 }
 
