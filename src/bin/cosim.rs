@@ -70,6 +70,10 @@ enum Command {
         /// The run's output folder (holding record.mcap), or the record file itself.
         run: PathBuf,
     },
+    /// Write the scenario as a Gazebo world into DIR: world.sdf (the terrain as a heightmap, the
+    /// vehicles at their start poses publishing their poses, the world's step), terrain.png
+    /// and bridge.yaml (ros_gz_bridge: the control service, poses, clock).
+    ExportGazebo { scenario: PathBuf, dir: PathBuf },
     /// Compare one link across runs, per phase of sim time: throughput, one-way delay (p50,
     /// p95), loss and drops, as a Markdown table (e.g. a scenario with the embedded rf model
     /// and with ns-3 Wi-Fi).
@@ -160,6 +164,23 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::Report { run } => cli::report_folder(&run),
         Command::Compare { runs, link, phases } => cli::compare(&runs, &link, phases),
+        Command::ExportGazebo { scenario, dir } => {
+            let loaded = cli::load(&scenario)?;
+            let e = netsim_cosim::output::gazebo::export(&loaded, &dir)?;
+            println!(
+                "world: {}\nheightmap: {} ({} × {} pixels, {:.3} to {:.3} m)\nbridge: {}\nstep: {} ms, {} per window",
+                e.world.display(),
+                e.heightmap.display(),
+                e.map.side,
+                e.map.side,
+                e.map.min_m,
+                e.map.max_m,
+                e.bridge.display(),
+                e.step_s * 1e3,
+                e.steps_per_window
+            );
+            Ok(0)
+        }
         Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = PhysicsSim::from_scenario(&loaded);

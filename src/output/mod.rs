@@ -4,8 +4,10 @@
 //! - [`recorder`]: what the coordinator's windows become in the record, and when;
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
 //! - [`report`]: the report (series, plots, `report.html`, terminal tables), generated from the
-//!   record alone.
+//!   record alone;
+//! - [`gazebo`]: the scenario as a Gazebo world (`cosim export-gazebo`).
 
+pub mod gazebo;
 pub mod record;
 pub mod recorder;
 pub mod report;
