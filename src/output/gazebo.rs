@@ -171,24 +171,8 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
       <static>true</static>
       <pose>0 0 {min} 0 0 0</pose>
       <link name="seafloor">
-        <collision name="collision">
-          <geometry>
-            <heightmap>
-              <uri>terrain.png</uri>
-              <size>{sx} {sy} {span}</size>
-              <pos>0 0 0</pos>
-            </heightmap>
-          </geometry>
-        </collision>
-        <visual name="visual">
-          <geometry>
-            <heightmap>
-              <uri>terrain.png</uri>
-              <size>{sx} {sy} {span}</size>
-              <pos>0 0 0</pos>
-            </heightmap>
-          </geometry>
-        </visual>
+        <collision name="collision">{heightmap}</collision>
+        <visual name="visual">{heightmap}</visual>
       </link>
     </model>
 "#,
@@ -197,7 +181,11 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
         min = map.min_m,
         max = map.max_m,
         step_ms = step_s * 1e3,
-        span = map.span_m(),
+        heightmap = format!(
+            "\n          <geometry>\n            <heightmap>\n              <uri>terrain.png</uri>\n              <size>{sx} {sy} {span}</size>\n              \
+             <pos>0 0 0</pos>\n            </heightmap>\n          </geometry>\n        ",
+            span = map.span_m()
+        ),
     );
     for v in &loaded.scenario.vehicles {
         let yaw = (90.0 - v.start.heading_deg).to_radians(); // compass heading → ENU yaw
