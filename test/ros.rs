@@ -522,3 +522,45 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     let clock_readers = all.iter().filter(|s| s.kind == 'r' && s.topic == "rt/clock").count();
     eprintln!("SEDP on the link: {} announcements, {clock_readers} of /clock readers, 0 of /clock writers", all.len());
 }
+
+/// Runs test/ros/gazebo_standin.py (`standin` extra arguments) and gazebo_contract.py against it;
+/// the contract's JSON report.
+fn gazebo_contract(standin: &[&str]) -> Value {
+    let domain = domain();
+    let mut s = Command::new(python());
+    s.arg(repo().join("test/ros/gazebo_standin.py"))
+        .args(["--world", "lockstep", "--step", "0.001", "--model", "auv1,0,0,-10,1,0,0", "--timeout", "60"])
+        .args(standin)
+        .stdout(Stdio::piped());
+    ros_env(&mut s, &domain);
+    let mut standin = s.spawn().unwrap();
+    let mut ready = String::new();
+    BufReader::new(standin.stdout.as_mut().unwrap()).read_line(&mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready");
+    let mut c = Command::new(python());
+    c.arg(repo().join("test/ros/gazebo_contract.py")).args(["--world", "lockstep", "--model", "auv1", "--step", "0.001"]);
+    ros_env(&mut c, &domain);
+    let out = c.output().unwrap();
+    let _ = standin.kill();
+    let _ = standin.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The Gazebo stand-in behaves as gz-sim documents it (the contract the Gazebo coupling is built
+/// against): ControlWorld answers before stepping; pause + multi_step N runs exactly N steps and
+/// pauses again, each step's /clock at its start and its pose stamped at its end; multi_step
+/// without pause lets the world run; and a stand-in told to never step still answers `true`.
+#[test]
+fn the_gazebo_standin_keeps_gz_sims_control_semantics() {
+    let r = gazebo_contract(&[]);
+    assert_eq!(r["poses_while_paused_at_start"], 0, "{r}");
+    assert_eq!((r["reply"].as_bool(), r["reached"].as_bool()), (Some(true), Some(true)), "{r}");
+    assert_eq!(r["stamps_after_5"], serde_json::json!([1, 2, 3, 4, 5]), "five steps, then paused: {r}");
+    assert_eq!(r["clock_after_5"], serde_json::json!([0, 1, 2, 3, 4, 5]), "/clock at each step's start, then repeated while paused: {r}");
+    assert!(r["steps_when_running"].as_u64().unwrap() > 3, "multi_step without pause runs the world: {r}");
+    assert_eq!(r["poses_after_pause"], 0, "{r}");
+
+    let never = gazebo_contract(&["--never-step"]);
+    assert_eq!((never["reply"].as_bool(), never["reached"].as_bool()), (Some(true), Some(false)), "{never}");
+}
