@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <tuple>
 
 namespace netsim
@@ -413,12 +414,32 @@ Adapter::Window(const std::string& request)
     return end_.SerializeAsString();
 }
 
+Ptr<MobilityModel>
+Adapter::Mobility(uint32_t node) const
+{
+    return nodes_.Get(node)->GetObject<MobilityModel>();
+}
+
+double
+Adapter::WifiRxDbm(uint32_t a, uint32_t b) const
+{
+    return wifi_loss_->CalcRxPower(settings_.wifi.tx_power_dbm, Mobility(a), Mobility(b));
+}
+
+double
+Adapter::UanSnrDb(uint32_t a, uint32_t b) const
+{
+    const UanSettings& u = settings_.uan;
+    double noise_db = uan_noise_->GetNoiseDbHz(u.frequency_khz) + 10.0 * std::log10(u.bandwidth_khz * 1000.0);
+    return u.source_level_db - uan_prop_->GetPathLossDb(Mobility(a), Mobility(b), uan_mode_) - noise_db;
+}
+
 Adapter::LinkView
 Adapter::WifiLink(uint32_t a, uint32_t b) const
 {
-    Ptr<MobilityModel> ma = nodes_.Get(a)->GetObject<MobilityModel>();
-    Ptr<MobilityModel> mb = nodes_.Get(b)->GetObject<MobilityModel>();
-    double rx_dbm = wifi_loss_->CalcRxPower(settings_.wifi.tx_power_dbm, ma, mb);
+    Ptr<MobilityModel> ma = Mobility(a);
+    Ptr<MobilityModel> mb = Mobility(b);
+    double rx_dbm = WifiRxDbm(a, b);
     // Thermal noise over 20 MHz plus the receiver's noise figure (YansWifiPhy's noise).
     double snr_db = rx_dbm - (-174.0 + 10.0 * std::log10(20e6) + settings_.wifi.noise_figure_db);
     LinkView v{false, snr_db, 0.0, 1.0, static_cast<uint64_t>(ma->GetDistanceFrom(mb) / 299792458.0 * 1e9)};
@@ -463,16 +484,12 @@ Adapter::WifiLink(uint32_t a, uint32_t b) const
 Adapter::LinkView
 Adapter::UanLink(uint32_t a, uint32_t b) const
 {
-    Ptr<MobilityModel> ma = nodes_.Get(a)->GetObject<MobilityModel>();
-    Ptr<MobilityModel> mb = nodes_.Get(b)->GetObject<MobilityModel>();
-    const UanSettings& u = settings_.uan;
-    double noise_db = uan_noise_->GetNoiseDbHz(u.frequency_khz) + 10.0 * std::log10(u.bandwidth_khz * 1000.0);
-    double snr_db = u.source_level_db - uan_prop_->GetPathLossDb(ma, mb, uan_mode_) - noise_db;
+    double snr_db = UanSnrDb(a, b);
     bool usable = snr_db >= kUanRxThresholdDb;
     // UanPhyPerGenDefault: a packet above its 8 dB threshold is received, below it lost.
     double per = usable && snr_db >= 8.0 ? 0.0 : 1.0;
-    Time delay = uan_prop_->GetDelay(ma, mb, uan_mode_);
-    return LinkView{usable, snr_db, usable ? u.rate_bps : 0.0, per, static_cast<uint64_t>(delay.GetNanoSeconds())};
+    Time delay = uan_prop_->GetDelay(Mobility(a), Mobility(b), uan_mode_);
+    return LinkView{usable, snr_db, usable ? settings_.uan.rate_bps : 0.0, per, static_cast<uint64_t>(delay.GetNanoSeconds())};
 }
 
 void
@@ -524,7 +541,7 @@ Adapter::ApplyChannel(const rosnetsim::ChannelData& c)
 {
     for (uint32_t i = 0; i < settings_.nodes; ++i)
     {
-        Ptr<MobilityModel> m = nodes_.Get(i)->GetObject<MobilityModel>();
+        Ptr<MobilityModel> m = Mobility(i);
         m->SetPosition(Vector(c.node_list(7 * i), c.node_list(7 * i + 1), c.node_list(7 * i + 2)));
     }
     losses_.Clear();
@@ -641,11 +658,11 @@ Adapter::Transmit(uint64_t seq)
         // UAN has no acknowledgements: a copy not received once the signal has passed its
         // receiver is lost. Airtime (with a margin for the MAC header) + the longest delay + 0.5 s.
         Time wait = Seconds((t.length + 16) * 8.0 / settings_.uan.rate_bps) + Seconds(0.5);
-        Ptr<MobilityModel> src = nodes_.Get(t.src_node)->GetObject<MobilityModel>();
+        Ptr<MobilityModel> src = Mobility(t.src_node);
         Time longest = Seconds(0);
         for (const Copy& c : t.copies)
         {
-            longest = std::max(longest, uan_prop_->GetDelay(src, nodes_.Get(c.dst_node)->GetObject<MobilityModel>(), uan_mode_));
+            longest = std::max(longest, uan_prop_->GetDelay(src, Mobility(c.dst_node), uan_mode_));
         }
         Simulator::Schedule(wait + longest, &Adapter::ResolveRest, this, seq, kPacketError);
     }
@@ -727,11 +744,17 @@ Adapter::Drop(uint64_t seq, size_t i, int reason)
 void
 Adapter::DropAll(uint64_t seq, int reason)
 {
-    ResolveRest(seq, reason);
+    EndOpenCopies(seq, [reason](const Transmission&, const Copy&) { return reason; });
 }
 
 void
 Adapter::ResolveRest(uint64_t seq, int fallback)
+{
+    EndOpenCopies(seq, [this, fallback](const Transmission& t, const Copy& c) { return ReasonForLostCopy(t, c, fallback); });
+}
+
+void
+Adapter::EndOpenCopies(uint64_t seq, const std::function<int(const Transmission&, const Copy&)>& reason_of)
 {
     auto it = pending_.find(seq);
     if (it == pending_.end())
@@ -743,8 +766,7 @@ Adapter::ResolveRest(uint64_t seq, int fallback)
     {
         if (t.copies[i].open)
         {
-            int reason = (fallback == kQueueFull || fallback == kUnspecified) ? fallback : ReasonForLostCopy(t, t.copies[i], fallback);
-            Drop(seq, i, reason);
+            Drop(seq, i, reason_of(t, t.copies[i]));
         }
     }
     pending_.erase(it);
@@ -753,16 +775,7 @@ Adapter::ResolveRest(uint64_t seq, int fallback)
 bool
 Adapter::InRange(Medium m, uint32_t a, uint32_t b) const
 {
-    Ptr<MobilityModel> ma = nodes_.Get(a)->GetObject<MobilityModel>();
-    Ptr<MobilityModel> mb = nodes_.Get(b)->GetObject<MobilityModel>();
-    if (m == Medium::Wifi)
-    {
-        return wifi_loss_->CalcRxPower(settings_.wifi.tx_power_dbm, ma, mb) >= kWifiMinRssiDbm;
-    }
-    double f = settings_.uan.frequency_khz;
-    double noise = uan_noise_->GetNoiseDbHz(f) + 10.0 * std::log10(settings_.uan.bandwidth_khz * 1000.0);
-    double snr = settings_.uan.source_level_db - uan_prop_->GetPathLossDb(ma, mb, uan_mode_) - noise;
-    return snr >= kUanRxThresholdDb;
+    return m == Medium::Wifi ? WifiRxDbm(a, b) >= kWifiMinRssiDbm : UanSnrDb(a, b) >= kUanRxThresholdDb;
 }
 
 int
@@ -792,7 +805,11 @@ Adapter::WifiMacDropped(uint32_t node, int reason, Ptr<const Packet> p)
     {
         return;
     }
-    ResolveRest(*seq, reason);
+    // Retries exhausted: why the receiver missed it decides; a refusal is what it is.
+    if (reason == kRetryLimit)
+        ResolveRest(*seq, kRetryLimit);
+    else
+        DropAll(*seq, reason);
 }
 
 void

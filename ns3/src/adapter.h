@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -117,12 +118,19 @@ class Adapter
     void ApplyChannel(const rosnetsim::ChannelData& c);
     void Inject(const std::vector<Entry>& entries);
     void Transmit(uint64_t seq);
+    // Ends every copy of `seq` still open: each lost for the reason its receiver shows
+    // (ReasonForLostCopy, `fallback` when nothing more is known) ...
     void ResolveRest(uint64_t seq, int fallback);
     void Deliver(uint64_t seq, uint32_t node);
     void Drop(uint64_t seq, size_t copy, int reason);
+    // ... or all for one `reason` (refused before any receiver could see it).
     void DropAll(uint64_t seq, int reason);
+    void EndOpenCopies(uint64_t seq, const std::function<int(const Transmission&, const Copy&)>& reason_of);
     int ReasonForLostCopy(const Transmission& t, const Copy& c, int otherwise) const;
     bool InRange(Medium m, uint32_t a, uint32_t b) const;
+    ns3::Ptr<ns3::MobilityModel> Mobility(uint32_t node) const;
+    double WifiRxDbm(uint32_t a, uint32_t b) const; // received power, path and hop losses included
+    double UanSnrDb(uint32_t a, uint32_t b) const;  // in-band SNR against ns-3's UAN noise
     ns3::Ptr<ns3::NetDevice> Device(Medium m, uint32_t node) const;
     std::optional<uint64_t> SeqOf(ns3::Ptr<const ns3::Packet> p) const;
 

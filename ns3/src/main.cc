@@ -7,6 +7,7 @@
 // its counts on stderr), 1 on a request it cannot answer (the reason on stderr) or an option
 // ns-3's command line rejects, 2 on a value this program rejects.
 #include "adapter.h"
+#include "wifi.h"
 
 #include "ns3/command-line.h"
 #include "ns3/rng-seed-manager.h"
@@ -75,15 +76,7 @@ main(int argc, char* argv[])
     cmd.AddValue("seed", "the scenario's seed (ns-3 RngRun)", s.seed);
     cmd.AddValue("idleTimeoutS", "exit after this many seconds without a request", idle_s);
     cmd.AddValue("wifiNodes", "nodes with a Wi-Fi radio, comma-separated", wifi_nodes);
-    cmd.AddValue("wifiStandard", "80211a, 80211g, 80211n-2.4 or 80211n-5", s.wifi.standard);
-    cmd.AddValue("wifiRateManager", "minstrel, ideal or constant", s.wifi.rate_manager);
-    cmd.AddValue("wifiDataMode", "the constant rate manager's mode (e.g. ErpOfdmRate54Mbps)", s.wifi.data_mode);
-    cmd.AddValue("txPowerDbm", "Wi-Fi transmit power (dBm)", s.wifi.tx_power_dbm);
-    cmd.AddValue("pathLossExponent", "log-distance path loss exponent", s.wifi.path_loss_exponent);
-    cmd.AddValue("referenceDistanceM", "log-distance reference distance (m)", s.wifi.reference_distance_m);
-    cmd.AddValue("referenceLossDb", "log-distance loss at the reference distance (dB)", s.wifi.reference_loss_db);
-    cmd.AddValue("noiseFigureDb", "Wi-Fi receiver noise figure (dB)", s.wifi.noise_figure_db);
-    cmd.AddValue("wifiQueuePackets", "Wi-Fi MAC queue size (packets)", s.wifi.queue_packets);
+    netsim::AddWifiOptions(cmd, s.wifi);
     cmd.AddValue("uanNodes", "nodes with an acoustic modem, comma-separated", uan_nodes);
     cmd.AddValue("uanRateBps", "acoustic data rate (bit/s)", s.uan.rate_bps);
     cmd.AddValue("uanFrequencyKhz", "acoustic carrier frequency (kHz)", s.uan.frequency_khz);

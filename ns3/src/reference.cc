@@ -30,15 +30,7 @@ main(int argc, char* argv[])
     cmd.AddValue("warmupS", "time before measuring (s)", warmup_s);
     cmd.AddValue("protocol", "tcp or udp", protocol);
     cmd.AddValue("seed", "RngRun", seed);
-    cmd.AddValue("wifiStandard", "80211a, 80211g, 80211n-2.4 or 80211n-5", w.standard);
-    cmd.AddValue("wifiRateManager", "minstrel, ideal or constant", w.rate_manager);
-    cmd.AddValue("wifiDataMode", "the constant rate manager's mode", w.data_mode);
-    cmd.AddValue("txPowerDbm", "transmit power (dBm)", w.tx_power_dbm);
-    cmd.AddValue("pathLossExponent", "log-distance exponent", w.path_loss_exponent);
-    cmd.AddValue("referenceDistanceM", "log-distance reference distance (m)", w.reference_distance_m);
-    cmd.AddValue("referenceLossDb", "log-distance loss at the reference distance (dB)", w.reference_loss_db);
-    cmd.AddValue("noiseFigureDb", "receiver noise figure (dB)", w.noise_figure_db);
-    cmd.AddValue("wifiQueuePackets", "MAC queue size (packets)", w.queue_packets);
+    netsim::AddWifiOptions(cmd, w);
     cmd.Parse(argc, argv);
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed == 0 ? 1 : seed);

@@ -97,4 +97,18 @@ InstallWifi(const WifiSettings& w, NodeContainer members, const HopLosses* losse
     return radio;
 }
 
+void
+AddWifiOptions(CommandLine& cmd, WifiSettings& w)
+{
+    cmd.AddValue("wifiStandard", "80211a, 80211g, 80211n-2.4 or 80211n-5", w.standard);
+    cmd.AddValue("wifiRateManager", "minstrel, ideal or constant", w.rate_manager);
+    cmd.AddValue("wifiDataMode", "the constant rate manager's mode (e.g. ErpOfdmRate54Mbps)", w.data_mode);
+    cmd.AddValue("txPowerDbm", "Wi-Fi transmit power (dBm)", w.tx_power_dbm);
+    cmd.AddValue("pathLossExponent", "log-distance path loss exponent", w.path_loss_exponent);
+    cmd.AddValue("referenceDistanceM", "log-distance reference distance (m)", w.reference_distance_m);
+    cmd.AddValue("referenceLossDb", "log-distance loss at the reference distance (dB)", w.reference_loss_db);
+    cmd.AddValue("noiseFigureDb", "Wi-Fi receiver noise figure (dB)", w.noise_figure_db);
+    cmd.AddValue("wifiQueuePackets", "Wi-Fi MAC queue size (packets)", w.queue_packets);
+}
+
 } // namespace netsim

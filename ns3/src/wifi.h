@@ -6,6 +6,7 @@
 #include "channel.h"
 #include "settings.h"
 
+#include "ns3/command-line.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
 #include "ns3/propagation-loss-model.h"
@@ -22,5 +23,9 @@ struct WifiRadio
 // Installs one Wi-Fi device on each of `members`; throws std::invalid_argument on a setting
 // ns-3 cannot take. `losses` may be null (no obstructions) and must outlive the simulation.
 WifiRadio InstallWifi(const WifiSettings& w, ns3::NodeContainer members, const HopLosses* losses);
+
+// The Wi-Fi options (`--wifiStandard`, `--txPowerDbm`, ...) into `w`, as the adapter and the
+// reference program both take them.
+void AddWifiOptions(ns3::CommandLine& cmd, WifiSettings& w);
 
 } // namespace netsim
