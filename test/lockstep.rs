@@ -14,6 +14,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+mod common;
+
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 const PHYSICS_COORDINATOR: &str = env!("CARGO_BIN_EXE_physics_coordinator");
 const NETWORK_COORDINATOR: &str = env!("CARGO_BIN_EXE_network_coordinator");
@@ -339,11 +341,6 @@ echo "listening on $ep"
     path
 }
 
-/// The process exists and is no zombie.
-fn alive(pid: &str) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
-}
 
 /// `cosim run scenario --out out` with the stand-in as the adapter; waits at most `limit`.
 fn run_with_adapter(adapter: &Path, scenario: &Path, out: &Path, extra: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
@@ -384,8 +381,8 @@ fn an_adapter_started_by_the_coordinator_carries_the_windows_and_ends_with_the_r
         assert!(args.split(' ').any(|a| a == expected), "{expected} in {args}");
     }
     assert!(args.split(' ').any(|a| a == "--wifiNodes=0,1,2") && !args.contains("--uanNodes"), "{args}");
-    assert!(!alive(pid), "the adapter ended with the run");
-    assert!(!alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
+    assert!(!common::alive(pid), "the adapter ended with the run");
+    assert!(!common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
     assert!(!socket.exists(), "its socket is removed");
     assert!(std::fs::read_to_string(out.join("ns3.log")).unwrap().starts_with(&format!("$ {} --bind=ipc://", adapter.display())));
 
@@ -420,8 +417,8 @@ fn an_adapter_that_hangs_mid_run_times_out_and_is_stopped_with_everything_it_sta
     assert!(took < Duration::from_millis(1500 + 1000 + 2500), "took {took:?}");
     let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
     assert!(stderr.contains(&format!("ns-3 adapter (fake-ns3, pid {pid}) did not answer window ")) && stderr.contains(" within 1000 ms"), "{stderr}");
-    assert!(!alive(&pid), "the adapter is stopped");
-    assert!(!alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()), "and its stopped server with it");
+    assert!(!common::alive(&pid), "the adapter is stopped");
+    assert!(!common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()), "and its stopped server with it");
 }
 
 #[test]
@@ -445,8 +442,8 @@ fn ctrl_c_stops_the_run_and_the_adapter_with_it() {
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], true);
     let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
-    assert!(!alive(&pid), "the adapter is stopped with the run");
-    assert!(!alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
+    assert!(!common::alive(&pid), "the adapter is stopped with the run");
+    assert!(!common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
     assert!(!out.join("ns3.sock").exists());
 }
 

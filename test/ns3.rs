@@ -386,7 +386,7 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
     // The echo requests and replies (84-byte IPv4 packets) in the record: capture to delivery is
     // one window plus what ns-3's MAC took (DIFS, backoff, preamble, the frame at Minstrel's
     // rate of the moment, retries).
-    let mut one_way = |src: &str, dst: &str| -> Vec<f64> {
+    let one_way = |src: &str, dst: &str| -> Vec<f64> {
         record
             .packets
             .iter()
@@ -459,8 +459,7 @@ fn run_and_break_the_adapter(signal: i32) -> (Option<i32>, String, Duration, u32
     let output = run.wait_with_output().unwrap();
     let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
     assert!(!ns.lines().any(|l| l.starts_with("ncs-usv")), "namespaces left: {ns}");
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
-    assert!(!alive, "the adapter {pid} is still there");
+    assert!(!common::alive(pid), "the adapter {pid} is still there");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     println!("ended {took:?} after signal {signal}: {}", stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>().join("\n"));
     (output.status.code(), stderr, took, pid)

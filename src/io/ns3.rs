@@ -20,6 +20,7 @@
 //!   group, and reaps it; its socket file is removed. One that ended by itself is left alone.
 
 use crate::config::{LoadedScenario, Ns3Settings};
+use crate::io::programs::signal_group;
 use crate::sync::{zmq, Link, Reply, Transport, TransportError};
 use anyhow::Context;
 use std::ffi::OsString;
@@ -325,12 +326,11 @@ impl Adapter {
 impl Drop for Adapter {
     fn drop(&mut self) {
         if self.exit_status().is_none() && self.pid > 0 {
-            let group = -(self.pid as libc::pid_t);
-            // SAFETY: plain syscalls on the adapter's own process group.
-            unsafe { libc::kill(group, libc::SIGTERM) };
+            let group = self.pid as libc::pid_t;
+            signal_group(group, libc::SIGTERM);
             self.reaped_within(STOP_TIMEOUT);
             // Whatever is left of its group (a stopped process ignores SIGTERM until continued).
-            unsafe { libc::kill(group, libc::SIGKILL) };
+            signal_group(group, libc::SIGKILL);
             self.reaped_within(STOP_TIMEOUT);
             match self.status {
                 Some(s) => tracing::debug!(pid = self.pid, "stopped the ns-3 adapter: {}", describe_exit(s)),

@@ -296,7 +296,8 @@ async fn stop_leftovers(pgid: i32, deadline: Instant, record: &mut ProgramRecord
     }
 }
 
-fn signal_group(pgid: i32, signal: i32) {
+/// Sends `signal` to every process of group `pgid` (a gone group is no error).
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     // Safety: killpg has no memory-safety preconditions; a gone group is ESRCH.
     unsafe { libc::killpg(pgid, signal) };
 }

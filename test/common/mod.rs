@@ -5,6 +5,7 @@
 /// each other), and the same vehicle names cannot run twice at once. A failed test poisons
 /// nothing: the guard is taken again.
 #[must_use]
+#[allow(dead_code)]
 pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
     assert_eq!(unsafe { libc::geteuid() }, 0, "this test creates network namespaces and TUN devices: run it as root");
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -22,4 +23,11 @@ pub fn mbps(packets: &[netsim_cosim::output::schema::PacketRecord], src: &str, d
         .map(|p| u64::from(p.bytes))
         .sum();
     bytes as f64 * 8.0 / (to_s - from_s) / 1e6
+}
+
+/// Whether process `pid` (a number, or its text as a pid file holds it) exists and is no zombie.
+#[allow(dead_code)]
+pub fn alive(pid: impl std::fmt::Display) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.to_string().trim())).unwrap_or_default();
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
 }
