@@ -667,3 +667,31 @@ fn report_html_loads_in_chromium_with_every_image_decoded() {
         assert!(probe.starts_with(&expect), "{name}: {probe}");
     }
 }
+
+/// `cosim compare`: one link of two runs side by side, and each kind of bad input named.
+#[test]
+fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = write_record(dir.path(), true);
+    let run = dir.path().to_str().unwrap();
+    let compare = |args: &[&str]| Command::new(COSIM).arg("compare").args(args).output().unwrap();
+    let out = compare(&[&format!("first={run}"), &format!("second={run}"), "--link", "usv1:usv2", "--phase", "all=0-1000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (packets, bytes) = truth.delivered[&("usv1".to_owned(), "usv2".to_owned())];
+    assert!(packets > 0, "the record has traffic on usv1 → usv2");
+    let mbps = format!("{:.2} Mbit/s", bytes as f64 * 8.0 / 1000.0 / 1e6);
+    assert!(stdout.starts_with("usv1 → usv2") && stdout.contains("| first") && stdout.contains("| second"), "{stdout}");
+    assert_eq!(stdout.matches(&mbps).count(), 2, "{mbps} in both columns:\n{stdout}");
+
+    let err = |args: &[&str]| {
+        let out = compare(args);
+        assert!(!out.status.success(), "{args:?} passed");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(err(&[run, "--link", "usv1"]).contains("--link \"usv1\": expected SRC:DST"));
+    assert!(err(&[run, "--link", "usv1:usv2", "--phase", "LOS=5"]).contains("\"LOS=5\": expected NAME=FROM-TO in seconds"));
+    assert!(err(&[run, "--link", "usv1:nobody"]).contains("no packet from usv1 to nobody in the record"));
+    let empty = tempfile::tempdir().unwrap();
+    assert!(err(&[empty.path().to_str().unwrap(), "--link", "usv1:usv2"]).contains("record.mcap"));
+}
