@@ -9,8 +9,11 @@ fn main() {
     }
     let fds = protox::compile(protos, ["msg"]).expect("msg/*.proto must compile");
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
-    std::fs::write(out.join("descriptors.bin"), prost::Message::encode_to_vec(&fds))
-        .expect("write descriptor set");
+    std::fs::write(
+        out.join("descriptors.bin"),
+        prost::Message::encode_to_vec(&fds),
+    )
+    .expect("write descriptor set");
     prost_build::Config::new()
         .compile_fds(fds)
         .expect("generate Rust for msg/*.proto");

@@ -48,18 +48,37 @@ impl IdlePhysics {
                     ids: vec![i, j],
                     los: true,
                     num_hops: vec![2],
-                    hop_points: vec![i as f64 * 10.0, 0.0, -20.0, 0.0, j as f64 * 10.0, 0.0, -20.0, 0.0],
+                    hop_points: vec![
+                        i as f64 * 10.0,
+                        0.0,
+                        -20.0,
+                        0.0,
+                        j as f64 * 10.0,
+                        0.0,
+                        -20.0,
+                        0.0,
+                    ],
                 });
             }
         }
-        IdlePhysics { windows: WindowCounter::new(windows), channel: ChannelData { node_list, path_details }.encode_to_vec() }
+        IdlePhysics {
+            windows: WindowCounter::new(windows),
+            channel: ChannelData {
+                node_list,
+                path_details,
+            }
+            .encode_to_vec(),
+        }
     }
 }
 
 impl Service for IdlePhysics {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        let r = expect_physics(&request, MsgType::Begin, self.windows.next)
-            .and_then(|b| self.windows.begin(b.time_val).map(|_| physics_end(b.time_val, self.channel.clone())));
+        let r = expect_physics(&request, MsgType::Begin, self.windows.next).and_then(|b| {
+            self.windows
+                .begin(b.time_val)
+                .map(|_| physics_end(b.time_val, self.channel.clone()))
+        });
         netsim_cosim::sync::ready(r)
     }
     fn finished(&self) -> bool {
@@ -77,7 +96,10 @@ impl Service for Echo {
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 fn schedule(windows: u32) -> Schedule {
-    Schedule { window_ns: 10_000_000, windows }
+    Schedule {
+        window_ns: 10_000_000,
+        windows,
+    }
 }
 
 async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
@@ -109,8 +131,20 @@ async fn serve(role: &str, endpoint: &str, windows: u32, extra: Option<&str>) {
         "physics" => zmq::serve(endpoint, &mut IdlePhysics::new(windows), idle).await,
         "network-sim" => zmq::serve(endpoint, &mut PassthroughNetwork::new(windows), idle).await,
         "network-coordinator" => {
-            let sim = Link::zeromq("network simulator", extra.expect("network-sim endpoint"), TIMEOUT, TIMEOUT).await.unwrap();
-            zmq::serve(endpoint, &mut NetworkCoordinator::new(sim, schedule(windows), TIMEOUT), idle).await
+            let sim = Link::zeromq(
+                "network simulator",
+                extra.expect("network-sim endpoint"),
+                TIMEOUT,
+                TIMEOUT,
+            )
+            .await
+            .unwrap();
+            zmq::serve(
+                endpoint,
+                &mut NetworkCoordinator::new(sim, schedule(windows), TIMEOUT),
+                idle,
+            )
+            .await
         }
         "echo" => zmq::serve(endpoint, &mut Echo, idle).await,
         r => panic!("unknown role {r}"),
@@ -129,11 +163,18 @@ impl Drop for Children {
 }
 
 fn spawn(args: &[&str]) -> Child {
-    Command::new(std::env::current_exe().unwrap()).args(args).stdin(Stdio::null()).spawn().expect("spawn child")
+    Command::new(std::env::current_exe().unwrap())
+        .args(args)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn child")
 }
 
 fn port(base: u16) -> String {
-    format!("tcp://127.0.0.1:{}", base + (std::process::id() % 1000) as u16)
+    format!(
+        "tcp://127.0.0.1:{}",
+        base + (std::process::id() % 1000) as u16
+    )
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -143,19 +184,37 @@ async fn main() {
         let windows = args[4].parse().unwrap();
         return serve(&args[2], &args[3], windows, args.get(5).map(String::as_str)).await;
     }
-    let in_process_windows: u32 = std::env::var("WINDOWS").ok().and_then(|w| w.parse().ok()).unwrap_or(200_000);
+    let in_process_windows: u32 = std::env::var("WINDOWS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(200_000);
     let zmq_windows = (in_process_windows / 10).max(1000);
 
     // 1. In-process.
-    let physics = Link::local("idle physics", Box::new(IdlePhysics::new(in_process_windows)));
-    let net_sim = Link::local("network simulator", Box::new(PassthroughNetwork::new(in_process_windows)));
-    let network = Link::local("network coordinator", Box::new(NetworkCoordinator::new(net_sim, schedule(in_process_windows), TIMEOUT)));
+    let physics = Link::local(
+        "idle physics",
+        Box::new(IdlePhysics::new(in_process_windows)),
+    );
+    let net_sim = Link::local(
+        "network simulator",
+        Box::new(PassthroughNetwork::new(in_process_windows)),
+    );
+    let network = Link::local(
+        "network coordinator",
+        Box::new(NetworkCoordinator::new(
+            net_sim,
+            schedule(in_process_windows),
+            TIMEOUT,
+        )),
+    );
     let in_process = coordinator(physics, network, in_process_windows).await;
 
     // 3. Baseline: bare REQ/REP round trips to an echo process.
     let echo_ep = port(40000);
     let _echo = Children(vec![spawn(&["serve", "echo", &echo_ep, "0"])]);
-    let mut client = zmq::Client::connect_within(&echo_ep, TIMEOUT).await.unwrap();
+    let mut client = zmq::Client::connect_within(&echo_ep, TIMEOUT)
+        .await
+        .unwrap();
     let payload = vec![0u8; 64];
     for _ in 0..1000 {
         client.request(payload.clone()).await.unwrap();
@@ -169,10 +228,24 @@ async fn main() {
     // 2a. ZeroMQ: coordinators together, simulators in their own processes.
     let (p_ep, s_ep) = (port(44000), port(45000));
     let w = zmq_windows.to_string();
-    let sims = Children(vec![spawn(&["serve", "physics", &p_ep, &w]), spawn(&["serve", "network-sim", &s_ep, &w])]);
-    let physics = Link::zeromq("physics simulator", &p_ep, TIMEOUT, TIMEOUT).await.unwrap();
-    let net_sim = Link::zeromq("network simulator", &s_ep, TIMEOUT, TIMEOUT).await.unwrap();
-    let network = Link::local("network coordinator", Box::new(NetworkCoordinator::new(net_sim, schedule(zmq_windows), TIMEOUT)));
+    let sims = Children(vec![
+        spawn(&["serve", "physics", &p_ep, &w]),
+        spawn(&["serve", "network-sim", &s_ep, &w]),
+    ]);
+    let physics = Link::zeromq("physics simulator", &p_ep, TIMEOUT, TIMEOUT)
+        .await
+        .unwrap();
+    let net_sim = Link::zeromq("network simulator", &s_ep, TIMEOUT, TIMEOUT)
+        .await
+        .unwrap();
+    let network = Link::local(
+        "network coordinator",
+        Box::new(NetworkCoordinator::new(
+            net_sim,
+            schedule(zmq_windows),
+            TIMEOUT,
+        )),
+    );
     let sims_apart = coordinator(physics, network, zmq_windows).await;
     drop(sims);
 
@@ -183,8 +256,12 @@ async fn main() {
         spawn(&["serve", "network-sim", &s_ep, &w]),
         spawn(&["serve", "network-coordinator", &c_ep, &w, &s_ep]),
     ]);
-    let physics = Link::zeromq("physics simulator", &p_ep, TIMEOUT, TIMEOUT).await.unwrap();
-    let network = Link::zeromq("network coordinator", &c_ep, TIMEOUT, TIMEOUT).await.unwrap();
+    let physics = Link::zeromq("physics simulator", &p_ep, TIMEOUT, TIMEOUT)
+        .await
+        .unwrap();
+    let network = Link::zeromq("network coordinator", &c_ep, TIMEOUT, TIMEOUT)
+        .await
+        .unwrap();
     let over_zmq = coordinator(physics, network, zmq_windows).await;
 
     println!("lockstep, {VEHICLES} vehicles, idle simulators, W = 10 ms");

@@ -22,8 +22,24 @@ use tokio::{
 };
 
 fn line(id: i32) -> String {
-    let nav = NavUpdate { modem_tcp_port: 62000 + id % 4, time: 1.7e9, lat: 71.2, lon: -142.4, depth: 20.0, speed: 1.5, heading: 90.0 };
-    netsim_line::emit("netsim.protobuf.NetSimManagerRequest", &NetSimManagerRequest { id, nav: vec![nav], stats: vec![] }.encode_to_vec())
+    let nav = NavUpdate {
+        modem_tcp_port: 62000 + id % 4,
+        time: 1.7e9,
+        lat: 71.2,
+        lon: -142.4,
+        depth: 20.0,
+        speed: 1.5,
+        heading: 90.0,
+    };
+    netsim_line::emit(
+        "netsim.protobuf.NetSimManagerRequest",
+        &NetSimManagerRequest {
+            id,
+            nav: vec![nav],
+            stats: vec![],
+        }
+        .encode_to_vec(),
+    )
 }
 
 fn response_id(l: &str) -> i32 {
@@ -33,7 +49,12 @@ fn response_id(l: &str) -> i32 {
     r.request_id
 }
 
-async fn connect(addr: std::net::SocketAddr) -> (BufReader<tokio::net::tcp::OwnedReadHalf>, tokio::net::tcp::OwnedWriteHalf) {
+async fn connect(
+    addr: std::net::SocketAddr,
+) -> (
+    BufReader<tokio::net::tcp::OwnedReadHalf>,
+    tokio::net::tcp::OwnedWriteHalf,
+) {
     let s = TcpStream::connect(addr).await.unwrap();
     s.set_nodelay(true).unwrap();
     let (r, w) = s.into_split();
@@ -46,10 +67,16 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let loaded = config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/netsim_manager.yaml"))).unwrap();
+    let loaded = config::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/netsim_manager.yaml"
+    )))
+    .unwrap();
     let rules = Rules::new(&loaded.scenario).unwrap();
     let inbox = NavInbox::default();
-    let server = netsim_manager::start("127.0.0.1:0".parse().unwrap(), rules, inbox.clone()).await.unwrap();
+    let server = netsim_manager::start("127.0.0.1:0".parse().unwrap(), rules, inbox.clone())
+        .await
+        .unwrap();
     let addr = server.local_addr;
 
     // 1a. Ping-pong.
@@ -99,7 +126,11 @@ async fn main() {
                 w.write_all(line(id).as_bytes()).await.unwrap();
                 buf.clear();
                 r.read_line(&mut buf).await.unwrap();
-                assert_eq!(response_id(&buf), id, "client {c}: lost or misordered response");
+                assert_eq!(
+                    response_id(&buf),
+                    id,
+                    "client {c}: lost or misordered response"
+                );
                 latencies.push(sent.elapsed().as_secs_f64() * 1e6);
             }
             latencies
@@ -115,7 +146,9 @@ async fn main() {
     use std::sync::atomic::Ordering::Relaxed;
     println!("NETSIM manager, loopback TCP, one NavUpdate per request");
     println!("  one connection, ping-pong        {ping_pong:>9.0} requests/s ({n} requests)");
-    println!("  one connection, pipelined        {pipelined:>9.0} requests/s ({n} requests, in order)");
+    println!(
+        "  one connection, pipelined        {pipelined:>9.0} requests/s ({n} requests, in order)"
+    );
     println!(
         "  {clients} clients x 10 Hz x {per_client}      {:>9.0} requests/s over {wall:.1} s; {} responses, 0 lost, 0 misordered; latency p50 {:.0} us, p99 {:.0} us, max {:.0} us",
         latencies.len() as f64 / wall,

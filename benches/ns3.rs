@@ -39,12 +39,18 @@ fn scenario(n: usize, windows: u32) -> LoadedScenario {
 fn channel(n: usize) -> Vec<u8> {
     let mut c = ChannelData::default();
     for i in 0..n {
-        c.node_list.extend([i as f64 * 40.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0]);
+        c.node_list
+            .extend([i as f64 * 40.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0]);
     }
     for a in 0..n as u32 {
         for b in a + 1..n as u32 {
             let (xa, xb) = (f64::from(a) * 40.0, f64::from(b) * 40.0);
-            c.path_details.push(PathDetails { ids: vec![a, b], los: true, num_hops: vec![2], hop_points: vec![xa, 0.0, 2.0, 0.0, xb, 0.0, 2.0, 0.0] });
+            c.path_details.push(PathDetails {
+                ids: vec![a, b],
+                los: true,
+                num_hops: vec![2],
+                hop_points: vec![xa, 0.0, 2.0, 0.0, xb, 0.0, 2.0, 0.0],
+            });
         }
     }
     c.encode_to_vec()
@@ -56,7 +62,11 @@ fn begins(n: usize, p: u32, windows: u32) -> Vec<Vec<u8>> {
     let mut id = 0u32;
     (0..windows)
         .map(|k| {
-            let mut b = NetworkUpdate { time_val: k, channel_data: channel.clone(), ..Default::default() };
+            let mut b = NetworkUpdate {
+                time_val: k,
+                channel_data: channel.clone(),
+                ..Default::default()
+            };
             if k > 0 {
                 for j in 0..p {
                     id += 1;
@@ -66,7 +76,8 @@ fn begins(n: usize, p: u32, windows: u32) -> Vec<Vec<u8>> {
                     b.src_ip.push(0x0a28_0001 + src as u32);
                     b.dst_ip.push(0x0a28_0001 + dst as u32);
                     b.pkt_lengths.push(200 + (id * 397) % 1200);
-                    b.pkt_time_ns.push(u64::from(k - 1) * W_NS + u64::from(j) * W_NS / u64::from(p));
+                    b.pkt_time_ns
+                        .push(u64::from(k - 1) * W_NS + u64::from(j) * W_NS / u64::from(p));
                     b.src_node.push(src as u32);
                     b.dst_node.push(dst as u32);
                     b.multicast.push(false);
@@ -82,7 +93,10 @@ async fn drive(link: &mut Link, begins: &[Vec<u8>]) -> (f64, f64) {
     let t0 = Instant::now();
     let mut ended = 0usize;
     for (k, b) in begins.iter().enumerate() {
-        let reply = link.exchange(k as u32, b.clone(), None).await.unwrap_or_else(|e| panic!("{e}"));
+        let reply = link
+            .exchange(k as u32, b.clone(), None)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let end = NetworkUpdate::decode(&reply[..]).unwrap();
         ended += end.clear_pkt_id.len() + end.drop_pkt_id.len();
     }
@@ -96,22 +110,45 @@ async fn main() {
         let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ns3/netsim-ns3");
         std::env::set_var("NETSIM_NS3", &built);
     }
-    let windows: u32 = std::env::var("WINDOWS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let windows: u32 = std::env::var("WINDOWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     println!("ns-3 adapter vs embedded network simulator, W = 1 ms, {windows} windows per row (same BEGINs to both)");
-    println!("{:>3} {:>5} | {:>12} {:>12} | {:>12} {:>12} | {:>9} {:>9}", "N", "P/win", "embedded w/s", "pkt/s", "ns-3 w/s", "pkt/s", "w/s ratio", "pkt ratio");
+    println!(
+        "{:>3} {:>5} | {:>12} {:>12} | {:>12} {:>12} | {:>9} {:>9}",
+        "N", "P/win", "embedded w/s", "pkt/s", "ns-3 w/s", "pkt/s", "w/s ratio", "pkt ratio"
+    );
     let dir = tempfile::tempdir().unwrap();
     for (n, p) in [(2, 0), (2, 2), (2, 10), (8, 0), (8, 10), (8, 40)] {
         let loaded = scenario(n, windows);
         let begins = begins(n, p, windows);
-        let mut embedded = Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(&loaded)));
+        let mut embedded = Link::local(
+            "embedded network simulator",
+            Box::new(NetworkSim::from_scenario(&loaded)),
+        );
         let (ew, ep) = drive(&mut embedded, &begins).await;
-        let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else { unreachable!() };
+        let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else {
+            unreachable!()
+        };
         let run_dir = dir.path().join(format!("n{n}p{p}"));
         std::fs::create_dir_all(&run_dir).unwrap();
-        let mut ns3 = netsim_cosim::io::ns3::start(&loaded, settings, Some(&run_dir)).await.unwrap_or_else(|e| panic!("{e:#}"));
+        let mut ns3 = netsim_cosim::io::ns3::start(&loaded, settings, Some(&run_dir))
+            .await
+            .unwrap_or_else(|e| panic!("{e:#}"));
         let (nw, np) = drive(&mut ns3, &begins).await;
         drop(ns3);
-        let ratio = |a: f64, b: f64| if b > 0.0 { format!("{:.3}", a / b) } else { "–".into() };
-        println!("{n:>3} {p:>5} | {ew:>12.0} {ep:>12.0} | {nw:>12.0} {np:>12.0} | {:>9} {:>9}", ratio(nw, ew), ratio(np, ep));
+        let ratio = |a: f64, b: f64| {
+            if b > 0.0 {
+                format!("{:.3}", a / b)
+            } else {
+                "–".into()
+            }
+        };
+        println!(
+            "{n:>3} {p:>5} | {ew:>12.0} {ep:>12.0} | {nw:>12.0} {np:>12.0} | {:>9} {:>9}",
+            ratio(nw, ew),
+            ratio(np, ep)
+        );
     }
 }

@@ -59,7 +59,10 @@ const LOSS: f64 = 2.0;
 /// CPU time of the calling thread, or None. (`clock_gettime`, which is exact to the moment of
 /// the call; `/proc/thread-self/schedstat` lags by up to a scheduler tick for a running thread.)
 fn thread_cpu() -> Option<Duration> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
@@ -69,9 +72,10 @@ fn thread_cpu() -> Option<Duration> {
 fn same(a: &PathInfo, b: &PathInfo) -> bool {
     a.los == b.los
         && a.hops.len() == b.hops.len()
-        && a.hops.iter().zip(&b.hops).all(|(x, y)| {
-            (x.point - y.point).norm() < 1e-6 && (x.loss_db - y.loss_db).abs() < 1e-6
-        })
+        && a.hops
+            .iter()
+            .zip(&b.hops)
+            .all(|(x, y)| (x.point - y.point).norm() < 1e-6 && (x.loss_db - y.loss_db).abs() < 1e-6)
 }
 
 fn stats(name: &str, v: &mut [Duration], cpu: Option<&[Duration]>) -> f64 {
@@ -81,7 +85,12 @@ fn stats(name: &str, v: &mut [Duration], cpu: Option<&[Duration]>) -> f64 {
     let pct = |p: f64| us(v[((v.len() - 1) as f64 * p).round() as usize]);
     let cpu = cpu
         .filter(|c| !c.is_empty())
-        .map(|c| format!("  cpu mean {:>9.1} µs", c.iter().map(|d| us(*d)).sum::<f64>() / c.len() as f64))
+        .map(|c| {
+            format!(
+                "  cpu mean {:>9.1} µs",
+                c.iter().map(|d| us(*d)).sum::<f64>() / c.len() as f64
+            )
+        })
         .unwrap_or_default();
     println!(
         "  {name:<32} windows {:>4}  mean {:>9.1} µs  p50 {:>9.1} µs  p99 {:>9.1} µs  max {:>9.1} µs{cpu}",
@@ -129,7 +138,9 @@ fn main() {
     println!(
         "vehicles {VEHICLES}, pairs {} per window, windows {WINDOWS}, threads {}",
         VEHICLES * (VEHICLES - 1) / 2,
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     );
     const REGIMES: [(&str, [f64; 2]); 2] = [("typical", [5.0, 60.0]), ("hard", [2.0, 10.0])];
     for (name, alt) in REGIMES {
@@ -145,7 +156,9 @@ fn main() {
 
 /// `trace` of every pair `i < j` of `pos`, one thread, in `trace_all`'s order.
 fn trace_each(terrain: &Terrain, pos: &[Point3<f64>]) -> Vec<PathInfo> {
-    (0..pos.len()).flat_map(|i| ((i + 1)..pos.len()).map(move |j| trace(terrain, &pos[i], &pos[j], LOSS))).collect()
+    (0..pos.len())
+        .flat_map(|i| ((i + 1)..pos.len()).map(move |j| trace(terrain, &pos[i], &pos[j], LOSS)))
+        .collect()
 }
 
 /// The vehicles: positions and velocities (m/s), from one seed.
@@ -167,7 +180,11 @@ impl Fleet {
             pos.push(Point3::new(x, y, floor + rng.random_range(alt[0]..alt[1])));
             let hdg: f64 = rng.random_range(0.0..std::f64::consts::TAU);
             let speed = rng.random_range(0.5..2.5);
-            vel.push([speed * hdg.sin(), speed * hdg.cos(), rng.random_range(-0.2..0.2)]);
+            vel.push([
+                speed * hdg.sin(),
+                speed * hdg.cos(),
+                rng.random_range(-0.2..0.2),
+            ]);
         }
         Fleet { pos, vel, alt }
     }
@@ -208,7 +225,11 @@ fn tracer_at(terrain: &Terrain, name: &str, alt: [f64; 2], window_s: f64) {
         let all = tracer.trace_all(terrain, &fleet.pos, LOSS);
         times.push(s.elapsed());
         if w % 10 == 0 {
-            differ += trace_each(terrain, &fleet.pos).iter().zip(all).filter(|(a, b)| !same(a, b)).count();
+            differ += trace_each(terrain, &fleet.pos)
+                .iter()
+                .zip(all)
+                .filter(|(a, b)| !same(a, b))
+                .count();
         }
         reused += tracer.reused();
     }
@@ -269,7 +290,11 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
             }
             naive.push(s.elapsed());
             naive_cpu.extend(c.zip(thread_cpu()).map(|(a, b)| b - a));
-            mismatch += all.iter().zip(&base).filter(|(a, b)| a.los != b.los).count();
+            mismatch += all
+                .iter()
+                .zip(&base)
+                .filter(|(a, b)| a.los != b.los)
+                .count();
             differ += all.iter().zip(&one).filter(|(a, b)| !same(a, b)).count();
             sink += one.len() as f64;
         }
@@ -283,16 +308,26 @@ fn regime(terrain: &Terrain, name: &str, alt: [f64; 2]) {
     );
     let first = coherent[0].as_secs_f64() * 1e6;
     let m_coherent = stats("Tracer::trace_all (all cores)", &mut coherent, None);
-    println!("  {:<32} {first:.1} µs (nothing remembered yet)", "  its first window");
+    println!(
+        "  {:<32} {first:.1} µs (nothing remembered yet)",
+        "  its first window"
+    );
     let m_fast = stats("trace_all (all cores)", &mut fast, None);
     let m_los = stats("line_of_sight_all (all cores)", &mut los_only, None);
     let m_fast1 = stats("trace (1 thread)", &mut fast1, Some(&fast1_cpu));
-    let m_naive = stats("baseline: parry only, 1 thread", &mut naive, Some(&naive_cpu));
+    let m_naive = stats(
+        "baseline: parry only, 1 thread",
+        &mut naive,
+        Some(&naive_cpu),
+    );
     let cpu_ratio = if fast1_cpu.is_empty() {
         String::new()
     } else {
         let sum = |v: &[Duration]| v.iter().map(|d| d.as_secs_f64()).sum::<f64>();
-        format!(", {:.1}x (1 thread, cpu time)", sum(&naive_cpu) / sum(&fast1_cpu))
+        format!(
+            ", {:.1}x (1 thread, cpu time)",
+            sum(&naive_cpu) / sum(&fast1_cpu)
+        )
     };
     println!(
         "  speed-up vs baseline: {:.1}x (Tracer, all cores), {:.1}x (trace_all, all cores), {:.1}x (1 thread){cpu_ratio}; Tracer vs trace_all {:.2}x",

@@ -45,7 +45,10 @@ const VEHICLES: usize = 64;
 const RIDGES_Y: [f64; 3] = [-250.0, 0.0, 250.0];
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn scenario(dir: &Path, sim_seconds: f64) -> PathBuf {
@@ -56,16 +59,26 @@ fn scenario(dir: &Path, sim_seconds: f64) -> PathBuf {
          cell_size_m: 1\n    base_height_m: -200\n    relief_m: 10\n    ridges:\n"
     );
     for r in RIDGES_Y {
-        y += &format!("      - {{from: [-450, {r}], to: [450, {r}], crest_height_m: -100, width_m: 40}}\n");
+        y += &format!(
+            "      - {{from: [-450, {r}], to: [450, {r}], crest_height_m: -100, width_m: 40}}\n"
+        );
     }
     y += "vehicles:\n";
     // Bands between and beside the ridges, clear of their 40 m bases.
-    let bands = [(-480.0, -280.0), (-220.0, -30.0), (30.0, 220.0), (280.0, 480.0)];
+    let bands = [
+        (-480.0, -280.0),
+        (-220.0, -30.0),
+        (30.0, 220.0),
+        (280.0, 480.0),
+    ];
     for i in 0..VEHICLES {
         let (lo, hi) = bands[i % bands.len()];
         let vy: f64 = rng.random_range(lo..hi);
         let z: f64 = rng.random_range(-170.0..-150.0);
-        let (x0, x1): (f64, f64) = (rng.random_range(-490.0..-100.0), rng.random_range(100.0..490.0));
+        let (x0, x1): (f64, f64) = (
+            rng.random_range(-490.0..-100.0),
+            rng.random_range(100.0..490.0),
+        );
         let speed: f64 = rng.random_range(0.5..2.5);
         let start_x: f64 = rng.random_range(x0..x1);
         y += &format!(
@@ -93,7 +106,10 @@ fn process_cpu() -> Duration {
 
 /// CPU time of the calling thread.
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime");
@@ -111,7 +127,8 @@ impl TimedRecorder {
     fn timed<T>(&self, f: impl FnOnce() -> T) -> T {
         let t0 = thread_cpu();
         let r = f();
-        self.spent.fetch_add((thread_cpu() - t0).as_nanos() as u64, Ordering::Relaxed);
+        self.spent
+            .fetch_add((thread_cpu() - t0).as_nanos() as u64, Ordering::Relaxed);
         r
     }
 }
@@ -122,7 +139,8 @@ impl WindowObserver for TimedRecorder {
         if let Some(r) = &mut self.recorder {
             r.window(view.window, view.start_ns, &view.channel, view.network_end)?;
         }
-        self.spent.fetch_add((thread_cpu() - t0).as_nanos() as u64, Ordering::Relaxed);
+        self.spent
+            .fetch_add((thread_cpu() - t0).as_nanos() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -162,22 +180,40 @@ struct Figures {
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir).map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()).unwrap_or(0)
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
-fn run(rt: &tokio::runtime::Runtime, loaded: &config::LoadedScenario, variant: Variant, work: &Path) -> Figures {
+fn run(
+    rt: &tokio::runtime::Runtime,
+    loaded: &config::LoadedScenario,
+    variant: Variant,
+    work: &Path,
+) -> Figures {
     let mut loaded = loaded.clone();
     loaded.scenario.record.timeline_jsonl = variant == Variant::RecordAndTimeline;
     let out = work.join("out");
     let _ = std::fs::remove_dir_all(&out);
-    let out_dir = matches!(variant, Variant::Record | Variant::RecordAndTimeline).then(|| out.clone());
+    let out_dir =
+        matches!(variant, Variant::Record | Variant::RecordAndTimeline).then(|| out.clone());
     let spent = Arc::new(AtomicU64::new(0));
     let (wall, cpu, report) = rt.block_on(async {
-        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, out_dir).await.unwrap();
+        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, out_dir)
+            .await
+            .unwrap();
         c.progress_every = None;
         if variant == Variant::Observed {
             let recorder = Some(Recorder::for_scenario(&out, &loaded).unwrap());
-            c.observers.push(Box::new(TimedRecorder { recorder, spent: spent.clone() }));
+            c.observers.push(Box::new(TimedRecorder {
+                recorder,
+                spent: spent.clone(),
+            }));
         }
         let (t0, c0) = (Instant::now(), process_cpu());
         let report = c.run(std::future::pending()).await.unwrap();
@@ -186,7 +222,13 @@ fn run(rt: &tokio::runtime::Runtime, loaded: &config::LoadedScenario, variant: V
     let bytes = dir_bytes(&out);
     let _ = std::fs::remove_dir_all(&out);
     let recording = spent.load(Ordering::Relaxed) as f64 / 1e9;
-    Figures { wall: wall.as_secs_f64(), cpu: cpu.as_secs_f64(), bytes, windows: report.windows, recording }
+    Figures {
+        wall: wall.as_secs_f64(),
+        cpu: cpu.as_secs_f64(),
+        bytes,
+        windows: report.windows,
+        recording,
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -200,7 +242,11 @@ fn main() {
     let work = tempfile::tempdir().unwrap();
     let path = scenario(work.path(), sim_seconds);
     let loaded = config::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     println!("{VEHICLES} vehicles ({} pairs), W = 1 ms, {sim_seconds} s simulated, physics only, real_time_factor 0; median of {rounds}", VEHICLES * (VEHICLES - 1) / 2);
     // Warm-up: terrain pages, thread pools, allocator.
     let mut warm = loaded.clone();
@@ -208,7 +254,12 @@ fn main() {
     warm.set_window_ms(1.0);
     run(&rt, &warm, Variant::Baseline, work.path());
 
-    let variants = [Variant::Baseline, Variant::Record, Variant::RecordAndTimeline, Variant::Observed];
+    let variants = [
+        Variant::Baseline,
+        Variant::Record,
+        Variant::RecordAndTimeline,
+        Variant::Observed,
+    ];
     let mut figures: Vec<Vec<Figures>> = variants.iter().map(|_| Vec::new()).collect();
     for _ in 0..rounds {
         for (i, &v) in variants.iter().enumerate() {
@@ -218,16 +269,26 @@ fn main() {
     let base_cpu = median(figures[0].iter().map(|f| f.cpu).collect());
     for (i, &v) in variants.iter().enumerate() {
         let f = &figures[i];
-        let (wall, cpu) = (median(f.iter().map(|f| f.wall).collect()), median(f.iter().map(|f| f.cpu).collect()));
+        let (wall, cpu) = (
+            median(f.iter().map(|f| f.wall).collect()),
+            median(f.iter().map(|f| f.cpu).collect()),
+        );
         let sim = f[0].windows as f64 * 1e-3;
         let bytes = median(f.iter().map(|f| f.bytes as f64).collect()) / sim;
         let share = match v {
             Variant::Baseline => String::new(),
             Variant::Observed => {
                 let rec = median(f.iter().map(|f| f.recording / f.cpu).collect());
-                format!("  recording {:5.3} s CPU = {:4.1} % of the run", median(f.iter().map(|f| f.recording).collect()), 100.0 * rec)
+                format!(
+                    "  recording {:5.3} s CPU = {:4.1} % of the run",
+                    median(f.iter().map(|f| f.recording).collect()),
+                    100.0 * rec
+                )
             }
-            _ => format!("  record's CPU share {:5.1} %", 100.0 * (cpu - base_cpu) / cpu),
+            _ => format!(
+                "  record's CPU share {:5.1} %",
+                100.0 * (cpu - base_cpu) / cpu
+            ),
         };
         println!(
             "  {:<30} wall {wall:6.2} s  CPU {cpu:6.2} s  ({:4.2}x real time)  {:>9} per simulated s{share}",
@@ -241,7 +302,11 @@ fn main() {
     let measured = median(figures[3].iter().map(|f| f.recording / f.cpu).collect());
     println!(
         "target: the record's CPU share ≤ 10 %: {} ({:.1} % by difference, {:.1} % timed)",
-        if share.max(measured) <= 0.10 { "met" } else { "NOT met" },
+        if share.max(measured) <= 0.10 {
+            "met"
+        } else {
+            "NOT met"
+        },
         100.0 * share,
         100.0 * measured
     );

@@ -10,7 +10,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn sh(args: &[&str]) -> String {
-    let o = Command::new(args[0]).args(&args[1..]).output().expect("run");
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .expect("run");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -34,23 +37,62 @@ struct Figures {
 
 /// Measures between namespace `a` and `b_ip` (in namespace `b`).
 fn measure(a: &str, b: &str, b_ip: &str, secs: u32) -> Figures {
-    let mut server = Command::new("ip").args(["netns", "exec", b, "iperf3", "-s", "-B", b_ip]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", b, "iperf3", "-s", "-B", b_ip])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let t = secs.to_string();
-    let tcp: serde_json::Value = serde_json::from_str(&run(in_ns(a, &["iperf3", "-c", b_ip, "-t", &t, "-J"]))).unwrap_or_default();
-    let tcp_bps = tcp["end"]["sum_received"]["bits_per_second"].as_f64().unwrap_or(0.0);
+    let tcp: serde_json::Value =
+        serde_json::from_str(&run(in_ns(a, &["iperf3", "-c", b_ip, "-t", &t, "-J"])))
+            .unwrap_or_default();
+    let tcp_bps = tcp["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap_or(0.0);
     // 64-byte IPv4 packets: 20 IP + 8 UDP + 36 payload.
-    let udp: serde_json::Value = serde_json::from_str(&run(in_ns(a, &["iperf3", "-c", b_ip, "-u", "-b", "0", "-l", "36", "-t", &t, "-J"]))).unwrap_or_default();
+    let udp: serde_json::Value = serde_json::from_str(&run(in_ns(
+        a,
+        &[
+            "iperf3", "-c", b_ip, "-u", "-b", "0", "-l", "36", "-t", &t, "-J",
+        ],
+    )))
+    .unwrap_or_default();
     let sum = &udp["end"]["sum"];
-    let received = sum["packets"].as_f64().unwrap_or(0.0) - sum["lost_packets"].as_f64().unwrap_or(0.0);
+    let received =
+        sum["packets"].as_f64().unwrap_or(0.0) - sum["lost_packets"].as_f64().unwrap_or(0.0);
     let pps_64 = received / sum["seconds"].as_f64().unwrap_or(1.0).max(1e-9);
     let _ = server.kill();
     let _ = server.wait();
-    let out = run(in_ns(a, &["ping", "-c", "300", "-i", "0.0033", "-W", "1", b_ip]));
-    let mut rtts: Vec<f64> = out.lines().filter_map(|l| l.split("time=").nth(1)?.split(' ').next()?.parse::<f64>().ok()).collect();
+    let out = run(in_ns(
+        a,
+        &["ping", "-c", "300", "-i", "0.0033", "-W", "1", b_ip],
+    ));
+    let mut rtts: Vec<f64> = out
+        .lines()
+        .filter_map(|l| {
+            l.split("time=")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .collect();
     rtts.sort_by(|x, y| x.total_cmp(y));
-    let pct = |p: f64| rtts.get(((rtts.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(f64::NAN) * 1000.0;
-    Figures { tcp_bps, rtt_p50_us: pct(0.5), rtt_p99_us: pct(0.99), pps_64 }
+    let pct = |p: f64| {
+        rtts.get(((rtts.len() as f64 - 1.0) * p) as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+            * 1000.0
+    };
+    Figures {
+        tcp_bps,
+        rtt_p50_us: pct(0.5),
+        rtt_p99_us: pct(0.99),
+        pps_64,
+    }
 }
 
 fn veth_baseline(secs: u32) -> Figures {
@@ -60,9 +102,30 @@ fn veth_baseline(secs: u32) -> Figures {
         sh(&["ip", "netns", "add", ns]);
         sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
     }
-    sh(&["ip", "link", "add", "ncbv0", "netns", a, "type", "veth", "peer", "name", "ncbv1", "netns", b]);
-    sh(&["ip", "-n", a, "addr", "add", "10.250.0.1/24", "dev", "ncbv0"]);
-    sh(&["ip", "-n", b, "addr", "add", "10.250.0.2/24", "dev", "ncbv1"]);
+    sh(&[
+        "ip", "link", "add", "ncbv0", "netns", a, "type", "veth", "peer", "name", "ncbv1", "netns",
+        b,
+    ]);
+    sh(&[
+        "ip",
+        "-n",
+        a,
+        "addr",
+        "add",
+        "10.250.0.1/24",
+        "dev",
+        "ncbv0",
+    ]);
+    sh(&[
+        "ip",
+        "-n",
+        b,
+        "addr",
+        "add",
+        "10.250.0.2/24",
+        "dev",
+        "ncbv1",
+    ]);
     sh(&["ip", "-n", a, "link", "set", "ncbv0", "up"]);
     sh(&["ip", "-n", b, "link", "set", "ncbv1", "up"]);
     let f = measure(a, b, "10.250.0.2", secs);
@@ -86,7 +149,11 @@ fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32) -> Figures 
     let path = dir.join("bench.yaml");
     std::fs::write(&path, y).unwrap();
     let loaded = config::load(&path).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, None).await.unwrap();
         c.progress_every = None;
@@ -120,15 +187,27 @@ fn main() {
         eprintln!("bench tun: needs root (namespaces, TUN devices)");
         return;
     }
-    let secs: u32 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
-    let window_ms: f64 = std::env::var("BENCH_WINDOW_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let secs: u32 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let window_ms: f64 = std::env::var("BENCH_WINDOW_MS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
     let dir = tempfile::tempdir().unwrap();
     println!("live traffic, {secs} s per measurement, W = {window_ms} ms, real_time_factor 1");
     let veth = veth_baseline(secs);
     print("kernel veth pair", &veth);
     for offload in [false, true] {
         let f = coordinator(dir.path(), window_ms, offload, secs);
-        print(&format!("coordinator (TUN, offload {})", if offload { "on" } else { "off" }), &f);
+        print(
+            &format!(
+                "coordinator (TUN, offload {})",
+                if offload { "on" } else { "off" }
+            ),
+            &f,
+        );
         println!(
             "    ratio to veth: TCP {:.3}, packets/s {:.3}; added one-way latency p50 ≈ {:.0} µs (RTT/2 minus veth's; target ≤ W + 100 µs = {:.0} µs)",
             f.tcp_bps / veth.tcp_bps.max(1.0),

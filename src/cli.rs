@@ -18,8 +18,13 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// pacing and packet releases wake on time (see [`crate::io::timer`]).
 pub fn init_logging() {
     crate::io::timer::init();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| LogWriter).with_target(false).init();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(|| LogWriter)
+        .with_target(false)
+        .init();
 }
 
 /// The progress bar on screen, if any: log lines are written around it.
@@ -57,23 +62,37 @@ impl ProgressBarObserver {
         }
         let window_s = schedule.window_s();
         let total_s = schedule.duration_ns() as f64 / 1e9;
-        let style = indicatif::ProgressStyle::with_template("sim {sim}/{total} s [{wide_bar:.cyan/blue}] {percent:>3}%  {speed}  ETA {eta}")
-            .expect("a valid progress template")
-            .with_key("sim", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+        let style = indicatif::ProgressStyle::with_template(
+            "sim {sim}/{total} s [{wide_bar:.cyan/blue}] {percent:>3}%  {speed}  ETA {eta}",
+        )
+        .expect("a valid progress template")
+        .with_key(
+            "sim",
+            move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                 let _ = write!(w, "{:.1}", s.pos() as f64 * window_s);
-            })
-            .with_key("total", move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            },
+        )
+        .with_key(
+            "total",
+            move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                 let _ = write!(w, "{total_s:.1}");
-            })
-            .with_key("speed", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            },
+        )
+        .with_key(
+            "speed",
+            move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                 let wall = s.elapsed().as_secs_f64();
                 if wall > 0.0 {
                     let _ = write!(w, "{:.2}× real time", s.pos() as f64 * window_s / wall);
                 }
-            })
-            .progress_chars("=> ");
-        let bar = indicatif::ProgressBar::with_draw_target(Some(u64::from(schedule.windows)), indicatif::ProgressDrawTarget::stderr())
-            .with_style(style);
+            },
+        )
+        .progress_chars("=> ");
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(u64::from(schedule.windows)),
+            indicatif::ProgressDrawTarget::stderr(),
+        )
+        .with_style(style);
         if let Ok(mut p) = PROGRESS.lock() {
             *p = Some(bar.clone());
         }
@@ -157,14 +176,21 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
         Err(e) => {
             // No record to read: the tables from the run's summary alone.
             tracing::warn!("report not written: {e}");
-            let analysis = report::series::Analysis::of(&Default::default(), Some(serde_json::to_value(report)?));
+            let analysis = report::series::Analysis::of(
+                &Default::default(),
+                Some(serde_json::to_value(report)?),
+            );
             print!("{}", report::table::terminal(&analysis));
         }
     }
     for (what, path) in files {
         println!("{what}: {}", path.display());
     }
-    Ok(if report.interrupted { EXIT_INTERRUPTED } else { 0 })
+    Ok(if report.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        0
+    })
 }
 
 fn print_report(r: &report::ReportFiles) {
@@ -184,28 +210,67 @@ pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
 
 /// `cosim compare LABEL=RUN... --link SRC:DST [--phase NAME=FROM-TO]...`: one link of several
 /// runs side by side, per phase, printed as a Markdown table.
-pub fn compare(runs: &[String], link: &str, mut phases: Vec<report::compare::Phase>) -> anyhow::Result<i32> {
+pub fn compare(
+    runs: &[String],
+    link: &str,
+    mut phases: Vec<report::compare::Phase>,
+) -> anyhow::Result<i32> {
     use crate::output::record::Record;
-    let (src, dst) = link.split_once(':').filter(|(a, b)| !a.is_empty() && !b.is_empty()).ok_or_else(|| anyhow::anyhow!("--link {link:?}: expected SRC:DST"))?;
+    let (src, dst) = link
+        .split_once(':')
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .ok_or_else(|| anyhow::anyhow!("--link {link:?}: expected SRC:DST"))?;
     let mut columns = Vec::new();
     for run in runs {
         let (label, dir) = match run.split_once('=') {
             Some((label, dir)) => (label.to_owned(), Path::new(dir).to_path_buf()),
-            None => (Path::new(run).file_name().map_or(run.clone(), |n| n.to_string_lossy().into_owned()), Path::new(run).to_path_buf()),
+            None => (
+                Path::new(run)
+                    .file_name()
+                    .map_or(run.clone(), |n| n.to_string_lossy().into_owned()),
+                Path::new(run).to_path_buf(),
+            ),
         };
         let record = Record::read(&dir)?;
-        if !record.packets.iter().any(|p| p.src == src && p.dst.as_deref() == Some(dst)) {
-            anyhow::bail!("{}: no packet from {src} to {dst} in the record", dir.display());
+        if !record
+            .packets
+            .iter()
+            .any(|p| p.src == src && p.dst.as_deref() == Some(dst))
+        {
+            anyhow::bail!(
+                "{}: no packet from {src} to {dst} in the record",
+                dir.display()
+            );
         }
         columns.push((label, record));
     }
     if phases.is_empty() {
-        let end = columns.iter().flat_map(|(_, r)| r.packets.iter().map(|p| p.end_s)).fold(0.0_f64, f64::max);
-        phases.push(report::compare::Phase { name: "run".into(), from_s: 0.0, to_s: end.max(1e-9) });
+        let end = columns
+            .iter()
+            .flat_map(|(_, r)| r.packets.iter().map(|p| p.end_s))
+            .fold(0.0_f64, f64::max);
+        phases.push(report::compare::Phase {
+            name: "run".into(),
+            from_s: 0.0,
+            to_s: end.max(1e-9),
+        });
     }
-    let runs: Vec<_> =
-        columns.iter().map(|(label, r)| (label.clone(), phases.iter().map(|p| report::compare::figures(&r.packets, src, dst, p)).collect())).collect();
-    println!("{src} → {dst}\n\n{}", report::compare::table(&runs, &phases));
+    let runs: Vec<_> = columns
+        .iter()
+        .map(|(label, r)| {
+            (
+                label.clone(),
+                phases
+                    .iter()
+                    .map(|p| report::compare::figures(&r.packets, src, dst, p))
+                    .collect(),
+            )
+        })
+        .collect();
+    println!(
+        "{src} → {dst}\n\n{}",
+        report::compare::table(&runs, &phases)
+    );
     Ok(0)
 }
 
@@ -217,15 +282,26 @@ fn print_ledger(n: &LedgerSummary) {
         n.delivered,
         n.dropped,
         n.in_flight,
-        if n.balanced { "balanced" } else { "NOT BALANCED" },
-        if drops.is_empty() { String::new() } else { format!("; drops: {}", drops.join(", ")) }
+        if n.balanced {
+            "balanced"
+        } else {
+            "NOT BALANCED"
+        },
+        if drops.is_empty() {
+            String::new()
+        } else {
+            format!("; drops: {}", drops.join(", "))
+        }
     );
 }
 
 /// Writes a standalone network coordinator's ledger to `network_summary.json` and prints it.
 pub fn report_network(n: &LedgerSummary, out_dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(out_dir)?;
-    std::fs::write(out_dir.join("network_summary.json"), serde_json::to_vec_pretty(n)?)?;
+    std::fs::write(
+        out_dir.join("network_summary.json"),
+        serde_json::to_vec_pretty(n)?,
+    )?;
     print_ledger(n);
     Ok(())
 }
@@ -257,19 +333,32 @@ pub struct Peers {
 /// The node parameters: read from `--ros-args` by the ROS node `node_name` when built with the
 /// `ros` feature (the node is returned for the run to publish with), none otherwise.
 #[cfg(feature = "ros")]
-pub fn node(node_name: &str) -> anyhow::Result<(crate::ros::params::RunParams, Option<crate::ros::node::RosNode>)> {
+pub fn node(
+    node_name: &str,
+) -> anyhow::Result<(
+    crate::ros::params::RunParams,
+    Option<crate::ros::node::RosNode>,
+)> {
     let n = crate::ros::node::start(node_name)?;
     Ok((n.params.clone(), Some(n)))
 }
 
 #[cfg(not(feature = "ros"))]
-pub fn node(_node_name: &str) -> anyhow::Result<(crate::ros::params::RunParams, Option<std::convert::Infallible>)> {
+pub fn node(
+    _node_name: &str,
+) -> anyhow::Result<(
+    crate::ros::params::RunParams,
+    Option<std::convert::Infallible>,
+)> {
     Ok((Default::default(), None))
 }
 
 /// Loads the scenario named on the command line or by the `scenario` parameter and applies
 /// the parameters that override it (`window_ms`, `real_time_factor`).
-pub fn load_with(params: &crate::ros::params::RunParams, scenario: Option<PathBuf>) -> anyhow::Result<LoadedScenario> {
+pub fn load_with(
+    params: &crate::ros::params::RunParams,
+    scenario: Option<PathBuf>,
+) -> anyhow::Result<LoadedScenario> {
     let mut loaded = load(&params.scenario(scenario)?)?;
     params.apply(&mut loaded)?;
     Ok(loaded)
@@ -325,9 +414,22 @@ pub async fn run_physics(
     )
     .await?;
     if let Some(pattern) = vehicle_netns {
-        anyhow::ensure!(cfg!(feature = "ros"), "--vehicle-netns needs a build with the `ros` feature");
-        let names: Vec<String> = loaded.scenario.vehicles.iter().map(|v| v.name.clone()).collect();
-        let bridges = crate::ros::bridge::VehicleBridges::spawn(&bridge_exe()?, &names, &pattern, params.bridge_wait_for_subscribers.unwrap_or(0))?;
+        anyhow::ensure!(
+            cfg!(feature = "ros"),
+            "--vehicle-netns needs a build with the `ros` feature"
+        );
+        let names: Vec<String> = loaded
+            .scenario
+            .vehicles
+            .iter()
+            .map(|v| v.name.clone())
+            .collect();
+        let bridges = crate::ros::bridge::VehicleBridges::spawn(
+            &bridge_exe()?,
+            &names,
+            &pattern,
+            params.bridge_wait_for_subscribers.unwrap_or(0),
+        )?;
         c.observers.push(Box::new(bridges));
     }
     #[cfg(feature = "ros")]
@@ -348,7 +450,11 @@ pub async fn run_physics(
 /// The `cosim` executable (which serves `cosim ros-vehicle-bridge`): this one, or its sibling.
 fn bridge_exe() -> anyhow::Result<PathBuf> {
     let me = std::env::current_exe()?;
-    Ok(if me.file_stem().is_some_and(|s| s == "cosim") { me } else { me.with_file_name("cosim") })
+    Ok(if me.file_stem().is_some_and(|s| s == "cosim") {
+        me
+    } else {
+        me.with_file_name("cosim")
+    })
 }
 
 /// Waits for a served peer (`cosim physics-sim`, `network_coordinator`, ...) to end: exit code

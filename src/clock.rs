@@ -78,7 +78,13 @@ pub struct Pacer {
 impl Pacer {
     /// A pacer for a run that starts at `started`.
     pub fn new(schedule: Schedule, real_time_factor: f64, started: Instant) -> Pacer {
-        Pacer { schedule, real_time_factor, anchor: started, anchor_ns: 0, slipped: Duration::ZERO }
+        Pacer {
+            schedule,
+            real_time_factor,
+            anchor: started,
+            anchor_ns: 0,
+            slipped: Duration::ZERO,
+        }
     }
 
     /// Whether windows are paced at all (`real_time_factor` > 0).
@@ -92,7 +98,8 @@ impl Pacer {
             return None;
         }
         let sim_since_anchor = self.schedule.start_ns(k) - self.anchor_ns;
-        let due = self.anchor + Duration::from_secs_f64(sim_since_anchor as f64 / 1e9 / self.real_time_factor);
+        let due = self.anchor
+            + Duration::from_secs_f64(sim_since_anchor as f64 / 1e9 / self.real_time_factor);
         if now > due {
             self.slipped += now - due;
             self.anchor = now;
@@ -123,7 +130,11 @@ pub struct WindowClock {
 
 impl WindowClock {
     pub fn new(schedule: Schedule, real_time_factor: f64) -> WindowClock {
-        WindowClock { schedule, real_time_factor, open: None }
+        WindowClock {
+            schedule,
+            real_time_factor,
+            open: None,
+        }
     }
 
     pub fn open(&mut self, k: u32, now: Instant) {
@@ -132,7 +143,9 @@ impl WindowClock {
 
     /// The sim time at wall instant `now`, clamped inside the open window (0 before window 0).
     pub fn sim_at(&self, now: Instant) -> SimNanos {
-        let Some((_, start, wall)) = self.open else { return 0 };
+        let Some((_, start, wall)) = self.open else {
+            return 0;
+        };
         let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
         let offset = (elapsed * 1e9).min((self.schedule.window_ns - 1) as f64) as u64;
         start + offset
@@ -142,7 +155,11 @@ impl WindowClock {
     pub fn wall_at(&self, k: u32, wall: Instant, t: SimNanos) -> Instant {
         let start = self.schedule.start_ns(k);
         let offset = t.saturating_sub(start).min(self.schedule.window_ns - 1);
-        let rtf = if self.real_time_factor > 0.0 { self.real_time_factor } else { f64::INFINITY };
+        let rtf = if self.real_time_factor > 0.0 {
+            self.real_time_factor
+        } else {
+            f64::INFINITY
+        };
         wall + Duration::from_secs_f64(offset as f64 / 1e9 / rtf)
     }
 }
@@ -153,16 +170,32 @@ mod tests {
 
     #[test]
     fn whole_windows_cover_the_duration_without_float_drift() {
-        assert_eq!(Schedule::new(10.0, 60.0), Schedule { window_ns: 10_000_000, windows: 6000 });
+        assert_eq!(
+            Schedule::new(10.0, 60.0),
+            Schedule {
+                window_ns: 10_000_000,
+                windows: 6000
+            }
+        );
         assert_eq!(Schedule::new(0.1, 0.3).windows, 3000);
-        assert_eq!(Schedule::new(7.0, 0.1).windows, 15, "a partial last window is run whole");
+        assert_eq!(
+            Schedule::new(7.0, 0.1).windows,
+            15,
+            "a partial last window is run whole"
+        );
         assert_eq!(Schedule::new(10.0, 60.0).start_ns(6000) as f64 / 1e9, 60.0);
         assert_eq!(Schedule::new(10.0, 60.0).last_ns(2), 29_999_999);
     }
 
     #[test]
     fn window_clock_maps_both_ways_and_clamps_into_the_window() {
-        let mut p = WindowClock::new(Schedule { window_ns: 10_000_000, windows: 100 }, 2.0);
+        let mut p = WindowClock::new(
+            Schedule {
+                window_ns: 10_000_000,
+                windows: 100,
+            },
+            2.0,
+        );
         let t0 = Instant::now();
         assert_eq!(p.sim_at(t0), 0);
         p.open(3, t0);
@@ -175,15 +208,24 @@ mod tests {
     #[test]
     fn pacer_opens_on_time_and_moves_the_schedule_with_a_late_window() {
         let t0 = Instant::now();
-        let s = Schedule { window_ns: 10_000_000, windows: 100 };
+        let s = Schedule {
+            window_ns: 10_000_000,
+            windows: 100,
+        };
         assert_eq!(Pacer::new(s, 0.0, t0).open(1, t0), None, "unpaced");
         let mut p = Pacer::new(s, 2.0, t0);
-        assert_eq!(p.open(1, t0), Some(Opening::At(t0 + Duration::from_millis(5))));
+        assert_eq!(
+            p.open(1, t0),
+            Some(Opening::At(t0 + Duration::from_millis(5)))
+        );
         // Window 2 is due at 10 ms; asked at 30 ms it opens late, 20 ms slipped.
         let late = t0 + Duration::from_millis(30);
         assert_eq!(p.open(2, late), Some(Opening::Late(late)));
         assert_eq!(p.slipped(), Duration::from_millis(20));
         // Window 3 is due 5 ms after the late opening, not at 15 ms.
-        assert_eq!(p.open(3, late), Some(Opening::At(late + Duration::from_millis(5))));
+        assert_eq!(
+            p.open(3, late),
+            Some(Opening::At(late + Duration::from_millis(5)))
+        );
     }
 }

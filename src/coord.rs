@@ -16,10 +16,11 @@
 //! connection itself by `startup_timeout_ms`, so a peer may take time to start); a peer that
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
+use crate::clock::{Opening, Pacer, Schedule};
 use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::{ModemBridges, ModemReport};
 use crate::io::netsim_manager::NavSource;
-use crate::io::live::LiveNetwork;
 use crate::io::programs::Programs;
 use crate::net::ledger::{CopyEnd, LedgerSummary};
 use crate::output::{schema::ProgramRecord, PairSummary, Recorder};
@@ -28,14 +29,13 @@ use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
     Link, LinkError, Reply, Service,
 };
-use crate::clock::{Opening, Pacer, Schedule};
 use crate::wire::channel::ChannelView;
-use crate::wire::update::NetworkView;
 use crate::wire::proto::{
     decode_checked,
     rosnetsim::{network_update, physics_update},
     ChannelData,
 };
+use crate::wire::update::NetworkView;
 use anyhow::Context;
 use prost::Message;
 use std::{
@@ -56,41 +56,93 @@ fn timeout(loaded: &LoadedScenario) -> Duration {
 /// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
 /// form, e.g. `tcp://host:5601`, `unix:/path` or `ns3`), else the scenario's choice. `ns3` keeps
 /// the scenario's own ns-3 settings when it has them.
-fn chosen(peer: &str, endpoint: Option<&str>, configured: &SimulatorEndpoint) -> anyhow::Result<SimulatorEndpoint> {
+fn chosen(
+    peer: &str,
+    endpoint: Option<&str>,
+    configured: &SimulatorEndpoint,
+) -> anyhow::Result<SimulatorEndpoint> {
     match endpoint {
         Some("ns3") if matches!(configured, SimulatorEndpoint::Ns3(_)) => Ok(configured.clone()),
-        Some(e) => e.parse().map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
+        Some(e) => e
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
         None => Ok(configured.clone()),
     }
 }
 
 /// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
-pub async fn physics_simulator(loaded: &LoadedScenario, endpoint: Option<&str>) -> anyhow::Result<Link> {
-    let endpoint = chosen("physics simulator", endpoint, &loaded.scenario.simulators.physics)?;
-    anyhow::ensure!(!matches!(endpoint, SimulatorEndpoint::Ns3(_)), "physics simulator: ns-3 is a network simulator (--network-sim ns3)");
-    Ok(match Link::connect("physics simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await? {
-        Some(link) => link,
-        None => Link::local("embedded physics simulator", Box::new(PhysicsSim::from_scenario(loaded))),
-    })
+pub async fn physics_simulator(
+    loaded: &LoadedScenario,
+    endpoint: Option<&str>,
+) -> anyhow::Result<Link> {
+    let endpoint = chosen(
+        "physics simulator",
+        endpoint,
+        &loaded.scenario.simulators.physics,
+    )?;
+    anyhow::ensure!(
+        !matches!(endpoint, SimulatorEndpoint::Ns3(_)),
+        "physics simulator: ns-3 is a network simulator (--network-sim ns3)"
+    );
+    Ok(
+        match Link::connect(
+            "physics simulator",
+            &endpoint,
+            timeout(loaded),
+            startup_timeout(loaded),
+        )
+        .await?
+        {
+            Some(link) => link,
+            None => Link::local(
+                "embedded physics simulator",
+                Box::new(PhysicsSim::from_scenario(loaded)),
+            ),
+        },
+    )
 }
 
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice. An ns-3
 /// adapter is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`])
 /// unless the settings name the `endpoint` of one already running.
-pub async fn network_simulator(loaded: &LoadedScenario, endpoint: Option<&str>, out_dir: Option<&Path>) -> anyhow::Result<Link> {
-    let endpoint = chosen("network simulator", endpoint, &loaded.scenario.simulators.network)?;
+pub async fn network_simulator(
+    loaded: &LoadedScenario,
+    endpoint: Option<&str>,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<Link> {
+    let endpoint = chosen(
+        "network simulator",
+        endpoint,
+        &loaded.scenario.simulators.network,
+    )?;
     if let SimulatorEndpoint::Ns3(settings) = &endpoint {
         let Some(remote) = &settings.endpoint else {
             return crate::io::ns3::start(loaded, settings, out_dir).await;
         };
         // Started by someone else, maybe on another host: say how it should have been.
         let args = crate::model::ns3::adapter_args(loaded, settings)?;
-        tracing::info!("the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}", crate::io::ns3::PROGRAM, args.join(" "));
+        tracing::info!(
+            "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
+            crate::io::ns3::PROGRAM,
+            args.join(" ")
+        );
     }
-    Ok(match Link::connect("network simulator", &endpoint, timeout(loaded), startup_timeout(loaded)).await? {
-        Some(link) => link,
-        None => Link::local("embedded network simulator", Box::new(NetworkSim::from_scenario(loaded))),
-    })
+    Ok(
+        match Link::connect(
+            "network simulator",
+            &endpoint,
+            timeout(loaded),
+            startup_timeout(loaded),
+        )
+        .await?
+        {
+            Some(link) => link,
+            None => Link::local(
+                "embedded network simulator",
+                Box::new(NetworkSim::from_scenario(loaded)),
+            ),
+        },
+    )
 }
 
 /// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
@@ -106,7 +158,12 @@ pub struct NetworkCoordinator {
 
 impl NetworkCoordinator {
     pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
-        NetworkCoordinator { sim, windows: WindowCounter::new(schedule.windows), startup, live: None }
+        NetworkCoordinator {
+            sim,
+            windows: WindowCounter::new(schedule.windows),
+            startup,
+            live: None,
+        }
     }
 
     /// Captures and releases live traffic through `live`.
@@ -120,15 +177,21 @@ impl NetworkCoordinator {
     }
 
     async fn window(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
-        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?.into_inner();
+        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
+            .into_inner();
         let k = begin.time_val;
         self.windows.begin(k)?;
         if let Some(live) = &self.live {
             live.begin(k, &mut begin);
         }
         let first = (k == 0).then_some(self.startup);
-        let reply = self.sim.exchange(k, begin.encode_to_vec(), first).await.map_err(|e| e.to_string())?;
-        let end = expect_network(&reply, network_update::MsgType::End, k).map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        let reply = self
+            .sim
+            .exchange(k, begin.encode_to_vec(), first)
+            .await
+            .map_err(|e| e.to_string())?;
+        let end = expect_network(&reply, network_update::MsgType::End, k)
+            .map_err(|e| self.sim.protocol_error(k, e).to_string())?;
         if let Some(live) = &self.live {
             live.end(k, &end);
         }
@@ -138,7 +201,11 @@ impl NetworkCoordinator {
 
 impl Service for NetworkCoordinator {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        Box::pin(async move { self.window(&request).await.map_err(crate::sync::TransportError::Failed) })
+        Box::pin(async move {
+            self.window(&request)
+                .await
+                .map_err(crate::sync::TransportError::Failed)
+        })
     }
 
     fn finished(&self) -> bool {
@@ -243,11 +310,20 @@ impl PhysicsCoordinator {
         let nav = NavSource::start(loaded).await?;
         let mut live = None;
         let network = match network_coordinator {
-            Some(ep) => Link::zeromq("network coordinator", ep, timeout(loaded), startup_timeout(loaded)).await?,
+            Some(ep) => {
+                Link::zeromq(
+                    "network coordinator",
+                    ep,
+                    timeout(loaded),
+                    startup_timeout(loaded),
+                )
+                .await?
+            }
             None => {
                 let sim = network_simulator(loaded, network_endpoint, out_dir.as_deref()).await?;
                 live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
-                let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded)).with_live(live.clone());
+                let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))
+                    .with_live(live.clone());
                 Link::local("network coordinator", Box::new(coordinator))
             }
         };
@@ -281,7 +357,10 @@ impl PhysicsCoordinator {
     /// Runs every window, or until `stop` resolves (then the window under way is abandoned, the
     /// run ends as after its last window and the report says `interrupted`). The record gets
     /// every completed window and ends with the report as `/summary`.
-    pub async fn run(mut self, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<RunReport> {
+    pub async fn run(
+        mut self,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> anyhow::Result<RunReport> {
         tokio::pin!(stop);
         let n = self.schedule.windows;
         let started = Instant::now();
@@ -292,7 +371,10 @@ impl PhysicsCoordinator {
         let mut copy_ends: Vec<CopyEnd> = Vec::new();
         let mut frames = Vec::new();
 
-        let mut pending = Some(Self::physics_exchange(&mut self.physics, self.nav.as_ref(), 0, Some(self.startup)).await?);
+        let mut pending = Some(
+            Self::physics_exchange(&mut self.physics, self.nav.as_ref(), 0, Some(self.startup))
+                .await?,
+        );
         // The wall instant the next window opens at: its due time on the paced schedule (the
         // timer wakes a little after it), else when it starts.
         let mut opens: Option<Instant> = None;
@@ -304,7 +386,9 @@ impl PhysicsCoordinator {
             if let Some(p) = &mut self.programs {
                 p.tick(self.schedule.start_ns(k));
             }
-            let channel_bytes = pending.take().expect("the physics END for this window is in hand");
+            let channel_bytes = pending
+                .take()
+                .expect("the physics END for this window is in hand");
             let channel: ChannelData = decode_checked(&channel_bytes)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
             let checked = ChannelView::check(&channel, self.vehicles)
@@ -324,19 +408,22 @@ impl PhysicsCoordinator {
             };
             let network_window = async {
                 let reply = network.exchange(k, network_request, first).await?;
-                expect_network(&reply, network_update::MsgType::End, k).map_err(|e| network.protocol_error(k, e))
+                expect_network(&reply, network_update::MsgType::End, k)
+                    .map_err(|e| network.protocol_error(k, e))
             };
             let (next, end) = tokio::select! {
                 r = async { tokio::join!(next_physics, network_window) } => r,
                 _ = &mut stop => { interrupted = true; break; }
             };
             let end = end?;
-            end.check_nodes(self.vehicles).map_err(|e| self.network.protocol_error(k, e))?;
+            end.check_nodes(self.vehicles)
+                .map_err(|e| self.network.protocol_error(k, e))?;
             pending = next?;
             done = k + 1;
             if let Some(r) = &mut self.recorder {
                 let writing = |r: &Recorder| format!("writing {}", r.path().display());
-                r.window(k, self.schedule.start_ns(k), &checked, &end).with_context(|| writing(r))?;
+                r.window(k, self.schedule.start_ns(k), &checked, &end)
+                    .with_context(|| writing(r))?;
                 if let Some(live) = &self.live {
                     live.drain_copy_ends(&mut copy_ends);
                     r.packets(&copy_ends).with_context(|| writing(r))?;
@@ -344,7 +431,8 @@ impl PhysicsCoordinator {
                 }
                 if let Some(m) = &mut self.modem_bridges {
                     if m.drain_frames(&mut frames) > 0 {
-                        r.modem_frames(&frames, m.modem_names()).with_context(|| writing(r))?;
+                        r.modem_frames(&frames, m.modem_names())
+                            .with_context(|| writing(r))?;
                         frames.clear();
                     }
                 }
@@ -362,7 +450,11 @@ impl PhysicsCoordinator {
                 }
             }
 
-            let opening = if pacer.paced() { pacer.open(k + 1, Instant::now()) } else { None };
+            let opening = if pacer.paced() {
+                pacer.open(k + 1, Instant::now())
+            } else {
+                None
+            };
             match opening {
                 None => {}
                 Some(Opening::Late(now)) => opens = Some(now),
@@ -412,10 +504,18 @@ impl PhysicsCoordinator {
             }
             None => None,
         };
-        let modem_names = self.modem_bridges.as_ref().map(|m| m.modem_names().to_vec()).unwrap_or_default();
-        let modems = self.modem_bridges.take().map(|a| a.finish(self.schedule.start_ns(done)));
+        let modem_names = self
+            .modem_bridges
+            .as_ref()
+            .map(|m| m.modem_names().to_vec())
+            .unwrap_or_default();
+        let modems = self
+            .modem_bridges
+            .take()
+            .map(|a| a.finish(self.schedule.start_ns(done)));
         if let (Some(r), Some(m)) = (&mut recorder, &modems) {
-            r.modem_frames(&m.entries[m.drained..], &modem_names).with_context(|| writing(r))?;
+            r.modem_frames(&m.entries[m.drained..], &modem_names)
+                .with_context(|| writing(r))?;
         }
         let pairs = recorder.as_ref().map(Recorder::pairs).unwrap_or_default();
         let mut report = RunReport {
@@ -437,7 +537,9 @@ impl PhysicsCoordinator {
         if let Some(r) = recorder {
             let path = r.path().to_path_buf();
             report.timeline = r.timeline_path();
-            let files = r.finish(&serde_json::to_value(&report)?).with_context(|| format!("writing {}", path.display()))?;
+            let files = r
+                .finish(&serde_json::to_value(&report)?)
+                .with_context(|| format!("writing {}", path.display()))?;
             report.record = Some(files.record);
         }
         Ok(report)
@@ -445,10 +547,18 @@ impl PhysicsCoordinator {
 
     /// BEGIN(k), with the nav fixes accepted since the last BEGIN, → END(k); returns the END's
     /// serialized ChannelData.
-    async fn physics_exchange(physics: &mut Link, nav: Option<&NavSource>, k: u32, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
+    async fn physics_exchange(
+        physics: &mut Link,
+        nav: Option<&NavSource>,
+        k: u32,
+        timeout: Option<Duration>,
+    ) -> Result<Vec<u8>, LinkError> {
         let fixes = nav.map(NavSource::take).unwrap_or_default();
-        let reply = physics.exchange(k, physics_begin(k, fixes), timeout).await?;
-        let end = expect_physics(&reply, physics_update::MsgType::End, k).map_err(|e| physics.protocol_error(k, e))?;
+        let reply = physics
+            .exchange(k, physics_begin(k, fixes), timeout)
+            .await?;
+        let end = expect_physics(&reply, physics_update::MsgType::End, k)
+            .map_err(|e| physics.protocol_error(k, e))?;
         Ok(end.channel_data)
     }
 }

@@ -32,27 +32,53 @@ fn venv_python() -> Option<PathBuf> {
     }
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test");
     let python = venv.join("bin/python");
-    let has_arlpy = |p: &Path| Command::new(p).args(["-c", "import arlpy.uwa"]).output().is_ok_and(|o| o.status.success());
+    let has_arlpy = |p: &Path| {
+        Command::new(p)
+            .args(["-c", "import arlpy.uwa"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     if python.exists() && has_arlpy(&python) {
         return Some(python);
     }
-    let st = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().expect("python3 is needed for the arlpy comparison");
+    let st = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .expect("python3 is needed for the arlpy comparison");
     assert!(st.success(), "python3 -m venv {} failed", venv.display());
-    let st = Command::new(venv.join("bin/pip")).args(["install", "-q", "arlpy"]).status().expect("pip in the test venv");
-    assert!(st.success(), "pip install arlpy failed (set NETSIM_SKIP_ARLPY=1 to skip offline)");
+    let st = Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "arlpy"])
+        .status()
+        .expect("pip in the test venv");
+    assert!(
+        st.success(),
+        "pip install arlpy failed (set NETSIM_SKIP_ARLPY=1 to skip offline)"
+    );
     assert!(has_arlpy(&python), "arlpy does not import after installing");
     Some(python)
 }
 
 /// Runs `script` (which prints one JSON value) with arlpy available.
 fn arlpy(python: &Path, script: &str) -> serde_json::Value {
-    let out = Command::new(python).args(["-c", script]).output().expect("run python");
-    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python)
+        .args(["-c", script])
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("python printed JSON")
 }
 
 fn floats(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -61,18 +87,32 @@ fn acoustics_agree_with_arlpy() {
         eprintln!("NETSIM_SKIP_ARLPY set: arlpy comparison skipped");
         return;
     };
-    let mut table = String::from("| quantity | inputs | ours | arlpy | difference |\n|---|---|---|---|---|\n");
+    let mut table =
+        String::from("| quantity | inputs | ours | arlpy | difference |\n|---|---|---|---|---|\n");
 
     // Sound speed (T °C, S ppt, D m).
-    let tsd = [(2.0, 35.0, 0.0), (10.0, 35.0, 20.0), (15.0, 33.0, 100.0), (25.0, 35.0, 1000.0), (4.0, 34.5, 4000.0), (28.0, 38.0, 10.0)];
+    let tsd = [
+        (2.0, 35.0, 0.0),
+        (10.0, 35.0, 20.0),
+        (15.0, 33.0, 100.0),
+        (25.0, 35.0, 1000.0),
+        (4.0, 34.5, 4000.0),
+        (28.0, 38.0, 10.0),
+    ];
     let script = format!(
         "import json, arlpy.uwa as u\nprint(json.dumps([u.soundspeed(t, s, d) for t, s, d in {:?}]))",
         tsd.iter().map(|&(t, s, d)| vec![t, s, d]).collect::<Vec<_>>()
     );
     for ((t, s, d), theirs) in tsd.iter().zip(floats(&arlpy(&py, &script))) {
         let ours = sound_speed_mackenzie(*t, *s, *d);
-        table += &format!("| sound speed (m/s) | T {t} °C, S {s}, D {d} m | {ours:.6} | {theirs:.6} | {:.1e} |\n", ours - theirs);
-        assert!((ours - theirs).abs() <= 1e-9, "c({t}, {s}, {d}): {ours} vs {theirs}");
+        table += &format!(
+            "| sound speed (m/s) | T {t} °C, S {s}, D {d} m | {ours:.6} | {theirs:.6} | {:.1e} |\n",
+            ours - theirs
+        );
+        assert!(
+            (ours - theirs).abs() <= 1e-9,
+            "c({t}, {s}, {d}): {ours} vs {theirs}"
+        );
     }
 
     // Francois–Garrison absorption (f kHz, T, S, D, pH) at 1 km, in dB/km.
@@ -92,11 +132,21 @@ fn acoustics_agree_with_arlpy() {
     for ((f, t, s, d, ph), theirs) in fg.iter().zip(floats(&arlpy(&py, &script))) {
         let ours = absorption_francois_garrison_db_per_km(*f, *t, *s, *d, *ph);
         table += &format!("| FG absorption (dB/km) | {f} kHz, T {t}, S {s}, D {d}, pH {ph} | {ours:.6} | {theirs:.6} | {:.1e} rel |\n", ours / theirs - 1.0);
-        assert!((ours / theirs - 1.0).abs() <= 1e-9, "FG {f} kHz: {ours} vs {theirs}");
+        assert!(
+            (ours / theirs - 1.0).abs() <= 1e-9,
+            "FG {f} kHz: {ours} vs {theirs}"
+        );
     }
 
     // Thorp against arlpy's Francois–Garrison.
-    let th = [(1.0, 4.0, 1000.0), (10.0, 4.0, 1000.0), (25.0, 4.0, 1000.0), (50.0, 4.0, 1000.0), (10.0, 15.0, 50.0), (25.0, 10.0, 20.0)];
+    let th = [
+        (1.0, 4.0, 1000.0),
+        (10.0, 4.0, 1000.0),
+        (25.0, 4.0, 1000.0),
+        (50.0, 4.0, 1000.0),
+        (10.0, 15.0, 50.0),
+        (25.0, 10.0, 20.0),
+    ];
     let script = format!(
         "import json, math, arlpy.uwa as u\nprint(json.dumps([-20*math.log10(u.absorption(f*1000, 1000, t, 35, d, 8.0)) for f, t, d in {:?}]))",
         th.iter().map(|&(f, t, d)| vec![f, t, d]).collect::<Vec<_>>()
@@ -105,32 +155,62 @@ fn acoustics_agree_with_arlpy() {
         let ours = absorption_thorp_db_per_km(*f);
         let ratio = ours / theirs;
         table += &format!("| Thorp vs FG (dB/km) | {f} kHz, T {t}, D {d} | {ours:.4} | {theirs:.4} | ×{ratio:.3} |\n");
-        assert!((0.8..=1.5).contains(&ratio), "Thorp/FG at {f} kHz, {t} °C: {ratio}");
+        assert!(
+            (0.8..=1.5).contains(&ratio),
+            "Thorp/FG at {f} kHz, {t} °C: {ratio}"
+        );
     }
 
     // Transmission loss, k = 1.5, at several ranges and frequencies (T 10 °C, S 35, D 20 m, pH 8).
-    let tl = [(25.0, 100.0), (25.0, 1000.0), (25.0, 5000.0), (10.0, 2000.0), (10.0, 10000.0), (50.0, 500.0)];
+    let tl = [
+        (25.0, 100.0),
+        (25.0, 1000.0),
+        (25.0, 5000.0),
+        (10.0, 2000.0),
+        (10.0, 10000.0),
+        (50.0, 500.0),
+    ];
     let script = format!(
         "import json, math, arlpy.uwa as u\nprint(json.dumps([15*math.log10(r) - 20*math.log10(u.absorption(f*1000, r, 10, 35, 20, 8.0)) for f, r in {:?}]))",
         tl.iter().map(|&(f, r)| vec![f, r]).collect::<Vec<_>>()
     );
     for ((f, r), theirs) in tl.iter().zip(floats(&arlpy(&py, &script))) {
-        let ours = transmission_loss_db(*r, 1.5, absorption_francois_garrison_db_per_km(*f, 10.0, 35.0, 20.0, 8.0));
-        table += &format!("| TL, k = 1.5 (dB) | {f} kHz, {r} m | {ours:.6} | {theirs:.6} | {:.1e} |\n", ours - theirs);
-        assert!((ours - theirs).abs() <= 1e-6, "TL {f} kHz {r} m: {ours} vs {theirs}");
+        let ours = transmission_loss_db(
+            *r,
+            1.5,
+            absorption_francois_garrison_db_per_km(*f, 10.0, 35.0, 20.0, 8.0),
+        );
+        table += &format!(
+            "| TL, k = 1.5 (dB) | {f} kHz, {r} m | {ours:.6} | {theirs:.6} | {:.1e} |\n",
+            ours - theirs
+        );
+        assert!(
+            (ours - theirs).abs() <= 1e-6,
+            "TL {f} kHz {r} m: {ours} vs {theirs}"
+        );
     }
 
     // Delay d/c and our acoustic link's delay (ends at 10 and 30 m depth: Mackenzie at 20 m).
-    let dd = [(100.0, 10.0, 20.0), (1500.0, 10.0, 20.0), (5000.0, 4.0, 1000.0)];
+    let dd = [
+        (100.0, 10.0, 20.0),
+        (1500.0, 10.0, 20.0),
+        (5000.0, 4.0, 1000.0),
+    ];
     let script = format!(
         "import json, arlpy.uwa as u\nprint(json.dumps([r / u.soundspeed(t, 35, d) for r, t, d in {:?}]))",
         dd.iter().map(|&(r, t, d)| vec![r, t, d]).collect::<Vec<_>>()
     );
     for ((r, t, d), theirs) in dd.iter().zip(floats(&arlpy(&py, &script))) {
         let ours = propagation_delay_s(*r, sound_speed_mackenzie(*t, 35.0, *d));
-        table += &format!("| delay d/c (s) | {r} m, T {t}, D {d} m | {ours:.9} | {theirs:.9} | {:.1e} rel |\n", ours / theirs - 1.0);
+        table += &format!(
+            "| delay d/c (s) | {r} m, T {t}, D {d} m | {ours:.9} | {theirs:.9} | {:.1e} rel |\n",
+            ours / theirs - 1.0
+        );
         assert!((ours / theirs - 1.0).abs() <= 1e-12);
-        let water = Water { temperature_c: *t, ..Water::default() };
+        let water = Water {
+            temperature_c: *t,
+            ..Water::default()
+        };
         let link = LinkSpec::from_config(
             &LinkModel::Acoustic {
                 between: None,
@@ -146,8 +226,17 @@ fn acoustics_agree_with_arlpy() {
             },
             &water,
         );
-        let b = link.budget(&Geometry { distance_m: *r, los: true, hop_loss_db: 0.0, mean_depth_m: *d });
-        assert!((b.delay_s / theirs - 1.0).abs() <= 1e-12, "link delay {} vs {theirs}", b.delay_s);
+        let b = link.budget(&Geometry {
+            distance_m: *r,
+            los: true,
+            hop_loss_db: 0.0,
+            mean_depth_m: *d,
+        });
+        assert!(
+            (b.delay_s / theirs - 1.0).abs() <= 1e-12,
+            "link delay {} vs {theirs}",
+            b.delay_s
+        );
     }
 
     // Doppler: 1.5 m/s closing at 25 kHz, c = 1500 and 1490.

@@ -370,7 +370,11 @@ fn terrain_is_read_and_checked_at_load() {
     // BASE's floor is at -50 m: a start or waypoint at or below it is an error at load.
     let err = error(&replace_line(15, "    start: {x: 0, y: 0, z: -50}"));
     assert_error(&err, "vehicles[0].start", 15);
-    assert!(err.message.contains("at or below the terrain there (-50.00 m)"), "{err}");
+    assert!(
+        err.message
+            .contains("at or below the terrain there (-50.00 m)"),
+        "{err}"
+    );
     let err = error(&replace_line(37, "        - [0, 30, -60]"));
     assert_error(&err, "vehicles[1].motion.waypoints[1]", 37);
     let loaded = parse(BASE).unwrap();
@@ -381,15 +385,35 @@ fn terrain_is_read_and_checked_at_load() {
     // file's own line and column; its extent is the grid's.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.yaml");
-    std::fs::write(&file, replace_lines(7, 10, "    kind: csv\n    path: grid.csv\n    cell_size_m: 2")).unwrap();
+    std::fs::write(
+        &file,
+        replace_lines(
+            7,
+            10,
+            "    kind: csv\n    path: grid.csv\n    cell_size_m: 2",
+        ),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("grid.csv"), "-50,-50\n-50,x\n").unwrap();
     let err = config::load(&file).unwrap_err();
-    assert_eq!((err.key_path.as_str(), err.line), ("world.terrain.path", Some(8)), "{err}");
+    assert_eq!(
+        (err.key_path.as_str(), err.line),
+        ("world.terrain.path", Some(8)),
+        "{err}"
+    );
     assert!(err.message.contains("grid.csv:2:2: not a number"), "{err}");
     std::fs::write(dir.path().join("grid.csv"), "-50,-50\n-50,-50\n").unwrap();
     let err = config::load(&file).unwrap_err();
-    assert_eq!((err.key_path.as_str(), err.line), ("vehicles[0].motion.waypoints[0]", Some(21)), "{err}");
-    assert!(err.message.contains("outside the world [-1, 1] × [-1, 1] m"), "{err}");
+    assert_eq!(
+        (err.key_path.as_str(), err.line),
+        ("vehicles[0].motion.waypoints[0]", Some(21)),
+        "{err}"
+    );
+    assert!(
+        err.message
+            .contains("outside the world [-1, 1] × [-1, 1] m"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -426,7 +450,10 @@ fn deep_nesting_and_alias_bombs_are_errors_in_bounded_time() {
     };
     let err = deep(format!("name: {}\n", "[".repeat(200_000)), 1);
     assert!(err.message.contains("not read further"), "{err}");
-    let err = deep(format!("name: {}{}\n", "[".repeat(20_000), "]".repeat(20_000)), 1);
+    let err = deep(
+        format!("name: {}{}\n", "[".repeat(20_000), "]".repeat(20_000)),
+        1,
+    );
     assert!(err.message.contains("not read further"), "{err}");
     let err = deep(format!("name:\n{}", "  [\n".repeat(100_000)), 257);
     assert!(err.message.contains("not read further"), "{err}");
@@ -434,23 +461,43 @@ fn deep_nesting_and_alias_bombs_are_errors_in_bounded_time() {
     // nesting is reported at the error.
     let err = deep(format!("name: {}\n", "[\n".repeat(100_000)), 2);
     assert!(err.message.contains("not read further"), "{err}");
-    let err = deep(format!("name: {}1{}\n", "{a: ".repeat(150), "}".repeat(150)), 1);
-    assert_eq!(err.message, format!("collections nested more than {} levels deep", config::MAX_NESTING));
+    let err = deep(
+        format!("name: {}1{}\n", "{a: ".repeat(150), "}".repeat(150)),
+        1,
+    );
+    assert_eq!(
+        err.message,
+        format!(
+            "collections nested more than {} levels deep",
+            config::MAX_NESTING
+        )
+    );
     let block: String = (0..150).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
     deep(block, 129);
     // 128 levels are within the limit: the typed pass reports what is wrong instead.
     let err = error(&format!("name: {}{}\n", "[".repeat(127), "]".repeat(127)));
     assert!(!err.message.contains("nested"), "{err}");
 
-    let mut laughs = vec![r#"a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]"#.to_string()];
+    let mut laughs =
+        vec![r#"a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]"#.to_string()];
     for i in 1..10 {
-        laughs.push(format!("a{i}: &a{i} [{}]", vec![format!("*a{}", i - 1); 9].join(",")));
+        laughs.push(format!(
+            "a{i}: &a{i} [{}]",
+            vec![format!("*a{}", i - 1); 9].join(",")
+        ));
     }
     for tail in ["name: *a9", "vehicles: *a9"] {
         let err = error(&format!("{}\n{tail}\n", laughs.join("\n")));
-        assert!(err.line.is_some() || err.message.contains("repetition limit"), "{err}");
+        assert!(
+            err.line.is_some() || err.message.contains("repetition limit"),
+            "{err}"
+        );
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -513,7 +560,9 @@ fn every_shipped_scenario_loads() {
 #[test]
 fn default_scenario_is_as_documented() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let s = config::load(&dir.join("config/default.yaml")).unwrap().scenario;
+    let s = config::load(&dir.join("config/default.yaml"))
+        .unwrap()
+        .scenario;
     // The whole mission, paced: W = 1 ms at real time, one minute.
     assert_eq!(s.window_ms, 1.0);
     assert_eq!(s.duration_s, 60.0);
@@ -525,17 +574,29 @@ fn default_scenario_is_as_documented() {
     assert!(s.acoustic_modems.is_some() && s.netsim_manager.is_some());
     assert_eq!(s.network.capture, config::Capture::Tun);
     // iperf3 and the talker/listener inside the surface vessels, a client per AUV on the host.
-    let inside: Vec<_> = s.programs.iter().filter_map(|p| p.vehicle.as_deref()).collect();
+    let inside: Vec<_> = s
+        .programs
+        .iter()
+        .filter_map(|p| p.vehicle.as_deref())
+        .collect();
     assert_eq!(inside, ["usv1", "usv1", "usv2", "usv2"]);
     assert_eq!(s.programs.iter().filter(|p| p.vehicle.is_none()).count(), 3);
-    assert!(matches!(s.world.terrain, Terrain::Procedural { cell_size_m: 2.0, .. }));
+    assert!(matches!(
+        s.world.terrain,
+        Terrain::Procedural {
+            cell_size_m: 2.0,
+            ..
+        }
+    ));
 }
 
 /// The physics-only patrol the lockstep tests and benchmarks run.
 #[test]
 fn patrol_scenario_is_as_documented() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let s = config::load(&dir.join("config/patrol.yaml")).unwrap().scenario;
+    let s = config::load(&dir.join("config/patrol.yaml"))
+        .unwrap()
+        .scenario;
     assert_eq!(s.window_ms, 10.0);
     assert_eq!(s.duration_s, 60.0);
     let names: Vec<&str> = s.vehicles.iter().map(|v| v.name.as_str()).collect();
@@ -721,18 +782,39 @@ fn links_pairs_water_and_endpoints() {
         "{BASE}links:\n  default: {{model: acoustic, micromodem_rate: 0}}\n  pairs:\n    - between: [b, a]\n      model: disk\n      range_m: 50\n  queue_packets: 3\n  errors: flip\n"
     );
     let s = parse(&text).unwrap().scenario;
-    assert!(matches!(s.links.default, LinkModel::Acoustic { micromodem_rate: 0, spreading_factor, .. } if spreading_factor == 1.5));
-    assert_eq!(s.links.pairs[0].between(), Some(&["b".to_string(), "a".to_string()]));
-    assert_eq!((s.links.queue_packets, s.links.errors), (3, ErrorHandling::Flip));
+    assert!(
+        matches!(s.links.default, LinkModel::Acoustic { micromodem_rate: 0, spreading_factor, .. } if spreading_factor == 1.5)
+    );
+    assert_eq!(
+        s.links.pairs[0].between(),
+        Some(&["b".to_string(), "a".to_string()])
+    );
+    assert_eq!(
+        (s.links.queue_packets, s.links.errors),
+        (3, ErrorHandling::Flip)
+    );
     assert_eq!(s.world.water.sound_speed, SoundSpeed::default());
 
-    let text = insert_after(10, "  water: {temperature_c: 4, sound_speed: 1480, shipping: 1}");
+    let text = insert_after(
+        10,
+        "  water: {temperature_c: 4, sound_speed: 1480, shipping: 1}",
+    );
     let w = parse(&text).unwrap().scenario.world.water;
-    assert_eq!((w.temperature_c, w.sound_speed, w.shipping, w.salinity_ppt), (4.0, SoundSpeed::Fixed(1480.0), 1.0, 35.0));
+    assert_eq!(
+        (w.temperature_c, w.sound_speed, w.shipping, w.salinity_ppt),
+        (4.0, SoundSpeed::Fixed(1480.0), 1.0, 35.0)
+    );
 
-    let text = format!("{BASE}simulators:\n  network: {{kind: rosnetsim, address: unix:/tmp/net_server_socket}}\n");
+    let text = format!(
+        "{BASE}simulators:\n  network: {{kind: rosnetsim, address: unix:/tmp/net_server_socket}}\n"
+    );
     let s = parse(&text).unwrap().scenario;
-    assert_eq!(s.simulators.network, SimulatorEndpoint::Rosnetsim { address: "unix:/tmp/net_server_socket".parse().unwrap() });
+    assert_eq!(
+        s.simulators.network,
+        SimulatorEndpoint::Rosnetsim {
+            address: "unix:/tmp/net_server_socket".parse().unwrap()
+        }
+    );
 }
 
 #[test]
@@ -759,7 +841,11 @@ fn links_and_water_errors_name_key_and_line() {
         assert_error(&err, key, line);
     }
     let err = error(&format!("{BASE}links:\n  pairs:\n    - {{between: [a, b], model: ideal}}\n    - {{between: [b, a], model: ideal}}\n"));
-    assert!(err.message.contains("already given at links.pairs[0] (line 42)"), "{err}");
+    assert!(
+        err.message
+            .contains("already given at links.pairs[0] (line 42)"),
+        "{err}"
+    );
     let water: &[(&str, &str)] = &[
         ("temperature_c: 50", "world.water.temperature_c"),
         ("salinity_ppt: -1", "world.water.salinity_ppt"),
@@ -786,42 +872,168 @@ fn programs_keys_and_defaults() {
     );
     let s = parse(&text).unwrap().scenario;
     let p = &s.programs[0];
-    assert_eq!((p.name.as_str(), p.vehicle.as_deref(), p.start_s), ("iperf_server-1", Some("b"), 1.5));
-    assert_eq!(p.command, ProgramCommand::Argv(["iperf3", "-s", "-p", "5201"].map(String::from).to_vec()));
-    let env: Vec<(&str, &str)> = p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        (p.name.as_str(), p.vehicle.as_deref(), p.start_s),
+        ("iperf_server-1", Some("b"), 1.5)
+    );
+    assert_eq!(
+        p.command,
+        ProgramCommand::Argv(["iperf3", "-s", "-p", "5201"].map(String::from).to_vec())
+    );
+    let env: Vec<(&str, &str)> = p
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     assert_eq!(env, [("B", "true"), ("N", "5"), ("S", "x")]);
-    assert_eq!((p.cwd.as_deref(), p.stop_signal, p.stop_timeout_s), (Some("/tmp"), StopSignal::Term, 0.0));
+    assert_eq!(
+        (p.cwd.as_deref(), p.stop_signal, p.stop_timeout_s),
+        (Some("/tmp"), StopSignal::Term, 0.0)
+    );
     let h = &s.programs[1];
     assert_eq!(h.command, ProgramCommand::Shell("echo hi".into()));
-    assert_eq!((h.vehicle.as_deref(), h.start_s, h.cwd.as_deref(), h.stop_signal, h.stop_timeout_s), (None, 0.0, None, StopSignal::Int, 5.0));
+    assert_eq!(
+        (
+            h.vehicle.as_deref(),
+            h.start_s,
+            h.cwd.as_deref(),
+            h.stop_signal,
+            h.stop_timeout_s
+        ),
+        (None, 0.0, None, StopSignal::Int, 5.0)
+    );
     assert!(h.env.is_empty());
-    assert!(parse(&format!("{BASE}programs: []\n")).unwrap().scenario.programs.is_empty());
+    assert!(parse(&format!("{BASE}programs: []\n"))
+        .unwrap()
+        .scenario
+        .programs
+        .is_empty());
 }
 
 #[test]
 fn programs_errors_name_key_and_line() {
     let long = "p".repeat(33);
     let cases: &[(&str, &str, usize, &str)] = &[
-        ("programs:\n  - {name: 'a b', command: x}\n", "programs[0].name", 41, "may contain only"),
-        ("programs:\n  - {name: '', command: x}\n", "programs[0].name", 41, "must not be empty"),
-        (&format!("programs:\n  - {{name: {long}, command: x}}\n"), "programs[0].name", 41, "longer than 32"),
-        ("programs:\n  - {name: p, command: x}\n  - {name: p, command: y}\n", "programs[1].name", 42, "already used at programs[0].name (line 41)"),
-        ("programs:\n  - {name: p, vehicle: zz, command: x}\n", "programs[0].vehicle", 41, "no vehicle is named \"zz\""),
-        ("programs:\n  - {name: p, vehicle: a, command: x}\n", "programs[0].vehicle", 41, "network.capture: tun"),
-        ("programs:\n  - {name: p, start_s: 5, command: x}\n", "programs[0].start_s", 41, "below duration_s (5 s)"),
-        ("programs:\n  - {name: p, start_s: -1, command: x}\n", "programs[0].start_s", 41, "≥ 0"),
-        ("programs:\n  - name: p\n    command: '  '\n", "programs[0].command", 42, "must not be empty"),
-        ("programs:\n  - name: p\n    command: []\n", "programs[0].command", 42, "needs at least the program"),
-        ("programs:\n  - name: p\n    command: ['', x]\n", "programs[0].command[0]", 42, "must name the program"),
-        ("programs:\n  - name: p\n    command: {run: x}\n", "programs[0].command", 42, "a string (run by sh -c) or a list of strings"),
-        ("programs:\n  - name: p\n    command: x\n    env: {COSIM_OUT: x}\n", "programs[0].env.COSIM_OUT", 43, "set by the run"),
-        ("programs:\n  - name: p\n    command: x\n    env: {'A=B': x}\n", "programs[0].env", 43, "is not a variable name"),
-        ("programs:\n  - name: p\n    command: x\n    cwd: no/such/dir\n", "programs[0].cwd", 43, "is not a directory"),
-        ("programs:\n  - name: p\n    command: x\n    stop_signal: KILL\n", "programs[0].stop_signal", 43, "unknown variant `KILL`"),
-        ("programs:\n  - name: p\n    command: x\n    stop_timeout_s: -1\n", "programs[0].stop_timeout_s", 43, "≥ 0"),
-        ("programs:\n  - name: p\n    command: x\n    stop_timeout_s: 1e9\n", "programs[0].stop_timeout_s", 43, "at most 3600 s"),
-        ("programs:\n  - name: p\n    command: x\n    colour: red\n", "programs[0].colour", 43, "unknown field `colour`"),
-        ("programs:\n  - {command: x}\n", "programs[0]", 41, "missing field `name`"),
+        (
+            "programs:\n  - {name: 'a b', command: x}\n",
+            "programs[0].name",
+            41,
+            "may contain only",
+        ),
+        (
+            "programs:\n  - {name: '', command: x}\n",
+            "programs[0].name",
+            41,
+            "must not be empty",
+        ),
+        (
+            &format!("programs:\n  - {{name: {long}, command: x}}\n"),
+            "programs[0].name",
+            41,
+            "longer than 32",
+        ),
+        (
+            "programs:\n  - {name: p, command: x}\n  - {name: p, command: y}\n",
+            "programs[1].name",
+            42,
+            "already used at programs[0].name (line 41)",
+        ),
+        (
+            "programs:\n  - {name: p, vehicle: zz, command: x}\n",
+            "programs[0].vehicle",
+            41,
+            "no vehicle is named \"zz\"",
+        ),
+        (
+            "programs:\n  - {name: p, vehicle: a, command: x}\n",
+            "programs[0].vehicle",
+            41,
+            "network.capture: tun",
+        ),
+        (
+            "programs:\n  - {name: p, start_s: 5, command: x}\n",
+            "programs[0].start_s",
+            41,
+            "below duration_s (5 s)",
+        ),
+        (
+            "programs:\n  - {name: p, start_s: -1, command: x}\n",
+            "programs[0].start_s",
+            41,
+            "≥ 0",
+        ),
+        (
+            "programs:\n  - name: p\n    command: '  '\n",
+            "programs[0].command",
+            42,
+            "must not be empty",
+        ),
+        (
+            "programs:\n  - name: p\n    command: []\n",
+            "programs[0].command",
+            42,
+            "needs at least the program",
+        ),
+        (
+            "programs:\n  - name: p\n    command: ['', x]\n",
+            "programs[0].command[0]",
+            42,
+            "must name the program",
+        ),
+        (
+            "programs:\n  - name: p\n    command: {run: x}\n",
+            "programs[0].command",
+            42,
+            "a string (run by sh -c) or a list of strings",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    env: {COSIM_OUT: x}\n",
+            "programs[0].env.COSIM_OUT",
+            43,
+            "set by the run",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    env: {'A=B': x}\n",
+            "programs[0].env",
+            43,
+            "is not a variable name",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    cwd: no/such/dir\n",
+            "programs[0].cwd",
+            43,
+            "is not a directory",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    stop_signal: KILL\n",
+            "programs[0].stop_signal",
+            43,
+            "unknown variant `KILL`",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    stop_timeout_s: -1\n",
+            "programs[0].stop_timeout_s",
+            43,
+            "≥ 0",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    stop_timeout_s: 1e9\n",
+            "programs[0].stop_timeout_s",
+            43,
+            "at most 3600 s",
+        ),
+        (
+            "programs:\n  - name: p\n    command: x\n    colour: red\n",
+            "programs[0].colour",
+            43,
+            "unknown field `colour`",
+        ),
+        (
+            "programs:\n  - {command: x}\n",
+            "programs[0]",
+            41,
+            "missing field `name`",
+        ),
     ];
     for &(tail, key, line, message) in cases {
         let err = error(&format!("{BASE}{tail}"));
@@ -833,7 +1045,16 @@ fn programs_errors_name_key_and_line() {
 #[test]
 fn pcap_snap_length_defaults_to_whole_packets_and_must_be_positive() {
     assert_eq!(parse(BASE).unwrap().scenario.network.pcap_snaplen, 262_144);
-    assert_eq!(parse(&format!("{BASE}network: {{pcap: true, pcap_snaplen: 128}}\n")).unwrap().scenario.network.pcap_snaplen, 128);
+    assert_eq!(
+        parse(&format!(
+            "{BASE}network: {{pcap: true, pcap_snaplen: 128}}\n"
+        ))
+        .unwrap()
+        .scenario
+        .network
+        .pcap_snaplen,
+        128
+    );
     let err = error(&format!("{BASE}network:\n  pcap_snaplen: 0\n"));
     assert_error(&err, "network.pcap_snaplen", 41);
     assert!(err.message.contains("≥ 1"), "{err}");
@@ -842,12 +1063,31 @@ fn pcap_snap_length_defaults_to_whole_packets_and_must_be_positive() {
 #[test]
 fn record_section_has_defaults_and_positive_intervals() {
     let r = parse(BASE).unwrap().scenario.record;
-    assert_eq!((r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl), (0.1, 1.0, false));
-    let r = parse(&format!("{BASE}record: {{pose_interval_s: 0.001, channel_interval_s: 5, timeline_jsonl: true}}\n")).unwrap().scenario.record;
-    assert_eq!((r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl), (0.001, 5.0, true));
+    assert_eq!(
+        (r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl),
+        (0.1, 1.0, false)
+    );
+    let r = parse(&format!(
+        "{BASE}record: {{pose_interval_s: 0.001, channel_interval_s: 5, timeline_jsonl: true}}\n"
+    ))
+    .unwrap()
+    .scenario
+    .record;
+    assert_eq!(
+        (r.pose_interval_s, r.channel_interval_s, r.timeline_jsonl),
+        (0.001, 5.0, true)
+    );
     let cases: &[(&str, &str, usize)] = &[
-        ("record:\n  pose_interval_s: 0\n", "record.pose_interval_s", 41),
-        ("record:\n  channel_interval_s: -1\n", "record.channel_interval_s", 41),
+        (
+            "record:\n  pose_interval_s: 0\n",
+            "record.pose_interval_s",
+            41,
+        ),
+        (
+            "record:\n  channel_interval_s: -1\n",
+            "record.channel_interval_s",
+            41,
+        ),
         ("record:\n  every: 1\n", "record.every", 41),
     ];
     for &(tail, key, line) in cases {

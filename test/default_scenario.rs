@@ -18,18 +18,35 @@ fn repo(p: &str) -> std::path::PathBuf {
 fn the_default_scenario_shows_every_part_of_the_mission() {
     let _one = common::require_root();
     for tool in ["iperf3", "python3"] {
-        assert!(Command::new("sh").args(["-c", &format!("command -v {tool}")]).status().unwrap().success(), "{tool} is missing: scripts/setup --run");
+        assert!(
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .status()
+                .unwrap()
+                .success(),
+            "{tool} is missing: scripts/setup --run"
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let run = Command::new(env!("CARGO_BIN_EXE_cosim"))
-        .args(["run", repo("config/default.yaml").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args([
+            "run",
+            repo("config/default.yaml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "cosim run failed: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", run.status);
-    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        run.status.success(),
+        "cosim run failed: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        run.status
+    );
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], false);
 
     // Every ledger balances: the whole network's and each link's.
@@ -46,19 +63,44 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
     let los = common::mbps(&record.packets, "usv2", "usv1", 3.0, 20.0);
     let nlos = common::mbps(&record.packets, "usv2", "usv1", 26.0, 37.0);
     let oor = common::mbps(&record.packets, "usv2", "usv1", 43.0, 60.0);
-    println!("usv2 → usv1: LOS {los:.2} Mbit/s, NLOS {nlos:.2} Mbit/s, out of range {oor:.3} Mbit/s");
+    println!(
+        "usv2 → usv1: LOS {los:.2} Mbit/s, NLOS {nlos:.2} Mbit/s, out of range {oor:.3} Mbit/s"
+    );
     assert!(los > 10.0, "LOS {los} Mbit/s");
-    assert!(nlos > 0.5 && nlos < los / 3.0, "NLOS {nlos} Mbit/s vs LOS {los}");
-    assert!(oor < 0.05, "out of range {oor} Mbit/s");
-    let changes: Vec<_> = record.channel.iter().filter(|c| c.a == "usv1" && c.b == "usv2" && c.change).collect();
-    assert!(changes.iter().any(|c| !c.los && (18.0..26.0).contains(&c.t_s)), "{changes:?}");
     assert!(
-        record.link_states.iter().any(|l| l.src == "usv2" && l.dst == "usv1" && !l.usable && l.t_s > 35.0),
+        nlos > 0.5 && nlos < los / 3.0,
+        "NLOS {nlos} Mbit/s vs LOS {los}"
+    );
+    assert!(oor < 0.05, "out of range {oor} Mbit/s");
+    let changes: Vec<_> = record
+        .channel
+        .iter()
+        .filter(|c| c.a == "usv1" && c.b == "usv2" && c.change)
+        .collect();
+    assert!(
+        changes
+            .iter()
+            .any(|c| !c.los && (18.0..26.0).contains(&c.t_s)),
+        "{changes:?}"
+    );
+    assert!(
+        record
+            .link_states
+            .iter()
+            .any(|l| l.src == "usv2" && l.dst == "usv1" && !l.usable && l.t_s > 35.0),
         "the link state never went out of range"
     );
     // The copies out of range are dropped with that reason.
-    let usv = network["links"].as_array().unwrap().iter().find(|l| l["src"] == "usv2" && l["dst"] == "usv1").unwrap();
-    assert!(usv["drops"]["out of range"].as_u64().unwrap_or(0) > 0, "{usv}");
+    let usv = network["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["src"] == "usv2" && l["dst"] == "usv1")
+        .unwrap();
+    assert!(
+        usv["drops"]["out of range"].as_u64().unwrap_or(0) > 0,
+        "{usv}"
+    );
 
     // The programs: iperf3 and the talker/listener ran in the vessels, the clients on the host.
     let programs = summary["programs"].as_array().unwrap();
@@ -67,37 +109,75 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
         assert!(p["started_s"].is_number(), "{p}");
         assert!(p["exit_code"] == 0 || p["signal"] == 2, "{p}");
     }
-    let log = |name: &str| std::fs::read_to_string(out.join(format!("programs/{name}.stdout.log"))).unwrap()
-        + &std::fs::read_to_string(out.join(format!("programs/{name}.stderr.log"))).unwrap();
+    let log = |name: &str| {
+        std::fs::read_to_string(out.join(format!("programs/{name}.stdout.log"))).unwrap()
+            + &std::fs::read_to_string(out.join(format!("programs/{name}.stderr.log"))).unwrap()
+    };
     let heard = log("listener").matches("I heard: \"Hello World").count();
     println!("listener heard {heard} messages");
     assert!(heard >= 50, "listener heard {heard}:\n{}", log("listener"));
-    assert!(log("iperf3-client").contains("Mbits/sec"), "{}", log("iperf3-client"));
+    assert!(
+        log("iperf3-client").contains("Mbits/sec"),
+        "{}",
+        log("iperf3-client")
+    );
 
     // The AUVs: every client's nav was accepted, frames were delivered and lost behind terrain.
     for auv in ["auv1", "auv2", "auv3"] {
         let text = log(&format!("{auv}-client"));
-        let line = text.lines().find_map(|l| l.strip_prefix("summary ")).unwrap_or_else(|| panic!("{auv}: no summary:\n{text}"));
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("summary "))
+            .unwrap_or_else(|| panic!("{auv}: no summary:\n{text}"));
         let s: Value = serde_json::from_str(line).unwrap();
-        assert!(s["nav_accepted"].as_u64().unwrap() >= 30 && s["nav_rejected"] == 0, "{auv}: {s}");
+        assert!(
+            s["nav_accepted"].as_u64().unwrap() >= 30 && s["nav_rejected"] == 0,
+            "{auv}: {s}"
+        );
         assert!(s["data_sent"].as_u64().unwrap() >= 2, "{auv}: {s}");
     }
     let modems = &summary["modems"]["ledger"];
     assert!(modems["delivered"].as_u64().unwrap() > 0, "{modems}");
     assert!(modems["out_of_range"].as_u64().unwrap() > 0, "{modems}");
     let frames = record.modem_frames.len() as u64;
-    assert_eq!(frames, modems["sent"].as_u64().unwrap(), "every modem frame is in the record");
+    assert_eq!(
+        frames,
+        modems["sent"].as_u64().unwrap(),
+        "every modem frame is in the record"
+    );
 
     // The report, from the record.
     let report = out.join("report/report.html");
-    assert!(std::fs::metadata(&report).map(|m| m.len() > 10_000).unwrap_or(false), "{}", report.display());
+    assert!(
+        std::fs::metadata(&report)
+            .map(|m| m.len() > 10_000)
+            .unwrap_or(false),
+        "{}",
+        report.display()
+    );
     // pcaps per vehicle.
     for v in ["usv1", "usv2"] {
-        assert!(std::fs::metadata(out.join(format!("{v}.pcap"))).unwrap().len() > 1000);
+        assert!(
+            std::fs::metadata(out.join(format!("{v}.pcap")))
+                .unwrap()
+                .len()
+                > 1000
+        );
     }
     // No namespace is left.
-    let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
-    assert!(!ns.lines().any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")), "{ns}");
+    let ns = String::from_utf8(
+        Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        !ns.lines()
+            .any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")),
+        "{ns}"
+    );
 }
 
 /// Ctrl-C half way: a consistent partial record and report, every program stopped, no namespace
@@ -108,7 +188,12 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let child = Command::new(env!("CARGO_BIN_EXE_cosim"))
-        .args(["run", repo("config/default.yaml").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args([
+            "run",
+            repo("config/default.yaml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -120,27 +205,71 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(130), "{stderr}");
 
-    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], true);
     let sim_s = summary["sim_seconds"].as_f64().unwrap();
     assert!(sim_s > 5.0 && sim_s < 30.0, "stopped at {sim_s} s");
-    assert_eq!(summary["network"]["balanced"], true, "{}", summary["network"]);
+    assert_eq!(
+        summary["network"]["balanced"], true,
+        "{}",
+        summary["network"]
+    );
     assert_eq!(summary["network"]["in_flight"], 0, "{}", summary["network"]);
     // Every started program was stopped (SIGINT) and reported.
     for p in summary["programs"].as_array().unwrap() {
-        assert!(p["started_s"].is_number() && (p["signal"] == 2 || p["exit_code"].is_number()), "{p}");
+        assert!(
+            p["started_s"].is_number() && (p["signal"] == 2 || p["exit_code"].is_number()),
+            "{p}"
+        );
     }
     // The record is whole (its summary included) and agrees with summary.json.
     let record = Record::read(&out).unwrap();
-    let recorded = record.summary.as_ref().expect("the record of an interrupted run ends with its summary");
+    let recorded = record
+        .summary
+        .as_ref()
+        .expect("the record of an interrupted run ends with its summary");
     assert_eq!(recorded["interrupted"], true);
-    let delivered: u64 = record.packets.iter().filter(|p| p.outcome == Outcome::Delivered).count() as u64;
+    let delivered: u64 = record
+        .packets
+        .iter()
+        .filter(|p| p.outcome == Outcome::Delivered)
+        .count() as u64;
     assert_eq!(delivered, summary["network"]["delivered"].as_u64().unwrap());
-    assert_eq!(record.packets.len() as u64, summary["network"]["captured"].as_u64().unwrap());
-    assert!(std::fs::metadata(out.join("report/report.html")).unwrap().len() > 10_000);
+    assert_eq!(
+        record.packets.len() as u64,
+        summary["network"]["captured"].as_u64().unwrap()
+    );
+    assert!(
+        std::fs::metadata(out.join("report/report.html"))
+            .unwrap()
+            .len()
+            > 10_000
+    );
     // Nothing left behind: no namespace, no program.
-    let ns = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
-    assert!(!ns.lines().any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")), "{ns}");
-    let left = Command::new("pgrep").args(["-f", "auv_client.py|examples/talker.py|examples/listener.py|iperf3 -c 10.30.0.1"]).output().unwrap();
-    assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
+    let ns = String::from_utf8(
+        Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        !ns.lines()
+            .any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")),
+        "{ns}"
+    );
+    let left = Command::new("pgrep")
+        .args([
+            "-f",
+            "auv_client.py|examples/talker.py|examples/listener.py|iperf3 -c 10.30.0.1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
 }

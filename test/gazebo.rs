@@ -13,8 +13,15 @@ fn repo(p: &str) -> PathBuf {
 
 /// `ign sdf -k FILE`: whether the parser accepts it, and what it said.
 fn sdf_check(file: &Path) -> (bool, String) {
-    let out = Command::new("ign").args(["sdf", "-k"]).arg(file).output().expect("ign (ignition-tools, libsdformat-dev) is missing: scripts/setup --test");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    let out = Command::new("ign")
+        .args(["sdf", "-k"])
+        .arg(file)
+        .output()
+        .expect("ign (ignition-tools, libsdformat-dev) is missing: scripts/setup --test");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
 }
 
 /// The 16-bit grayscale PNG at `path`: side and values.
@@ -22,71 +29,128 @@ fn read_png(path: &Path) -> (usize, Vec<u16>) {
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut reader = decoder.read_info().unwrap();
     let info = reader.info().clone();
-    assert_eq!((info.width, info.color_type, info.bit_depth), (info.height, png::ColorType::Grayscale, png::BitDepth::Sixteen));
+    assert_eq!(
+        (info.width, info.color_type, info.bit_depth),
+        (
+            info.height,
+            png::ColorType::Grayscale,
+            png::BitDepth::Sixteen
+        )
+    );
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     reader.next_frame(&mut buf).unwrap();
-    (info.width as usize, buf.chunks(2).map(|b| u16::from_be_bytes([b[0], b[1]])).collect())
+    (
+        info.width as usize,
+        buf.chunks(2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .collect(),
+    )
 }
 
 /// The numbers in the first `<tag>` element of `text`.
 fn numbers(text: &str, tag: &str) -> Vec<f64> {
-    let start = text.find(&format!("<{tag}>")).unwrap_or_else(|| panic!("no <{tag}>")) + tag.len() + 2;
+    let start = text
+        .find(&format!("<{tag}>"))
+        .unwrap_or_else(|| panic!("no <{tag}>"))
+        + tag.len()
+        + 2;
     let end = start + text[start..].find('<').unwrap();
-    text[start..end].split_whitespace().map(|v| v.parse().unwrap()).collect()
+    text[start..end]
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect()
 }
 
 #[test]
 fn the_exported_world_is_valid_sdf_and_its_heightmap_is_the_terrain() {
     for scenario in ["config/default.yaml", "config/seamount_png.yaml"] {
         let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_cosim")).args(["export-gazebo", repo(scenario).to_str().unwrap()]).arg(dir.path()).output().unwrap();
-        assert!(out.status.success(), "{scenario}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(env!("CARGO_BIN_EXE_cosim"))
+            .args(["export-gazebo", repo(scenario).to_str().unwrap()])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{scenario}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let world = dir.path().join("world.sdf");
         let (ok, said) = sdf_check(&world);
-        assert!(ok, "{scenario}: the SDFormat parser refused the world:\n{said}");
+        assert!(
+            ok,
+            "{scenario}: the SDFormat parser refused the world:\n{said}"
+        );
 
         // The parser is not a rubber stamp: the same world with a step that is not a number, or
         // with two models of one name, is refused.
         let text = std::fs::read_to_string(&world).unwrap();
         let loaded = config::load(&repo(scenario)).unwrap();
-        let (first, second) = (&loaded.scenario.vehicles[0].name, &loaded.scenario.vehicles[1].name);
+        let (first, second) = (
+            &loaded.scenario.vehicles[0].name,
+            &loaded.scenario.vehicles[1].name,
+        );
         let broken = dir.path().join("broken.sdf");
         let step = text.find("<max_step_size>").unwrap();
         let end = step + text[step..].find("</max_step_size>").unwrap();
-        for bad in [format!("{}<max_step_size>fast{}", &text[..step], &text[end..]), text.replace(&format!("<model name=\"{second}\">"), &format!("<model name=\"{first}\">"))] {
+        for bad in [
+            format!("{}<max_step_size>fast{}", &text[..step], &text[end..]),
+            text.replace(
+                &format!("<model name=\"{second}\">"),
+                &format!("<model name=\"{first}\">"),
+            ),
+        ] {
             std::fs::write(&broken, bad).unwrap();
             assert!(!sdf_check(&broken).0, "{scenario}: a broken world passed");
         }
 
         // Every vehicle is a model at its start pose; the world steps W in whole steps.
         for v in &loaded.scenario.vehicles {
-            assert!(text.contains(&format!("<model name=\"{}\">", v.name)), "{scenario}: no model {}", v.name);
+            assert!(
+                text.contains(&format!("<model name=\"{}\">", v.name)),
+                "{scenario}: no model {}",
+                v.name
+            );
         }
         let step = numbers(&text, "max_step_size")[0];
         let per_window = loaded.schedule.window_s() / step;
-        assert!((per_window - per_window.round()).abs() < 1e-9 && per_window >= 1.0, "{scenario}: step {step} s");
+        assert!(
+            (per_window - per_window.round()).abs() < 1e-9 && per_window >= 1.0,
+            "{scenario}: step {step} s"
+        );
 
         // The heightmap: square, 2^n + 1 a side, its extent and heights those of the terrain.
         let (side, pixels) = read_png(&dir.path().join("terrain.png"));
         let brightest = pixels.iter().copied().max().unwrap().max(1);
-        assert!(side >= 3 && (side - 1).is_power_of_two(), "{scenario}: side {side}");
+        assert!(
+            side >= 3 && (side - 1).is_power_of_two(),
+            "{scenario}: side {side}"
+        );
         let size = numbers(&text, "size");
         // The terrain model's pose (the first <pose> after it) lifts the heightmap to its lowest height.
         let terrain = &text[text.find("<model name=\"terrain\">").unwrap()..];
         let lift = numbers(terrain, "pose")[2];
         let grid = &loaded.terrain;
         let half = grid.half_extent();
-        assert_eq!((size[0], size[1]), (2.0 * half[0], 2.0 * half[1]), "{scenario}: extent");
+        assert_eq!(
+            (size[0], size[1]),
+            (2.0 * half[0], 2.0 * half[1]),
+            "{scenario}: extent"
+        );
         // What Gazebo rebuilds: z = the model's z + value / (brightest value) · size.z, bilinear
         // between pixels, the image's top row at +y.
         let gazebo = |x: f64, y: f64| {
             let n = (side - 1) as f64;
             let gx = (x + half[0]) / size[0] * n;
             let gy = (half[1] - y) / size[1] * n;
-            let (j, i) = ((gx.floor() as usize).min(side - 2), (gy.floor() as usize).min(side - 2));
+            let (j, i) = (
+                (gx.floor() as usize).min(side - 2),
+                (gy.floor() as usize).min(side - 2),
+            );
             let (u, v) = (gx - j as f64, gy - i as f64);
             let p = |i: usize, j: usize| f64::from(pixels[i * side + j]);
-            let value = (1.0 - v) * ((1.0 - u) * p(i, j) + u * p(i, j + 1)) + v * ((1.0 - u) * p(i + 1, j) + u * p(i + 1, j + 1));
+            let value = (1.0 - v) * ((1.0 - u) * p(i, j) + u * p(i, j + 1))
+                + v * ((1.0 - u) * p(i + 1, j) + u * p(i + 1, j + 1));
             lift + value / f64::from(brightest) * size[2]
         };
         // Sampled points on a 37 × 23 lattice (not aligned with either grid); the tolerance is
@@ -104,10 +168,13 @@ fn the_exported_world_is_valid_sdf_and_its_heightmap_is_the_terrain() {
                 // The samples within one cell of the point in every direction (the heightmap's
                 // pixels are at most a cell apart, so its interpolation stays among them).
                 let near: Vec<f64> = (r.saturating_sub(1)..=(r + 2).min(rows - 1))
-                    .flat_map(|i| (c.saturating_sub(1)..=(c + 2).min(cols - 1)).map(move |j| (i, j)))
+                    .flat_map(|i| {
+                        (c.saturating_sub(1)..=(c + 2).min(cols - 1)).map(move |j| (i, j))
+                    })
                     .map(|(i, j)| grid.h(i, j))
                     .collect();
-                let span = near.iter().fold(f64::MIN, |m, &h| m.max(h)) - near.iter().fold(f64::MAX, |m, &h| m.min(h));
+                let span = near.iter().fold(f64::MIN, |m, &h| m.max(h))
+                    - near.iter().fold(f64::MAX, |m, &h| m.min(h));
                 let got = gazebo(x, y);
                 assert!((got - want).abs() <= span + size[2] / 65535.0 + 1e-9, "{scenario}: at ({x:.2}, {y:.2}) Gazebo gets {got:.4} m, the terrain is {want:.4} m (cell spans {span:.4} m)");
                 worst = worst.max((got - want).abs());

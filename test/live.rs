@@ -20,13 +20,19 @@ use std::{
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
-
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
 }
 
 /// A scenario with stationary vehicles `names` on subnet 10.`net`.0.0/24 (and fd`net`::/64).
-fn scenario(dir: &Path, names: &[&str], net: u8, duration_s: f64, window_ms: f64, extra: &str) -> PathBuf {
+fn scenario(
+    dir: &Path,
+    names: &[&str],
+    net: u8,
+    duration_s: f64,
+    window_ms: f64,
+    extra: &str,
+) -> PathBuf {
     let mut y = format!(
         "name: live{net}\nwindow_ms: {window_ms}\nduration_s: {duration_s}\nreal_time_factor: 1\nseed: 3\n\
          world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
@@ -51,7 +57,10 @@ fn ip_of(net: u8, i: usize) -> String {
 
 fn namespaces_of(names: &[&str]) -> Vec<String> {
     let mine: Vec<String> = names.iter().map(|n| netns::ns_name(n)).collect();
-    netns::list().into_iter().filter(|n| mine.contains(n)).collect()
+    netns::list()
+        .into_iter()
+        .filter(|n| mine.contains(n))
+        .collect()
 }
 
 fn owner_files_of(names: &[&str]) -> Vec<String> {
@@ -73,7 +82,15 @@ fn wait_for_namespaces(names: &[&str], timeout: Duration) {
 fn tun_up(names: &[&str]) -> bool {
     names.iter().all(|n| {
         Command::new("ip")
-            .args(["-n", &netns::ns_name(n), "-o", "addr", "show", "dev", "cosim0"])
+            .args([
+                "-n",
+                &netns::ns_name(n),
+                "-o",
+                "addr",
+                "show",
+                "dev",
+                "cosim0",
+            ])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).contains("inet "))
             .unwrap_or(false)
@@ -82,7 +99,13 @@ fn tun_up(names: &[&str]) -> bool {
 
 /// `cosim exec <vehicle> -- args`.
 fn exec(vehicle: &str, args: &[&str]) -> Output {
-    Command::new(COSIM).arg("exec").arg(vehicle).arg("--").args(args).output().unwrap()
+    Command::new(COSIM)
+        .arg("exec")
+        .arg(vehicle)
+        .arg("--")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn summary(out: &Path) -> serde_json::Value {
@@ -91,9 +114,18 @@ fn summary(out: &Path) -> serde_json::Value {
 
 fn assert_balanced(net: &serde_json::Value) {
     let n = |k: &str| net[k].as_u64().unwrap();
-    assert_eq!(n("captured"), n("delivered") + n("dropped") + n("in_flight"), "ledger: {net}");
+    assert_eq!(
+        n("captured"),
+        n("delivered") + n("dropped") + n("in_flight"),
+        "ledger: {net}"
+    );
     assert_eq!(net["balanced"], true, "{net}");
-    let by_reason: u64 = net["drops"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let by_reason: u64 = net["drops"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
     assert_eq!(by_reason, n("dropped"), "{net}");
 }
 
@@ -107,42 +139,104 @@ fn namespaces_are_removed_after_a_normal_end_sigint_and_a_killed_run() {
     let names = ["lca", "lcb"];
     let dir = tempfile::tempdir().unwrap();
     // Normal end.
-    let s = scenario(dir.path(), &names, 61, 1.0, 10.0, "network: {capture: tun}\n");
+    let s = scenario(
+        dir.path(),
+        &names,
+        61,
+        1.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
     let out = dir.path().join("out");
-    let o = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(), "left after a normal end");
+    assert!(
+        namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(),
+        "left after a normal end"
+    );
     assert_balanced(&summary(&out)["network"]);
 
     // SIGINT (Ctrl-C) in the middle of a run: exit 130, nothing left.
-    let s = scenario(dir.path(), &names, 61, 60.0, 10.0, "network: {capture: tun}\n");
-    let mut child = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let s = scenario(
+        dir.path(),
+        &names,
+        61,
+        60.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
+    let mut child = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     wait_for_namespaces(&names, Duration::from_secs(10));
     assert_eq!(owner_files_of(&names).len(), 2);
     send_signal(child.id(), libc::SIGINT);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert!(namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(), "left after SIGINT");
+    assert!(
+        namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(),
+        "left after SIGINT"
+    );
     assert_eq!(summary(&out)["interrupted"], true);
 
     // SIGTERM likewise.
-    let mut child = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     wait_for_namespaces(&names, Duration::from_secs(10));
     send_signal(child.id(), libc::SIGTERM);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert!(namespaces_of(&names).is_empty(), "left after SIGTERM");
 
     // kill -9: the namespaces stay behind, owned by a dead pid; the next start removes them.
-    let mut child = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     wait_for_namespaces(&names, Duration::from_secs(10));
     send_signal(child.id(), libc::SIGKILL);
     child.wait().unwrap();
-    assert_eq!(namespaces_of(&names).len(), 2, "a killed run cannot clean up");
-    let short = scenario(dir.path(), &names, 61, 0.5, 10.0, "network: {capture: tun}\n");
-    let o = Command::new(COSIM).args(["run", short.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert_eq!(
+        namespaces_of(&names).len(),
+        2,
+        "a killed run cannot clean up"
+    );
+    let short = scenario(
+        dir.path(),
+        &names,
+        61,
+        0.5,
+        10.0,
+        "network: {capture: tun}\n",
+    );
+    let o = Command::new(COSIM)
+        .args([
+            "run",
+            short.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("removed namespaces left by a run that died"));
-    assert!(namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(), "left after the run following kill -9");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("removed namespaces left by a run that died")
+    );
+    assert!(
+        namespaces_of(&names).is_empty() && owner_files_of(&names).is_empty(),
+        "left after the run following kill -9"
+    );
 }
 
 #[test]
@@ -150,14 +244,37 @@ fn a_live_owner_namespace_is_never_taken_over() {
     let _serial = require_root();
     let names = ["owa", "owb"];
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), &names, 62, 30.0, 10.0, "network: {capture: tun}\n");
+    let s = scenario(
+        dir.path(),
+        &names,
+        62,
+        30.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
     let out = dir.path().join("out");
-    let mut first = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut first = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     wait_for_namespaces(&names, Duration::from_secs(10));
-    let o = Command::new(COSIM).args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("in use by a running process"), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(namespaces_of(&names).len(), 2, "the live run keeps its namespaces");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("in use by a running process"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        namespaces_of(&names).len(),
+        2,
+        "the live run keeps its namespaces"
+    );
     send_signal(first.id(), libc::SIGINT);
     first.wait().unwrap();
     assert!(namespaces_of(&names).is_empty());
@@ -166,17 +283,38 @@ fn a_live_owner_namespace_is_never_taken_over() {
 #[test]
 fn capture_needs_real_time_pacing() {
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), &["rta", "rtb"], 63, 1.0, 10.0, "network: {capture: tun}\n");
-    let text = std::fs::read_to_string(&s).unwrap().replace("real_time_factor: 1", "real_time_factor: 0");
+    let s = scenario(
+        dir.path(),
+        &["rta", "rtb"],
+        63,
+        1.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
+    let text = std::fs::read_to_string(&s)
+        .unwrap()
+        .replace("real_time_factor: 1", "real_time_factor: 0");
     std::fs::write(&s, text).unwrap();
     let err = config::load(&s).unwrap_err().to_string();
-    assert!(err.contains("network.capture") && err.contains("real_time_factor"), "{err}");
+    assert!(
+        err.contains("network.capture") && err.contains("real_time_factor"),
+        "{err}"
+    );
 }
 
 /// Runs a scenario in this process (optionally against a network simulator served here over
 /// ZeroMQ), calls `during` once the namespaces are up, and returns the run's summary.
-fn live_run(scenario: &Path, out: &Path, sim: Option<Box<dyn Service + Send>>, during: impl FnOnce() + Send + 'static) -> serde_json::Value {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+fn live_run(
+    scenario: &Path,
+    out: &Path,
+    sim: Option<Box<dyn Service + Send>>,
+    during: impl FnOnce() + Send + 'static,
+) -> serde_json::Value {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let loaded = config::load(scenario).unwrap();
     let report = rt.block_on(async {
         let endpoint = match sim {
@@ -185,12 +323,22 @@ fn live_run(scenario: &Path, out: &Path, sim: Option<Box<dyn Service + Send>>, d
                 let ep = format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port());
                 drop(l);
                 let bind = ep.clone();
-                tokio::spawn(async move { zmq::serve(&bind, sim.as_mut(), Duration::from_secs(60)).await });
+                tokio::spawn(async move {
+                    zmq::serve(&bind, sim.as_mut(), Duration::from_secs(60)).await
+                });
                 Some(ep)
             }
             None => None,
         };
-        let c = PhysicsCoordinator::for_scenario(&loaded, None, None, endpoint.as_deref(), Some(out.to_path_buf())).await.unwrap();
+        let c = PhysicsCoordinator::for_scenario(
+            &loaded,
+            None,
+            None,
+            endpoint.as_deref(),
+            Some(out.to_path_buf()),
+        )
+        .await
+        .unwrap();
         let helper = tokio::task::spawn_blocking(during);
         let report = c.run(std::future::pending()).await.unwrap();
         helper.await.unwrap();
@@ -198,7 +346,11 @@ fn live_run(scenario: &Path, out: &Path, sim: Option<Box<dyn Service + Send>>, d
     });
     let text = serde_json::to_value(&report).unwrap();
     std::fs::create_dir_all(out).unwrap();
-    std::fs::write(out.join("summary.json"), serde_json::to_vec_pretty(&text).unwrap()).unwrap();
+    std::fs::write(
+        out.join("summary.json"),
+        serde_json::to_vec_pretty(&text).unwrap(),
+    )
+    .unwrap();
     text
 }
 
@@ -212,23 +364,75 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
     let _serial = require_root();
     let names = ["pga", "pgb"];
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), &names, 64, 5.0, 10.0, "network: {capture: tun, pcap: true}\n");
+    let s = scenario(
+        dir.path(),
+        &names,
+        64,
+        5.0,
+        10.0,
+        "network: {capture: tun, pcap: true}\n",
+    );
     let out = dir.path().join("out");
     let summary = live_run(&s, &out, None, move || {
-        let o = exec("pga", &["ping", "-c", "10", "-i", "0.1", "-W", "1", &ip_of(64, 1)]);
-        assert_eq!(ping_replies(&o), 10, "{}", String::from_utf8_lossy(&o.stdout));
-        let o = exec("pgb", &["ping", "-6", "-c", "5", "-i", "0.1", "-W", "1", "fd40::1"]);
-        assert_eq!(ping_replies(&o), 5, "{}", String::from_utf8_lossy(&o.stdout));
+        let o = exec(
+            "pga",
+            &["ping", "-c", "10", "-i", "0.1", "-W", "1", &ip_of(64, 1)],
+        );
+        assert_eq!(
+            ping_replies(&o),
+            10,
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let o = exec(
+            "pgb",
+            &["ping", "-6", "-c", "5", "-i", "0.1", "-W", "1", "fd40::1"],
+        );
+        assert_eq!(
+            ping_replies(&o),
+            5,
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
         // UDP with socat: a datagram from a to b.
         let mut rx = Command::new(COSIM)
-            .args(["exec", "pgb", "--", "socat", "-u", "UDP4-RECV:7777", "STDOUT"])
+            .args([
+                "exec",
+                "pgb",
+                "--",
+                "socat",
+                "-u",
+                "UDP4-RECV:7777",
+                "STDOUT",
+            ])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        let o = exec("pga", &["socat", "-u", "STDIN", &format!("UDP4-SENDTO:{}:7777", ip_of(64, 1))]);
+        let o = exec(
+            "pga",
+            &[
+                "socat",
+                "-u",
+                "STDIN",
+                &format!("UDP4-SENDTO:{}:7777", ip_of(64, 1)),
+            ],
+        );
         assert!(o.status.success());
-        let o = Command::new(COSIM).args(["exec", "pga", "--", "sh", "-c", &format!("echo hello-udp | socat -u STDIN UDP4-SENDTO:{}:7777", ip_of(64, 1))]).output().unwrap();
+        let o = Command::new(COSIM)
+            .args([
+                "exec",
+                "pga",
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "echo hello-udp | socat -u STDIN UDP4-SENDTO:{}:7777",
+                    ip_of(64, 1)
+                ),
+            ])
+            .output()
+            .unwrap();
         assert!(o.status.success());
         std::thread::sleep(Duration::from_millis(300));
         let _ = rx.kill();
@@ -239,7 +443,10 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
     assert_balanced(net);
     assert!(net["delivered"].as_u64().unwrap() >= 31, "{net}");
     // The pcaps hold what left and what arrived, with sim timestamps; tshark reads them.
-    let o = Command::new("tshark").args(["-r", out.join("pga.pcap").to_str().unwrap(), "-Y", "icmp"]).output().unwrap();
+    let o = Command::new("tshark")
+        .args(["-r", out.join("pga.pcap").to_str().unwrap(), "-Y", "icmp"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(text.matches("Echo (ping) request").count(), 10, "{text}");
@@ -250,18 +457,20 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
 struct DropAll(u32);
 impl Service for DropAll {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        let r = NetworkUpdate::decode(request.as_slice()).map_err(|e| e.to_string()).map(|b| {
-            self.0 = b.time_val + 1;
-            NetworkUpdate {
-                msg_type: MsgType::End as i32,
-                time_val: b.time_val,
-                drop_pkt_id: b.pkt_id.clone(),
-                drop_node: b.dst_node.clone(),
-                drop_reason: vec![1; b.pkt_id.len()],
-                ..Default::default()
-            }
-            .encode_to_vec()
-        });
+        let r = NetworkUpdate::decode(request.as_slice())
+            .map_err(|e| e.to_string())
+            .map(|b| {
+                self.0 = b.time_val + 1;
+                NetworkUpdate {
+                    msg_type: MsgType::End as i32,
+                    time_val: b.time_val,
+                    drop_pkt_id: b.pkt_id.clone(),
+                    drop_node: b.dst_node.clone(),
+                    drop_reason: vec![1; b.pkt_id.len()],
+                    ..Default::default()
+                }
+                .encode_to_vec()
+            });
         netsim_cosim::sync::ready(r)
     }
 }
@@ -271,10 +480,20 @@ fn nothing_crosses_when_the_simulator_drops_and_the_ledger_says_why() {
     let _serial = require_root();
     let names = ["dra", "drb"];
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), &names, 65, 3.0, 10.0, "network: {capture: tun}\n");
+    let s = scenario(
+        dir.path(),
+        &names,
+        65,
+        3.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
     let out = dir.path().join("out");
     let summary = live_run(&s, &out, Some(Box::new(DropAll(0))), move || {
-        let o = exec("dra", &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(65, 1)]);
+        let o = exec(
+            "dra",
+            &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(65, 1)],
+        );
         assert_eq!(ping_replies(&o), 0);
     });
     let net = &summary["network"];
@@ -288,7 +507,14 @@ fn malformed_packets_are_counted_and_dropped_without_disturbing_others() {
     let _serial = require_root();
     let names = ["mfa", "mfb"];
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), &names, 66, 4.0, 10.0, "network: {capture: tun}\n");
+    let s = scenario(
+        dir.path(),
+        &names,
+        66,
+        4.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
     let out = dir.path().join("out");
     // Crafted frames written straight into a's TUN through a packet socket (no IP stack in
     // between): truncated, bad version, IPv4 length past the end, IHL < 5, a short IPv6 one,
@@ -338,7 +564,20 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
     let result = std::sync::Arc::new(std::sync::Mutex::new(None));
     let r = result.clone();
     let summary = live_run(&s, &out, None, move || {
-        let mut server = Command::new(COSIM).args(["exec", "ipb", "--", "iperf3", "-s", "-1", "-B", &ip_of(67, 1)]).stdout(Stdio::null()).spawn().unwrap();
+        let mut server = Command::new(COSIM)
+            .args([
+                "exec",
+                "ipb",
+                "--",
+                "iperf3",
+                "-s",
+                "-1",
+                "-B",
+                &ip_of(67, 1),
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
         std::thread::sleep(Duration::from_millis(500));
         let o = exec("ipa", &["iperf3", "-c", &ip_of(67, 1), "-t", "4", "-J"]);
         let _ = server.kill();
@@ -346,11 +585,24 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
         *r.lock().unwrap() = j["end"]["sum_received"]["bits_per_second"].as_f64();
     });
-    let bps = result.lock().unwrap().expect("iperf3 ran and reported a rate");
-    eprintln!("iperf3 through the coordinator: {:.2} Mbit/s over an ideal {:.0} Mbit/s link", bps / 1e6, rate_bps / 1e6);
+    let bps = result
+        .lock()
+        .unwrap()
+        .expect("iperf3 ran and reported a rate");
+    eprintln!(
+        "iperf3 through the coordinator: {:.2} Mbit/s over an ideal {:.0} Mbit/s link",
+        bps / 1e6,
+        rate_bps / 1e6
+    );
     // Capped by the link (TCP headers and ramp-up cost a little) and not far below it.
-    assert!(bps <= rate_bps * 1.02, "{bps} exceeds the configured {rate_bps}");
-    assert!(bps >= rate_bps * 0.6, "{bps} is far below the configured {rate_bps}");
+    assert!(
+        bps <= rate_bps * 1.02,
+        "{bps} exceeds the configured {rate_bps}"
+    );
+    assert!(
+        bps >= rate_bps * 0.6,
+        "{bps} is far below the configured {rate_bps}"
+    );
     assert_balanced(&summary["network"]);
 }
 
@@ -370,9 +622,30 @@ fn the_record_has_one_packet_per_copy_and_its_delivered_bytes_match_the_per_link
     );
     let out = dir.path().join("out");
     let summary = live_run(&s, &out, None, move || {
-        let o = exec("rca", &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(71, 1)]);
-        assert_eq!(ping_replies(&o), 5, "{}", String::from_utf8_lossy(&o.stdout));
-        let mut server = Command::new(COSIM).args(["exec", "rcb", "--", "iperf3", "-s", "-1", "-B", &ip_of(71, 1)]).stdout(Stdio::null()).spawn().unwrap();
+        let o = exec(
+            "rca",
+            &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(71, 1)],
+        );
+        assert_eq!(
+            ping_replies(&o),
+            5,
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let mut server = Command::new(COSIM)
+            .args([
+                "exec",
+                "rcb",
+                "--",
+                "iperf3",
+                "-s",
+                "-1",
+                "-B",
+                &ip_of(71, 1),
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
         std::thread::sleep(Duration::from_millis(500));
         let o = exec("rca", &["iperf3", "-c", &ip_of(71, 1), "-t", "2"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -388,30 +661,88 @@ fn the_record_has_one_packet_per_copy_and_its_delivered_bytes_match_the_per_link
         assert_balanced(l);
     }
     let total = |k: &str| links.iter().map(|l| l[k].as_u64().unwrap()).sum::<u64>();
-    assert_eq!((total("captured"), total("delivered"), total("delivered_bytes")), (net["captured"].as_u64().unwrap(), net["delivered"].as_u64().unwrap(), net["delivered_bytes"].as_u64().unwrap()));
+    assert_eq!(
+        (
+            total("captured"),
+            total("delivered"),
+            total("delivered_bytes")
+        ),
+        (
+            net["captured"].as_u64().unwrap(),
+            net["delivered"].as_u64().unwrap(),
+            net["delivered_bytes"].as_u64().unwrap()
+        )
+    );
     assert_eq!(net["packet_records_dropped"], 0);
 
     let r = Record::read(&out).unwrap();
-    assert!(r.summary.as_ref().is_some_and(|s| s["network"]["captured"] == net["captured"]), "the record ends with the run's summary");
-    assert_eq!(r.packets.len() as u64, net["captured"].as_u64().unwrap() - net["in_flight"].as_u64().unwrap(), "one /packets message per copy that ended");
+    assert!(
+        r.summary
+            .as_ref()
+            .is_some_and(|s| s["network"]["captured"] == net["captured"]),
+        "the record ends with the run's summary"
+    );
+    assert_eq!(
+        r.packets.len() as u64,
+        net["captured"].as_u64().unwrap() - net["in_flight"].as_u64().unwrap(),
+        "one /packets message per copy that ended"
+    );
     for l in links {
         let (src, dst) = (l["src"].as_str().unwrap(), l["dst"].as_str());
-        let of_link = || r.packets.iter().filter(move |p| p.src == src && p.dst.as_deref() == dst);
-        let delivered: u64 = of_link().filter(|p| p.outcome == Outcome::Delivered).map(|p| p.bytes as u64).sum();
-        assert_eq!(delivered, l["delivered_bytes"].as_u64().unwrap(), "delivered bytes {src} -> {dst:?}: {l}");
-        assert_eq!(of_link().count() as u64, l["captured"].as_u64().unwrap() - l["in_flight"].as_u64().unwrap(), "{l}");
+        let of_link = || {
+            r.packets
+                .iter()
+                .filter(move |p| p.src == src && p.dst.as_deref() == dst)
+        };
+        let delivered: u64 = of_link()
+            .filter(|p| p.outcome == Outcome::Delivered)
+            .map(|p| p.bytes as u64)
+            .sum();
+        assert_eq!(
+            delivered,
+            l["delivered_bytes"].as_u64().unwrap(),
+            "delivered bytes {src} -> {dst:?}: {l}"
+        );
+        assert_eq!(
+            of_link().count() as u64,
+            l["captured"].as_u64().unwrap() - l["in_flight"].as_u64().unwrap(),
+            "{l}"
+        );
         let dropped = of_link().filter(|p| p.outcome == Outcome::Dropped).count() as u64;
         assert_eq!(dropped, l["dropped"].as_u64().unwrap(), "{l}");
-        assert!(of_link().all(|p| p.end_s >= p.t_s), "a copy ends after its capture");
+        assert!(
+            of_link().all(|p| p.end_s >= p.t_s),
+            "a copy ends after its capture"
+        );
     }
-    let ab = links.iter().find(|l| l["src"] == "rca" && l["dst"] == "rcb").unwrap();
-    let ba = links.iter().find(|l| l["src"] == "rcb" && l["dst"] == "rca").unwrap();
-    assert!(ab["delivered_bytes"].as_u64().unwrap() > 1_000_000, "iperf3's stream: {ab}");
-    assert!(ba["delivered"].as_u64().unwrap() >= 5, "ping replies and TCP acks: {ba}");
-    assert!(links.iter().any(|l| l["src"] == "rca" && l["dst"].is_null() && l["drops"]["no route"].as_u64() >= Some(1)), "{links:?}");
+    let ab = links
+        .iter()
+        .find(|l| l["src"] == "rca" && l["dst"] == "rcb")
+        .unwrap();
+    let ba = links
+        .iter()
+        .find(|l| l["src"] == "rcb" && l["dst"] == "rca")
+        .unwrap();
+    assert!(
+        ab["delivered_bytes"].as_u64().unwrap() > 1_000_000,
+        "iperf3's stream: {ab}"
+    );
+    assert!(
+        ba["delivered"].as_u64().unwrap() >= 5,
+        "ping replies and TCP acks: {ba}"
+    );
+    assert!(
+        links.iter().any(|l| l["src"] == "rca"
+            && l["dst"].is_null()
+            && l["drops"]["no route"].as_u64() >= Some(1)),
+        "{links:?}"
+    );
     // Link state from the embedded simulator: the ideal link, once per direction.
     assert_eq!(r.link_states.len(), 2);
-    assert!(r.link_states.iter().all(|l| l.usable && l.snr_db.is_none() && l.rate_bps == 20e6 && l.delay_s == 1e-3));
+    assert!(r
+        .link_states
+        .iter()
+        .all(|l| l.usable && l.snr_db.is_none() && l.rate_bps == 20e6 && l.delay_s == 1e-3));
 }
 
 /// Round-trip times in ms from ping's output.
@@ -441,7 +772,10 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
     let rtts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let r = rtts.clone();
     let summary = live_run(&s, &out, None, move || {
-        let o = exec("dla", &["ping", "-c", "10", "-i", "0.2", "-W", "2", &ip_of(69, 1)]);
+        let o = exec(
+            "dla",
+            &["ping", "-c", "10", "-i", "0.2", "-W", "2", &ip_of(69, 1)],
+        );
         *r.lock().unwrap() = ping_rtts_ms(&o);
     });
     let rtts = rtts.lock().unwrap().clone();
@@ -455,11 +789,25 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
     // checked on the median and on most pings; the run's total slip is in its summary.
     let mut one_way: Vec<f64> = rtts.iter().map(|r| r / 2.0).collect();
     one_way.sort_by(f64::total_cmp);
-    assert!(one_way[0] >= delay_ms - 0.03, "a one-way time below the link's {delay_ms} ms delay: {rtts:?}");
+    assert!(
+        one_way[0] >= delay_ms - 0.03,
+        "a one-way time below the link's {delay_ms} ms delay: {rtts:?}"
+    );
     let median = one_way[one_way.len() / 2];
-    assert!(median <= delay_ms + window_ms + 0.5, "median one-way {median} ms for a {delay_ms} ms link, W = {window_ms} ms: {rtts:?}");
-    let within = one_way.iter().filter(|&&t| t <= delay_ms + window_ms + 0.5).count();
-    assert!(within * 10 >= one_way.len() * 8, "{within} of {} within W of the delay (slipped {} s): {rtts:?}", one_way.len(), summary["slipped_seconds"]);
+    assert!(
+        median <= delay_ms + window_ms + 0.5,
+        "median one-way {median} ms for a {delay_ms} ms link, W = {window_ms} ms: {rtts:?}"
+    );
+    let within = one_way
+        .iter()
+        .filter(|&&t| t <= delay_ms + window_ms + 0.5)
+        .count();
+    assert!(
+        within * 10 >= one_way.len() * 8,
+        "{within} of {} within W of the delay (slipped {} s): {rtts:?}",
+        one_way.len(),
+        summary["slipped_seconds"]
+    );
     assert_balanced(&summary["network"]);
 }
 
@@ -467,11 +815,34 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
 fn ros_python() -> PathBuf {
     let venv = repo(".ros");
     let python = venv.join("bin/python");
-    let ready = || Command::new(&python).args(["-c", "import rclpy, std_msgs"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let ready = || {
+        Command::new(&python)
+            .args(["-c", "import rclpy, std_msgs"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
     if !ready() {
-        let ok = Command::new("python3").args(["-m", "venv", venv.to_str().unwrap()]).status().unwrap().success()
-            && Command::new(venv.join("bin/pip")).args(["install", "-q", "ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs"]).status().unwrap().success();
-        assert!(ok && ready(), "cannot set up the ROS 2 Python environment in {}", venv.display());
+        let ok = Command::new("python3")
+            .args(["-m", "venv", venv.to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+            && Command::new(venv.join("bin/pip"))
+                .args([
+                    "install",
+                    "-q",
+                    "ros-jazzy-rclpy[fastrtps]",
+                    "ros-jazzy-std-msgs",
+                ])
+                .status()
+                .unwrap()
+                .success();
+        assert!(
+            ok && ready(),
+            "cannot set up the ROS 2 Python environment in {}",
+            venv.display()
+        );
     }
     python
 }
@@ -482,7 +853,14 @@ fn ros2_talker_and_listener_in_two_vehicles_talk_only_through_the_coordinator() 
     let python = ros_python();
     let names = ["rsa", "rsb"];
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), &names, 68, 30.0, 10.0, "network: {capture: tun}\n");
+    let s = scenario(
+        dir.path(),
+        &names,
+        68,
+        30.0,
+        10.0,
+        "network: {capture: tun}\n",
+    );
     let out = dir.path().join("out");
     let talker = r#"
 import rclpy, time
@@ -513,18 +891,41 @@ print("received", len(got))
     let received = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let r = received.clone();
     let summary = live_run(&s, &out, None, move || {
-        let env = [("ROS_DOMAIN_ID", "68"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")];
-        let l = Command::new(COSIM).args(["exec", "rsb", "--", &py, "-c", listener]).envs(env).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let env = [
+            ("ROS_DOMAIN_ID", "68"),
+            ("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET"),
+        ];
+        let l = Command::new(COSIM)
+            .args(["exec", "rsb", "--", &py, "-c", listener])
+            .envs(env)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         std::thread::sleep(Duration::from_secs(1));
-        let t = Command::new(COSIM).args(["exec", "rsa", "--", &py, "-c", talker]).envs(env).output().unwrap();
+        let t = Command::new(COSIM)
+            .args(["exec", "rsa", "--", &py, "-c", talker])
+            .envs(env)
+            .output()
+            .unwrap();
         assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
         let o = l.wait_with_output().unwrap();
-        *r.lock().unwrap() = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        *r.lock().unwrap() =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     });
     let text = received.lock().unwrap().clone();
-    let n: usize = text.lines().find_map(|l| l.strip_prefix("received ")?.trim().parse().ok()).unwrap_or_else(|| panic!("listener said: {text}"));
-    eprintln!("ROS 2 listener received {n} messages; ledger {}", summary["network"]);
-    assert!(n >= 20, "the listener heard the talker through the coordinator: {n}");
+    let n: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("received ")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("listener said: {text}"));
+    eprintln!(
+        "ROS 2 listener received {n} messages; ledger {}",
+        summary["network"]
+    );
+    assert!(
+        n >= 20,
+        "the listener heard the talker through the coordinator: {n}"
+    );
     assert_balanced(&summary["network"]);
 }
 
@@ -596,20 +997,45 @@ while time.time() < t0 + 42:
     let heard = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let h = heard.clone();
     let summary = live_run(&s, &out, None, move || {
-        let env = [("ROS_DOMAIN_ID", "70"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")];
-        let l = Command::new(COSIM).args(["exec", "rfl", "--", &py, "-c", listener]).envs(env).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        let t = Command::new(COSIM).args(["exec", "rft", "--", &py, "-c", talker]).envs(env).output().unwrap();
+        let env = [
+            ("ROS_DOMAIN_ID", "70"),
+            ("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET"),
+        ];
+        let l = Command::new(COSIM)
+            .args(["exec", "rfl", "--", &py, "-c", listener])
+            .envs(env)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Command::new(COSIM)
+            .args(["exec", "rft", "--", &py, "-c", talker])
+            .envs(env)
+            .output()
+            .unwrap();
         assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
         let o = l.wait_with_output().unwrap();
         *h.lock().unwrap() = String::from_utf8_lossy(&o.stdout).into_owned();
     });
-    let times: Vec<f64> = heard.lock().unwrap().lines().filter_map(|l| l.trim().parse().ok()).collect();
+    let times: Vec<f64> = heard
+        .lock()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
     let count = |a: f64, b: f64| times.iter().filter(|&&t| t >= a && t < b).count();
     let (before, blocked, after) = (count(0.0, 16.0), count(19.0, 30.0), count(34.0, 50.0));
     eprintln!("listener heard {} messages: {before} in sight (0-16 s), {blocked} behind the ridge (19-30 s), {after} back in sight (34-42 s); ledger {}", times.len(), summary["network"]);
     assert!(before >= 30, "heard the talker while in sight: {before}");
     assert_eq!(blocked, 0, "nothing crosses the ridge");
     assert!(after >= 10, "hears it again once in sight: {after}");
-    assert!(summary["network"]["drops"]["out of range"].as_u64().unwrap_or(0) > 0, "{}", summary["network"]);
+    assert!(
+        summary["network"]["drops"]["out of range"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{}",
+        summary["network"]
+    );
     assert_balanced(&summary["network"]);
 }

@@ -2,9 +2,9 @@
 //! across reruns and across transports (in-process vs. separate processes over ZeroMQ), and
 //! a simulator that dies or misbehaves.
 use netsim_cosim::{
+    clock::Schedule,
     coord::PhysicsCoordinator,
     sim::network::PassthroughNetwork,
-    clock::Schedule,
     sync::{protocol::physics_end, zmq, Link, LinkError, Reply, Service},
 };
 use std::{
@@ -41,17 +41,36 @@ impl Drop for Procs {
 }
 
 fn spawn(bin: &str, args: &[&str]) -> Child {
-    Command::new(bin).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn run_ok(bin: &str, args: &[&str]) -> Output {
     let out = Command::new(bin).args(args).output().unwrap();
-    assert!(out.status.success(), "{bin} {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{bin} {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
 fn in_process_run(scenario: &Path, out: &Path) -> Vec<u8> {
-    run_ok(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--timeline"]);
+    run_ok(
+        COSIM,
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--timeline",
+        ],
+    );
     std::fs::read(out.join("timeline.jsonl")).unwrap()
 }
 
@@ -59,20 +78,34 @@ fn in_process_run(scenario: &Path, out: &Path) -> Vec<u8> {
 fn patrol_scenario_patrols_60_s_with_los_and_nlos_periods() {
     let dir = tempfile::tempdir().unwrap();
     let timeline = in_process_run(&repo("config/patrol.yaml"), dir.path());
-    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["windows"], 6000);
     assert_eq!(summary["sim_seconds"], 60.0);
     let pairs = summary["pairs"].as_array().unwrap();
     assert!(pairs.len() >= 3, "at least 3 vehicles");
-    let changing = pairs.iter().filter(|p| p["los_windows"].as_u64() > Some(0) && p["nlos_windows"].as_u64() > Some(0)).count();
-    assert!(changing >= 1, "some pair goes through LOS and NLOS periods: {pairs:?}");
+    let changing = pairs
+        .iter()
+        .filter(|p| p["los_windows"].as_u64() > Some(0) && p["nlos_windows"].as_u64() > Some(0))
+        .count();
+    assert!(
+        changing >= 1,
+        "some pair goes through LOS and NLOS periods: {pairs:?}"
+    );
     // One line per pair per window, each a well-formed record.
     let text = String::from_utf8(timeline).unwrap();
     assert_eq!(text.lines().count(), 6000 * pairs.len());
-    let nlos = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|l| l["los"] == false).unwrap();
+    let nlos = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["los"] == false)
+        .unwrap();
     let path = nlos["path"].as_array().unwrap();
     assert_eq!(nlos["hops"].as_u64().unwrap() as usize, path.len());
-    assert!(path.len() >= 4 && path.len() % 2 == 0, "A, entry, exit, ..., B: {nlos}");
+    assert!(
+        path.len() >= 4 && path.len() % 2 == 0,
+        "A, entry, exit, ..., B: {nlos}"
+    );
     assert!(nlos["loss_db"].as_f64().unwrap() > 0.0);
 }
 
@@ -80,7 +113,11 @@ fn patrol_scenario_patrols_60_s_with_los_and_nlos_periods() {
 fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() {
     let scenario = repo("config/patrol.yaml");
     let s = scenario.to_str().unwrap();
-    let (a, b, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b, c) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     let first = in_process_run(&scenario, a.path());
     let second = in_process_run(&scenario, b.path());
     assert!(first == second, "rerun differs");
@@ -89,11 +126,29 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
     let mut procs = Procs(vec![
         spawn(COSIM, &["physics-sim", s, "--bind", &p_ep]),
         spawn(COSIM, &["network-sim", s, "--bind", &s_ep]),
-        spawn(NETWORK_COORDINATOR, &[s, "--bind", &n_ep, "--network-sim", &s_ep]),
+        spawn(
+            NETWORK_COORDINATOR,
+            &[s, "--bind", &n_ep, "--network-sim", &s_ep],
+        ),
     ]);
-    run_ok(PHYSICS_COORDINATOR, &[s, "--physics-sim", &p_ep, "--network-coordinator", &n_ep, "--out", c.path().to_str().unwrap(), "--timeline"]);
+    run_ok(
+        PHYSICS_COORDINATOR,
+        &[
+            s,
+            "--physics-sim",
+            &p_ep,
+            "--network-coordinator",
+            &n_ep,
+            "--out",
+            c.path().to_str().unwrap(),
+            "--timeline",
+        ],
+    );
     let over_zmq = std::fs::read(c.path().join("timeline.jsonl")).unwrap();
-    assert!(first == over_zmq, "separate processes over ZeroMQ differ from the in-process run");
+    assert!(
+        first == over_zmq,
+        "separate processes over ZeroMQ differ from the in-process run"
+    );
     // Every served peer exits by itself, successfully, after the last window.
     for child in &mut procs.0 {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -110,7 +165,9 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
 
 /// The patrol scenario paced at real time with a 1 s timeout, written next to the original.
 fn real_time_scenario(dir: &Path, timeout_ms: u64) -> PathBuf {
-    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/patrol.yaml")).unwrap()).unwrap();
+    let mut v: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(repo("config/patrol.yaml")).unwrap())
+            .unwrap();
     v["real_time_factor"] = 1.0.into();
     v["simulators"]["timeout_ms"] = timeout_ms.into();
     let path = dir.join("realtime.yaml");
@@ -126,24 +183,39 @@ fn killing_the_physics_simulator_ends_the_run_within_the_timeout() {
     let p_ep = free_endpoint();
     let mut procs = Procs(vec![spawn(COSIM, &["physics-sim", s, "--bind", &p_ep])]);
     let out = dir.path().join("out");
-    let mut coordinator = spawn(PHYSICS_COORDINATOR, &[s, "--physics-sim", &p_ep, "--out", out.to_str().unwrap()]);
+    let mut coordinator = spawn(
+        PHYSICS_COORDINATOR,
+        &[s, "--physics-sim", &p_ep, "--out", out.to_str().unwrap()],
+    );
     std::thread::sleep(Duration::from_millis(1500));
-    assert!(coordinator.try_wait().unwrap().is_none(), "the 60 s real-time run is still going");
+    assert!(
+        coordinator.try_wait().unwrap().is_none(),
+        "the 60 s real-time run is still going"
+    );
     procs.0[0].kill().unwrap(); // SIGKILL
     let killed = Instant::now();
     let status = loop {
         if let Some(st) = coordinator.try_wait().unwrap() {
             break st;
         }
-        assert!(killed.elapsed() < Duration::from_secs(5), "coordinator still running 5 s after the simulator died");
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "coordinator still running 5 s after the simulator died"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     let waited = killed.elapsed();
     let stderr = String::from_utf8(coordinator.wait_with_output().unwrap().stderr).unwrap();
-    assert!(waited <= Duration::from_millis(1000 + 500), "took {waited:?}, timeout is 1 s");
+    assert!(
+        waited <= Duration::from_millis(1000 + 500),
+        "took {waited:?}, timeout is 1 s"
+    );
     assert_eq!(status.code(), Some(1), "{stderr}");
     let expected = format!("physics simulator at {p_ep}");
-    assert!(stderr.contains(&expected) && stderr.contains("window"), "error names the simulator and the window:\n{stderr}");
+    assert!(
+        stderr.contains(&expected) && stderr.contains("window"),
+        "error names the simulator and the window:\n{stderr}"
+    );
 }
 
 #[test]
@@ -151,29 +223,67 @@ fn a_coordinator_interrupted_by_sigterm_stops_cleanly_with_exit_130() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = real_time_scenario(dir.path(), 1000);
     let out = dir.path().join("out");
-    let child = spawn(COSIM, &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--timeline"]);
+    let child = spawn(
+        COSIM,
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--timeline",
+        ],
+    );
     std::thread::sleep(Duration::from_millis(800));
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
-    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], true);
     let windows = summary["windows"].as_u64().unwrap();
     assert!(windows > 10 && windows < 6000, "{windows}");
-    let lines = std::fs::read_to_string(out.join("timeline.jsonl")).unwrap().lines().count() as u64;
-    assert_eq!(lines, windows * 3, "the timeline holds exactly the completed windows");
+    let lines = std::fs::read_to_string(out.join("timeline.jsonl"))
+        .unwrap()
+        .lines()
+        .count() as u64;
+    assert_eq!(
+        lines,
+        windows * 3,
+        "the timeline holds exactly the completed windows"
+    );
 }
 
 #[test]
 fn broken_scenarios_are_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yaml");
-    let text = std::fs::read_to_string(repo("config/patrol.yaml")).unwrap().replacen("window_ms:", "window_msec:", 1);
+    let text = std::fs::read_to_string(repo("config/patrol.yaml"))
+        .unwrap()
+        .replacen("window_ms:", "window_msec:", 1);
     std::fs::write(&path, text).unwrap();
-    let out = Command::new(COSIM).args(["run", path.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]).output().unwrap();
+    let out = Command::new(COSIM)
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("bad.yaml:") && err.contains("window_msec"), "{err}");
+    assert!(
+        err.contains("bad.yaml:") && err.contains("window_msec"),
+        "{err}"
+    );
     assert!(!dir.path().join("timeline.jsonl").exists());
 }
 
@@ -195,11 +305,21 @@ fn empty_channel() -> Vec<u8> {
 }
 
 fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
-    let schedule = Schedule { window_ns: 10_000_000, windows };
-    let net = Link::local("network simulator", Box::new(PassthroughNetwork::new(windows)));
+    let schedule = Schedule {
+        window_ns: 10_000_000,
+        windows,
+    };
+    let net = Link::local(
+        "network simulator",
+        Box::new(PassthroughNetwork::new(windows)),
+    );
     let network = Link::local(
         "network coordinator",
-        Box::new(netsim_cosim::coord::NetworkCoordinator::new(net, schedule, Duration::from_secs(5))),
+        Box::new(netsim_cosim::coord::NetworkCoordinator::new(
+            net,
+            schedule,
+            Duration::from_secs(5),
+        )),
     );
     PhysicsCoordinator {
         physics,
@@ -221,10 +341,13 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
 
 #[tokio::test]
 async fn an_out_of_turn_answer_is_a_protocol_error_naming_the_window() {
-    let err = coordinator(Link::local("scripted physics simulator", Box::new(OffByOne(0))), 10)
-        .run(std::future::pending())
-        .await
-        .unwrap_err();
+    let err = coordinator(
+        Link::local("scripted physics simulator", Box::new(OffByOne(0))),
+        10,
+    )
+    .run(std::future::pending())
+    .await
+    .unwrap_err();
     let err = err.downcast::<LinkError>().unwrap();
     assert_eq!(
         err.to_string(),
@@ -241,8 +364,16 @@ impl Service for StrayPath {
         use prost::Message;
         let k = self.0;
         self.0 += 1;
-        let path = |ids: Vec<u32>| PathDetails { ids, los: true, num_hops: vec![2], hop_points: vec![0.0; 8] };
-        let mut c = ChannelData { node_list: vec![0.0; 14], path_details: vec![path(vec![0, 1])] };
+        let path = |ids: Vec<u32>| PathDetails {
+            ids,
+            los: true,
+            num_hops: vec![2],
+            hop_points: vec![0.0; 8],
+        };
+        let mut c = ChannelData {
+            node_list: vec![0.0; 14],
+            path_details: vec![path(vec![0, 1])],
+        };
         if k >= 2 {
             c.path_details.push(path(vec![1, 2]));
         }
@@ -252,7 +383,10 @@ impl Service for StrayPath {
 
 #[tokio::test]
 async fn a_channel_naming_an_unknown_vehicle_is_a_protocol_error_naming_the_window_and_field() {
-    let mut c = coordinator(Link::local("scripted physics simulator", Box::new(StrayPath(0))), 10);
+    let mut c = coordinator(
+        Link::local("scripted physics simulator", Box::new(StrayPath(0))),
+        10,
+    );
     c.vehicles = 2;
     let err = c.run(std::future::pending()).await.unwrap_err();
     let err = err.downcast::<LinkError>().unwrap();
@@ -284,23 +418,54 @@ async fn a_silent_simulator_over_zeromq_times_out_with_its_name_and_window() {
     let ep = free_endpoint();
     let served = ep.clone();
     tokio::spawn(async move {
-        let _ = zmq::serve(&served, &mut Stalls { next: 0, stall: 5 }, Duration::from_secs(10)).await;
+        let _ = zmq::serve(
+            &served,
+            &mut Stalls { next: 0, stall: 5 },
+            Duration::from_secs(10),
+        )
+        .await;
     });
-    let physics = Link::zeromq("physics simulator", &ep, Duration::from_millis(300), Duration::from_secs(5)).await.unwrap();
+    let physics = Link::zeromq(
+        "physics simulator",
+        &ep,
+        Duration::from_millis(300),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
     let started = Instant::now();
-    let err = coordinator(physics, 100).run(std::future::pending()).await.unwrap_err();
+    let err = coordinator(physics, 100)
+        .run(std::future::pending())
+        .await
+        .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(2));
     let err = err.downcast::<LinkError>().unwrap();
-    assert_eq!(err.to_string(), format!("physics simulator at {ep} did not answer window 5 within 300 ms"));
+    assert_eq!(
+        err.to_string(),
+        format!("physics simulator at {ep} did not answer window 5 within 300 ms")
+    );
 }
 
 #[tokio::test]
 async fn a_simulator_that_never_comes_up_fails_the_connection_within_the_startup_timeout() {
     let ep = free_endpoint();
     let started = Instant::now();
-    let err = Link::zeromq("physics simulator", &ep, Duration::from_millis(300), Duration::from_millis(500)).await.err().unwrap();
+    let err = Link::zeromq(
+        "physics simulator",
+        &ep,
+        Duration::from_millis(300),
+        Duration::from_millis(500),
+    )
+    .await
+    .err()
+    .unwrap();
     assert!(started.elapsed() < Duration::from_secs(3));
-    assert!(err.to_string().starts_with(&format!("physics simulator at {ep} failed in window 0: cannot connect")), "{err}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "physics simulator at {ep} failed in window 0: cannot connect"
+        )),
+        "{err}"
+    );
 }
 
 // ---- an ns-3 adapter started by the coordinator, played by a stand-in ----
@@ -308,7 +473,9 @@ async fn a_simulator_that_never_comes_up_fails_the_connection_within_the_startup
 
 /// patrol.yaml as ns-3 can build it (rf links), choosing ns-3 as the network simulator.
 fn ns3_scenario(dir: &Path, real_time_factor: f64, timeout_ms: u64) -> PathBuf {
-    let mut v: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(repo("config/patrol.yaml")).unwrap()).unwrap();
+    let mut v: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(repo("config/patrol.yaml")).unwrap())
+            .unwrap();
     v["links"]["default"] = serde_yaml::from_str("{model: rf}").unwrap();
     v["simulators"]["network"] = serde_yaml::from_str("{kind: ns3}").unwrap();
     v["simulators"]["timeout_ms"] = timeout_ms.into();
@@ -341,11 +508,21 @@ echo "listening on $ep"
     path
 }
 
-
 /// `cosim run scenario --out out` with the stand-in as the adapter; waits at most `limit`.
-fn run_with_adapter(adapter: &Path, scenario: &Path, out: &Path, extra: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
+fn run_with_adapter(
+    adapter: &Path,
+    scenario: &Path,
+    out: &Path,
+    extra: &[&str],
+    limit: Duration,
+) -> (Option<i32>, String, Duration) {
     let mut child = Command::new(COSIM)
-        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .args(extra)
         .env("NETSIM_NS3", adapter)
         .stdin(Stdio::null())
@@ -363,7 +540,11 @@ fn run_with_adapter(adapter: &Path, scenario: &Path, out: &Path, extra: &[&str],
     }
     let took = started.elapsed();
     let output = child.wait_with_output().unwrap();
-    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned(), took)
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        took,
+    )
 }
 
 #[test]
@@ -372,24 +553,60 @@ fn an_adapter_started_by_the_coordinator_carries_the_windows_and_ends_with_the_r
     let scenario = ns3_scenario(dir.path(), 0.0, 2000);
     let adapter = fake_adapter(dir.path(), &scenario, "wait");
     let out = dir.path().join("out");
-    let (code, stderr, _) = run_with_adapter(&adapter, &scenario, &out, &["--timeline"], Duration::from_secs(120));
+    let (code, stderr, _) = run_with_adapter(
+        &adapter,
+        &scenario,
+        &out,
+        &["--timeline"],
+        Duration::from_secs(120),
+    );
     assert_eq!(code, Some(0), "{stderr}");
     let args = std::fs::read_to_string(dir.path().join("fake.args")).unwrap();
     let (pid, args) = args.trim().split_once(' ').unwrap();
     let socket = out.join("ns3.sock");
-    for expected in [format!("--bind=ipc://{}", socket.display()), "--nodes=3".into(), "--windowNs=10000000".into(), "--windows=6000".into(), "--seed=42".into()] {
-        assert!(args.split(' ').any(|a| a == expected), "{expected} in {args}");
+    for expected in [
+        format!("--bind=ipc://{}", socket.display()),
+        "--nodes=3".into(),
+        "--windowNs=10000000".into(),
+        "--windows=6000".into(),
+        "--seed=42".into(),
+    ] {
+        assert!(
+            args.split(' ').any(|a| a == expected),
+            "{expected} in {args}"
+        );
     }
-    assert!(args.split(' ').any(|a| a == "--wifiNodes=0,1,2") && !args.contains("--uanNodes"), "{args}");
+    assert!(
+        args.split(' ').any(|a| a == "--wifiNodes=0,1,2") && !args.contains("--uanNodes"),
+        "{args}"
+    );
     assert!(!common::alive(pid), "the adapter ended with the run");
-    assert!(!common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
+    assert!(!common::alive(
+        &std::fs::read_to_string(dir.path().join("fake.server")).unwrap()
+    ));
     assert!(!socket.exists(), "its socket is removed");
-    assert!(std::fs::read_to_string(out.join("ns3.log")).unwrap().starts_with(&format!("$ {} --bind=ipc://", adapter.display())));
+    assert!(std::fs::read_to_string(out.join("ns3.log"))
+        .unwrap()
+        .starts_with(&format!("$ {} --bind=ipc://", adapter.display())));
 
     // The same windows as the embedded simulator in the coordinator's own process.
     let embedded = dir.path().join("embedded");
-    run_ok(COSIM, &["run", scenario.to_str().unwrap(), "--out", embedded.to_str().unwrap(), "--timeline", "--network-sim", "embedded"]);
-    let (a, b) = (std::fs::read(out.join("timeline.jsonl")).unwrap(), std::fs::read(embedded.join("timeline.jsonl")).unwrap());
+    run_ok(
+        COSIM,
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            embedded.to_str().unwrap(),
+            "--timeline",
+            "--network-sim",
+            "embedded",
+        ],
+    );
+    let (a, b) = (
+        std::fs::read(out.join("timeline.jsonl")).unwrap(),
+        std::fs::read(embedded.join("timeline.jsonl")).unwrap(),
+    );
     assert!(a == b && !a.is_empty(), "timelines differ");
 }
 
@@ -397,14 +614,38 @@ fn an_adapter_started_by_the_coordinator_carries_the_windows_and_ends_with_the_r
 fn an_adapter_that_crashes_mid_run_ends_the_run_with_its_signal_and_window() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = ns3_scenario(dir.path(), 1.0, 1000);
-    let adapter = fake_adapter(dir.path(), &scenario, "sleep 1.5; kill -9 $!; kill -SEGV $$");
-    let (code, stderr, took) = run_with_adapter(&adapter, &scenario, &dir.path().join("out"), &[], Duration::from_secs(10));
+    let adapter = fake_adapter(
+        dir.path(),
+        &scenario,
+        "sleep 1.5; kill -9 $!; kill -SEGV $$",
+    );
+    let (code, stderr, took) = run_with_adapter(
+        &adapter,
+        &scenario,
+        &dir.path().join("out"),
+        &[],
+        Duration::from_secs(10),
+    );
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(took < Duration::from_millis(1500 + 1000 + 1500), "took {took:?}: the crash at 1.5 s, the timeout 1 s");
-    let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
+    assert!(
+        took < Duration::from_millis(1500 + 1000 + 1500),
+        "took {took:?}: the crash at 1.5 s, the timeout 1 s"
+    );
+    let pid = std::fs::read_to_string(dir.path().join("fake.args"))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
     let named = format!("ns-3 adapter (fake-ns3, pid {pid}) failed in window ");
-    assert!(stderr.contains(&named), "names the adapter and the window:\n{stderr}");
-    assert!(stderr.contains("fake-ns3 exited with signal 11 (SIGSEGV); its log "), "{stderr}");
+    assert!(
+        stderr.contains(&named),
+        "names the adapter and the window:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("fake-ns3 exited with signal 11 (SIGSEGV); its log "),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -412,13 +653,35 @@ fn an_adapter_that_hangs_mid_run_times_out_and_is_stopped_with_everything_it_sta
     let dir = tempfile::tempdir().unwrap();
     let scenario = ns3_scenario(dir.path(), 1.0, 1000);
     let adapter = fake_adapter(dir.path(), &scenario, "sleep 1.5; kill -STOP $!; wait");
-    let (code, stderr, took) = run_with_adapter(&adapter, &scenario, &dir.path().join("out"), &[], Duration::from_secs(10));
+    let (code, stderr, took) = run_with_adapter(
+        &adapter,
+        &scenario,
+        &dir.path().join("out"),
+        &[],
+        Duration::from_secs(10),
+    );
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(took < Duration::from_millis(1500 + 1000 + 2500), "took {took:?}");
-    let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
-    assert!(stderr.contains(&format!("ns-3 adapter (fake-ns3, pid {pid}) did not answer window ")) && stderr.contains(" within 1000 ms"), "{stderr}");
+    assert!(
+        took < Duration::from_millis(1500 + 1000 + 2500),
+        "took {took:?}"
+    );
+    let pid = std::fs::read_to_string(dir.path().join("fake.args"))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(
+        stderr.contains(&format!(
+            "ns-3 adapter (fake-ns3, pid {pid}) did not answer window "
+        )) && stderr.contains(" within 1000 ms"),
+        "{stderr}"
+    );
     assert!(!common::alive(&pid), "the adapter is stopped");
-    assert!(!common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()), "and its stopped server with it");
+    assert!(
+        !common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()),
+        "and its stopped server with it"
+    );
 }
 
 #[test]
@@ -428,7 +691,12 @@ fn ctrl_c_stops_the_run_and_the_adapter_with_it() {
     let adapter = fake_adapter(dir.path(), &scenario, "wait");
     let out = dir.path().join("out");
     let child = Command::new(COSIM)
-        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .env("NETSIM_NS3", &adapter)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -436,14 +704,30 @@ fn ctrl_c_stops_the_run_and_the_adapter_with_it() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
-    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], true);
-    let pid = std::fs::read_to_string(dir.path().join("fake.args")).unwrap().split(' ').next().unwrap().to_owned();
+    let pid = std::fs::read_to_string(dir.path().join("fake.args"))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
     assert!(!common::alive(&pid), "the adapter is stopped with the run");
-    assert!(!common::alive(&std::fs::read_to_string(dir.path().join("fake.server")).unwrap()));
+    assert!(!common::alive(
+        &std::fs::read_to_string(dir.path().join("fake.server")).unwrap()
+    ));
     assert!(!out.join("ns3.sock").exists());
 }
 
@@ -452,7 +736,14 @@ fn switching_to_ns3_on_the_command_line_checks_the_links_and_finds_the_program()
     let dir = tempfile::tempdir().unwrap();
     let run = |scenario: &Path, env: &str| {
         let out = Command::new(COSIM)
-            .args(["run", scenario.to_str().unwrap(), "--out", dir.path().join("out").to_str().unwrap(), "--network-sim", "ns3"])
+            .args([
+                "run",
+                scenario.to_str().unwrap(),
+                "--out",
+                dir.path().join("out").to_str().unwrap(),
+                "--network-sim",
+                "ns3",
+            ])
             .env("NETSIM_NS3", env)
             .output()
             .unwrap();

@@ -50,7 +50,15 @@ fn scenario(dir: &std::path::Path) -> LoadedScenario {
 
 /// The distance (m) at which a link's in-band SNR is `snr_db`.
 fn distance_for_snr(spec: &LinkSpec, snr_db: f64) -> f64 {
-    let snr = |d: f64| spec.budget(&Geometry { distance_m: d, los: true, hop_loss_db: 0.0, mean_depth_m: DEPTH }).snr_db;
+    let snr = |d: f64| {
+        spec.budget(&Geometry {
+            distance_m: d,
+            los: true,
+            hop_loss_db: 0.0,
+            mean_depth_m: DEPTH,
+        })
+        .snr_db
+    };
     let (mut lo, mut hi) = (10.0, 200_000.0);
     for _ in 0..100 {
         let mid = (lo + hi) / 2.0;
@@ -67,7 +75,8 @@ fn distance_for_snr(spec: &LinkSpec, snr_db: f64) -> f64 {
 fn channel(positions: &[[f64; 2]]) -> ChannelData {
     let mut c = ChannelData::default();
     for p in positions {
-        c.node_list.extend_from_slice(&[p[0], p[1], -DEPTH, 1.0, 0.0, 0.0, 0.0]);
+        c.node_list
+            .extend_from_slice(&[p[0], p[1], -DEPTH, 1.0, 0.0, 0.0, 0.0]);
     }
     for i in 0..positions.len() {
         for j in i + 1..positions.len() {
@@ -91,7 +100,11 @@ struct Tx {
 }
 
 fn tx(from: usize, at: u64, to: &[usize]) -> Tx {
-    Tx { from, at, to: to.to_vec() }
+    Tx {
+        from,
+        at,
+        to: to.to_vec(),
+    }
 }
 
 #[test]
@@ -104,21 +117,47 @@ fn the_network_simulator_and_the_modems_give_every_copy_the_same_verdict() {
     let spec = LinkSpec::from_config(&s.links.default, &s.world.water);
     assert_eq!(hardware.link_spec(0), spec);
     // One rate-0 frame of 32 bytes on a modem is as long on air as a 37-byte packet at 80 bit/s.
-    let LinkSpec::Acoustic(a) = &spec else { panic!("acoustic") };
+    let LinkSpec::Acoustic(a) = &spec else {
+        panic!("acoustic")
+    };
     let airtime_ns = (modem::packet_airtime_s(0, 1) * 1e9).round() as u64;
     let len = 37u32;
-    assert_eq!(((8 * len) as f64 / a.bit_rate_bps * 1e9).round() as u64, airtime_ns);
+    assert_eq!(
+        ((8 * len) as f64 / a.bit_rate_bps * 1e9).round() as u64,
+        airtime_ns
+    );
 
     // v0..v3 on a line (v3 150 m from v1, about 23 dB louder there than v0 or v2); v4 60 km
     // away; v5 where v0's signal is decodable though 2 dB below the noise in band; v6 where it
     // is barely decodable (coded Eb/N0 ≈ 2 dB: every frame fails its CRC).
     let faint = distance_for_snr(&spec, -2.0);
     let edge = distance_for_snr(&spec, -16.0);
-    let check = |d: f64| spec.budget(&Geometry { distance_m: d, los: true, hop_loss_db: 0.0, mean_depth_m: DEPTH });
+    let check = |d: f64| {
+        spec.budget(&Geometry {
+            distance_m: d,
+            los: true,
+            hop_loss_db: 0.0,
+            mean_depth_m: DEPTH,
+        })
+    };
     let (bf, be) = (check(faint), check(edge));
-    assert!(bf.usable && !bf.audible && acoustic::per(bf.ber, 8 * 37) < 1e-6, "{bf:?}");
-    assert!(be.usable && !be.audible && acoustic::per(be.ber, 256) > 1.0 - 1e-9, "{be:?}");
-    let positions = [[0.0, 0.0], [1500.0, 0.0], [3000.0, 0.0], [1650.0, 0.0], [60_000.0, 0.0], [-faint, 0.0], [0.0, -edge]];
+    assert!(
+        bf.usable && !bf.audible && acoustic::per(bf.ber, 8 * 37) < 1e-6,
+        "{bf:?}"
+    );
+    assert!(
+        be.usable && !be.audible && acoustic::per(be.ber, 256) > 1.0 - 1e-9,
+        "{be:?}"
+    );
+    let positions = [
+        [0.0, 0.0],
+        [1500.0, 0.0],
+        [3000.0, 0.0],
+        [1650.0, 0.0],
+        [60_000.0, 0.0],
+        [-faint, 0.0],
+        [0.0, -edge],
+    ];
     let ch = channel(&positions);
 
     let phase = |i: u64| i * 40 * NS;
@@ -180,7 +219,11 @@ fn the_network_simulator_and_the_modems_give_every_copy_the_same_verdict() {
     let mut network = BTreeMap::new();
     for k in 0..windows {
         let mut b = network_begin(k, ch_bytes.clone());
-        for (i, t) in txs.iter().enumerate().filter(|(_, t)| t.at / W + 1 == k as u64) {
+        for (i, t) in txs
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.at / W + 1 == k as u64)
+        {
             for &d in &t.to {
                 b.pkt_id.push(i as u32 + 1);
                 b.src_ip.push(0x0a32_0001 + t.from as u32);
@@ -191,12 +234,25 @@ fn the_network_simulator_and_the_modems_give_every_copy_the_same_verdict() {
                 b.dst_node.push(d as u32);
             }
         }
-        let end = expect_network(&net.handle(&b.encode_to_vec()).unwrap(), MsgType::End, k).unwrap();
+        let end =
+            expect_network(&net.handle(&b.encode_to_vec()).unwrap(), MsgType::End, k).unwrap();
         for (id, node) in end.clear_pkt_id.iter().zip(&end.rx_node) {
-            assert!(network.insert((*id as usize - 1, *node as usize), Fate::Delivered).is_none());
+            assert!(network
+                .insert((*id as usize - 1, *node as usize), Fate::Delivered)
+                .is_none());
         }
-        for ((id, node), r) in end.drop_pkt_id.iter().zip(&end.drop_node).zip(&end.drop_reason) {
-            assert!(network.insert((*id as usize - 1, *node as usize), Fate::Dropped(DropReason::from_wire(*r))).is_none());
+        for ((id, node), r) in end
+            .drop_pkt_id
+            .iter()
+            .zip(&end.drop_node)
+            .zip(&end.drop_reason)
+        {
+            assert!(network
+                .insert(
+                    (*id as usize - 1, *node as usize),
+                    Fate::Dropped(DropReason::from_wire(*r))
+                )
+                .is_none());
         }
     }
 
@@ -209,15 +265,31 @@ fn the_network_simulator_and_the_modems_give_every_copy_the_same_verdict() {
     for &i in &order {
         let t = &txs[i];
         let (src, dest) = (t.from + 1, if t.to.len() > 1 { 0 } else { t.to[0] + 1 });
-        modems.host_line(t.from, t.at, format!("$CCCYC,0,{src},{dest},0,0,1").as_bytes());
-        modems.host_line(t.from, t.at, format!("$CCTXD,{src},{dest},0,{}", "5a".repeat(32)).as_bytes());
+        modems.host_line(
+            t.from,
+            t.at,
+            format!("$CCCYC,0,{src},{dest},0,0,1").as_bytes(),
+        );
+        modems.host_line(
+            t.from,
+            t.at,
+            format!("$CCTXD,{src},{dest},0,{}", "5a".repeat(32)).as_bytes(),
+        );
     }
     modems.shutdown(phase(7));
-    let errors: Vec<String> = modems.drain().into_iter().map(|o| o.line).filter(|l| l.starts_with("$CAERR")).collect();
+    let errors: Vec<String> = modems
+        .drain()
+        .into_iter()
+        .map(|o| o.line)
+        .filter(|l| l.starts_with("$CAERR"))
+        .collect();
     assert!(errors.is_empty(), "{errors:?}");
     let mut emulated = BTreeMap::new();
     for e in modems.ledger() {
-        let i = txs.iter().position(|t| t.from == e.from && t.at == e.sent_ns).expect("a scheduled transmission");
+        let i = txs
+            .iter()
+            .position(|t| t.from == e.from && t.at == e.sent_ns)
+            .expect("a scheduled transmission");
         assert!(emulated.insert((i, e.to.unwrap()), e.fate).is_none());
     }
 

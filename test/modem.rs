@@ -21,7 +21,11 @@ use tokio::sync::{mpsc, oneshot};
 const RTF: f64 = 5.0;
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 struct Vehicle<'a> {
@@ -33,7 +37,13 @@ struct Vehicle<'a> {
 }
 
 fn v<'a>(name: &'a str, port: u16, id: u8, at: [f64; 3]) -> Vehicle<'a> {
-    Vehicle { name, port, id, at, extra: "" }
+    Vehicle {
+        name,
+        port,
+        id,
+        at,
+        extra: "",
+    }
 }
 
 /// A paced scenario with stationary vehicles, fixed sound speed 1500 m/s, flat sea floor.
@@ -61,7 +71,8 @@ fn scenario(dir: &Path, vehicles: &[Vehicle], world: &str) -> LoadedScenario {
     config::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-const FLAT: &str = "  terrain: {kind: procedural, size_m: [8000, 8000], cell_size_m: 40, base_height_m: -300}\n";
+const FLAT: &str =
+    "  terrain: {kind: procedural, size_m: [8000, 8000], cell_size_m: 40, base_height_m: -300}\n";
 
 struct Run {
     stop: Option<oneshot::Sender<()>>,
@@ -74,7 +85,9 @@ async fn start(loaded: &LoadedScenario) -> Run {
 
 /// A run writing its record into `out` (none: no record).
 async fn start_in(loaded: &LoadedScenario, out: Option<PathBuf>) -> Run {
-    let c = PhysicsCoordinator::for_scenario(loaded, None, None, None, out).await.unwrap_or_else(|e| panic!("{e:#}"));
+    let c = PhysicsCoordinator::for_scenario(loaded, None, None, None, out)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         c.run(async {
@@ -83,7 +96,10 @@ async fn start_in(loaded: &LoadedScenario, out: Option<PathBuf>) -> Run {
         .await
         .unwrap()
     });
-    Run { stop: Some(tx), handle }
+    Run {
+        stop: Some(tx),
+        handle,
+    }
 }
 
 impl Run {
@@ -113,11 +129,18 @@ impl Host {
                 }
             }
         });
-        Host { w, rx, seen: Vec::new() }
+        Host {
+            w,
+            rx,
+            seen: Vec::new(),
+        }
     }
 
     async fn send(&mut self, line: &str) {
-        self.w.write_all(format!("{line}\r\n").as_bytes()).await.unwrap();
+        self.w
+            .write_all(format!("{line}\r\n").as_bytes())
+            .await
+            .unwrap();
     }
 
     /// Sends `$<id>,<fields>*CS`.
@@ -133,13 +156,24 @@ impl Host {
             match tokio::time::timeout(left, self.rx.recv()).await {
                 Ok(Some((t, l))) => {
                     let s = Sentence::parse(l.as_bytes()).unwrap_or_else(|e| panic!("{l:?}: {e}"));
-                    assert!(s.had_checksum && l.rsplit_once('*').unwrap().1.chars().all(|c| !c.is_ascii_lowercase()), "{l}");
+                    assert!(
+                        s.had_checksum
+                            && l.rsplit_once('*')
+                                .unwrap()
+                                .1
+                                .chars()
+                                .all(|c| !c.is_ascii_lowercase()),
+                        "{l}"
+                    );
                     self.seen.push((t, l.clone()));
                     if l.starts_with(prefix) {
                         return (t, l);
                     }
                 }
-                _ => panic!("no {prefix} within {within_s} s; saw {:#?}", self.seen.iter().map(|x| &x.1).collect::<Vec<_>>()),
+                _ => panic!(
+                    "no {prefix} within {within_s} s; saw {:#?}",
+                    self.seen.iter().map(|x| &x.1).collect::<Vec<_>>()
+                ),
             }
         }
     }
@@ -158,7 +192,9 @@ impl Host {
     /// Lines arriving until `quiet_s` passes without one.
     async fn until_quiet(&mut self, quiet_s: f64) -> Vec<String> {
         let mut out = Vec::new();
-        while let Ok(Some((t, l))) = tokio::time::timeout(Duration::from_secs_f64(quiet_s), self.rx.recv()).await {
+        while let Ok(Some((t, l))) =
+            tokio::time::timeout(Duration::from_secs_f64(quiet_s), self.rx.recv()).await
+        {
             self.seen.push((t, l.clone()));
             out.push(l);
         }
@@ -167,13 +203,24 @@ impl Host {
 }
 
 fn fields(line: &str) -> Vec<String> {
-    Sentence::parse(line.as_bytes()).unwrap().fields.iter().map(|s| s.to_string()).collect()
+    Sentence::parse(line.as_bytes())
+        .unwrap()
+        .fields
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 /// Goby MMDriver's start-up (see the notes): configuration, reboot, keep-alive, clock, query.
 async fn goby_startup(h: &mut Host, id: u8) {
     let id_s = id.to_string();
-    for (name, value) in [("ALL", "0"), ("CST", "1"), ("SRC", id_s.as_str()), ("REV", "1"), ("RXP", "1")] {
+    for (name, value) in [
+        ("ALL", "0"),
+        ("CST", "1"),
+        ("SRC", id_s.as_str()),
+        ("REV", "1"),
+        ("RXP", "1"),
+    ] {
         h.cmd("CCCFG", &[name, value]).await;
         let (_, l) = h.expect("$CACFG", 5.0).await;
         assert_eq!(fields(&l), vec![name, value]);
@@ -187,14 +234,34 @@ async fn goby_startup(h: &mut Host, id: u8) {
     let (_, l) = h.expect("$CACFG", 5.0).await;
     assert_eq!(fields(&l), vec!["SRC", id_s.as_str()]);
     // MM1 clock: echo within 1 s of what was set.
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
     let c = modem::Civil::from_ns(now);
-    let set = [format!("{:04}", c.year), format!("{:02}", c.month), format!("{:02}", c.day), format!("{:02}", c.hour), format!("{:02}", c.minute), format!("{:02}", c.second)];
+    let set = [
+        format!("{:04}", c.year),
+        format!("{:02}", c.month),
+        format!("{:02}", c.day),
+        format!("{:02}", c.hour),
+        format!("{:02}", c.minute),
+        format!("{:02}", c.second),
+    ];
     let refs: Vec<&str> = set.iter().map(|s| s.as_str()).collect();
     h.cmd("CCCLK", &refs).await;
     let (_, l) = h.expect("$CACLK", 5.0).await;
     let f: Vec<i64> = fields(&l).iter().map(|x| x.parse().unwrap()).collect();
-    let echoed = modem::Civil { year: f[0], month: f[1], day: f[2], hour: f[3], minute: f[4], second: f[5], nanos: 0 }.to_ns().unwrap();
+    let echoed = modem::Civil {
+        year: f[0],
+        month: f[1],
+        day: f[2],
+        hour: f[3],
+        minute: f[4],
+        second: f[5],
+        nanos: 0,
+    }
+    .to_ns()
+    .unwrap();
     let sent = modem::Civil { nanos: 0, ..c }.to_ns().unwrap();
     assert!((echoed - sent).abs() <= 1_000_000_000, "{l} vs {set:?}");
     // MM2 clock as well.
@@ -203,10 +270,26 @@ async fn goby_startup(h: &mut Host, id: u8) {
     h.cmd("CCCFQ", &["ALL"]).await;
     let (_, first) = h.expect("$CACFG", 5.0).await;
     let mut all = vec![first];
-    all.extend(h.until_quiet(1.0).await.into_iter().filter(|l| l.starts_with("$CACFG")));
+    all.extend(
+        h.until_quiet(1.0)
+            .await
+            .into_iter()
+            .filter(|l| l.starts_with("$CACFG")),
+    );
     assert!(all.len() >= 40, "{all:?}");
-    for want in [format!("SRC,{id}"), "CST,1".into(), "REV,1".into(), "RXP,1".into(), "DTO,2".into(), "XST,0".into()] {
-        assert!(all.iter().any(|l| l.starts_with(&format!("$CACFG,{want}*"))), "{want} in {all:?}");
+    for want in [
+        format!("SRC,{id}"),
+        "CST,1".into(),
+        "REV,1".into(),
+        "RXP,1".into(),
+        "DTO,2".into(),
+        "XST,0".into(),
+    ] {
+        assert!(
+            all.iter()
+                .any(|l| l.starts_with(&format!("$CACFG,{want}*"))),
+            "{want} in {all:?}"
+        );
     }
 }
 
@@ -214,7 +297,14 @@ async fn goby_startup(h: &mut Host, id: u8) {
 async fn goby_startup_then_rate_0_and_5_with_ack_and_ping() {
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (free_port(), free_port());
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), v("bravo", pb, 2, [1500.0, 0.0, -20.0])], FLAT);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 1, [0.0, 0.0, -20.0]),
+            v("bravo", pb, 2, [1500.0, 0.0, -20.0]),
+        ],
+        FLAT,
+    );
     let run = start(&loaded).await;
     let mut a = Host::connect(pa).await;
     let mut b = Host::connect(pb).await;
@@ -244,7 +334,17 @@ async fn goby_startup_then_rate_0_and_5_with_ack_and_ping() {
     let (_, cst) = b.expect("$CACST", 2.0).await;
     let c = fields(&cst);
     assert_eq!(c.len(), 28, "{cst}");
-    assert_eq!((c[0].as_str(), c[11].as_str(), c[12].as_str(), c[13].as_str(), c[16].as_str(), c[17].as_str()), ("0", "0", "1", "2", "1", "0"));
+    assert_eq!(
+        (
+            c[0].as_str(),
+            c[11].as_str(),
+            c[12].as_str(),
+            c[13].as_str(),
+            c[16].as_str(),
+            c[17].as_str()
+        ),
+        ("0", "0", "1", "2", "1", "0")
+    );
     assert!(c[19].parse::<f64>().unwrap() > 20.0, "SNR {cst}");
     assert_eq!((c[26].as_str(), c[27].as_str()), ("25000", "5000"));
     let (_, l) = a.expect("$CAACK", 3.0).await;
@@ -265,7 +365,10 @@ async fn goby_startup_then_rate_0_and_5_with_ack_and_ping() {
     let (_, l) = b.expect("$CARXD", 10.0).await;
     assert_eq!(fields(&l), vec!["1", "2", "0", "1", f1.as_str()]);
     let (_, l) = b.expect("$CARXD", 2.0).await;
-    assert_eq!(fields(&l), vec!["1", "2", "0", "2", f2.to_lowercase().as_str()]);
+    assert_eq!(
+        fields(&l),
+        vec!["1", "2", "0", "2", f2.to_lowercase().as_str()]
+    );
 
     // Two-way ping.
     a.cmd("CCMPC", &["1", "2"]).await;
@@ -284,26 +387,45 @@ async fn goby_startup_then_rate_0_and_5_with_ack_and_ping() {
     let report = run.finish().await;
     let m = report.modems.expect("modem report");
     // Sim-time delay of every data frame: end of transmission + d/c.
-    let data: Vec<_> = m.entries.iter().filter(|e| e.kind == TxKind::Data).collect();
+    let data: Vec<_> = m
+        .entries
+        .iter()
+        .filter(|e| e.kind == TxKind::Data)
+        .collect();
     assert_eq!(data.len(), 3);
     for e in &data {
         assert_eq!(e.fate, Fate::Delivered);
         let frames = if e.rate == 0 { 1 } else { 2 };
-        let arrival_s = (e.decided_ns - e.sent_ns) as f64 / 1e9 - modem::packet_airtime_s(e.rate, frames);
+        let arrival_s =
+            (e.decided_ns - e.sent_ns) as f64 / 1e9 - modem::packet_airtime_s(e.rate, frames);
         assert!((arrival_s - 1.0).abs() < 1e-6, "{e:?}: {arrival_s}");
     }
     assert_eq!(m.ledger.sent, m.ledger.delivered, "{:?}", m.ledger);
-    assert!(m.ledger.sent >= 7, "3 data frames, ack, ping, reply, mini: {:?}", m.ledger);
+    assert!(
+        m.ledger.sent >= 7,
+        "3 data frames, ack, ping, reply, mini: {:?}",
+        m.ledger
+    );
     assert_eq!(m.bridges.refused, 0);
     // Heartbeats came (every 10 s of sim time).
-    assert!(a.seen.iter().any(|(_, l)| l.starts_with("$CAREV") && l.contains(",AUV,")));
+    assert!(a
+        .seen
+        .iter()
+        .any(|(_, l)| l.starts_with("$CAREV") && l.contains(",AUV,")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whoi_python_driver_through_a_socat_pty() {
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (free_port(), free_port());
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 5, [0.0, 0.0, -20.0]), v("bravo", pb, 6, [750.0, 0.0, -20.0])], FLAT);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 5, [0.0, 0.0, -20.0]),
+            v("bravo", pb, 6, [750.0, 0.0, -20.0]),
+        ],
+        FLAT,
+    );
     let run = start(&loaded).await;
     let pty = dir.path().join("mmA");
     let mut socat = tokio::process::Command::new("socat")
@@ -318,7 +440,10 @@ async fn whoi_python_driver_through_a_socat_pty() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/python");
-    let have_acomms = std::process::Command::new(&python).args(["-c", "import acomms, serial"]).output().is_ok_and(|o| o.status.success());
+    let have_acomms = std::process::Command::new(&python)
+        .args(["-c", "import acomms, serial"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if have_acomms {
         let script = r#"
 import sys, time
@@ -335,21 +460,45 @@ print('CAMPR', ','.join(msg['params']) if msg else None, flush=True)
 m.disconnect()
 "#;
         let out = tokio::process::Command::new(&python)
-            .args(["-c", script, &pty.display().to_string(), &dir.path().join("logs").display().to_string(), "6"])
+            .args([
+                "-c",
+                script,
+                &pty.display().to_string(),
+                &dir.path().join("logs").display().to_string(),
+                "6",
+            ])
             .output()
             .await
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("ID 5"), "stdout {stdout}\nstderr {}", String::from_utf8_lossy(&out.stderr));
-        assert!(stdout.contains("CAMPR 6,5,0.5000"), "stdout {stdout}\nstderr {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            stdout.contains("ID 5"),
+            "stdout {stdout}\nstderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("CAMPR 6,5,0.5000"),
+            "stdout {stdout}\nstderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     } else {
-        eprintln!("acomms not installed (scripts/setup --test): plain serial read/write through the pty");
-        let mut f = tokio::fs::OpenOptions::new().read(true).write(true).open(&pty).await.unwrap();
+        eprintln!(
+            "acomms not installed (scripts/setup --test): plain serial read/write through the pty"
+        );
+        let mut f = tokio::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&pty)
+            .await
+            .unwrap();
         f.write_all(b"$CCCFQ,SRC\r\n").await.unwrap();
         let mut got = Vec::new();
         let mut buf = [0u8; 256];
         while !String::from_utf8_lossy(&got).contains("\r\n") {
-            let n = tokio::time::timeout(Duration::from_secs(5), f.read(&mut buf)).await.unwrap().unwrap();
+            let n = tokio::time::timeout(Duration::from_secs(5), f.read(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
             got.extend_from_slice(&buf[..n]);
         }
         assert!(String::from_utf8_lossy(&got).starts_with("$CACFG,SRC,5*"));
@@ -366,7 +515,14 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (free_port(), free_port());
     let wide = "  terrain: {kind: procedural, size_m: [100000, 20000], cell_size_m: 1000, base_height_m: -300}\n";
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [-22500.0, 0.0, -20.0]), v("bravo", pb, 2, [22500.0, 0.0, -20.0])], wide);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 1, [-22500.0, 0.0, -20.0]),
+            v("bravo", pb, 2, [22500.0, 0.0, -20.0]),
+        ],
+        wide,
+    );
     let run = start(&loaded).await;
     let mut a = Host::connect(pa).await;
     let mut b = Host::connect(pb).await;
@@ -378,7 +534,12 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
     a.expect("$CATXF", 5.0).await;
     // 45 km / 1500 m/s = 30 s; nothing comes (wait 31 s of sim time).
     let heard = b.collect_for(31.0 / RTF).await;
-    assert!(heard.iter().all(|l| !l.starts_with("$CARXD") && !l.starts_with("$CACYC")), "{heard:?}");
+    assert!(
+        heard
+            .iter()
+            .all(|l| !l.starts_with("$CARXD") && !l.starts_with("$CACYC")),
+        "{heard:?}"
+    );
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.entries.len(), 1);
     let e = &m.entries[0];
@@ -389,7 +550,14 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (free_port(), free_port());
     let ridge = "  terrain:\n    kind: procedural\n    size_m: [4000, 4000]\n    cell_size_m: 20\n    base_height_m: -300\n    ridges: [{from: [-2000, 0], to: [2000, 0], crest_height_m: -5, width_m: 600}]\n";
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [0.0, -1000.0, -60.0]), v("bravo", pb, 2, [0.0, 1000.0, -60.0])], ridge);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 1, [0.0, -1000.0, -60.0]),
+            v("bravo", pb, 2, [0.0, 1000.0, -60.0]),
+        ],
+        ridge,
+    );
     let run = start(&loaded).await;
     let mut a = Host::connect(pa).await;
     let mut b = Host::connect(pb).await;
@@ -410,10 +578,21 @@ async fn out_of_range_and_behind_terrain_nothing_arrives_and_the_ledger_says_why
         }
     }
     let heard = b.collect_for(3.0 / RTF + 0.5).await;
-    assert!(heard.iter().all(|l| !l.starts_with("$CAMUA") && !l.starts_with("$CAMPA")), "{heard:?}");
+    assert!(
+        heard
+            .iter()
+            .all(|l| !l.starts_with("$CAMUA") && !l.starts_with("$CAMPA")),
+        "{heard:?}"
+    );
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.entries.len(), 2, "{:?}", m.entries);
-    assert!(m.entries.iter().all(|e| e.fate == Fate::Dropped(DropReason::OutOfRange) && e.snr_db.unwrap() < 0.0), "{:?}", m.entries);
+    assert!(
+        m.entries
+            .iter()
+            .all(|e| e.fate == Fate::Dropped(DropReason::OutOfRange) && e.snr_db.unwrap() < 0.0),
+        "{:?}",
+        m.entries
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -424,7 +603,11 @@ async fn the_record_gets_every_modem_frame_as_the_run_goes() {
     let wide = "  terrain: {kind: procedural, size_m: [100000, 20000], cell_size_m: 1000, base_height_m: -300}\n";
     let loaded = scenario(
         dir.path(),
-        &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), v("bravo", pb, 2, [1500.0, 0.0, -20.0]), v("charlie", pc, 3, [45000.0, 0.0, -20.0])],
+        &[
+            v("alpha", pa, 1, [0.0, 0.0, -20.0]),
+            v("bravo", pb, 2, [1500.0, 0.0, -20.0]),
+            v("charlie", pc, 3, [45000.0, 0.0, -20.0]),
+        ],
         wide,
     );
     let out = dir.path().join("out");
@@ -442,20 +625,48 @@ async fn the_record_gets_every_modem_frame_as_the_run_goes() {
     assert!(report.interrupted);
     let m = report.modems.expect("modem report");
     let r = Record::read(&record).unwrap();
-    assert_eq!(r.modem_frames.len(), m.entries.len(), "{:?}", r.modem_frames);
-    for (f, e) in r.modem_frames.iter().zip(&m.entries) {
-        let names = ["alpha", "bravo", "charlie"];
-        assert_eq!((f.src.as_str(), f.dst.as_deref()), (names[e.from], e.to.map(|t| names[t])));
-        assert_eq!((f.t_s, f.decided_s), (e.sent_ns as f64 / 1e9, e.decided_ns as f64 / 1e9));
-        assert_eq!(f.outcome, if e.fate == Fate::Delivered { Outcome::Delivered } else { Outcome::Dropped });
-    }
-    assert!(r.modem_frames.iter().any(|f| f.kind == "ping" && f.outcome == Outcome::Delivered), "{:?}", r.modem_frames);
-    assert!(
-        r.modem_frames.iter().any(|f| f.kind == "mini" && f.dst.as_deref() == Some("charlie") && f.reason.as_deref() == Some("out of range")),
+    assert_eq!(
+        r.modem_frames.len(),
+        m.entries.len(),
         "{:?}",
         r.modem_frames
     );
-    assert!(r.summary.is_some_and(|s| s["modems"]["ledger"]["sent"] == m.ledger.sent));
+    for (f, e) in r.modem_frames.iter().zip(&m.entries) {
+        let names = ["alpha", "bravo", "charlie"];
+        assert_eq!(
+            (f.src.as_str(), f.dst.as_deref()),
+            (names[e.from], e.to.map(|t| names[t]))
+        );
+        assert_eq!(
+            (f.t_s, f.decided_s),
+            (e.sent_ns as f64 / 1e9, e.decided_ns as f64 / 1e9)
+        );
+        assert_eq!(
+            f.outcome,
+            if e.fate == Fate::Delivered {
+                Outcome::Delivered
+            } else {
+                Outcome::Dropped
+            }
+        );
+    }
+    assert!(
+        r.modem_frames
+            .iter()
+            .any(|f| f.kind == "ping" && f.outcome == Outcome::Delivered),
+        "{:?}",
+        r.modem_frames
+    );
+    assert!(
+        r.modem_frames.iter().any(|f| f.kind == "mini"
+            && f.dst.as_deref() == Some("charlie")
+            && f.reason.as_deref() == Some("out of range")),
+        "{:?}",
+        r.modem_frames
+    );
+    assert!(r
+        .summary
+        .is_some_and(|s| s["modems"]["ledger"]["sent"] == m.ledger.sent));
 }
 
 #[test]
@@ -463,18 +674,27 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
     use netsim_cosim::wire::channel::ChannelView;
     use netsim_cosim::wire::proto::{ChannelData, PathDetails};
     let dir = tempfile::tempdir().unwrap();
-    let loaded = scenario(dir.path(), &[v("alpha", 1, 1, [0.0, 0.0, -20.0]), v("bravo", 2, 2, [1000.0, 0.0, -20.0])], FLAT);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", 1, 1, [0.0, 0.0, -20.0]),
+            v("bravo", 2, 2, [1000.0, 0.0, -20.0]),
+        ],
+        FLAT,
+    );
     let mut modems = Modems::from_scenario(&loaded.scenario).unwrap();
-    let channel = |loss: f64| {
-        ChannelData {
-            node_list: vec![0.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0, 1000.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0],
-            path_details: vec![PathDetails {
-                ids: vec![0, 1],
-                los: loss == 0.0,
-                num_hops: vec![4],
-                hop_points: vec![0., 0., 0., 0., 400., 0., -20., 0., 600., 0., -20., loss, 1000., 0., -20., 0.],
-            }],
-        }
+    let channel = |loss: f64| ChannelData {
+        node_list: vec![
+            0.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0, 1000.0, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0,
+        ],
+        path_details: vec![PathDetails {
+            ids: vec![0, 1],
+            los: loss == 0.0,
+            num_hops: vec![4],
+            hop_points: vec![
+                0., 0., 0., 0., 400., 0., -20., 0., 600., 0., -20., loss, 1000., 0., -20., 0.,
+            ],
+        }],
     };
     // SNR in LOS, then a penetration loss that leaves +1 dB in band: heard, but rate-5 frames
     // (2048 bits, BER ~1e-2) fail their CRC.
@@ -483,28 +703,57 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
     modems.host_line(0, 0, b"$CCCYC,0,1,2,5,0,1");
     modems.host_line(0, 0, b"$CCTXD,1,2,0,0102");
     modems.advance(20_000_000_000);
-    let los_cst = modems.drain().into_iter().find(|o| o.line.starts_with("$CACST")).unwrap().line;
+    let los_cst = modems
+        .drain()
+        .into_iter()
+        .find(|o| o.line.starts_with("$CACST"))
+        .unwrap()
+        .line;
     let snr_los: f64 = fields(&los_cst)[19].parse().unwrap();
     let loss = snr_los - 1.0;
-    modems.set_channel(20_000_000_000, &ChannelView::check(&channel(loss), 2).unwrap());
+    modems.set_channel(
+        20_000_000_000,
+        &ChannelView::check(&channel(loss), 2).unwrap(),
+    );
     modems.host_line(0, 20_000_000_000, b"$CCCYC,0,1,2,5,0,1");
     modems.host_line(0, 20_000_000_000, b"$CCTXD,1,2,0,0102");
     modems.advance(40_000_000_000);
-    let out: Vec<String> = modems.drain().into_iter().filter(|o| o.modem == 1).map(|o| o.line).collect();
+    let out: Vec<String> = modems
+        .drain()
+        .into_iter()
+        .filter(|o| o.modem == 1)
+        .map(|o| o.line)
+        .collect();
     assert!(out.iter().all(|l| !l.starts_with("$CARXD")), "{out:?}");
-    assert!(out.iter().any(|l| l.starts_with("$CAMSG,BAD_CRC")), "{out:?}");
+    assert!(
+        out.iter().any(|l| l.starts_with("$CAMSG,BAD_CRC")),
+        "{out:?}"
+    );
     let cst = fields(out.iter().find(|l| l.starts_with("$CACST")).unwrap());
     assert_eq!((cst[0].as_str(), cst[17].as_str()), ("1", "1"));
-    assert!((cst[19].parse::<f64>().unwrap() - 1.0).abs() < 0.11, "{cst:?}");
+    assert!(
+        (cst[19].parse::<f64>().unwrap() - 1.0).abs() < 0.11,
+        "{cst:?}"
+    );
     let l = modems.ledger();
-    assert_eq!((l[0].fate, l[1].fate), (Fate::Delivered, Fate::Dropped(DropReason::PacketError)));
+    assert_eq!(
+        (l[0].fate, l[1].fate),
+        (Fate::Delivered, Fate::Dropped(DropReason::PacketError))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_per_port_and_malformed_input_gets_caerr() {
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (free_port(), free_port());
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), v("bravo", pb, 2, [500.0, 0.0, -20.0])], FLAT);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 1, [0.0, 0.0, -20.0]),
+            v("bravo", pb, 2, [500.0, 0.0, -20.0]),
+        ],
+        FLAT,
+    );
     let run = start(&loaded).await;
     let mut a = Host::connect(pa).await;
     a.cmd("CCCFQ", &["SRC"]).await;
@@ -512,8 +761,14 @@ async fn one_client_per_port_and_malformed_input_gets_caerr() {
     // A second client: refused with a line, then closed.
     let mut second = TcpStream::connect(("127.0.0.1", pa)).await.unwrap();
     let mut got = String::new();
-    tokio::time::timeout(Duration::from_secs(3), second.read_to_string(&mut got)).await.unwrap().unwrap();
-    assert!(got.starts_with("$CAERR,") && got.contains(",BRIDGE,") && got.contains("port busy"), "{got}");
+    tokio::time::timeout(Duration::from_secs(3), second.read_to_string(&mut got))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        got.starts_with("$CAERR,") && got.contains(",BRIDGE,") && got.contains("port busy"),
+        "{got}"
+    );
     // The first is untouched.
     for (bad, code) in [
         ("$CCXYZ,1,2", "2"),
@@ -528,7 +783,10 @@ async fn one_client_per_port_and_malformed_input_gets_caerr() {
     ] {
         a.send(bad).await;
         let (_, l) = a.expect("$CA", 2.0).await;
-        assert!(l.starts_with("$CAERR,") && fields(&l)[1] == "NMEA" && fields(&l)[2] == code, "{bad} -> {l}");
+        assert!(
+            l.starts_with("$CAERR,") && fields(&l)[1] == "NMEA" && fields(&l)[2] == code,
+            "{bad} -> {l}"
+        );
     }
     // Lower-case checksum and no checksum are accepted.
     let body = "CCCFQ,CST";
@@ -573,7 +831,11 @@ async fn passthrough_relays_bytes_to_a_real_modem() {
                 let (r, mut w) = s.into_split();
                 let mut lines = BufReader::new(r).lines();
                 while let Ok(Some(l)) = lines.next_line().await {
-                    let reply = if l.starts_with("$CCCFQ,SRC") { emit("CACFG", &["SRC", "9"]) } else { format!("REAL:{l}\r\n") };
+                    let reply = if l.starts_with("$CCCFQ,SRC") {
+                        emit("CACFG", &["SRC", "9"])
+                    } else {
+                        format!("REAL:{l}\r\n")
+                    };
                     if w.write_all(reply.as_bytes()).await.is_err() {
                         break;
                     }
@@ -584,7 +846,17 @@ async fn passthrough_relays_bytes_to_a_real_modem() {
     let dir = tempfile::tempdir().unwrap();
     let (pa, pr) = (free_port(), free_port());
     let extra = format!(", passthrough: {{tcp: \"{real_addr}\"}}");
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), Vehicle { extra: &extra, ..v("hil", pr, 9, [300.0, 0.0, -20.0]) }], FLAT);
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 1, [0.0, 0.0, -20.0]),
+            Vehicle {
+                extra: &extra,
+                ..v("hil", pr, 9, [300.0, 0.0, -20.0])
+            },
+        ],
+        FLAT,
+    );
     let run = start(&loaded).await;
     let mut h = Host::connect(pr).await;
     h.cmd("CCCFQ", &["SRC"]).await;
@@ -595,7 +867,10 @@ async fn passthrough_relays_bytes_to_a_real_modem() {
     assert_eq!(l, "REAL:hello \u{7f} modem");
     let mut second = TcpStream::connect(("127.0.0.1", pr)).await.unwrap();
     let mut got = String::new();
-    tokio::time::timeout(Duration::from_secs(3), second.read_to_string(&mut got)).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(3), second.read_to_string(&mut got))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(got.contains("port busy"), "{got}");
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.bridges.refused, 1);
@@ -614,9 +889,17 @@ fn passthrough_and_modem_config_is_validated_with_key_paths() {
         std::fs::write(&p, text).unwrap();
         config::load(&p).map(|_| ()).map_err(|e| e.to_string())
     };
-    assert!(check(base(", passthrough: {serial: /dev/ttyUSB0, baud: 19200}", "acoustic_modems: {}\n")).is_ok());
+    assert!(check(base(
+        ", passthrough: {serial: /dev/ttyUSB0, baud: 19200}",
+        "acoustic_modems: {}\n"
+    ))
+    .is_ok());
     assert!(check(base(", passthrough: {tcp: \"10.0.0.9:4001\"}", "")).is_ok());
-    let e = check(base(", passthrough: {serial: /dev/ttyUSB0, baud: 12345}", "")).unwrap_err();
+    let e = check(base(
+        ", passthrough: {serial: /dev/ttyUSB0, baud: 12345}",
+        "",
+    ))
+    .unwrap_err();
     assert!(e.contains("vehicles[0].modem.passthrough.baud"), "{e}");
     let e = check(base(", passthrough: {tcp: nowhere}", "")).unwrap_err();
     assert!(e.contains("vehicles[0].modem.passthrough.tcp"), "{e}");
@@ -644,24 +927,51 @@ async fn passthrough_relays_to_a_serial_device() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let (pa, pr) = (free_port(), free_port());
-    let extra = format!(", passthrough: {{serial: \"{}\", baud: 19200}}", bridge_end.display());
-    let loaded = scenario(dir.path(), &[v("alpha", pa, 1, [0.0, 0.0, -20.0]), Vehicle { extra: &extra, ..v("hil", pr, 9, [300.0, 0.0, -20.0]) }], FLAT);
+    let extra = format!(
+        ", passthrough: {{serial: \"{}\", baud: 19200}}",
+        bridge_end.display()
+    );
+    let loaded = scenario(
+        dir.path(),
+        &[
+            v("alpha", pa, 1, [0.0, 0.0, -20.0]),
+            Vehicle {
+                extra: &extra,
+                ..v("hil", pr, 9, [300.0, 0.0, -20.0])
+            },
+        ],
+        FLAT,
+    );
     let run = start(&loaded).await;
     let mut h = Host::connect(pr).await;
     h.cmd("CCCFQ", &["SRC"]).await;
-    let mut modem = tokio::fs::OpenOptions::new().read(true).write(true).open(&modem_end).await.unwrap();
+    let mut modem = tokio::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&modem_end)
+        .await
+        .unwrap();
     let mut got = Vec::new();
     let mut buf = [0u8; 256];
     while !got.ends_with(b"\r\n") {
-        let n = tokio::time::timeout(Duration::from_secs(5), modem.read(&mut buf)).await.unwrap().unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(5), modem.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
         got.extend_from_slice(&buf[..n]);
     }
     assert_eq!(got, emit("CCCFQ", &["SRC"]).as_bytes());
-    modem.write_all(emit("CACFG", &["SRC", "9"]).as_bytes()).await.unwrap();
+    modem
+        .write_all(emit("CACFG", &["SRC", "9"]).as_bytes())
+        .await
+        .unwrap();
     modem.flush().await.unwrap();
     h.expect("$CACFG,SRC,9", 5.0).await;
     drop(h);
     let m = run.finish().await.modems.unwrap();
-    assert_eq!((m.bridges.connections, m.bridges.passthrough_failures), (1, 0));
+    assert_eq!(
+        (m.bridges.connections, m.bridges.passthrough_failures),
+        (1, 0)
+    );
     let _ = socat.kill().await;
 }

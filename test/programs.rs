@@ -12,10 +12,16 @@ use std::{
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
-
 /// A scenario with stationary vehicles `names` on 10.`net`.0.0/24, W = 10 ms, and `extra`
 /// (e.g. a `programs:` section) appended.
-fn scenario(dir: &Path, names: &[&str], net: u8, duration_s: f64, rtf: f64, extra: &str) -> PathBuf {
+fn scenario(
+    dir: &Path,
+    names: &[&str],
+    net: u8,
+    duration_s: f64,
+    rtf: f64,
+    extra: &str,
+) -> PathBuf {
     let mut y = format!(
         "name: programs{net}\nwindow_ms: 10\nduration_s: {duration_s}\nreal_time_factor: {rtf}\n\
          world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
@@ -36,7 +42,15 @@ fn scenario(dir: &Path, names: &[&str], net: u8, duration_s: f64, rtf: f64, extr
 
 /// `cosim run scenario --out out` to its end.
 fn run(scenario: &Path, out: &Path) -> (Output, serde_json::Value) {
-    let o = Command::new(COSIM).args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(COSIM)
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     let summary = summary(out);
     (o, summary)
 }
@@ -47,7 +61,12 @@ fn summary(out: &Path) -> serde_json::Value {
 
 /// The record of program `name` in a summary.
 fn program<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    summary["programs"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("no program {name} in {summary}"))
+    summary["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no program {name} in {summary}"))
 }
 
 fn log(out: &Path, name: &str, stream: &str) -> String {
@@ -55,13 +74,21 @@ fn log(out: &Path, name: &str, stream: &str) -> String {
 }
 
 fn text(o: &Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// Whether process `pid` still runs (a zombie has ended).
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"),
+        Ok(stat) => {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                != Some("Z")
+        }
         Err(_) => false,
     }
 }
@@ -80,7 +107,11 @@ fn wait_for_file(path: &Path, timeout: Duration) -> String {
 }
 
 fn pid_in(path: &Path) -> i32 {
-    std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -113,24 +144,38 @@ fn a_host_programs_output_lands_in_its_logs_and_its_exit_code_is_reported() {
     assert_eq!(log(&out, "hello", "stderr"), "err\n");
     let hello = program(&summary, "hello");
     assert_eq!(hello["exit_code"], 3, "{hello}");
-    assert!(hello["signal"].is_null() && hello["note"].is_null() && hello["vehicle"].is_null(), "{hello}");
+    assert!(
+        hello["signal"].is_null() && hello["note"].is_null() && hello["vehicle"].is_null(),
+        "{hello}"
+    );
     assert_eq!(hello["started_s"], 0.0, "{hello}");
     let ended = hello["ended_s"].as_f64().unwrap();
     // Noticed at a window opening during the run (it may be the one it started at: the next
     // program's start takes a while), not stopped at the end (1 s).
-    assert!((0.0..1.0).contains(&ended), "it ended by itself during the run: {hello}");
+    assert!(
+        (0.0..1.0).contains(&ended),
+        "it ended by itself during the run: {hello}"
+    );
 
     // The working directory is relative to the scenario's folder; so is `./env.sh` (from it).
     let abs = |p: &Path| std::path::absolute(p).unwrap().display().to_string();
     assert_eq!(
         log(&out, "env", "stdout"),
-        format!("{}\n{}|{}|1|1|env|none|5|true|42\n", abs(&tools), abs(&out), abs(dir.path()))
+        format!(
+            "{}\n{}|{}|1|1|env|none|5|true|42\n",
+            abs(&tools),
+            abs(&out),
+            abs(dir.path())
+        )
     );
     assert_eq!(program(&summary, "env")["exit_code"], 0);
 
     let stdout = String::from_utf8_lossy(&o.stdout);
     // The summary table's row for it, and where the logs are.
-    let line = stdout.lines().find(|l| l.contains(" hello ")).unwrap_or_else(|| panic!("{}", text(&o)));
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(" hello "))
+        .unwrap_or_else(|| panic!("{}", text(&o)));
     assert!(line.contains("(host)") && line.contains("exit 3"), "{line}");
     let logs = format!("program logs: {}", out.join("programs").display());
     assert!(stdout.lines().any(|l| l == logs), "{}", text(&o));
@@ -158,21 +203,33 @@ fn a_program_starts_at_its_start_time() {
     let read = |name: &str| -> (f64, String) {
         let log = log(&out, name, "stdout");
         let mut lines = log.lines();
-        (lines.next().unwrap().parse().unwrap(), lines.next().unwrap().to_owned())
+        (
+            lines.next().unwrap().parse().unwrap(),
+            lines.next().unwrap().to_owned(),
+        )
     };
     let (t_first, s_first) = read("first");
     let (t_later, s_later) = read("later");
     assert_eq!((s_first.as_str(), s_later.as_str()), ("0", "1"));
     let wall = t_later - t_first;
-    assert!((0.45..0.6).contains(&wall), "1 s of sim time at rtf 2 should be 0.5 s of wall time, got {wall}");
+    assert!(
+        (0.45..0.6).contains(&wall),
+        "1 s of sim time at rtf 2 should be 0.5 s of wall time, got {wall}"
+    );
     assert_eq!(program(&summary, "later")["started_s"], 1.0);
     // A start between two windows waits for the next window's opening.
     assert_eq!(log(&out, "odd", "stdout"), "0.34\n");
     assert_eq!(program(&summary, "odd")["started_s"], 0.34);
     // After the last window's opening (1.99 s) nothing starts.
     let never = program(&summary, "never");
-    assert!(never["started_s"].is_null() && never["exit_code"].is_null(), "{never}");
-    assert!(never["note"].as_str().unwrap().contains("not started"), "{never}");
+    assert!(
+        never["started_s"].is_null() && never["exit_code"].is_null(),
+        "{never}"
+    );
+    assert!(
+        never["note"].as_str().unwrap().contains("not started"),
+        "{never}"
+    );
     assert!(!out.join("programs/never.stdout.log").exists());
 }
 
@@ -193,13 +250,24 @@ fn long_programs_are_stopped_at_the_end_with_their_stop_signal() {
     let t = Instant::now();
     let (o, summary) = run(&s, &out);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(t.elapsed() < Duration::from_secs(4), "the programs stop at once: {:?}", t.elapsed());
-    for (name, signal, word) in [("int", libc::SIGINT, "SIGINT"), ("term", libc::SIGTERM, "SIGTERM")] {
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "the programs stop at once: {:?}",
+        t.elapsed()
+    );
+    for (name, signal, word) in [
+        ("int", libc::SIGINT, "SIGINT"),
+        ("term", libc::SIGTERM, "SIGTERM"),
+    ] {
         let p = program(&summary, name);
         assert_eq!(p["signal"], signal, "{p}");
         assert!(p["exit_code"].is_null(), "{p}");
         assert_eq!(p["note"], format!("stopped with {word}"), "{p}");
-        assert_eq!((p["started_s"].as_f64(), p["ended_s"].as_f64()), (Some(0.0), Some(0.5)), "{p}");
+        assert_eq!(
+            (p["started_s"].as_f64(), p["ended_s"].as_f64()),
+            (Some(0.0), Some(0.5)),
+            "{p}"
+        );
     }
 }
 
@@ -219,10 +287,19 @@ fn a_program_ignoring_its_stop_signal_is_killed_after_the_timeout() {
     let (o, summary) = run(&s, &out);
     let took = t.elapsed();
     assert!(o.status.success(), "{}", text(&o));
-    assert!(took >= Duration::from_millis(2000) && took < Duration::from_secs(5), "0.5 s run + 1.5 s of grace: {took:?}");
+    assert!(
+        took >= Duration::from_millis(2000) && took < Duration::from_secs(5),
+        "0.5 s run + 1.5 s of grace: {took:?}"
+    );
     let p = program(&summary, "stubborn");
     assert_eq!(p["signal"], libc::SIGKILL, "{p}");
-    assert!(p["note"].as_str().unwrap().contains("did not stop within 1.5 s of SIGINT: killed"), "{p}");
+    assert!(
+        p["note"]
+            .as_str()
+            .unwrap()
+            .contains("did not stop within 1.5 s of SIGINT: killed"),
+        "{p}"
+    );
     assert!(!alive(pid_in(&out.join("stubborn.pid"))));
 }
 
@@ -248,7 +325,10 @@ fn the_children_of_a_program_are_stopped_too() {
 
     let parent = program(&summary, "parent");
     assert_eq!(parent["signal"], libc::SIGINT, "{parent}");
-    assert_eq!(parent["note"], "stopped with SIGINT; processes left in its group were killed", "{parent}");
+    assert_eq!(
+        parent["note"], "stopped with SIGINT; processes left in its group were killed",
+        "{parent}"
+    );
     // A background job does not ignore SIGTERM: the group's stop signal reaches it.
     let polite = program(&summary, "polite");
     assert_eq!(polite["signal"], libc::SIGTERM, "{polite}");
@@ -257,7 +337,13 @@ fn the_children_of_a_program_are_stopped_too() {
     let leaver = program(&summary, "leaver");
     assert_eq!(leaver["exit_code"], 0, "{leaver}");
     assert!(leaver["ended_s"].as_f64().unwrap() < 0.5, "{leaver}");
-    assert!(leaver["note"].as_str().unwrap().contains("processes left in its group were killed"), "{leaver}");
+    assert!(
+        leaver["note"]
+            .as_str()
+            .unwrap()
+            .contains("processes left in its group were killed"),
+        "{leaver}"
+    );
     for f in ["child.pid", "left.pid", "polite.pid"] {
         let pid = pid_in(&out.join(f));
         assert!(!alive(pid), "{f}: process {pid} is still running");
@@ -277,10 +363,18 @@ fn dropping_the_programs_kills_what_they_started() {
     );
     let out = dir.path().join("out");
     let loaded = config::load(&s).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let pids = rt.block_on(async {
-        let mut p = Programs::for_scenario(&loaded, Some(&out)).unwrap().unwrap();
-        assert_eq!(p.log_dir(), std::path::absolute(out.join("programs")).unwrap());
+        let mut p = Programs::for_scenario(&loaded, Some(&out))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            p.log_dir(),
+            std::path::absolute(out.join("programs")).unwrap()
+        );
         p.tick(0);
         let pids = tokio::task::spawn_blocking({
             let out = out.clone();
@@ -321,17 +415,45 @@ fn a_program_in_a_vehicle_runs_in_its_namespace() {
     let (o, summary) = run(&s, &out);
     assert!(o.status.success(), "{}", text(&o));
     let inside = log(&out, "inside", "stdout");
-    let interfaces: Vec<&str> = inside.lines().filter(|l| !l.starts_with("vehicle=")).map(|l| l.split_whitespace().nth(1).unwrap()).collect();
-    assert!(interfaces.iter().all(|i| *i == "lo" || *i == "cosim0"), "only the namespace's interfaces: {inside}");
-    assert!(inside.lines().any(|l| l.contains("cosim0") && l.contains("inet 10.96.0.2/24")), "{inside}");
+    let interfaces: Vec<&str> = inside
+        .lines()
+        .filter(|l| !l.starts_with("vehicle="))
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert!(
+        interfaces.iter().all(|i| *i == "lo" || *i == "cosim0"),
+        "only the namespace's interfaces: {inside}"
+    );
+    assert!(
+        inside
+            .lines()
+            .any(|l| l.contains("cosim0") && l.contains("inet 10.96.0.2/24")),
+        "{inside}"
+    );
     assert!(inside.ends_with("vehicle=pvb\n"), "{inside}");
     assert_eq!(program(&summary, "inside")["vehicle"], "pvb");
     assert_eq!(program(&summary, "inside")["exit_code"], 0);
     // Vehicle A reaches vehicle B through the coordinator.
-    assert_eq!(program(&summary, "ping")["exit_code"], 0, "{}", log(&out, "ping", "stdout"));
-    assert!(log(&out, "ping", "stdout").contains("2 received"), "{}", log(&out, "ping", "stdout"));
-    assert!(summary["network"]["delivered"].as_u64().unwrap() >= 4, "{}", summary["network"]);
-    assert!(!log(&out, "outside", "stdout").contains("10.96.0."), "the host has no vehicle address");
+    assert_eq!(
+        program(&summary, "ping")["exit_code"],
+        0,
+        "{}",
+        log(&out, "ping", "stdout")
+    );
+    assert!(
+        log(&out, "ping", "stdout").contains("2 received"),
+        "{}",
+        log(&out, "ping", "stdout")
+    );
+    assert!(
+        summary["network"]["delivered"].as_u64().unwrap() >= 4,
+        "{}",
+        summary["network"]
+    );
+    assert!(
+        !log(&out, "outside", "stdout").contains("10.96.0."),
+        "the host has no vehicle address"
+    );
 }
 
 #[test]
@@ -358,7 +480,10 @@ fn ctrl_c_stops_every_program_and_leaves_no_namespace() {
         .unwrap();
     wait_for_file(&out.join("host.pid"), Duration::from_secs(10));
     wait_for_file(&out.join("inside.pid"), Duration::from_secs(10));
-    let pids = [pid_in(&out.join("host.pid")), pid_in(&out.join("inside.pid"))];
+    let pids = [
+        pid_in(&out.join("host.pid")),
+        pid_in(&out.join("inside.pid")),
+    ];
     std::thread::sleep(Duration::from_millis(300));
     assert!(pids.iter().all(|&p| alive(p)));
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
@@ -377,14 +502,22 @@ fn ctrl_c_stops_every_program_and_leaves_no_namespace() {
         assert!(!alive(pid), "process {pid} is still running");
     }
     let mine: Vec<String> = names.iter().map(|n| netns::ns_name(n)).collect();
-    assert!(netns::list().iter().all(|n| !mine.contains(n)), "namespaces left: {:?}", netns::list());
+    assert!(
+        netns::list().iter().all(|n| !mine.contains(n)),
+        "namespaces left: {:?}",
+        netns::list()
+    );
 }
 
 #[test]
 fn without_root_host_programs_run_and_vehicle_programs_are_skipped() {
     let _serial = require_root();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let s = scenario(
         dir.path(),
         &["nra", "nrb"],
@@ -414,13 +547,22 @@ fn without_root_host_programs_run_and_vehicle_programs_are_skipped() {
         "{stderr}"
     );
     let summary = summary(&out);
-    assert!(summary.get("network").is_none(), "no live capture: {summary}");
+    assert!(
+        summary.get("network").is_none(),
+        "no live capture: {summary}"
+    );
     assert_eq!(log(&out, "host", "stdout"), "65534\n");
     assert_eq!(program(&summary, "host")["exit_code"], 0);
     for name in ["inside", "inside2"] {
         let p = program(&summary, name);
         assert!(p["started_s"].is_null() && p["exit_code"].is_null(), "{p}");
-        assert!(p["note"].as_str().unwrap().starts_with("not started: no network namespace for vehicle"), "{p}");
+        assert!(
+            p["note"]
+                .as_str()
+                .unwrap()
+                .starts_with("not started: no network namespace for vehicle"),
+            "{p}"
+        );
         assert!(!out.join(format!("programs/{name}.stdout.log")).exists());
     }
 }

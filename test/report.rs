@@ -11,8 +11,8 @@ use netsim_cosim::output::schema::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::process::Command;
+use std::sync::OnceLock;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 const VEHICLES: [&str; 5] = ["usv1", "usv2", "auv1", "auv2", "auv3"];
@@ -69,14 +69,24 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
         let t = k as f64 * 0.5;
         let poses = Poses {
             t_s: t,
-            poses: VEHICLES.iter().enumerate().map(|(i, v)| VehiclePose { vehicle: v.to_string(), x: i as f64 * 10.0 + t, y: 0.0, z: if i >= 2 { -20.0 } else { 0.0 } }).collect(),
+            poses: VEHICLES
+                .iter()
+                .enumerate()
+                .map(|(i, v)| VehiclePose {
+                    vehicle: v.to_string(),
+                    x: i as f64 * 10.0 + t,
+                    y: 0.0,
+                    z: if i >= 2 { -20.0 } else { 0.0 },
+                })
+                .collect(),
         };
         messages.push((t, 0, serde_json::to_value(poses).unwrap()));
     }
     // Channel: every pair each second, and at each LOS/NLOS change.
     for (a, va) in VEHICLES.iter().enumerate() {
         for (b, vb) in VEHICLES.iter().enumerate().skip(a + 1) {
-            let mut times: Vec<(f64, bool)> = (0..END_S as u32).map(|s| (s as f64, false)).collect();
+            let mut times: Vec<(f64, bool)> =
+                (0..END_S as u32).map(|s| (s as f64, false)).collect();
             if (*va, *vb) == ("usv1", "usv2") {
                 times.push((NLOS_FROM, true));
             }
@@ -104,19 +114,46 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             (NLOS_FROM, true, Some(9.0), 6e6, 0.1),
             (OUT_FROM, false, None, 0.0, 1.0),
         ] {
-            let s = LinkState { t_s: t, src: src.into(), dst: dst.into(), usable, snr_db: snr, rate_bps: rate, per, delay_s: if usable { 4e-4 } else { 0.0 } };
+            let s = LinkState {
+                t_s: t,
+                src: src.into(),
+                dst: dst.into(),
+                usable,
+                snr_db: snr,
+                rate_bps: rate,
+                per,
+                delay_s: if usable { 4e-4 } else { 0.0 },
+            };
             messages.push((t, 2, serde_json::to_value(s).unwrap()));
         }
     }
-    for (t, usable, snr) in [(0.0, true, Some(15.0)), (30.0, true, Some(3.5)), (50.0, false, None)] {
-        let s = LinkState { t_s: t, src: "auv1".into(), dst: "auv2".into(), usable, snr_db: snr, rate_bps: 80.0, per: 0.05, delay_s: 0.6 };
+    for (t, usable, snr) in [
+        (0.0, true, Some(15.0)),
+        (30.0, true, Some(3.5)),
+        (50.0, false, None),
+    ] {
+        let s = LinkState {
+            t_s: t,
+            src: "auv1".into(),
+            dst: "auv2".into(),
+            usable,
+            snr_db: snr,
+            rate_bps: 80.0,
+            per: 0.05,
+            delay_s: 0.6,
+        };
         messages.push((t, 2, serde_json::to_value(s).unwrap()));
     }
 
     // Packets: a bulk stream usv1 → usv2 (1 ms apart in LOS, 10 ms in NLOS, retries every
     // 200 ms out of range) and an ACK back for every delivered segment.
     let mut packets = Vec::new();
-    let mut packet = |t: f64, src: &str, dst: &str, bytes: u32, fate: Result<(f64, bool), &str>, truth: &mut Truth| {
+    let mut packet = |t: f64,
+                      src: &str,
+                      dst: &str,
+                      bytes: u32,
+                      fate: Result<(f64, bool), &str>,
+                      truth: &mut Truth| {
         let key = (src.to_string(), dst.to_string());
         let (outcome, reason, end_s, corrupted) = match fate {
             Ok((end, corrupted)) => {
@@ -126,12 +163,30 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
                 (Outcome::Delivered, None, end, corrupted)
             }
             Err(reason) => {
-                *truth.dropped.entry(key).or_default().entry(reason.to_string()).or_default() += 1;
-                let end = if reason == "shutdown" { END_S } else { t + 0.001 };
+                *truth
+                    .dropped
+                    .entry(key)
+                    .or_default()
+                    .entry(reason.to_string())
+                    .or_default() += 1;
+                let end = if reason == "shutdown" {
+                    END_S
+                } else {
+                    t + 0.001
+                };
                 (Outcome::Dropped, Some(reason.to_string()), end, false)
             }
         };
-        packets.push(PacketRecord { t_s: t, src: src.into(), dst: Some(dst.into()), bytes, outcome, reason, end_s, corrupted });
+        packets.push(PacketRecord {
+            t_s: t,
+            src: src.into(),
+            dst: Some(dst.into()),
+            bytes,
+            outcome,
+            reason,
+            end_s,
+            corrupted,
+        });
     };
     let mut i = 0u64;
     let mut t = 1.0;
@@ -154,7 +209,14 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
         };
         packet(t, "usv1", "usv2", DATA_BYTES, fate, &mut truth);
         if let Ok((end, _)) = fate {
-            packet(end, "usv2", "usv1", ACK_BYTES, Ok((end + 0.0006, false)), &mut truth);
+            packet(
+                end,
+                "usv2",
+                "usv1",
+                ACK_BYTES,
+                Ok((end + 0.0006, false)),
+                &mut truth,
+            );
         }
         t += if t < NLOS_FROM {
             0.001
@@ -170,13 +232,23 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
 
     // Modem frames: data auv1 → auv2 every 4 s, its acks, pings auv1 → auv3 and replies,
     // minis to no modem; every outcome occurs.
-    let mut frame = |t: f64, src: &str, dst: Option<&str>, kind: &str, bytes: u32, outcome: Result<(), &str>, truth: &mut Truth| {
+    let mut frame = |t: f64,
+                     src: &str,
+                     dst: Option<&str>,
+                     kind: &str,
+                     bytes: u32,
+                     outcome: Result<(), &str>,
+                     truth: &mut Truth| {
         let label = match outcome {
             Ok(()) => "delivered".to_string(),
             Err(r) => r.to_string(),
         };
         *truth.frames.entry(label).or_default() += 1;
-        let decided_s = if outcome == Err("shutdown") { END_S } else { t + 0.6 };
+        let decided_s = if outcome == Err("shutdown") {
+            END_S
+        } else {
+            t + 0.6
+        };
         let f = ModemFrame {
             t_s: t,
             decided_s,
@@ -187,7 +259,11 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             rate: if kind == "data" { 1 } else { 0 },
             bytes,
             snr_db: dst.map(|_| 12.0),
-            outcome: if outcome.is_ok() { Outcome::Delivered } else { Outcome::Dropped },
+            outcome: if outcome.is_ok() {
+                Outcome::Delivered
+            } else {
+                Outcome::Dropped
+            },
             reason: outcome.err().map(str::to_string),
         };
         messages.push((decided_s, 4, serde_json::to_value(f).unwrap()));
@@ -220,7 +296,15 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
         };
         frame(t, "auv1", Some("auv3"), "ping", 0, outcome, &mut truth);
         if outcome.is_ok() {
-            frame(t + 1.2, "auv3", Some("auv1"), "ping_reply", 0, Ok(()), &mut truth);
+            frame(
+                t + 1.2,
+                "auv3",
+                Some("auv1"),
+                "ping_reply",
+                0,
+                Ok(()),
+                &mut truth,
+            );
         }
     }
     for t in [10.0, 40.0] {
@@ -228,10 +312,42 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
     }
 
     let programs = [
-        ProgramRecord { name: "iperf3-server".into(), vehicle: Some("usv2".into()), started_s: Some(0.5), ended_s: Some(END_S), exit_code: None, signal: Some(15), note: Some("stopped at the end of the run".into()) },
-        ProgramRecord { name: "iperf3-client".into(), vehicle: Some("usv1".into()), started_s: Some(1.0), ended_s: Some(59.9), exit_code: Some(0), signal: None, note: None },
-        ProgramRecord { name: "auv1 client <nav>".into(), vehicle: Some("auv1".into()), started_s: Some(0.0), ended_s: Some(58.0), exit_code: Some(3), signal: None, note: None },
-        ProgramRecord { name: "logger".into(), vehicle: None, started_s: None, ended_s: None, exit_code: None, signal: None, note: Some("not found: /usr/bin/nothing".into()) },
+        ProgramRecord {
+            name: "iperf3-server".into(),
+            vehicle: Some("usv2".into()),
+            started_s: Some(0.5),
+            ended_s: Some(END_S),
+            exit_code: None,
+            signal: Some(15),
+            note: Some("stopped at the end of the run".into()),
+        },
+        ProgramRecord {
+            name: "iperf3-client".into(),
+            vehicle: Some("usv1".into()),
+            started_s: Some(1.0),
+            ended_s: Some(59.9),
+            exit_code: Some(0),
+            signal: None,
+            note: None,
+        },
+        ProgramRecord {
+            name: "auv1 client <nav>".into(),
+            vehicle: Some("auv1".into()),
+            started_s: Some(0.0),
+            ended_s: Some(58.0),
+            exit_code: Some(3),
+            signal: None,
+            note: None,
+        },
+        ProgramRecord {
+            name: "logger".into(),
+            vehicle: None,
+            started_s: None,
+            ended_s: None,
+            exit_code: None,
+            signal: None,
+            note: Some("not found: /usr/bin/nothing".into()),
+        },
     ];
     for p in programs {
         let t = p.ended_s.unwrap_or(END_S);
@@ -240,11 +356,19 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
 
     messages.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (t, topic, m) in &messages {
-        let topic = [TOPIC_POSES, TOPIC_CHANNEL, TOPIC_LINK_STATE, TOPIC_PACKETS, TOPIC_MODEM_FRAMES, TOPIC_PROGRAMS][*topic as usize];
+        let topic = [
+            TOPIC_POSES,
+            TOPIC_CHANNEL,
+            TOPIC_LINK_STATE,
+            TOPIC_PACKETS,
+            TOPIC_MODEM_FRAMES,
+            TOPIC_PROGRAMS,
+        ][*topic as usize];
         w.write(topic, ns(*t), m).unwrap();
     }
     if summary {
-        w.write(TOPIC_SUMMARY, ns(END_S), &summary_json(&truth, 0)).unwrap();
+        w.write(TOPIC_SUMMARY, ns(END_S), &summary_json(&truth, 0))
+            .unwrap();
     }
     w.finish().unwrap();
     truth
@@ -284,12 +408,18 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
 fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let header = r.headers().unwrap().iter().map(str::to_string).collect();
-    let rows = r.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect();
+    let rows = r
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
     (header, rows)
 }
 
 fn col(header: &[String], name: &str) -> usize {
-    header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
 }
 
 /// One record and its report, made once for the tests that only read them.
@@ -316,7 +446,9 @@ fn throughput_sums(report_dir: &Path) -> BTreeMap<(String, String), (u64, u64)> 
     let (h, rows) = read_csv(&report_dir.join("series/throughput.csv"));
     let mut sums: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     for r in rows {
-        let s = sums.entry((r[col(&h, "src")].clone(), r[col(&h, "dst")].clone())).or_default();
+        let s = sums
+            .entry((r[col(&h, "src")].clone(), r[col(&h, "dst")].clone()))
+            .or_default();
         s.0 += r[col(&h, "delivered_packets")].parse::<u64>().unwrap();
         s.1 += r[col(&h, "delivered_bytes")].parse::<u64>().unwrap();
     }
@@ -330,8 +462,14 @@ fn throughput_series_carry_every_delivered_byte_of_the_record_and_the_summary() 
     // The record, read back on its own.
     let record = Record::read(dir).unwrap();
     let mut from_record: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
-    for p in record.packets.iter().filter(|p| p.outcome == Outcome::Delivered) {
-        let e = from_record.entry((p.src.clone(), p.dst.clone().unwrap_or_default())).or_default();
+    for p in record
+        .packets
+        .iter()
+        .filter(|p| p.outcome == Outcome::Delivered)
+    {
+        let e = from_record
+            .entry((p.src.clone(), p.dst.clone().unwrap_or_default()))
+            .or_default();
         e.0 += 1;
         e.1 += u64::from(p.bytes);
     }
@@ -339,18 +477,43 @@ fn throughput_series_carry_every_delivered_byte_of_the_record_and_the_summary() 
     assert_eq!(sums, from_record);
     assert_eq!(&sums, &truth.delivered);
     // The summary's per-link ledger says the same, and the report checked it.
-    let links = record.summary.as_ref().unwrap()["network"]["links"].as_array().unwrap().clone();
+    let links = record.summary.as_ref().unwrap()["network"]["links"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(links.len(), 2);
     for l in links {
-        let key = (l["src"].as_str().unwrap().to_string(), l["dst"].as_str().unwrap().to_string());
-        assert_eq!(sums[&key].1, l["delivered_bytes"].as_u64().unwrap(), "{key:?}");
+        let key = (
+            l["src"].as_str().unwrap().to_string(),
+            l["dst"].as_str().unwrap().to_string(),
+        );
+        assert_eq!(
+            sums[&key].1,
+            l["delivered_bytes"].as_u64().unwrap(),
+            "{key:?}"
+        );
     }
-    assert!(files.analysis.checks.len() >= 4 + 8, "{:?}", files.analysis.checks);
-    assert!(files.analysis.checks.iter().all(|c| c.ok()), "{:?}", files.analysis.checks);
+    assert!(
+        files.analysis.checks.len() >= 4 + 8,
+        "{:?}",
+        files.analysis.checks
+    );
+    assert!(
+        files.analysis.checks.iter().all(|c| c.ok()),
+        "{:?}",
+        files.analysis.checks
+    );
     // The numbers themselves: every LOS segment arrived (1 ms apart from t = 1 s).
     let data = &sums[&("usv1".to_string(), "usv2".to_string())];
-    assert!(data.0 > 19_000 && data.1 == data.0 * u64::from(DATA_BYTES), "{data:?}");
-    assert_eq!(sums[&("usv2".to_string(), "usv1".to_string())].0, data.0, "one ACK per delivered segment");
+    assert!(
+        data.0 > 19_000 && data.1 == data.0 * u64::from(DATA_BYTES),
+        "{data:?}"
+    );
+    assert_eq!(
+        sums[&("usv2".to_string(), "usv1".to_string())].0,
+        data.0,
+        "one ACK per delivered segment"
+    );
 
     // The phases show: high in LOS, lower in NLOS, nothing out of range.
     let (h, rows) = read_csv(&files.dir.join("series/throughput.csv"));
@@ -358,14 +521,20 @@ fn throughput_series_carry_every_delivered_byte_of_the_record_and_the_summary() 
         let r: Vec<f64> = rows
             .iter()
             .filter(|r| r[0] == "usv1" && r[1] == "usv2")
-            .filter(|r| r[col(&h, "bin_start_s")].parse::<f64>().unwrap() >= from && r[col(&h, "bin_end_s")].parse::<f64>().unwrap() <= to)
+            .filter(|r| {
+                r[col(&h, "bin_start_s")].parse::<f64>().unwrap() >= from
+                    && r[col(&h, "bin_end_s")].parse::<f64>().unwrap() <= to
+            })
             .map(|r| r[col(&h, "mbit_per_s")].parse::<f64>().unwrap())
             .collect();
         assert!(!r.is_empty());
         r.iter().sum::<f64>() / r.len() as f64
     };
     let (los, nlos, out) = (rate(2.0, 20.0), rate(21.0, 40.0), rate(41.0, 60.0));
-    assert!((los - 11.584).abs() < 0.1, "LOS {los} Mbit/s (1448 B per ms)");
+    assert!(
+        (los - 11.584).abs() < 0.1,
+        "LOS {los} Mbit/s (1448 B per ms)"
+    );
     assert!(nlos > 0.5 && nlos < 1.2, "NLOS {nlos} Mbit/s");
     assert_eq!(out, 0.0);
     assert_eq!(files.analysis.bin_s, 1.0);
@@ -377,11 +546,24 @@ fn delays_channel_states_and_ledger_follow_the_record() {
     let record = Record::read(dir).unwrap();
     // One delay row per delivered copy, each its delivery less its capture time.
     let (h, rows) = read_csv(&files.dir.join("series/delay.csv"));
-    let delivered: Vec<&PacketRecord> = record.packets.iter().filter(|p| p.outcome == Outcome::Delivered).collect();
+    let delivered: Vec<&PacketRecord> = record
+        .packets
+        .iter()
+        .filter(|p| p.outcome == Outcome::Delivered)
+        .collect();
     assert_eq!(rows.len(), delivered.len());
-    let max_delay = rows.iter().map(|r| r[col(&h, "delay_s")].parse::<f64>().unwrap()).fold(0.0, f64::max);
-    assert!((max_delay - (0.003 + 10.0 * 5e-4)).abs() < 1e-9, "{max_delay}");
-    let corrupted = rows.iter().filter(|r| r[col(&h, "corrupted")] == "true").count();
+    let max_delay = rows
+        .iter()
+        .map(|r| r[col(&h, "delay_s")].parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        (max_delay - (0.003 + 10.0 * 5e-4)).abs() < 1e-9,
+        "{max_delay}"
+    );
+    let corrupted = rows
+        .iter()
+        .filter(|r| r[col(&h, "corrupted")] == "true")
+        .count();
     assert_eq!(corrupted, delivered.iter().filter(|p| p.corrupted).count());
     assert!(corrupted > 0);
 
@@ -390,13 +572,28 @@ fn delays_channel_states_and_ledger_follow_the_record() {
     let rf: Vec<(f64, f64, String)> = rows
         .iter()
         .filter(|r| r[col(&h, "a")] == "usv1" && r[col(&h, "b")] == "usv2")
-        .map(|r| (r[col(&h, "start_s")].parse().unwrap(), r[col(&h, "end_s")].parse().unwrap(), r[col(&h, "state")].clone()))
+        .map(|r| {
+            (
+                r[col(&h, "start_s")].parse().unwrap(),
+                r[col(&h, "end_s")].parse().unwrap(),
+                r[col(&h, "state")].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         rf,
-        vec![(0.0, NLOS_FROM, "los".to_string()), (NLOS_FROM, OUT_FROM, "nlos".to_string()), (OUT_FROM, END_S, "out_of_range".to_string())]
+        vec![
+            (0.0, NLOS_FROM, "los".to_string()),
+            (NLOS_FROM, OUT_FROM, "nlos".to_string()),
+            (OUT_FROM, END_S, "out_of_range".to_string())
+        ]
     );
-    let pair = files.analysis.pairs.iter().find(|p| p.a == "usv1" && p.b == "usv2").unwrap();
+    let pair = files
+        .analysis
+        .pairs
+        .iter()
+        .find(|p| p.a == "usv1" && p.b == "usv2")
+        .unwrap();
     assert_eq!(pair.changes, 1);
     assert_eq!(files.analysis.pairs.len(), 10);
 
@@ -409,7 +606,11 @@ fn delays_channel_states_and_ledger_follow_the_record() {
         match (r[col(&h, "kind")].as_str(), r[col(&h, "outcome")].as_str()) {
             ("packets", "delivered") => {}
             ("packets", reason) => {
-                *dropped.entry((r[1].clone(), r[2].clone())).or_default().entry(reason.to_string()).or_default() += n;
+                *dropped
+                    .entry((r[1].clone(), r[2].clone()))
+                    .or_default()
+                    .entry(reason.to_string())
+                    .or_default() += n;
             }
             ("modem_frames", outcome) => *frames.entry(outcome.to_string()).or_default() += n,
             other => panic!("{other:?}"),
@@ -418,7 +619,10 @@ fn delays_channel_states_and_ledger_follow_the_record() {
     assert_eq!(&dropped, &truth.dropped);
     assert_eq!(&frames, &truth.frames);
     for reason in ["packet error", "queue full", "out of range", "shutdown"] {
-        assert!(truth.dropped[&("usv1".to_string(), "usv2".to_string())][reason] > 0, "{reason}");
+        assert!(
+            truth.dropped[&("usv1".to_string(), "usv2".to_string())][reason] > 0,
+            "{reason}"
+        );
     }
 
     // The SNR series: the link states as recorded.
@@ -441,15 +645,31 @@ fn modem_series_count_every_frame_of_the_record_and_the_summary_ledger() {
     assert_eq!(sent, record.modem_frames.len() as u64);
     let mut from_record: BTreeMap<String, u64> = BTreeMap::new();
     for f in &record.modem_frames {
-        *from_record.entry(f.reason.clone().unwrap_or_else(|| "delivered".into())).or_default() += 1;
+        *from_record
+            .entry(f.reason.clone().unwrap_or_else(|| "delivered".into()))
+            .or_default() += 1;
     }
     assert_eq!(sums, from_record);
     assert_eq!(&sums, &truth.frames);
-    for outcome in ["delivered", "out of range", "packet error", "collision", "half-duplex", "no receiver", "shutdown"] {
-        assert!(sums.get(outcome).copied().unwrap_or(0) > 0, "{outcome} occurs");
+    for outcome in [
+        "delivered",
+        "out of range",
+        "packet error",
+        "collision",
+        "half-duplex",
+        "no receiver",
+        "shutdown",
+    ] {
+        assert!(
+            sums.get(outcome).copied().unwrap_or(0) > 0,
+            "{outcome} occurs"
+        );
     }
     // The summary's modem ledger, key by key.
-    let ledger = record.summary.as_ref().unwrap()["modems"]["ledger"].as_object().unwrap().clone();
+    let ledger = record.summary.as_ref().unwrap()["modems"]["ledger"]
+        .as_object()
+        .unwrap()
+        .clone();
     for (key, n) in ledger {
         let label = match key.as_str() {
             "sent" => {
@@ -459,7 +679,11 @@ fn modem_series_count_every_frame_of_the_record_and_the_summary_ledger() {
             "half_duplex" => "half-duplex".to_string(),
             k => k.replace('_', " "),
         };
-        assert_eq!(sums.get(&label).copied().unwrap_or(0), n.as_u64().unwrap(), "{key}");
+        assert_eq!(
+            sums.get(&label).copied().unwrap_or(0),
+            n.as_u64().unwrap(),
+            "{key}"
+        );
     }
 }
 
@@ -477,7 +701,11 @@ fn png_size(bytes: &[u8]) -> (u32, u32, usize) {
 #[test]
 fn every_plot_decodes_and_the_page_embeds_each_one() {
     let files = &shared().files;
-    let mut names: Vec<String> = files.plots.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = files
+        .plots
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     assert_eq!(
         names,
@@ -494,15 +722,26 @@ fn every_plot_decodes_and_the_page_embeds_each_one() {
         ]
     );
     let html = std::fs::read_to_string(&files.html).unwrap();
-    let embedded: Vec<&str> = html.split("src=\"data:image/png;base64,").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+    let embedded: Vec<&str> = html
+        .split("src=\"data:image/png;base64,")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
     assert_eq!(embedded.len(), files.plots.len());
     use base64::Engine;
-    let embedded: Vec<Vec<u8>> = embedded.iter().map(|b| base64::engine::general_purpose::STANDARD.decode(b).unwrap()).collect();
+    let embedded: Vec<Vec<u8>> = embedded
+        .iter()
+        .map(|b| base64::engine::general_purpose::STANDARD.decode(b).unwrap())
+        .collect();
     for p in &files.plots {
         let bytes = std::fs::read(p).unwrap();
         let (w, h, inked) = png_size(&bytes);
         assert!(w >= 600 && h >= 300, "{}: {w}×{h}", p.display());
-        assert!(inked as f64 > 0.02 * (w * h) as f64, "{}: only {inked} pixels drawn", p.display());
+        assert!(
+            inked as f64 > 0.02 * (w * h) as f64,
+            "{}: only {inked} pixels drawn",
+            p.display()
+        );
         assert!(embedded.contains(&bytes), "{} is on the page", p.display());
     }
     // Nothing loads from elsewhere.
@@ -510,8 +749,17 @@ fn every_plot_decodes_and_the_page_embeds_each_one() {
         assert!(!html.contains(needle), "report.html contains {needle}");
     }
     // The page shows the ledger and programs, names escaped.
-    assert!(html.contains("auv1 client &lt;nav&gt;") && html.contains("exit 3") && html.contains("signal 15") && html.contains("not started"));
-    assert!(html.contains("packet error") && html.contains("half-duplex") && html.contains("no receiver"));
+    assert!(
+        html.contains("auv1 client &lt;nav&gt;")
+            && html.contains("exit 3")
+            && html.contains("signal 15")
+            && html.contains("not started")
+    );
+    assert!(
+        html.contains("packet error")
+            && html.contains("half-duplex")
+            && html.contains("no receiver")
+    );
     assert!(!html.contains("DIFFERENT"));
 }
 
@@ -520,12 +768,18 @@ fn a_summary_that_disagrees_with_the_record_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
     let truth = write_record(dir.path(), false);
     // No /summary in the record: the report reads summary.json, here off by 100 bytes.
-    std::fs::write(dir.path().join("summary.json"), serde_json::to_vec(&summary_json(&truth, 100)).unwrap()).unwrap();
+    std::fs::write(
+        dir.path().join("summary.json"),
+        serde_json::to_vec(&summary_json(&truth, 100)).unwrap(),
+    )
+    .unwrap();
     let files = report::generate(dir.path()).unwrap();
     let bad: Vec<_> = files.analysis.checks.iter().filter(|c| !c.ok()).collect();
     assert_eq!(bad.len(), 1, "{:?}", files.analysis.checks);
     assert_eq!(bad[0].summary, bad[0].record + 100);
-    assert!(std::fs::read_to_string(&files.html).unwrap().contains("DIFFERENT"));
+    assert!(std::fs::read_to_string(&files.html)
+        .unwrap()
+        .contains("DIFFERENT"));
     assert!(files.table().contains("MISMATCH"), "{}", files.table());
 }
 
@@ -540,8 +794,14 @@ fn a_record_cut_short_still_gets_a_consistent_report() {
     assert!(record.summary.is_none() && !record.packets.is_empty());
     let files = report::generate(dir.path()).unwrap();
     let mut from_record: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
-    for p in record.packets.iter().filter(|p| p.outcome == Outcome::Delivered) {
-        let e = from_record.entry((p.src.clone(), p.dst.clone().unwrap_or_default())).or_default();
+    for p in record
+        .packets
+        .iter()
+        .filter(|p| p.outcome == Outcome::Delivered)
+    {
+        let e = from_record
+            .entry((p.src.clone(), p.dst.clone().unwrap_or_default()))
+            .or_default();
         e.0 += 1;
         e.1 += u64::from(p.bytes);
     }
@@ -585,19 +845,42 @@ fn cosim_report_regenerates_the_report_from_the_record() {
     std::fs::create_dir_all(dir.path().join("report/plots")).unwrap();
     std::fs::write(dir.path().join("report/plots/old.png"), b"stale").unwrap();
     std::fs::write(dir.path().join("report/notes.txt"), b"mine").unwrap();
-    let out = Command::new(COSIM).args(["report", dir.path().to_str().unwrap()]).env("NO_COLOR", "1").output().unwrap();
+    let out = Command::new(COSIM)
+        .args(["report", dir.path().to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("usv1 → usv2") && stdout.contains("report-test") && stdout.contains("report.html"), "{stdout}");
-    assert!(stdout.contains("iperf3-client") && stdout.contains("no receiver"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("usv1 → usv2")
+            && stdout.contains("report-test")
+            && stdout.contains("report.html"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("iperf3-client") && stdout.contains("no receiver"),
+        "{stdout}"
+    );
     assert!(!dir.path().join("report/plots/old.png").exists());
     assert!(dir.path().join("report/notes.txt").exists());
     assert_eq!(throughput_sums(&dir.path().join("report")), truth.delivered);
     // A folder without a record: an error naming the file.
     let empty = tempfile::tempdir().unwrap();
-    let out = Command::new(COSIM).args(["report", empty.path().to_str().unwrap()]).output().unwrap();
+    let out = Command::new(COSIM)
+        .args(["report", empty.path().to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("record.mcap"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("record.mcap"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Loads `page` in headless Chromium with a probe that writes, once the page has loaded, how
@@ -631,14 +914,23 @@ fn load_in_chromium(page: &Path) -> (String, Vec<String>) {
         ])
         .arg(format!("file://{}", probed_path.display()))
         .output()
-        .unwrap_or_else(|e| panic!("chromium: {e} (scripts/setup --test installs Debian's chromium)"));
+        .unwrap_or_else(|e| {
+            panic!("chromium: {e} (scripts/setup --test installs Debian's chromium)")
+        });
     let dom = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chromium failed: {stderr}");
     // The probe's element, not the script that makes it.
-    let at = dom.find("<pre id=\"probe\">").unwrap_or_else(|| panic!("no probe output in the DOM:\n{dom}\n{stderr}")) + "<pre id=\"probe\">".len();
+    let at = dom
+        .find("<pre id=\"probe\">")
+        .unwrap_or_else(|| panic!("no probe output in the DOM:\n{dom}\n{stderr}"))
+        + "<pre id=\"probe\">".len();
     let line = &dom[at..at + dom[at..].find("</pre>").unwrap()];
-    let console = stderr.lines().filter(|l| l.contains("CONSOLE")).map(str::to_string).collect();
+    let console = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE"))
+        .map(str::to_string)
+        .collect();
     (line.to_string(), console)
 }
 
@@ -648,7 +940,10 @@ fn report_html_loads_in_chromium_with_every_image_decoded() {
     let n = files.plots.len();
     assert!(n >= 9);
     let (probe, console) = load_in_chromium(&files.html);
-    assert!(probe.starts_with(&format!("PROBE images={n} decoded={n} whole={n} errors=0")), "{probe}");
+    assert!(
+        probe.starts_with(&format!("PROBE images={n} decoded={n} whole={n} errors=0")),
+        "{probe}"
+    );
     assert!(console.is_empty(), "console messages: {console:#?}");
 
     // The same checks fail on a page with a broken image, and on one with an image cut short.
@@ -658,8 +953,16 @@ fn report_html_loads_in_chromium_with_every_image_decoded() {
     let broken = format!("{}iVBORw0KGgoAAAAAbroken{}", &html[..at], &html[at + 40..]);
     let cut_short = format!("{}{}", &html[..end - (end - at) / 2], &html[end..]);
     for (name, page, expect) in [
-        ("broken", broken, format!("PROBE images={n} decoded={} whole={} ", n - 1, n - 1)),
-        ("cut_short", cut_short, format!("PROBE images={n} decoded={n} whole={} ", n - 1)),
+        (
+            "broken",
+            broken,
+            format!("PROBE images={n} decoded={} whole={} ", n - 1, n - 1),
+        ),
+        (
+            "cut_short",
+            cut_short,
+            format!("PROBE images={n} decoded={n} whole={} ", n - 1),
+        ),
     ] {
         let path = files.dir.join(format!("{name}.html"));
         std::fs::write(&path, page).unwrap();
@@ -674,15 +977,41 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let truth = write_record(dir.path(), true);
     let run = dir.path().to_str().unwrap();
-    let compare = |args: &[&str]| Command::new(COSIM).arg("compare").args(args).output().unwrap();
-    let out = compare(&[&format!("first={run}"), &format!("second={run}"), "--link", "usv1:usv2", "--phase", "all=0-1000"]);
+    let compare = |args: &[&str]| {
+        Command::new(COSIM)
+            .arg("compare")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = compare(&[
+        &format!("first={run}"),
+        &format!("second={run}"),
+        "--link",
+        "usv1:usv2",
+        "--phase",
+        "all=0-1000",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (packets, bytes) = truth.delivered[&("usv1".to_owned(), "usv2".to_owned())];
     assert!(packets > 0, "the record has traffic on usv1 → usv2");
     let mbps = format!("{:.2} Mbit/s", bytes as f64 * 8.0 / 1000.0 / 1e6);
-    assert!(stdout.starts_with("usv1 → usv2") && stdout.contains("| first") && stdout.contains("| second"), "{stdout}");
-    assert_eq!(stdout.matches(&mbps).count(), 2, "{mbps} in both columns:\n{stdout}");
+    assert!(
+        stdout.starts_with("usv1 → usv2")
+            && stdout.contains("| first")
+            && stdout.contains("| second"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches(&mbps).count(),
+        2,
+        "{mbps} in both columns:\n{stdout}"
+    );
 
     let err = |args: &[&str]| {
         let out = compare(args);
@@ -690,8 +1019,10 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     assert!(err(&[run, "--link", "usv1"]).contains("--link \"usv1\": expected SRC:DST"));
-    assert!(err(&[run, "--link", "usv1:usv2", "--phase", "LOS=5"]).contains("\"LOS=5\": expected NAME=FROM-TO in seconds"));
-    assert!(err(&[run, "--link", "usv1:nobody"]).contains("no packet from usv1 to nobody in the record"));
+    assert!(err(&[run, "--link", "usv1:usv2", "--phase", "LOS=5"])
+        .contains("\"LOS=5\": expected NAME=FROM-TO in seconds"));
+    assert!(err(&[run, "--link", "usv1:nobody"])
+        .contains("no packet from usv1 to nobody in the record"));
     let empty = tempfile::tempdir().unwrap();
     assert!(err(&[empty.path().to_str().unwrap(), "--link", "usv1:usv2"]).contains("record.mcap"));
 }

@@ -37,7 +37,8 @@ fn domain() -> String {
 }
 
 fn ros_env(cmd: &mut Command, domain: &str) {
-    cmd.env("ROS_DOMAIN_ID", domain).env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    cmd.env("ROS_DOMAIN_ID", domain)
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
 }
 
 struct Listener {
@@ -56,7 +57,10 @@ fn listen(domain: &str, vehicles: &[&str], netns: Option<&str>) -> Listener {
         }
         None => Command::new(python()),
     };
-    cmd.arg(&script).args(vehicles).args(["--timeout", "60"]).stdout(Stdio::piped());
+    cmd.arg(&script)
+        .args(vehicles)
+        .args(["--timeout", "60"])
+        .stdout(Stdio::piped());
     ros_env(&mut cmd, domain);
     let mut child = cmd.spawn().expect("start listen.py");
     let (tx, lines) = std::sync::mpsc::channel();
@@ -68,7 +72,9 @@ fn listen(domain: &str, vehicles: &[&str], netns: Option<&str>) -> Listener {
             }
         }
     });
-    let first = lines.recv_timeout(Duration::from_secs(30)).expect("listen.py says ready");
+    let first = lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("listen.py says ready");
     assert_eq!(first, r#"{"ready": true}"#);
     Listener { child, lines }
 }
@@ -78,7 +84,10 @@ impl Listener {
     fn collect(mut self) -> Vec<Value> {
         let mut v = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(60);
-        while let Ok(l) = self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        while let Ok(l) = self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
             v.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}")));
         }
         let _ = self.child.kill();
@@ -92,7 +101,12 @@ fn run_cosim(domain: &str, args: &[&str]) -> std::process::Output {
     cmd.args(args).current_dir(repo());
     ros_env(&mut cmd, domain);
     let out = cmd.output().expect("run cosim");
-    assert!(out.status.success(), "cosim {args:?}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cosim {args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -101,7 +115,10 @@ fn on<'a>(msgs: &'a [Value], topic: &str) -> Vec<&'a Value> {
 }
 
 fn clock(msgs: &[Value]) -> Vec<u64> {
-    on(msgs, "/clock").iter().map(|m| m["t_ns"].as_u64().unwrap()).collect()
+    on(msgs, "/clock")
+        .iter()
+        .map(|m| m["t_ns"].as_u64().unwrap())
+        .collect()
 }
 
 fn scenario() -> String {
@@ -114,11 +131,28 @@ fn clock_poses_tf_markers_diagnostics_and_channel_data() {
     let l = listen(&d, &["auv1", "auv2", "auv3"], None);
     let out = tempfile::tempdir().unwrap();
     let out_s = out.path().display().to_string();
-    run_cosim(&d, &["run", &scenario(), "--out", &out_s, "--timeline", "--ros-args", "-p", "wait_for_subscribers:=1", "-p", "real_time_factor:=5.0"]);
+    run_cosim(
+        &d,
+        &[
+            "run",
+            &scenario(),
+            "--out",
+            &out_s,
+            "--timeline",
+            "--ros-args",
+            "-p",
+            "wait_for_subscribers:=1",
+            "-p",
+            "real_time_factor:=5.0",
+        ],
+    );
     let msgs = l.collect();
 
     // /clock: every window's start, in W = 100 ms steps.
-    assert_eq!(clock(&msgs), (0..10).map(|k| k * 100_000_000).collect::<Vec<u64>>());
+    assert_eq!(
+        clock(&msgs),
+        (0..10).map(|k| k * 100_000_000).collect::<Vec<u64>>()
+    );
 
     // Poses: frame map, auv1 and auv2 still, auv3 heading north at 2 m/s (0.2 m per window).
     let p3 = on(&msgs, "/auv3/pose");
@@ -135,14 +169,29 @@ fn clock_poses_tf_markers_diagnostics_and_channel_data() {
     assert_eq!(p1[0]["p"], serde_json::json!([0.0, -40.0, -25.0]));
     // Heading 0 (north) is yaw +90° about z: q = (cos 45°, 0, 0, sin 45°).
     let q = p1[0]["q"].as_array().unwrap();
-    assert!((q[0].as_f64().unwrap() - 0.5f64.sqrt()).abs() < 1e-9 && (q[3].as_f64().unwrap() - 0.5f64.sqrt()).abs() < 1e-9);
+    assert!(
+        (q[0].as_f64().unwrap() - 0.5f64.sqrt()).abs() < 1e-9
+            && (q[3].as_f64().unwrap() - 0.5f64.sqrt()).abs() < 1e-9
+    );
 
     // /tf: map -> <vehicle>/base_link for all three, every window.
     let tf = on(&msgs, "/tf");
     assert_eq!(tf.len(), 10);
-    let children: Vec<&str> = tf[0]["t"].as_array().unwrap().iter().map(|t| t["child"].as_str().unwrap()).collect();
-    assert_eq!(children, ["auv1/base_link", "auv2/base_link", "auv3/base_link"]);
-    assert!(tf[0]["t"].as_array().unwrap().iter().all(|t| t["parent"] == "map"));
+    let children: Vec<&str> = tf[0]["t"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["child"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        children,
+        ["auv1/base_link", "auv2/base_link", "auv3/base_link"]
+    );
+    assert!(tf[0]["t"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["parent"] == "map"));
 
     // /netsim/paths: per pair a LINE_STRIP (4) and a SPHERE_LIST (7); auv1-auv2 crosses the
     // ridge (red, 4 points: A, entry, exit, B), the others are LOS (green, 2 points).
@@ -150,9 +199,13 @@ fn clock_poses_tf_markers_diagnostics_and_channel_data() {
     assert_eq!(paths.len(), 10);
     let m = paths[0]["markers"].as_array().unwrap();
     assert_eq!(m.len(), 6);
-    let kinds: Vec<(i64, i64)> = m.iter().map(|k| (k["id"].as_i64().unwrap(), k["type"].as_i64().unwrap())).collect();
+    let kinds: Vec<(i64, i64)> = m
+        .iter()
+        .map(|k| (k["id"].as_i64().unwrap(), k["type"].as_i64().unwrap()))
+        .collect();
     assert_eq!(kinds, [(0, 4), (1, 7), (2, 4), (3, 7), (4, 4), (5, 7)]);
-    let red = |k: &Value| k["color"][0].as_f64().unwrap() > 0.5 && k["color"][1].as_f64().unwrap() < 0.5;
+    let red =
+        |k: &Value| k["color"][0].as_f64().unwrap() > 0.5 && k["color"][1].as_f64().unwrap() < 0.5;
     assert!(red(&m[0]) && red(&m[1]) && !red(&m[2]) && !red(&m[4]));
     assert_eq!(m[0]["points"].as_array().unwrap().len(), 4);
     assert_eq!(m[2]["points"].as_array().unwrap().len(), 2);
@@ -164,29 +217,60 @@ fn clock_poses_tf_markers_diagnostics_and_channel_data() {
     assert_eq!(diag.len(), 10);
     let st = diag[0]["status"].as_array().unwrap();
     let names: Vec<&str> = st.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["netsim/link/auv1-auv2", "netsim/link/auv1-auv3", "netsim/link/auv2-auv3"]);
-    assert_eq!((st[0]["level"].as_i64(), st[1]["level"].as_i64()), (Some(1), Some(0)));
+    assert_eq!(
+        names,
+        [
+            "netsim/link/auv1-auv2",
+            "netsim/link/auv1-auv3",
+            "netsim/link/auv2-auv3"
+        ]
+    );
+    assert_eq!(
+        (st[0]["level"].as_i64(), st[1]["level"].as_i64()),
+        (Some(1), Some(0))
+    );
     let v = &st[0]["values"];
     assert_eq!(v["distance_m"], "80");
     assert_eq!(v["los"], "false");
     assert!(v["loss_db"].as_str().unwrap().parse::<f64>().unwrap() > 0.0);
-    assert_eq!((v["delivered_auv1_to_auv2"].as_str(), v["dropped_auv2_to_auv1"].as_str()), (Some("0"), Some("0")));
+    assert_eq!(
+        (
+            v["delivered_auv1_to_auv2"].as_str(),
+            v["dropped_auv2_to_auv1"].as_str()
+        ),
+        (Some("0"), Some("0"))
+    );
     assert_eq!(v["snr_db"], "n/a");
     assert_eq!(st[1]["values"]["distance_m"], "190");
 
     // /netsim/channel_data: the ChannelData protobuf, identical to the timeline's window.
     let cd = on(&msgs, "/netsim/channel_data");
     assert_eq!(cd.len(), 10);
-    assert_eq!(cd[3]["label"], "rosnetsim.ChannelData window=3 t_ns=300000000");
+    assert_eq!(
+        cd[3]["label"],
+        "rosnetsim.ChannelData window=3 t_ns=300000000"
+    );
     let hex = cd[3]["hex"].as_str().unwrap();
-    let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
     let c = ChannelData::decode(bytes.as_slice()).unwrap();
     assert_eq!(c.node_list.len(), 21);
     assert_eq!(c.path_details.len(), 3);
     assert!(!c.path_details[0].los && c.path_details[1].los);
-    assert!((c.node_list[15] - (-40.0 + 0.6)).abs() < 1e-9, "auv3 y at window 3");
+    assert!(
+        (c.node_list[15] - (-40.0 + 0.6)).abs() < 1e-9,
+        "auv3 y at window 3"
+    );
     // The run still writes its timeline.
-    assert_eq!(std::fs::read_to_string(out.path().join("timeline.jsonl")).unwrap().lines().count(), 30);
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("timeline.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        30
+    );
 }
 
 #[test]
@@ -194,14 +278,29 @@ fn params_file_sets_scenario_and_window() {
     let d = domain();
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("params.yaml");
-    let text = std::fs::read_to_string(repo().join("test/ros/params.yaml")).unwrap().replace("SCENARIO", &scenario());
+    let text = std::fs::read_to_string(repo().join("test/ros/params.yaml"))
+        .unwrap()
+        .replace("SCENARIO", &scenario());
     std::fs::write(&params, text).unwrap();
     let l = listen(&d, &[], None);
     let out = dir.path().join("out").display().to_string();
-    let o = run_cosim(&d, &["run", "--out", &out, "--ros-args", "--params-file", &params.display().to_string()]);
+    let o = run_cosim(
+        &d,
+        &[
+            "run",
+            "--out",
+            &out,
+            "--ros-args",
+            "--params-file",
+            &params.display().to_string(),
+        ],
+    );
     let msgs = l.collect();
     // window_ms 50 instead of the scenario's 100: 20 windows over the same second.
-    assert_eq!(clock(&msgs), (0..20).map(|k| k * 50_000_000).collect::<Vec<u64>>());
+    assert_eq!(
+        clock(&msgs),
+        (0..20).map(|k| k * 50_000_000).collect::<Vec<u64>>()
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("ros_ridge: 20 windows of 50 ms"));
 }
 
@@ -210,9 +309,16 @@ fn network_coordinator_node_reads_its_parameters() {
     // The scenario comes from the parameter; the node serves until its idle timeout.
     let d = domain();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_network_coordinator"));
-    cmd.args(["--bind", "tcp://127.0.0.1:0", "--idle-timeout-s", "0.5", "--ros-args", "-p"])
-        .arg(format!("scenario:={}", scenario()))
-        .args(["-p", "window_ms:=20.0"]);
+    cmd.args([
+        "--bind",
+        "tcp://127.0.0.1:0",
+        "--idle-timeout-s",
+        "0.5",
+        "--ros-args",
+        "-p",
+    ])
+    .arg(format!("scenario:={}", scenario()))
+    .args(["-p", "window_ms:=20.0"]);
     ros_env(&mut cmd, &d);
     let o = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -232,7 +338,11 @@ impl Drop for Netns {
 
 #[test]
 fn clock_inside_a_vehicle_namespace() {
-    let can = Command::new("ip").args(["netns", "list"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let can = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !can || unsafe_geteuid() != 0 {
         eprintln!("skipped: needs root and ip(8) to create a network namespace");
         return;
@@ -240,24 +350,49 @@ fn clock_inside_a_vehicle_namespace() {
     // The namespace of auv3 (pattern ncst<pid>-{vehicle}); auv1 and auv2 have none, so get no bridge.
     let pattern = format!("ncst{}-{{vehicle}}", std::process::id());
     let name = pattern.replace("{vehicle}", "auv3");
-    assert!(Command::new("ip").args(["netns", "add", &name]).status().unwrap().success());
+    assert!(Command::new("ip")
+        .args(["netns", "add", &name])
+        .status()
+        .unwrap()
+        .success());
     let _ns = Netns(name.clone());
-    assert!(Command::new("ip").args(["-n", &name, "link", "set", "lo", "up"]).status().unwrap().success());
+    assert!(Command::new("ip")
+        .args(["-n", &name, "link", "set", "lo", "up"])
+        .status()
+        .unwrap()
+        .success());
     let d = domain();
     // The subscriber runs inside the namespace, where only auv3's bridge can reach it.
     let l = listen(&d, &["auv3"], Some(&name));
     let out = tempfile::tempdir().unwrap();
     let o = run_cosim(
         &d,
-        &["run", &scenario(), "--out", &out.path().display().to_string(), "--vehicle-netns", &pattern,
-          "--ros-args", "-p", "real_time_factor:=5.0", "-p", "bridge_wait_for_subscribers:=1"],
+        &[
+            "run",
+            &scenario(),
+            "--out",
+            &out.path().display().to_string(),
+            "--vehicle-netns",
+            &pattern,
+            "--ros-args",
+            "-p",
+            "real_time_factor:=5.0",
+            "-p",
+            "bridge_wait_for_subscribers:=1",
+        ],
     );
     let msgs = l.collect();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(&format!("ROS bridge for auv3 in namespace {name}")), "{err}");
+    assert!(
+        err.contains(&format!("ROS bridge for auv3 in namespace {name}")),
+        "{err}"
+    );
     assert!(err.contains("no ROS bridge for auv1"), "{err}");
     // /clock inside the namespace: every window's start, in W steps.
-    assert_eq!(clock(&msgs), (0..10).map(|k| k * 100_000_000).collect::<Vec<u64>>());
+    assert_eq!(
+        clock(&msgs),
+        (0..10).map(|k| k * 100_000_000).collect::<Vec<u64>>()
+    );
     // The vehicle's own pose, and no other vehicle's.
     let p3 = on(&msgs, "/auv3/pose");
     assert!(!p3.is_empty());
@@ -274,7 +409,11 @@ fn unsafe_geteuid() -> u32 {
 // per-vehicle bridges, chatter over the simulated link, and no /clock DataWriter on that link.
 
 fn require_root() {
-    assert_eq!(unsafe_geteuid(), 0, "this test creates network namespaces and TUN devices: run it as root");
+    assert_eq!(
+        unsafe_geteuid(),
+        0,
+        "this test creates network namespaces and TUN devices: run it as root"
+    );
 }
 
 /// Lines of a child's stdout, as they come.
@@ -316,7 +455,10 @@ struct Sedp {
 
 fn find_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     match v {
-        Value::Object(m) => m.get(key).and_then(Value::as_str).or_else(|| m.values().find_map(|x| find_str(x, key))),
+        Value::Object(m) => m
+            .get(key)
+            .and_then(Value::as_str)
+            .or_else(|| m.values().find_map(|x| find_str(x, key))),
         Value::Array(a) => a.iter().find_map(|x| find_str(x, key)),
         _ => None,
     }
@@ -340,7 +482,11 @@ fn sedp_of(pcap: &Path) -> (usize, Vec<Sedp>, std::collections::BTreeSet<String>
         .args(["-Y", "rtps", "-T", "json", "--no-duplicate-keys"])
         .output()
         .expect("tshark (scripts/setup --test installs it)");
-    assert!(o.status.success(), "tshark: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let packets: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap_or_default();
     let mut out = Vec::new();
     let mut participants = std::collections::BTreeSet::new();
@@ -356,9 +502,15 @@ fn sedp_of(pcap: &Path) -> (usize, Vec<Sedp>, std::collections::BTreeSet<String>
                     _ => continue,
                 };
                 // HEARTBEATs and ACKNACKs of the SEDP writers carry no topic.
-                let Some(topic) = find_str(sm, "rtps.param.topicName") else { continue };
+                let Some(topic) = find_str(sm, "rtps.param.topicName") else {
+                    continue;
+                };
                 let type_name = find_str(sm, "rtps.param.typeName").unwrap_or("").to_owned();
-                out.push(Sedp { kind, topic: topic.to_owned(), type_name });
+                out.push(Sedp {
+                    kind,
+                    topic: topic.to_owned(),
+                    type_name,
+                });
             }
         }
     }
@@ -391,7 +543,14 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     // (the vehicle's node) before the run starts.
     let mut cosim = Command::new(COSIM);
     cosim
-        .args(["run", &scenario.display().to_string(), "--out", &out.display().to_string(), "--vehicle-netns", "ncs-{vehicle}"])
+        .args([
+            "run",
+            &scenario.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+            "--vehicle-netns",
+            "ncs-{vehicle}",
+        ])
         .args(["--ros-args", "-p", "bridge_wait_for_subscribers:=1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -406,7 +565,10 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
             .map(|o| String::from_utf8_lossy(&o.stdout).contains("inet "))
             .unwrap_or(false)
     }) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "namespaces {ns:?} did not appear");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "namespaces {ns:?} did not appear"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -440,10 +602,21 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     let l_lines = json_lines(l_rx, Duration::from_secs(30));
     let _ = (talker.wait(), listener.wait());
     for n in &ns {
-        assert!(err.contains(&format!("in namespace {n}")), "a bridge in {n}: {err}");
+        assert!(
+            err.contains(&format!("in namespace {n}")),
+            "a bridge in {n}: {err}"
+        );
     }
-    assert_eq!(t_lines.first().map(|v| v["use_sim_time"].clone()), Some(Value::Bool(true)), "talker: {t_lines:?}");
-    assert_eq!(l_lines.first().map(|v| v["use_sim_time"].clone()), Some(Value::Bool(true)), "listener: {l_lines:?}");
+    assert_eq!(
+        t_lines.first().map(|v| v["use_sim_time"].clone()),
+        Some(Value::Bool(true)),
+        "talker: {t_lines:?}"
+    );
+    assert_eq!(
+        l_lines.first().map(|v| v["use_sim_time"].clone()),
+        Some(Value::Bool(true)),
+        "listener: {l_lines:?}"
+    );
 
     // (1) The talker's 1.0 s timer follows sim time: the k-th callback's node-clock stamp is
     // k s of sim time (within 2 windows, the /clock granularity plus scheduling), while the wall
@@ -451,21 +624,42 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     let published: Vec<(u64, u64, f64)> = t_lines
         .iter()
         .filter(|v| v.get("published").is_some())
-        .map(|v| (v["published"].as_u64().unwrap(), v["sim_ns"].as_u64().unwrap(), v["wall_s"].as_f64().unwrap()))
+        .map(|v| {
+            (
+                v["published"].as_u64().unwrap(),
+                v["sim_ns"].as_u64().unwrap(),
+                v["wall_s"].as_f64().unwrap(),
+            )
+        })
         .collect();
     let expected = (duration_s - 1.0) as usize; // callbacks at 1 s .. 15 s (the last window starts at 15.98 s)
-    assert!(published.len() >= expected, "{} publications, expected {expected}: {t_lines:?}", published.len());
+    assert!(
+        published.len() >= expected,
+        "{} publications, expected {expected}: {t_lines:?}",
+        published.len()
+    );
     let stamps: Vec<u64> = published.iter().map(|p| p.1).collect();
     for (k, &s) in stamps.iter().enumerate() {
         let due = (k as u64 + 1) * 1_000_000_000;
-        assert!(s >= due && s - due <= 2 * (window_ms as u64) * 1_000_000, "callback {k} at sim {s} ns, due {due}: {stamps:?}");
+        assert!(
+            s >= due && s - due <= 2 * (window_ms as u64) * 1_000_000,
+            "callback {k} at sim {s} ns, due {due}: {stamps:?}"
+        );
     }
     let walls: Vec<f64> = published.iter().map(|p| p.2).collect();
     let wall_spacing = (walls[walls.len() - 1] - walls[0]) / (walls.len() - 1) as f64;
-    let sim_spacing = (stamps[stamps.len() - 1] - stamps[0]) as f64 / 1e9 / (stamps.len() - 1) as f64;
+    let sim_spacing =
+        (stamps[stamps.len() - 1] - stamps[0]) as f64 / 1e9 / (stamps.len() - 1) as f64;
     eprintln!("talker: {} callbacks, sim spacing {sim_spacing:.4} s, wall spacing {wall_spacing:.4} s; stamps {stamps:?}", stamps.len());
-    assert!((sim_spacing - 1.0).abs() < 0.01, "sim spacing {sim_spacing}");
-    assert!((wall_spacing - 1.0 / rtf).abs() < 0.15, "wall spacing {wall_spacing} s, expected {} s", 1.0 / rtf);
+    assert!(
+        (sim_spacing - 1.0).abs() < 0.01,
+        "sim spacing {sim_spacing}"
+    );
+    assert!(
+        (wall_spacing - 1.0 / rtf).abs() < 0.15,
+        "wall spacing {wall_spacing} s, expected {} s",
+        1.0 / rtf
+    );
 
     // (2) The listener hears the talker through the coordinator, and its own sim-time clock
     // reads each message's send time plus at most a few windows (the pass-through simulator
@@ -473,23 +667,58 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     let received: Vec<(u64, u64, u64)> = l_lines
         .iter()
         .filter(|v| v.get("received").is_some())
-        .map(|v| (v["received"]["i"].as_u64().unwrap(), v["received"]["sim_ns"].as_u64().unwrap(), v["rx_sim_ns"].as_u64().unwrap()))
+        .map(|v| {
+            (
+                v["received"]["i"].as_u64().unwrap(),
+                v["received"]["sim_ns"].as_u64().unwrap(),
+                v["rx_sim_ns"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    let lags: Vec<f64> = received.iter().map(|r| (r.2 as f64 - r.1 as f64) / 1e6).collect();
-    eprintln!("listener: {} of {} messages, sim-time lag (ms) {lags:?}", received.len(), stamps.len());
-    assert!(received.len() + 3 >= stamps.len(), "listener got {} of {}: {l_lines:?}", received.len(), stamps.len());
+    let lags: Vec<f64> = received
+        .iter()
+        .map(|r| (r.2 as f64 - r.1 as f64) / 1e6)
+        .collect();
+    eprintln!(
+        "listener: {} of {} messages, sim-time lag (ms) {lags:?}",
+        received.len(),
+        stamps.len()
+    );
+    assert!(
+        received.len() + 3 >= stamps.len(),
+        "listener got {} of {}: {l_lines:?}",
+        received.len(),
+        stamps.len()
+    );
     for (i, sent, rx) in &received {
-        assert_eq!(Some(sent), stamps.get(*i as usize), "message {i} carries its callback's stamp");
-        assert!(rx >= sent && rx - sent <= 10 * (window_ms as u64) * 1_000_000, "message {i}: sent {sent}, received at sim {rx}");
+        assert_eq!(
+            Some(sent),
+            stamps.get(*i as usize),
+            "message {i} carries its callback's stamp"
+        );
+        assert!(
+            rx >= sent && rx - sent <= 10 * (window_ms as u64) * 1_000_000,
+            "message {i}: sent {sent}, received at sim {rx}"
+        );
     }
 
     // The ledger balances, and the vehicles' traffic did cross the coordinator.
-    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let net = &summary["network"];
     let n = |k: &str| net[k].as_u64().unwrap();
-    assert_eq!(n("captured"), n("delivered") + n("dropped") + n("in_flight"), "ledger: {net}");
+    assert_eq!(
+        n("captured"),
+        n("delivered") + n("dropped") + n("in_flight"),
+        "ledger: {net}"
+    );
     assert_eq!(net["balanced"], true, "{net}");
-    let by_reason: u64 = net["drops"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let by_reason: u64 = net["drops"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
     assert_eq!(by_reason, n("dropped"), "{net}");
     assert!(n("delivered") > 0, "{net}");
     eprintln!("ledger: {net}");
@@ -505,8 +734,16 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     let mut participants = std::collections::BTreeSet::new();
     for v in names {
         let (packets, sedp, p) = sedp_of(&out.join(format!("{v}.pcap")));
-        let w: Vec<&str> = sedp.iter().filter(|s| s.kind == 'w').map(|s| s.topic.as_str()).collect();
-        let r: Vec<&str> = sedp.iter().filter(|s| s.kind == 'r').map(|s| s.topic.as_str()).collect();
+        let w: Vec<&str> = sedp
+            .iter()
+            .filter(|s| s.kind == 'w')
+            .map(|s| s.topic.as_str())
+            .collect();
+        let r: Vec<&str> = sedp
+            .iter()
+            .filter(|s| s.kind == 'r')
+            .map(|s| s.topic.as_str())
+            .collect();
         eprintln!("{v}.pcap: {packets} RTPS packets; DATA(w) {w:?}; DATA(r) {r:?}");
         assert!(packets > 0, "{v}.pcap has RTPS traffic");
         all.extend(sedp);
@@ -514,12 +751,31 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     }
     // Only the talker's and the listener's DDS participants ever sent on the link: the bridges'
     // (loopback-only discovery) never appear there at all.
-    assert_eq!(participants.len(), 2, "participants on the link: {participants:?}");
-    let clock_writers: Vec<&Sedp> = all.iter().filter(|s| s.kind == 'w' && (s.topic == "rt/clock" || s.type_name.contains("Clock"))).collect();
-    assert!(clock_writers.is_empty(), "a /clock DataWriter announced on the simulated link: {clock_writers:?}");
-    assert!(all.iter().any(|s| s.kind == 'w' && s.topic == "rt/chatter"), "chatter's writer announced: {all:?}");
-    assert!(all.iter().any(|s| s.kind == 'r' && s.topic == "rt/chatter"), "chatter's reader announced: {all:?}");
-    let clock_readers = all.iter().filter(|s| s.kind == 'r' && s.topic == "rt/clock").count();
+    assert_eq!(
+        participants.len(),
+        2,
+        "participants on the link: {participants:?}"
+    );
+    let clock_writers: Vec<&Sedp> = all
+        .iter()
+        .filter(|s| s.kind == 'w' && (s.topic == "rt/clock" || s.type_name.contains("Clock")))
+        .collect();
+    assert!(
+        clock_writers.is_empty(),
+        "a /clock DataWriter announced on the simulated link: {clock_writers:?}"
+    );
+    assert!(
+        all.iter().any(|s| s.kind == 'w' && s.topic == "rt/chatter"),
+        "chatter's writer announced: {all:?}"
+    );
+    assert!(
+        all.iter().any(|s| s.kind == 'r' && s.topic == "rt/chatter"),
+        "chatter's reader announced: {all:?}"
+    );
+    let clock_readers = all
+        .iter()
+        .filter(|s| s.kind == 'r' && s.topic == "rt/clock")
+        .count();
     eprintln!("SEDP on the link: {} announcements, {clock_readers} of /clock readers, 0 of /clock writers", all.len());
 }
 
@@ -529,21 +785,37 @@ fn gazebo_contract(standin: &[&str]) -> Value {
     let domain = domain();
     let mut s = Command::new(python());
     s.arg(repo().join("test/ros/gazebo_standin.py"))
-        .args(["--world", "lockstep", "--step", "0.001", "--model", "auv1,0,0,-10,1,0,0", "--timeout", "60"])
+        .args([
+            "--world",
+            "lockstep",
+            "--step",
+            "0.001",
+            "--model",
+            "auv1,0,0,-10,1,0,0",
+            "--timeout",
+            "60",
+        ])
         .args(standin)
         .stdout(Stdio::piped());
     ros_env(&mut s, &domain);
     let mut standin = s.spawn().unwrap();
     let mut ready = String::new();
-    BufReader::new(standin.stdout.as_mut().unwrap()).read_line(&mut ready).unwrap();
+    BufReader::new(standin.stdout.as_mut().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
     assert_eq!(ready.trim(), "ready");
     let mut c = Command::new(python());
-    c.arg(repo().join("test/ros/gazebo_contract.py")).args(["--world", "lockstep", "--model", "auv1", "--step", "0.001"]);
+    c.arg(repo().join("test/ros/gazebo_contract.py"))
+        .args(["--world", "lockstep", "--model", "auv1", "--step", "0.001"]);
     ros_env(&mut c, &domain);
     let out = c.output().unwrap();
     let _ = standin.kill();
     let _ = standin.wait();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -555,12 +827,31 @@ fn gazebo_contract(standin: &[&str]) -> Value {
 fn the_gazebo_standin_keeps_gz_sims_control_semantics() {
     let r = gazebo_contract(&[]);
     assert_eq!(r["poses_while_paused_at_start"], 0, "{r}");
-    assert_eq!((r["reply"].as_bool(), r["reached"].as_bool()), (Some(true), Some(true)), "{r}");
-    assert_eq!(r["stamps_after_5"], serde_json::json!([1, 2, 3, 4, 5]), "five steps, then paused: {r}");
-    assert_eq!(r["clock_after_5"], serde_json::json!([0, 1, 2, 3, 4, 5]), "/clock at each step's start, then repeated while paused: {r}");
-    assert!(r["steps_when_running"].as_u64().unwrap() > 3, "multi_step without pause runs the world: {r}");
+    assert_eq!(
+        (r["reply"].as_bool(), r["reached"].as_bool()),
+        (Some(true), Some(true)),
+        "{r}"
+    );
+    assert_eq!(
+        r["stamps_after_5"],
+        serde_json::json!([1, 2, 3, 4, 5]),
+        "five steps, then paused: {r}"
+    );
+    assert_eq!(
+        r["clock_after_5"],
+        serde_json::json!([0, 1, 2, 3, 4, 5]),
+        "/clock at each step's start, then repeated while paused: {r}"
+    );
+    assert!(
+        r["steps_when_running"].as_u64().unwrap() > 3,
+        "multi_step without pause runs the world: {r}"
+    );
     assert_eq!(r["poses_after_pause"], 0, "{r}");
 
     let never = gazebo_contract(&["--never-step"]);
-    assert_eq!((never["reply"].as_bool(), never["reached"].as_bool()), (Some(true), Some(false)), "{never}");
+    assert_eq!(
+        (never["reply"].as_bool(), never["reached"].as_bool()),
+        (Some(true), Some(false)),
+        "{never}"
+    );
 }

@@ -54,7 +54,14 @@ async fn a_rosnetsim_simulator_over_a_unix_socket_with_partial_writes() {
         windows
     });
     let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
-    let mut link = Link::rosnetsim("network simulator", &address, Duration::from_secs(5), Duration::from_secs(5)).await.unwrap();
+    let mut link = Link::rosnetsim(
+        "network simulator",
+        &address,
+        Duration::from_secs(5),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
     for k in 0..3u32 {
         let mut b = network_begin(k, vec![]);
         b.pkt_id = vec![k, k + 100];
@@ -71,8 +78,15 @@ async fn a_rosnetsim_simulator_over_a_unix_socket_with_partial_writes() {
 
 #[tokio::test]
 async fn a_python_rosnetsim_coordinator_drives_our_network_simulator_over_tcp() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let scenario = netsim_cosim::config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/patrol.yaml")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let scenario = netsim_cosim::config::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/patrol.yaml"),
+    )
+    .unwrap();
     let mut sim = NetworkSim::from_scenario(&scenario);
     let address: RosnetsimAddress = format!("tcp:127.0.0.1:{port}").parse().unwrap();
     // ROS-NetSim's coordinator side: connect with retries, send_one_message(gzip(msg)), read the
@@ -105,17 +119,26 @@ for k in range(3):
 print("ok")
 "#
     );
-    let python = tokio::process::Command::new("python3").args(["-c", &script]).output();
+    let python = tokio::process::Command::new("python3")
+        .args(["-c", &script])
+        .output();
     let served = async {
         // The scenario has 6000 windows; the Python coordinator runs 3 and hangs up.
         rosnetsim::serve(&address, &mut sim, Duration::from_secs(20)).await
     };
     let (out, served) = tokio::join!(python, served);
     let out = out.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
     let err = served.unwrap_err().to_string();
-    assert!(err.contains(&format!("coordinator at tcp:127.0.0.1:{port} hung up")), "{err}");
+    assert!(
+        err.contains(&format!("coordinator at tcp:127.0.0.1:{port} hung up")),
+        "{err}"
+    );
     assert_eq!(sim.stats().transmissions, 0);
 }
 
@@ -132,8 +155,18 @@ async fn misbehaving_peers_are_named_in_the_error() {
         std::thread::sleep(Duration::from_secs(1));
     });
     let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
-    let mut link = Link::rosnetsim("network simulator", &address, Duration::from_secs(5), Duration::from_secs(5)).await.unwrap();
-    let err = link.exchange(4, network_begin(4, vec![]).encode_to_vec(), None).await.unwrap_err();
+    let mut link = Link::rosnetsim(
+        "network simulator",
+        &address,
+        Duration::from_secs(5),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    let err = link
+        .exchange(4, network_begin(4, vec![]).encode_to_vec(), None)
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         format!("network simulator at {address} failed in window 4: frame of 1073741824 bytes exceeds the 67108864-byte limit")
@@ -147,10 +180,19 @@ async fn misbehaving_peers_are_named_in_the_error() {
         std::thread::sleep(Duration::from_secs(2));
     });
     let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
-    let mut link = Link::rosnetsim("physics simulator", &address, Duration::from_millis(200), Duration::from_secs(5)).await.unwrap();
+    let mut link = Link::rosnetsim(
+        "physics simulator",
+        &address,
+        Duration::from_millis(200),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
     let err = link.exchange(0, vec![], None).await.unwrap_err();
     assert!(matches!(err, LinkError::Timeout { window: 0, .. }), "{err}");
-    assert!(err.to_string().starts_with(&format!("physics simulator at {address} did not answer window 0 within 200 ms")));
+    assert!(err.to_string().starts_with(&format!(
+        "physics simulator at {address} did not answer window 0 within 200 ms"
+    )));
 
     // A peer that hangs up mid-frame.
     let path = dir.path().join("hangup");
@@ -161,12 +203,36 @@ async fn misbehaving_peers_are_named_in_the_error() {
         s.write_all(&[0, 0, 0, 50, 1, 2, 3]).unwrap();
     });
     let address: RosnetsimAddress = format!("unix:{}", path.display()).parse().unwrap();
-    let mut link = Link::rosnetsim("network simulator", &address, Duration::from_secs(5), Duration::from_secs(5)).await.unwrap();
+    let mut link = Link::rosnetsim(
+        "network simulator",
+        &address,
+        Duration::from_secs(5),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
     let err = link.exchange(2, vec![], None).await.unwrap_err();
-    assert_eq!(err.to_string(), format!("network simulator at {address} disconnected during window 2"));
+    assert_eq!(
+        err.to_string(),
+        format!("network simulator at {address} disconnected during window 2")
+    );
 
     // Nobody listening: the connection fails within the startup timeout.
-    let address: RosnetsimAddress = format!("unix:{}", dir.path().join("nobody").display()).parse().unwrap();
-    let err = Link::rosnetsim("network simulator", &address, Duration::from_secs(1), Duration::from_millis(300)).await.err().unwrap();
-    assert!(err.to_string().contains("cannot connect: nobody accepted at"), "{err}");
+    let address: RosnetsimAddress = format!("unix:{}", dir.path().join("nobody").display())
+        .parse()
+        .unwrap();
+    let err = Link::rosnetsim(
+        "network simulator",
+        &address,
+        Duration::from_secs(1),
+        Duration::from_millis(300),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(
+        err.to_string()
+            .contains("cannot connect: nobody accepted at"),
+        "{err}"
+    );
 }

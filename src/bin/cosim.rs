@@ -8,7 +8,10 @@ use netsim_cosim::{
 use std::{path::PathBuf, time::Duration};
 
 #[derive(Parser)]
-#[command(version, about = "Co-simulate robots and the networks between them in lockstep windows.")]
+#[command(
+    version,
+    about = "Co-simulate robots and the networks between them in lockstep windows."
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,
@@ -132,14 +135,44 @@ async fn main() {
 
 async fn run(command: Command) -> anyhow::Result<i32> {
     match command {
-        Command::Run { scenario, out, physics_sim, network_sim, vehicle_netns, timeline } => {
-            let peers = cli::Peers { physics_sim, network_sim, network_coordinator: None };
-            cli::run_physics("netsim_cosim", scenario, out, peers, vehicle_netns, timeline).await
+        Command::Run {
+            scenario,
+            out,
+            physics_sim,
+            network_sim,
+            vehicle_netns,
+            timeline,
+        } => {
+            let peers = cli::Peers {
+                physics_sim,
+                network_sim,
+                network_coordinator: None,
+            };
+            cli::run_physics(
+                "netsim_cosim",
+                scenario,
+                out,
+                peers,
+                vehicle_netns,
+                timeline,
+            )
+            .await
         }
         #[cfg(feature = "ros")]
-        Command::RosVehicleBridge { vehicle, netns, domain_id, any_interface, wait_for_subscribers } => {
-            let opts =
-                netsim_cosim::ros::vehicle::BridgeOptions { vehicle, netns, domain_id, localhost_only: !any_interface, wait_for_subscribers };
+        Command::RosVehicleBridge {
+            vehicle,
+            netns,
+            domain_id,
+            any_interface,
+            wait_for_subscribers,
+        } => {
+            let opts = netsim_cosim::ros::vehicle::BridgeOptions {
+                vehicle,
+                netns,
+                domain_id,
+                localhost_only: !any_interface,
+                wait_for_subscribers,
+            };
             netsim_cosim::ros::vehicle::run(opts, std::io::BufReader::new(std::io::stdin()))?;
             Ok(0)
         }
@@ -158,7 +191,11 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             // The command line an ns-3 adapter started by hand (e.g. on another host) needs.
             if let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network {
                 let args = netsim_cosim::model::ns3::adapter_args(&loaded, settings)?;
-                println!("ns-3 adapter: {} --bind=ENDPOINT {}", netsim_cosim::io::ns3::PROGRAM, args.join(" "));
+                println!(
+                    "ns-3 adapter: {} --bind=ENDPOINT {}",
+                    netsim_cosim::io::ns3::PROGRAM,
+                    args.join(" ")
+                );
             }
             Ok(0)
         }
@@ -181,12 +218,20 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
-        Command::PhysicsSim { scenario, bind, idle_timeout_s } => {
+        Command::PhysicsSim {
+            scenario,
+            bind,
+            idle_timeout_s,
+        } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = PhysicsSim::from_scenario(&loaded);
             serve(&bind, &mut sim, idle_timeout_s).await
         }
-        Command::Exec { vehicle, scenario, command } => {
+        Command::Exec {
+            vehicle,
+            scenario,
+            command,
+        } => {
             if let Some(s) = scenario {
                 let loaded = cli::load(&s)?;
                 if !loaded.scenario.vehicles.iter().any(|v| v.name == vehicle) {
@@ -195,7 +240,11 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             }
             Err(netsim_cosim::io::netns::exec_in(&vehicle, &command))
         }
-        Command::NetworkSim { scenario, bind, idle_timeout_s } => {
+        Command::NetworkSim {
+            scenario,
+            bind,
+            idle_timeout_s,
+        } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = NetworkSim::from_scenario(&loaded);
             serve(&bind, &mut sim, idle_timeout_s).await
@@ -203,7 +252,16 @@ async fn run(command: Command) -> anyhow::Result<i32> {
     }
 }
 
-async fn serve(bind: &SimulatorEndpoint, service: &mut dyn netsim_cosim::sync::Service, idle_timeout_s: f64) -> anyhow::Result<i32> {
+async fn serve(
+    bind: &SimulatorEndpoint,
+    service: &mut dyn netsim_cosim::sync::Service,
+    idle_timeout_s: f64,
+) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
-    cli::serve_until(netsim_cosim::sync::serve(bind, service, idle), idle_timeout_s, cli::shutdown_signal()).await
+    cli::serve_until(
+        netsim_cosim::sync::serve(bind, service, idle),
+        idle_timeout_s,
+        cli::shutdown_signal(),
+    )
+    .await
 }

@@ -10,7 +10,10 @@ use netsim_cosim::{
 use std::{path::PathBuf, time::Duration};
 
 #[derive(Parser)]
-#[command(version, about = "Network coordinator: runs the network simulator window by window for the physics coordinator.")]
+#[command(
+    version,
+    about = "Network coordinator: runs the network simulator window by window for the physics coordinator."
+)]
 struct Args {
     /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
     /// `network_coordinator`).
@@ -48,9 +51,16 @@ async fn main() {
             if let Some(l) = &live {
                 l.without_copy_ends();
             }
-            let mut coordinator = NetworkCoordinator::new(sim, loaded.schedule, startup_timeout(&loaded)).with_live(live.clone());
+            let mut coordinator =
+                NetworkCoordinator::new(sim, loaded.schedule, startup_timeout(&loaded))
+                    .with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
-            let code = cli::serve_until(zmq::serve(&a.bind, &mut coordinator, idle), a.idle_timeout_s, stop).await;
+            let code = cli::serve_until(
+                zmq::serve(&a.bind, &mut coordinator, idle),
+                a.idle_timeout_s,
+                stop,
+            )
+            .await;
             if let Some(live) = live {
                 cli::report_network(&live.shutdown(), &out)?;
             }

@@ -5,7 +5,10 @@ use netsim_cosim::cli;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(version, about = "Physics coordinator: drives the physics simulator and the network coordinator in lockstep.")]
+#[command(
+    version,
+    about = "Physics coordinator: drives the physics simulator and the network coordinator in lockstep."
+)]
 struct Args {
     /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
     /// `physics_coordinator`).
@@ -35,6 +38,20 @@ struct Args {
 async fn main() {
     cli::init_logging();
     let a = Args::parse_from(cli::args());
-    let peers = cli::Peers { physics_sim: a.physics_sim, network_coordinator: a.network_coordinator, network_sim: a.network_sim };
-    cli::exit_with(cli::run_physics("physics_coordinator", a.scenario, a.out, peers, a.vehicle_netns, a.timeline).await)
+    let peers = cli::Peers {
+        physics_sim: a.physics_sim,
+        network_coordinator: a.network_coordinator,
+        network_sim: a.network_sim,
+    };
+    cli::exit_with(
+        cli::run_physics(
+            "physics_coordinator",
+            a.scenario,
+            a.out,
+            peers,
+            a.vehicle_netns,
+            a.timeline,
+        )
+        .await,
+    )
 }

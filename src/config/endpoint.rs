@@ -161,10 +161,14 @@ impl FromStr for SimulatorEndpoint {
             return Ok(SimulatorEndpoint::Ns3(Ns3Settings::default()));
         }
         if s.starts_with("tcp://") || s.starts_with("ipc://") {
-            return s.parse().map(|endpoint| SimulatorEndpoint::Zeromq { endpoint });
+            return s
+                .parse()
+                .map(|endpoint| SimulatorEndpoint::Zeromq { endpoint });
         }
         if s.starts_with("unix:") || s.starts_with("tcp:") {
-            return s.parse().map(|address| SimulatorEndpoint::Rosnetsim { address });
+            return s
+                .parse()
+                .map(|address| SimulatorEndpoint::Rosnetsim { address });
         }
         Err(format!(
             "{s:?} is not a simulator endpoint: `embedded`, `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
@@ -179,7 +183,9 @@ impl fmt::Display for SimulatorEndpoint {
             SimulatorEndpoint::Embedded => f.write_str("embedded"),
             SimulatorEndpoint::Zeromq { endpoint } => endpoint.fmt(f),
             SimulatorEndpoint::Rosnetsim { address } => address.fmt(f),
-            SimulatorEndpoint::Ns3(Ns3Settings { endpoint: Some(e), .. }) => write!(f, "ns3 at {e}"),
+            SimulatorEndpoint::Ns3(Ns3Settings {
+                endpoint: Some(e), ..
+            }) => write!(f, "ns3 at {e}"),
             SimulatorEndpoint::Ns3(_) => f.write_str("ns3"),
         }
     }
@@ -239,20 +245,28 @@ impl FromStr for RosnetsimAddress {
     fn from_str(s: &str) -> Result<RosnetsimAddress, String> {
         if let Some(path) = s.strip_prefix("unix:") {
             if path.is_empty() {
-                return Err(format!("{s:?}: a Unix socket address needs a path, e.g. unix:/tmp/net_server_socket"));
+                return Err(format!(
+                    "{s:?}: a Unix socket address needs a path, e.g. unix:/tmp/net_server_socket"
+                ));
             }
             return Ok(RosnetsimAddress::Unix(PathBuf::from(path)));
         }
         if let Some(hp) = s.strip_prefix("tcp:") {
             let hp = hp.trim_start_matches("//");
             return match hp.rsplit_once(':') {
-                Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => {
+                Some((host, port))
+                    if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) =>
+                {
                     Ok(RosnetsimAddress::Tcp(hp.to_owned()))
                 }
-                _ => Err(format!("{s:?}: expected tcp:host:port, e.g. tcp:127.0.0.1:10000")),
+                _ => Err(format!(
+                    "{s:?}: expected tcp:host:port, e.g. tcp:127.0.0.1:10000"
+                )),
             };
         }
-        Err(format!("{s:?} must start with unix: or tcp: (unix:/path or tcp:host:port)"))
+        Err(format!(
+            "{s:?} must start with unix: or tcp: (unix:/path or tcp:host:port)"
+        ))
     }
 }
 
@@ -280,12 +294,29 @@ mod tests {
     #[test]
     fn rosnetsim_addresses() {
         let parse = |s: &str| s.parse::<RosnetsimAddress>();
-        assert_eq!(parse("unix:/tmp/x").unwrap(), RosnetsimAddress::Unix("/tmp/x".into()));
-        assert_eq!(parse("tcp:127.0.0.1:10000").unwrap(), RosnetsimAddress::Tcp("127.0.0.1:10000".into()));
-        assert_eq!(parse("tcp://[::1]:5").unwrap(), RosnetsimAddress::Tcp("[::1]:5".into()));
+        assert_eq!(
+            parse("unix:/tmp/x").unwrap(),
+            RosnetsimAddress::Unix("/tmp/x".into())
+        );
+        assert_eq!(
+            parse("tcp:127.0.0.1:10000").unwrap(),
+            RosnetsimAddress::Tcp("127.0.0.1:10000".into())
+        );
+        assert_eq!(
+            parse("tcp://[::1]:5").unwrap(),
+            RosnetsimAddress::Tcp("[::1]:5".into())
+        );
         assert_eq!(parse("tcp://[::1]:5").unwrap().to_string(), "tcp:[::1]:5");
         assert_eq!(parse("unix:/tmp/x").unwrap().to_string(), "unix:/tmp/x");
-        for bad in ["unix:", "tcp:host", "tcp::5", "tcp:h:0", "tcp:h:99999", "ipc:///x", ""] {
+        for bad in [
+            "unix:",
+            "tcp:host",
+            "tcp::5",
+            "tcp:h:0",
+            "tcp:h:99999",
+            "ipc:///x",
+            "",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }
@@ -296,19 +327,46 @@ mod tests {
         assert_eq!(parse("embedded").unwrap(), SimulatorEndpoint::Embedded);
         for zmq in ["tcp://127.0.0.1:5601", "tcp://*:5601", "ipc:///tmp/p"] {
             let e = parse(zmq).unwrap();
-            assert_eq!(e, SimulatorEndpoint::Zeromq { endpoint: ZmqEndpoint(zmq.into()) });
+            assert_eq!(
+                e,
+                SimulatorEndpoint::Zeromq {
+                    endpoint: ZmqEndpoint(zmq.into())
+                }
+            );
             assert_eq!(e.to_string(), zmq);
         }
         assert_eq!(
             parse("unix:/tmp/net_server_socket").unwrap(),
-            SimulatorEndpoint::Rosnetsim { address: RosnetsimAddress::Unix("/tmp/net_server_socket".into()) }
+            SimulatorEndpoint::Rosnetsim {
+                address: RosnetsimAddress::Unix("/tmp/net_server_socket".into())
+            }
         );
-        assert_eq!(parse("tcp:127.0.0.1:10000").unwrap(), SimulatorEndpoint::Rosnetsim { address: RosnetsimAddress::Tcp("127.0.0.1:10000".into()) });
-        for bad in ["", "Embedded", "udp://1.2.3.4:5", "tcp:host", "unix:", "127.0.0.1:5601", "ns-3", "NS3", "ns3:tcp://h:1"] {
+        assert_eq!(
+            parse("tcp:127.0.0.1:10000").unwrap(),
+            SimulatorEndpoint::Rosnetsim {
+                address: RosnetsimAddress::Tcp("127.0.0.1:10000".into())
+            }
+        );
+        for bad in [
+            "",
+            "Embedded",
+            "udp://1.2.3.4:5",
+            "tcp:host",
+            "unix:",
+            "127.0.0.1:5601",
+            "ns-3",
+            "NS3",
+            "ns3:tcp://h:1",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
-        assert!(parse("x").unwrap_err().contains("`embedded`, `ns3`, a ZeroMQ endpoint"));
-        assert!("udp://x".parse::<ZmqEndpoint>().unwrap_err().contains("must start with tcp:// or ipc://"));
+        assert!(parse("x")
+            .unwrap_err()
+            .contains("`embedded`, `ns3`, a ZeroMQ endpoint"));
+        assert!("udp://x"
+            .parse::<ZmqEndpoint>()
+            .unwrap_err()
+            .contains("must start with tcp:// or ipc://"));
     }
 
     #[test]
@@ -316,31 +374,77 @@ mod tests {
         let e: SimulatorEndpoint = "ns3".parse().unwrap();
         assert_eq!(e, SimulatorEndpoint::Ns3(Ns3Settings::default()));
         assert_eq!(e.to_string(), "ns3");
-        let SimulatorEndpoint::Ns3(s) = e else { unreachable!() };
+        let SimulatorEndpoint::Ns3(s) = e else {
+            unreachable!()
+        };
         assert_eq!((s.endpoint, s.program), (None, None));
-        assert_eq!((s.wifi.standard, s.wifi.rate_manager, s.wifi.data_mode, s.wifi.queue_packets), (WifiStandard::G, WifiRateManager::Minstrel, None, None));
+        assert_eq!(
+            (
+                s.wifi.standard,
+                s.wifi.rate_manager,
+                s.wifi.data_mode,
+                s.wifi.queue_packets
+            ),
+            (WifiStandard::G, WifiRateManager::Minstrel, None, None)
+        );
         assert_eq!(s.uan.mac, UanMac::Aloha);
-        let remote = SimulatorEndpoint::Ns3(Ns3Settings { endpoint: Some("tcp://10.0.0.5:5602".parse().unwrap()), ..Default::default() });
+        let remote = SimulatorEndpoint::Ns3(Ns3Settings {
+            endpoint: Some("tcp://10.0.0.5:5602".parse().unwrap()),
+            ..Default::default()
+        });
         assert_eq!(remote.to_string(), "ns3 at tcp://10.0.0.5:5602");
     }
 
     #[test]
     fn ns3_settings_in_a_scenario() {
         let parse = |y: &str| serde_yaml::from_str::<SimulatorEndpoint>(y);
-        assert_eq!(parse("kind: ns3").unwrap(), SimulatorEndpoint::Ns3(Ns3Settings::default()));
+        assert_eq!(
+            parse("kind: ns3").unwrap(),
+            SimulatorEndpoint::Ns3(Ns3Settings::default())
+        );
         let e = parse(
             "{kind: ns3, endpoint: 'tcp://h:5602', wifi: {standard: 80211n-5, rate_manager: constant, data_mode: HtMcs7, queue_packets: 100}, uan: {mac: cw}}",
         )
         .unwrap();
-        let SimulatorEndpoint::Ns3(s) = e else { panic!("{e:?}") };
+        let SimulatorEndpoint::Ns3(s) = e else {
+            panic!("{e:?}")
+        };
         assert_eq!(s.endpoint.unwrap().as_str(), "tcp://h:5602");
-        assert_eq!((s.wifi.standard, s.wifi.rate_manager, s.wifi.data_mode.as_deref(), s.wifi.queue_packets), (WifiStandard::N5, WifiRateManager::Constant, Some("HtMcs7"), Some(100)));
+        assert_eq!(
+            (
+                s.wifi.standard,
+                s.wifi.rate_manager,
+                s.wifi.data_mode.as_deref(),
+                s.wifi.queue_packets
+            ),
+            (
+                WifiStandard::N5,
+                WifiRateManager::Constant,
+                Some("HtMcs7"),
+                Some(100)
+            )
+        );
         assert_eq!(s.uan.mac, UanMac::Cw);
-        for (yaml, standard) in [("80211a", "80211a"), ("802.11g", "80211g"), ("80211n-2.4", "80211n-2.4"), ("802.11n-5", "80211n-5")] {
-            let SimulatorEndpoint::Ns3(s) = parse(&format!("{{kind: ns3, wifi: {{standard: {yaml}}}}}")).unwrap() else { panic!() };
+        for (yaml, standard) in [
+            ("80211a", "80211a"),
+            ("802.11g", "80211g"),
+            ("80211n-2.4", "80211n-2.4"),
+            ("802.11n-5", "80211n-5"),
+        ] {
+            let SimulatorEndpoint::Ns3(s) =
+                parse(&format!("{{kind: ns3, wifi: {{standard: {yaml}}}}}")).unwrap()
+            else {
+                panic!()
+            };
             assert_eq!(s.wifi.standard.name(), standard);
         }
-        for bad in ["{kind: ns3, bogus: 1}", "{kind: ns3, wifi: {rate: 5}}", "{kind: ns3, wifi: {standard: 80211ac}}", "{kind: ns3, uan: {mac: fama}}", "{kind: ns3, endpoint: 'udp://x'}"] {
+        for bad in [
+            "{kind: ns3, bogus: 1}",
+            "{kind: ns3, wifi: {rate: 5}}",
+            "{kind: ns3, wifi: {standard: 80211ac}}",
+            "{kind: ns3, uan: {mac: fama}}",
+            "{kind: ns3, endpoint: 'udp://x'}",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

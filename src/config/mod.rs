@@ -92,7 +92,10 @@
 pub mod endpoint;
 pub mod terrain;
 pub mod types;
-pub use endpoint::{Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress, SimulatorEndpoint, UanMac, WifiRateManager, WifiStandard, ZmqEndpoint};
+pub use endpoint::{
+    Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress, SimulatorEndpoint, UanMac, WifiRateManager,
+    WifiStandard, ZmqEndpoint,
+};
 pub use terrain::{HeightGrid, TerrainError};
 pub use types::*;
 
@@ -220,7 +223,11 @@ impl LoadedScenario {
     }
 
     fn checks(&self) -> validate::Ctx<'_> {
-        validate::Ctx { scenario: &self.scenario, file: &self.file, source: &self.source }
+        validate::Ctx {
+            scenario: &self.scenario,
+            file: &self.file,
+            source: &self.source,
+        }
     }
 }
 
@@ -253,11 +260,21 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     }
     let source = SourceMap::parse(text);
     if let Some((line, column, message)) = source.unreadable(text) {
-        return Err(ConfigError { file: file.to_owned(), key_path: String::new(), line: Some(line), column: Some(column), message });
+        return Err(ConfigError {
+            file: file.to_owned(),
+            key_path: String::new(),
+            line: Some(line),
+            column: Some(column),
+            message,
+        });
     }
     let mut scenario = deserialize(text, file, &source)?;
     resolve_terrain_path(&mut scenario, file);
-    let cx = validate::Ctx { scenario: &scenario, file, source: &source };
+    let cx = validate::Ctx {
+        scenario: &scenario,
+        file,
+        source: &source,
+    };
     validate::validate(&cx)?;
     let terrain = read_terrain(&cx)?;
     validate::check_against_terrain(&cx, &terrain)?;

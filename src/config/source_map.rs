@@ -80,7 +80,8 @@ impl SourceMap {
                 // Syntax errors are reported by the typed pass, which has better positions.
                 Err(e) => {
                     let m = e.marker();
-                    builder.map.syntax_error = Some((e.info().to_owned(), m.index(), m.line().max(1), m.col() + 1));
+                    builder.map.syntax_error =
+                        Some((e.info().to_owned(), m.index(), m.line().max(1), m.col() + 1));
                     break;
                 }
             }
@@ -105,12 +106,27 @@ impl SourceMap {
     /// which could nest that deep for a parser that reads past the error.
     pub(crate) fn unreadable(&self, text: &str) -> Option<(usize, usize, String)> {
         if let Some((line, column)) = self.too_deep {
-            return Some((line, column, format!("collections nested more than {MAX_NESTING} levels deep")));
+            return Some((
+                line,
+                column,
+                format!("collections nested more than {MAX_NESTING} levels deep"),
+            ));
         }
         let (info, index, line, column) = self.syntax_error.as_ref()?;
-        let openers = text.chars().skip(*index).filter(|c| matches!(c, '[' | '{')).take(MAX_NESTING + 1).count();
+        let openers = text
+            .chars()
+            .skip(*index)
+            .filter(|c| matches!(c, '[' | '{'))
+            .take(MAX_NESTING + 1)
+            .count();
         (openers > MAX_NESTING).then(|| {
-            (*line, *column, format!("{info} (not read further: more than {MAX_NESTING} flow collections follow)"))
+            (
+                *line,
+                *column,
+                format!(
+                    "{info} (not read further: more than {MAX_NESTING} flow collections follow)"
+                ),
+            )
         })
     }
 

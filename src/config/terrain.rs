@@ -65,11 +65,26 @@ pub enum TerrainError {
         source: std::io::Error,
     },
     #[error("{path}:{line}:{column}: not a number: {text:?}")]
-    CsvBadValue { path: PathBuf, line: usize, column: usize, text: String },
+    CsvBadValue {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        text: String,
+    },
     #[error("{path}:{line}:{column}: height is not finite: {text:?}")]
-    CsvNonFinite { path: PathBuf, line: usize, column: usize, text: String },
+    CsvNonFinite {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        text: String,
+    },
     #[error("{path}:{line}: ragged row: {found} values, expected {expected} like the first row")]
-    CsvRagged { path: PathBuf, line: usize, expected: usize, found: usize },
+    CsvRagged {
+        path: PathBuf,
+        line: usize,
+        expected: usize,
+        found: usize,
+    },
     #[error("{path}: empty grid (no height values)")]
     Empty { path: PathBuf },
     #[error("{path}: PNG decoding failed: {message}")]
@@ -78,13 +93,30 @@ pub enum TerrainError {
         "{path}: unsupported PNG format {color_type} at {bit_depth} bit; \
          terrain PNGs must be 8- or 16-bit grayscale"
     )]
-    PngColorType { path: PathBuf, color_type: String, bit_depth: u8 },
+    PngColorType {
+        path: PathBuf,
+        color_type: String,
+        bit_depth: u8,
+    },
     #[error("{source_name}: grid is {cols}×{rows} samples; at least 2×2 are needed")]
-    TooSmall { source_name: String, cols: usize, rows: usize },
-    #[error("{source_name}: grid is {cols}×{rows} samples; at most {MAX_DIM}×{MAX_DIM} are allowed")]
-    TooLarge { source_name: String, cols: usize, rows: usize },
+    TooSmall {
+        source_name: String,
+        cols: usize,
+        rows: usize,
+    },
+    #[error(
+        "{source_name}: grid is {cols}×{rows} samples; at most {MAX_DIM}×{MAX_DIM} are allowed"
+    )]
+    TooLarge {
+        source_name: String,
+        cols: usize,
+        rows: usize,
+    },
     #[error("{source_name}: {message}")]
-    Invalid { source_name: String, message: String },
+    Invalid {
+        source_name: String,
+        message: String,
+    },
 }
 
 /// A regular height grid: `rows` rows of `cols` heights (metres, z up), row 0 the northern
@@ -116,7 +148,14 @@ impl HeightGrid {
     /// `scenario_seed` is used when a procedural terrain has no seed of its own.
     pub fn from_config(cfg: &Terrain, scenario_seed: u64) -> Result<HeightGrid, TerrainError> {
         match cfg {
-            Terrain::Procedural { size_m, cell_size_m, base_height_m, relief_m, seed, ridges } => procedural(
+            Terrain::Procedural {
+                size_m,
+                cell_size_m,
+                base_height_m,
+                relief_m,
+                seed,
+                ridges,
+            } => procedural(
                 *size_m,
                 *cell_size_m,
                 *base_height_m,
@@ -124,25 +163,47 @@ impl HeightGrid {
                 seed.unwrap_or(scenario_seed),
                 ridges,
             ),
-            Terrain::Png { path, cell_size_m, min_height_m, max_height_m } => {
-                load_png(Path::new(path), *cell_size_m, *min_height_m, *max_height_m)
-            }
+            Terrain::Png {
+                path,
+                cell_size_m,
+                min_height_m,
+                max_height_m,
+            } => load_png(Path::new(path), *cell_size_m, *min_height_m, *max_height_m),
             Terrain::Csv { path, cell_size_m } => load_csv(Path::new(path), *cell_size_m),
         }
     }
 
     /// A grid from row-major heights (`rows` rows of `cols` values, row 0 = north); `name`
     /// names the source in errors.
-    pub fn new(name: &str, heights: Vec<f64>, cols: usize, rows: usize, cell: f64) -> Result<HeightGrid, TerrainError> {
-        let invalid = |message: String| TerrainError::Invalid { source_name: name.into(), message };
+    pub fn new(
+        name: &str,
+        heights: Vec<f64>,
+        cols: usize,
+        rows: usize,
+        cell: f64,
+    ) -> Result<HeightGrid, TerrainError> {
+        let invalid = |message: String| TerrainError::Invalid {
+            source_name: name.into(),
+            message,
+        };
         if !(cell.is_finite() && cell > 0.0) {
-            return Err(invalid(format!("cell size must be finite and > 0, got {cell}")));
+            return Err(invalid(format!(
+                "cell size must be finite and > 0, got {cell}"
+            )));
         }
         if cols < 2 || rows < 2 {
-            return Err(TerrainError::TooSmall { source_name: name.into(), cols, rows });
+            return Err(TerrainError::TooSmall {
+                source_name: name.into(),
+                cols,
+                rows,
+            });
         }
         if cols > MAX_DIM || rows > MAX_DIM {
-            return Err(TerrainError::TooLarge { source_name: name.into(), cols, rows });
+            return Err(TerrainError::TooLarge {
+                source_name: name.into(),
+                cols,
+                rows,
+            });
         }
         if heights.len() != cols * rows {
             return Err(invalid(format!(
@@ -158,8 +219,17 @@ impl HeightGrid {
                 k % cols
             )));
         }
-        let half = [(cols - 1) as f64 * cell / 2.0, (rows - 1) as f64 * cell / 2.0];
-        Ok(HeightGrid { cols, rows, cell, half, heights })
+        let half = [
+            (cols - 1) as f64 * cell / 2.0,
+            (rows - 1) as f64 * cell / 2.0,
+        ];
+        Ok(HeightGrid {
+            cols,
+            rows,
+            cell,
+            half,
+            heights,
+        })
     }
 
     /// Half the extent, `[size_x/2, size_y/2]` (metres).
@@ -228,13 +298,20 @@ fn procedural(
     ridges: &[Ridge],
 ) -> Result<HeightGrid, TerrainError> {
     let name = "procedural terrain";
-    let invalid = |message: String| TerrainError::Invalid { source_name: name.into(), message };
+    let invalid = |message: String| TerrainError::Invalid {
+        source_name: name.into(),
+        message,
+    };
     if !(cell.is_finite() && cell > 0.0) {
-        return Err(invalid(format!("cell_size_m must be finite and > 0, got {cell}")));
+        return Err(invalid(format!(
+            "cell_size_m must be finite and > 0, got {cell}"
+        )));
     }
     for (axis, s) in ["x", "y"].iter().zip(size_m) {
         if !(s.is_finite() && s > 0.0) {
-            return Err(invalid(format!("size_m {axis} must be finite and > 0, got {s}")));
+            return Err(invalid(format!(
+                "size_m {axis} must be finite and > 0, got {s}"
+            )));
         }
     }
     if !base.is_finite() || !(relief.is_finite() && relief >= 0.0) {
@@ -264,7 +341,11 @@ fn procedural(
     }
     let (cols, rows) = (fc as usize, fr as usize);
     if cols < 2 || rows < 2 {
-        return Err(TerrainError::TooSmall { source_name: name.into(), cols, rows });
+        return Err(TerrainError::TooSmall {
+            source_name: name.into(),
+            cols,
+            rows,
+        });
     }
     let hx = (cols - 1) as f64 * cell / 2.0;
     let hy = (rows - 1) as f64 * cell / 2.0;
@@ -329,8 +410,7 @@ fn procedural(
                 };
                 let d = ((x - ax - t * dx).powi(2) + (y - ay - t * dy).powi(2)).sqrt();
                 if d <= hw {
-                    let p = base
-                        + rise * 0.5 * (1.0 + (std::f64::consts::PI * d / hw).cos());
+                    let p = base + rise * 0.5 * (1.0 + (std::f64::consts::PI * d / hw).cos());
                     let h = &mut heights[r * cols + c];
                     *h = h.max(p);
                 }
@@ -347,7 +427,8 @@ fn smooth(t: f64) -> f64 {
 
 fn load_csv(path: &Path, cell: f64) -> Result<HeightGrid, TerrainError> {
     let p = || path.to_path_buf();
-    let text = std::fs::read_to_string(path).map_err(|source| TerrainError::Io { path: p(), source })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|source| TerrainError::Io { path: p(), source })?;
     let mut heights = Vec::new();
     let mut cols = 0usize;
     let mut rows = 0usize;
@@ -386,7 +467,12 @@ fn load_csv(path: &Path, cell: f64) -> Result<HeightGrid, TerrainError> {
                 });
             }
         } else if n != cols {
-            return Err(TerrainError::CsvRagged { path: p(), line: ln + 1, expected: cols, found: n });
+            return Err(TerrainError::CsvRagged {
+                path: p(),
+                line: ln + 1,
+                expected: cols,
+                found: n,
+            });
         }
         rows += 1;
         if rows > MAX_DIM {
@@ -412,12 +498,18 @@ fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<HeightGrid
             message: format!("min_height_m and max_height_m must be finite ({min_h}, {max_h})"),
         });
     }
-    let file = std::fs::File::open(path).map_err(|source| TerrainError::Io { path: p(), source })?;
-    let dec_err = |e: png::DecodingError| TerrainError::PngDecode { path: p(), message: e.to_string() };
+    let file =
+        std::fs::File::open(path).map_err(|source| TerrainError::Io { path: p(), source })?;
+    let dec_err = |e: png::DecodingError| TerrainError::PngDecode {
+        path: p(),
+        message: e.to_string(),
+    };
     let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
     decoder.set_transformations(png::Transformations::IDENTITY);
     // Room for the largest accepted grid at 16 bit, plus slack for the decoder's own buffers.
-    decoder.set_limits(png::Limits { bytes: MAX_DIM * MAX_DIM * 2 + (64 << 20) });
+    decoder.set_limits(png::Limits {
+        bytes: MAX_DIM * MAX_DIM * 2 + (64 << 20),
+    });
     let mut reader = decoder.read_info().map_err(dec_err)?;
     let info = reader.info();
     let (cols, rows) = (info.width as usize, info.height as usize);
@@ -431,25 +523,37 @@ fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<HeightGrid
         });
     }
     if cols < 2 || rows < 2 {
-        return Err(TerrainError::TooSmall { source_name: name, cols, rows });
+        return Err(TerrainError::TooSmall {
+            source_name: name,
+            cols,
+            rows,
+        });
     }
     if cols > MAX_DIM || rows > MAX_DIM {
-        return Err(TerrainError::TooLarge { source_name: name, cols, rows });
+        return Err(TerrainError::TooLarge {
+            source_name: name,
+            cols,
+            rows,
+        });
     }
-    let size = reader.output_buffer_size().ok_or_else(|| TerrainError::PngDecode {
-        path: p(),
-        message: "image too large".into(),
-    })?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| TerrainError::PngDecode {
+            path: p(),
+            message: "image too large".into(),
+        })?;
     let mut buf = vec![0u8; size];
     let out = reader.next_frame(&mut buf).map_err(dec_err)?;
     let stride = out.line_size;
     let mut heights = Vec::with_capacity(cols * rows);
     let span = max_h - min_h;
     for r in 0..rows {
-        let line = buf.get(r * stride..r * stride + stride).ok_or_else(|| TerrainError::PngDecode {
-            path: p(),
-            message: "short image data".into(),
-        })?;
+        let line =
+            buf.get(r * stride..r * stride + stride)
+                .ok_or_else(|| TerrainError::PngDecode {
+                    path: p(),
+                    message: "short image data".into(),
+                })?;
         for c in 0..cols {
             let v = if bits == 16 {
                 f64::from(u16::from_be_bytes([line[2 * c], line[2 * c + 1]])) / 65535.0
@@ -461,7 +565,6 @@ fn load_png(path: &Path, cell: f64, min_h: f64, max_h: f64) -> Result<HeightGrid
     }
     HeightGrid::new(&name, heights, cols, rows, cell)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -485,9 +588,21 @@ mod tests {
 
     #[test]
     fn bad_grids_are_refused() {
-        assert!(matches!(HeightGrid::new("g", vec![0.0; 4], 2, 2, 0.0), Err(TerrainError::Invalid { .. })));
-        assert!(matches!(HeightGrid::new("g", vec![0.0; 3], 2, 2, 1.0), Err(TerrainError::Invalid { .. })));
-        assert!(matches!(HeightGrid::new("g", vec![0.0; 2], 2, 1, 1.0), Err(TerrainError::TooSmall { .. })));
-        assert!(matches!(HeightGrid::new("g", vec![], MAX_DIM + 1, 2, 1.0), Err(TerrainError::TooLarge { .. })));
+        assert!(matches!(
+            HeightGrid::new("g", vec![0.0; 4], 2, 2, 0.0),
+            Err(TerrainError::Invalid { .. })
+        ));
+        assert!(matches!(
+            HeightGrid::new("g", vec![0.0; 3], 2, 2, 1.0),
+            Err(TerrainError::Invalid { .. })
+        ));
+        assert!(matches!(
+            HeightGrid::new("g", vec![0.0; 2], 2, 1, 1.0),
+            Err(TerrainError::TooSmall { .. })
+        ));
+        assert!(matches!(
+            HeightGrid::new("g", vec![], MAX_DIM + 1, 2, 1.0),
+            Err(TerrainError::TooLarge { .. })
+        ));
     }
 }

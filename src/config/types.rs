@@ -85,7 +85,11 @@ fn default_channel_interval() -> f64 {
 
 impl Default for RecordSettings {
     fn default() -> Self {
-        RecordSettings { pose_interval_s: default_pose_interval(), channel_interval_s: default_channel_interval(), timeline_jsonl: false }
+        RecordSettings {
+            pose_interval_s: default_pose_interval(),
+            channel_interval_s: default_channel_interval(),
+            timeline_jsonl: false,
+        }
     }
 }
 
@@ -212,7 +216,8 @@ pub fn parse_host_address(a: &str) -> Result<IpNet, String> {
         .parse()
         .map_err(|_| format!("{prefix:?} is not a prefix length"))?;
     let max = if ip.is_ipv4() { 32 } else { 128 };
-    let net = IpNet::new(ip, prefix).map_err(|_| format!("prefix /{prefix} is longer than {max}"))?;
+    let net =
+        IpNet::new(ip, prefix).map_err(|_| format!("prefix /{prefix} is longer than {max}"))?;
     let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
     if ip.is_unspecified() || ip.is_multicast() || ip.is_loopback() || broadcast {
         return Err(format!("{ip} is not a unicast host address"));
@@ -226,15 +231,22 @@ fn host_addresses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Erro
     impl<'de> Deserialize<'de> for Host {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Host, D::Error> {
             let text = String::deserialize(d)?;
-            parse_host_address(&text).map(Host).map_err(serde::de::Error::custom)
+            parse_host_address(&text)
+                .map(Host)
+                .map_err(serde::de::Error::custom)
         }
     }
-    Ok(Vec::<Host>::deserialize(d)?.into_iter().map(|h| h.0).collect())
+    Ok(Vec::<Host>::deserialize(d)?
+        .into_iter()
+        .map(|h| h.0)
+        .collect())
 }
 
 /// A UTC time `YYYY-MM-DDThh:mm:ssZ` (see [`UtcTime`]).
 fn utc_time<'de, D: Deserializer<'de>>(d: D) -> Result<UtcTime, D::Error> {
-    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    String::deserialize(d)?
+        .parse()
+        .map_err(serde::de::Error::custom)
 }
 
 fn default_nav_source() -> std::net::IpAddr {
@@ -299,7 +311,12 @@ pub struct Links {
 
 impl Default for Links {
     fn default() -> Self {
-        Links { default: LinkModel::default(), pairs: Vec::new(), queue_packets: default_queue_packets(), errors: ErrorHandling::default() }
+        Links {
+            default: LinkModel::default(),
+            pairs: Vec::new(),
+            queue_packets: default_queue_packets(),
+            errors: ErrorHandling::default(),
+        }
     }
 }
 
@@ -456,7 +473,11 @@ fn default_spreading() -> f64 {
 
 impl Default for LinkModel {
     fn default() -> Self {
-        LinkModel::Ideal { between: None, rate_bps: 1e9, delay_ms: 0.0 }
+        LinkModel::Ideal {
+            between: None,
+            rate_bps: 1e9,
+            delay_ms: 0.0,
+        }
     }
 }
 
@@ -719,7 +740,9 @@ pub enum ModemPassthrough {
         #[serde(default = "default_baud")]
         baud: u32,
     },
-    Tcp { tcp: String },
+    Tcp {
+        tcp: String,
+    },
 }
 
 fn default_baud() -> u32 {
@@ -821,12 +844,17 @@ impl<'de> Deserialize<'de> for ProgramCommand {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = ProgramCommand;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string (run by sh -c) or a list of strings (the program and its arguments)")
+                f.write_str(
+                    "a string (run by sh -c) or a list of strings (the program and its arguments)",
+                )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ProgramCommand, E> {
                 Ok(ProgramCommand::Shell(v.to_owned()))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ProgramCommand, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ProgramCommand, A::Error> {
                 let mut argv = Vec::new();
                 while let Some(Scalar(arg)) = seq.next_element()? {
                     argv.push(arg);
@@ -869,7 +897,9 @@ impl<'de> Deserialize<'de> for Scalar {
     }
 }
 
-fn scalar_map<'de, D: Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+fn scalar_map<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
     let m = std::collections::BTreeMap::<String, Scalar>::deserialize(d)?;
     Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
 }
@@ -908,9 +938,15 @@ mod tests {
     #[test]
     fn host_addresses_keep_their_host_bits_and_say_what_is_wrong() {
         let net = parse_host_address("10.10.0.1/24").unwrap();
-        assert_eq!((net.addr(), net.prefix_len()), (IpAddr::from([10, 10, 0, 1]), 24));
+        assert_eq!(
+            (net.addr(), net.prefix_len()),
+            (IpAddr::from([10, 10, 0, 1]), 24)
+        );
         assert_eq!(net.to_string(), "10.10.0.1/24");
-        assert_eq!(parse_host_address("fd00:0:0::2/64").unwrap().to_string(), "fd00::2/64");
+        assert_eq!(
+            parse_host_address("fd00:0:0::2/64").unwrap().to_string(),
+            "fd00::2/64"
+        );
         for (bad, why) in [
             ("10.0.0.2", "is not IP/prefix"),
             ("10.0.0.2/x", "is not a prefix length"),
@@ -927,7 +963,10 @@ mod tests {
 
     #[test]
     fn default_modem_epoch_is_2026() {
-        assert_eq!(default_modem_epoch(), "2026-01-01T00:00:00Z".parse().unwrap());
+        assert_eq!(
+            default_modem_epoch(),
+            "2026-01-01T00:00:00Z".parse().unwrap()
+        );
         assert_eq!(baud_supported(19200), Some(19200));
         assert_eq!(baud_supported(12345), None);
     }

@@ -5,7 +5,10 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::source_map::{join_index, join_key};
-use super::{baud_supported, ConfigError, HeightGrid, LinkModel, Motion, Ns3Settings, Scenario, SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager};
+use super::{
+    baud_supported, ConfigError, HeightGrid, LinkModel, Motion, Ns3Settings, Scenario,
+    SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager,
+};
 
 /// Largest procedural grid, in cells per side.
 const MAX_GRID_CELLS: f64 = 8192.0;
@@ -326,7 +329,10 @@ fn links(cx: &Ctx) -> Check {
     let s = &cx.scenario;
     let l = &s.links;
     if l.default.between().is_some() {
-        return Err(cx.err("links.default.between", "`between` belongs in links.pairs entries, not in the default"));
+        return Err(cx.err(
+            "links.default.between",
+            "`between` belongs in links.pairs entries, not in the default",
+        ));
     }
     link_model(cx, "links.default", &l.default)?;
     let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
@@ -334,7 +340,10 @@ fn links(cx: &Ctx) -> Check {
         let key = join_index("links.pairs", i);
         let bkey = join_key(&key, "between");
         let Some([a, b]) = m.between() else {
-            return Err(cx.err(&key, "a links.pairs entry needs `between: [vehicle, vehicle]`"));
+            return Err(cx.err(
+                &key,
+                "a links.pairs entry needs `between: [vehicle, vehicle]`",
+            ));
         };
         let find = |name: &str| s.vehicles.iter().position(|v| v.name == name);
         let (Some(ia), Some(ib)) = (find(a), find(b)) else {
@@ -342,11 +351,20 @@ fn links(cx: &Ctx) -> Check {
             return Err(cx.err(&bkey, format!("no vehicle is named {missing:?}")));
         };
         if ia == ib {
-            return Err(cx.err(&bkey, format!("names {a:?} twice; a link joins two vehicles")));
+            return Err(cx.err(
+                &bkey,
+                format!("names {a:?} twice; a link joins two vehicles"),
+            ));
         }
         let pair = (ia.min(ib), ia.max(ib));
         if let Some(j) = seen.insert(pair, i) {
-            return Err(cx.err(&bkey, format!("the pair {a} - {b} is already given at {}", cx.line_note(&join_index("links.pairs", j)))));
+            return Err(cx.err(
+                &bkey,
+                format!(
+                    "the pair {a} - {b} is already given at {}",
+                    cx.line_note(&join_index("links.pairs", j))
+                ),
+            ));
         }
         link_model(cx, &key, m)?;
     }
@@ -360,16 +378,33 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
     let k = |f: &str| join_key(key, f);
     match m {
         LinkModel::None { .. } => Ok(()),
-        LinkModel::Ideal { rate_bps, delay_ms, .. } => {
+        LinkModel::Ideal {
+            rate_bps, delay_ms, ..
+        } => {
             cx.positive(&k("rate_bps"), *rate_bps)?;
             cx.non_negative(&k("delay_ms"), *delay_ms)
         }
-        LinkModel::Disk { range_m, rate_bps, delay_ms, .. } => {
+        LinkModel::Disk {
+            range_m,
+            rate_bps,
+            delay_ms,
+            ..
+        } => {
             cx.positive(&k("range_m"), *range_m)?;
             cx.positive(&k("rate_bps"), *rate_bps)?;
             cx.non_negative(&k("delay_ms"), *delay_ms)
         }
-        LinkModel::Rf { frequency_ghz, tx_power_dbm, path_loss_exponent, reference_distance_m, reference_loss_db, noise_floor_dbm, rates, delay_ms, .. } => {
+        LinkModel::Rf {
+            frequency_ghz,
+            tx_power_dbm,
+            path_loss_exponent,
+            reference_distance_m,
+            reference_loss_db,
+            noise_floor_dbm,
+            rates,
+            delay_ms,
+            ..
+        } => {
             cx.positive(&k("frequency_ghz"), *frequency_ghz)?;
             cx.finite(&k("tx_power_dbm"), &[*tx_power_dbm])?;
             cx.positive(&k("path_loss_exponent"), *path_loss_exponent)?;
@@ -389,15 +424,31 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
                     cx.finite(&join_key(&ri, "snr_db"), &[r.snr_db])?;
                     cx.positive(&join_key(&ri, "rate_bps"), r.rate_bps)?;
                     if i > 0 && !(r.snr_db > rates[i - 1].snr_db) {
-                        return Err(cx.err(&join_key(&ri, "snr_db"), "thresholds must increase from row to row"));
+                        return Err(cx.err(
+                            &join_key(&ri, "snr_db"),
+                            "thresholds must increase from row to row",
+                        ));
                     }
                 }
             }
             Ok(())
         }
-        LinkModel::Acoustic { micromodem_rate, bit_rate_bps, coding_gain_db, frequency_khz, bandwidth_khz, source_level_db, spreading_factor, capture_sir_db, .. } => {
+        LinkModel::Acoustic {
+            micromodem_rate,
+            bit_rate_bps,
+            coding_gain_db,
+            frequency_khz,
+            bandwidth_khz,
+            source_level_db,
+            spreading_factor,
+            capture_sir_db,
+            ..
+        } => {
             if *micromodem_rate > 6 {
-                return Err(cx.err(&k("micromodem_rate"), format!("must be 0-6 (got {micromodem_rate})")));
+                return Err(cx.err(
+                    &k("micromodem_rate"),
+                    format!("must be 0-6 (got {micromodem_rate})"),
+                ));
             }
             if let Some(r) = bit_rate_bps {
                 cx.positive(&k("bit_rate_bps"), *r)?;
@@ -409,7 +460,10 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
             cx.positive(&k("bandwidth_khz"), *bandwidth_khz)?;
             cx.finite(&k("source_level_db"), &[*source_level_db])?;
             if !(spreading_factor.is_finite() && (0.0..=3.0).contains(spreading_factor)) {
-                return Err(cx.err(&k("spreading_factor"), format!("must be in [0, 3] (got {spreading_factor})")));
+                return Err(cx.err(
+                    &k("spreading_factor"),
+                    format!("must be in [0, 3] (got {spreading_factor})"),
+                ));
             }
             if let Some(c) = capture_sir_db {
                 cx.non_negative(&k("capture_sir_db"), *c)?;
@@ -422,22 +476,37 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
 fn water(cx: &Ctx) -> Check {
     let w = &cx.scenario.world.water;
     if !(w.temperature_c.is_finite() && (-2.0..=40.0).contains(&w.temperature_c)) {
-        return Err(cx.err("world.water.temperature_c", format!("must be in [-2, 40] °C (got {})", w.temperature_c)));
+        return Err(cx.err(
+            "world.water.temperature_c",
+            format!("must be in [-2, 40] °C (got {})", w.temperature_c),
+        ));
     }
     if !(w.salinity_ppt.is_finite() && (0.0..=45.0).contains(&w.salinity_ppt)) {
-        return Err(cx.err("world.water.salinity_ppt", format!("must be in [0, 45] ppt (got {})", w.salinity_ppt)));
+        return Err(cx.err(
+            "world.water.salinity_ppt",
+            format!("must be in [0, 45] ppt (got {})", w.salinity_ppt),
+        ));
     }
     if !(w.ph.is_finite() && (6.0..=9.5).contains(&w.ph)) {
-        return Err(cx.err("world.water.ph", format!("must be in [6, 9.5] (got {})", w.ph)));
+        return Err(cx.err(
+            "world.water.ph",
+            format!("must be in [6, 9.5] (got {})", w.ph),
+        ));
     }
     if let SoundSpeed::Fixed(c) = w.sound_speed {
         if !(c.is_finite() && (1300.0..=1700.0).contains(&c)) {
-            return Err(cx.err("world.water.sound_speed", format!("must be `mackenzie` or a speed in [1300, 1700] m/s (got {c})")));
+            return Err(cx.err(
+                "world.water.sound_speed",
+                format!("must be `mackenzie` or a speed in [1300, 1700] m/s (got {c})"),
+            ));
         }
     }
     cx.non_negative("world.water.wind_mps", w.wind_mps)?;
     if !(w.shipping.is_finite() && (0.0..=1.0).contains(&w.shipping)) {
-        return Err(cx.err("world.water.shipping", format!("must be in [0, 1] (got {})", w.shipping)));
+        return Err(cx.err(
+            "world.water.shipping",
+            format!("must be in [0, 1] (got {})", w.shipping),
+        ));
     }
     Ok(())
 }
@@ -452,7 +521,10 @@ fn simulators(cx: &Ctx) -> Check {
     }
     cx.positive("simulators.physics_step_ms", s.physics_step_ms)?;
     if let SimulatorEndpoint::Ns3(_) = s.physics {
-        return Err(cx.err("simulators.physics.kind", "ns-3 is a network simulator: `ns3` belongs in simulators.network"));
+        return Err(cx.err(
+            "simulators.physics.kind",
+            "ns-3 is a network simulator: `ns3` belongs in simulators.network",
+        ));
     }
     if let SimulatorEndpoint::Ns3(settings) = &s.network {
         ns3_settings(cx, settings)?;
@@ -466,7 +538,10 @@ pub(super) fn ns3_settings(cx: &Ctx, n: &Ns3Settings) -> Check {
     let k = |f: &str| join_key("simulators.network", f);
     if let Some(program) = &n.program {
         if let Some(e) = &n.endpoint {
-            return Err(cx.err(&k("program"), format!("is not used with `endpoint`: the adapter at {e} is already running")));
+            return Err(cx.err(
+                &k("program"),
+                format!("is not used with `endpoint`: the adapter at {e} is already running"),
+            ));
         }
         if program.as_os_str().is_empty() {
             return Err(cx.err(&k("program"), "must name the netsim-ns3 program"));
@@ -510,7 +585,12 @@ pub(super) fn ns3_links(cx: &Ctx) -> Check {
     let s = cx.scenario;
     let n = s.vehicles.len();
     let pairs = s.pair_links();
-    let key_of = |k: Option<usize>| k.map_or_else(|| "links.default".to_owned(), |k| join_index("links.pairs", k));
+    let key_of = |k: Option<usize>| {
+        k.map_or_else(
+            || "links.default".to_owned(),
+            |k| join_index("links.pairs", k),
+        )
+    };
     let name = |a: usize, b: usize| format!("{} - {}", s.vehicles[a].name, s.vehicles[b].name);
     let bare = |m: &LinkModel| {
         let mut m = m.clone();
@@ -531,8 +611,18 @@ pub(super) fn ns3_links(cx: &Ctx) -> Check {
         let key = key_of(k);
         let kind = match m {
             LinkModel::Ideal { .. } | LinkModel::Disk { .. } => {
-                let model = if matches!(m, LinkModel::Ideal { .. }) { "ideal" } else { "disk" };
-                return Err(cx.err(&join_key(&key, "model"), format!("{}: ns-3 has no `{model}` link; use rf, acoustic or none", name(a, b))));
+                let model = if matches!(m, LinkModel::Ideal { .. }) {
+                    "ideal"
+                } else {
+                    "disk"
+                };
+                return Err(cx.err(
+                    &join_key(&key, "model"),
+                    format!(
+                        "{}: ns-3 has no `{model}` link; use rf, acoustic or none",
+                        name(a, b)
+                    ),
+                ));
             }
             LinkModel::None { .. } => continue,
             LinkModel::Rf { .. } => 0,
@@ -541,7 +631,11 @@ pub(super) fn ns3_links(cx: &Ctx) -> Check {
         match &first[kind] {
             None => first[kind] = Some((key.clone(), bare(m))),
             Some((k0, m0)) if *m0 != bare(m) => {
-                let (what, channel) = if kind == 0 { ("rf", "Wi-Fi") } else { ("acoustic", "UAN") };
+                let (what, channel) = if kind == 0 {
+                    ("rf", "Wi-Fi")
+                } else {
+                    ("acoustic", "UAN")
+                };
                 return Err(cx.err(
                     &key,
                     format!(
@@ -588,23 +682,52 @@ pub(super) fn ns3_links(cx: &Ctx) -> Check {
 
 fn netsim_manager(cx: &Ctx) -> Check {
     let s = &cx.scenario;
-    let Some(m) = &s.netsim_manager else { return Ok(()) };
+    let Some(m) = &s.netsim_manager else {
+        return Ok(());
+    };
     if m.port == 0 {
         return Err(cx.err("netsim_manager.port", "must be non-zero"));
     }
     if m.environments.is_empty() {
-        return Err(cx.err("netsim_manager.environments", "at least one environment is needed"));
+        return Err(cx.err(
+            "netsim_manager.environments",
+            "at least one environment is needed",
+        ));
     }
     let mut seen = std::collections::HashMap::new();
     for (i, e) in m.environments.iter().enumerate() {
         let p = format!("netsim_manager.environments[{i}]");
-        cx.finite(&p, &[e.lat_min, e.lat_max, e.lon_min, e.lon_max, e.depth_min, e.depth_max])?;
+        cx.finite(
+            &p,
+            &[
+                e.lat_min,
+                e.lat_max,
+                e.lon_min,
+                e.lon_max,
+                e.depth_min,
+                e.depth_max,
+            ],
+        )?;
         if let Some(first) = seen.insert(e.id, p.clone()) {
-            return Err(cx.err(&format!("{p}.id"), format!("environment id {} is already used at {}", e.id, cx.line_note(&first))));
+            return Err(cx.err(
+                &format!("{p}.id"),
+                format!(
+                    "environment id {} is already used at {}",
+                    e.id,
+                    cx.line_note(&first)
+                ),
+            ));
         }
-        for (lo, hi, what) in [(e.lat_min, e.lat_max, "lat"), (e.lon_min, e.lon_max, "lon"), (e.depth_min, e.depth_max, "depth")] {
+        for (lo, hi, what) in [
+            (e.lat_min, e.lat_max, "lat"),
+            (e.lon_min, e.lon_max, "lon"),
+            (e.depth_min, e.depth_max, "depth"),
+        ] {
             if lo > hi {
-                return Err(cx.err(&format!("{p}.{what}_min"), format!("{what}_min {lo} is above {what}_max {hi}")));
+                return Err(cx.err(
+                    &format!("{p}.{what}_min"),
+                    format!("{what}_min {lo} is above {what}_max {hi}"),
+                ));
             }
         }
     }
@@ -613,10 +736,16 @@ fn netsim_manager(cx: &Ctx) -> Check {
         let key = format!("vehicles[{i}].modem.environment_id");
         match modem.environment_id {
             Some(id) if !m.environments.iter().any(|e| e.id == id) => {
-                return Err(cx.err(&key, format!("no environment with id {id} in netsim_manager.environments")));
+                return Err(cx.err(
+                    &key,
+                    format!("no environment with id {id} in netsim_manager.environments"),
+                ));
             }
             None if m.environments.len() > 1 => {
-                return Err(cx.err(&format!("vehicles[{i}].modem"), "environment_id is needed when several environments are configured"));
+                return Err(cx.err(
+                    &format!("vehicles[{i}].modem"),
+                    "environment_id is needed when several environments are configured",
+                ));
             }
             _ => {}
         }
@@ -660,12 +789,20 @@ pub(super) fn check_against_terrain(cx: &Ctx, terrain: &HeightGrid) -> Check {
         let mut points = vec![(join_key(&vp, "start"), [v.start.x, v.start.y, v.start.z])];
         if let Motion::Patrol { waypoints, .. } = &v.motion {
             let wp = join_key(&vp, "motion.waypoints");
-            points.extend(waypoints.iter().enumerate().map(|(j, w)| (join_index(&wp, j), *w)));
+            points.extend(
+                waypoints
+                    .iter()
+                    .enumerate()
+                    .map(|(j, w)| (join_index(&wp, j), *w)),
+            );
         }
         for (key, [x, y, z]) in points {
             if let Some(ground) = terrain.height_at(x, y) {
                 if z <= ground {
-                    return Err(cx.err(&key, format!("z = {z} m is at or below the terrain there ({ground:.2} m)")));
+                    return Err(cx.err(
+                        &key,
+                        format!("z = {z} m is at or below the terrain there ({ground:.2} m)"),
+                    ));
                 }
             }
         }
@@ -683,7 +820,10 @@ fn network(cx: &Ctx) -> Check {
         return Err(cx.err("network.queue_limit", "must be ≥ 1"));
     }
     if n.pcap_snaplen == 0 {
-        return Err(cx.err("network.pcap_snaplen", "must be ≥ 1 (bytes kept of each packet)"));
+        return Err(cx.err(
+            "network.pcap_snaplen",
+            "must be ≥ 1 (bytes kept of each packet)",
+        ));
     }
     if n.capture == super::Capture::Tun && s.real_time_factor <= 0.0 {
         return Err(cx.err(
@@ -697,7 +837,9 @@ fn network(cx: &Ctx) -> Check {
 fn acoustic_modems(cx: &Ctx) -> Check {
     let s = &cx.scenario;
     for (i, v) in s.vehicles.iter().enumerate() {
-        let Some(p) = v.modem.as_ref().and_then(|m| m.passthrough.as_ref()) else { continue };
+        let Some(p) = v.modem.as_ref().and_then(|m| m.passthrough.as_ref()) else {
+            continue;
+        };
         let key = format!("vehicles[{i}].modem.passthrough");
         match p {
             super::ModemPassthrough::Serial { serial, baud } => {
@@ -705,18 +847,28 @@ fn acoustic_modems(cx: &Ctx) -> Check {
                     return Err(cx.err(&format!("{key}.serial"), "must name a serial device"));
                 }
                 if baud_supported(*baud).is_none() {
-                    return Err(cx.err(&format!("{key}.baud"), format!("must be a standard rate (1200 … 230400), got {baud}")));
+                    return Err(cx.err(
+                        &format!("{key}.baud"),
+                        format!("must be a standard rate (1200 … 230400), got {baud}"),
+                    ));
                 }
             }
             super::ModemPassthrough::Tcp { tcp } => {
-                let ok = tcp.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0));
+                let ok = tcp
+                    .rsplit_once(':')
+                    .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0));
                 if !ok {
-                    return Err(cx.err(&format!("{key}.tcp"), format!("must be host:port (got {tcp:?})")));
+                    return Err(cx.err(
+                        &format!("{key}.tcp"),
+                        format!("must be host:port (got {tcp:?})"),
+                    ));
                 }
             }
         }
     }
-    let Some(a) = &s.acoustic_modems else { return Ok(()) };
+    let Some(a) = &s.acoustic_modems else {
+        return Ok(());
+    };
     cx.positive("acoustic_modems.frequency_khz", a.frequency_khz)?;
     cx.positive("acoustic_modems.bandwidth_khz", a.bandwidth_khz)?;
     cx.finite("acoustic_modems.source_level_db", &[a.source_level_db])?;
@@ -737,14 +889,31 @@ fn programs(cx: &Ctx) -> Check {
         if p.name.is_empty() {
             return Err(cx.err(&k("name"), "must not be empty"));
         }
-        if let Some(c) = p.name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))) {
-            return Err(cx.err(&k("name"), format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})")));
+        if let Some(c) = p
+            .name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
+        {
+            return Err(cx.err(
+                &k("name"),
+                format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})"),
+            ));
         }
         if p.name.len() > MAX_PROGRAM_NAME {
-            return Err(cx.err(&k("name"), format!("{:?} is longer than {MAX_PROGRAM_NAME} characters", p.name)));
+            return Err(cx.err(
+                &k("name"),
+                format!("{:?} is longer than {MAX_PROGRAM_NAME} characters", p.name),
+            ));
         }
         if let Some(first) = names.get(p.name.as_str()) {
-            return Err(cx.err(&k("name"), format!("program name {:?} is already used at {}", p.name, cx.line_note(first))));
+            return Err(cx.err(
+                &k("name"),
+                format!(
+                    "program name {:?} is already used at {}",
+                    p.name,
+                    cx.line_note(first)
+                ),
+            ));
         }
         names.insert(&p.name, k("name"));
         if let Some(v) = &p.vehicle {
@@ -760,7 +929,13 @@ fn programs(cx: &Ctx) -> Check {
         }
         cx.non_negative(&k("start_s"), p.start_s)?;
         if p.start_s >= s.duration_s {
-            return Err(cx.err(&k("start_s"), format!("must be below duration_s ({} s), or the run ends before it starts (got {})", s.duration_s, p.start_s)));
+            return Err(cx.err(
+                &k("start_s"),
+                format!(
+                    "must be below duration_s ({} s), or the run ends before it starts (got {})",
+                    s.duration_s, p.start_s
+                ),
+            ));
         }
         match &p.command {
             super::ProgramCommand::Shell(c) => {
@@ -772,7 +947,12 @@ fn programs(cx: &Ctx) -> Check {
             super::ProgramCommand::Argv(argv) => {
                 match argv.first() {
                     None => return Err(cx.err(&k("command"), "needs at least the program to run")),
-                    Some(a) if a.is_empty() => return Err(cx.err(&join_index(&k("command"), 0), "must name the program to run")),
+                    Some(a) if a.is_empty() => {
+                        return Err(cx.err(
+                            &join_index(&k("command"), 0),
+                            "must name the program to run",
+                        ))
+                    }
                     Some(_) => {}
                 }
                 for (j, a) in argv.iter().enumerate() {
@@ -786,7 +966,10 @@ fn programs(cx: &Ctx) -> Check {
                 return Err(cx.err(&k("env"), format!("{name:?} is not a variable name")));
             }
             if name.starts_with("COSIM_") {
-                return Err(cx.err(&ek, "COSIM_* variables are set by the run for every program"));
+                return Err(cx.err(
+                    &ek,
+                    "COSIM_* variables are set by the run for every program",
+                ));
             }
             no_nul(cx, &ek, value)?;
         }
@@ -794,12 +977,24 @@ fn programs(cx: &Ctx) -> Check {
             no_nul(cx, &k("cwd"), dir)?;
             let resolved = cx.file.parent().unwrap_or(Path::new("")).join(dir);
             if !resolved.is_dir() {
-                return Err(cx.err(&k("cwd"), format!("{} is not a directory (cwd is relative to the scenario file's directory)", resolved.display())));
+                return Err(cx.err(
+                    &k("cwd"),
+                    format!(
+                        "{} is not a directory (cwd is relative to the scenario file's directory)",
+                        resolved.display()
+                    ),
+                ));
             }
         }
         cx.non_negative(&k("stop_timeout_s"), p.stop_timeout_s)?;
         if p.stop_timeout_s > MAX_STOP_TIMEOUT_S {
-            return Err(cx.err(&k("stop_timeout_s"), format!("must be at most {MAX_STOP_TIMEOUT_S} s (got {})", p.stop_timeout_s)));
+            return Err(cx.err(
+                &k("stop_timeout_s"),
+                format!(
+                    "must be at most {MAX_STOP_TIMEOUT_S} s (got {})",
+                    p.stop_timeout_s
+                ),
+            ));
         }
     }
     Ok(())
@@ -840,7 +1035,9 @@ simulators:
     }
 
     fn load(links: &str, network: &str) -> Result<(), String> {
-        super::super::parse_str(&scenario(links, network), Path::new("s.yaml")).map(drop).map_err(|e| e.to_string())
+        super::super::parse_str(&scenario(links, network), Path::new("s.yaml"))
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     const NS3: &str = "    kind: ns3";
@@ -855,14 +1052,23 @@ simulators:
         load(VESSELS_RF, NS3).unwrap();
         load("  default: {model: none}", NS3).unwrap();
         load("  default: {model: acoustic}", NS3).unwrap();
-        load(VESSELS_RF, "    kind: ns3\n    wifi: {rate_manager: constant, data_mode: ErpOfdmRate54Mbps}").unwrap();
-        load(VESSELS_RF, "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602").unwrap();
+        load(
+            VESSELS_RF,
+            "    kind: ns3\n    wifi: {rate_manager: constant, data_mode: ErpOfdmRate54Mbps}",
+        )
+        .unwrap();
+        load(
+            VESSELS_RF,
+            "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602",
+        )
+        .unwrap();
     }
 
     #[test]
     fn ns3_has_no_ideal_or_disk_link() {
         assert_eq!(load("  default: {model: ideal}", NS3).unwrap_err(), "s.yaml:13:13: links.default.model: usv1 - usv2: ns-3 has no `ideal` link; use rf, acoustic or none");
-        let disk = format!("{VESSELS_RF}\n    - {{between: [usv3, auv1], model: disk, range_m: 50}}");
+        let disk =
+            format!("{VESSELS_RF}\n    - {{between: [usv3, auv1], model: disk, range_m: 50}}");
         assert_eq!(load(&disk, NS3).unwrap_err(), "s.yaml:18:31: links.pairs[3].model: usv3 - auv1: ns-3 has no `disk` link; use rf, acoustic or none");
         // The embedded simulator has both.
         load(&disk, "    kind: embedded").unwrap();
@@ -870,14 +1076,19 @@ simulators:
 
     #[test]
     fn every_rf_pair_shares_one_channel() {
-        let differ = VESSELS_RF.replace("[usv2, usv3], model: rf}", "[usv2, usv3], model: rf, tx_power_dbm: 23}");
+        let differ = VESSELS_RF.replace(
+            "[usv2, usv3], model: rf}",
+            "[usv2, usv3], model: rf, tx_power_dbm: 23}",
+        );
         assert_eq!(
             load(&differ, NS3).unwrap_err(),
             "s.yaml:17:7: links.pairs[2]: usv2 - usv3: under ns-3 every rf link is one Wi-Fi channel with one set of settings, \
              and this one differs from links.pairs[0] (line 15); give every rf pair the same settings"
         );
         let acoustic = "  default: {model: acoustic}\n  pairs:\n    - {between: [usv1, auv1], model: acoustic, micromodem_rate: 5}";
-        assert!(load(acoustic, NS3).unwrap_err().contains("links.pairs[0]: usv1 - auv1: under ns-3 every acoustic link is one UAN channel"));
+        assert!(load(acoustic, NS3).unwrap_err().contains(
+            "links.pairs[0]: usv1 - auv1: under ns-3 every acoustic link is one UAN channel"
+        ));
     }
 
     #[test]
@@ -903,8 +1114,14 @@ simulators:
             "s.yaml:21:12: simulators.network.wifi.rate_manager: `constant` needs wifi.data_mode, the ns-3 mode name: e.g. ErpOfdmRate54Mbps (802.11g), OfdmRate54Mbps (802.11a), HtMcs7 (802.11n)"
         );
         assert_eq!(err("    kind: ns3\n    wifi: {data_mode: HtMcs7}"), "s.yaml:21:12: simulators.network.wifi.data_mode: only rate_manager: constant uses a data_mode (rate_manager is minstrel)");
-        assert!(err("    kind: ns3\n    wifi: {rate_manager: constant, data_mode: 'Ht Mcs7'}").contains("\"Ht Mcs7\" is not an ns-3 mode name"));
-        assert_eq!(err("    kind: ns3\n    wifi: {queue_packets: 0}"), "s.yaml:21:12: simulators.network.wifi.queue_packets: must be > 0");
+        assert!(
+            err("    kind: ns3\n    wifi: {rate_manager: constant, data_mode: 'Ht Mcs7'}")
+                .contains("\"Ht Mcs7\" is not an ns-3 mode name")
+        );
+        assert_eq!(
+            err("    kind: ns3\n    wifi: {queue_packets: 0}"),
+            "s.yaml:21:12: simulators.network.wifi.queue_packets: must be > 0"
+        );
         assert_eq!(
             err("    kind: ns3\n    endpoint: tcp://h:5602\n    program: /opt/netsim-ns3"),
             "s.yaml:22:5: simulators.network.program: is not used with `endpoint`: the adapter at tcp://h:5602 is already running"
@@ -913,13 +1130,19 @@ simulators:
         assert!(err("    kind: ns3\n    colour: blue").contains("unknown field `colour`"));
         let offload = format!("{VESSELS_RF}\nnetwork: {{offload: true}}");
         let e = load(&offload, NS3).unwrap_err();
-        assert!(e.starts_with("s.yaml:18:11: network.offload: must be false with ns-3: an offloaded packet"), "{e}");
+        assert!(
+            e.starts_with(
+                "s.yaml:18:11: network.offload: must be false with ns-3: an offloaded packet"
+            ),
+            "{e}"
+        );
         load(&offload, "    kind: embedded").unwrap();
     }
 
     #[test]
     fn ns3_is_no_physics_simulator() {
-        let text = scenario(VESSELS_RF, "    kind: embedded").replace("simulators:\n", "simulators:\n  physics: {kind: ns3}\n");
+        let text = scenario(VESSELS_RF, "    kind: embedded")
+            .replace("simulators:\n", "simulators:\n  physics: {kind: ns3}\n");
         let e = super::super::parse_str(&text, Path::new("s.yaml")).unwrap_err();
         assert_eq!(e.to_string(), "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network");
     }

@@ -6,6 +6,7 @@
 
 use super::netns::Namespaces;
 use super::tun;
+use crate::clock::WindowClock;
 use crate::config::{Capture, LoadedScenario};
 use crate::model::fate::DropReason;
 use crate::net::{
@@ -13,7 +14,6 @@ use crate::net::{
     engine::{Delivery, Engine, EngineConfig, Frame},
     ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
 };
-use crate::clock::WindowClock;
 use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
@@ -103,7 +103,10 @@ const READ_BUFFER: usize = 65_536 + tun::VNET_HDR_LEN;
 
 impl LiveNetwork {
     /// For a scenario with `network.capture: tun`: `None` otherwise. Needs root and a tokio runtime.
-    pub fn for_scenario(loaded: &LoadedScenario, out_dir: Option<&Path>) -> anyhow::Result<Option<Arc<LiveNetwork>>> {
+    pub fn for_scenario(
+        loaded: &LoadedScenario,
+        out_dir: Option<&Path>,
+    ) -> anyhow::Result<Option<Arc<LiveNetwork>>> {
         let s = &loaded.scenario;
         if s.network.capture != Capture::Tun {
             return Ok(None);
@@ -129,7 +132,10 @@ impl LiveNetwork {
                 (true, Some(dir)) => {
                     std::fs::create_dir_all(dir)?;
                     let f = File::create(dir.join(format!("{name}.pcap")))?;
-                    Some(PcapWriter::with_snaplen(BufWriter::with_capacity(1 << 16, f), s.network.pcap_snaplen)?)
+                    Some(PcapWriter::with_snaplen(
+                        BufWriter::with_capacity(1 << 16, f),
+                        s.network.pcap_snaplen,
+                    )?)
                 }
                 _ => None,
             });
@@ -151,10 +157,19 @@ impl LiveNetwork {
         let hdr_len = if offload { tun::VNET_HDR_LEN } else { 0 };
         let mut tasks = Vec::new();
         for (node, dev) in devices.iter().enumerate() {
-            tasks.push(tokio::spawn(read_loop(shared.clone(), dev.clone(), node, hdr_len)));
+            tasks.push(tokio::spawn(read_loop(
+                shared.clone(),
+                dev.clone(),
+                node,
+                hdr_len,
+            )));
         }
         tasks.push(tokio::spawn(release_loop(shared.clone(), devices.clone())));
-        tracing::info!(vehicles = n, offload, "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ...)");
+        tracing::info!(
+            vehicles = n,
+            offload,
+            "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ...)"
+        );
         Ok(Some(Arc::new(LiveNetwork {
             shared,
             tasks: Mutex::new(tasks),
@@ -179,7 +194,11 @@ impl LiveNetwork {
     pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
         let mut st = self.shared.lock();
         let now = Instant::now();
-        let at = st.announced.take().filter(|&(j, _)| j == k).map_or(now, |(_, at)| at.min(now));
+        let at = st
+            .announced
+            .take()
+            .filter(|&(j, _)| j == k)
+            .map_or(now, |(_, at)| at.min(now));
         st.clock.open(k, at);
         st.engine.fill_begin(k, begin);
     }
@@ -197,14 +216,22 @@ impl LiveNetwork {
         debug_assert_eq!(open_k, k);
         for d in deliveries {
             if st.closed || st.releases.len() >= st.release_limit {
-                let reason = if st.closed { DropReason::Shutdown } else { DropReason::QueueFull };
+                let reason = if st.closed {
+                    DropReason::Shutdown
+                } else {
+                    DropReason::QueueFull
+                };
                 st.engine.drop_delivery(&d, reason, d.t_ns);
                 continue;
             }
             let due = st.clock.wall_at(k, wall, d.t_ns);
             st.seq += 1;
             let seq = st.seq;
-            st.releases.push(Reverse(Scheduled { due, seq, delivery: d }));
+            st.releases.push(Reverse(Scheduled {
+                due,
+                seq,
+                delivery: d,
+            }));
         }
         drop(st);
         self.shared.wake.notify_one();
@@ -233,16 +260,30 @@ impl LiveNetwork {
     /// Copies with the simulator, queued for the next window, and scheduled for release.
     pub fn in_flight_parts(&self) -> (usize, usize, usize) {
         let st = self.shared.lock();
-        (st.engine.queued(), st.engine.held_copies(), st.releases.len())
+        (
+            st.engine.queued(),
+            st.engine.held_copies(),
+            st.releases.len(),
+        )
     }
 
     /// Ends the live side: stops the tasks, drops whatever is in flight (`shutdown`), flushes
     /// the pcaps, closes the TUNs and removes the namespaces. Idempotent; returns the ledger.
     pub fn shutdown(&self) -> LedgerSummary {
-        if let Some(s) = self.summary.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(s) = self
+            .summary
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
             return s;
         }
-        for t in self.tasks.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        for t in self
+            .tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
             t.abort();
         }
         let summary = {
@@ -250,7 +291,11 @@ impl LiveNetwork {
             st.closed = true;
             let now = st.clock.sim_at(Instant::now());
             while let Some(Reverse(s)) = st.releases.pop() {
-                st.engine.drop_delivery(&s.delivery, DropReason::Shutdown, now.max(s.delivery.captured_ns));
+                st.engine.drop_delivery(
+                    &s.delivery,
+                    DropReason::Shutdown,
+                    now.max(s.delivery.captured_ns),
+                );
             }
             st.engine.shutdown(now);
             for w in st.pcaps.iter_mut().flatten() {
@@ -258,8 +303,16 @@ impl LiveNetwork {
             }
             st.engine.summary()
         };
-        self.devices.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        if let Some(mut ns) = self.namespaces.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        self.devices
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        if let Some(mut ns) = self
+            .namespaces
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             ns.remove_all();
         }
         *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
@@ -284,7 +337,10 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_
                 continue;
             }
         };
-        let frame = Frame { data: Arc::new(buf[..n].to_vec()), hdr_len: hdr_len.min(n) };
+        let frame = Frame {
+            data: Arc::new(buf[..n].to_vec()),
+            hdr_len: hdr_len.min(n),
+        };
         let mut st = shared.lock();
         let t = st.clock.sim_at(Instant::now());
         st.pcap(node, t, frame.ip());
@@ -311,7 +367,9 @@ async fn release_loop(shared: Arc<Shared>, devices: Vec<Arc<AsyncDevice>>) {
                 let ok = match devices.get(d.node) {
                     Some(dev) => match dev.try_send(&d.frame.data) {
                         Ok(_) => true,
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => dev.send(&d.frame.data).await.is_ok(),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            dev.send(&d.frame.data).await.is_ok()
+                        }
                         Err(_) => false,
                     },
                     None => false,

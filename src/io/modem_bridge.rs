@@ -106,7 +106,10 @@ struct Shared {
 
 impl Shared {
     fn sim_now(&self) -> u64 {
-        self.clock.lock().map(|c| c.sim_at(Instant::now())).unwrap_or(0)
+        self.clock
+            .lock()
+            .map(|c| c.sim_at(Instant::now()))
+            .unwrap_or(0)
     }
 
     /// Advances the modems to the current sim time and hands their output to the clients.
@@ -124,14 +127,20 @@ impl Shared {
 
     fn deliver(&self, out: Vec<crate::model::modem::Output>) {
         for o in out {
-            let Some(slot) = self.clients.get(o.modem) else { continue };
+            let Some(slot) = self.clients.get(o.modem) else {
+                continue;
+            };
             let sender = slot.lock().ok().and_then(|s| s.clone());
             match sender {
                 None => bump(&self.counters.dropped_no_client),
                 Some(tx) => match tx.try_send(o.line) {
                     Ok(()) => bump(&self.counters.lines_out),
-                    Err(mpsc::error::TrySendError::Full(_)) => bump(&self.counters.dropped_queue_full),
-                    Err(mpsc::error::TrySendError::Closed(_)) => bump(&self.counters.dropped_no_client),
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        bump(&self.counters.dropped_queue_full)
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => {
+                        bump(&self.counters.dropped_no_client)
+                    }
                 },
             }
         }
@@ -180,7 +189,9 @@ impl ModemBridges {
     /// Binds every bridge of the scenario; None when `acoustic_modems` is absent.
     pub async fn start(loaded: &LoadedScenario) -> anyhow::Result<Option<ModemBridges>> {
         let s = &loaded.scenario;
-        let (Some(cfg), Some(modems)) = (&s.acoustic_modems, Modems::from_scenario(s)) else { return Ok(None) };
+        let (Some(cfg), Some(modems)) = (&s.acoustic_modems, Modems::from_scenario(s)) else {
+            return Ok(None);
+        };
         let specs = modems.modems();
         let names = specs.iter().map(|m| m.name.clone()).collect();
         let shared = Arc::new(Shared {
@@ -194,7 +205,9 @@ impl ModemBridges {
         let file = loaded.file.display();
         for (i, spec) in specs.iter().enumerate() {
             let addr = SocketAddr::new(cfg.bind, spec.tcp_port);
-            let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", spec.name))?;
+            let listener = TcpListener::bind(addr).await.map_err(|e| {
+                anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", spec.name)
+            })?;
             addrs.push((spec.name.clone(), addr));
             tasks.push(tokio::spawn(serve_emulated(listener, shared.clone(), i)));
         }
@@ -202,9 +215,15 @@ impl ModemBridges {
             let Some(m) = &v.modem else { continue };
             let Some(p) = &m.passthrough else { continue };
             let addr = SocketAddr::new(cfg.bind, m.tcp_port);
-            let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", v.name))?;
+            let listener = TcpListener::bind(addr).await.map_err(|e| {
+                anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", v.name)
+            })?;
             addrs.push((v.name.clone(), addr));
-            tasks.push(tokio::spawn(serve_passthrough(listener, shared.clone(), p.clone())));
+            tasks.push(tokio::spawn(serve_passthrough(
+                listener,
+                shared.clone(),
+                p.clone(),
+            )));
         }
         let ticker = shared.clone();
         tasks.push(tokio::spawn(async move {
@@ -215,14 +234,26 @@ impl ModemBridges {
                 ticker.pump();
             }
         }));
-        Ok(Some(ModemBridges { shared, tasks, addrs, names, drained: 0 }))
+        Ok(Some(ModemBridges {
+            shared,
+            tasks,
+            addrs,
+            names,
+            drained: 0,
+        }))
     }
 
     /// **The coordinator's hook**: call once per window, in order, when the window starts,
     /// with the window's index, its start (sim ns, `k·W`), the wall instant it opened at (not
     /// later than now) and the checked ChannelData that describes the world at that time. It updates the
     /// modems' channel, moves the sim clock into the window and releases whatever became due.
-    pub fn on_window(&mut self, window: u32, start_ns: u64, opened: Instant, channel: &ChannelView) {
+    pub fn on_window(
+        &mut self,
+        window: u32,
+        start_ns: u64,
+        opened: Instant,
+        channel: &ChannelView,
+    ) {
         if let Ok(mut c) = self.shared.clock.lock() {
             c.open(window, opened.min(Instant::now()));
         }
@@ -236,7 +267,9 @@ impl ModemBridges {
     /// [`MAX_FRAMES_PER_DRAIN`]; any beyond wait for the next call, none is lost); returns how
     /// many. [`ModemReport::drained`] tells [`Self::finish`]'s caller where the rest start.
     pub fn drain_frames(&mut self, out: &mut Vec<FrameLedgerEntry>) -> usize {
-        let Ok(f) = self.shared.modems.lock() else { return 0 };
+        let Ok(f) = self.shared.modems.lock() else {
+            return 0;
+        };
         let ledger = f.ledger();
         let from = self.drained.min(ledger.len());
         let to = ledger.len().min(from + MAX_FRAMES_PER_DRAIN);
@@ -284,7 +317,12 @@ impl ModemBridges {
             }
         }
         let drained = self.drained.min(entries.len());
-        ModemReport { ledger, bridges: self.shared.counters.snapshot(), entries, drained }
+        ModemReport {
+            ledger,
+            bridges: self.shared.counters.snapshot(),
+            entries,
+            drained,
+        }
     }
 }
 
@@ -297,18 +335,33 @@ impl Drop for ModemBridges {
 }
 
 fn busy_line() -> String {
-    let now = Civil::from_ns(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64));
-    Report::BridgeBusy { time: TimeOfDay::seconds(&now) }.emit()
+    let now = Civil::from_ns(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64),
+    );
+    Report::BridgeBusy {
+        time: TimeOfDay::seconds(&now),
+    }
+    .emit()
 }
 
 async fn refuse(mut sock: TcpStream) {
-    let _ = tokio::time::timeout(Duration::from_secs(1), sock.write_all(busy_line().as_bytes())).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        sock.write_all(busy_line().as_bytes()),
+    )
+    .await;
     let _ = sock.shutdown().await;
 }
 
 /// Accepts clients on `listener` one at a time, as a real `socat` bridge does: while the
 /// current client's task runs, a newcomer is refused with a clear line and closed.
-async fn one_client_at_a_time(listener: TcpListener, shared: Arc<Shared>, mut start: impl FnMut(TcpStream) -> JoinHandle<()>) {
+async fn one_client_at_a_time(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut start: impl FnMut(TcpStream) -> JoinHandle<()>,
+) {
     let mut current: Option<JoinHandle<()>> = None;
     loop {
         let Ok((sock, _peer)) = listener.accept().await else {
@@ -338,7 +391,12 @@ async fn serve_emulated(listener: TcpListener, shared: Arc<Shared>, modem: usize
     .await
 }
 
-async fn connection(sock: TcpStream, shared: Arc<Shared>, modem: usize, mut rx: mpsc::Receiver<String>) {
+async fn connection(
+    sock: TcpStream,
+    shared: Arc<Shared>,
+    modem: usize,
+    mut rx: mpsc::Receiver<String>,
+) {
     let (mut r, mut w) = sock.into_split();
     let writer = tokio::spawn(async move {
         while let Some(line) = rx.recv().await {
@@ -391,7 +449,9 @@ async fn serve_passthrough(listener: TcpListener, shared: Arc<Shared>, target: M
                     Ok(mut far) => {
                         let _ = far.set_nodelay(true);
                         let mut sock = sock;
-                        tokio::io::copy_bidirectional(&mut sock, &mut far).await.map(|_| ())
+                        tokio::io::copy_bidirectional(&mut sock, &mut far)
+                            .await
+                            .map(|_| ())
                     }
                     Err(e) => Err(e),
                 },
@@ -436,9 +496,18 @@ mod serial {
 
     /// Opens a serial device raw (8N1, no echo, no flow control) at `baud`, non-blocking.
     pub fn open(path: &str, baud: u32) -> io::Result<File> {
-        let file = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK).open(path)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+            .open(path)?;
         let fd = file.as_raw_fd();
-        let speed = speed(baud).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("unsupported baud {baud}")))?;
+        let speed = speed(baud).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("unsupported baud {baud}"),
+            )
+        })?;
         // SAFETY: fd is open for the lifetime of `file`; termios is plain data filled by tcgetattr.
         unsafe {
             let mut t: libc::termios = std::mem::zeroed();
@@ -448,7 +517,10 @@ mod serial {
             libc::cfmakeraw(&mut t);
             t.c_cflag |= libc::CLOCAL | libc::CREAD;
             t.c_cflag &= !libc::CRTSCTS;
-            if libc::cfsetispeed(&mut t, speed) != 0 || libc::cfsetospeed(&mut t, speed) != 0 || libc::tcsetattr(fd, libc::TCSANOW, &t) != 0 {
+            if libc::cfsetispeed(&mut t, speed) != 0
+                || libc::cfsetospeed(&mut t, speed) != 0
+                || libc::tcsetattr(fd, libc::TCSANOW, &t) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
         }

@@ -45,9 +45,16 @@ fn owner_alive(ns: &str) -> Option<u32> {
 
 /// Runs `ip` with `args`; an error quotes the command and its stderr.
 pub fn ip(args: &[&str]) -> anyhow::Result<()> {
-    let out = Command::new("ip").args(args).output().context("cannot run ip (install iproute2)")?;
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .context("cannot run ip (install iproute2)")?;
     if !out.status.success() {
-        bail!("ip {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "ip {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(())
 }
@@ -55,7 +62,11 @@ pub fn ip(args: &[&str]) -> anyhow::Result<()> {
 /// Every `ncs-*` namespace that exists.
 pub fn list() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(NETNS_DIR)
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.starts_with(PREFIX)).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(PREFIX))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -150,7 +161,10 @@ pub fn enter(ns: &str) -> std::io::Result<()> {
 }
 
 /// Runs `f` on a fresh thread inside namespace `ns` (the caller's threads stay where they are).
-pub fn run_in<T: Send + 'static>(ns: &str, f: impl FnOnce() -> std::io::Result<T> + Send + 'static) -> std::io::Result<T> {
+pub fn run_in<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
     let ns = ns.to_owned();
     std::thread::spawn(move || {
         enter(&ns)?;
@@ -166,7 +180,8 @@ pub fn run_in<T: Send + 'static>(ns: &str, f: impl FnOnce() -> std::io::Result<T
 pub fn enter_on_exec(cmd: &mut Command, vehicle: &str) -> anyhow::Result<std::fs::File> {
     use std::os::unix::process::CommandExt;
     let path = Path::new(NETNS_DIR).join(ns_name(vehicle));
-    let file = std::fs::File::open(&path).with_context(|| format!("cannot open the namespace {}", path.display()))?;
+    let file = std::fs::File::open(&path)
+        .with_context(|| format!("cannot open the namespace {}", path.display()))?;
     let fd = file.as_raw_fd();
     // Safety: setns is async-signal-safe; it runs in the child right before exec.
     unsafe {
@@ -185,7 +200,9 @@ pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     let ns = ns_name(vehicle);
     if !Path::new(NETNS_DIR).join(&ns).exists() {
-        return anyhow::anyhow!("no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active?");
+        return anyhow::anyhow!(
+            "no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active?"
+        );
     }
     let Some((prog, args)) = command.split_first() else {
         return anyhow::anyhow!("no command given");

@@ -84,7 +84,9 @@ pub async fn start(addr: SocketAddr, rules: Rules, inbox: NavInbox) -> std::io::
                 if c.clients.fetch_add(1, Relaxed) >= MAX_CLIENTS {
                     c.refused_connections.fetch_add(1, Relaxed);
                     let mut stream = stream;
-                    let line = error_line(&format!("too many clients (at most {MAX_CLIENTS}); closing"));
+                    let line = error_line(&format!(
+                        "too many clients (at most {MAX_CLIENTS}); closing"
+                    ));
                     let _ = stream.write_all(line.as_bytes()).await;
                 } else if let Err(e) = client(stream, peer, &rules, &inbox, &c).await {
                     tracing::debug!("netsim_manager: {peer}: {e}");
@@ -94,7 +96,11 @@ pub async fn start(addr: SocketAddr, rules: Rules, inbox: NavInbox) -> std::io::
         }
     });
     tracing::info!("netsim_manager listening on {local_addr}");
-    Ok(Manager { local_addr, counters, task })
+    Ok(Manager {
+        local_addr,
+        counters,
+        task,
+    })
 }
 
 /// The scenario's manager, if it has one, and the fixes it accepted on their way to the
@@ -109,19 +115,35 @@ pub struct NavSource {
 impl NavSource {
     /// Starts the scenario's manager; `None` if the scenario has none.
     pub async fn start(loaded: &LoadedScenario) -> anyhow::Result<Option<NavSource>> {
-        let (Some(rules), Some(m)) = (Rules::new(&loaded.scenario), &loaded.scenario.netsim_manager) else { return Ok(None) };
+        let (Some(rules), Some(m)) = (
+            Rules::new(&loaded.scenario),
+            &loaded.scenario.netsim_manager,
+        ) else {
+            return Ok(None);
+        };
         let inbox = NavInbox::default();
         let addr = SocketAddr::new(m.bind, m.port);
-        let manager = start(addr, rules, inbox.clone())
-            .await
-            .map_err(|e| anyhow::anyhow!("{}: netsim_manager: cannot listen on {addr}: {e}", loaded.file.display()))?;
-        Ok(Some(NavSource { manager, inbox, frame: LocalFrame::new(&loaded.scenario.world.origin) }))
+        let manager = start(addr, rules, inbox.clone()).await.map_err(|e| {
+            anyhow::anyhow!(
+                "{}: netsim_manager: cannot listen on {addr}: {e}",
+                loaded.file.display()
+            )
+        })?;
+        Ok(Some(NavSource {
+            manager,
+            inbox,
+            frame: LocalFrame::new(&loaded.scenario.world.origin),
+        }))
     }
 
     /// The fixes accepted since the last call, newest per vehicle, in vehicle order, as the
     /// poses a BEGIN imposes.
     pub fn take(&self) -> Vec<SetPose> {
-        self.inbox.take().iter().map(|(vehicle, fix)| nav_to_pose(&self.frame, *vehicle, fix)).collect()
+        self.inbox
+            .take()
+            .iter()
+            .map(|(vehicle, fix)| nav_to_pose(&self.frame, *vehicle, fix))
+            .collect()
     }
 }
 
@@ -129,7 +151,13 @@ fn error_line(text: &str) -> String {
     netsim_line::emit(ERROR_NAME, text.as_bytes())
 }
 
-async fn client(mut stream: TcpStream, peer: SocketAddr, rules: &Rules, inbox: &NavInbox, c: &Counters) -> std::io::Result<()> {
+async fn client(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    rules: &Rules,
+    inbox: &NavInbox,
+    c: &Counters,
+) -> std::io::Result<()> {
     let _ = stream.set_nodelay(true);
     let mut reader = LineReader::new();
     let mut buf = vec![0u8; 16 * 1024];
@@ -140,17 +168,19 @@ async fn client(mut stream: TcpStream, peer: SocketAddr, rules: &Rules, inbox: &
         if n == 0 {
             break;
         }
-        reader.feed(&buf[..n], |line| match answer(line, peer.ip(), rules, inbox, c) {
-            Some(Ok(reply)) => replies.push_str(&reply),
-            Some(Err(e)) => {
-                bad_lines += 1;
-                c.bad_lines.fetch_add(1, Relaxed);
-                if bad_lines <= 3 {
-                    tracing::warn!("netsim_manager: {peer}: {e}");
+        reader.feed(&buf[..n], |line| {
+            match answer(line, peer.ip(), rules, inbox, c) {
+                Some(Ok(reply)) => replies.push_str(&reply),
+                Some(Err(e)) => {
+                    bad_lines += 1;
+                    c.bad_lines.fetch_add(1, Relaxed);
+                    if bad_lines <= 3 {
+                        tracing::warn!("netsim_manager: {peer}: {e}");
+                    }
+                    replies.push_str(&error_line(&e));
                 }
-                replies.push_str(&error_line(&e));
+                None => {}
             }
-            None => {}
         });
         if !replies.is_empty() {
             stream.write_all(replies.as_bytes()).await?;
@@ -164,7 +194,13 @@ async fn client(mut stream: TcpStream, peer: SocketAddr, rules: &Rules, inbox: &
 }
 
 /// The reply to one line: `None` for an empty line, else a response or an error text.
-fn answer(line: Result<&[u8], LineError>, from: IpAddr, rules: &Rules, inbox: &NavInbox, c: &Counters) -> Option<Result<String, String>> {
+fn answer(
+    line: Result<&[u8], LineError>,
+    from: IpAddr,
+    rules: &Rules,
+    inbox: &NavInbox,
+    c: &Counters,
+) -> Option<Result<String, String>> {
     let line = match line {
         Ok(l) if l.is_empty() || l == b"\r" => return None,
         Ok(l) => l,
@@ -173,9 +209,14 @@ fn answer(line: Result<&[u8], LineError>, from: IpAddr, rules: &Rules, inbox: &N
     Some((|| {
         let parsed = netsim_line::parse(line).map_err(|e| e.to_string())?;
         if parsed.name != NetSimManagerRequest::FULL_NAME {
-            return Err(format!("unexpected message {:?}; this manager takes {}", parsed.name, NetSimManagerRequest::FULL_NAME));
+            return Err(format!(
+                "unexpected message {:?}; this manager takes {}",
+                parsed.name,
+                NetSimManagerRequest::FULL_NAME
+            ));
         }
-        let request: NetSimManagerRequest = decode_checked(&parsed.payload).map_err(|e| e.to_string())?;
+        let request: NetSimManagerRequest =
+            decode_checked(&parsed.payload).map_err(|e| e.to_string())?;
         c.requests.fetch_add(1, Relaxed);
         let decision = rules.decide(&request, from);
         if decision.response.status == 1 {
@@ -184,6 +225,9 @@ fn answer(line: Result<&[u8], LineError>, from: IpAddr, rules: &Rules, inbox: &N
             c.rejected.fetch_add(1, Relaxed);
         }
         inbox.deliver(&decision);
-        Ok(netsim_line::emit(RESPONSE_NAME, &decision.response.encode_to_vec()))
+        Ok(netsim_line::emit(
+            RESPONSE_NAME,
+            &decision.response.encode_to_vec(),
+        ))
     })())
 }

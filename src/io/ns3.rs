@@ -73,7 +73,14 @@ impl Lookup {
     /// `<folder of the executable>/../ns3/netsim-ns3` (`target/ns3/netsim-ns3` for
     /// `target/release/cosim`).
     fn beside_exe(&self) -> Option<PathBuf> {
-        Some(self.exe.as_ref()?.parent()?.parent()?.join("ns3").join(PROGRAM))
+        Some(
+            self.exe
+                .as_ref()?
+                .parent()?
+                .parent()?
+                .join("ns3")
+                .join(PROGRAM),
+        )
     }
 }
 
@@ -92,8 +99,15 @@ pub fn find_program(lookup: &Lookup) -> anyhow::Result<PathBuf> {
         if is_executable(&p) {
             Ok(p)
         } else {
-            let what = if p.exists() { "is not an executable file" } else { "does not exist" };
-            Err(anyhow::anyhow!("the ns-3 adapter {} ({by}) {what}; {HOW_TO_BUILD}", p.display()))
+            let what = if p.exists() {
+                "is not an executable file"
+            } else {
+                "does not exist"
+            };
+            Err(anyhow::anyhow!(
+                "the ns-3 adapter {} ({by}) {what}; {HOW_TO_BUILD}",
+                p.display()
+            ))
         }
     };
     if let Some(p) = &lookup.setting {
@@ -106,10 +120,18 @@ pub fn find_program(lookup: &Lookup) -> anyhow::Result<PathBuf> {
     if let Some(p) = beside.as_ref().filter(|p| is_executable(p)) {
         return Ok(p.clone());
     }
-    if let Some(p) = lookup.path.iter().flat_map(std::env::split_paths).map(|d| d.join(PROGRAM)).find(|p| is_executable(p)) {
+    if let Some(p) = lookup
+        .path
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(PROGRAM))
+        .find(|p| is_executable(p))
+    {
         return Ok(p);
     }
-    let beside = beside.map(|p| format!("{}, ", p.display())).unwrap_or_default();
+    let beside = beside
+        .map(|p| format!("{}, ", p.display()))
+        .unwrap_or_default();
     anyhow::bail!("the ns-3 adapter {PROGRAM} was not found (looked at ${PROGRAM_ENV}, {beside}and PATH); {HOW_TO_BUILD}")
 }
 
@@ -160,7 +182,11 @@ fn log_tail(path: &Path, n: usize) -> Option<String> {
     f.read_to_end(&mut bytes).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     // Its own lines: not the command line written before it.
-    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with("$ ")).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with("$ "))
+        .collect();
     (!lines.is_empty()).then(|| lines[lines.len().saturating_sub(n)..].join(" | "))
 }
 
@@ -181,52 +207,94 @@ impl Adapter {
     /// (created if need be; none: a temporary folder), and waits up to `startup` for it to say
     /// `listening on`. An adapter that exits first, or stays silent, is an error quoting its
     /// log (and a silent one is stopped).
-    pub async fn spawn(program: &Path, args: &[String], dir: Option<&Path>, startup: Duration) -> anyhow::Result<Adapter> {
+    pub async fn spawn(
+        program: &Path,
+        args: &[String],
+        dir: Option<&Path>,
+        startup: Duration,
+    ) -> anyhow::Result<Adapter> {
         use std::os::unix::process::CommandExt as _;
-        let name = program.file_name().map_or_else(|| PROGRAM.to_owned(), |n| n.to_string_lossy().into_owned());
+        let name = program
+            .file_name()
+            .map_or_else(|| PROGRAM.to_owned(), |n| n.to_string_lossy().into_owned());
         let unique = format!("netsim-ns3-{}-{}", std::process::id(), next_serial());
         let (socket, log) = match dir {
             Some(d) => {
-                std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+                std::fs::create_dir_all(d)
+                    .with_context(|| format!("cannot create {}", d.display()))?;
                 let socket = d.join("ns3.sock");
-                let socket = if socket.as_os_str().len() <= MAX_SOCKET_PATH { socket } else { std::env::temp_dir().join(format!("{unique}.sock")) };
+                let socket = if socket.as_os_str().len() <= MAX_SOCKET_PATH {
+                    socket
+                } else {
+                    std::env::temp_dir().join(format!("{unique}.sock"))
+                };
                 (socket, d.join("ns3.log"))
             }
-            None => (std::env::temp_dir().join(format!("{unique}.sock")), std::env::temp_dir().join(format!("{unique}.log"))),
+            None => (
+                std::env::temp_dir().join(format!("{unique}.sock")),
+                std::env::temp_dir().join(format!("{unique}.log")),
+            ),
         };
         remove_socket(&socket);
         let endpoint = format!("ipc://{}", socket.display());
         let bind = format!("--bind={endpoint}");
 
-        let mut log_file = std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
-        let shown: Vec<String> = std::iter::once(program.display().to_string()).chain(std::iter::once(bind.clone())).chain(args.iter().cloned()).collect();
-        writeln!(log_file, "$ {}", shown.join(" ")).with_context(|| format!("cannot write {}", log.display()))?;
+        let mut log_file = std::fs::File::create(&log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let shown: Vec<String> = std::iter::once(program.display().to_string())
+            .chain(std::iter::once(bind.clone()))
+            .chain(args.iter().cloned())
+            .collect();
+        writeln!(log_file, "$ {}", shown.join(" "))
+            .with_context(|| format!("cannot write {}", log.display()))?;
 
         let mut cmd = std::process::Command::new(program);
-        cmd.arg(&bind).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(log_file);
+        cmd.arg(&bind)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log_file);
         cmd.process_group(0);
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != parent {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                    || libc::getppid() != parent
+                {
                     return Err(std::io::Error::other("the coordinator is gone"));
                 }
                 Ok(())
             });
         }
-        let mut child = tokio::process::Command::from(cmd).spawn().with_context(|| format!("cannot start the ns-3 adapter {}", program.display()))?;
+        let mut child = tokio::process::Command::from(cmd)
+            .spawn()
+            .with_context(|| format!("cannot start the ns-3 adapter {}", program.display()))?;
         let pid = child.id().unwrap_or(0);
         let stdout = child.stdout.take().context("the adapter's stdout")?;
-        let mut adapter = Adapter { child, pid, name, endpoint, log, socket, status: None };
+        let mut adapter = Adapter {
+            child,
+            pid,
+            name,
+            endpoint,
+            log,
+            socket,
+            status: None,
+        };
         tracing::info!(pid, log = %adapter.log.display(), "started the ns-3 adapter: {}", shown.join(" "));
 
         let mut lines = tokio::io::BufReader::new(stdout).lines();
         let listening = tokio::time::timeout(startup, async {
             loop {
                 match lines.next_line().await {
-                    Ok(Some(line)) if line.trim_start().starts_with("listening on ") => return Ok(line),
-                    Ok(Some(line)) => tracing::warn!(pid, "{} printed on stdout before listening: {line}", adapter.name),
+                    Ok(Some(line)) if line.trim_start().starts_with("listening on ") => {
+                        return Ok(line)
+                    }
+                    Ok(Some(line)) => tracing::warn!(
+                        pid,
+                        "{} printed on stdout before listening: {line}",
+                        adapter.name
+                    ),
                     Ok(None) => return Err(None),
                     Err(e) => return Err(Some(e)),
                 }
@@ -237,7 +305,12 @@ impl Adapter {
             Ok(Ok(line)) => {
                 let said = line.trim().trim_start_matches("listening on ").to_owned();
                 if said != adapter.endpoint {
-                    tracing::warn!(pid, "{} says it listens on {said}, asked for {}", adapter.name, adapter.endpoint);
+                    tracing::warn!(
+                        pid,
+                        "{} says it listens on {said}, asked for {}",
+                        adapter.name,
+                        adapter.endpoint
+                    );
                 }
                 // Nothing more is expected on stdout; whatever comes goes to the log.
                 let name = adapter.name.clone();
@@ -250,13 +323,19 @@ impl Adapter {
             }
             Ok(Err(read)) => {
                 // Its stdout closed: it is exiting (or has).
-                let status = tokio::time::timeout(STOP_TIMEOUT, adapter.wait()).await.ok();
+                let status = tokio::time::timeout(STOP_TIMEOUT, adapter.wait())
+                    .await
+                    .ok();
                 let how = match (status, read) {
                     (Some(s), _) => describe_exit(s),
                     (None, Some(e)) => format!("stopped writing to stdout ({e})"),
                     (None, None) => "closed its stdout".to_owned(),
                 };
-                anyhow::bail!("the ns-3 adapter {} (pid {pid}) {how} before listening{}", program.display(), adapter.log_note())
+                anyhow::bail!(
+                    "the ns-3 adapter {} (pid {pid}) {how} before listening{}",
+                    program.display(),
+                    adapter.log_note()
+                )
             }
             Err(_) => anyhow::bail!(
                 "the ns-3 adapter {} (pid {pid}) did not say `listening on {}` within {} ms{}",
@@ -333,8 +412,14 @@ impl Drop for Adapter {
             signal_group(group, libc::SIGKILL);
             self.reaped_within(STOP_TIMEOUT);
             match self.status {
-                Some(s) => tracing::debug!(pid = self.pid, "stopped the ns-3 adapter: {}", describe_exit(s)),
-                None => tracing::warn!(pid = self.pid, "the ns-3 adapter did not end after SIGKILL"),
+                Some(s) => tracing::debug!(
+                    pid = self.pid,
+                    "stopped the ns-3 adapter: {}",
+                    describe_exit(s)
+                ),
+                None => {
+                    tracing::warn!(pid = self.pid, "the ns-3 adapter did not end after SIGKILL")
+                }
             }
         }
         remove_socket(&self.socket);
@@ -379,14 +464,20 @@ pub struct AdapterTransport {
 
 /// `r`, or when `adapter` has exited meanwhile (or does within [`REPLY_GRACE`] of a failed
 /// exchange: a disconnect may be seen before the exit), a failure saying how it ended.
-async fn explain(adapter: &mut Adapter, r: Result<Vec<u8>, TransportError>) -> Result<Vec<u8>, TransportError> {
+async fn explain(
+    adapter: &mut Adapter,
+    r: Result<Vec<u8>, TransportError>,
+) -> Result<Vec<u8>, TransportError> {
     let Err(e) = r else { return r };
     let status = match adapter.exit_status() {
         Some(s) => Some(s),
         None => tokio::time::timeout(REPLY_GRACE, adapter.wait()).await.ok(),
     };
     match status {
-        Some(status) => Err(TransportError::Failed(format!("{e}, and {}", adapter.exit_note(status)))),
+        Some(status) => Err(TransportError::Failed(format!(
+            "{e}, and {}",
+            adapter.exit_note(status)
+        ))),
         None => Err(e),
     }
 }
@@ -413,17 +504,28 @@ impl Transport for AdapterTransport {
 /// Starts the adapter for `loaded` with `settings` (arguments from the scenario, socket and log
 /// in `out_dir`) and connects to it: the link to the network simulator of the run, named
 /// `ns-3 adapter (netsim-ns3, pid N)`. Dropping it stops the adapter.
-pub async fn start(loaded: &LoadedScenario, settings: &Ns3Settings, out_dir: Option<&Path>) -> anyhow::Result<Link> {
+pub async fn start(
+    loaded: &LoadedScenario,
+    settings: &Ns3Settings,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<Link> {
     let args = crate::model::ns3::adapter_args(loaded, settings)?;
     let program = find_program(&Lookup::new(loaded, settings))?;
     let sims = &loaded.scenario.simulators;
-    let (timeout, startup) = (Duration::from_millis(sims.timeout_ms), Duration::from_millis(sims.startup_timeout_ms));
+    let (timeout, startup) = (
+        Duration::from_millis(sims.timeout_ms),
+        Duration::from_millis(sims.startup_timeout_ms),
+    );
     let adapter = Adapter::spawn(&program, &args, out_dir, startup).await?;
     let peer = format!("ns-3 adapter ({}, pid {})", adapter.name(), adapter.pid());
     let client = zmq::Client::connect_within(adapter.endpoint(), startup)
         .await
         .with_context(|| format!("{peer}: cannot connect to {}", adapter.endpoint()))?;
-    Ok(Link::new(peer, timeout, Box::new(AdapterTransport { client, adapter })))
+    Ok(Link::new(
+        peer,
+        timeout,
+        Box::new(AdapterTransport { client, adapter }),
+    ))
 }
 
 #[cfg(test)]
@@ -441,26 +543,52 @@ mod tests {
     /// The process exists and is no zombie.
     fn alive(pid: u32) -> bool {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
     }
 
     #[test]
     fn a_missing_program_is_an_error_saying_how_to_build_it() {
         let dir = tempfile::tempdir().unwrap();
-        let nowhere = Lookup { exe: Some(dir.path().join("release/cosim")), path: Some(dir.path().as_os_str().to_owned()), ..Default::default() };
+        let nowhere = Lookup {
+            exe: Some(dir.path().join("release/cosim")),
+            path: Some(dir.path().as_os_str().to_owned()),
+            ..Default::default()
+        };
         let e = find_program(&nowhere).unwrap_err().to_string();
-        assert!(e.starts_with("the ns-3 adapter netsim-ns3 was not found (looked at $NETSIM_NS3, "), "{e}");
-        assert!(e.contains(&format!("{}, and PATH", dir.path().join("ns3/netsim-ns3").display())), "{e}");
+        assert!(
+            e.starts_with("the ns-3 adapter netsim-ns3 was not found (looked at $NETSIM_NS3, "),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!(
+                "{}, and PATH",
+                dir.path().join("ns3/netsim-ns3").display()
+            )),
+            "{e}"
+        );
         assert!(e.contains("build it with `scripts/setup --ns3`"), "{e}");
 
-        let named = Lookup { setting: Some(dir.path().join("bin/netsim-ns3")), ..nowhere.clone() };
+        let named = Lookup {
+            setting: Some(dir.path().join("bin/netsim-ns3")),
+            ..nowhere.clone()
+        };
         let e = find_program(&named).unwrap_err().to_string();
         assert!(e.contains("bin/netsim-ns3 (simulators.network.program) does not exist; build it with `scripts/setup --ns3`"), "{e}");
         std::fs::write(dir.path().join("netsim-ns3"), "not executable").unwrap();
-        let env = Lookup { env: Some(dir.path().join("netsim-ns3").into_os_string()), ..nowhere.clone() };
+        let env = Lookup {
+            env: Some(dir.path().join("netsim-ns3").into_os_string()),
+            ..nowhere.clone()
+        };
         let e = find_program(&env).unwrap_err().to_string();
-        assert!(e.contains("netsim-ns3 (NETSIM_NS3) is not an executable file"), "{e}");
-        assert!(find_program(&nowhere).is_err(), "a file on PATH that is not executable is not the program");
+        assert!(
+            e.contains("netsim-ns3 (NETSIM_NS3) is not an executable file"),
+            "{e}"
+        );
+        assert!(
+            find_program(&nowhere).is_err(),
+            "a file on PATH that is not executable is not the program"
+        );
     }
 
     #[test]
@@ -471,10 +599,18 @@ mod tests {
         std::fs::create_dir_all(d.join("target/ns3")).unwrap();
         std::fs::create_dir_all(d.join("bin")).unwrap();
         let on_path = script(&d.join("bin"), PROGRAM, "exit 0");
-        let mut l = Lookup { exe: Some(d.join("target/release/cosim")), path: Some(d.join("bin").into_os_string()), ..Default::default() };
+        let mut l = Lookup {
+            exe: Some(d.join("target/release/cosim")),
+            path: Some(d.join("bin").into_os_string()),
+            ..Default::default()
+        };
         assert_eq!(find_program(&l).unwrap(), on_path);
         script(&d.join("target/ns3"), PROGRAM, "exit 0");
-        assert_eq!(find_program(&l).unwrap(), d.join("target/ns3/netsim-ns3"), "beside the executable before PATH");
+        assert_eq!(
+            find_program(&l).unwrap(),
+            d.join("target/ns3/netsim-ns3"),
+            "beside the executable before PATH"
+        );
         let by_env = script(d, "from-env", "exit 0");
         l.env = Some(by_env.clone().into_os_string());
         assert_eq!(find_program(&l).unwrap(), by_env);
@@ -488,35 +624,75 @@ mod tests {
         let status = |raw: i32| ExitStatus::from_raw(raw);
         assert_eq!(describe_exit(status(1 << 8)), "exited with status 1");
         assert_eq!(describe_exit(status(0)), "exited with status 0");
-        assert_eq!(describe_exit(status(libc::SIGSEGV)), "exited with signal 11 (SIGSEGV)");
-        assert_eq!(describe_exit(status(libc::SIGKILL)), "exited with signal 9 (SIGKILL)");
+        assert_eq!(
+            describe_exit(status(libc::SIGSEGV)),
+            "exited with signal 11 (SIGSEGV)"
+        );
+        assert_eq!(
+            describe_exit(status(libc::SIGKILL)),
+            "exited with signal 9 (SIGKILL)"
+        );
         assert_eq!(describe_exit(status(40)), "exited with signal 40");
     }
 
     #[tokio::test]
     async fn an_adapter_is_waited_for_then_stopped_and_reaped_when_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let prog = script(dir.path(), "fake-ns3", r#"echo "started with $*" >&2; echo "listening on ${1#--bind=}"; exec sleep 60"#);
+        let prog = script(
+            dir.path(),
+            "fake-ns3",
+            r#"echo "started with $*" >&2; echo "listening on ${1#--bind=}"; exec sleep 60"#,
+        );
         let out = dir.path().join("out");
-        let a = Adapter::spawn(&prog, &["--nodes=2".into()], Some(&out), Duration::from_secs(10)).await.unwrap();
+        let a = Adapter::spawn(
+            &prog,
+            &["--nodes=2".into()],
+            Some(&out),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
         let (pid, socket) = (a.pid(), out.join("ns3.sock"));
         assert_eq!(a.endpoint(), format!("ipc://{}", socket.display()));
         assert_eq!(a.name(), "fake-ns3");
         assert!(alive(pid));
         let t = Instant::now();
         drop(a);
-        assert!(t.elapsed() < STOP_TIMEOUT, "SIGTERM is enough for it: {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < STOP_TIMEOUT,
+            "SIGTERM is enough for it: {:?}",
+            t.elapsed()
+        );
         assert!(!alive(pid), "stopped and reaped");
         let log = std::fs::read_to_string(out.join("ns3.log")).unwrap();
-        assert!(log.starts_with(&format!("$ {} --bind=ipc://{} --nodes=2\n", prog.display(), socket.display())), "{log}");
-        assert!(log.contains(&format!("started with --bind=ipc://{} --nodes=2", socket.display())), "{log}");
+        assert!(
+            log.starts_with(&format!(
+                "$ {} --bind=ipc://{} --nodes=2\n",
+                prog.display(),
+                socket.display()
+            )),
+            "{log}"
+        );
+        assert!(
+            log.contains(&format!(
+                "started with --bind=ipc://{} --nodes=2",
+                socket.display()
+            )),
+            "{log}"
+        );
     }
 
     #[tokio::test]
     async fn an_adapter_ignoring_sigterm_is_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let prog = script(dir.path(), "stubborn", r#"trap '' TERM; echo "listening on ${1#--bind=}"; while :; do sleep 0.05; done"#);
-        let a = Adapter::spawn(&prog, &[], Some(dir.path()), Duration::from_secs(10)).await.unwrap();
+        let prog = script(
+            dir.path(),
+            "stubborn",
+            r#"trap '' TERM; echo "listening on ${1#--bind=}"; while :; do sleep 0.05; done"#,
+        );
+        let a = Adapter::spawn(&prog, &[], Some(dir.path()), Duration::from_secs(10))
+            .await
+            .unwrap();
         let pid = a.pid();
         drop(a);
         assert!(!alive(pid));
@@ -525,30 +701,93 @@ mod tests {
     #[tokio::test]
     async fn an_adapter_that_exits_or_stays_silent_is_an_error_quoting_its_log() {
         let dir = tempfile::tempdir().unwrap();
-        let bad_args = script(dir.path(), "bad-args", r#"echo "unknown option --bogus" >&2; exit 2"#);
-        let e = Adapter::spawn(&bad_args, &["--bogus=1".into()], Some(dir.path()), Duration::from_secs(10)).await.err().unwrap().to_string();
-        assert!(e.contains("bad-args (pid ") && e.contains(") exited with status 2 before listening; its log "), "{e}");
+        let bad_args = script(
+            dir.path(),
+            "bad-args",
+            r#"echo "unknown option --bogus" >&2; exit 2"#,
+        );
+        let e = Adapter::spawn(
+            &bad_args,
+            &["--bogus=1".into()],
+            Some(dir.path()),
+            Duration::from_secs(10),
+        )
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("bad-args (pid ")
+                && e.contains(") exited with status 2 before listening; its log "),
+            "{e}"
+        );
         assert!(e.ends_with("ns3.log ends: unknown option --bogus"), "{e}");
 
         let crash = script(dir.path(), "crash", "kill -SEGV $$");
-        let e = Adapter::spawn(&crash, &[], None, Duration::from_secs(10)).await.err().unwrap().to_string();
-        assert!(e.contains("exited with signal 11 (SIGSEGV) before listening"), "{e}");
+        let e = Adapter::spawn(&crash, &[], None, Duration::from_secs(10))
+            .await
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("exited with signal 11 (SIGSEGV) before listening"),
+            "{e}"
+        );
 
-        let silent = script(dir.path(), "silent", "echo 'loading the world' >&2; exec sleep 60");
+        let silent = script(
+            dir.path(),
+            "silent",
+            "echo 'loading the world' >&2; exec sleep 60",
+        );
         let t = Instant::now();
-        let e = Adapter::spawn(&silent, &[], Some(&dir.path().join("s")), Duration::from_millis(300)).await.err().unwrap().to_string();
-        assert!(e.contains("did not say `listening on ipc://") && e.contains("within 300 ms; its log ") && e.ends_with("ns3.log ends: loading the world"), "{e}");
+        let e = Adapter::spawn(
+            &silent,
+            &[],
+            Some(&dir.path().join("s")),
+            Duration::from_millis(300),
+        )
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("did not say `listening on ipc://")
+                && e.contains("within 300 ms; its log ")
+                && e.ends_with("ns3.log ends: loading the world"),
+            "{e}"
+        );
         assert!(t.elapsed() < Duration::from_secs(3));
     }
 
     #[test]
     fn a_long_output_folder_puts_the_socket_in_the_temporary_folder() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let deep = dir.path().join("x".repeat(60)).join("y".repeat(60));
-        let prog = script(dir.path(), "fake", r#"echo "listening on ${1#--bind=}"; exec sleep 60"#);
-        let a = rt.block_on(Adapter::spawn(&prog, &[], Some(&deep), Duration::from_secs(10))).unwrap();
-        assert!(a.endpoint().starts_with(&format!("ipc://{}", std::env::temp_dir().join("netsim-ns3-").display())), "{}", a.endpoint());
+        let prog = script(
+            dir.path(),
+            "fake",
+            r#"echo "listening on ${1#--bind=}"; exec sleep 60"#,
+        );
+        let a = rt
+            .block_on(Adapter::spawn(
+                &prog,
+                &[],
+                Some(&deep),
+                Duration::from_secs(10),
+            ))
+            .unwrap();
+        assert!(
+            a.endpoint().starts_with(&format!(
+                "ipc://{}",
+                std::env::temp_dir().join("netsim-ns3-").display()
+            )),
+            "{}",
+            a.endpoint()
+        );
         assert_eq!(a.log(), deep.join("ns3.log"));
     }
 }

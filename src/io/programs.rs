@@ -27,7 +27,10 @@ enum State {
     /// Never to run (the record's note says why).
     Skipped,
     /// Its leader runs; `exit` resolves when the leader has been reaped.
-    Running { pgid: i32, exit: oneshot::Receiver<std::io::Result<ExitStatus>> },
+    Running {
+        pgid: i32,
+        exit: oneshot::Receiver<std::io::Result<ExitStatus>>,
+    },
     /// Its leader ended; members of its group may still run.
     Ended { pgid: i32 },
     /// Stopped and recorded.
@@ -55,25 +58,38 @@ impl Programs {
     /// For a scenario with `programs` (`None` without): their log folder `<out_dir>/programs`
     /// is created now. Programs inside vehicles are marked not started when the run has no
     /// namespaces (`network.capture` is not `tun`, e.g. turned off for want of root).
-    pub fn for_scenario(loaded: &LoadedScenario, out_dir: Option<&Path>) -> anyhow::Result<Option<Programs>> {
+    pub fn for_scenario(
+        loaded: &LoadedScenario,
+        out_dir: Option<&Path>,
+    ) -> anyhow::Result<Option<Programs>> {
         let s = &loaded.scenario;
         if s.programs.is_empty() {
             return Ok(None);
         }
-        let out_dir = out_dir.context("the scenario's programs need an output folder for their logs")?;
-        let out = std::path::absolute(out_dir).with_context(|| format!("output folder {}", out_dir.display()))?;
+        let out_dir =
+            out_dir.context("the scenario's programs need an output folder for their logs")?;
+        let out = std::path::absolute(out_dir)
+            .with_context(|| format!("output folder {}", out_dir.display()))?;
         let logs = out.join("programs");
-        std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+        std::fs::create_dir_all(&logs)
+            .with_context(|| format!("cannot create {}", logs.display()))?;
         let dir = match loaded.file.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let scenario_dir = std::path::absolute(dir).with_context(|| format!("scenario folder {}", dir.display()))?;
+        let scenario_dir = std::path::absolute(dir)
+            .with_context(|| format!("scenario folder {}", dir.display()))?;
         let env = vec![
             ("COSIM_OUT".to_owned(), out.to_string_lossy().into_owned()),
-            ("COSIM_SCENARIO_DIR".to_owned(), scenario_dir.to_string_lossy().into_owned()),
+            (
+                "COSIM_SCENARIO_DIR".to_owned(),
+                scenario_dir.to_string_lossy().into_owned(),
+            ),
             ("COSIM_DURATION_S".to_owned(), s.duration_s.to_string()),
-            ("COSIM_REAL_TIME_FACTOR".to_owned(), s.real_time_factor.to_string()),
+            (
+                "COSIM_REAL_TIME_FACTOR".to_owned(),
+                s.real_time_factor.to_string(),
+            ),
         ];
         let namespaces = s.network.capture == Capture::Tun;
         let entries = s
@@ -99,7 +115,12 @@ impl Programs {
                 Entry { program: p.clone(), start_ns: (p.start_s * 1e9).round() as u64, state, record }
             })
             .collect();
-        Ok(Some(Programs { entries, env, scenario_dir, logs }))
+        Ok(Some(Programs {
+            entries,
+            env,
+            scenario_dir,
+            logs,
+        }))
     }
 
     /// The folder of the log files.
@@ -112,7 +133,8 @@ impl Programs {
     /// at most one window after the exit). Needs a tokio runtime.
     pub fn tick(&mut self, sim_ns: u64) {
         for i in 0..self.entries.len() {
-            if matches!(self.entries[i].state, State::Waiting) && self.entries[i].start_ns <= sim_ns {
+            if matches!(self.entries[i].state, State::Waiting) && self.entries[i].start_ns <= sim_ns
+            {
                 let started = self.start(i, sim_ns);
                 let e = &mut self.entries[i];
                 match started {
@@ -135,7 +157,9 @@ impl Programs {
     /// Records the exit of every program whose leader ended since the last call (at `sim_ns`).
     fn reap(&mut self, sim_ns: u64) {
         for e in &mut self.entries {
-            let State::Running { pgid, exit } = &mut e.state else { continue };
+            let State::Running { pgid, exit } = &mut e.state else {
+                continue;
+            };
             let pgid = *pgid;
             match exit.try_recv() {
                 Err(oneshot::error::TryRecvError::Empty) => continue,
@@ -152,7 +176,11 @@ impl Programs {
 
     /// Spawns entry `i` in a process group of its own (inside its vehicle's namespace if it
     /// has one); returns the group id and the leader's exit.
-    fn start(&self, i: usize, sim_ns: u64) -> anyhow::Result<(i32, oneshot::Receiver<std::io::Result<ExitStatus>>)> {
+    fn start(
+        &self,
+        i: usize,
+        sim_ns: u64,
+    ) -> anyhow::Result<(i32, oneshot::Receiver<std::io::Result<ExitStatus>>)> {
         use std::os::unix::process::CommandExt as _;
         let p = &self.entries[i].program;
         let cwd = match &p.cwd {
@@ -168,7 +196,11 @@ impl Programs {
             ProgramCommand::Argv(argv) => {
                 // A relative path to the program resolves from its working directory.
                 let prog = Path::new(&argv[0]);
-                let prog = if prog.is_relative() && argv[0].contains('/') { cwd.join(prog) } else { prog.to_path_buf() };
+                let prog = if prog.is_relative() && argv[0].contains('/') {
+                    cwd.join(prog)
+                } else {
+                    prog.to_path_buf()
+                };
                 let mut c = std::process::Command::new(prog);
                 c.args(&argv[1..]);
                 c
@@ -186,11 +218,19 @@ impl Programs {
             let path = self.logs.join(format!("{}.{ext}.log", p.name));
             File::create(&path).with_context(|| format!("cannot create {}", path.display()))
         };
-        cmd.stdin(Stdio::null()).stdout(log("stdout")?).stderr(log("stderr")?);
+        cmd.stdin(Stdio::null())
+            .stdout(log("stdout")?)
+            .stderr(log("stderr")?);
         cmd.process_group(0);
         // The namespace file stays open until the child has been spawned.
-        let netns = p.vehicle.as_deref().map(|v| netns::enter_on_exec(&mut cmd, v)).transpose()?;
-        let mut child = tokio::process::Command::from(cmd).spawn().with_context(|| format!("{}{}", describe(&p.command), where_(p)))?;
+        let netns = p
+            .vehicle
+            .as_deref()
+            .map(|v| netns::enter_on_exec(&mut cmd, v))
+            .transpose()?;
+        let mut child = tokio::process::Command::from(cmd)
+            .spawn()
+            .with_context(|| format!("{}{}", describe(&p.command), where_(p)))?;
         drop(netns);
         let pgid = child.id().context("the started program has no pid")? as i32;
         let (tx, rx) = oneshot::channel();
@@ -219,11 +259,17 @@ impl Programs {
                 State::Ended { pgid } => {
                     if group_alive(pgid) {
                         signal_group(pgid, e.program.stop_signal.number());
-                        e.record.note = Some(format!("processes left in its group were stopped with {}", e.program.stop_signal.name()));
+                        e.record.note = Some(format!(
+                            "processes left in its group were stopped with {}",
+                            e.program.stop_signal.name()
+                        ));
                     }
                 }
                 State::Waiting => {
-                    e.record.note = Some(format!("not started: the run ended at {now_s} s, before its start at {} s", e.program.start_s));
+                    e.record.note = Some(format!(
+                        "not started: the run ended at {now_s} s, before its start at {} s",
+                        e.program.start_s
+                    ));
                     e.state = State::Skipped;
                 }
                 State::Skipped | State::Done => {}
@@ -234,14 +280,17 @@ impl Programs {
             let timeout = e.program.stop_timeout_s;
             let signal = e.program.stop_signal.name();
             let state = std::mem::replace(&mut e.state, State::Done);
-            let stopped = matches!(state, State::Running { .. }) || e.record.note.is_some() && matches!(state, State::Ended { .. });
+            let stopped = matches!(state, State::Running { .. })
+                || e.record.note.is_some() && matches!(state, State::Ended { .. });
             match state {
                 State::Running { pgid, mut exit } => {
                     let status = match tokio::time::timeout_at(deadline, &mut exit).await {
                         Ok(status) => Some(status),
                         Err(_) => {
                             signal_group(pgid, libc::SIGKILL);
-                            e.record.note = Some(format!("did not stop within {timeout} s of {signal}: killed"));
+                            e.record.note = Some(format!(
+                                "did not stop within {timeout} s of {signal}: killed"
+                            ));
                             tokio::time::timeout(KILL_WAIT, &mut exit).await.ok()
                         }
                     };
@@ -252,7 +301,10 @@ impl Programs {
                             e.record.note = Some("its exit status was lost".to_owned());
                         }
                         None => {
-                            e.record.note = Some(format!("still running {} s after SIGKILL", KILL_WAIT.as_secs()));
+                            e.record.note = Some(format!(
+                                "still running {} s after SIGKILL",
+                                KILL_WAIT.as_secs()
+                            ));
                         }
                     }
                     stop_leftovers(pgid, deadline, &mut e.record).await;
@@ -311,14 +363,29 @@ fn group_alive(pgid: i32) -> bool {
 /// Whether every process left in group `pgid` is a zombie (ended, not yet reaped by its
 /// parent): those are gone for our purpose.
 fn only_zombies(pgid: i32) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return false };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
         // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
         let mut fields = rest.split_whitespace();
-        let (Some(state), Some(_ppid), Some(pgrp)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        let (Some(state), Some(_ppid), Some(pgrp)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
         if pgrp.parse::<i32>() == Ok(pgid) && state != "Z" {
             return false;
         }

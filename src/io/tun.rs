@@ -17,8 +17,13 @@ pub const VNET_HDR_LEN: usize = tun_rs::VIRTIO_NET_HDR_LEN;
 
 /// Creates and configures the TUN interface of namespace `ns`; needs a tokio runtime.
 pub fn open(ns: &str, addresses: &[IpNet], offload: bool) -> anyhow::Result<AsyncDevice> {
-    let dev = run_in(ns, move || DeviceBuilder::new().name(IFNAME).offload(offload).build_sync())
-        .with_context(|| format!("cannot create TUN {IFNAME} in namespace {ns}"))?;
+    let dev = run_in(ns, move || {
+        DeviceBuilder::new()
+            .name(IFNAME)
+            .offload(offload)
+            .build_sync()
+    })
+    .with_context(|| format!("cannot create TUN {IFNAME} in namespace {ns}"))?;
     for net in addresses {
         let cidr = net.to_string();
         let mut args = vec!["-n", ns, "addr", "add", &cidr, "dev", IFNAME];
@@ -29,7 +34,15 @@ pub fn open(ns: &str, addresses: &[IpNet], offload: bool) -> anyhow::Result<Asyn
     }
     ip(&["-n", ns, "link", "set", IFNAME, "multicast", "on", "up"])?;
     ip(&["-n", ns, "route", "add", "224.0.0.0/4", "dev", IFNAME])?;
-    ip(&["-n", ns, "route", "add", "255.255.255.255/32", "dev", IFNAME])?;
+    ip(&[
+        "-n",
+        ns,
+        "route",
+        "add",
+        "255.255.255.255/32",
+        "dev",
+        IFNAME,
+    ])?;
     let _ = ip(&["-n", ns, "route", "add", "default", "dev", IFNAME]);
     // ff00::/8 sits in the local table once the interface is up; a main-table route makes
     // sure it is chosen without a source-specific configuration.

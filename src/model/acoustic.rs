@@ -26,7 +26,11 @@
 /// Valid for 2 ≤ T ≤ 30 °C, 25 ≤ S ≤ 40 ppt, 0 ≤ D ≤ 8000 m (standard error 0.07 m/s).
 pub fn sound_speed_mackenzie(temperature_c: f64, salinity_ppt: f64, depth_m: f64) -> f64 {
     let (t, s, d) = (temperature_c, salinity_ppt - 35.0, depth_m);
-    1448.96 + 4.591 * t - 5.304e-2 * t * t + 2.374e-4 * t * t * t + 1.340 * s + 1.630e-2 * d + 1.675e-7 * d * d
+    1448.96 + 4.591 * t - 5.304e-2 * t * t
+        + 2.374e-4 * t * t * t
+        + 1.340 * s
+        + 1.630e-2 * d
+        + 1.675e-7 * d * d
         - 1.025e-2 * t * s
         - 7.139e-13 * t * d * d * d
 }
@@ -55,7 +59,13 @@ pub fn absorption_thorp_db_per_km(f_khz: f64) -> f64 {
 /// α = A₁P₁ f₁f²/(f₁² + f²) + A₂P₂ f₂f²/(f₂² + f²) + A₃P₃ f²
 ///
 /// Valid for 0.2–1000 kHz, −2 to 22 °C (pure water term to 30 °C), 30–35 ppt, 0–7000 m.
-pub fn absorption_francois_garrison_db_per_km(f_khz: f64, temperature_c: f64, salinity_ppt: f64, depth_m: f64, ph: f64) -> f64 {
+pub fn absorption_francois_garrison_db_per_km(
+    f_khz: f64,
+    temperature_c: f64,
+    salinity_ppt: f64,
+    depth_m: f64,
+    ph: f64,
+) -> f64 {
     let (t, s, d, f2) = (temperature_c, salinity_ppt, depth_m, f_khz * f_khz);
     let c = 1412.0 + 3.21 * t + 1.19 * s + 0.0167 * d;
     let a1 = 8.86 / c * 10f64.powf(0.78 * ph - 5.0);
@@ -108,7 +118,10 @@ pub fn noise_psd_db(f_khz: f64, c: NoiseConditions) -> f64 {
     let ns = 40.0 + 20.0 * (c.shipping - 0.5) + 26.0 * lf - 60.0 * (f + 0.03).log10();
     let nw = 50.0 + 7.5 * c.wind_mps.max(0.0).sqrt() + 20.0 * lf - 40.0 * (f + 0.4).log10();
     let nth = -15.0 + 20.0 * lf;
-    let lin: f64 = [nt, ns, nw, nth].iter().map(|db| 10f64.powf(db / 10.0)).sum();
+    let lin: f64 = [nt, ns, nw, nth]
+        .iter()
+        .map(|db| 10f64.powf(db / 10.0))
+        .sum();
     10.0 * lin.log10()
 }
 
@@ -165,7 +178,11 @@ pub fn micromodem_rate(rate: u8) -> Option<ModemRate> {
         6 => (Modulation::Psk, 2400.0, 3.0),
         _ => return None,
     };
-    Some(ModemRate { modulation, bit_rate_bps, coding_gain_db })
+    Some(ModemRate {
+        modulation,
+        bit_rate_bps,
+        coding_gain_db,
+    })
 }
 
 /// Eb/N0 (linear) from the in-band SNR (dB) over bandwidth B at bit rate R:
@@ -223,7 +240,10 @@ pub fn erfc(x: f64) -> f64 {
         + t * (1.00002368
             + t * (0.37409196
                 + t * (0.09678418
-                    + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+                    + t * (-0.18628806
+                        + t * (0.27886807
+                            + t * (-1.13520398
+                                + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
     let r = t * poly.exp();
     if x >= 0.0 {
         r
@@ -268,10 +288,30 @@ mod tests {
     #[test]
     fn wenz_noise_at_25_khz_is_in_the_textbook_range() {
         // Stojanovic (2007), fig. 2: ~30–45 dB re µPa²/Hz around 25 kHz for moderate conditions.
-        let n = noise_psd_db(25.0, NoiseConditions { shipping: 0.5, wind_mps: 5.0 });
+        let n = noise_psd_db(
+            25.0,
+            NoiseConditions {
+                shipping: 0.5,
+                wind_mps: 5.0,
+            },
+        );
         assert!((30.0..45.0).contains(&n), "{n}");
         // Wind and shipping raise it.
-        assert!(noise_psd_db(1.0, NoiseConditions { shipping: 1.0, wind_mps: 10.0 }) > noise_psd_db(1.0, NoiseConditions { shipping: 0.0, wind_mps: 0.0 }));
+        assert!(
+            noise_psd_db(
+                1.0,
+                NoiseConditions {
+                    shipping: 1.0,
+                    wind_mps: 10.0
+                }
+            ) > noise_psd_db(
+                1.0,
+                NoiseConditions {
+                    shipping: 0.0,
+                    wind_mps: 0.0
+                }
+            )
+        );
     }
 
     #[test]
@@ -285,12 +325,19 @@ mod tests {
         assert!((per(1e-3, 1000) - (1.0 - 0.999f64.powi(1000))).abs() < 1e-12);
         assert_eq!(per(0.0, 1000), 0.0);
         assert_eq!(per(1.0, 8), 1.0);
-        assert!((erfc(0.0) - 1.0).abs() < 1e-7 && (erfc(1.0) - 0.157299207).abs() < 1e-7 && (erfc(-1.0) - 1.842700793).abs() < 1e-7);
+        assert!(
+            (erfc(0.0) - 1.0).abs() < 1e-7
+                && (erfc(1.0) - 0.157299207).abs() < 1e-7
+                && (erfc(-1.0) - 1.842700793).abs() < 1e-7
+        );
     }
 
     #[test]
     fn snr_delay_doppler_by_hand() {
-        assert!((snr_db(185.0, 60.0, 40.0, 5000.0) - (185.0 - 60.0 - 40.0 - 36.98970004336019)).abs() < 1e-9);
+        assert!(
+            (snr_db(185.0, 60.0, 40.0, 5000.0) - (185.0 - 60.0 - 40.0 - 36.98970004336019)).abs()
+                < 1e-9
+        );
         assert_eq!(propagation_delay_s(1500.0, 1500.0), 1.0);
         assert!((doppler_shift_hz(25_000.0, 1.5, 1500.0) - 25.0).abs() < 1e-9);
         assert!((source_level_from_power_db(10.0) - 180.8).abs() < 1e-9);

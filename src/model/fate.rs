@@ -131,7 +131,11 @@ mod tests {
 
     #[test]
     fn wire_values_are_the_protocol_s() {
-        let wire: Vec<(DropReason, i32)> = DropReason::ALL.iter().map(|&r| (r, r.to_wire())).filter(|&(_, v)| v != 0).collect();
+        let wire: Vec<(DropReason, i32)> = DropReason::ALL
+            .iter()
+            .map(|&r| (r, r.to_wire()))
+            .filter(|&(_, v)| v != 0)
+            .collect();
         assert_eq!(
             wire,
             vec![
@@ -146,17 +150,40 @@ mod tests {
         for (r, v) in wire {
             assert_eq!(DropReason::from_wire(v), r);
         }
-        assert_eq!((DropReason::from_wire(0), DropReason::from_wire(99), DropReason::from_wire(-1)), (DropReason::Unspecified, DropReason::Unspecified, DropReason::Unspecified));
+        assert_eq!(
+            (
+                DropReason::from_wire(0),
+                DropReason::from_wire(99),
+                DropReason::from_wire(-1)
+            ),
+            (
+                DropReason::Unspecified,
+                DropReason::Unspecified,
+                DropReason::Unspecified
+            )
+        );
     }
 
     #[test]
     fn fates_serialize_as_one_word() {
         let json = |f: Fate| serde_json::to_string(&f).unwrap();
         assert_eq!(json(Fate::Delivered), "\"delivered\"");
-        assert_eq!(json(Fate::Dropped(DropReason::OutOfRange)), "\"out_of_range\"");
-        assert_eq!(json(Fate::Dropped(DropReason::HalfDuplex)), "\"half_duplex\"");
-        assert_eq!(json(Fate::Dropped(DropReason::NoReceiver)), "\"no_receiver\"");
-        assert_eq!(json(Fate::Dropped(DropReason::RetryLimit)), "\"retry_limit\"");
+        assert_eq!(
+            json(Fate::Dropped(DropReason::OutOfRange)),
+            "\"out_of_range\""
+        );
+        assert_eq!(
+            json(Fate::Dropped(DropReason::HalfDuplex)),
+            "\"half_duplex\""
+        );
+        assert_eq!(
+            json(Fate::Dropped(DropReason::NoReceiver)),
+            "\"no_receiver\""
+        );
+        assert_eq!(
+            json(Fate::Dropped(DropReason::RetryLimit)),
+            "\"retry_limit\""
+        );
         assert_eq!(DropReason::RetryLimit.label(), "retry limit");
     }
 }

@@ -80,10 +80,19 @@ pub struct Budget {
 
 /// The 802.11a/g OFDM rate table (see the module docs).
 pub fn default_rf_rates() -> Vec<RateStep> {
-    [(9.0, 6e6), (10.0, 9e6), (12.0, 12e6), (14.0, 18e6), (17.0, 24e6), (21.0, 36e6), (25.0, 48e6), (26.0, 54e6)]
-        .into_iter()
-        .map(|(snr_db, rate_bps)| RateStep { snr_db, rate_bps })
-        .collect()
+    [
+        (9.0, 6e6),
+        (10.0, 9e6),
+        (12.0, 12e6),
+        (14.0, 18e6),
+        (17.0, 24e6),
+        (21.0, 36e6),
+        (25.0, 48e6),
+        (26.0, 54e6),
+    ]
+    .into_iter()
+    .map(|(snr_db, rate_bps)| RateStep { snr_db, rate_bps })
+    .collect()
 }
 
 /// BER at an rf rate's threshold: a 1000-byte packet has PER 10 % there.
@@ -101,9 +110,25 @@ pub fn free_space_loss_db(d_m: f64, f_hz: f64) -> f64 {
 pub enum LinkSpec {
     /// No link: nothing crosses, and the pair adds no transmitter time.
     None,
-    Ideal { rate_bps: f64, delay_s: f64 },
-    Disk { range_m: f64, rate_bps: f64, delay_s: f64, los_required: bool },
-    Rf { tx_power_dbm: f64, exponent: f64, d0_m: f64, pl0_db: f64, noise_floor_dbm: f64, rates: Vec<RateStep>, delay_s: f64 },
+    Ideal {
+        rate_bps: f64,
+        delay_s: f64,
+    },
+    Disk {
+        range_m: f64,
+        rate_bps: f64,
+        delay_s: f64,
+        los_required: bool,
+    },
+    Rf {
+        tx_power_dbm: f64,
+        exponent: f64,
+        d0_m: f64,
+        pl0_db: f64,
+        noise_floor_dbm: f64,
+        rates: Vec<RateStep>,
+        delay_s: f64,
+    },
     Acoustic(AcousticSpec),
 }
 
@@ -126,7 +151,11 @@ impl AcousticSpec {
     pub fn sound_speed(&self, depth_m: f64) -> f64 {
         match self.water.sound_speed {
             SoundSpeed::Fixed(c) => c,
-            SoundSpeed::Model(_) => acoustic::sound_speed_mackenzie(self.water.temperature_c, self.water.salinity_ppt, depth_m),
+            SoundSpeed::Model(_) => acoustic::sound_speed_mackenzie(
+                self.water.temperature_c,
+                self.water.salinity_ppt,
+                depth_m,
+            ),
         }
     }
 
@@ -135,14 +164,24 @@ impl AcousticSpec {
         let w = &self.water;
         match self.absorption {
             Absorption::Thorp => acoustic::absorption_thorp_db_per_km(self.frequency_khz),
-            Absorption::FrancoisGarrison => {
-                acoustic::absorption_francois_garrison_db_per_km(self.frequency_khz, w.temperature_c, w.salinity_ppt, depth_m, w.ph)
-            }
+            Absorption::FrancoisGarrison => acoustic::absorption_francois_garrison_db_per_km(
+                self.frequency_khz,
+                w.temperature_c,
+                w.salinity_ppt,
+                depth_m,
+                w.ph,
+            ),
         }
     }
 
     pub fn noise_psd_db(&self) -> f64 {
-        acoustic::noise_psd_db(self.frequency_khz, NoiseConditions { shipping: self.water.shipping, wind_mps: self.water.wind_mps })
+        acoustic::noise_psd_db(
+            self.frequency_khz,
+            NoiseConditions {
+                shipping: self.water.shipping,
+                wind_mps: self.water.wind_mps,
+            },
+        )
     }
 }
 
@@ -151,21 +190,48 @@ impl LinkSpec {
     pub fn from_config(model: &LinkModel, water: &Water) -> LinkSpec {
         match model {
             LinkModel::None { .. } => LinkSpec::None,
-            LinkModel::Ideal { rate_bps, delay_ms, .. } => LinkSpec::Ideal { rate_bps: *rate_bps, delay_s: delay_ms / 1e3 },
-            LinkModel::Disk { range_m, rate_bps, delay_ms, los_required, .. } => {
-                LinkSpec::Disk { range_m: *range_m, rate_bps: *rate_bps, delay_s: delay_ms / 1e3, los_required: *los_required }
-            }
-            LinkModel::Rf { frequency_ghz, tx_power_dbm, path_loss_exponent, reference_distance_m, reference_loss_db, noise_floor_dbm, rates, delay_ms, .. } => {
-                LinkSpec::Rf {
-                    tx_power_dbm: *tx_power_dbm,
-                    exponent: *path_loss_exponent,
-                    d0_m: *reference_distance_m,
-                    pl0_db: reference_loss_db.unwrap_or_else(|| free_space_loss_db(*reference_distance_m, frequency_ghz * 1e9)),
-                    noise_floor_dbm: *noise_floor_dbm,
-                    rates: rates.clone().filter(|r| !r.is_empty()).unwrap_or_else(default_rf_rates),
-                    delay_s: delay_ms / 1e3,
-                }
-            }
+            LinkModel::Ideal {
+                rate_bps, delay_ms, ..
+            } => LinkSpec::Ideal {
+                rate_bps: *rate_bps,
+                delay_s: delay_ms / 1e3,
+            },
+            LinkModel::Disk {
+                range_m,
+                rate_bps,
+                delay_ms,
+                los_required,
+                ..
+            } => LinkSpec::Disk {
+                range_m: *range_m,
+                rate_bps: *rate_bps,
+                delay_s: delay_ms / 1e3,
+                los_required: *los_required,
+            },
+            LinkModel::Rf {
+                frequency_ghz,
+                tx_power_dbm,
+                path_loss_exponent,
+                reference_distance_m,
+                reference_loss_db,
+                noise_floor_dbm,
+                rates,
+                delay_ms,
+                ..
+            } => LinkSpec::Rf {
+                tx_power_dbm: *tx_power_dbm,
+                exponent: *path_loss_exponent,
+                d0_m: *reference_distance_m,
+                pl0_db: reference_loss_db.unwrap_or_else(|| {
+                    free_space_loss_db(*reference_distance_m, frequency_ghz * 1e9)
+                }),
+                noise_floor_dbm: *noise_floor_dbm,
+                rates: rates
+                    .clone()
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(default_rf_rates),
+                delay_s: delay_ms / 1e3,
+            },
             LinkModel::Acoustic {
                 micromodem_rate,
                 bit_rate_bps,
@@ -178,11 +244,12 @@ impl LinkSpec {
                 capture_sir_db,
                 ..
             } => {
-                let rate = acoustic::micromodem_rate(*micromodem_rate).unwrap_or(acoustic::ModemRate {
-                    modulation: Modulation::Psk,
-                    bit_rate_bps: 250.0,
-                    coding_gain_db: 3.0,
-                });
+                let rate =
+                    acoustic::micromodem_rate(*micromodem_rate).unwrap_or(acoustic::ModemRate {
+                        modulation: Modulation::Psk,
+                        bit_rate_bps: 250.0,
+                        coding_gain_db: 3.0,
+                    });
                 LinkSpec::Acoustic(AcousticSpec {
                     modulation: rate.modulation,
                     bit_rate_bps: bit_rate_bps.unwrap_or(rate.bit_rate_bps),
@@ -217,27 +284,62 @@ impl LinkSpec {
         };
         match self {
             // An infinite rate: the copy takes no time of the transmitter's.
-            LinkSpec::None => Budget { snr_db: f64::NEG_INFINITY, ..clear(f64::INFINITY, 0.0, false) },
+            LinkSpec::None => Budget {
+                snr_db: f64::NEG_INFINITY,
+                ..clear(f64::INFINITY, 0.0, false)
+            },
             LinkSpec::Ideal { rate_bps, delay_s } => clear(*rate_bps, *delay_s, true),
-            LinkSpec::Disk { range_m, rate_bps, delay_s, los_required } => {
-                clear(*rate_bps, *delay_s, g.distance_m <= *range_m && (g.los || !los_required))
-            }
-            LinkSpec::Rf { tx_power_dbm, exponent, d0_m, pl0_db, noise_floor_dbm, rates, delay_s } => {
+            LinkSpec::Disk {
+                range_m,
+                rate_bps,
+                delay_s,
+                los_required,
+            } => clear(
+                *rate_bps,
+                *delay_s,
+                g.distance_m <= *range_m && (g.los || !los_required),
+            ),
+            LinkSpec::Rf {
+                tx_power_dbm,
+                exponent,
+                d0_m,
+                pl0_db,
+                noise_floor_dbm,
+                rates,
+                delay_s,
+            } => {
                 let pl = pl0_db + 10.0 * exponent * (g.distance_m.max(*d0_m) / d0_m).log10();
                 let level = tx_power_dbm - pl - g.hop_loss_db;
                 let snr = level - noise_floor_dbm;
                 let step = rates.iter().rev().find(|r| r.snr_db <= snr);
                 let lowest = rates.first().map_or(1e6, |r| r.rate_bps);
                 let (usable, rate, ber) = match step {
-                    Some(r) => (true, r.rate_bps, (rf_threshold_ber() * 10f64.powf(-(snr - r.snr_db))).min(0.5)),
+                    Some(r) => (
+                        true,
+                        r.rate_bps,
+                        (rf_threshold_ber() * 10f64.powf(-(snr - r.snr_db))).min(0.5),
+                    ),
                     None => (false, lowest, 0.5),
                 };
-                Budget { usable, rate_bps: rate, delay_s: delay_s + g.distance_m / C0, ber, level_db: level, snr_db: snr, acoustic: false, audible: false }
+                Budget {
+                    usable,
+                    rate_bps: rate,
+                    delay_s: delay_s + g.distance_m / C0,
+                    ber,
+                    level_db: level,
+                    snr_db: snr,
+                    acoustic: false,
+                    audible: false,
+                }
             }
             LinkSpec::Acoustic(a) => {
                 let depth = g.mean_depth_m.max(0.0);
                 let c = a.sound_speed(depth);
-                let tl = acoustic::transmission_loss_db(g.distance_m, a.spreading_factor, a.absorption_db_per_km(depth)) + g.hop_loss_db;
+                let tl = acoustic::transmission_loss_db(
+                    g.distance_m,
+                    a.spreading_factor,
+                    a.absorption_db_per_km(depth),
+                ) + g.hop_loss_db;
                 let snr = acoustic::snr_db(a.source_level_db, tl, a.noise_psd_db(), a.bandwidth_hz);
                 let ebn0 = acoustic::eb_n0(snr, a.bandwidth_hz, a.bit_rate_bps);
                 let coded = ebn0 * 10f64.powf(a.coding_gain_db / 10.0);
@@ -297,7 +399,8 @@ impl ChannelGeometry {
         self.paths.clear();
         self.paths.resize(n * n.saturating_sub(1) / 2, (true, 0.0));
         for p in view.paths() {
-            self.paths[pair_index(p.a, p.b, n)] = (p.los, p.losses_db().filter(|l| l.is_finite()).sum());
+            self.paths[pair_index(p.a, p.b, n)] =
+                (p.los, p.losses_db().filter(|l| l.is_finite()).sum());
         }
     }
 
@@ -318,10 +421,15 @@ impl ChannelGeometry {
     pub fn between(&self, a: usize, b: usize) -> Geometry {
         let pa = self.positions.get(a).copied().unwrap_or_default();
         let pb = self.positions.get(b).copied().unwrap_or_default();
-        let d = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+        let d =
+            ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
         let n = self.positions.len();
         let (lo, hi) = (a.min(b), a.max(b));
-        let (los, hop_loss_db) = if lo < hi && hi < n { self.paths[pair_index(lo, hi, n)] } else { (true, 0.0) };
+        let (los, hop_loss_db) = if lo < hi && hi < n {
+            self.paths[pair_index(lo, hi, n)]
+        } else {
+            (true, 0.0)
+        };
         Geometry {
             distance_m: if d.is_finite() { d } else { f64::MAX },
             los,
@@ -358,7 +466,12 @@ mod tests {
     use super::*;
 
     fn geo(d: f64, los: bool, hop: f64) -> Geometry {
-        Geometry { distance_m: d, los, hop_loss_db: hop, mean_depth_m: 20.0 }
+        Geometry {
+            distance_m: d,
+            los,
+            hop_loss_db: hop,
+            mean_depth_m: 20.0,
+        }
     }
 
     fn rf() -> LinkSpec {
@@ -367,10 +480,20 @@ mod tests {
 
     #[test]
     fn disk_range_edge_is_inclusive() {
-        let d = LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: false };
+        let d = LinkSpec::Disk {
+            range_m: 100.0,
+            rate_bps: 1e6,
+            delay_s: 0.0,
+            los_required: false,
+        };
         assert!(d.budget(&geo(100.0, true, 0.0)).usable);
         assert!(!d.budget(&geo(100.000001, true, 0.0)).usable);
-        let los = LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: true };
+        let los = LinkSpec::Disk {
+            range_m: 100.0,
+            rate_bps: 1e6,
+            delay_s: 0.0,
+            los_required: true,
+        };
         assert!(!los.budget(&geo(50.0, false, 0.0)).usable);
     }
 
@@ -402,10 +525,21 @@ mod tests {
     fn acoustic_delay_is_distance_over_sound_speed() {
         let mut w = Water::default();
         w.sound_speed = SoundSpeed::Fixed(1500.0);
-        let spec = LinkSpec::from_config(&LinkModel::Acoustic {
-            between: None, micromodem_rate: 1, bit_rate_bps: None, coding_gain_db: None, frequency_khz: 25.0,
-            bandwidth_khz: 5.0, source_level_db: 185.0, spreading_factor: 1.5, absorption: Absorption::Thorp, capture_sir_db: None,
-        }, &w);
+        let spec = LinkSpec::from_config(
+            &LinkModel::Acoustic {
+                between: None,
+                micromodem_rate: 1,
+                bit_rate_bps: None,
+                coding_gain_db: None,
+                frequency_khz: 25.0,
+                bandwidth_khz: 5.0,
+                source_level_db: 185.0,
+                spreading_factor: 1.5,
+                absorption: Absorption::Thorp,
+                capture_sir_db: None,
+            },
+            &w,
+        );
         let b = spec.budget(&geo(1500.0, true, 0.0));
         assert_eq!(b.delay_s, 1.0);
         assert_eq!(b.rate_bps, 250.0);

@@ -137,7 +137,13 @@ impl Medium {
     /// Node `sender` transmits during `[start_ns, end_ns)`, reaching the receivers of
     /// `signals`. Returns, for each signal in order, what became of its copy when it is
     /// addressed (`None` for a signal only heard, or naming a node the medium does not have).
-    pub fn transmit(&mut self, sender: usize, start_ns: u64, end_ns: u64, signals: &[Signal]) -> Vec<Option<Reception>> {
+    pub fn transmit(
+        &mut self,
+        sender: usize,
+        start_ns: u64,
+        end_ns: u64,
+        signals: &[Signal],
+    ) -> Vec<Option<Reception>> {
         self.next_tx += 1;
         let tx = self.next_tx;
         if let Some(own) = self.own.get_mut(sender) {
@@ -162,7 +168,12 @@ impl Medium {
                     heard.remove(0);
                     self.forgotten += 1;
                 }
-                heard.push(Heard { tx, start, end, level_db: b.level_db });
+                heard.push(Heard {
+                    tx,
+                    start,
+                    end,
+                    level_db: b.level_db,
+                });
             }
             if !s.addressed {
                 out.push(None);
@@ -171,7 +182,17 @@ impl Medium {
             } else {
                 let id = self.next_copy;
                 self.next_copy += 1;
-                self.in_flight.insert(id, InFlight { receiver: s.receiver, tx, start, end, budget: *b, capture_sir_db: s.capture_sir_db });
+                self.in_flight.insert(
+                    id,
+                    InFlight {
+                        receiver: s.receiver,
+                        tx,
+                        start,
+                        end,
+                        budget: *b,
+                        capture_sir_db: s.capture_sir_db,
+                    },
+                );
                 self.starts.insert((start, id));
                 out.push(Some(Reception::InFlight(id)));
             }
@@ -188,8 +209,14 @@ impl Medium {
         if self.own[c.receiver].iter().any(|&o| overlap(o, span)) {
             return Some(Verdict::Dropped(DropReason::HalfDuplex));
         }
-        let captures = |other: &Heard| c.capture_sir_db.is_some_and(|x| c.budget.level_db >= other.level_db + x);
-        if self.heard[c.receiver].iter().any(|h| h.tx != c.tx && overlap((h.start, h.end), span) && !captures(h)) {
+        let captures = |other: &Heard| {
+            c.capture_sir_db
+                .is_some_and(|x| c.budget.level_db >= other.level_db + x)
+        };
+        if self.heard[c.receiver]
+            .iter()
+            .any(|h| h.tx != c.tx && overlap((h.start, h.end), span) && !captures(h))
+        {
             return Some(Verdict::Dropped(DropReason::Collision));
         }
         Some(Verdict::Received(c.budget))
@@ -210,7 +237,10 @@ impl Medium {
     /// Forgets every signal that ended by `horizon_ns` and by the start of every copy in flight.
     /// The caller promises that nothing still to be sent reaches any node before `horizon_ns`.
     pub fn forget_before(&mut self, horizon_ns: u64) {
-        let horizon = self.starts.first().map_or(horizon_ns, |&(s, _)| s.min(horizon_ns));
+        let horizon = self
+            .starts
+            .first()
+            .map_or(horizon_ns, |&(s, _)| s.min(horizon_ns));
         for h in &mut self.heard {
             h.retain(|h| h.end > horizon);
         }
@@ -233,15 +263,32 @@ mod tests {
 
     /// A budget `delay_s` long at `level_db`, decodable and audible as given.
     fn budget(delay_s: f64, level_db: f64, usable: bool, audible: bool) -> Budget {
-        Budget { usable, rate_bps: 250.0, delay_s, ber: 0.0, level_db, snr_db: level_db - 80.0, acoustic: true, audible }
+        Budget {
+            usable,
+            rate_bps: 250.0,
+            delay_s,
+            ber: 0.0,
+            level_db,
+            snr_db: level_db - 80.0,
+            acoustic: true,
+            audible,
+        }
     }
 
     fn to(receiver: usize, delay_s: f64, level_db: f64, capture: Option<f64>) -> Signal {
-        Signal { receiver, budget: budget(delay_s, level_db, true, true), capture_sir_db: capture, addressed: true }
+        Signal {
+            receiver,
+            budget: budget(delay_s, level_db, true, true),
+            capture_sir_db: capture,
+            addressed: true,
+        }
     }
 
     fn heard_only(receiver: usize, delay_s: f64, level_db: f64) -> Signal {
-        Signal { addressed: false, ..to(receiver, delay_s, level_db, None) }
+        Signal {
+            addressed: false,
+            ..to(receiver, delay_s, level_db, None)
+        }
     }
 
     fn id(r: &[Option<Reception>], i: usize) -> CopyId {
@@ -262,20 +309,32 @@ mod tests {
     fn a_lone_copy_is_received_with_its_budget() {
         let mut m = Medium::new(2);
         let r = m.transmit(0, 0, S, &[to(1, 1.0, 120.0, None)]);
-        assert_eq!(m.decide(id(&r, 0)), Some(Verdict::Received(budget(1.0, 120.0, true, true))));
+        assert_eq!(
+            m.decide(id(&r, 0)),
+            Some(Verdict::Received(budget(1.0, 120.0, true, true)))
+        );
         assert_eq!(m.decide(id(&r, 0)), None);
     }
 
     #[test]
     fn an_undecodable_copy_is_out_of_range_but_an_audible_one_still_interferes() {
         let mut m = Medium::new(3);
-        let deaf = Signal { budget: budget(1.0, 90.0, false, true), ..to(1, 1.0, 90.0, None) };
-        assert_eq!(m.transmit(0, 0, S, &[deaf]), vec![Some(Reception::OutOfRange)]);
+        let deaf = Signal {
+            budget: budget(1.0, 90.0, false, true),
+            ..to(1, 1.0, 90.0, None)
+        };
+        assert_eq!(
+            m.transmit(0, 0, S, &[deaf]),
+            vec![Some(Reception::OutOfRange)]
+        );
         let r = m.transmit(2, 0, S, &[to(1, 1.0, 120.0, None)]);
         assert_eq!(dropped(&mut m, id(&r, 0)), Some(DropReason::Collision));
         // Neither decodable nor audible: not heard, no interference.
         let mut m = Medium::new(3);
-        let silent = Signal { budget: budget(1.0, 40.0, false, false), ..to(1, 1.0, 40.0, None) };
+        let silent = Signal {
+            budget: budget(1.0, 40.0, false, false),
+            ..to(1, 1.0, 40.0, None)
+        };
         m.transmit(0, 0, S, &[silent]);
         let r = m.transmit(2, 0, S, &[to(1, 1.0, 120.0, None)]);
         assert_eq!(dropped(&mut m, id(&r, 0)), None);
@@ -284,7 +343,10 @@ mod tests {
     #[test]
     fn a_decodable_signal_below_the_noise_is_heard_addressed_or_not() {
         let mut m = Medium::new(3);
-        let faint = Signal { budget: budget(1.0, 70.0, true, false), ..heard_only(1, 1.0, 70.0) };
+        let faint = Signal {
+            budget: budget(1.0, 70.0, true, false),
+            ..heard_only(1, 1.0, 70.0)
+        };
         m.transmit(0, 0, S, &[faint]);
         let r = m.transmit(2, 0, S, &[to(1, 1.0, 120.0, None)]);
         assert_eq!(dropped(&mut m, id(&r, 0)), Some(DropReason::Collision));
@@ -343,7 +405,16 @@ mod tests {
         assert_eq!(dropped(&mut m, id(&a, 0)), Some(DropReason::Collision));
         m.forget_before(20 * S);
         assert!(m.heard.iter().all(|h| h.is_empty()) && m.own.iter().all(|o| o.is_empty()));
-        let b = m.transmit(0, 30 * S, 31 * S, &[to(2, 0.0, 120.0, None), to(7, 0.0, 120.0, None), to(0, 0.0, 120.0, None)]);
+        let b = m.transmit(
+            0,
+            30 * S,
+            31 * S,
+            &[
+                to(2, 0.0, 120.0, None),
+                to(7, 0.0, 120.0, None),
+                to(0, 0.0, 120.0, None),
+            ],
+        );
         assert_eq!((b[1], b[2]), (None, None));
         m.abandon(id(&b, 0));
         assert_eq!((m.in_flight(), m.decide(id(&b, 0))), (0, None));

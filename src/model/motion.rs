@@ -21,7 +21,11 @@ pub struct VehicleState {
 
 impl VehicleState {
     pub fn from_pose(p: &Pose) -> Self {
-        VehicleState { position: Point3::new(p.x, p.y, p.z), heading: wrap_2pi(p.heading_deg.to_radians()), speed: 0.0 }
+        VehicleState {
+            position: Point3::new(p.x, p.y, p.z),
+            heading: wrap_2pi(p.heading_deg.to_radians()),
+            speed: 0.0,
+        }
     }
 
     /// Orientation in the ENU frame: a compass heading ψ is a yaw of π/2 − ψ about +z
@@ -56,16 +60,23 @@ impl Kinematics {
         match m {
             Motion::Stationary => Kinematics::Stationary,
             Motion::External => Kinematics::External,
-            Motion::Patrol { speed_mps, max_turn_rate_deg_s, max_depth_rate_mps, waypoints, capture_radius_m } => {
-                Kinematics::Patrol(Patrol {
-                    speed: *speed_mps,
-                    max_turn_rate: max_turn_rate_deg_s.to_radians(),
-                    max_depth_rate: *max_depth_rate_mps,
-                    capture_radius: *capture_radius_m,
-                    waypoints: waypoints.iter().map(|w| Point3::new(w[0], w[1], w[2])).collect(),
-                    target: 0,
-                })
-            }
+            Motion::Patrol {
+                speed_mps,
+                max_turn_rate_deg_s,
+                max_depth_rate_mps,
+                waypoints,
+                capture_radius_m,
+            } => Kinematics::Patrol(Patrol {
+                speed: *speed_mps,
+                max_turn_rate: max_turn_rate_deg_s.to_radians(),
+                max_depth_rate: *max_depth_rate_mps,
+                capture_radius: *capture_radius_m,
+                waypoints: waypoints
+                    .iter()
+                    .map(|w| Point3::new(w[0], w[1], w[2]))
+                    .collect(),
+                target: 0,
+            }),
         }
     }
 
@@ -76,7 +87,9 @@ impl Kinematics {
             return;
         }
         let mut goal = p.waypoints[p.target];
-        let horizontal = |s: &VehicleState, g: &Point3<f64>| ((g.x - s.position.x).powi(2) + (g.y - s.position.y).powi(2)).sqrt();
+        let horizontal = |s: &VehicleState, g: &Point3<f64>| {
+            ((g.x - s.position.x).powi(2) + (g.y - s.position.y).powi(2)).sqrt()
+        };
         if horizontal(state, &goal) <= p.capture_radius {
             p.target = (p.target + 1) % p.waypoints.len();
             goal = p.waypoints[p.target];
@@ -98,7 +111,11 @@ impl Kinematics {
 /// Wraps an angle into [0, 2π).
 pub fn wrap_2pi(a: f64) -> f64 {
     let r = a.rem_euclid(2.0 * PI);
-    if r >= 2.0 * PI { 0.0 } else { r }
+    if r >= 2.0 * PI {
+        0.0
+    } else {
+        r
+    }
 }
 
 /// Wraps an angle into [−π, π).
@@ -123,11 +140,19 @@ mod tests {
     #[test]
     fn heading_north_moves_along_y_and_orientation_points_north() {
         let mut k = patrol(vec![[0.0, 100.0, 0.0]]);
-        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 });
+        let mut s = VehicleState::from_pose(&Pose {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            heading_deg: 0.0,
+        });
         for _ in 0..100 {
             k.step(&mut s, 0.1);
         }
-        assert!((s.position.y - 10.0).abs() < 1e-9 && s.position.x.abs() < 1e-9, "{s:?}");
+        assert!(
+            (s.position.y - 10.0).abs() < 1e-9 && s.position.x.abs() < 1e-9,
+            "{s:?}"
+        );
         let fwd = s.orientation() * Vector3::x();
         assert!((fwd - Vector3::y()).norm() < 1e-12, "{fwd:?}");
     }
@@ -136,7 +161,12 @@ mod tests {
     fn turn_rate_and_depth_rate_are_bounded() {
         // Goal due east, vehicle facing north: after 1 s it has turned exactly 10°.
         let mut k = patrol(vec![[100.0, 0.0, -50.0]]);
-        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 });
+        let mut s = VehicleState::from_pose(&Pose {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            heading_deg: 0.0,
+        });
         for _ in 0..10 {
             k.step(&mut s, 0.1);
         }
@@ -147,7 +177,12 @@ mod tests {
     #[test]
     fn patrol_loops_over_its_waypoints() {
         let mut k = patrol(vec![[0.0, 10.0, 0.0], [0.0, 0.0, 0.0]]);
-        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 });
+        let mut s = VehicleState::from_pose(&Pose {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            heading_deg: 0.0,
+        });
         let mut max_y: f64 = 0.0;
         for _ in 0..1000 {
             k.step(&mut s, 0.1);

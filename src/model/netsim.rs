@@ -16,8 +16,11 @@
 
 use crate::config::{Environment, Scenario};
 use crate::model::geo::LocalFrame;
+use crate::wire::proto::netsim::{
+    net_sim_manager_response::Status, NavUpdate, NetSimManagerRequest, NetSimManagerResponse,
+    ReceiveStats,
+};
 use crate::wire::proto::SetPose;
-use crate::wire::proto::netsim::{net_sim_manager_response::Status, NavUpdate, NetSimManagerRequest, NetSimManagerResponse, ReceiveStats};
 use std::{
     collections::{HashMap, VecDeque},
     net::IpAddr,
@@ -62,7 +65,14 @@ impl Rules {
             };
             // Validation guarantees the environment exists.
             if let Some(environment) = env {
-                by_port.insert(modem.tcp_port as i32, Pair { vehicle, source: modem.nav_source_address, environment: *environment });
+                by_port.insert(
+                    modem.tcp_port as i32,
+                    Pair {
+                        vehicle,
+                        source: modem.nav_source_address,
+                        environment: *environment,
+                    },
+                );
             }
         }
         Some(Rules { by_port })
@@ -82,7 +92,10 @@ impl Rules {
             }
             let e = &pair.environment;
             let inside = |v: f64, lo: f64, hi: f64| v >= lo && v <= hi;
-            if !(inside(nav.lat, e.lat_min, e.lat_max) && inside(nav.lon, e.lon_min, e.lon_max) && inside(nav.depth, e.depth_min, e.depth_max)) {
+            if !(inside(nav.lat, e.lat_min, e.lat_max)
+                && inside(nav.lon, e.lon_min, e.lon_max)
+                && inside(nav.depth, e.depth_min, e.depth_max))
+            {
                 status = Status::UpdateFailedOutOfDefinedRegion;
                 break;
             }
@@ -90,9 +103,16 @@ impl Rules {
         }
         let ok = status == Status::UpdateAccepted;
         Decision {
-            response: NetSimManagerResponse { request_id: request.id, status: status as i32 },
+            response: NetSimManagerResponse {
+                request_id: request.id,
+                status: status as i32,
+            },
             accepted: if ok { accepted } else { Vec::new() },
-            stats: if ok { request.stats.clone() } else { Vec::new() },
+            stats: if ok {
+                request.stats.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -161,11 +181,21 @@ impl NavInbox {
 
     pub fn counts(&self) -> InboxCounts {
         let s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        InboxCounts { fixes: s.fixes, superseded: s.superseded, stats: s.stats_total }
+        InboxCounts {
+            fixes: s.fixes,
+            superseded: s.superseded,
+            stats: s.stats_total,
+        }
     }
 
     pub fn recorded_stats(&self) -> Vec<ReceiveStats> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).stats.iter().cloned().collect()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .stats
+            .iter()
+            .cloned()
+            .collect()
     }
 }
 
@@ -173,7 +203,14 @@ impl NavInbox {
 /// (heading: degrees true = compass).
 pub fn nav_to_pose(frame: &LocalFrame, node: usize, nav: &NavUpdate) -> SetPose {
     let p = frame.from_lat_lon_depth(nav.lat, nav.lon, nav.depth);
-    SetPose { node: node as u32, x: p.x, y: p.y, z: p.z, heading_deg: nav.heading, speed_mps: nav.speed }
+    SetPose {
+        node: node as u32,
+        x: p.x,
+        y: p.y,
+        z: p.z,
+        heading_deg: nav.heading,
+        speed_mps: nav.speed,
+    }
 }
 
 #[cfg(test)]
@@ -181,22 +218,46 @@ mod tests {
     use super::*;
 
     fn scenario() -> Scenario {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml")).unwrap();
-        let mut s = crate::config::parse_str(&text, std::path::Path::new("config/patrol.yaml")).unwrap().scenario;
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml"))
+                .unwrap();
+        let mut s = crate::config::parse_str(&text, std::path::Path::new("config/patrol.yaml"))
+            .unwrap()
+            .scenario;
         s.netsim_manager = Some(crate::config::NetsimManager {
             bind: "127.0.0.1".parse().unwrap(),
             port: 61999,
-            environments: vec![Environment { id: 1, lat_min: 41.0, lon_min: -71.0, lat_max: 42.0, lon_max: -70.0, depth_min: 0.0, depth_max: 100.0 }],
+            environments: vec![Environment {
+                id: 1,
+                lat_min: 41.0,
+                lon_min: -71.0,
+                lat_max: 42.0,
+                lon_max: -70.0,
+                depth_min: 0.0,
+                depth_max: 100.0,
+            }],
         });
         s
     }
 
     fn nav(port: i32, lat: f64, depth: f64) -> NavUpdate {
-        NavUpdate { modem_tcp_port: port, time: 1.0, lat, lon: -70.6, depth, speed: 1.0, heading: 90.0 }
+        NavUpdate {
+            modem_tcp_port: port,
+            time: 1.0,
+            lat,
+            lon: -70.6,
+            depth,
+            speed: 1.0,
+            heading: 90.0,
+        }
     }
 
     fn request(nav: Vec<NavUpdate>) -> NetSimManagerRequest {
-        NetSimManagerRequest { id: 9, nav, stats: vec![] }
+        NetSimManagerRequest {
+            id: 9,
+            nav,
+            stats: vec![],
+        }
     }
 
     const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
@@ -204,25 +265,81 @@ mod tests {
     #[test]
     fn statuses_in_the_reference_order_and_all_or_nothing() {
         let r = Rules::new(&scenario()).unwrap();
-        let ok = r.decide(&request(vec![nav(62000, 41.5, 10.0), nav(62001, 41.5, 20.0)]), LOCAL);
-        assert_eq!(ok.response, NetSimManagerResponse { request_id: 9, status: Status::UpdateAccepted as i32 });
-        assert_eq!(ok.accepted.iter().map(|a| a.0).collect::<Vec<_>>(), vec![0, 1]);
+        let ok = r.decide(
+            &request(vec![nav(62000, 41.5, 10.0), nav(62001, 41.5, 20.0)]),
+            LOCAL,
+        );
+        assert_eq!(
+            ok.response,
+            NetSimManagerResponse {
+                request_id: 9,
+                status: Status::UpdateAccepted as i32
+            }
+        );
+        assert_eq!(
+            ok.accepted.iter().map(|a| a.0).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
 
-        let bad_port = r.decide(&request(vec![nav(62000, 41.5, 10.0), nav(62007, 41.5, 10.0)]), LOCAL);
-        assert_eq!(bad_port.response.status(), Status::UpdateFailedInvalidModemTcpPort);
-        assert!(bad_port.accepted.is_empty(), "nothing applied from a failed request");
+        let bad_port = r.decide(
+            &request(vec![nav(62000, 41.5, 10.0), nav(62007, 41.5, 10.0)]),
+            LOCAL,
+        );
+        assert_eq!(
+            bad_port.response.status(),
+            Status::UpdateFailedInvalidModemTcpPort
+        );
+        assert!(
+            bad_port.accepted.is_empty(),
+            "nothing applied from a failed request"
+        );
 
         let other = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 9));
-        assert_eq!(r.decide(&request(vec![nav(62000, 41.5, 10.0)]), other).response.status(), Status::UpdateFailedInvalidSourceAddress);
+        assert_eq!(
+            r.decide(&request(vec![nav(62000, 41.5, 10.0)]), other)
+                .response
+                .status(),
+            Status::UpdateFailedInvalidSourceAddress
+        );
         // Port is checked before the source, source before the region.
-        assert_eq!(r.decide(&request(vec![nav(1, 99.0, 10.0)]), other).response.status(), Status::UpdateFailedInvalidModemTcpPort);
-        assert_eq!(r.decide(&request(vec![nav(62000, 99.0, 10.0)]), other).response.status(), Status::UpdateFailedInvalidSourceAddress);
-        assert_eq!(r.decide(&request(vec![nav(62000, 43.0, 10.0)]), LOCAL).response.status(), Status::UpdateFailedOutOfDefinedRegion);
-        assert_eq!(r.decide(&request(vec![nav(62000, 41.5, 101.0)]), LOCAL).response.status(), Status::UpdateFailedOutOfDefinedRegion);
-        assert_eq!(r.decide(&request(vec![nav(62000, f64::NAN, 1.0)]), LOCAL).response.status(), Status::UpdateFailedOutOfDefinedRegion);
+        assert_eq!(
+            r.decide(&request(vec![nav(1, 99.0, 10.0)]), other)
+                .response
+                .status(),
+            Status::UpdateFailedInvalidModemTcpPort
+        );
+        assert_eq!(
+            r.decide(&request(vec![nav(62000, 99.0, 10.0)]), other)
+                .response
+                .status(),
+            Status::UpdateFailedInvalidSourceAddress
+        );
+        assert_eq!(
+            r.decide(&request(vec![nav(62000, 43.0, 10.0)]), LOCAL)
+                .response
+                .status(),
+            Status::UpdateFailedOutOfDefinedRegion
+        );
+        assert_eq!(
+            r.decide(&request(vec![nav(62000, 41.5, 101.0)]), LOCAL)
+                .response
+                .status(),
+            Status::UpdateFailedOutOfDefinedRegion
+        );
+        assert_eq!(
+            r.decide(&request(vec![nav(62000, f64::NAN, 1.0)]), LOCAL)
+                .response
+                .status(),
+            Status::UpdateFailedOutOfDefinedRegion
+        );
         // Bounds are inclusive; a v4-mapped v6 sender is its v4 address.
         let mapped: IpAddr = "::ffff:127.0.0.1".parse().unwrap();
-        assert_eq!(r.decide(&request(vec![nav(62000, 42.0, 100.0)]), mapped).response.status(), Status::UpdateAccepted);
+        assert_eq!(
+            r.decide(&request(vec![nav(62000, 42.0, 100.0)]), mapped)
+                .response
+                .status(),
+            Status::UpdateAccepted
+        );
     }
 
     #[test]
@@ -230,11 +347,21 @@ mod tests {
         let r = Rules::new(&scenario()).unwrap();
         let inbox = NavInbox::default();
         inbox.deliver(&r.decide(&request(vec![nav(62000, 41.5, 10.0)]), LOCAL));
-        inbox.deliver(&r.decide(&request(vec![nav(62000, 41.6, 11.0), nav(62002, 41.5, 5.0)]), LOCAL));
+        inbox.deliver(&r.decide(
+            &request(vec![nav(62000, 41.6, 11.0), nav(62002, 41.5, 5.0)]),
+            LOCAL,
+        ));
         let fixes = inbox.take();
         assert_eq!(fixes.len(), 2);
         assert_eq!((fixes[0].0, fixes[0].1.lat), (0, 41.6));
-        assert_eq!(inbox.counts(), InboxCounts { fixes: 3, superseded: 1, stats: 0 });
+        assert_eq!(
+            inbox.counts(),
+            InboxCounts {
+                fixes: 3,
+                superseded: 1,
+                stats: 0
+            }
+        );
         assert!(inbox.take().is_empty());
     }
 }

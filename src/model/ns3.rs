@@ -51,23 +51,46 @@ pub fn devices(loaded: &LoadedScenario) -> (Vec<usize>, Vec<usize>) {
         list[a] = true;
         list[b] = true;
     }
-    let nodes = |l: Vec<bool>| l.into_iter().enumerate().filter(|&(_, d)| d).map(|(i, _)| i).collect();
+    let nodes = |l: Vec<bool>| {
+        l.into_iter()
+            .enumerate()
+            .filter(|&(_, d)| d)
+            .map(|(i, _)| i)
+            .collect()
+    };
     (nodes(wifi), nodes(uan))
 }
 
 /// The adapter's arguments for `loaded` with `settings`, all but `--bind` (the caller's): the
 /// scenario is checked for ns-3 first ([`LoadedScenario::check_ns3`]), so a scenario switched to
 /// ns-3 on the command line gets the same located errors as one that chose it in its file.
-pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Result<Vec<String>, ConfigError> {
+pub fn adapter_args(
+    loaded: &LoadedScenario,
+    settings: &Ns3Settings,
+) -> Result<Vec<String>, ConfigError> {
     loaded.check_ns3(settings)?;
     let s = &loaded.scenario;
     let schedule = loaded.schedule;
     let arg = |name: &str, value: &dyn Display| format!("--{name}={value}");
-    let list = |nodes: &[usize]| nodes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let list = |nodes: &[usize]| {
+        nodes
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
 
     // Requests come at least every window's wall time (paced) and within the peers' timeouts.
-    let paced_s = if s.real_time_factor > 0.0 { schedule.window_s() / s.real_time_factor } else { 0.0 };
-    let waits_s = [s.simulators.startup_timeout_ms as f64 / 1e3, s.simulators.timeout_ms as f64 / 1e3, paced_s];
+    let paced_s = if s.real_time_factor > 0.0 {
+        schedule.window_s() / s.real_time_factor
+    } else {
+        0.0
+    };
+    let waits_s = [
+        s.simulators.startup_timeout_ms as f64 / 1e3,
+        s.simulators.timeout_ms as f64 / 1e3,
+        paced_s,
+    ];
     let idle_s = IDLE_TIMEOUT_S + waits_s.into_iter().fold(0.0, f64::max).ceil() as u64;
 
     let (wifi, uan) = devices(loaded);
@@ -83,7 +106,10 @@ pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Result<V
     if let Some(mode) = &settings.wifi.data_mode {
         args.push(arg("wifiDataMode", mode));
     }
-    args.push(arg("wifiQueuePackets", &settings.wifi.queue_packets.unwrap_or(s.links.queue_packets)));
+    args.push(arg(
+        "wifiQueuePackets",
+        &settings.wifi.queue_packets.unwrap_or(s.links.queue_packets),
+    ));
     args.push(arg("uanMac", &settings.uan.mac.name()));
 
     for (name, nodes) in [("wifiNodes", &wifi), ("uanNodes", &uan)] {
@@ -92,8 +118,20 @@ pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Result<V
         }
     }
     let pairs = s.pair_links();
-    if let Some(rf) = pairs.iter().map(|p| p.3).find(|m| matches!(m, LinkModel::Rf { .. })) {
-        if let LinkSpec::Rf { tx_power_dbm, exponent, d0_m, pl0_db, noise_floor_dbm, .. } = LinkSpec::from_config(rf, &s.world.water) {
+    if let Some(rf) = pairs
+        .iter()
+        .map(|p| p.3)
+        .find(|m| matches!(m, LinkModel::Rf { .. }))
+    {
+        if let LinkSpec::Rf {
+            tx_power_dbm,
+            exponent,
+            d0_m,
+            pl0_db,
+            noise_floor_dbm,
+            ..
+        } = LinkSpec::from_config(rf, &s.world.water)
+        {
             args.push(arg("txPowerDbm", &tx_power_dbm));
             args.push(arg("pathLossExponent", &exponent));
             args.push(arg("referenceDistanceM", &d0_m));
@@ -101,9 +139,21 @@ pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Result<V
             args.push(arg("noiseFigureDb", &noise_figure_db(noise_floor_dbm)));
         }
     }
-    if let Some(m) = pairs.iter().map(|p| p.3).find(|m| matches!(m, LinkModel::Acoustic { .. })) {
-        if let (LinkModel::Acoustic { frequency_khz, bandwidth_khz, source_level_db, spreading_factor, .. }, LinkSpec::Acoustic(spec)) =
-            (m, LinkSpec::from_config(m, &s.world.water))
+    if let Some(m) = pairs
+        .iter()
+        .map(|p| p.3)
+        .find(|m| matches!(m, LinkModel::Acoustic { .. }))
+    {
+        if let (
+            LinkModel::Acoustic {
+                frequency_khz,
+                bandwidth_khz,
+                source_level_db,
+                spreading_factor,
+                ..
+            },
+            LinkSpec::Acoustic(spec),
+        ) = (m, LinkSpec::from_config(m, &s.world.water))
         {
             args.push(arg("uanRateBps", &spec.bit_rate_bps));
             args.push(arg("uanFrequencyKhz", frequency_khz));
@@ -141,13 +191,39 @@ mod tests {
     fn the_default_scenario_switched_to_ns3_gives_its_vessels_wifi_with_the_rf_pair_s_radio() {
         let loaded = load("config/default.yaml");
         let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
-        let v = |name| value(&args, name).unwrap_or_else(|| panic!("--{name} missing from {args:?}"));
-        assert_eq!((v("nodes"), v("windowNs"), v("windows"), v("seed")), ("5", "1000000", "60000", "42"));
-        assert_eq!((v("wifiNodes"), value(&args, "uanNodes")), ("0,1", None), "the AUVs' links are `none`: no device");
-        assert_eq!((v("wifiStandard"), v("wifiRateManager"), v("wifiQueuePackets"), v("uanMac")), ("80211g", "minstrel", "64", "aloha"));
-        assert_eq!((v("txPowerDbm"), v("pathLossExponent"), v("referenceDistanceM")), ("20", "2.2", "1"));
+        let v =
+            |name| value(&args, name).unwrap_or_else(|| panic!("--{name} missing from {args:?}"));
+        assert_eq!(
+            (v("nodes"), v("windowNs"), v("windows"), v("seed")),
+            ("5", "1000000", "60000", "42")
+        );
+        assert_eq!(
+            (v("wifiNodes"), value(&args, "uanNodes")),
+            ("0,1", None),
+            "the AUVs' links are `none`: no device"
+        );
+        assert_eq!(
+            (
+                v("wifiStandard"),
+                v("wifiRateManager"),
+                v("wifiQueuePackets"),
+                v("uanMac")
+            ),
+            ("80211g", "minstrel", "64", "aloha")
+        );
+        assert_eq!(
+            (
+                v("txPowerDbm"),
+                v("pathLossExponent"),
+                v("referenceDistanceM")
+            ),
+            ("20", "2.2", "1")
+        );
         let pl0: f64 = v("referenceLossDb").parse().unwrap();
-        assert!((pl0 - 40.05).abs() < 0.01, "free space at 1 m, 2.4 GHz: {pl0}");
+        assert!(
+            (pl0 - 40.05).abs() < 0.01,
+            "free space at 1 m, 2.4 GHz: {pl0}"
+        );
         let nf: f64 = v("noiseFigureDb").parse().unwrap();
         assert!((nf - 6.99).abs() < 0.01, "{nf}");
         assert_eq!(value(&args, "wifiDataMode"), None);
@@ -162,7 +238,12 @@ mod tests {
         let loaded = load("config/acoustic.yaml");
         // auv1 - auv3 runs at rate 0: not one channel.
         let e = adapter_args(&loaded, &Ns3Settings::default()).unwrap_err();
-        assert!(e.to_string().contains("links.pairs[0]: auv1 - auv3: under ns-3 every acoustic link is one UAN channel"), "{e}");
+        assert!(
+            e.to_string().contains(
+                "links.pairs[0]: auv1 - auv3: under ns-3 every acoustic link is one UAN channel"
+            ),
+            "{e}"
+        );
 
         let text = std::fs::read_to_string(&loaded.file).unwrap();
         let one_rate = text.replace("      micromodem_rate: 0\n", "      micromodem_rate: 1\n");
@@ -170,16 +251,38 @@ mod tests {
         let loaded = config::parse_str(&one_rate, &loaded.file).unwrap();
         let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
         let v = |name| value(&args, name).unwrap();
-        assert_eq!((v("nodes"), value(&args, "wifiNodes"), v("uanNodes")), ("3", None, "0,1,2"));
-        assert_eq!((v("uanRateBps"), v("uanFrequencyKhz"), v("uanBandwidthKhz"), v("uanSourceLevelDb"), v("uanSpreading")), ("250", "25", "5", "185", "1.5"));
+        assert_eq!(
+            (v("nodes"), value(&args, "wifiNodes"), v("uanNodes")),
+            ("3", None, "0,1,2")
+        );
+        assert_eq!(
+            (
+                v("uanRateBps"),
+                v("uanFrequencyKhz"),
+                v("uanBandwidthKhz"),
+                v("uanSourceLevelDb"),
+                v("uanSpreading")
+            ),
+            ("250", "25", "5", "185", "1.5")
+        );
         assert_eq!(value(&args, "txPowerDbm"), None, "no rf pair");
 
         let own_rate = one_rate
-            .replace("\n    micromodem_rate: 1\n", "\n    micromodem_rate: 1\n    bit_rate_bps: 400\n")
-            .replace("\n      micromodem_rate: 1\n", "\n      micromodem_rate: 1\n      bit_rate_bps: 400\n");
+            .replace(
+                "\n    micromodem_rate: 1\n",
+                "\n    micromodem_rate: 1\n    bit_rate_bps: 400\n",
+            )
+            .replace(
+                "\n      micromodem_rate: 1\n",
+                "\n      micromodem_rate: 1\n      bit_rate_bps: 400\n",
+            );
         let loaded = config::parse_str(&own_rate, &loaded.file).unwrap();
         let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
-        assert_eq!(value(&args, "uanRateBps"), Some("400"), "bit_rate_bps overrides the rate's");
+        assert_eq!(
+            value(&args, "uanRateBps"),
+            Some("400"),
+            "bit_rate_bps overrides the rate's"
+        );
     }
 
     #[test]
@@ -193,7 +296,16 @@ mod tests {
         settings.uan.mac = config::UanMac::Cw;
         let args = adapter_args(&loaded, &settings).unwrap();
         let v = |name| value(&args, name).unwrap();
-        assert_eq!((v("wifiStandard"), v("wifiRateManager"), v("wifiDataMode"), v("wifiQueuePackets"), v("uanMac")), ("80211a", "constant", "OfdmRate24Mbps", "100", "cw"));
+        assert_eq!(
+            (
+                v("wifiStandard"),
+                v("wifiRateManager"),
+                v("wifiDataMode"),
+                v("wifiQueuePackets"),
+                v("uanMac")
+            ),
+            ("80211a", "constant", "OfdmRate24Mbps", "100", "cw")
+        );
         settings.wifi.data_mode = None;
         let e = adapter_args(&loaded, &settings).unwrap_err();
         assert_eq!(e.key_path, "simulators.network.wifi.rate_manager");
@@ -204,11 +316,21 @@ mod tests {
     fn every_argument_is_one_name_value_pair() {
         let args = adapter_args(&load("config/default.yaml"), &Ns3Settings::default()).unwrap();
         for a in &args {
-            let (name, value) = a.strip_prefix("--").and_then(|a| a.split_once('=')).unwrap_or_else(|| panic!("{a}"));
+            let (name, value) = a
+                .strip_prefix("--")
+                .and_then(|a| a.split_once('='))
+                .unwrap_or_else(|| panic!("{a}"));
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric()), "{a}");
-            assert!(!value.is_empty() && !value.contains(char::is_whitespace), "{a}");
+            assert!(
+                !value.is_empty() && !value.contains(char::is_whitespace),
+                "{a}"
+            );
         }
-        let names: std::collections::HashSet<&str> = args.iter().filter_map(|a| a[2..].split_once('=')).map(|(n, _)| n).collect();
+        let names: std::collections::HashSet<&str> = args
+            .iter()
+            .filter_map(|a| a[2..].split_once('='))
+            .map(|(n, _)| n)
+            .collect();
         assert_eq!(names.len(), args.len(), "each option once: {args:?}");
     }
 }

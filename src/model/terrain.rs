@@ -165,12 +165,20 @@ pub fn from_parry(p: &Point3<f64>) -> Point3<f64> {
 impl Terrain {
     /// Builds the terrain a scenario describes. `scenario_seed` is used when a procedural
     /// terrain has no seed of its own.
-    pub fn from_config(cfg: &crate::config::Terrain, scenario_seed: u64) -> Result<Terrain, TerrainError> {
+    pub fn from_config(
+        cfg: &crate::config::Terrain,
+        scenario_seed: u64,
+    ) -> Result<Terrain, TerrainError> {
         HeightGrid::from_config(cfg, scenario_seed).map(|g| Terrain::new(Arc::new(g)))
     }
 
     /// A terrain from row-major heights (`rows` rows of `cols` values, row 0 = north).
-    pub fn from_grid(heights: Vec<f64>, cols: usize, rows: usize, cell_size: f64) -> Result<Terrain, TerrainError> {
+    pub fn from_grid(
+        heights: Vec<f64>,
+        cols: usize,
+        rows: usize,
+        cell_size: f64,
+    ) -> Result<Terrain, TerrainError> {
         HeightGrid::new("grid", heights, cols, rows, cell_size).map(|g| Terrain::new(Arc::new(g)))
     }
 
@@ -196,7 +204,20 @@ impl Terrain {
         let slopes = slope_pyramid(heights, cols, rows, cell, &qlevels);
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Terrain { cols, rows, cell, half, grid, field, levels, qlevels, tiles, tiles_w, slopes, id }
+        Terrain {
+            cols,
+            rows,
+            cell,
+            half,
+            grid,
+            field,
+            levels,
+            qlevels,
+            tiles,
+            tiles_w,
+            slopes,
+            id,
+        }
     }
 
     /// Half the extent, `[size_x/2, size_y/2]` (metres).
@@ -244,10 +265,18 @@ impl Terrain {
     /// parry's triangle `nw` (north-west: NW, SW, NE corners) or south-east (SW, SE, NE) of
     /// cell `(r, c)`, exactly as [`HeightField::triangles_at`] makes it, from the leaf tile.
     #[inline]
-    pub(crate) fn cell_triangle(&self, r: usize, c: usize, nw: bool) -> parry3d_f64::shape::Triangle {
+    pub(crate) fn cell_triangle(
+        &self,
+        r: usize,
+        c: usize,
+        nw: bool,
+    ) -> parry3d_f64::shape::Triangle {
         let tile = &self.tiles[(r / LEAF) * self.tiles_w + c / LEAF].h;
         let k = (r % LEAF) * TILE_N + c % LEAF;
-        let (cw, ch) = (1.0 / (self.cols as f64 - 1.0), 1.0 / (self.rows as f64 - 1.0));
+        let (cw, ch) = (
+            1.0 / (self.cols as f64 - 1.0),
+            1.0 / (self.rows as f64 - 1.0),
+        );
         let scale = self.field.scale();
         let z0 = (-0.5 + ch * (r as f64)) * scale.z;
         let z1 = (-0.5 + ch * ((r + 1) as f64)) * scale.z;
@@ -258,7 +287,11 @@ impl Terrain {
         if nw {
             parry3d_f64::shape::Triangle::new(Point3::new(x0, tile[k] * scale.y, z0), p10, p01)
         } else {
-            parry3d_f64::shape::Triangle::new(p10, Point3::new(x1, tile[k + TILE_N + 1] * scale.y, z1), p01)
+            parry3d_f64::shape::Triangle::new(
+                p10,
+                Point3::new(x1, tile[k + TILE_N + 1] * scale.y, z1),
+                p01,
+            )
         }
     }
 
@@ -365,15 +398,28 @@ fn plane_level(heights: &[f64], cols: usize, rows: usize, k: usize, l: &Level) -
             };
         }
     }
-    QLevel { w: l.w, h: l.h, qw, mm }
+    QLevel {
+        w: l.w,
+        h: l.h,
+        qw,
+        mm,
+    }
 }
 
 /// The slope levels of [`Terrain::slope_near`], one per compact level: at the leaf level the
 /// largest triangle slope of each leaf block's 3 × 3 neighbourhood (its footprint enlarged by
 /// one leaf block each way), above it the largest of the four children (whose enlarged
 /// footprints cover the parent's).
-fn slope_pyramid(heights: &[f64], cols: usize, rows: usize, cell: f64, qlevels: &[QLevel]) -> Vec<Vec<f32>> {
-    let Some(leaf) = qlevels.first() else { return Vec::new() };
+fn slope_pyramid(
+    heights: &[f64],
+    cols: usize,
+    rows: usize,
+    cell: f64,
+    qlevels: &[QLevel],
+) -> Vec<Vec<f32>> {
+    let Some(leaf) = qlevels.first() else {
+        return Vec::new();
+    };
     let (w, h) = (leaf.w, leaf.h);
     // Largest slope within each leaf block (cells of the last blocks may be fewer).
     let mut own = vec![0.0f64; w * h];
@@ -413,7 +459,13 @@ fn slope_pyramid(heights: &[f64], cols: usize, rows: usize, cell: f64, qlevels: 
 /// One level up a pyramid: the `w × h` blocks of `prev` (row-major) combined by `f` over each
 /// parent's (up to) 2 × 2 children, starting from `init`; returns the parent level's width,
 /// height and blocks.
-fn up_2x2<T: Copy>(prev: &[T], w: usize, h: usize, init: T, f: impl Fn(T, T) -> T) -> (usize, usize, Vec<T>) {
+fn up_2x2<T: Copy>(
+    prev: &[T],
+    w: usize,
+    h: usize,
+    init: T,
+    f: impl Fn(T, T) -> T,
+) -> (usize, usize, Vec<T>) {
     let (nw, nh) = (w.div_ceil(2), h.div_ceil(2));
     let mut out = Vec::with_capacity(nw * nh);
     for r in 0..nh {
@@ -436,7 +488,9 @@ fn build_tiles(heights: &[f64], cols: usize, rows: usize) -> (usize, Vec<Tile>) 
     let mut tiles = Vec::with_capacity(tw * th);
     for ti in 0..th {
         for tj in 0..tw {
-            let mut t = Tile { h: [0.0; TILE_N * TILE_N] };
+            let mut t = Tile {
+                h: [0.0; TILE_N * TILE_N],
+            };
             for a in 0..TILE_N {
                 let r = (ti * LEAF + a).min(rows - 1);
                 for b in 0..TILE_N {
@@ -468,8 +522,13 @@ fn build_pyramid(heights: &[f64], cols: usize, rows: usize) -> Vec<Level> {
         if prev.w == 1 && prev.h == 1 {
             break;
         }
-        let (nw, nh, mm) =
-            up_2x2(&prev.mm, prev.w, prev.h, [f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], [a, b]| [lo.min(a), hi.max(b)]);
+        let (nw, nh, mm) = up_2x2(
+            &prev.mm,
+            prev.w,
+            prev.h,
+            [f64::INFINITY, f64::NEG_INFINITY],
+            |[lo, hi], [a, b]| [lo.min(a), hi.max(b)],
+        );
         levels.push(Level { w: nw, h: nh, mm });
     }
     levels
@@ -483,7 +542,9 @@ mod tests {
     fn random_heights(n: usize, mut seed: u64, span: f64) -> Vec<f64> {
         (0..n)
             .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (seed >> 11) as f64 / (1u64 << 53) as f64 * span
             })
             .collect()
@@ -494,7 +555,10 @@ mod tests {
     #[test]
     fn cell_triangles_are_parrys() {
         let (cols, rows, cell) = (23usize, 14usize, 1.7);
-        let heights = random_heights(cols * rows, 9, 30.0).iter().map(|h| h - 100.0).collect();
+        let heights = random_heights(cols * rows, 9, 30.0)
+            .iter()
+            .map(|h| h - 100.0)
+            .collect();
         let t = Terrain::from_grid(heights, cols, rows, cell).unwrap();
         for r in 0..rows - 1 {
             for c in 0..cols - 1 {
@@ -502,8 +566,16 @@ mod tests {
                 let bits = |tri: &parry3d_f64::shape::Triangle| {
                     [tri.a, tri.b, tri.c].map(|p| p.coords.map(f64::to_bits))
                 };
-                assert_eq!(bits(&t.cell_triangle(r, c, true)), bits(&nw.unwrap()), "cell ({r}, {c}) north-west");
-                assert_eq!(bits(&t.cell_triangle(r, c, false)), bits(&se.unwrap()), "cell ({r}, {c}) south-east");
+                assert_eq!(
+                    bits(&t.cell_triangle(r, c, true)),
+                    bits(&nw.unwrap()),
+                    "cell ({r}, {c}) north-west"
+                );
+                assert_eq!(
+                    bits(&t.cell_triangle(r, c, false)),
+                    bits(&se.unwrap()),
+                    "cell ({r}, {c}) south-east"
+                );
             }
         }
     }
@@ -540,10 +612,17 @@ mod tests {
                     }
                     all = all.max(m);
                     let bound = t.slope_near(k, bi, bj);
-                    assert!(bound >= m, "level {k} block ({bi}, {bj}): bound {bound} < {m}");
+                    assert!(
+                        bound >= m,
+                        "level {k} block ({bi}, {bj}): bound {bound} < {m}"
+                    );
                 }
             }
         }
-        assert!(t.max_slope() >= all && t.max_slope() <= all * (1.0 + 1e-6), "{} vs {all}", t.max_slope());
+        assert!(
+            t.max_slope() >= all && t.max_slope() <= all * (1.0 + 1e-6),
+            "{} vs {all}",
+            t.max_slope()
+        );
     }
 }

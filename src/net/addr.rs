@@ -77,7 +77,9 @@ impl AddressBook {
     /// Where a packet from `src` to `dst` goes; `None`: to no vehicle (incl. the sender itself).
     pub fn resolve(&self, src: usize, dst: IpAddr) -> Option<Destination> {
         let group = match dst {
-            IpAddr::V4(v4) => v4.is_multicast() || v4.is_broadcast() || self.broadcasts.contains(&v4),
+            IpAddr::V4(v4) => {
+                v4.is_multicast() || v4.is_broadcast() || self.broadcasts.contains(&v4)
+            }
             IpAddr::V6(v6) => v6.is_multicast(),
         };
         if group {

@@ -39,7 +39,10 @@ pub struct Frame {
 
 impl Frame {
     pub fn plain(ip: Vec<u8>) -> Frame {
-        Frame { data: Arc::new(ip), hdr_len: 0 }
+        Frame {
+            data: Arc::new(ip),
+            hdr_len: 0,
+        }
     }
 
     pub fn ip(&self) -> &[u8] {
@@ -110,20 +113,46 @@ fn bytes_u32(n: usize) -> u32 {
 impl Engine {
     pub fn new(book: AddressBook, cfg: EngineConfig) -> Engine {
         let rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x6e65_7473_696d_6265);
-        Engine { book, cfg, queue: VecDeque::new(), held: HashMap::new(), next_id: 1, rng, ledger: Ledger::default(), ends: CopyEnds::default() }
+        Engine {
+            book,
+            cfg,
+            queue: VecDeque::new(),
+            held: HashMap::new(),
+            next_id: 1,
+            rng,
+            ledger: Ledger::default(),
+            ends: CopyEnds::default(),
+        }
     }
 
     /// A copy from `src` to `dst` captured at `captured_ns` ends at `end_ns`: counted in the
     /// ledger and its [`CopyEnd`] kept.
     #[allow(clippy::too_many_arguments)]
-    fn end_copy(&mut self, src: usize, dst: Option<usize>, bytes: usize, captured_ns: SimNanos, fate: Fate, end_ns: SimNanos, corrupted: bool) {
+    fn end_copy(
+        &mut self,
+        src: usize,
+        dst: Option<usize>,
+        bytes: usize,
+        captured_ns: SimNanos,
+        fate: Fate,
+        end_ns: SimNanos,
+        corrupted: bool,
+    ) {
         match (fate, dst) {
             (Fate::Delivered, Some(d)) => self.ledger.deliver(src, d, bytes, corrupted),
             // Never: only a copy with a receiver is delivered.
             (Fate::Delivered, None) => self.ledger.drop_copy(src, None, DropReason::NoRoute),
             (Fate::Dropped(r), _) => self.ledger.drop_copy(src, dst, r),
         }
-        self.ends.push(CopyEnd { captured_ns, src, dst, bytes: bytes_u32(bytes), fate, end_ns, corrupted });
+        self.ends.push(CopyEnd {
+            captured_ns,
+            src,
+            dst,
+            bytes: bytes_u32(bytes),
+            fate,
+            end_ns,
+            corrupted,
+        });
     }
 
     /// The ledger as the summary reports it, links named after the vehicles.
@@ -138,7 +167,10 @@ impl Engine {
             Ok(p) => p.dst_addr(),
             Err(_) => return self.drop_at_capture(src, &[None], len, t_ns, DropReason::Malformed),
         };
-        let Some(dest) = (src < self.book.len()).then(|| self.book.resolve(src, dst)).flatten() else {
+        let Some(dest) = (src < self.book.len())
+            .then(|| self.book.resolve(src, dst))
+            .flatten()
+        else {
             return self.drop_at_capture(src, &[None], len, t_ns, DropReason::NoRoute);
         };
         let receivers = self.book.receivers(src, &dest);
@@ -151,16 +183,33 @@ impl Engine {
             self.ledger.capture(src, Some(d), len);
         }
         let multicast = dest == super::addr::Destination::AllOthers;
-        self.queue.push_back(Queued { pkt_id, src, dsts: receivers.clone(), multicast, t_ns, frame });
+        self.queue.push_back(Queued {
+            pkt_id,
+            src,
+            dsts: receivers.clone(),
+            multicast,
+            t_ns,
+            frame,
+        });
         CaptureOutcome::Queued { pkt_id, receivers }
     }
 
-    fn drop_at_capture(&mut self, src: usize, dsts: &[Option<usize>], len: usize, t_ns: SimNanos, reason: DropReason) -> CaptureOutcome {
+    fn drop_at_capture(
+        &mut self,
+        src: usize,
+        dsts: &[Option<usize>],
+        len: usize,
+        t_ns: SimNanos,
+        reason: DropReason,
+    ) -> CaptureOutcome {
         for &d in dsts {
             self.ledger.capture(src, d, len);
             self.end_copy(src, d, len, t_ns, Fate::Dropped(reason), t_ns, false);
         }
-        CaptureOutcome::Dropped { reason, copies: dsts.len() }
+        CaptureOutcome::Dropped {
+            reason,
+            copies: dsts.len(),
+        }
     }
 
     fn fresh_id(&mut self) -> u32 {
@@ -198,7 +247,16 @@ impl Engine {
                 begin.dst_node.push(d as u32);
                 begin.multicast.push(q.multicast);
             }
-            self.held.insert(q.pkt_id, Held { frame: q.frame, src: q.src, captured_ns: q.t_ns, window: k, pending: q.dsts });
+            self.held.insert(
+                q.pkt_id,
+                Held {
+                    frame: q.frame,
+                    src: q.src,
+                    captured_ns: q.t_ns,
+                    window: k,
+                    pending: q.dsts,
+                },
+            );
         }
     }
 
@@ -216,22 +274,58 @@ impl Engine {
                 self.ledger.unknown_releases += 1;
                 continue;
             };
-            let Some((frame, src, captured_ns)) = self.held.get(&r.pkt_id).map(|h| (h.frame.clone(), h.src, h.captured_ns)) else { continue };
+            let Some((frame, src, captured_ns)) = self
+                .held
+                .get(&r.pkt_id)
+                .map(|h| (h.frame.clone(), h.src, h.captured_ns))
+            else {
+                continue;
+            };
             let t_ns = r.rx_time_ns.map_or(start, |t| t.clamp(start, last));
             let (frame, flipped) = self.apply_ber(frame, r.ber);
             if flipped && self.cfg.crc {
-                self.end_copy(src, Some(node), frame.ip().len(), captured_ns, Fate::Dropped(DropReason::BitErrors), t_ns, false);
+                self.end_copy(
+                    src,
+                    Some(node),
+                    frame.ip().len(),
+                    captured_ns,
+                    Fate::Dropped(DropReason::BitErrors),
+                    t_ns,
+                    false,
+                );
             } else {
-                out.push(Delivery { pkt_id: r.pkt_id, src, captured_ns, node, t_ns, frame, corrupted: flipped });
+                out.push(Delivery {
+                    pkt_id: r.pkt_id,
+                    src,
+                    captured_ns,
+                    node,
+                    t_ns,
+                    frame,
+                    corrupted: flipped,
+                });
             }
             self.forget_if_done(r.pkt_id);
         }
         for loss in end.losses() {
             let node = loss.node.map(|n| n as usize);
-            let reason = loss.reason.map_or(DropReason::Unspecified, DropReason::from_wire);
+            let reason = loss
+                .reason
+                .map_or(DropReason::Unspecified, DropReason::from_wire);
             if let Some(dst) = self.take_copy(loss.pkt_id, node) {
-                if let Some((len, src, captured_ns)) = self.held.get(&loss.pkt_id).map(|h| (h.frame.ip().len(), h.src, h.captured_ns)) {
-                    self.end_copy(src, Some(dst), len, captured_ns, Fate::Dropped(reason), start, false);
+                if let Some((len, src, captured_ns)) = self
+                    .held
+                    .get(&loss.pkt_id)
+                    .map(|h| (h.frame.ip().len(), h.src, h.captured_ns))
+                {
+                    self.end_copy(
+                        src,
+                        Some(dst),
+                        len,
+                        captured_ns,
+                        Fate::Dropped(reason),
+                        start,
+                        false,
+                    );
                 }
                 self.forget_if_done(loss.pkt_id);
             } else {
@@ -239,11 +333,24 @@ impl Engine {
             }
         }
         let max = self.cfg.max_hold_windows;
-        let expired: Vec<u32> = self.held.iter().filter(|(_, h)| k.saturating_sub(h.window) + 1 >= max).map(|(&id, _)| id).collect();
+        let expired: Vec<u32> = self
+            .held
+            .iter()
+            .filter(|(_, h)| k.saturating_sub(h.window) + 1 >= max)
+            .map(|(&id, _)| id)
+            .collect();
         for id in expired {
             if let Some(h) = self.held.remove(&id) {
                 for d in h.pending {
-                    self.end_copy(h.src, Some(d), h.frame.ip().len(), h.captured_ns, Fate::Dropped(DropReason::HeldTooLong), start, false);
+                    self.end_copy(
+                        h.src,
+                        Some(d),
+                        h.frame.ip().len(),
+                        h.captured_ns,
+                        Fate::Dropped(DropReason::HeldTooLong),
+                        start,
+                        false,
+                    );
                 }
             }
         }
@@ -275,18 +382,44 @@ impl Engine {
         let mut data = (*frame.data).clone();
         let from = frame.hdr_len.min(data.len());
         let flipped = flip_bits(&mut data[from..], ber, &mut self.rng);
-        (Frame { data: Arc::new(data), hdr_len: frame.hdr_len }, flipped > 0)
+        (
+            Frame {
+                data: Arc::new(data),
+                hdr_len: frame.hdr_len,
+            },
+            flipped > 0,
+        )
     }
 
     /// The I/O side wrote (or failed to write) a delivery.
     pub fn delivered(&mut self, d: &Delivery, ok: bool) {
-        let fate = if ok { Fate::Delivered } else { Fate::Dropped(DropReason::WriteError) };
-        self.end_copy(d.src, Some(d.node), d.frame.ip().len(), d.captured_ns, fate, d.t_ns, ok && d.corrupted);
+        let fate = if ok {
+            Fate::Delivered
+        } else {
+            Fate::Dropped(DropReason::WriteError)
+        };
+        self.end_copy(
+            d.src,
+            Some(d.node),
+            d.frame.ip().len(),
+            d.captured_ns,
+            fate,
+            d.t_ns,
+            ok && d.corrupted,
+        );
     }
 
     /// A delivery the I/O side could not schedule is dropped for `reason` at sim time `end_ns`.
     pub fn drop_delivery(&mut self, d: &Delivery, reason: DropReason, end_ns: SimNanos) {
-        self.end_copy(d.src, Some(d.node), d.frame.ip().len(), d.captured_ns, Fate::Dropped(reason), end_ns, false);
+        self.end_copy(
+            d.src,
+            Some(d.node),
+            d.frame.ip().len(),
+            d.captured_ns,
+            Fate::Dropped(reason),
+            end_ns,
+            false,
+        );
     }
 
     /// The run ends at sim time `end_ns`: everything queued or with the simulator is dropped as
@@ -295,14 +428,30 @@ impl Engine {
         let queued: Vec<Queued> = self.queue.drain(..).collect();
         for q in queued {
             for d in q.dsts {
-                self.end_copy(q.src, Some(d), q.frame.ip().len(), q.t_ns, Fate::Dropped(DropReason::Shutdown), end_ns.max(q.t_ns), false);
+                self.end_copy(
+                    q.src,
+                    Some(d),
+                    q.frame.ip().len(),
+                    q.t_ns,
+                    Fate::Dropped(DropReason::Shutdown),
+                    end_ns.max(q.t_ns),
+                    false,
+                );
             }
         }
         let mut held: Vec<(u32, Held)> = self.held.drain().collect();
         held.sort_by_key(|(id, _)| *id);
         for (_, h) in held {
             for d in h.pending {
-                self.end_copy(h.src, Some(d), h.frame.ip().len(), h.captured_ns, Fate::Dropped(DropReason::Shutdown), end_ns.max(h.captured_ns), false);
+                self.end_copy(
+                    h.src,
+                    Some(d),
+                    h.frame.ip().len(),
+                    h.captured_ns,
+                    Fate::Dropped(DropReason::Shutdown),
+                    end_ns.max(h.captured_ns),
+                    false,
+                );
             }
         }
     }
@@ -349,7 +498,12 @@ mod tests {
             name: name.into(),
             addresses: addrs.iter().map(|s| s.parse().unwrap()).collect(),
             modem: None,
-            start: Pose { x: 0.0, y: 0.0, z: 0.0, heading_deg: 0.0 },
+            start: Pose {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                heading_deg: 0.0,
+            },
             motion: Motion::Stationary,
         }
     }
@@ -360,11 +514,29 @@ mod tests {
             vehicle("b", &["10.0.0.2/24"]),
             vehicle("c", &["fd00::3/64"]),
         ]);
-        Engine::new(book, EngineConfig { schedule: Schedule { window_ns: 10_000_000, windows: u32::MAX }, queue_limit, max_hold_windows: 2, crc, seed: 1 })
+        Engine::new(
+            book,
+            EngineConfig {
+                schedule: Schedule {
+                    window_ns: 10_000_000,
+                    windows: u32::MAX,
+                },
+                queue_limit,
+                max_hold_windows: 2,
+                crc,
+                seed: 1,
+            },
+        )
     }
 
     fn udp(src: &str, dst: &str, len: usize) -> Frame {
-        let r = IpRepr { src: src.parse().unwrap(), dst: dst.parse().unwrap(), protocol: 17, hop_limit: 64, payload_len: 0 };
+        let r = IpRepr {
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            protocol: 17,
+            hop_limit: 64,
+            payload_len: 0,
+        };
         Frame::plain(r.packet(&vec![0xab; len]).unwrap())
     }
 
@@ -387,22 +559,53 @@ mod tests {
     #[test]
     fn unicast_multicast_broadcast_and_ipv6_reach_the_right_vehicles() {
         let mut e = engine(16, true);
-        assert!(matches!(e.capture(0, udp("10.0.0.1", "10.0.0.2", 8), 5), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[1]));
-        assert!(matches!(e.capture(0, udp("10.0.0.1", "239.255.0.1", 8), 6), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[1, 2]));
-        assert!(matches!(e.capture(1, udp("10.0.0.2", "10.0.0.255", 8), 7), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 2]));
-        assert!(matches!(e.capture(1, udp("10.0.0.2", "255.255.255.255", 8), 7), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 2]));
-        assert!(matches!(e.capture(2, udp("fd00::3", "fd00::1", 8), 8), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0]));
-        assert!(matches!(e.capture(2, udp("fd00::3", "ff02::1", 8), 8), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 1]));
-        assert_eq!(e.capture(0, udp("10.0.0.1", "10.9.9.9", 8), 9), CaptureOutcome::Dropped { reason: DropReason::NoRoute, copies: 1 });
-        assert_eq!(e.capture(0, Frame::plain(vec![0x45, 0, 0]), 9), CaptureOutcome::Dropped { reason: DropReason::Malformed, copies: 1 });
+        assert!(
+            matches!(e.capture(0, udp("10.0.0.1", "10.0.0.2", 8), 5), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[1])
+        );
+        assert!(
+            matches!(e.capture(0, udp("10.0.0.1", "239.255.0.1", 8), 6), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[1, 2])
+        );
+        assert!(
+            matches!(e.capture(1, udp("10.0.0.2", "10.0.0.255", 8), 7), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 2])
+        );
+        assert!(
+            matches!(e.capture(1, udp("10.0.0.2", "255.255.255.255", 8), 7), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 2])
+        );
+        assert!(
+            matches!(e.capture(2, udp("fd00::3", "fd00::1", 8), 8), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0])
+        );
+        assert!(
+            matches!(e.capture(2, udp("fd00::3", "ff02::1", 8), 8), CaptureOutcome::Queued { ref receivers, .. } if receivers == &[0, 1])
+        );
+        assert_eq!(
+            e.capture(0, udp("10.0.0.1", "10.9.9.9", 8), 9),
+            CaptureOutcome::Dropped {
+                reason: DropReason::NoRoute,
+                copies: 1
+            }
+        );
+        assert_eq!(
+            e.capture(0, Frame::plain(vec![0x45, 0, 0]), 9),
+            CaptureOutcome::Dropped {
+                reason: DropReason::Malformed,
+                copies: 1
+            }
+        );
         let mut begin = NetworkUpdate::default();
         e.fill_begin(0, &mut begin);
         assert_eq!(begin.pkt_id.len(), 10);
         assert_eq!(begin.dst_node, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
-        assert_eq!(begin.multicast, vec![false, true, true, true, true, true, true, false, true, true], "unicast, multicast, subnet and all-ones broadcast");
+        assert_eq!(
+            begin.multicast,
+            vec![false, true, true, true, true, true, true, false, true, true],
+            "unicast, multicast, subnet and all-ones broadcast"
+        );
         assert!(view(&begin).packets().all(|p| p.multicast.is_some()));
         assert_eq!(begin.pkt_time_ns[0], 5);
-        assert_eq!(begin.dst_ip[0], u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2)));
+        assert_eq!(
+            begin.dst_ip[0],
+            u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2))
+        );
         assert_eq!(begin.dst_ip[2], 0, "c has no IPv4 address");
         let out = e.apply_end(0, &view(&pass_through(&begin, 0)));
         assert_eq!(out.len(), 10);
@@ -412,7 +615,14 @@ mod tests {
             e.delivered(d, true);
         }
         assert!(e.ledger.balances());
-        assert_eq!((e.ledger.total.captured, e.ledger.total.delivered, e.ledger.total.in_flight), (12, 10, 0));
+        assert_eq!(
+            (
+                e.ledger.total.captured,
+                e.ledger.total.delivered,
+                e.ledger.total.in_flight
+            ),
+            (12, 10, 0)
+        );
     }
 
     #[test]
@@ -464,7 +674,13 @@ mod tests {
         let mut e = engine(2, true);
         e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 5);
         e.capture(0, udp("10.0.0.1", "239.255.0.1", 50), 6);
-        assert_eq!(e.capture(0, udp("10.0.0.1", "10.0.0.2", 10), 7), CaptureOutcome::Dropped { reason: DropReason::QueueFull, copies: 1 });
+        assert_eq!(
+            e.capture(0, udp("10.0.0.1", "10.0.0.2", 10), 7),
+            CaptureOutcome::Dropped {
+                reason: DropReason::QueueFull,
+                copies: 1
+            }
+        );
         e.capture(1, Frame::plain(vec![0x45, 0, 0]), 8);
         let mut begin = NetworkUpdate::default();
         e.fill_begin(3, &mut begin);
@@ -488,24 +704,68 @@ mod tests {
         let mut ends = Vec::new();
         e.ends.drain_into(&mut ends);
         assert!(e.ledger.balances());
-        assert_eq!(ends.len() as u64, e.ledger.total.captured, "one end per copy: {ends:?}");
+        assert_eq!(
+            ends.len() as u64,
+            e.ledger.total.captured,
+            "one end per copy: {ends:?}"
+        );
         let ip = |n: usize| n + 20;
-        let find = |dst: Option<usize>, bytes: usize| ends.iter().find(|x| x.dst == dst && x.bytes as usize == bytes).copied().unwrap();
+        let find = |dst: Option<usize>, bytes: usize| {
+            ends.iter()
+                .find(|x| x.dst == dst && x.bytes as usize == bytes)
+                .copied()
+                .unwrap()
+        };
         let malformed = find(None, 3);
-        assert_eq!((malformed.src, malformed.fate, malformed.captured_ns, malformed.end_ns), (1, Fate::Dropped(DropReason::Malformed), 8, 8));
+        assert_eq!(
+            (
+                malformed.src,
+                malformed.fate,
+                malformed.captured_ns,
+                malformed.end_ns
+            ),
+            (1, Fate::Dropped(DropReason::Malformed), 8, 8)
+        );
         let full = find(Some(1), ip(10));
-        assert_eq!((full.fate, full.end_ns), (Fate::Dropped(DropReason::QueueFull), 7));
+        assert_eq!(
+            (full.fate, full.end_ns),
+            (Fate::Dropped(DropReason::QueueFull), 7)
+        );
         let collided = find(Some(1), ip(50));
-        assert_eq!((collided.fate, collided.captured_ns, collided.end_ns), (Fate::Dropped(DropReason::Collision), 6, 30_000_000));
+        assert_eq!(
+            (collided.fate, collided.captured_ns, collided.end_ns),
+            (Fate::Dropped(DropReason::Collision), 6, 30_000_000)
+        );
         let delivered = find(Some(2), ip(50));
-        assert_eq!((delivered.fate, delivered.captured_ns, delivered.end_ns, delivered.corrupted), (Fate::Delivered, 6, 32_000_000, false));
+        assert_eq!(
+            (
+                delivered.fate,
+                delivered.captured_ns,
+                delivered.end_ns,
+                delivered.corrupted
+            ),
+            (Fate::Delivered, 6, 32_000_000, false)
+        );
         for (&(src, dst), c) in &e.ledger.links {
-            let bytes: u64 = ends.iter().filter(|x| (x.src, x.dst) == (src, dst) && x.fate == Fate::Delivered).map(|x| x.bytes as u64).sum();
+            let bytes: u64 = ends
+                .iter()
+                .filter(|x| (x.src, x.dst) == (src, dst) && x.fate == Fate::Delivered)
+                .map(|x| x.bytes as u64)
+                .sum();
             assert_eq!(bytes, c.delivered_bytes, "link {src} -> {dst:?}");
-            assert_eq!(ends.iter().filter(|x| (x.src, x.dst) == (src, dst)).count() as u64, c.captured - c.in_flight);
+            assert_eq!(
+                ends.iter().filter(|x| (x.src, x.dst) == (src, dst)).count() as u64,
+                c.captured - c.in_flight
+            );
         }
         let s = e.summary();
-        assert_eq!(s.links.iter().map(|l| (l.src.as_str(), l.dst.as_deref())).collect::<Vec<_>>(), vec![("a", Some("b")), ("a", Some("c")), ("b", None)]);
+        assert_eq!(
+            s.links
+                .iter()
+                .map(|l| (l.src.as_str(), l.dst.as_deref()))
+                .collect::<Vec<_>>(),
+            vec![("a", Some("b")), ("a", Some("c")), ("b", None)]
+        );
         assert_eq!(s.links[0].delivered_bytes, ip(100) as u64);
     }
 
@@ -523,8 +783,16 @@ mod tests {
         assert!(out[0].corrupted);
         assert_eq!(out[0].t_ns, 34_000_000);
         let orig = udp("10.0.0.1", "10.0.0.2", 1000);
-        let diff: u32 = orig.ip().iter().zip(out[0].frame.ip()).map(|(a, b)| (a ^ b).count_ones()).sum();
-        assert!((20..=150).contains(&diff), "about 1% of 8224 bits flipped: {diff}");
+        let diff: u32 = orig
+            .ip()
+            .iter()
+            .zip(out[0].frame.ip())
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum();
+        assert!(
+            (20..=150).contains(&diff),
+            "about 1% of 8224 bits flipped: {diff}"
+        );
     }
 
     #[test]
@@ -533,7 +801,10 @@ mod tests {
         let mut buf = vec![0u8; 125_000];
         let n = flip_bits(&mut buf, 1e-3, &mut rng);
         assert!((900..1100).contains(&n), "{n}");
-        assert_eq!(buf.iter().map(|b| b.count_ones() as usize).sum::<usize>(), n);
+        assert_eq!(
+            buf.iter().map(|b| b.count_ones() as usize).sum::<usize>(),
+            n
+        );
         assert_eq!(flip_bits(&mut buf, 0.0, &mut rng), 0);
     }
 }

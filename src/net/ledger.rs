@@ -91,7 +91,13 @@ impl Ledger {
     }
 
     /// A copy enters and is dropped at once (malformed, no route, queue full at capture).
-    pub fn capture_dropped(&mut self, src: usize, dst: Option<usize>, bytes: usize, reason: DropReason) {
+    pub fn capture_dropped(
+        &mut self,
+        src: usize,
+        dst: Option<usize>,
+        bytes: usize,
+        reason: DropReason,
+    ) {
         self.capture(src, dst, bytes);
         self.drop_copy(src, dst, reason);
     }
@@ -159,7 +165,11 @@ impl Default for CopyEnds {
 impl CopyEnds {
     /// A buffer of at most `limit` ends (0: off).
     pub fn new(limit: usize) -> CopyEnds {
-        CopyEnds { ends: Vec::new(), limit, dropped: 0 }
+        CopyEnds {
+            ends: Vec::new(),
+            limit,
+            dropped: 0,
+        }
     }
 
     pub fn push(&mut self, end: CopyEnd) {
@@ -277,15 +287,29 @@ mod tests {
         l.deliver(0, 1, 100, false);
         l.drop_copy(0, Some(2), DropReason::from_wire(3));
         assert!(l.balances());
-        assert_eq!((l.total.in_flight, l.total.delivered, l.dropped(DropReason::Collision)), (0, 1, 1));
+        assert_eq!(
+            (
+                l.total.in_flight,
+                l.total.delivered,
+                l.dropped(DropReason::Collision)
+            ),
+            (0, 1, 1)
+        );
         assert_eq!(l.links[&(0, Some(1))].delivered_bytes, 100);
         assert_eq!(l.links[&(0, Some(2))].dropped(DropReason::Collision), 1);
         let names = ["a".to_string(), "b".to_string(), "c".to_string()];
         let s = LedgerSummary::new(&l, &names, 0);
         assert_eq!(s.drops["malformed"], 1);
         assert!(s.balanced);
-        let links: Vec<(&str, Option<&str>, u64)> = s.links.iter().map(|k| (k.src.as_str(), k.dst.as_deref(), k.captured)).collect();
-        assert_eq!(links, vec![("a", None, 1), ("a", Some("b"), 1), ("a", Some("c"), 1)]);
+        let links: Vec<(&str, Option<&str>, u64)> = s
+            .links
+            .iter()
+            .map(|k| (k.src.as_str(), k.dst.as_deref(), k.captured))
+            .collect();
+        assert_eq!(
+            links,
+            vec![("a", None, 1), ("a", Some("b"), 1), ("a", Some("c"), 1)]
+        );
         assert!(s.links.iter().all(|k| k.balanced));
         // A link that lost count no longer balances the whole.
         l.links.get_mut(&(0, Some(1))).unwrap().delivered_bytes += 1;
@@ -294,7 +318,15 @@ mod tests {
 
     #[test]
     fn the_copy_end_buffer_is_bounded_and_counts_what_it_drops() {
-        let end = CopyEnd { captured_ns: 1, src: 0, dst: Some(1), bytes: 10, fate: Fate::Delivered, end_ns: 2, corrupted: false };
+        let end = CopyEnd {
+            captured_ns: 1,
+            src: 0,
+            dst: Some(1),
+            bytes: 10,
+            fate: Fate::Delivered,
+            end_ns: 2,
+            corrupted: false,
+        };
         let mut b = CopyEnds::new(2);
         for _ in 0..5 {
             b.push(end);

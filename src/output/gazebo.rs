@@ -56,9 +56,21 @@ impl Heightmap {
         let range = max_m - min_m;
         let pixels = heights
             .iter()
-            .map(|h| if range > 0.0 { ((h - min_m) / range * 65535.0).round().clamp(0.0, 65535.0) as u16 } else { 0 })
+            .map(|h| {
+                if range > 0.0 {
+                    ((h - min_m) / range * 65535.0).round().clamp(0.0, 65535.0) as u16
+                } else {
+                    0
+                }
+            })
             .collect();
-        Heightmap { side, pixels, min_m, max_m, size_m }
+        Heightmap {
+            side,
+            pixels,
+            min_m,
+            max_m,
+            size_m,
+        }
     }
 
     /// The 16-bit grayscale PNG.
@@ -95,7 +107,11 @@ pub fn side_for(samples: usize) -> usize {
 pub fn step_s(loaded: &LoadedScenario) -> (f64, u64) {
     let w = loaded.schedule.window_s();
     let wanted = loaded.scenario.simulators.physics_step_ms / 1e3;
-    let steps = if wanted > 0.0 { (w / wanted).ceil().max(1.0) as u64 } else { 1 };
+    let steps = if wanted > 0.0 {
+        (w / wanted).ceil().max(1.0) as u64
+    } else {
+        1
+    };
     (w / steps as f64, steps)
 }
 
@@ -117,12 +133,22 @@ pub fn export(loaded: &LoadedScenario, dir: &Path) -> anyhow::Result<Exported> {
     let map = Heightmap::from_grid(&loaded.terrain);
     let (step_s, steps_per_window) = step_s(loaded);
     let heightmap = dir.join("terrain.png");
-    std::fs::write(&heightmap, map.png()?).with_context(|| format!("cannot write {}", heightmap.display()))?;
+    std::fs::write(&heightmap, map.png()?)
+        .with_context(|| format!("cannot write {}", heightmap.display()))?;
     let world = dir.join("world.sdf");
-    std::fs::write(&world, world_sdf(loaded, &map, step_s)).with_context(|| format!("cannot write {}", world.display()))?;
+    std::fs::write(&world, world_sdf(loaded, &map, step_s))
+        .with_context(|| format!("cannot write {}", world.display()))?;
     let bridge = dir.join("bridge.yaml");
-    std::fs::write(&bridge, bridge_yaml(loaded)).with_context(|| format!("cannot write {}", bridge.display()))?;
-    Ok(Exported { world, heightmap, bridge, map, step_s, steps_per_window })
+    std::fs::write(&bridge, bridge_yaml(loaded))
+        .with_context(|| format!("cannot write {}", bridge.display()))?;
+    Ok(Exported {
+        world,
+        heightmap,
+        bridge,
+        map,
+        step_s,
+        steps_per_window,
+    })
 }
 
 /// The world name Gazebo uses (the scenario's `name`, already restricted to [A-Za-z0-9_-]).
@@ -224,19 +250,26 @@ mod tests {
 
     #[test]
     fn sides_are_two_to_the_n_plus_one() {
-        assert_eq!([2, 3, 4, 33, 34, 500, 501, 5000].map(side_for), [3, 3, 5, 33, 65, 513, 513, MAX_SIDE]);
+        assert_eq!(
+            [2, 3, 4, 33, 34, 500, 501, 5000].map(side_for),
+            [3, 3, 5, 33, 65, 513, 513, MAX_SIDE]
+        );
     }
 
     #[test]
     fn the_heightmap_rebuilds_the_grid_and_its_corners_exactly() {
         // 5 × 3 samples, 10 m apart: a slope east plus a bump; heights −40 … −24.
-        let heights: Vec<f64> = (0..15).map(|k| -40.0 + (k % 5) as f64 * 4.0 + if k == 7 { 4.0 } else { 0.0 }).collect();
+        let heights: Vec<f64> = (0..15)
+            .map(|k| -40.0 + (k % 5) as f64 * 4.0 + if k == 7 { 4.0 } else { 0.0 })
+            .collect();
         let grid = HeightGrid::new("t", heights, 5, 3, 10.0).unwrap();
         let map = Heightmap::from_grid(&grid);
         assert_eq!((map.side, map.size_m), (5, [40.0, 20.0]));
         assert_eq!((map.min_m, map.max_m), (-40.0, -24.0));
         // Pixel (i, j) is the surface at x = −20 + 10·j, y = 10 − 5·i; its value scales back.
-        let height = |i: usize, j: usize| map.min_m + f64::from(map.pixels[i * map.side + j]) / 65535.0 * (map.max_m - map.min_m);
+        let height = |i: usize, j: usize| {
+            map.min_m + f64::from(map.pixels[i * map.side + j]) / 65535.0 * (map.max_m - map.min_m)
+        };
         for (i, j) in [(0, 0), (4, 4), (2, 2), (4, 0), (1, 3)] {
             let (x, y) = (-20.0 + 10.0 * j as f64, 10.0 - 5.0 * i as f64);
             let (a, b) = (height(i, j), grid.height_at(x, y).unwrap());
@@ -245,6 +278,9 @@ mod tests {
         let png = map.png().unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(png));
         let reader = decoder.read_info().unwrap();
-        assert_eq!((reader.info().width, reader.info().bit_depth), (5, png::BitDepth::Sixteen));
+        assert_eq!(
+            (reader.info().width, reader.info().bit_depth),
+            (5, png::BitDepth::Sixteen)
+        );
     }
 }

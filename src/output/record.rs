@@ -27,13 +27,25 @@ pub const MAX_CHUNK_BYTES: u64 = 64 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {source}")]
-    Mcap { path: PathBuf, source: mcap::McapError },
+    Mcap {
+        path: PathBuf,
+        source: mcap::McapError,
+    },
     #[error("{path}: {what}")]
     Malformed { path: PathBuf, what: String },
     #[error("{path}: message {sequence} on {topic} at {log_time} ns: {source}")]
-    Message { path: PathBuf, topic: String, sequence: u32, log_time: u64, source: serde_path_to_error::Error<serde_json::Error> },
+    Message {
+        path: PathBuf,
+        topic: String,
+        sequence: u32,
+        log_time: u64,
+        source: serde_path_to_error::Error<serde_json::Error>,
+    },
 }
 
 /// Appends messages to a record; [`RecordWriter::finish`] completes the file (index, summary).
@@ -47,7 +59,10 @@ pub struct RecordWriter {
 
 impl RecordWriter {
     pub fn create(path: &Path) -> Result<RecordWriter, RecordError> {
-        let io = |source| RecordError::Io { path: path.to_path_buf(), source };
+        let io = |source| RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
@@ -57,8 +72,17 @@ impl RecordWriter {
             .library(concat!("netsim_cosim ", env!("CARGO_PKG_VERSION")))
             .compression(Some(mcap::Compression::Zstd))
             .create(BufWriter::with_capacity(1 << 20, file))
-            .map_err(|source| RecordError::Mcap { path: path.to_path_buf(), source })?;
-        Ok(RecordWriter { path: path.to_path_buf(), mcap, channels: HashMap::new(), sequence: 0, buf: Vec::with_capacity(1024) })
+            .map_err(|source| RecordError::Mcap {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(RecordWriter {
+            path: path.to_path_buf(),
+            mcap,
+            channels: HashMap::new(),
+            sequence: 0,
+            buf: Vec::with_capacity(1024),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -66,7 +90,10 @@ impl RecordWriter {
     }
 
     fn mcap_err(&self, source: mcap::McapError) -> RecordError {
-        RecordError::Mcap { path: self.path.clone(), source }
+        RecordError::Mcap {
+            path: self.path.clone(),
+            source,
+        }
     }
 
     /// The channel of `topic`, added (with `T`'s JSON schema) on first use.
@@ -74,21 +101,43 @@ impl RecordWriter {
         if let Some(&id) = self.channels.get(topic) {
             return Ok(id);
         }
-        let schema = serde_json::to_vec(&schemars::schema_for!(T)).expect("a derived JSON schema serializes");
-        let schema_id = self.mcap.add_schema(&T::schema_name(), "jsonschema", &schema).map_err(|e| self.mcap_err(e))?;
-        let id = self.mcap.add_channel(schema_id, topic, "json", &BTreeMap::new()).map_err(|e| self.mcap_err(e))?;
+        let schema = serde_json::to_vec(&schemars::schema_for!(T))
+            .expect("a derived JSON schema serializes");
+        let schema_id = self
+            .mcap
+            .add_schema(&T::schema_name(), "jsonschema", &schema)
+            .map_err(|e| self.mcap_err(e))?;
+        let id = self
+            .mcap
+            .add_channel(schema_id, topic, "json", &BTreeMap::new())
+            .map_err(|e| self.mcap_err(e))?;
         self.channels.insert(topic, id);
         Ok(id)
     }
 
     /// Appends `message` on `topic` at sim time `t_ns`.
-    pub fn write<T: Serialize + JsonSchema>(&mut self, topic: &'static str, t_ns: u64, message: &T) -> Result<(), RecordError> {
+    pub fn write<T: Serialize + JsonSchema>(
+        &mut self,
+        topic: &'static str,
+        t_ns: u64,
+        message: &T,
+    ) -> Result<(), RecordError> {
         let channel_id = self.channel::<T>(topic)?;
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, message).expect("record messages serialize");
         self.sequence = self.sequence.wrapping_add(1);
-        let header = mcap::records::MessageHeader { channel_id, sequence: self.sequence, log_time: t_ns, publish_time: t_ns };
-        self.mcap.write_to_known_channel(&header, &self.buf).map_err(|e| RecordError::Mcap { path: self.path.clone(), source: e })
+        let header = mcap::records::MessageHeader {
+            channel_id,
+            sequence: self.sequence,
+            log_time: t_ns,
+            publish_time: t_ns,
+        };
+        self.mcap
+            .write_to_known_channel(&header, &self.buf)
+            .map_err(|e| RecordError::Mcap {
+                path: self.path.clone(),
+                source: e,
+            })
     }
 
     /// Completes the file: the last chunk, the index and the summary.
@@ -117,8 +166,15 @@ pub struct Record {
 impl Record {
     /// Reads `path` (a record, or a run folder holding `record.mcap`).
     pub fn read(path: &Path) -> Result<Record, RecordError> {
-        let path = if path.is_dir() { path.join(RECORD_FILE) } else { path.to_path_buf() };
-        let bytes = std::fs::read(&path).map_err(|source| RecordError::Io { path: path.clone(), source })?;
+        let path = if path.is_dir() {
+            path.join(RECORD_FILE)
+        } else {
+            path.to_path_buf()
+        };
+        let bytes = std::fs::read(&path).map_err(|source| RecordError::Io {
+            path: path.clone(),
+            source,
+        })?;
         Record::parse(&bytes, &path)
     }
 
@@ -129,35 +185,52 @@ impl Record {
         // the bytes there are: check them first. A record cut short is read up to its last whole
         // record: the reader would otherwise start decompressing a partial chunk whose records
         // cannot be checked.
-        let whole = check_lengths(bytes).map_err(|what| RecordError::Malformed { path: path.clone(), what })?;
+        let whole = check_lengths(bytes).map_err(|what| RecordError::Malformed {
+            path: path.clone(),
+            what,
+        })?;
         let bytes = &bytes[..whole];
         // The reader has panicked on inputs the checks above did not foresee: such a file is an
         // error like any other damaged one, not the end of the program.
         std::panic::catch_unwind(|| Record::messages(bytes, &path)).unwrap_or_else(|_| {
-            Err(RecordError::Malformed { path: path.clone(), what: "the MCAP reader could not read it (damaged file)".into() })
+            Err(RecordError::Malformed {
+                path: path.clone(),
+                what: "the MCAP reader could not read it (damaged file)".into(),
+            })
         })
     }
 
     /// Every message of a checked record, by topic.
     fn messages(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
-        let mcap_err = |source| RecordError::Mcap { path: path.to_path_buf(), source };
+        let mcap_err = |source| RecordError::Mcap {
+            path: path.to_path_buf(),
+            source,
+        };
         let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
         let mut record = Record::default();
         for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
             let message = match message {
                 Ok(m) => m,
                 // A record cut short ends in a partial chunk: keep what was complete.
-                Err(mcap::McapError::UnexpectedEof | mcap::McapError::UnexpectedEoc) if record.summary.is_none() => break,
+                Err(mcap::McapError::UnexpectedEof | mcap::McapError::UnexpectedEoc)
+                    if record.summary.is_none() =>
+                {
+                    break
+                }
                 Err(e) => return Err(mcap_err(e)),
             };
-            fn parse<T: DeserializeOwned>(path: &Path, m: &mcap::Message) -> Result<T, RecordError> {
-                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&m.data)).map_err(|source| RecordError::Message {
-                    path: path.to_path_buf(),
-                    topic: m.channel.topic.clone(),
-                    sequence: m.sequence,
-                    log_time: m.log_time,
-                    source,
-                })
+            fn parse<T: DeserializeOwned>(
+                path: &Path,
+                m: &mcap::Message,
+            ) -> Result<T, RecordError> {
+                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&m.data))
+                    .map_err(|source| RecordError::Message {
+                        path: path.to_path_buf(),
+                        topic: m.channel.topic.clone(),
+                        sequence: m.sequence,
+                        log_time: m.log_time,
+                        source,
+                    })
             }
             match message.channel.topic.as_str() {
                 TOPIC_RUN => record.run = Some(parse(path, &message)?),
@@ -197,22 +270,35 @@ const MAGIC: &[u8] = b"\x89MCAP0\r\n";
 /// most [`MAX_CHUNK_BYTES`]. Returns how many leading bytes hold whole records: all of them, or
 /// up to the record a file cut short ends in.
 fn check_lengths(bytes: &[u8]) -> Result<usize, String> {
-    let body = bytes.strip_prefix(MAGIC).ok_or("not an MCAP file (no magic at byte 0)")?;
+    let body = bytes
+        .strip_prefix(MAGIC)
+        .ok_or("not an MCAP file (no magic at byte 0)")?;
     check_records(body, MAGIC.len(), true)
 }
 
 /// The records in `b` (at file offset `at`); returns the offset where the whole records end.
 fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<usize, String> {
     while !b.is_empty() {
-        let whole = (b.len() >= 9).then(|| u64::from_le_bytes(b[1..9].try_into().expect("8 bytes"))).and_then(|len| {
-            let end = usize::try_from(len).ok()?.checked_add(9)?;
-            b.get(9..end)
-        });
+        let whole = (b.len() >= 9)
+            .then(|| u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")))
+            .and_then(|len| {
+                let end = usize::try_from(len).ok()?.checked_add(9)?;
+                b.get(9..end)
+            });
         let Some(record) = whole else {
-            return if top { Ok(at) } else { Err(format!("the record at byte {at} of a chunk runs past the chunk's end")) };
+            return if top {
+                Ok(at)
+            } else {
+                Err(format!(
+                    "the record at byte {at} of a chunk runs past the chunk's end"
+                ))
+            };
         };
         let opcode = b[0];
-        let mut f = Fields { b: record, at: at + 9 };
+        let mut f = Fields {
+            b: record,
+            at: at + 9,
+        };
         match opcode {
             op::HEADER => f.strings(2)?,
             op::SCHEMA => {
@@ -269,8 +355,14 @@ fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<usize, String
                 }
                 let inner = match compression {
                     b"" => compressed.to_vec(),
-                    b"zstd" => zstd::bulk::decompress(compressed, uncompressed as usize).map_err(|e| format!("chunk at byte {at}: {e}"))?,
-                    other => return Err(format!("chunk at byte {at}: compression {:?} is not read here", String::from_utf8_lossy(other))),
+                    b"zstd" => zstd::bulk::decompress(compressed, uncompressed as usize)
+                        .map_err(|e| format!("chunk at byte {at}: {e}"))?,
+                    other => {
+                        return Err(format!(
+                            "chunk at byte {at}: compression {:?} is not read here",
+                            String::from_utf8_lossy(other)
+                        ))
+                    }
                 };
                 check_records(&inner, 0, false).map_err(|e| format!("chunk at byte {at}: {e}"))?;
             }
@@ -299,22 +391,32 @@ impl<'a> Fields<'a> {
                 self.at += n;
                 Ok(head)
             }
-            None => Err(format!("a field at byte {} states {n} bytes; its record has {} left", self.at, self.b.len())),
+            None => Err(format!(
+                "a field at byte {} states {n} bytes; its record has {} left",
+                self.at,
+                self.b.len()
+            )),
         }
     }
     fn skip(&mut self, n: u64) -> Result<(), String> {
         self.take(n).map(|_| ())
     }
     fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
     fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
     /// `n` bytes stated by the length field at byte `start`.
     fn stated(&mut self, n: u64, start: usize) -> Result<&'a [u8], String> {
         let left = self.b.len();
-        self.take(n).map_err(|_| format!("the length at byte {start} states {n} bytes; its record has {left} left"))
+        self.take(n).map_err(|_| {
+            format!("the length at byte {start} states {n} bytes; its record has {left} left")
+        })
     }
     fn string(&mut self) -> Result<&'a [u8], String> {
         let start = self.at;
@@ -336,7 +438,10 @@ impl<'a> Fields<'a> {
     fn map(&mut self) -> Result<(), String> {
         let start = self.at;
         let n = self.u32()?;
-        let mut m = Fields { b: self.stated(n.into(), start)?, at: start + 4 };
+        let mut m = Fields {
+            b: self.stated(n.into(), start)?,
+            at: start + 4,
+        };
         while !m.b.is_empty() {
             m.strings(2)?;
         }
@@ -349,7 +454,15 @@ mod tests {
     use super::*;
 
     fn pose(t_s: f64) -> Poses {
-        Poses { t_s, poses: vec![VehiclePose { vehicle: "a".into(), x: 1.0, y: 2.0, z: -3.0 }] }
+        Poses {
+            t_s,
+            poses: vec![VehiclePose {
+                vehicle: "a".into(),
+                x: 1.0,
+                y: 2.0,
+                z: -3.0,
+            }],
+        }
     }
 
     #[test]
@@ -357,7 +470,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = RecordWriter::create(&dir.path().join(RECORD_FILE)).unwrap();
         for i in 0..100 {
-            w.write(TOPIC_POSES, i * 1_000_000, &pose(i as f64 * 1e-3)).unwrap();
+            w.write(TOPIC_POSES, i * 1_000_000, &pose(i as f64 * 1e-3))
+                .unwrap();
         }
         let packet = PacketRecord {
             t_s: 0.5,
@@ -370,7 +484,12 @@ mod tests {
             corrupted: false,
         };
         w.write(TOPIC_PACKETS, 600_000_000, &packet).unwrap();
-        w.write(TOPIC_SUMMARY, 700_000_000, &serde_json::json!({"windows": 7})).unwrap();
+        w.write(
+            TOPIC_SUMMARY,
+            700_000_000,
+            &serde_json::json!({"windows": 7}),
+        )
+        .unwrap();
         w.finish().unwrap();
         let r = Record::read(dir.path()).unwrap();
         assert_eq!(r.poses.len(), 100);
@@ -385,14 +504,19 @@ mod tests {
         let path = dir.path().join(RECORD_FILE);
         let mut w = RecordWriter::create(&path).unwrap();
         for i in 0..20_000u64 {
-            w.write(TOPIC_POSES, i * 1_000_000, &pose(i as f64 * 1e-3)).unwrap();
+            w.write(TOPIC_POSES, i * 1_000_000, &pose(i as f64 * 1e-3))
+                .unwrap();
         }
         w.finish().unwrap();
         let whole = std::fs::read(&path).unwrap();
         // Cut inside the data section, as a killed run leaves it.
         std::fs::write(&path, &whole[..whole.len() * 2 / 3]).unwrap();
         let r = Record::read(&path).unwrap();
-        assert!(!r.poses.is_empty() && r.poses.len() < 20_000, "{} poses", r.poses.len());
+        assert!(
+            !r.poses.is_empty() && r.poses.len() < 20_000,
+            "{} poses",
+            r.poses.len()
+        );
         assert_eq!(r.poses[0], pose(0.0));
         assert!(r.summary.is_none());
     }
@@ -424,7 +548,10 @@ mod tests {
         // The header record's first field (the profile string's length) claims almost 4 GiB.
         bytes[17..21].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
-        assert!(e.contains("record.mcap") && e.contains("byte 17") && e.contains("4294967280 bytes"), "{e}");
+        assert!(
+            e.contains("record.mcap") && e.contains("byte 17") && e.contains("4294967280 bytes"),
+            "{e}"
+        );
     }
 
     /// The inputs fuzzing found (fuzz/corpus/run_record/): each made the `mcap` reader allocate
@@ -432,14 +559,29 @@ mod tests {
     #[test]
     fn the_damaged_records_fuzzing_found_read_or_fail_cleanly() {
         let found: [(&str, &[u8]); 4] = [
-            ("chunk_size_claim", include_bytes!("../../fuzz/corpus/run_record/chunk_size_claim.mcap")),
-            ("string_length_claim", include_bytes!("../../fuzz/corpus/run_record/string_length_claim.mcap")),
-            ("chunk_index_string_claim", include_bytes!("../../fuzz/corpus/run_record/chunk_index_string_claim.mcap")),
-            ("attachment_without_crc", include_bytes!("../../fuzz/corpus/run_record/attachment_without_crc.mcap")),
+            (
+                "chunk_size_claim",
+                include_bytes!("../../fuzz/corpus/run_record/chunk_size_claim.mcap"),
+            ),
+            (
+                "string_length_claim",
+                include_bytes!("../../fuzz/corpus/run_record/string_length_claim.mcap"),
+            ),
+            (
+                "chunk_index_string_claim",
+                include_bytes!("../../fuzz/corpus/run_record/chunk_index_string_claim.mcap"),
+            ),
+            (
+                "attachment_without_crc",
+                include_bytes!("../../fuzz/corpus/run_record/attachment_without_crc.mcap"),
+            ),
         ];
         for (name, bytes) in found {
             if let Err(e) = Record::parse(bytes, Path::new("damaged/record.mcap")) {
-                assert!(e.to_string().starts_with("damaged/record.mcap: "), "{name}: {e}");
+                assert!(
+                    e.to_string().starts_with("damaged/record.mcap: "),
+                    "{name}: {e}"
+                );
             }
         }
     }
@@ -449,9 +591,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(RECORD_FILE);
         let mut w = RecordWriter::create(&path).unwrap();
-        w.write(TOPIC_PACKETS, 5, &serde_json::json!({"t_s": "soon"})).unwrap();
+        w.write(TOPIC_PACKETS, 5, &serde_json::json!({"t_s": "soon"}))
+            .unwrap();
         w.finish().unwrap();
         let e = Record::read(&path).unwrap_err().to_string();
-        assert!(e.contains("/packets") && e.contains("record.mcap") && e.contains("t_s"), "{e}");
+        assert!(
+            e.contains("/packets") && e.contains("record.mcap") && e.contains("t_s"),
+            "{e}"
+        );
     }
 }

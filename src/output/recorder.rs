@@ -57,14 +57,19 @@ struct Sampler {
 
 impl Sampler {
     fn new(interval_s: f64) -> Sampler {
-        Sampler { every_ns: ((interval_s * 1e9).round() as u64).max(1), next_ns: 0 }
+        Sampler {
+            every_ns: ((interval_s * 1e9).round() as u64).max(1),
+            next_ns: 0,
+        }
     }
 
     fn due(&mut self, t_ns: u64) -> bool {
         if t_ns < self.next_ns {
             return false;
         }
-        self.next_ns = (t_ns / self.every_ns).saturating_add(1).saturating_mul(self.every_ns);
+        self.next_ns = (t_ns / self.every_ns)
+            .saturating_add(1)
+            .saturating_mul(self.every_ns);
         true
     }
 }
@@ -115,7 +120,12 @@ impl Recorder {
     pub fn create(dir: &Path, run: RunInfo, timeline_jsonl: bool) -> Result<Recorder, RecordError> {
         let mut writer = RecordWriter::create(&dir.join(RECORD_FILE))?;
         let timeline = match timeline_jsonl {
-            true => Some(Timeline::create(dir, run.vehicles.clone()).map_err(|source| RecordError::Io { path: dir.join(super::timeline::TIMELINE_FILE), source })?),
+            true => Some(
+                Timeline::create(dir, run.vehicles.clone()).map_err(|source| RecordError::Io {
+                    path: dir.join(super::timeline::TIMELINE_FILE),
+                    source,
+                })?,
+            ),
             false => None,
         };
         writer.write(TOPIC_RUN, 0, &run)?;
@@ -166,14 +176,25 @@ impl Recorder {
         self.messages
     }
 
-    fn write<T: Serialize + schemars::JsonSchema>(&mut self, topic: &'static str, t_ns: u64, message: &T) -> Result<(), RecordError> {
+    fn write<T: Serialize + schemars::JsonSchema>(
+        &mut self,
+        topic: &'static str,
+        t_ns: u64,
+        message: &T,
+    ) -> Result<(), RecordError> {
         self.messages += 1;
         self.writer.write(topic, t_ns, message)
     }
 
     /// Window `k` completed: its ChannelData (the world at `start_ns`, checked against the
     /// vehicles) and the network side's END. Paths or link states naming no vehicle are skipped.
-    pub fn window(&mut self, k: u32, start_ns: u64, channel: &ChannelView, end: &NetworkView) -> Result<(), RecordError> {
+    pub fn window(
+        &mut self,
+        k: u32,
+        start_ns: u64,
+        channel: &ChannelView,
+        end: &NetworkView,
+    ) -> Result<(), RecordError> {
         let n = self.names.len();
         let t_s = secs(start_ns);
         let sample = self.channel.due(start_ns);
@@ -212,13 +233,23 @@ impl Recorder {
             let poses = (0..n.min(channel.vehicles()))
                 .map(|i| {
                     let [x, y, z] = channel.position(i);
-                    VehiclePose { vehicle: self.names[i].clone(), x, y, z }
+                    VehiclePose {
+                        vehicle: self.names[i].clone(),
+                        x,
+                        y,
+                        z,
+                    }
                 })
                 .collect();
             self.write(TOPIC_POSES, start_ns, &Poses { t_s, poses })?;
         }
         for l in end.link_states() {
-            let (Some(src), Some(dst)) = (self.names.get(l.src_node as usize), self.names.get(l.dst_node as usize)) else { continue };
+            let (Some(src), Some(dst)) = (
+                self.names.get(l.src_node as usize),
+                self.names.get(l.dst_node as usize),
+            ) else {
+                continue;
+            };
             let m = LinkState {
                 t_s,
                 src: src.clone(),
@@ -232,14 +263,21 @@ impl Recorder {
             self.write(TOPIC_LINK_STATE, start_ns, &m)?;
         }
         if let Some(t) = &mut self.timeline {
-            t.record(k, t_s, channel).map_err(|source| RecordError::Io { path: t.path().to_path_buf(), source })?;
+            t.record(k, t_s, channel)
+                .map_err(|source| RecordError::Io {
+                    path: t.path().to_path_buf(),
+                    source,
+                })?;
         }
         self.end_ns = self.end_ns.max(start_ns.saturating_add(self.window_ns));
         Ok(())
     }
 
     fn name(&self, i: usize) -> String {
-        self.names.get(i).cloned().unwrap_or_else(|| format!("node {i}"))
+        self.names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("node {i}"))
     }
 
     /// Captured packet copies that ended (`/packets`, at their end time).
@@ -263,8 +301,17 @@ impl Recorder {
 
     /// Modem frame copies that were decided (`/modem_frames`, at their decision time);
     /// `modems` names the modems of the entries' `from`/`to` indices.
-    pub fn modem_frames(&mut self, frames: &[FrameLedgerEntry], modems: &[String]) -> Result<(), RecordError> {
-        let name = |i: usize| modems.get(i).cloned().unwrap_or_else(|| format!("modem {i}"));
+    pub fn modem_frames(
+        &mut self,
+        frames: &[FrameLedgerEntry],
+        modems: &[String],
+    ) -> Result<(), RecordError> {
+        let name = |i: usize| {
+            modems
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("modem {i}"))
+        };
         for f in frames {
             let (outcome, reason) = outcome(f.fate);
             let m = ModemFrame {
@@ -321,11 +368,17 @@ impl Recorder {
         let timeline = match self.timeline.take() {
             Some(t) => {
                 let path = t.path().to_path_buf();
-                Some(t.finish().map_err(|source| RecordError::Io { path, source })?)
+                Some(
+                    t.finish()
+                        .map_err(|source| RecordError::Io { path, source })?,
+                )
             }
             None => None,
         };
-        Ok(RecordFiles { record: self.writer.finish()?, timeline })
+        Ok(RecordFiles {
+            record: self.writer.finish()?,
+            timeline,
+        })
     }
 }
 
@@ -355,7 +408,8 @@ mod tests {
         let xs = [0.0, 100.0 + k as f64, 300.0];
         let mut c = ChannelData::default();
         for x in xs {
-            c.node_list.extend_from_slice(&[x, 0.0, -5.0, 1.0, 0.0, 0.0, 0.0]);
+            c.node_list
+                .extend_from_slice(&[x, 0.0, -5.0, 1.0, 0.0, 0.0, 0.0]);
         }
         for (a, b) in [(0u32, 1u32), (0, 2), (1, 2)] {
             let los = !(nlos01 && (a, b) == (0, 1));
@@ -364,28 +418,55 @@ mod tests {
                 ids: vec![a, b],
                 los,
                 num_hops: vec![2],
-                hop_points: vec![xs[a as usize], 0.0, -5.0, 0.0, xs[b as usize], 0.0, -5.0, loss],
+                hop_points: vec![
+                    xs[a as usize],
+                    0.0,
+                    -5.0,
+                    0.0,
+                    xs[b as usize],
+                    0.0,
+                    -5.0,
+                    loss,
+                ],
             });
         }
         c
     }
 
     fn end(states: Vec<crate::wire::proto::LinkState>) -> NetworkView {
-        NetworkView::check(NetworkUpdate { link_state: states, ..Default::default() }).unwrap()
+        NetworkView::check(NetworkUpdate {
+            link_state: states,
+            ..Default::default()
+        })
+        .unwrap()
     }
 
     /// Runs `windows` windows with pair (0, 1) NLOS in `nlos` windows; returns the record.
-    fn record(windows: u32, nlos: impl Fn(u32) -> bool, pose_s: f64, channel_s: f64) -> (Record, Vec<PairSummary>) {
+    fn record(
+        windows: u32,
+        nlos: impl Fn(u32) -> bool,
+        pose_s: f64,
+        channel_s: f64,
+    ) -> (Record, Vec<PairSummary>) {
         let dir = tempfile::tempdir().unwrap();
         let mut r = Recorder::create(dir.path(), run(pose_s, channel_s), false).unwrap();
         for k in 0..windows {
             let c = channel(k, nlos(k));
             let e = if k == 0 {
-                end(vec![crate::wire::proto::LinkState { src_node: 0, dst_node: 1, usable: true, snr_db: Some(20.0), rate_bps: 6e6, per: 0.001, delay_ns: 400 }])
+                end(vec![crate::wire::proto::LinkState {
+                    src_node: 0,
+                    dst_node: 1,
+                    usable: true,
+                    snr_db: Some(20.0),
+                    rate_bps: 6e6,
+                    per: 0.001,
+                    delay_ns: 400,
+                }])
             } else {
                 end(vec![])
             };
-            r.window(k, k as u64 * W, &ChannelView::check(&c, 3).unwrap(), &e).unwrap();
+            r.window(k, k as u64 * W, &ChannelView::check(&c, 3).unwrap(), &e)
+                .unwrap();
         }
         let pairs = r.pairs();
         r.finish(&serde_json::json!({"windows": windows})).unwrap();
@@ -397,25 +478,71 @@ mod tests {
         // W = 10 ms; poses every 50 ms, channel every 200 ms; pair a-b NLOS in windows 33..=36.
         let (r, pairs) = record(100, |k| (33..=36).contains(&k), 0.05, 0.2);
         assert_eq!(r.run.as_ref().unwrap().vehicles, ["a", "b", "c"]);
-        let pose_windows: Vec<u64> = r.poses.iter().map(|p| (p.t_s * 100.0).round() as u64).collect();
+        let pose_windows: Vec<u64> = r
+            .poses
+            .iter()
+            .map(|p| (p.t_s * 100.0).round() as u64)
+            .collect();
         assert_eq!(pose_windows, (0..20).map(|i| i * 5).collect::<Vec<_>>());
-        assert_eq!(r.poses[3].poses[1], VehiclePose { vehicle: "b".into(), x: 115.0, y: 0.0, z: -5.0 });
+        assert_eq!(
+            r.poses[3].poses[1],
+            VehiclePose {
+                vehicle: "b".into(),
+                x: 115.0,
+                y: 0.0,
+                z: -5.0
+            }
+        );
         // Periodic samples: every pair at 0, 0.2, …, 0.8 s (5 × 3), none flagged as a change.
-        let periodic: Vec<(f64, &str, &str)> = r.channel.iter().filter(|c| !c.change).map(|c| (c.t_s, c.a.as_str(), c.b.as_str())).collect();
+        let periodic: Vec<(f64, &str, &str)> = r
+            .channel
+            .iter()
+            .filter(|c| !c.change)
+            .map(|c| (c.t_s, c.a.as_str(), c.b.as_str()))
+            .collect();
         assert_eq!(periodic.len(), 15);
-        assert!(periodic.iter().all(|(t, _, _)| [0.0, 0.2, 0.4, 0.6, 0.8].iter().any(|s| (s - t).abs() < 1e-9)), "{periodic:?}");
+        assert!(
+            periodic.iter().all(|(t, _, _)| [0.0, 0.2, 0.4, 0.6, 0.8]
+                .iter()
+                .any(|s| (s - t).abs() < 1e-9)),
+            "{periodic:?}"
+        );
         // Changes: a-b at window 33 (to NLOS) and 37 (back), nothing else.
-        let changes: Vec<(f64, &str, &str, bool)> = r.channel.iter().filter(|c| c.change).map(|c| (c.t_s, c.a.as_str(), c.b.as_str(), c.los)).collect();
-        assert_eq!(changes, vec![(0.33, "a", "b", false), (0.37, "a", "b", true)]);
+        let changes: Vec<(f64, &str, &str, bool)> = r
+            .channel
+            .iter()
+            .filter(|c| c.change)
+            .map(|c| (c.t_s, c.a.as_str(), c.b.as_str(), c.los))
+            .collect();
+        assert_eq!(
+            changes,
+            vec![(0.33, "a", "b", false), (0.37, "a", "b", true)]
+        );
         let nlos = r.channel.iter().find(|c| c.change && !c.los).unwrap();
         assert_eq!((nlos.distance_m, nlos.loss_db, nlos.hops), (133.0, 7.5, 2));
         // The link state the END carried, once.
         assert_eq!(r.link_states.len(), 1);
-        assert_eq!((r.link_states[0].src.as_str(), r.link_states[0].dst.as_str(), r.link_states[0].snr_db), ("a", "b", Some(20.0)));
+        assert_eq!(
+            (
+                r.link_states[0].src.as_str(),
+                r.link_states[0].dst.as_str(),
+                r.link_states[0].snr_db
+            ),
+            ("a", "b", Some(20.0))
+        );
         assert_eq!(r.link_states[0].delay_s, 400e-9);
         assert_eq!(r.summary, Some(serde_json::json!({"windows": 100})));
         // The counts behind summary.json, kept every window.
-        assert_eq!(pairs[0], PairSummary { a: "a".into(), b: "b".into(), los_windows: 96, nlos_windows: 4, transitions: 2 });
+        assert_eq!(
+            pairs[0],
+            PairSummary {
+                a: "a".into(),
+                b: "b".into(),
+                los_windows: 96,
+                nlos_windows: 4,
+                transitions: 2
+            }
+        );
         assert_eq!((pairs[2].los_windows, pairs[2].transitions), (100, 0));
     }
 
@@ -425,7 +552,12 @@ mod tests {
         let (r, _) = record(4, |k| k >= 2, 0.001, 0.001);
         assert_eq!(r.poses.len(), 4);
         assert_eq!(r.channel.len(), 12);
-        let at2: Vec<bool> = r.channel.iter().filter(|c| (c.t_s - 0.02).abs() < 1e-9).map(|c| c.change).collect();
+        let at2: Vec<bool> = r
+            .channel
+            .iter()
+            .filter(|c| (c.t_s - 0.02).abs() < 1e-9)
+            .map(|c| c.change)
+            .collect();
         assert_eq!(at2, vec![true, false, false]);
     }
 
@@ -434,7 +566,10 @@ mod tests {
         // 25 ms over 10 ms windows: due at 0, 30 (≥ 25), 50, 80 (≥ 75), 100.
         let mut s = Sampler::new(0.025);
         let due: Vec<u64> = (0..11).map(|k| k * W).filter(|&t| s.due(t)).collect();
-        assert_eq!(due, vec![0, 30_000_000, 50_000_000, 80_000_000, 100_000_000]);
+        assert_eq!(
+            due,
+            vec![0, 30_000_000, 50_000_000, 80_000_000, 100_000_000]
+        );
     }
 
     #[test]
@@ -444,9 +579,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut r = Recorder::create(dir.path(), run(1.0, 1.0), true).unwrap();
         let c = channel(0, false);
-        r.window(0, 0, &ChannelView::check(&c, 3).unwrap(), &end(vec![])).unwrap();
-        let delivered = CopyEnd { captured_ns: 1_000, src: 0, dst: Some(2), bytes: 84, fate: Fate::Delivered, end_ns: 5_000, corrupted: false };
-        let no_route = CopyEnd { dst: None, fate: Fate::Dropped(DropReason::NoRoute), end_ns: 1_000, ..delivered };
+        r.window(0, 0, &ChannelView::check(&c, 3).unwrap(), &end(vec![]))
+            .unwrap();
+        let delivered = CopyEnd {
+            captured_ns: 1_000,
+            src: 0,
+            dst: Some(2),
+            bytes: 84,
+            fate: Fate::Delivered,
+            end_ns: 5_000,
+            corrupted: false,
+        };
+        let no_route = CopyEnd {
+            dst: None,
+            fate: Fate::Dropped(DropReason::NoRoute),
+            end_ns: 1_000,
+            ..delivered
+        };
         r.packets(&[delivered, no_route]).unwrap();
         let frame = FrameLedgerEntry {
             tx: 1,
@@ -464,16 +613,53 @@ mod tests {
             fate: Fate::Dropped(DropReason::Collision),
         };
         r.modem_frames(&[frame], &["b".into(), "c".into()]).unwrap();
-        let program = ProgramRecord { name: "iperf3".into(), vehicle: Some("a".into()), started_s: Some(0.0), ended_s: None, exit_code: Some(0), signal: None, note: None };
+        let program = ProgramRecord {
+            name: "iperf3".into(),
+            vehicle: Some("a".into()),
+            started_s: Some(0.0),
+            ended_s: None,
+            exit_code: Some(0),
+            signal: None,
+            note: None,
+        };
         r.programs(std::slice::from_ref(&program)).unwrap();
         let files = r.finish(&serde_json::json!({"interrupted": true})).unwrap();
-        assert_eq!(std::fs::read_to_string(files.timeline.unwrap()).unwrap().lines().count(), 3);
+        assert_eq!(
+            std::fs::read_to_string(files.timeline.unwrap())
+                .unwrap()
+                .lines()
+                .count(),
+            3
+        );
         let rec = Record::read(&files.record).unwrap();
         assert_eq!(rec.packets.len(), 2);
-        assert_eq!((rec.packets[0].src.as_str(), rec.packets[0].dst.as_deref(), rec.packets[0].outcome, rec.packets[0].end_s), ("a", Some("c"), Outcome::Delivered, 5e-6));
-        assert_eq!((rec.packets[1].dst.as_deref(), rec.packets[1].reason.as_deref()), (None, Some("no route")));
+        assert_eq!(
+            (
+                rec.packets[0].src.as_str(),
+                rec.packets[0].dst.as_deref(),
+                rec.packets[0].outcome,
+                rec.packets[0].end_s
+            ),
+            ("a", Some("c"), Outcome::Delivered, 5e-6)
+        );
+        assert_eq!(
+            (
+                rec.packets[1].dst.as_deref(),
+                rec.packets[1].reason.as_deref()
+            ),
+            (None, Some("no route"))
+        );
         let f = &rec.modem_frames[0];
-        assert_eq!((f.src.as_str(), f.dst.as_deref(), f.kind.as_str(), f.outcome, f.reason.as_deref()), ("c", Some("b"), "data", Outcome::Dropped, Some("collision")));
+        assert_eq!(
+            (
+                f.src.as_str(),
+                f.dst.as_deref(),
+                f.kind.as_str(),
+                f.outcome,
+                f.reason.as_deref()
+            ),
+            ("c", Some("b"), "data", Outcome::Dropped, Some("collision"))
+        );
         assert_eq!(rec.programs, vec![program]);
         assert_eq!(rec.summary.unwrap()["interrupted"], true);
     }

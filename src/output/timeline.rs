@@ -40,7 +40,11 @@ impl Timeline {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(TIMELINE_FILE);
         let writer = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-        Ok(Timeline { names, writer, path })
+        Ok(Timeline {
+            names,
+            writer,
+            path,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -51,7 +55,9 @@ impl Timeline {
     /// vehicles this timeline names (paths naming others are skipped).
     pub fn record(&mut self, window: u32, t_s: f64, channel: &ChannelView) -> std::io::Result<()> {
         for p in channel.paths() {
-            let (Some(a), Some(b)) = (self.names.get(p.a), self.names.get(p.b)) else { continue };
+            let (Some(a), Some(b)) = (self.names.get(p.a), self.names.get(p.b)) else {
+                continue;
+            };
             let line = Line {
                 window,
                 t_s,

@@ -38,7 +38,10 @@ pub struct VehicleSample {
 impl VehicleSample {
     pub fn to_line(&self) -> String {
         let p = &self.pose;
-        format!("{} {} {} {} {} {} {} {} {}\n", self.window, self.start_ns, p[0], p[1], p[2], p[3], p[4], p[5], p[6])
+        format!(
+            "{} {} {} {} {} {} {} {} {}\n",
+            self.window, self.start_ns, p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+        )
     }
 
     pub fn parse(line: &str) -> Result<VehicleSample, String> {
@@ -46,13 +49,21 @@ impl VehicleSample {
         if f.len() != 9 {
             return Err(format!("expected 9 fields, got {}: {line:?}", f.len()));
         }
-        let window = f[0].parse().map_err(|e| format!("window {:?}: {e}", f[0]))?;
-        let start_ns = f[1].parse().map_err(|e| format!("start_ns {:?}: {e}", f[1]))?;
+        let window = f[0]
+            .parse()
+            .map_err(|e| format!("window {:?}: {e}", f[0]))?;
+        let start_ns = f[1]
+            .parse()
+            .map_err(|e| format!("start_ns {:?}: {e}", f[1]))?;
         let mut pose = [0.0; 7];
         for (i, v) in f[2..].iter().enumerate() {
             pose[i] = v.parse().map_err(|e| format!("pose[{i}] {v:?}: {e}"))?;
         }
-        Ok(VehicleSample { window, start_ns, pose })
+        Ok(VehicleSample {
+            window,
+            start_ns,
+            pose,
+        })
     }
 }
 
@@ -83,7 +94,12 @@ impl VehicleBridges {
     /// Starts `exe ros-vehicle-bridge --netns <ns> --vehicle <name>` for every vehicle whose
     /// namespace (`pattern`, e.g. `ncs-{vehicle}`) exists; vehicles without one are skipped
     /// (and logged). Returns once every bridge said `ready`.
-    pub fn spawn(exe: &Path, names: &[String], pattern: &str, wait_for_subscribers: u32) -> anyhow::Result<VehicleBridges> {
+    pub fn spawn(
+        exe: &Path,
+        names: &[String],
+        pattern: &str,
+        wait_for_subscribers: u32,
+    ) -> anyhow::Result<VehicleBridges> {
         let mut bridges = Vec::new();
         for (index, vehicle) in names.iter().enumerate() {
             let ns = namespace_name(pattern, vehicle);
@@ -97,17 +113,32 @@ impl VehicleBridges {
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()
-                .with_context(|| format!("starting the ROS bridge for {vehicle} ({})", exe.display()))?;
+                .with_context(|| {
+                    format!("starting the ROS bridge for {vehicle} ({})", exe.display())
+                })?;
             let stdin = child.stdin.take();
             let mut ready = String::new();
-            std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().expect("piped")), &mut ready)?;
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(child.stdout.take().expect("piped")),
+                &mut ready,
+            )?;
             if ready.trim() != "ready" {
                 let _ = child.kill();
                 let status = child.wait()?;
-                anyhow::bail!("the ROS bridge for {vehicle} in namespace {ns} did not start ({status})");
+                anyhow::bail!(
+                    "the ROS bridge for {vehicle} in namespace {ns} did not start ({status})"
+                );
             }
-            tracing::info!("ROS bridge for {vehicle} in namespace {ns}: pid {}", child.id());
-            bridges.push(Bridge { index, vehicle: vehicle.clone(), child, stdin });
+            tracing::info!(
+                "ROS bridge for {vehicle} in namespace {ns}: pid {}",
+                child.id()
+            );
+            bridges.push(Bridge {
+                index,
+                vehicle: vehicle.clone(),
+                child,
+                stdin,
+            });
         }
         Ok(VehicleBridges { bridges })
     }
@@ -124,12 +155,24 @@ impl VehicleBridges {
 impl WindowObserver for VehicleBridges {
     fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
         for b in &mut self.bridges {
-            let Some(pose) = view.channel.pose(b.index) else { continue };
-            let sample = VehicleSample { window: view.window, start_ns: view.start_ns, pose };
+            let Some(pose) = view.channel.pose(b.index) else {
+                continue;
+            };
+            let sample = VehicleSample {
+                window: view.window,
+                start_ns: view.start_ns,
+                pose,
+            };
             if let Some(stdin) = &mut b.stdin {
                 stdin
                     .write_all(sample.to_line().as_bytes())
-                    .with_context(|| format!("ROS bridge for {} (pid {}) stopped reading", b.vehicle, b.child.id()))?;
+                    .with_context(|| {
+                        format!(
+                            "ROS bridge for {} (pid {}) stopped reading",
+                            b.vehicle,
+                            b.child.id()
+                        )
+                    })?;
             }
         }
         Ok(())
@@ -170,7 +213,11 @@ mod tests {
 
     #[test]
     fn lines_round_trip() {
-        let s = VehicleSample { window: 7, start_ns: 70_000_000, pose: [1.5, -2.0, -30.25, 1.0, 0.0, 0.0, 0.0] };
+        let s = VehicleSample {
+            window: 7,
+            start_ns: 70_000_000,
+            pose: [1.5, -2.0, -30.25, 1.0, 0.0, 0.0, 0.0],
+        };
         assert_eq!(VehicleSample::parse(&s.to_line()).unwrap(), s);
         assert!(VehicleSample::parse("1 2 3").is_err());
         assert!(VehicleSample::parse("x 0 0 0 0 1 0 0 0").is_err());

@@ -13,7 +13,12 @@ pub struct RosNode {
 }
 
 fn param(node: &r2r::Node, name: &str) -> ParameterValue {
-    node.params.lock().expect("parameter map").get(name).map(|p| p.value.clone()).unwrap_or(ParameterValue::NotSet)
+    node.params
+        .lock()
+        .expect("parameter map")
+        .get(name)
+        .map(|p| p.value.clone())
+        .unwrap_or(ParameterValue::NotSet)
 }
 
 fn number(node: &r2r::Node, name: &str) -> anyhow::Result<Option<f64>> {
@@ -37,14 +42,16 @@ fn string(node: &r2r::Node, name: &str) -> anyhow::Result<Option<String>> {
 /// Creates the ROS context and the node `name` and reads its parameters.
 pub fn start(name: &str) -> anyhow::Result<RosNode> {
     let ctx = r2r::Context::create().map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))?;
-    let node = r2r::Node::create(ctx, name, "").map_err(|e| anyhow::anyhow!("ROS 2 node {name}: {e}"))?;
+    let node =
+        r2r::Node::create(ctx, name, "").map_err(|e| anyhow::anyhow!("ROS 2 node {name}: {e}"))?;
     let params = RunParams {
         scenario: string(&node, "scenario")?.map(Into::into),
         window_ms: number(&node, "window_ms")?,
         out: string(&node, "out")?.map(Into::into),
         real_time_factor: number(&node, "real_time_factor")?,
         wait_for_subscribers: number(&node, "wait_for_subscribers")?.map(|n| n.max(0.0) as u32),
-        bridge_wait_for_subscribers: number(&node, "bridge_wait_for_subscribers")?.map(|n| n.max(0.0) as u32),
+        bridge_wait_for_subscribers: number(&node, "bridge_wait_for_subscribers")?
+            .map(|n| n.max(0.0) as u32),
     };
     tracing::info!("ROS 2 node /{name}, parameters {params:?}");
     Ok(RosNode { node, params })

@@ -25,18 +25,25 @@ pub struct RunParams {
 impl RunParams {
     /// The scenario to load: the command line's, else the parameter.
     pub fn scenario(&self, cli: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-        cli.or_else(|| self.scenario.clone())
-            .ok_or_else(|| anyhow::anyhow!("no scenario: give it as an argument or as the `scenario` parameter"))
+        cli.or_else(|| self.scenario.clone()).ok_or_else(|| {
+            anyhow::anyhow!("no scenario: give it as an argument or as the `scenario` parameter")
+        })
     }
 
     /// Applies `window_ms` and `real_time_factor` to a loaded scenario.
     pub fn apply(&self, loaded: &mut LoadedScenario) -> anyhow::Result<()> {
         if let Some(w) = self.window_ms {
-            anyhow::ensure!(w.is_finite() && w > 0.0, "parameter window_ms = {w}: must be > 0");
+            anyhow::ensure!(
+                w.is_finite() && w > 0.0,
+                "parameter window_ms = {w}: must be > 0"
+            );
             loaded.set_window_ms(w);
         }
         if let Some(r) = self.real_time_factor {
-            anyhow::ensure!(r.is_finite() && r >= 0.0, "parameter real_time_factor = {r}: must be >= 0");
+            anyhow::ensure!(
+                r.is_finite() && r >= 0.0,
+                "parameter real_time_factor = {r}: must be >= 0"
+            );
             loaded.scenario.real_time_factor = r;
         }
         Ok(())
@@ -79,14 +86,38 @@ mod tests {
 
     #[test]
     fn ros_args_are_split_off() {
-        let args = ["cosim", "run", "--ros-args", "--params-file", "p.yaml", "-r", "__node:=x", "--", "--out", "o"];
+        let args = [
+            "cosim",
+            "run",
+            "--ros-args",
+            "--params-file",
+            "p.yaml",
+            "-r",
+            "__node:=x",
+            "--",
+            "--out",
+            "o",
+        ];
         let (ours, ros) = split_ros_args(args.iter().map(|s| s.to_string()));
         assert_eq!(ours, ["cosim", "run", "--out", "o"]);
-        assert_eq!(ros, ["--ros-args", "--params-file", "p.yaml", "-r", "__node:=x"]);
+        assert_eq!(
+            ros,
+            ["--ros-args", "--params-file", "p.yaml", "-r", "__node:=x"]
+        );
         let (ours, ros) = split_ros_args(["x", "a"].iter().map(|s| s.to_string()));
         assert_eq!((ours.len(), ros.len()), (2, 0));
         // After a lone `--` the rest is another program's command line, its ROS arguments included.
-        let args = ["cosim", "exec", "auv1", "--", "python3", "t.py", "--ros-args", "-p", "use_sim_time:=true"];
+        let args = [
+            "cosim",
+            "exec",
+            "auv1",
+            "--",
+            "python3",
+            "t.py",
+            "--ros-args",
+            "-p",
+            "use_sim_time:=true",
+        ];
         let (ours, ros) = split_ros_args(args.iter().map(|s| s.to_string()));
         assert_eq!(ours, args);
         assert!(ros.is_empty());
@@ -94,8 +125,14 @@ mod tests {
 
     #[test]
     fn command_line_scenario_wins() {
-        let p = RunParams { scenario: Some("p.yaml".into()), ..Default::default() };
-        assert_eq!(p.scenario(Some("c.yaml".into())).unwrap(), PathBuf::from("c.yaml"));
+        let p = RunParams {
+            scenario: Some("p.yaml".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            p.scenario(Some("c.yaml".into())).unwrap(),
+            PathBuf::from("c.yaml")
+        );
         assert_eq!(p.scenario(None).unwrap(), PathBuf::from("p.yaml"));
         assert!(RunParams::default().scenario(None).is_err());
     }

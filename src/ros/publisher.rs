@@ -20,7 +20,9 @@ use prost::Message;
 use r2r::{
     builtin_interfaces::msg::Time,
     diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue},
-    geometry_msgs::msg::{Point, Pose, PoseStamped, Quaternion, Transform, TransformStamped, Vector3},
+    geometry_msgs::msg::{
+        Point, Pose, PoseStamped, Quaternion, Transform, TransformStamped, Vector3,
+    },
     rosgraph_msgs::msg::Clock,
     std_msgs::msg::{ColorRGBA, Header, MultiArrayDimension, MultiArrayLayout, UInt8MultiArray},
     tf2_msgs::msg::TFMessage,
@@ -86,11 +88,19 @@ impl RosPublisher {
             .collect::<Result<Vec<_>, _>>()
             .map_err(err)?;
         Ok(RosPublisher {
-            clock: node.create_publisher(names::CLOCK, qos::clock()).map_err(err)?,
+            clock: node
+                .create_publisher(names::CLOCK, qos::clock())
+                .map_err(err)?,
             tf: node.create_publisher(names::TF, qos::tf()).map_err(err)?,
-            paths: node.create_publisher(names::PATHS, qos::markers()).map_err(err)?,
-            diagnostics: node.create_publisher(names::DIAGNOSTICS, qos::diagnostics()).map_err(err)?,
-            channel_data: node.create_publisher(names::CHANNEL_DATA, qos::channel_data()).map_err(err)?,
+            paths: node
+                .create_publisher(names::PATHS, qos::markers())
+                .map_err(err)?,
+            diagnostics: node
+                .create_publisher(names::DIAGNOSTICS, qos::diagnostics())
+                .map_err(err)?,
+            channel_data: node
+                .create_publisher(names::CHANNEL_DATA, qos::channel_data())
+                .map_err(err)?,
             poses,
             node,
             links: HeldLinks::new(vehicles.names.len()),
@@ -103,14 +113,20 @@ impl RosPublisher {
     pub fn wait_for_clock_subscribers(&mut self, n: u32, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
-            let have = self.clock.get_inter_process_subscription_count().map_err(err)?;
+            let have = self
+                .clock
+                .get_inter_process_subscription_count()
+                .map_err(err)?;
             if have >= n as usize {
                 tracing::info!("/clock has {have} subscriber(s)");
                 // Let the other topics' matching finish as well.
                 std::thread::sleep(Duration::from_millis(300));
                 return Ok(());
             }
-            anyhow::ensure!(Instant::now() < deadline, "/clock has {have} of {n} subscribers after {timeout:?}");
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "/clock has {have} of {n} subscribers after {timeout:?}"
+            );
             self.node.spin_once(Duration::from_millis(50));
         }
     }
@@ -118,32 +134,64 @@ impl RosPublisher {
     fn publish(&mut self, s: &WindowState, channel_bytes: Vec<u8>) -> Result<(), r2r::Error> {
         let (sec, nanosec) = ros_time(s.start_ns);
         let stamp = Time { sec, nanosec };
-        let header = |frame: &str| Header { stamp: stamp.clone(), frame_id: frame.to_string() };
-        self.clock.publish(&Clock { clock: stamp.clone() })?;
+        let header = |frame: &str| Header {
+            stamp: stamp.clone(),
+            frame_id: frame.to_string(),
+        };
+        self.clock.publish(&Clock {
+            clock: stamp.clone(),
+        })?;
         let mut transforms = Vec::with_capacity(s.poses.len());
         for (i, p) in s.poses.iter().enumerate() {
             let [x, y, z] = p.position;
             let [qw, qx, qy, qz] = p.orientation;
-            let orientation = Quaternion { x: qx, y: qy, z: qz, w: qw };
+            let orientation = Quaternion {
+                x: qx,
+                y: qy,
+                z: qz,
+                w: qw,
+            };
             self.poses[i].publish(&PoseStamped {
                 header: header(names::MAP_FRAME),
-                pose: Pose { position: Point { x, y, z }, orientation: orientation.clone() },
+                pose: Pose {
+                    position: Point { x, y, z },
+                    orientation: orientation.clone(),
+                },
             })?;
             transforms.push(TransformStamped {
                 header: header(names::MAP_FRAME),
                 child_frame_id: names::base_link(&self.vehicles.names[i]),
-                transform: Transform { translation: Vector3 { x, y, z }, rotation: orientation },
+                transform: Transform {
+                    translation: Vector3 { x, y, z },
+                    rotation: orientation,
+                },
             });
         }
         self.tf.publish(&TFMessage { transforms })?;
-        let markers = s.pairs.iter().enumerate().flat_map(|(k, p)| path_markers(k, p, &header(names::MAP_FRAME))).collect();
+        let markers = s
+            .pairs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, p)| path_markers(k, p, &header(names::MAP_FRAME)))
+            .collect();
         self.paths.publish(&MarkerArray { markers })?;
-        let status = s.pairs.iter().map(|p| link_status(p, &self.vehicles.names)).collect();
-        self.diagnostics.publish(&DiagnosticArray { header: header(""), status })?;
+        let status = s
+            .pairs
+            .iter()
+            .map(|p| link_status(p, &self.vehicles.names))
+            .collect();
+        self.diagnostics.publish(&DiagnosticArray {
+            header: header(""),
+            status,
+        })?;
         let len = channel_bytes.len() as u32;
         self.channel_data.publish(&UInt8MultiArray {
             layout: MultiArrayLayout {
-                dim: vec![MultiArrayDimension { label: channel_data_label(s.window, s.start_ns), size: len, stride: len }],
+                dim: vec![MultiArrayDimension {
+                    label: channel_data_label(s.window, s.start_ns),
+                    size: len,
+                    stride: len,
+                }],
                 data_offset: 0,
             },
             data: channel_bytes,
@@ -157,14 +205,40 @@ pub fn channel_data_label(window: u32, start_ns: u64) -> String {
     format!("rosnetsim.ChannelData window={window} t_ns={start_ns}")
 }
 
-const GREEN: ColorRGBA = ColorRGBA { r: 0.1, g: 0.8, b: 0.1, a: 1.0 };
-const RED: ColorRGBA = ColorRGBA { r: 0.9, g: 0.1, b: 0.1, a: 1.0 };
+const GREEN: ColorRGBA = ColorRGBA {
+    r: 0.1,
+    g: 0.8,
+    b: 0.1,
+    a: 1.0,
+};
+const RED: ColorRGBA = ColorRGBA {
+    r: 0.9,
+    g: 0.1,
+    b: 0.1,
+    a: 1.0,
+};
 
 /// The pair's path (id 2k, namespace `netsim_paths`) and hop points (id 2k+1, `netsim_hops`).
 fn path_markers(k: usize, p: &PairState, header: &Header) -> [Marker; 2] {
-    let points: Vec<Point> = p.path.iter().map(|h| Point { x: h[0], y: h[1], z: h[2] }).collect();
+    let points: Vec<Point> = p
+        .path
+        .iter()
+        .map(|h| Point {
+            x: h[0],
+            y: h[1],
+            z: h[2],
+        })
+        .collect();
     let color = if p.los { GREEN } else { RED };
-    let identity = Pose { orientation: Quaternion { x: 0.0, y: 0.0, z: 0.0, w: 1.0 }, ..Default::default() };
+    let identity = Pose {
+        orientation: Quaternion {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            w: 1.0,
+        },
+        ..Default::default()
+    };
     let line = Marker {
         header: header.clone(),
         ns: "netsim_paths".into(),
@@ -172,7 +246,11 @@ fn path_markers(k: usize, p: &PairState, header: &Header) -> [Marker; 2] {
         type_: Marker::LINE_STRIP as i32,
         action: Marker::ADD as i32,
         pose: identity.clone(),
-        scale: Vector3 { x: 0.5, y: 0.0, z: 0.0 },
+        scale: Vector3 {
+            x: 0.5,
+            y: 0.0,
+            z: 0.0,
+        },
         color: color.clone(),
         points: points.clone(),
         ..Default::default()
@@ -184,7 +262,11 @@ fn path_markers(k: usize, p: &PairState, header: &Header) -> [Marker; 2] {
         type_: Marker::SPHERE_LIST as i32,
         action: Marker::ADD as i32,
         pose: identity,
-        scale: Vector3 { x: 2.0, y: 2.0, z: 2.0 },
+        scale: Vector3 {
+            x: 2.0,
+            y: 2.0,
+            z: 2.0,
+        },
         color,
         points,
         ..Default::default()
@@ -196,14 +278,26 @@ fn path_markers(k: usize, p: &PairState, header: &Header) -> [Marker; 2] {
 /// model's figures (`snr_db`, `per`, `delay_ms`, `rate_bps`) are the held link state of a → b
 /// (`n/a` where the network simulator reported none).
 fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
-    let kv = |key: &str, value: String| KeyValue { key: key.into(), value };
+    let kv = |key: &str, value: String| KeyValue {
+        key: key.into(),
+        value,
+    };
     let opt = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_else(|| "n/a".into());
     let (a, b) = (&names[p.a], &names[p.b]);
     let t = &p.traffic;
     DiagnosticStatus {
-        level: if p.los { DiagnosticStatus::OK as u8 } else { DiagnosticStatus::WARN as u8 },
+        level: if p.los {
+            DiagnosticStatus::OK as u8
+        } else {
+            DiagnosticStatus::WARN as u8
+        },
         name: format!("netsim/link/{a}-{b}"),
-        message: format!("{} {:.1} m, {:.1} dB", if p.los { "LOS" } else { "NLOS" }, p.distance_m, p.loss_db),
+        message: format!(
+            "{} {:.1} m, {:.1} dB",
+            if p.los { "LOS" } else { "NLOS" },
+            p.distance_m,
+            p.loss_db
+        ),
         hardware_id: format!("{a}-{b}"),
         values: vec![
             kv("distance_m", format!("{}", p.distance_m)),
@@ -224,12 +318,15 @@ fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
 
 impl WindowObserver for RosPublisher {
     fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
-        let mut state = self.vehicles.window(view.window, view.start_ns, &view.channel, view.network_end);
+        let mut state =
+            self.vehicles
+                .window(view.window, view.start_ns, &view.channel, view.network_end);
         self.links.update(view.network_end);
         for p in &mut state.pairs {
             p.model = self.links.figures(p.a, p.b);
         }
-        self.publish(&state, view.channel.data().encode_to_vec()).map_err(err)?;
+        self.publish(&state, view.channel.data().encode_to_vec())
+            .map_err(err)?;
         Ok(())
     }
 

@@ -48,7 +48,10 @@ pub struct HeldLinks {
 
 impl HeldLinks {
     pub fn new(vehicles: usize) -> HeldLinks {
-        HeldLinks { n: vehicles, held: vec![None; vehicles * vehicles] }
+        HeldLinks {
+            n: vehicles,
+            held: vec![None; vehicles * vehicles],
+        }
     }
 
     /// Takes in an END's link states (entries naming no vehicle are skipped).
@@ -68,7 +71,13 @@ impl HeldLinks {
 
     /// The pair's figures: a → b's, else b → a's, else none.
     pub fn figures(&self, a: usize, b: usize) -> LinkModelFigures {
-        let at = |x: usize, y: usize| if x < self.n && y < self.n { self.held[x * self.n + y] } else { None };
+        let at = |x: usize, y: usize| {
+            if x < self.n && y < self.n {
+                self.held[x * self.n + y]
+            } else {
+                None
+            }
+        };
         at(a, b).or_else(|| at(b, a)).unwrap_or_default()
     }
 }
@@ -122,7 +131,10 @@ impl Vehicles {
     }
 
     pub fn new(names: Vec<String>, ipv4: Vec<Option<Ipv4Addr>>) -> Vehicles {
-        Vehicles { names, ipv4: ipv4.into_iter().map(|a| a.map(u32::from)).collect() }
+        Vehicles {
+            names,
+            ipv4: ipv4.into_iter().map(|a| a.map(u32::from)).collect(),
+        }
     }
 
     fn by_ip(&self, ip: u32) -> Option<usize> {
@@ -130,12 +142,21 @@ impl Vehicles {
     }
 
     /// The window's state; `channel` was checked against these vehicles.
-    pub fn window(&self, window: u32, start_ns: u64, channel: &ChannelView, end: &NetworkView) -> WindowState {
+    pub fn window(
+        &self,
+        window: u32,
+        start_ns: u64,
+        channel: &ChannelView,
+        end: &NetworkView,
+    ) -> WindowState {
         let n = self.names.len();
         let poses: Vec<Pose> = (0..n)
             .map(|i| {
                 let c = channel.pose(i).unwrap_or_default();
-                Pose { position: [c[0], c[1], c[2]], orientation: [c[3], c[4], c[5], c[6]] }
+                Pose {
+                    position: [c[0], c[1], c[2]],
+                    orientation: [c[3], c[4], c[5], c[6]],
+                }
             })
             .collect();
         let mut pairs: Vec<PairState> = channel
@@ -152,39 +173,70 @@ impl Vehicles {
             })
             .collect();
         let mut unattributed_drops = vec![0; n];
-        let pair_of = |pairs: &mut Vec<PairState>, s: usize, r: usize| pairs.iter_mut().position(|p| (p.a, p.b) == (s.min(r), s.max(r)));
+        let pair_of = |pairs: &mut Vec<PairState>, s: usize, r: usize| {
+            pairs
+                .iter_mut()
+                .position(|p| (p.a, p.b) == (s.min(r), s.max(r)))
+        };
         // Deliveries, and the sender of every delivered packet id (to attribute drops).
         let mut sender_of: Vec<(u32, usize)> = Vec::new();
         for d in end.releases() {
-            let Some(s) = self.by_ip(d.src_ip) else { continue };
+            let Some(s) = self.by_ip(d.src_ip) else {
+                continue;
+            };
             sender_of.push((d.pkt_id, s));
-            let receiver = d.rx_node.map(|r| r as usize).filter(|&r| r < n).or_else(|| self.by_ip(d.rx_ip));
+            let receiver = d
+                .rx_node
+                .map(|r| r as usize)
+                .filter(|&r| r < n)
+                .or_else(|| self.by_ip(d.rx_ip));
             let Some(r) = receiver else { continue };
             if r == s {
                 continue;
             }
             if let Some(k) = pair_of(&mut pairs, s, r) {
                 let t = &mut pairs[k].traffic;
-                if s < r { t.delivered_ab += 1 } else { t.delivered_ba += 1 }
+                if s < r {
+                    t.delivered_ab += 1
+                } else {
+                    t.delivered_ba += 1
+                }
             }
         }
         for loss in end.losses() {
-            let (pkt, Some(r)) = (loss.pkt_id, loss.node) else { continue };
+            let (pkt, Some(r)) = (loss.pkt_id, loss.node) else {
+                continue;
+            };
             let r = r as usize;
             if r >= n {
                 continue;
             }
-            match sender_of.iter().find(|(p, _)| *p == pkt).map(|&(_, s)| s).filter(|&s| s != r) {
+            match sender_of
+                .iter()
+                .find(|(p, _)| *p == pkt)
+                .map(|&(_, s)| s)
+                .filter(|&s| s != r)
+            {
                 Some(s) => {
                     if let Some(k) = pair_of(&mut pairs, s, r) {
                         let t = &mut pairs[k].traffic;
-                        if s < r { t.dropped_ab += 1 } else { t.dropped_ba += 1 }
+                        if s < r {
+                            t.dropped_ab += 1
+                        } else {
+                            t.dropped_ba += 1
+                        }
                     }
                 }
                 None => unattributed_drops[r] += 1,
             }
         }
-        WindowState { window, start_ns, poses, pairs, unattributed_drops }
+        WindowState {
+            window,
+            start_ns,
+            poses,
+            pairs,
+            unattributed_drops,
+        }
     }
 }
 
@@ -201,19 +253,37 @@ mod tests {
     fn vehicles() -> Vehicles {
         Vehicles::new(
             vec!["a".into(), "b".into(), "c".into()],
-            vec![Some(Ipv4Addr::new(10, 0, 0, 1)), Some(Ipv4Addr::new(10, 0, 0, 2)), None],
+            vec![
+                Some(Ipv4Addr::new(10, 0, 0, 1)),
+                Some(Ipv4Addr::new(10, 0, 0, 2)),
+                None,
+            ],
         )
     }
 
     fn channel() -> ChannelData {
         // a at (0, 0, 0), b at (3, 0, 0), c at (0, 4, 0), all with the identity orientation.
-        let node_list = [[0.0, 0.0], [3.0, 0.0], [0.0, 4.0]].iter().flat_map(|[x, y]| [*x, *y, 0.0, 1.0, 0.0, 0.0, 0.0]).collect();
-        let path = |ids: [u32; 2], los: bool, pts: Vec<f64>| PathDetails { ids: ids.to_vec(), los, num_hops: vec![(pts.len() / 4) as u32], hop_points: pts };
+        let node_list = [[0.0, 0.0], [3.0, 0.0], [0.0, 4.0]]
+            .iter()
+            .flat_map(|[x, y]| [*x, *y, 0.0, 1.0, 0.0, 0.0, 0.0])
+            .collect();
+        let path = |ids: [u32; 2], los: bool, pts: Vec<f64>| PathDetails {
+            ids: ids.to_vec(),
+            los,
+            num_hops: vec![(pts.len() / 4) as u32],
+            hop_points: pts,
+        };
         ChannelData {
             node_list,
             path_details: vec![
                 path([0, 1], true, vec![0., 0., 0., 0., 3., 0., 0., 0.]),
-                path([0, 2], false, vec![0., 0., 0., 0., 0., 1., 0., 0., 0., 2., 0., 5., 0., 4., 0., 0.]),
+                path(
+                    [0, 2],
+                    false,
+                    vec![
+                        0., 0., 0., 0., 0., 1., 0., 0., 0., 2., 0., 5., 0., 4., 0., 0.,
+                    ],
+                ),
                 path([1, 2], true, vec![3., 0., 0., 0., 0., 4., 0., 0.]),
             ],
         }
@@ -222,10 +292,23 @@ mod tests {
     #[test]
     fn geometry_per_pair() {
         let c = channel();
-        let s = vehicles().window(3, 30, &ChannelView::check(&c, 3).unwrap(), &NetworkView::check(Default::default()).unwrap());
+        let s = vehicles().window(
+            3,
+            30,
+            &ChannelView::check(&c, 3).unwrap(),
+            &NetworkView::check(Default::default()).unwrap(),
+        );
         assert_eq!(s.poses[1].position, [3.0, 0.0, 0.0]);
         assert_eq!((s.pairs[0].los, s.pairs[0].distance_m), (true, 3.0));
-        assert_eq!((s.pairs[1].los, s.pairs[1].distance_m, s.pairs[1].loss_db, s.pairs[1].path.len()), (false, 4.0, 5.0, 4));
+        assert_eq!(
+            (
+                s.pairs[1].los,
+                s.pairs[1].distance_m,
+                s.pairs[1].loss_db,
+                s.pairs[1].path.len()
+            ),
+            (false, 4.0, 5.0, 4)
+        );
         assert_eq!(s.pairs[2].distance_m, 5.0);
     }
 
@@ -245,25 +328,74 @@ mod tests {
             ..Default::default()
         };
         let c = channel();
-        let s = vehicles().window(0, 0, &ChannelView::check(&c, 3).unwrap(), &NetworkView::check(end).unwrap());
-        assert_eq!(s.pairs[0].traffic, PairTraffic { delivered_ab: 2, delivered_ba: 2, dropped_ab: 0, dropped_ba: 0 });
-        assert_eq!(s.pairs[1].traffic, PairTraffic { dropped_ab: 1, ..Default::default() });
+        let s = vehicles().window(
+            0,
+            0,
+            &ChannelView::check(&c, 3).unwrap(),
+            &NetworkView::check(end).unwrap(),
+        );
+        assert_eq!(
+            s.pairs[0].traffic,
+            PairTraffic {
+                delivered_ab: 2,
+                delivered_ba: 2,
+                dropped_ab: 0,
+                dropped_ba: 0
+            }
+        );
+        assert_eq!(
+            s.pairs[1].traffic,
+            PairTraffic {
+                dropped_ab: 1,
+                ..Default::default()
+            }
+        );
         assert_eq!(s.unattributed_drops, vec![0, 1, 0]);
     }
 
     #[test]
     fn link_states_are_held_until_reported_again() {
         use crate::wire::proto::{LinkState, NetworkUpdate};
-        let end = |states: Vec<LinkState>| NetworkView::check(NetworkUpdate { link_state: states, ..Default::default() }).unwrap();
-        let state = LinkState { src_node: 1, dst_node: 0, usable: true, snr_db: Some(14.0), rate_bps: 12e6, per: 0.02, delay_ns: 2_000_000 };
+        let end = |states: Vec<LinkState>| {
+            NetworkView::check(NetworkUpdate {
+                link_state: states,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let state = LinkState {
+            src_node: 1,
+            dst_node: 0,
+            usable: true,
+            snr_db: Some(14.0),
+            rate_bps: 12e6,
+            per: 0.02,
+            delay_ns: 2_000_000,
+        };
         let mut h = HeldLinks::new(3);
         assert_eq!(h.figures(0, 1), LinkModelFigures::default());
         h.update(&end(vec![state]));
-        let f = LinkModelFigures { snr_db: Some(14.0), per: Some(0.02), delay_s: Some(0.002), rate_bps: Some(12e6) };
+        let f = LinkModelFigures {
+            snr_db: Some(14.0),
+            per: Some(0.02),
+            delay_s: Some(0.002),
+            rate_bps: Some(12e6),
+        };
         assert_eq!(h.figures(0, 1), f, "b → a stands in for a → b");
         h.update(&end(vec![]));
         assert_eq!(h.figures(1, 0), f, "held while not reported");
-        h.update(&end(vec![LinkState { src_node: 0, dst_node: 1, snr_db: None, ..state }, LinkState { src_node: 9, ..state }]));
+        h.update(&end(vec![
+            LinkState {
+                src_node: 0,
+                dst_node: 1,
+                snr_db: None,
+                ..state
+            },
+            LinkState {
+                src_node: 9,
+                ..state
+            },
+        ]));
         assert_eq!(h.figures(0, 1).snr_db, None);
         assert_eq!(h.figures(1, 0), f);
     }

@@ -33,17 +33,25 @@ pub struct BridgeOptions {
 /// Moves the calling thread (and every thread it starts afterwards) into a network namespace.
 pub fn enter_netns(name: &str) -> anyhow::Result<()> {
     let path = netns_path(name);
-    let f = std::fs::File::open(&path).with_context(|| format!("network namespace {name} ({})", path.display()))?;
+    let f = std::fs::File::open(&path)
+        .with_context(|| format!("network namespace {name} ({})", path.display()))?;
     // SAFETY: a valid descriptor of a namespace file; setns only changes this thread's namespace.
     let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    anyhow::ensure!(r == 0, "setns({}) failed: {}", path.display(), std::io::Error::last_os_error());
+    anyhow::ensure!(
+        r == 0,
+        "setns({}) failed: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
     Ok(())
 }
 
 /// Runs the bridge on a thread of its own (so the namespace change touches no other thread),
 /// until its input ends.
 pub fn run(opts: BridgeOptions, input: impl BufRead + Send + 'static) -> anyhow::Result<()> {
-    std::thread::spawn(move || bridge(opts, input)).join().map_err(|_| anyhow::anyhow!("bridge thread panicked"))?
+    std::thread::spawn(move || bridge(opts, input))
+        .join()
+        .map_err(|_| anyhow::anyhow!("bridge thread panicked"))?
 }
 
 fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
@@ -59,12 +67,24 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
     }
     let ctx = r2r::Context::create().map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))?;
     let node_name = format!("netsim_bridge_{}", opts.vehicle.replace('-', "_"));
-    let mut node = r2r::Node::create(ctx, &node_name, "").map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))?;
-    let clock = node.create_publisher::<Clock>(names::CLOCK, qos::clock()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let pose = node.create_publisher::<PoseStamped>(&names::pose_topic(&opts.vehicle), qos::pose()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut node = r2r::Node::create(ctx, &node_name, "")
+        .map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))?;
+    let clock = node
+        .create_publisher::<Clock>(names::CLOCK, qos::clock())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let pose = node
+        .create_publisher::<PoseStamped>(&names::pose_topic(&opts.vehicle), qos::pose())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while clock.get_inter_process_subscription_count().map_err(|e| anyhow::anyhow!("{e}"))? < opts.wait_for_subscribers as usize {
-        anyhow::ensure!(std::time::Instant::now() < deadline, "no /clock subscriber in 30 s");
+    while clock
+        .get_inter_process_subscription_count()
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        < opts.wait_for_subscribers as usize
+    {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "no /clock subscriber in 30 s"
+        );
         node.spin_once(Duration::from_millis(50));
     }
     if opts.wait_for_subscribers > 0 {
@@ -76,7 +96,11 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
         writeln!(out, "ready")?;
         out.flush()?;
     }
-    tracing::info!("bridge {node_name}: /clock and {} in namespace {:?}", names::pose_topic(&opts.vehicle), opts.netns);
+    tracing::info!(
+        "bridge {node_name}: /clock and {} in namespace {:?}",
+        names::pose_topic(&opts.vehicle),
+        opts.netns
+    );
     for line in input.lines() {
         let line = line.context("reading the coordinator's samples")?;
         if line.trim().is_empty() {
@@ -85,11 +109,30 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
         let s = VehicleSample::parse(&line).map_err(|e| anyhow::anyhow!("bad sample: {e}"))?;
         let (sec, nanosec) = ros_time(s.start_ns);
         let stamp = Time { sec, nanosec };
-        clock.publish(&Clock { clock: stamp.clone() }).map_err(|e| anyhow::anyhow!("{e}"))?;
+        clock
+            .publish(&Clock {
+                clock: stamp.clone(),
+            })
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let p = s.pose;
         pose.publish(&PoseStamped {
-            header: Header { stamp, frame_id: names::MAP_FRAME.into() },
-            pose: Pose { position: Point { x: p[0], y: p[1], z: p[2] }, orientation: Quaternion { x: p[4], y: p[5], z: p[6], w: p[3] } },
+            header: Header {
+                stamp,
+                frame_id: names::MAP_FRAME.into(),
+            },
+            pose: Pose {
+                position: Point {
+                    x: p[0],
+                    y: p[1],
+                    z: p[2],
+                },
+                orientation: Quaternion {
+                    x: p[4],
+                    y: p[5],
+                    z: p[6],
+                    w: p[3],
+                },
+            },
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         node.spin_once(Duration::ZERO);

@@ -61,6 +61,7 @@
 //! end time then sequence number) and the one RNG (ChaCha8, seeded from the scenario's `seed`)
 //! is drawn in release order, so the same inputs and seed give the same END bytes.
 
+use crate::clock::Schedule;
 use crate::config::{ErrorHandling, LoadedScenario};
 use crate::model::fate::DropReason;
 use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
@@ -69,10 +70,11 @@ use crate::sync::{
     protocol::{expect_network, WindowCounter},
     Reply, Service,
 };
-use crate::clock::Schedule;
 use crate::wire::channel::ChannelView;
+use crate::wire::proto::{
+    decode_checked, rosnetsim::network_update::MsgType, ChannelData, LinkState, NetworkUpdate,
+};
 use crate::wire::update::Packet;
-use crate::wire::proto::{decode_checked, rosnetsim::network_update::MsgType, ChannelData, LinkState, NetworkUpdate};
 use prost::Message;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -168,7 +170,11 @@ impl HeldState {
             usable: b.usable,
             snr_db: b.snr_db.is_finite().then_some(b.snr_db),
             rate_bps: b.rate_bps,
-            per: if b.usable { crate::model::acoustic::per(b.ber, PER_BITS) } else { 1.0 },
+            per: if b.usable {
+                crate::model::acoustic::per(b.ber, PER_BITS)
+            } else {
+                1.0
+            },
             delay_ns: medium::delay_ns(b.delay_s),
         }
     }
@@ -234,7 +240,10 @@ impl NetworkSim {
         let nodes: Vec<NodeInfo> = s
             .vehicles
             .iter()
-            .map(|v| NodeInfo { name: v.name.clone(), ipv4: v.addresses.iter().find_map(|a| ipv4_of(a)).unwrap_or(0) })
+            .map(|v| NodeInfo {
+                name: v.name.clone(),
+                ipv4: v.addresses.iter().find_map(|a| ipv4_of(a)).unwrap_or(0),
+            })
             .collect();
         let mut ip_to_node = HashMap::new();
         for (i, v) in s.vehicles.iter().enumerate() {
@@ -248,7 +257,9 @@ impl NetworkSim {
         let mut specs = vec![LinkSpec::from_config(&s.links.default, &s.world.water)];
         let mut links = vec![0usize; n * n];
         for pair in &s.links.pairs {
-            let Some([a, b]) = pair.between() else { continue };
+            let Some([a, b]) = pair.between() else {
+                continue;
+            };
             let find = |name: &str| nodes.iter().position(|v| v.name == name);
             if let (Some(a), Some(b)) = (find(a), find(b)) {
                 specs.push(LinkSpec::from_config(pair, &s.world.water));
@@ -256,7 +267,15 @@ impl NetworkSim {
                 links[b * n + a] = specs.len() - 1;
             }
         }
-        NetworkSim::new(nodes, specs, links, schedule, s.links.queue_packets as usize, s.links.errors, s.seed)
+        NetworkSim::new(
+            nodes,
+            specs,
+            links,
+            schedule,
+            s.links.queue_packets as usize,
+            s.links.errors,
+            s.seed,
+        )
     }
 
     /// A simulator over `nodes` with `links[a * n + b]` indexing `specs`.
@@ -270,9 +289,25 @@ impl NetworkSim {
         seed: u64,
     ) -> NetworkSim {
         let n = nodes.len();
-        let ip_to_node = nodes.iter().enumerate().filter(|(_, v)| v.ipv4 != 0).map(|(i, v)| (v.ipv4, i)).collect();
-        let links = if links.len() == n * n && links.iter().all(|&i| i < specs.len()) { links } else { vec![0; n * n] };
-        let specs = if specs.is_empty() { vec![LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }] } else { specs };
+        let ip_to_node = nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.ipv4 != 0)
+            .map(|(i, v)| (v.ipv4, i))
+            .collect();
+        let links = if links.len() == n * n && links.iter().all(|&i| i < specs.len()) {
+            links
+        } else {
+            vec![0; n * n]
+        };
+        let specs = if specs.is_empty() {
+            vec![LinkSpec::Ideal {
+                rate_bps: 1e9,
+                delay_s: 0.0,
+            }]
+        } else {
+            specs
+        };
         NetworkSim {
             windows: WindowCounter::new(schedule.windows),
             schedule,
@@ -296,7 +331,10 @@ impl NetworkSim {
     }
 
     pub fn stats(&self) -> Stats {
-        Stats { events_forgotten: self.medium.forgotten(), ..self.stats }
+        Stats {
+            events_forgotten: self.medium.forgotten(),
+            ..self.stats
+        }
     }
 
     /// Copies held for later windows.
@@ -311,16 +349,20 @@ impl NetworkSim {
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
         let k = begin.time_val;
-        let channel: ChannelData = decode_checked(&begin.channel_data).map_err(|e| format!("window {k}: channel_data: {e}"))?;
+        let channel: ChannelData = decode_checked(&begin.channel_data)
+            .map_err(|e| format!("window {k}: channel_data: {e}"))?;
         let n = begin.pkt_id.len();
         if n > MAX_ENTRIES_PER_WINDOW {
-            return Err(format!("window {k}: {n} packet entries exceed the limit of {MAX_ENTRIES_PER_WINDOW}"));
+            return Err(format!(
+                "window {k}: {n} packet entries exceed the limit of {MAX_ENTRIES_PER_WINDOW}"
+            ));
         }
         let mut geometry = std::mem::take(&mut self.geometry);
         if channel.node_list.is_empty() && channel.path_details.is_empty() {
             geometry = ChannelGeometry::unknown();
         } else {
-            let view = ChannelView::check(&channel, self.nodes.len()).map_err(|e| format!("window {k}: channel_data: {e}"))?;
+            let view = ChannelView::check(&channel, self.nodes.len())
+                .map_err(|e| format!("window {k}: channel_data: {e}"))?;
             geometry.update(&view);
         }
         self.windows.begin(k)?;
@@ -370,11 +412,23 @@ impl NetworkSim {
         }
     }
 
-    fn schedule_entries(&mut self, b: &[Packet], geometry: &ChannelGeometry, window_start: u64, out: &mut EndLists) {
+    fn schedule_entries(
+        &mut self,
+        b: &[Packet],
+        geometry: &ChannelGeometry,
+        window_start: u64,
+        out: &mut EndLists,
+    ) {
         let n = b.len();
         let time = |i: usize| b[i].time_ns.unwrap_or(window_start);
-        let srcs: Vec<Option<usize>> = b.iter().map(|p| self.node_of(p.src_node, p.src_ip)).collect();
-        let dsts: Vec<Option<usize>> = b.iter().map(|p| self.node_of(p.dst_node, p.dst_ip)).collect();
+        let srcs: Vec<Option<usize>> = b
+            .iter()
+            .map(|p| self.node_of(p.src_node, p.src_ip))
+            .collect();
+        let dsts: Vec<Option<usize>> = b
+            .iter()
+            .map(|p| self.node_of(p.dst_node, p.dst_ip))
+            .collect();
         let src = |i: usize| srcs[i];
         let dst = |i: usize| dsts[i];
         let mut order: Vec<usize> = (0..n).collect();
@@ -392,7 +446,11 @@ impl NetworkSim {
             let Some(s) = src(first) else {
                 for &i in group {
                     self.stats.unknown_node += 1;
-                    out.drop(b[i].pkt_id, dst(i).map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
+                    out.drop(
+                        b[i].pkt_id,
+                        dst(i).map_or(u32::MAX, |d| d as u32),
+                        DropReason::Unspecified,
+                    );
                 }
                 continue;
             };
@@ -402,7 +460,11 @@ impl NetworkSim {
                     Some(d) if d != s => receivers.push((i, d)),
                     other => {
                         self.stats.unknown_node += 1;
-                        out.drop(b[i].pkt_id, other.map_or(u32::MAX, |d| d as u32), DropReason::Unspecified);
+                        out.drop(
+                            b[i].pkt_id,
+                            other.map_or(u32::MAX, |d| d as u32),
+                            DropReason::Unspecified,
+                        );
                     }
                 }
             }
@@ -414,7 +476,15 @@ impl NetworkSim {
     }
 
     /// One transmission from `s` to `receivers` (entry index, node), captured at `t`.
-    fn transmit(&mut self, b: &[Packet], s: usize, receivers: &[(usize, usize)], t: u64, geometry: &ChannelGeometry, out: &mut EndLists) {
+    fn transmit(
+        &mut self,
+        b: &[Packet],
+        s: usize,
+        receivers: &[(usize, usize)],
+        t: u64,
+        geometry: &ChannelGeometry,
+        out: &mut EndLists,
+    ) {
         let first = receivers[0].0;
         let pkt_id = b[first].pkt_id;
         let bits = b[first].length as u64 * 8;
@@ -430,9 +500,19 @@ impl NetworkSim {
             }
             return;
         }
-        let budgets: Vec<Budget> = receivers.iter().map(|&(_, d)| self.spec(s, d).budget(&geometry.between(s, d))).collect();
-        let rate = budgets.iter().map(|x| x.rate_bps).fold(f64::INFINITY, f64::min);
-        let duration = if rate.is_finite() && rate > 0.0 { (bits as f64 / rate * 1e9).round().min(1e18) as u64 } else { 0 };
+        let budgets: Vec<Budget> = receivers
+            .iter()
+            .map(|&(_, d)| self.spec(s, d).budget(&geometry.between(s, d)))
+            .collect();
+        let rate = budgets
+            .iter()
+            .map(|x| x.rate_bps)
+            .fold(f64::INFINITY, f64::min);
+        let duration = if rate.is_finite() && rate > 0.0 {
+            (bits as f64 / rate * 1e9).round().min(1e18) as u64
+        } else {
+            0
+        };
         let start = t.max(self.busy_until[s]);
         let end = start.saturating_add(duration);
         self.busy_until[s] = end;
@@ -444,7 +524,8 @@ impl NetworkSim {
         // Every vehicle with an acoustic link transmits on the acoustic medium: each copy over an
         // acoustic link is a signal there, and so is the transmission where any other vehicle
         // over an acoustic link hears it.
-        let acoustic_sender = (0..self.nodes.len()).any(|r| r != s && self.spec(s, r).is_acoustic());
+        let acoustic_sender =
+            (0..self.nodes.len()).any(|r| r != s && self.spec(s, r).is_acoustic());
         let mut receptions = vec![None; receivers.len()];
         if acoustic_sender {
             let mut signals = Vec::new();
@@ -452,13 +533,23 @@ impl NetworkSim {
             for (&(_, d), budget) in receivers.iter().zip(&budgets) {
                 if budget.acoustic {
                     addressed[d] = true;
-                    signals.push(Signal { receiver: d, budget: *budget, capture_sir_db: self.spec(s, d).capture_sir_db(), addressed: true });
+                    signals.push(Signal {
+                        receiver: d,
+                        budget: *budget,
+                        capture_sir_db: self.spec(s, d).capture_sir_db(),
+                        addressed: true,
+                    });
                 }
             }
             for (r, &to_r) in addressed.iter().enumerate() {
                 let spec = self.spec(s, r);
                 if r != s && !to_r && spec.is_acoustic() {
-                    signals.push(Signal { receiver: r, budget: spec.budget(&geometry.between(s, r)), capture_sir_db: spec.capture_sir_db(), addressed: false });
+                    signals.push(Signal {
+                        receiver: r,
+                        budget: spec.budget(&geometry.between(s, r)),
+                        capture_sir_db: spec.capture_sir_db(),
+                        addressed: false,
+                    });
                 }
             }
             let mut decided = self.medium.transmit(s, start, end, &signals).into_iter();
@@ -488,7 +579,15 @@ impl NetworkSim {
             };
             self.pending.insert(
                 key,
-                Pending { pkt_id, src_ip: b[i].src_ip, dst_ip: b[i].dst_ip, dst: d, bits, budget: *budget, medium },
+                Pending {
+                    pkt_id,
+                    src_ip: b[i].src_ip,
+                    dst_ip: b[i].dst_ip,
+                    dst: d,
+                    bits,
+                    budget: *budget,
+                    medium,
+                },
             );
         }
     }
@@ -501,7 +600,11 @@ impl NetworkSim {
                 break;
             }
             let ((end, _), p) = entry.remove_entry();
-            let verdict = p.medium.map(|id| self.medium.decide(id).unwrap_or(Verdict::Dropped(DropReason::Unspecified)));
+            let verdict = p.medium.map(|id| {
+                self.medium
+                    .decide(id)
+                    .unwrap_or(Verdict::Dropped(DropReason::Unspecified))
+            });
             let reason = match verdict {
                 Some(Verdict::Dropped(r)) => Some(r),
                 _ if self.errors == ErrorHandling::Drop && p.budget.ber > 0.0 => {
@@ -526,7 +629,11 @@ impl NetworkSim {
                     e.clear_src_ip.push(p.src_ip);
                     e.clear_dst_ip.push(p.dst_ip);
                     e.rx_ip.push(self.nodes[p.dst].ipv4);
-                    e.ber.push(if self.errors == ErrorHandling::Flip { p.budget.ber } else { 0.0 });
+                    e.ber.push(if self.errors == ErrorHandling::Flip {
+                        p.budget.ber
+                    } else {
+                        0.0
+                    });
                     e.rx_time_ns.push(end.max(window_start));
                     e.rx_node.push(p.dst as u32);
                 }
@@ -570,16 +677,35 @@ mod tests {
             spreading_factor: 1.5,
             absorption: Absorption::Thorp,
             capture_sir_db,
-            water: Water { sound_speed: SoundSpeed::Fixed(1500.0), ..Water::default() },
+            water: Water {
+                sound_speed: SoundSpeed::Fixed(1500.0),
+                ..Water::default()
+            },
         })
     }
 
     fn nodes(n: usize) -> Vec<NodeInfo> {
-        (0..n).map(|i| NodeInfo { name: format!("v{i}"), ipv4: 0x0a0a_0001 + i as u32 }).collect()
+        (0..n)
+            .map(|i| NodeInfo {
+                name: format!("v{i}"),
+                ipv4: 0x0a0a_0001 + i as u32,
+            })
+            .collect()
     }
 
     fn sim(n: usize, spec: LinkSpec, queue: usize, errors: ErrorHandling, seed: u64) -> NetworkSim {
-        NetworkSim::new(nodes(n), vec![spec], vec![0; n * n], Schedule { window_ns: W, windows: 1000 }, queue, errors, seed)
+        NetworkSim::new(
+            nodes(n),
+            vec![spec],
+            vec![0; n * n],
+            Schedule {
+                window_ns: W,
+                windows: 1000,
+            },
+            queue,
+            errors,
+            seed,
+        )
     }
 
     /// ChannelData with nodes at `xs` (y = 0, z = −20) and every pair LOS unless listed in `nlos`
@@ -587,7 +713,8 @@ mod tests {
     fn channel(xs: &[f64], nlos: &[((u32, u32), f64)]) -> Vec<u8> {
         let mut c = ChannelData::default();
         for &x in xs {
-            c.node_list.extend_from_slice(&[x, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0]);
+            c.node_list
+                .extend_from_slice(&[x, 0.0, -20.0, 1.0, 0.0, 0.0, 0.0]);
         }
         for i in 0..xs.len() as u32 {
             for j in i + 1..xs.len() as u32 {
@@ -596,7 +723,16 @@ mod tests {
                     ids: vec![i, j],
                     los: loss.is_none(),
                     num_hops: vec![2],
-                    hop_points: vec![xs[i as usize], 0.0, -20.0, 0.0, xs[j as usize], 0.0, -20.0, loss.unwrap_or(0.0)],
+                    hop_points: vec![
+                        xs[i as usize],
+                        0.0,
+                        -20.0,
+                        0.0,
+                        xs[j as usize],
+                        0.0,
+                        -20.0,
+                        loss.unwrap_or(0.0),
+                    ],
                 });
             }
         }
@@ -620,26 +756,49 @@ mod tests {
 
     /// Runs windows `0..windows`, feeding `pkts` at the BEGIN of the window given with each;
     /// returns every END.
-    fn run(sim: &mut NetworkSim, xs: &[f64], windows: u32, pkts: &[(u32, (u32, u32, u32, u32, u64))]) -> Vec<NetworkUpdate> {
+    fn run(
+        sim: &mut NetworkSim,
+        xs: &[f64],
+        windows: u32,
+        pkts: &[(u32, (u32, u32, u32, u32, u64))],
+    ) -> Vec<NetworkUpdate> {
         let ch = channel(xs, &[]);
         (0..windows)
             .map(|k| {
-                let now: Vec<_> = pkts.iter().filter(|(w, _)| *w == k).map(|(_, p)| *p).collect();
+                let now: Vec<_> = pkts
+                    .iter()
+                    .filter(|(w, _)| *w == k)
+                    .map(|(_, p)| *p)
+                    .collect();
                 let reply = sim.handle(&begin(k, &ch, &now)).unwrap();
-                expect_network(&reply, MsgType::End, k).unwrap().into_inner()
+                expect_network(&reply, MsgType::End, k)
+                    .unwrap()
+                    .into_inner()
             })
             .collect()
     }
 
     fn deliveries(ends: &[NetworkUpdate]) -> Vec<(u32, u32, u64, u32)> {
         ends.iter()
-            .flat_map(|e| (0..e.clear_pkt_id.len()).map(move |i| (e.time_val, e.clear_pkt_id[i], e.rx_time_ns[i], e.rx_node[i])))
+            .flat_map(|e| {
+                (0..e.clear_pkt_id.len())
+                    .map(move |i| (e.time_val, e.clear_pkt_id[i], e.rx_time_ns[i], e.rx_node[i]))
+            })
             .collect()
     }
 
     fn drops(ends: &[NetworkUpdate]) -> Vec<(u32, u32, u32, i32)> {
         ends.iter()
-            .flat_map(|e| (0..e.drop_pkt_id.len()).map(move |i| (e.time_val, e.drop_pkt_id[i], e.drop_node[i], e.drop_reason[i])))
+            .flat_map(|e| {
+                (0..e.drop_pkt_id.len()).map(move |i| {
+                    (
+                        e.time_val,
+                        e.drop_pkt_id[i],
+                        e.drop_node[i],
+                        e.drop_reason[i],
+                    )
+                })
+            })
             .collect()
     }
 
@@ -650,24 +809,51 @@ mod tests {
         let ends = run(&mut s, &[0.0, 1500.0], 20, &[(0, (7, 0, 1, 25, 5_000_000))]);
         assert_eq!(deliveries(&ends), vec![(18, 7, 1_805_000_000, 1)]);
         let e = &ends[18];
-        assert_eq!((e.clear_src_ip[0], e.clear_dst_ip[0], e.rx_ip[0], e.ber[0]), (0x0a0a0001, 0x0a0a0002, 0x0a0a0002, 0.0));
+        assert_eq!(
+            (e.clear_src_ip[0], e.clear_dst_ip[0], e.rx_ip[0], e.ber[0]),
+            (0x0a0a0001, 0x0a0a0002, 0x0a0a0002, 0.0)
+        );
         assert!(drops(&ends).is_empty());
     }
 
     #[test]
     fn serialization_queues_at_the_link_rate_and_overflow_is_queue_full() {
         // 100 bytes at 8000 bit/s = 0.1 s each; queue of 1 waiting packet.
-        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.01 }, 1, ErrorHandling::Drop, 1);
+        let mut s = sim(
+            2,
+            LinkSpec::Ideal {
+                rate_bps: 8000.0,
+                delay_s: 0.01,
+            },
+            1,
+            ErrorHandling::Drop,
+            1,
+        );
         let p = |id| (0, (id, 0, 1, 100, 0));
         let ends = run(&mut s, &[0.0, 10.0], 5, &[p(1), p(2), p(3)]);
-        assert_eq!(deliveries(&ends), vec![(1, 1, 110_000_000, 1), (2, 2, 210_000_000, 1)]);
-        assert_eq!(drops(&ends), vec![(0, 3, 1, DropReason::QueueFull.to_wire())]);
+        assert_eq!(
+            deliveries(&ends),
+            vec![(1, 1, 110_000_000, 1), (2, 2, 210_000_000, 1)]
+        );
+        assert_eq!(
+            drops(&ends),
+            vec![(0, 3, 1, DropReason::QueueFull.to_wire())]
+        );
         assert_eq!(s.stats().queue_full, 1);
     }
 
     #[test]
     fn fast_links_release_late_captures_at_the_window_start() {
-        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        let mut s = sim(
+            2,
+            LinkSpec::Ideal {
+                rate_bps: 1e9,
+                delay_s: 0.0,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
         // Captured at 95 ms (window 0), handed over at BEGIN(1): released at 100 ms.
         let ends = run(&mut s, &[0.0, 10.0], 2, &[(1, (1, 0, 1, 125, 95_000_000))]);
         assert_eq!(deliveries(&ends), vec![(1, 1, W, 1)]);
@@ -677,8 +863,16 @@ mod tests {
     fn half_duplex_receiver_transmitting_loses_the_reception() {
         // v0 → v1 arrives at v1 during [1.0, 1.8] s; v1 transmits during [1.2, 2.0] s.
         let mut s = sim(2, acoustic(185.0, None), 8, ErrorHandling::Drop, 1);
-        let ends = run(&mut s, &[0.0, 1500.0], 40, &[(0, (1, 0, 1, 25, 0)), (13, (2, 1, 0, 25, 1_200_000_000))]);
-        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::HalfDuplex.to_wire())]);
+        let ends = run(
+            &mut s,
+            &[0.0, 1500.0],
+            40,
+            &[(0, (1, 0, 1, 25, 0)), (13, (2, 1, 0, 25, 1_200_000_000))],
+        );
+        assert_eq!(
+            drops(&ends),
+            vec![(18, 1, 1, DropReason::HalfDuplex.to_wire())]
+        );
         // v1's own packet reaches v0 at 3.0 s: v0 is silent then.
         assert_eq!(deliveries(&ends), vec![(30, 2, 3_000_000_000, 0)]);
     }
@@ -694,27 +888,71 @@ mod tests {
         let ends = run(&mut s, &xs, 25, &pkts);
         let mut d = drops(&ends);
         d.sort();
-        assert_eq!(d, vec![(14, 2, 1, DropReason::Collision.to_wire()), (18, 1, 1, DropReason::Collision.to_wire())]);
+        assert_eq!(
+            d,
+            vec![
+                (14, 2, 1, DropReason::Collision.to_wire()),
+                (18, 1, 1, DropReason::Collision.to_wire())
+            ]
+        );
         assert!(deliveries(&ends).is_empty());
         // v2's signal is 15 log10(10) + absorption ≈ 15.3 dB stronger: with a 10 dB capture
         // threshold it survives and v0's is lost.
         let mut s = sim(3, acoustic(185.0, Some(10.0)), 8, ErrorHandling::Drop, 1);
         let ends = run(&mut s, &xs, 25, &pkts);
-        assert_eq!(drops(&ends), vec![(18, 1, 1, DropReason::Collision.to_wire())]);
+        assert_eq!(
+            drops(&ends),
+            vec![(18, 1, 1, DropReason::Collision.to_wire())]
+        );
         assert_eq!(deliveries(&ends), vec![(14, 2, 1_400_000_000, 1)]);
     }
 
     #[test]
     fn out_of_range_and_unknown_nodes_are_dropped_in_the_same_window() {
-        let mut s = sim(3, LinkSpec::Disk { range_m: 100.0, rate_bps: 1e6, delay_s: 0.0, los_required: false }, 8, ErrorHandling::Drop, 1);
-        let ends = run(&mut s, &[0.0, 100.0, 100.5], 2, &[(0, (1, 0, 1, 10, 0)), (0, (2, 0, 2, 10, 0)), (0, (3, 0, 9, 10, 0))]);
-        assert_eq!(drops(&ends), vec![(0, 2, 2, DropReason::OutOfRange.to_wire()), (0, 3, u32::MAX, DropReason::Unspecified.to_wire())]);
+        let mut s = sim(
+            3,
+            LinkSpec::Disk {
+                range_m: 100.0,
+                rate_bps: 1e6,
+                delay_s: 0.0,
+                los_required: false,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
+        let ends = run(
+            &mut s,
+            &[0.0, 100.0, 100.5],
+            2,
+            &[
+                (0, (1, 0, 1, 10, 0)),
+                (0, (2, 0, 2, 10, 0)),
+                (0, (3, 0, 9, 10, 0)),
+            ],
+        );
+        assert_eq!(
+            drops(&ends),
+            vec![
+                (0, 2, 2, DropReason::OutOfRange.to_wire()),
+                (0, 3, u32::MAX, DropReason::Unspecified.to_wire())
+            ]
+        );
         assert_eq!(deliveries(&ends), vec![(0, 1, 80_000, 1)]);
     }
 
     #[test]
     fn nodes_and_times_fall_back_to_ips_and_the_window_start() {
-        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.002 }, 8, ErrorHandling::Drop, 1);
+        let mut s = sim(
+            2,
+            LinkSpec::Ideal {
+                rate_bps: 1e9,
+                delay_s: 0.002,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
         let ch = channel(&[0.0, 1.0], &[]);
         s.handle(&begin(0, &ch, &[])).unwrap();
         let mut b = network_begin(1, ch);
@@ -722,33 +960,92 @@ mod tests {
         b.src_ip = vec![0x0a0a0002];
         b.dst_ip = vec![0x0a0a0001];
         b.pkt_lengths = vec![0];
-        let end = expect_network(&s.handle(&b.encode_to_vec()).unwrap(), MsgType::End, 1).unwrap().into_inner();
-        assert_eq!((end.clear_pkt_id, end.rx_node, end.rx_time_ns, end.rx_ip), (vec![4], vec![0], vec![W + 2_000_000], vec![0x0a0a0001]));
+        let end = expect_network(&s.handle(&b.encode_to_vec()).unwrap(), MsgType::End, 1)
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            (end.clear_pkt_id, end.rx_node, end.rx_time_ns, end.rx_ip),
+            (vec![4], vec![0], vec![W + 2_000_000], vec![0x0a0a0001])
+        );
     }
 
     #[test]
     fn broadcast_entries_are_one_transmission() {
         // Same pkt_id, source and time to two receivers: on air once (0.1 s), so a second packet
         // waits 0.1 s, not 0.2 s.
-        let mut s = sim(3, LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
-        let ends = run(&mut s, &[0.0, 1.0, 2.0], 4, &[(0, (1, 0, 1, 100, 0)), (0, (1, 0, 2, 100, 0)), (0, (2, 0, 1, 100, 0))]);
-        assert_eq!(deliveries(&ends), vec![(1, 1, W, 1), (1, 1, W, 2), (2, 2, 2 * W, 1)]);
+        let mut s = sim(
+            3,
+            LinkSpec::Ideal {
+                rate_bps: 8000.0,
+                delay_s: 0.0,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
+        let ends = run(
+            &mut s,
+            &[0.0, 1.0, 2.0],
+            4,
+            &[
+                (0, (1, 0, 1, 100, 0)),
+                (0, (1, 0, 2, 100, 0)),
+                (0, (2, 0, 1, 100, 0)),
+            ],
+        );
+        assert_eq!(
+            deliveries(&ends),
+            vec![(1, 1, W, 1), (1, 1, W, 2), (2, 2, 2 * W, 1)]
+        );
     }
 
     #[test]
     fn no_link_drops_as_out_of_range_and_takes_no_transmitter_time() {
         // v0 broadcasts to v1 (ideal, 8 kbit/s: 0.1 s on air) and v2 (none); the copy to v2 is
         // out of range, the one to v1 arrives as if v2 were not there, and v0–v2 reports no state.
-        let specs = vec![LinkSpec::Ideal { rate_bps: 8000.0, delay_s: 0.0 }, LinkSpec::None];
+        let specs = vec![
+            LinkSpec::Ideal {
+                rate_bps: 8000.0,
+                delay_s: 0.0,
+            },
+            LinkSpec::None,
+        ];
         let mut links = vec![0; 9];
         for (a, b) in [(0, 2), (2, 0), (1, 2), (2, 1)] {
             links[a * 3 + b] = 1;
         }
-        let mut s = NetworkSim::new(nodes(3), specs, links, Schedule { window_ns: W, windows: 1000 }, 8, ErrorHandling::Drop, 1);
-        let ends = run(&mut s, &[0.0, 1.0, 2.0], 4, &[(0, (1, 0, 1, 100, 0)), (0, (1, 0, 2, 100, 0)), (0, (2, 0, 1, 100, 0))]);
+        let mut s = NetworkSim::new(
+            nodes(3),
+            specs,
+            links,
+            Schedule {
+                window_ns: W,
+                windows: 1000,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
+        let ends = run(
+            &mut s,
+            &[0.0, 1.0, 2.0],
+            4,
+            &[
+                (0, (1, 0, 1, 100, 0)),
+                (0, (1, 0, 2, 100, 0)),
+                (0, (2, 0, 1, 100, 0)),
+            ],
+        );
         assert_eq!(deliveries(&ends), vec![(1, 1, W, 1), (2, 2, 2 * W, 1)]);
-        assert_eq!(drops(&ends), vec![(0, 1, 2, DropReason::OutOfRange.to_wire())]);
-        let reported: Vec<(u32, u32)> = ends[0].link_state.iter().map(|l| (l.src_node, l.dst_node)).collect();
+        assert_eq!(
+            drops(&ends),
+            vec![(0, 1, 2, DropReason::OutOfRange.to_wire())]
+        );
+        let reported: Vec<(u32, u32)> = ends[0]
+            .link_state
+            .iter()
+            .map(|l| (l.src_node, l.dst_node))
+            .collect();
         assert_eq!(reported, vec![(0, 1), (1, 0)]);
     }
 
@@ -760,83 +1057,196 @@ mod tests {
         let nlos = channel(&[0.0, 100.0], &[((0, 1), 3.0)]);
         // 1500 bytes = 12000 bits: 12 Mbit/s in LOS (13.95 dB) → 1 ms; behind 3 dB of terrain,
         // 10.95 dB: 9 Mbit/s (threshold 10 dB) → 1.333 ms. Plus 100 m / c₀ = 334 ns.
-        let e0 = expect_network(&s.handle(&begin(0, &los, &[(1, 0, 1, 1500, 0)])).unwrap(), MsgType::End, 0).unwrap();
-        let e1 = expect_network(&s.handle(&begin(1, &nlos, &[(2, 0, 1, 1500, W)])).unwrap(), MsgType::End, 1).unwrap();
+        let e0 = expect_network(
+            &s.handle(&begin(0, &los, &[(1, 0, 1, 1500, 0)])).unwrap(),
+            MsgType::End,
+            0,
+        )
+        .unwrap();
+        let e1 = expect_network(
+            &s.handle(&begin(1, &nlos, &[(2, 0, 1, 1500, W)])).unwrap(),
+            MsgType::End,
+            1,
+        )
+        .unwrap();
         assert_eq!(e0.rx_time_ns, vec![1_000_000 + 334]);
         assert_eq!(e1.rx_time_ns, vec![W + 1_333_333 + 334]);
         // BER falls a decade per dB above the threshold: 1.95 dB above 12 dB vs 0.95 dB above 10 dB.
-        assert!((e1.ber[0] / e0.ber[0] - 10.0).abs() < 1e-9, "{} {}", e0.ber[0], e1.ber[0]);
+        assert!(
+            (e1.ber[0] / e0.ber[0] - 10.0).abs() < 1e-9,
+            "{} {}",
+            e0.ber[0],
+            e1.ber[0]
+        );
     }
 
     #[test]
     fn link_state_is_reported_in_window_0_and_when_it_changes() {
         let mut s = sim(3, LinkSpec::test_rf(), 8, ErrorHandling::Drop, 1);
         let states = |s: &mut NetworkSim, k: u32, ch: &[u8]| {
-            let end = expect_network(&s.handle(&begin(k, ch, &[])).unwrap(), MsgType::End, k).unwrap();
+            let end =
+                expect_network(&s.handle(&begin(k, ch, &[])).unwrap(), MsgType::End, k).unwrap();
             end.check_nodes(3).unwrap();
             end.link_states().collect::<Vec<_>>()
         };
         // Window 0: every directed pair, each direction with the same state.
         let l0 = states(&mut s, 0, &channel(&[0.0, 100.0, 300.0], &[]));
-        assert_eq!(l0.iter().map(|l| (l.src_node, l.dst_node)).collect::<Vec<_>>(), vec![(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)]);
+        assert_eq!(
+            l0.iter()
+                .map(|l| (l.src_node, l.dst_node))
+                .collect::<Vec<_>>(),
+            vec![(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)]
+        );
         let ab = l0[0];
         assert_eq!((ab.usable, ab.rate_bps, ab.delay_ns), (true, 12e6, 334));
         assert!((ab.snr_db.unwrap() - 13.94799).abs() < 1e-4, "{ab:?}");
         let ber = crate::model::link::rf_threshold_ber() * 10f64.powf(-(ab.snr_db.unwrap() - 12.0));
         assert!((ab.per - crate::model::acoustic::per(ber, 8000)).abs() < 1e-12);
-        assert_eq!(l0[1], LinkStateEntry { src_node: 1, dst_node: 0, ..ab });
+        assert_eq!(
+            l0[1],
+            LinkStateEntry {
+                src_node: 1,
+                dst_node: 0,
+                ..ab
+            }
+        );
         // 1 cm closer: below every tolerance, nothing reported.
         assert!(states(&mut s, 1, &channel(&[0.0, 99.99, 300.0], &[])).is_empty());
         // Behind 3 dB of terrain: 0-1 changes (SNR, rate), the others do not.
         let l2 = states(&mut s, 2, &channel(&[0.0, 99.99, 300.0], &[((0, 1), 3.0)]));
         assert_eq!(l2.len(), 2);
-        assert_eq!((l2[0].src_node, l2[0].dst_node, l2[0].rate_bps), (0, 1, 9e6));
+        assert_eq!(
+            (l2[0].src_node, l2[0].dst_node, l2[0].rate_bps),
+            (0, 1, 9e6)
+        );
         assert!((ab.snr_db.unwrap() - l2[0].snr_db.unwrap() - 3.0).abs() < 0.01);
         // Far away: not usable, PER 1.
-        let l3 = states(&mut s, 3, &channel(&[0.0, 99.99, 30_000.0], &[((0, 1), 3.0)]));
+        let l3 = states(
+            &mut s,
+            3,
+            &channel(&[0.0, 99.99, 30_000.0], &[((0, 1), 3.0)]),
+        );
         assert_eq!(l3.len(), 4);
-        assert!(l3.iter().all(|l| !l.usable && l.per == 1.0 && l.snr_db.is_some()), "{l3:?}");
+        assert!(
+            l3.iter()
+                .all(|l| !l.usable && l.per == 1.0 && l.snr_db.is_some()),
+            "{l3:?}"
+        );
         // Ideal links: no SNR; reported once.
-        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e6, delay_s: 0.002 }, 8, ErrorHandling::Drop, 1);
+        let mut s = sim(
+            2,
+            LinkSpec::Ideal {
+                rate_bps: 1e6,
+                delay_s: 0.002,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
         let l0 = states_of(&mut s, 0, &channel(&[0.0, 10.0], &[]));
-        assert_eq!(l0[0], LinkStateEntry { src_node: 0, dst_node: 1, usable: true, snr_db: None, rate_bps: 1e6, per: 0.0, delay_ns: 2_000_000 });
+        assert_eq!(
+            l0[0],
+            LinkStateEntry {
+                src_node: 0,
+                dst_node: 1,
+                usable: true,
+                snr_db: None,
+                rate_bps: 1e6,
+                per: 0.0,
+                delay_ns: 2_000_000
+            }
+        );
         assert!(states_of(&mut s, 1, &channel(&[0.0, 5000.0], &[((0, 1), 40.0)])).is_empty());
     }
 
     fn states_of(s: &mut NetworkSim, k: u32, ch: &[u8]) -> Vec<LinkStateEntry> {
-        expect_network(&s.handle(&begin(k, ch, &[])).unwrap(), MsgType::End, k).unwrap().link_states().collect()
+        expect_network(&s.handle(&begin(k, ch, &[])).unwrap(), MsgType::End, k)
+            .unwrap()
+            .link_states()
+            .collect()
     }
 
     #[test]
     fn held_state_tolerances() {
-        let base = HeldState { usable: true, snr_db: Some(10.0), rate_bps: 6e6, per: 0.1, delay_ns: 1_000_000 };
+        let base = HeldState {
+            usable: true,
+            snr_db: Some(10.0),
+            rate_bps: 6e6,
+            per: 0.1,
+            delay_ns: 1_000_000,
+        };
         let same = [
-            HeldState { snr_db: Some(10.09), ..base },
-            HeldState { per: 0.1009, ..base },
-            HeldState { delay_ns: 1_000_999, ..base },
+            HeldState {
+                snr_db: Some(10.09),
+                ..base
+            },
+            HeldState {
+                per: 0.1009,
+                ..base
+            },
+            HeldState {
+                delay_ns: 1_000_999,
+                ..base
+            },
         ];
         for s in same {
             assert!(!base.changed(&s), "{s:?}");
         }
         let changed = [
-            HeldState { snr_db: Some(10.11), ..base },
-            HeldState { snr_db: None, ..base },
-            HeldState { per: 0.1011, ..base },
-            HeldState { delay_ns: 1_001_000, ..base },
-            HeldState { rate_bps: 9e6, ..base },
-            HeldState { usable: false, ..base },
+            HeldState {
+                snr_db: Some(10.11),
+                ..base
+            },
+            HeldState {
+                snr_db: None,
+                ..base
+            },
+            HeldState {
+                per: 0.1011,
+                ..base
+            },
+            HeldState {
+                delay_ns: 1_001_000,
+                ..base
+            },
+            HeldState {
+                rate_bps: 9e6,
+                ..base
+            },
+            HeldState {
+                usable: false,
+                ..base
+            },
         ];
         for c in changed {
             assert!(base.changed(&c), "{c:?}");
         }
         // A PER near 0: 0.001 absolute.
-        let clean = HeldState { per: 0.0001, ..base };
-        assert!(!clean.changed(&HeldState { per: 0.0009, ..base }));
-        assert!(clean.changed(&HeldState { per: 0.0012, ..base }));
+        let clean = HeldState {
+            per: 0.0001,
+            ..base
+        };
+        assert!(!clean.changed(&HeldState {
+            per: 0.0009,
+            ..base
+        }));
+        assert!(clean.changed(&HeldState {
+            per: 0.0012,
+            ..base
+        }));
         // A long (acoustic) delay: 0.1 % of it.
-        let far = HeldState { delay_ns: 1_000_000_000, ..base };
-        assert!(!far.changed(&HeldState { delay_ns: 1_000_999_000, ..base }));
-        assert!(far.changed(&HeldState { delay_ns: 1_001_000_000, ..base }));
+        let far = HeldState {
+            delay_ns: 1_000_000_000,
+            ..base
+        };
+        assert!(!far.changed(&HeldState {
+            delay_ns: 1_000_999_000,
+            ..base
+        }));
+        assert!(far.changed(&HeldState {
+            delay_ns: 1_001_000_000,
+            ..base
+        }));
     }
 
     #[test]
@@ -845,7 +1255,12 @@ mod tests {
         let sl = (100..185)
             .map(f64::from)
             .find(|&sl| {
-                let b = acoustic(sl, None).budget(&crate::model::link::Geometry { distance_m: 1500.0, los: true, hop_loss_db: 0.0, mean_depth_m: 20.0 });
+                let b = acoustic(sl, None).budget(&crate::model::link::Geometry {
+                    distance_m: 1500.0,
+                    los: true,
+                    hop_loss_db: 0.0,
+                    mean_depth_m: 20.0,
+                });
                 b.usable && crate::model::acoustic::per(b.ber, 200) < 0.7
             })
             .unwrap();
@@ -854,7 +1269,11 @@ mod tests {
             let ch = channel(&[0.0, 1500.0], &[]);
             let mut bytes = Vec::new();
             for k in 0..400u32 {
-                let pkts: Vec<_> = if k % 10 == 0 { vec![(k, 0, 1, 25, k as u64 * W)] } else { vec![] };
+                let pkts: Vec<_> = if k % 10 == 0 {
+                    vec![(k, 0, 1, 25, k as u64 * W)]
+                } else {
+                    vec![]
+                };
                 bytes.extend(s.handle(&begin(k, &ch, &pkts)).unwrap());
             }
             (bytes, s.stats())
@@ -869,10 +1288,22 @@ mod tests {
 
     #[test]
     fn garbage_requests_are_errors_not_panics() {
-        let mut s = sim(2, LinkSpec::Ideal { rate_bps: 1e9, delay_s: 0.0 }, 8, ErrorHandling::Drop, 1);
+        let mut s = sim(
+            2,
+            LinkSpec::Ideal {
+                rate_bps: 1e9,
+                delay_s: 0.0,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
         assert!(s.handle(b"\xff\xff\xff").is_err());
         let mut b = network_begin(0, b"\x0a\xff".to_vec());
-        assert!(s.handle(&b.encode_to_vec()).unwrap_err().contains("channel_data"));
+        assert!(s
+            .handle(&b.encode_to_vec())
+            .unwrap_err()
+            .contains("channel_data"));
         // A ChannelData that does not describe the two vehicles is an error naming the window.
         b.channel_data = channel(&[0.0], &[]);
         assert_eq!(
@@ -889,7 +1320,12 @@ mod tests {
         b.pkt_time_ns = vec![u64::MAX];
         assert!(s.handle(&b.encode_to_vec()).is_ok());
         // No ChannelData at all: the geometry is unknown, ideal links still deliver.
-        let end = expect_network(&s.handle(&begin(1, &[], &[(2, 1, 0, 10, W)])).unwrap(), MsgType::End, 1).unwrap();
+        let end = expect_network(
+            &s.handle(&begin(1, &[], &[(2, 1, 0, 10, W)])).unwrap(),
+            MsgType::End,
+            1,
+        )
+        .unwrap();
         assert_eq!(end.clear_pkt_id, vec![2]);
     }
 }

@@ -16,7 +16,9 @@ pub struct PassthroughNetwork {
 
 impl PassthroughNetwork {
     pub fn new(windows: u32) -> Self {
-        PassthroughNetwork { windows: WindowCounter::new(windows) }
+        PassthroughNetwork {
+            windows: WindowCounter::new(windows),
+        }
     }
 
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
@@ -64,13 +66,28 @@ mod tests {
         begin.src_ip = vec![1, 2];
         begin.dst_ip = vec![2, 1];
         begin.pkt_lengths = vec![100, 200];
-        let end = expect_network(&sim.handle(&begin.encode_to_vec()).unwrap(), MsgType::End, 0).unwrap().into_inner();
-        assert_eq!((end.clear_pkt_id, end.rx_ip, end.ber), (vec![7, 8], vec![2, 1], vec![0.0, 0.0]));
-        let err = sim.handle(&network_begin(2, vec![]).encode_to_vec()).unwrap_err();
+        let end = expect_network(
+            &sim.handle(&begin.encode_to_vec()).unwrap(),
+            MsgType::End,
+            0,
+        )
+        .unwrap()
+        .into_inner();
+        assert_eq!(
+            (end.clear_pkt_id, end.rx_ip, end.ber),
+            (vec![7, 8], vec![2, 1], vec![0.0, 0.0])
+        );
+        let err = sim
+            .handle(&network_begin(2, vec![]).encode_to_vec())
+            .unwrap_err();
         assert_eq!(err, "expected BEGIN for window 1, got BEGIN for window 2");
-        assert!(sim.handle(&network_begin(1, vec![]).encode_to_vec()).is_ok());
+        assert!(sim
+            .handle(&network_begin(1, vec![]).encode_to_vec())
+            .is_ok());
         assert!(!sim.finished());
-        assert!(sim.handle(&network_begin(2, vec![]).encode_to_vec()).is_ok());
+        assert!(sim
+            .handle(&network_begin(2, vec![]).encode_to_vec())
+            .is_ok());
         assert!(sim.finished());
     }
 }

@@ -55,7 +55,12 @@ impl PhysicsSim {
             vehicles: s
                 .vehicles
                 .iter()
-                .map(|v| (VehicleState::from_pose(&v.start), Kinematics::from_config(&v.motion)))
+                .map(|v| {
+                    (
+                        VehicleState::from_pose(&v.start),
+                        Kinematics::from_config(&v.motion),
+                    )
+                })
                 .collect(),
             tracer: Tracer::new(),
         }
@@ -83,7 +88,9 @@ impl PhysicsSim {
     /// The channel as it is now.
     pub fn channel_data(&mut self) -> ChannelData {
         let points: Vec<Point3<f64>> = self.vehicles.iter().map(|(s, _)| s.position).collect();
-        let paths = self.tracer.trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
+        let paths = self
+            .tracer
+            .trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
         channel_data(self.vehicles.iter().map(|(s, _)| s), paths)
     }
 
@@ -99,7 +106,10 @@ impl PhysicsSim {
     fn place(&mut self, fixes: &[SetPose]) -> Result<(), String> {
         let n = self.vehicles.len();
         if let Some((i, f)) = fixes.iter().enumerate().find(|(_, f)| f.node as usize >= n) {
-            return Err(format!("set_pose[{i}]: node {} is not a vehicle ({n} vehicles)", f.node));
+            return Err(format!(
+                "set_pose[{i}]: node {} is not a vehicle ({n} vehicles)",
+                f.node
+            ));
         }
         for f in fixes {
             self.vehicles[f.node as usize].0 = placed(f);
@@ -129,17 +139,33 @@ impl Service for PhysicsSim {
 
 /// A vehicle state from a pose imposed from outside.
 fn placed(f: &SetPose) -> VehicleState {
-    let mut s = VehicleState::from_pose(&crate::config::Pose { x: f.x, y: f.y, z: f.z, heading_deg: f.heading_deg });
+    let mut s = VehicleState::from_pose(&crate::config::Pose {
+        x: f.x,
+        y: f.y,
+        z: f.z,
+        heading_deg: f.heading_deg,
+    });
     s.speed = f.speed_mps;
     s
 }
 
 /// Builds the ChannelData message: poses, then one PathDetails per pair i < j.
-pub fn channel_data<'a>(vehicles: impl Iterator<Item = &'a VehicleState>, paths: &[PathInfo]) -> ChannelData {
+pub fn channel_data<'a>(
+    vehicles: impl Iterator<Item = &'a VehicleState>,
+    paths: &[PathInfo],
+) -> ChannelData {
     let mut node_list = Vec::new();
     for v in vehicles {
         let q = v.orientation();
-        node_list.extend_from_slice(&[v.position.x, v.position.y, v.position.z, q.w, q.i, q.j, q.k]);
+        node_list.extend_from_slice(&[
+            v.position.x,
+            v.position.y,
+            v.position.z,
+            q.w,
+            q.i,
+            q.j,
+            q.k,
+        ]);
     }
     let n = node_list.len() / 7;
     let pairs = (0..n as u32).flat_map(|i| (i + 1..n as u32).map(move |j| (i, j)));
@@ -149,10 +175,17 @@ pub fn channel_data<'a>(vehicles: impl Iterator<Item = &'a VehicleState>, paths:
             ids: vec![i, j],
             los: p.los,
             num_hops: vec![p.hops.len() as u32],
-            hop_points: p.hops.iter().flat_map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db]).collect(),
+            hop_points: p
+                .hops
+                .iter()
+                .flat_map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db])
+                .collect(),
         })
         .collect();
-    ChannelData { node_list, path_details }
+    ChannelData {
+        node_list,
+        path_details,
+    }
 }
 
 #[cfg(test)]
@@ -162,30 +195,62 @@ mod tests {
     use crate::wire::proto::{decode_checked, PhysicsUpdate};
 
     fn sim() -> PhysicsSim {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml")).unwrap();
-        PhysicsSim::from_scenario(&crate::config::parse_str(&text, std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml"))).unwrap())
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml"))
+                .unwrap();
+        PhysicsSim::from_scenario(
+            &crate::config::parse_str(
+                &text,
+                std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml")),
+            )
+            .unwrap(),
+        )
     }
 
     fn node_list(end: &[u8]) -> Vec<f64> {
         let end: PhysicsUpdate = decode_checked(end).unwrap();
-        decode_checked::<ChannelData>(&end.channel_data).unwrap().node_list
+        decode_checked::<ChannelData>(&end.channel_data)
+            .unwrap()
+            .node_list
     }
 
     #[test]
     fn a_begin_places_vehicles_before_the_world_is_sampled() {
         let mut s = sim();
-        let fix = SetPose { node: 1, x: 12.5, y: -40.0, z: -30.0, heading_deg: 90.0, speed_mps: 0.0 };
+        let fix = SetPose {
+            node: 1,
+            x: 12.5,
+            y: -40.0,
+            z: -30.0,
+            heading_deg: 90.0,
+            speed_mps: 0.0,
+        };
         let nodes = node_list(&s.handle(&physics_begin(0, vec![fix])).unwrap());
-        assert_eq!(&nodes[7..10], &[12.5, -40.0, -30.0], "vehicle 1 at the imposed pose in END(0)");
+        assert_eq!(
+            &nodes[7..10],
+            &[12.5, -40.0, -30.0],
+            "vehicle 1 at the imposed pose in END(0)"
+        );
         // Heading 90° (east) is a yaw of 0: the identity quaternion.
-        assert!((nodes[10] - 1.0).abs() < 1e-12 && nodes[13].abs() < 1e-12, "{:?}", &nodes[10..14]);
+        assert!(
+            (nodes[10] - 1.0).abs() < 1e-12 && nodes[13].abs() < 1e-12,
+            "{:?}",
+            &nodes[10..14]
+        );
     }
 
     #[test]
     fn a_begin_naming_no_vehicle_is_refused_and_moves_nothing() {
         let mut s = sim();
         let before = s.vehicle(0).unwrap().position;
-        let ok = SetPose { node: 0, x: 1.0, y: 2.0, z: -3.0, heading_deg: 0.0, speed_mps: 1.0 };
+        let ok = SetPose {
+            node: 0,
+            x: 1.0,
+            y: 2.0,
+            z: -3.0,
+            heading_deg: 0.0,
+            speed_mps: 1.0,
+        };
         let bad = SetPose { node: 9, ..ok };
         let e = s.handle(&physics_begin(0, vec![ok, bad])).unwrap_err();
         assert_eq!(e, "set_pose[1]: node 9 is not a vehicle (3 vehicles)");

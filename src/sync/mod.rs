@@ -28,12 +28,20 @@ use std::{future::Future, pin::Pin, time::Duration};
 
 /// Serves `service` at `bind` (the peer side of [`Link::connect`]) until it has answered its
 /// last window, or nothing arrives for `idle`.
-pub async fn serve(bind: &SimulatorEndpoint, service: &mut dyn Service, idle: Duration) -> anyhow::Result<zmq::ServeEnd> {
+pub async fn serve(
+    bind: &SimulatorEndpoint,
+    service: &mut dyn Service,
+    idle: Duration,
+) -> anyhow::Result<zmq::ServeEnd> {
     match bind {
-        SimulatorEndpoint::Zeromq { endpoint } => zmq::serve(endpoint.as_str(), service, idle).await,
+        SimulatorEndpoint::Zeromq { endpoint } => {
+            zmq::serve(endpoint.as_str(), service, idle).await
+        }
         SimulatorEndpoint::Rosnetsim { address } => rosnetsim::serve(address, service, idle).await,
         SimulatorEndpoint::Embedded => anyhow::bail!("`embedded` is not an endpoint to serve at"),
-        SimulatorEndpoint::Ns3(_) => anyhow::bail!("`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself"),
+        SimulatorEndpoint::Ns3(_) => anyhow::bail!(
+            "`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself"
+        ),
     }
 }
 
@@ -65,13 +73,25 @@ pub fn ready(answer: Result<Vec<u8>, String>) -> Reply<'static> {
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
     #[error("{peer} did not answer window {window} within {timeout_ms} ms")]
-    Timeout { peer: String, window: u32, timeout_ms: u128 },
+    Timeout {
+        peer: String,
+        window: u32,
+        timeout_ms: u128,
+    },
     #[error("{peer} disconnected during window {window}")]
     Disconnected { peer: String, window: u32 },
     #[error("{peer} failed in window {window}: {reason}")]
-    Failed { peer: String, window: u32, reason: String },
+    Failed {
+        peer: String,
+        window: u32,
+        reason: String,
+    },
     #[error("{peer} broke the window protocol in window {window}: {reason}")]
-    Protocol { peer: String, window: u32, reason: String },
+    Protocol {
+        peer: String,
+        window: u32,
+        reason: String,
+    },
 }
 
 /// How a coordinator reaches a peer: one implementation per kind of peer (in-process
@@ -82,7 +102,6 @@ pub trait Transport: Send {
     /// process answers without one).
     fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Reply<'a>;
 }
-
 
 /// Why a peer returned no reply (a service in this process only ever fails); [`Link`] adds
 /// the peer and the window.
@@ -97,8 +116,13 @@ pub enum TransportError {
 }
 
 /// Waits for `reply` at most `timeout`.
-pub(crate) async fn within<T>(timeout: Duration, reply: impl Future<Output = Result<T, TransportError>>) -> Result<T, TransportError> {
-    tokio::time::timeout(timeout, reply).await.unwrap_or(Err(TransportError::Timeout(timeout)))
+pub(crate) async fn within<T>(
+    timeout: Duration,
+    reply: impl Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    tokio::time::timeout(timeout, reply)
+        .await
+        .unwrap_or(Err(TransportError::Timeout(timeout)))
 }
 
 /// A coordinator's connection to one peer: a [`Transport`], named for errors.
@@ -111,42 +135,78 @@ pub struct Link {
 impl Link {
     /// A peer in this process.
     pub fn local(peer: impl Into<String>, service: Box<dyn Service>) -> Link {
-        Link { peer: peer.into(), timeout: Duration::MAX, transport: Box::new(local::Local::new(service)) }
+        Link {
+            peer: peer.into(),
+            timeout: Duration::MAX,
+            transport: Box::new(local::Local::new(service)),
+        }
     }
 
     /// A peer reached through `transport`, named `peer` in errors; each exchange waits at most
     /// `timeout` unless told otherwise.
     pub fn new(peer: impl Into<String>, timeout: Duration, transport: Box<dyn Transport>) -> Link {
-        Link { peer: peer.into(), timeout, transport }
+        Link {
+            peer: peer.into(),
+            timeout,
+            transport,
+        }
     }
 
     /// The simulator `endpoint` names, reached by the transport its variant names; `None` for
     /// the embedded one (the coordinator builds it in its own process). Waits up to
     /// `connect_timeout` for the peer to accept. An ns-3 adapter is reached at its `endpoint`;
     /// one to start is the coordinator's (`crate::io::ns3`), and an error here.
-    pub async fn connect(peer: &str, endpoint: &SimulatorEndpoint, timeout: Duration, connect_timeout: Duration) -> Result<Option<Link>, LinkError> {
+    pub async fn connect(
+        peer: &str,
+        endpoint: &SimulatorEndpoint,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<Option<Link>, LinkError> {
         Ok(match endpoint {
             SimulatorEndpoint::Embedded => None,
             SimulatorEndpoint::Ns3(settings) => match &settings.endpoint {
-                Some(e) => Some(Link::zeromq("ns-3 adapter", e.as_str(), timeout, connect_timeout).await?),
+                Some(e) => {
+                    Some(Link::zeromq("ns-3 adapter", e.as_str(), timeout, connect_timeout).await?)
+                }
                 None => {
                     let reason = "an ns-3 adapter without `endpoint` is started by the coordinator, not connected to".to_owned();
-                    return Err(LinkError::Failed { peer: format!("ns-3 adapter for the {peer}"), window: 0, reason });
+                    return Err(LinkError::Failed {
+                        peer: format!("ns-3 adapter for the {peer}"),
+                        window: 0,
+                        reason,
+                    });
                 }
             },
-            SimulatorEndpoint::Zeromq { endpoint } => Some(Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await?),
-            SimulatorEndpoint::Rosnetsim { address } => Some(Link::rosnetsim(peer, address, timeout, connect_timeout).await?),
+            SimulatorEndpoint::Zeromq { endpoint } => {
+                Some(Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await?)
+            }
+            SimulatorEndpoint::Rosnetsim { address } => {
+                Some(Link::rosnetsim(peer, address, timeout, connect_timeout).await?)
+            }
         })
     }
 
     /// A peer bound at a ZeroMQ endpoint (`tcp://host:port`, `ipc://path`).
     /// Waits up to `connect_timeout` for the peer to accept the connection.
-    pub async fn zeromq(peer: impl Into<String>, endpoint: &str, timeout: Duration, connect_timeout: Duration) -> Result<Link, LinkError> {
+    pub async fn zeromq(
+        peer: impl Into<String>,
+        endpoint: &str,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<Link, LinkError> {
         let peer = format!("{} at {endpoint}", peer.into());
         let client = zmq::Client::connect_within(endpoint, connect_timeout)
             .await
-            .map_err(|e| LinkError::Failed { peer: peer.clone(), window: 0, reason: format!("cannot connect: {e}") })?;
-        Ok(Link { peer, timeout, transport: Box::new(client) })
+            .map_err(|e| LinkError::Failed {
+                peer: peer.clone(),
+                window: 0,
+                reason: format!("cannot connect: {e}"),
+            })?;
+        Ok(Link {
+            peer,
+            timeout,
+            transport: Box::new(client),
+        })
     }
 
     /// A ROS-NetSim simulator listening at `address` (`unix:/path` or `tcp:host:port`).
@@ -160,8 +220,16 @@ impl Link {
         let peer = format!("{} at {address}", peer.into());
         let client = rosnetsim::Client::connect_within(address, connect_timeout)
             .await
-            .map_err(|e| LinkError::Failed { peer: peer.clone(), window: 0, reason: format!("cannot connect: {e}") })?;
-        Ok(Link { peer, timeout, transport: Box::new(client) })
+            .map_err(|e| LinkError::Failed {
+                peer: peer.clone(),
+                window: 0,
+                reason: format!("cannot connect: {e}"),
+            })?;
+        Ok(Link {
+            peer,
+            timeout,
+            transport: Box::new(client),
+        })
     }
 
     pub fn peer(&self) -> &str {
@@ -170,19 +238,39 @@ impl Link {
 
     /// Sends `request` for `window` and waits for the answer, at most the timeout
     /// (`timeout` overrides it, e.g. for a first window that waits for a peer to start).
-    pub async fn exchange(&mut self, window: u32, request: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<u8>, LinkError> {
+    pub async fn exchange(
+        &mut self,
+        window: u32,
+        request: Vec<u8>,
+        timeout: Option<Duration>,
+    ) -> Result<Vec<u8>, LinkError> {
         let timeout = timeout.unwrap_or(self.timeout);
         let peer = || self.peer.clone();
         match self.transport.exchange(request, timeout).await {
             Ok(reply) => Ok(reply),
-            Err(TransportError::Timeout(t)) => Err(LinkError::Timeout { peer: peer(), window, timeout_ms: t.as_millis() }),
-            Err(TransportError::Disconnected) => Err(LinkError::Disconnected { peer: peer(), window }),
-            Err(TransportError::Failed(reason)) => Err(LinkError::Failed { peer: peer(), window, reason }),
+            Err(TransportError::Timeout(t)) => Err(LinkError::Timeout {
+                peer: peer(),
+                window,
+                timeout_ms: t.as_millis(),
+            }),
+            Err(TransportError::Disconnected) => Err(LinkError::Disconnected {
+                peer: peer(),
+                window,
+            }),
+            Err(TransportError::Failed(reason)) => Err(LinkError::Failed {
+                peer: peer(),
+                window,
+                reason,
+            }),
         }
     }
 
     /// A protocol error attributed to this link's peer.
     pub fn protocol_error(&self, window: u32, reason: impl Into<String>) -> LinkError {
-        LinkError::Protocol { peer: self.peer.clone(), window, reason: reason.into() }
+        LinkError::Protocol {
+            peer: self.peer.clone(),
+            window,
+            reason: reason.into(),
+        }
     }
 }

@@ -12,16 +12,33 @@ use prost::Message;
 
 /// A physics BEGIN, with the poses imposed from outside for this window.
 pub fn physics_begin(window: u32, set_pose: Vec<SetPose>) -> Vec<u8> {
-    PhysicsUpdate { msg_type: physics_update::MsgType::Begin as i32, time_val: window, channel_data: Vec::new(), set_pose }.encode_to_vec()
+    PhysicsUpdate {
+        msg_type: physics_update::MsgType::Begin as i32,
+        time_val: window,
+        channel_data: Vec::new(),
+        set_pose,
+    }
+    .encode_to_vec()
 }
 
 pub fn physics_end(window: u32, channel_data: Vec<u8>) -> Vec<u8> {
-    PhysicsUpdate { msg_type: physics_update::MsgType::End as i32, time_val: window, channel_data, set_pose: Vec::new() }.encode_to_vec()
+    PhysicsUpdate {
+        msg_type: physics_update::MsgType::End as i32,
+        time_val: window,
+        channel_data,
+        set_pose: Vec::new(),
+    }
+    .encode_to_vec()
 }
 
 /// A network BEGIN carrying the window's channel; the network coordinator adds packets.
 pub fn network_begin(window: u32, channel_data: Vec<u8>) -> NetworkUpdate {
-    NetworkUpdate { msg_type: network_update::MsgType::Begin as i32, time_val: window, channel_data, ..Default::default() }
+    NetworkUpdate {
+        msg_type: network_update::MsgType::Begin as i32,
+        time_val: window,
+        channel_data,
+        ..Default::default()
+    }
 }
 
 fn describe(kind: i32, window: u32) -> String {
@@ -34,7 +51,11 @@ fn describe(kind: i32, window: u32) -> String {
 
 fn check(kind: i32, got_kind: i32, got_window: u32, window: u32) -> Result<(), String> {
     if got_kind != kind || got_window != window {
-        return Err(format!("expected {}, got {}", describe(kind, window), describe(got_kind, got_window)));
+        return Err(format!(
+            "expected {}, got {}",
+            describe(kind, window),
+            describe(got_kind, got_window)
+        ));
     }
     Ok(())
 }
@@ -44,14 +65,22 @@ fn decode<M: crate::wire::proto::Named>(bytes: &[u8]) -> Result<M, String> {
     decode_checked::<M>(bytes).map_err(|e| e.to_string())
 }
 
-pub fn expect_physics(bytes: &[u8], kind: physics_update::MsgType, window: u32) -> Result<PhysicsUpdate, String> {
+pub fn expect_physics(
+    bytes: &[u8],
+    kind: physics_update::MsgType,
+    window: u32,
+) -> Result<PhysicsUpdate, String> {
     let m: PhysicsUpdate = decode(bytes)?;
     check(kind as i32, m.msg_type, m.time_val, window)?;
     Ok(m)
 }
 
 /// Decodes a NetworkUpdate, checks it is `kind` for `window` and checks its lists.
-pub fn expect_network(bytes: &[u8], kind: network_update::MsgType, window: u32) -> Result<NetworkView, String> {
+pub fn expect_network(
+    bytes: &[u8],
+    kind: network_update::MsgType,
+    window: u32,
+) -> Result<NetworkView, String> {
     let m: NetworkUpdate = decode(bytes)?;
     check(kind as i32, m.msg_type, m.time_val, window)?;
     NetworkView::check(m)
@@ -72,10 +101,16 @@ impl WindowCounter {
     /// Accepts window `k` only if it is the next one.
     pub fn begin(&mut self, k: u32) -> Result<(), String> {
         if k != self.next {
-            return Err(format!("expected BEGIN for window {}, got BEGIN for window {k}", self.next));
+            return Err(format!(
+                "expected BEGIN for window {}, got BEGIN for window {k}",
+                self.next
+            ));
         }
         if k >= self.windows {
-            return Err(format!("window {k} is past the end of the run ({} windows)", self.windows));
+            return Err(format!(
+                "window {k} is past the end of the run ({} windows)",
+                self.windows
+            ));
         }
         self.next += 1;
         Ok(())
@@ -91,7 +126,11 @@ mod tests {
     use super::*;
 
     fn end() -> NetworkUpdate {
-        NetworkUpdate { msg_type: network_update::MsgType::End as i32, time_val: 3, ..Default::default() }
+        NetworkUpdate {
+            msg_type: network_update::MsgType::End as i32,
+            time_val: 3,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -105,13 +144,19 @@ mod tests {
         assert!(expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).is_ok());
         m.rx_time_ns = vec![5];
         let e = expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).unwrap_err();
-        assert_eq!(e, "rx_time_ns has 1 entries, clear_pkt_id 2: an extension list must be empty or match");
+        assert_eq!(
+            e,
+            "rx_time_ns has 1 entries, clear_pkt_id 2: an extension list must be empty or match"
+        );
         m.rx_time_ns = vec![5, 6];
         m.rx_node = vec![1, 1];
         m.drop_pkt_id = vec![9];
         m.drop_reason = vec![1, 2];
         let e = expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).unwrap_err();
-        assert!(e.starts_with("drop_reason has 2 entries, drop_pkt_id 1"), "{e}");
+        assert!(
+            e.starts_with("drop_reason has 2 entries, drop_pkt_id 1"),
+            "{e}"
+        );
         m.drop_reason = vec![1];
         assert!(expect_network(&m.encode_to_vec(), network_update::MsgType::End, 3).is_ok());
 

@@ -48,7 +48,10 @@ pub enum FrameError {
 
 /// gzip of `message`, behind its 4-byte big-endian length.
 pub fn encode_frame(message: &[u8]) -> Vec<u8> {
-    let mut gz = GzEncoder::new(Vec::with_capacity(message.len() / 2 + 32), Compression::fast());
+    let mut gz = GzEncoder::new(
+        Vec::with_capacity(message.len() / 2 + 32),
+        Compression::fast(),
+    );
     // Writing to a Vec cannot fail.
     let _ = gz.write_all(message);
     let body = gz.finish().unwrap_or_default();
@@ -83,14 +86,20 @@ pub fn frame_len(header: [u8; 4]) -> Result<usize, FrameError> {
 /// Decodes the frame at the start of `bytes`: its message and the bytes after the frame, or
 /// `Ok(None)` while `bytes` does not hold the whole frame yet.
 pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Vec<u8>, &[u8])>, FrameError> {
-    let Some((header, rest)) = bytes.split_first_chunk::<4>() else { return Ok(None) };
-    let Some((body, rest)) = rest.split_at_checked(frame_len(*header)?) else { return Ok(None) };
+    let Some((header, rest)) = bytes.split_first_chunk::<4>() else {
+        return Ok(None);
+    };
+    let Some((body, rest)) = rest.split_at_checked(frame_len(*header)?) else {
+        return Ok(None);
+    };
     Ok(Some((decode_body(body)?, rest)))
 }
 
 /// Reads one whole frame (however the bytes arrive) and returns its message.
 /// `Ok(None)`: the peer closed cleanly before a new frame.
-pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> Result<Option<Vec<u8>>, FrameError> {
+pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
+    r: &mut R,
+) -> Result<Option<Vec<u8>>, FrameError> {
     let mut len = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -109,7 +118,10 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> Result<Opti
     decode_body(&body).map(Some)
 }
 
-pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(w: &mut W, message: &[u8]) -> Result<(), FrameError> {
+pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
+    w: &mut W,
+    message: &[u8],
+) -> Result<(), FrameError> {
     w.write_all(&encode_frame(message)).await?;
     w.flush().await?;
     Ok(())
@@ -129,7 +141,9 @@ impl Client {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let attempt: std::io::Result<Pin<Box<dyn Io>>> = match addr {
-                Address::Unix(path) => tokio::net::UnixStream::connect(path).await.map(|s| Box::pin(s) as Pin<Box<dyn Io>>),
+                Address::Unix(path) => tokio::net::UnixStream::connect(path)
+                    .await
+                    .map(|s| Box::pin(s) as Pin<Box<dyn Io>>),
                 Address::Tcp(hp) => tokio::net::TcpStream::connect(hp.as_str()).await.map(|s| {
                     let _ = s.set_nodelay(true);
                     Box::pin(s) as Pin<Box<dyn Io>>
@@ -138,7 +152,10 @@ impl Client {
             match attempt {
                 Ok(stream) => return Ok(Client { stream }),
                 Err(e) if tokio::time::Instant::now() >= deadline => {
-                    return Err(format!("nobody accepted at {addr} within {} ms ({e})", timeout.as_millis()))
+                    return Err(format!(
+                        "nobody accepted at {addr} within {} ms ({e})",
+                        timeout.as_millis()
+                    ))
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
             }
@@ -147,11 +164,22 @@ impl Client {
 
     /// One request frame, one reply frame.
     pub async fn request(&mut self, request: &[u8]) -> Result<Vec<u8>, FrameError> {
-        write_frame(&mut self.stream, request).await.map_err(|e| match e {
-            FrameError::Io(e) if matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset) => FrameError::Disconnected,
-            e => e,
-        })?;
-        read_frame(&mut self.stream).await?.ok_or(FrameError::Disconnected)
+        write_frame(&mut self.stream, request)
+            .await
+            .map_err(|e| match e {
+                FrameError::Io(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    FrameError::Disconnected
+                }
+                e => e,
+            })?;
+        read_frame(&mut self.stream)
+            .await?
+            .ok_or(FrameError::Disconnected)
     }
 }
 
@@ -170,12 +198,17 @@ impl super::Transport for Client {
 /// answers its frames with `service` until [`Service::finished`], the coordinator hangs up, or
 /// nothing arrives for `idle`. A request the service rejects ends the loop with that error
 /// (the coordinator then sees the connection close).
-pub async fn serve(addr: &Address, service: &mut dyn Service, idle: Duration) -> anyhow::Result<super::zmq::ServeEnd> {
+pub async fn serve(
+    addr: &Address,
+    service: &mut dyn Service,
+    idle: Duration,
+) -> anyhow::Result<super::zmq::ServeEnd> {
     use super::zmq::ServeEnd;
     let mut stream: Pin<Box<dyn Io>> = match addr {
         Address::Unix(path) => {
             let _ = std::fs::remove_file(path);
-            let l = tokio::net::UnixListener::bind(path).map_err(|e| anyhow::anyhow!("cannot bind {addr}: {e}"))?;
+            let l = tokio::net::UnixListener::bind(path)
+                .map_err(|e| anyhow::anyhow!("cannot bind {addr}: {e}"))?;
             tracing::info!(%addr, "serving (ROS-NetSim framing)");
             match tokio::time::timeout(idle, l.accept()).await {
                 Err(_) => return Ok(ServeEnd::Idle),
@@ -183,7 +216,9 @@ pub async fn serve(addr: &Address, service: &mut dyn Service, idle: Duration) ->
             }
         }
         Address::Tcp(hp) => {
-            let l = tokio::net::TcpListener::bind(hp.as_str()).await.map_err(|e| anyhow::anyhow!("cannot bind {addr}: {e}"))?;
+            let l = tokio::net::TcpListener::bind(hp.as_str())
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot bind {addr}: {e}"))?;
             tracing::info!(%addr, "serving (ROS-NetSim framing)");
             match tokio::time::timeout(idle, l.accept()).await {
                 Err(_) => return Ok(ServeEnd::Idle),
@@ -202,8 +237,13 @@ pub async fn serve(addr: &Address, service: &mut dyn Service, idle: Duration) ->
             Ok(Err(e)) => anyhow::bail!("coordinator at {addr}: {e}"),
             Ok(Ok(Some(m))) => m,
         };
-        let reply = service.call(request).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        write_frame(&mut stream, &reply).await.map_err(|e| anyhow::anyhow!("coordinator at {addr}: {e}"))?;
+        let reply = service
+            .call(request)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        write_frame(&mut stream, &reply)
+            .await
+            .map_err(|e| anyhow::anyhow!("coordinator at {addr}: {e}"))?;
         if service.finished() {
             return Ok(ServeEnd::Done);
         }
@@ -218,12 +258,18 @@ mod tests {
     fn frames_round_trip_and_bombs_are_refused() {
         let msg = b"hello hello hello".repeat(100);
         let frame = encode_frame(&msg);
-        assert_eq!(u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize, frame.len() - 4);
+        assert_eq!(
+            u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize,
+            frame.len() - 4
+        );
         assert_eq!(decode_body(&frame[4..]).unwrap(), msg);
         // 65 MiB of zeros gzip to ~65 KiB: refused after inflating one byte past the limit.
         let bomb = encode_frame(&vec![0u8; MAX_MESSAGE_BYTES + 1]);
         assert!(bomb.len() < 1 << 20);
-        assert!(matches!(decode_body(&bomb[4..]), Err(FrameError::InflatesTooLarge)));
+        assert!(matches!(
+            decode_body(&bomb[4..]),
+            Err(FrameError::InflatesTooLarge)
+        ));
         assert!(matches!(decode_body(b"not gzip"), Err(FrameError::Gzip(_))));
     }
 
@@ -239,12 +285,20 @@ mod tests {
         // Every strict prefix of a frame is incomplete, not an error.
         let frame = encode_frame(&one);
         for cut in 0..frame.len() {
-            assert!(decode_frame(&frame[..cut]).unwrap().is_none(), "cut at {cut}");
+            assert!(
+                decode_frame(&frame[..cut]).unwrap().is_none(),
+                "cut at {cut}"
+            );
         }
         let mut huge = (MAX_FRAME_BYTES as u32 + 1).to_be_bytes().to_vec();
         huge.extend_from_slice(&[0; 16]);
-        assert!(matches!(decode_frame(&huge), Err(FrameError::TooLarge(n)) if n == MAX_FRAME_BYTES + 1));
-        assert!(matches!(decode_frame(&[0, 0, 0, 3, 1, 2, 3]), Err(FrameError::Gzip(_))));
+        assert!(
+            matches!(decode_frame(&huge), Err(FrameError::TooLarge(n)) if n == MAX_FRAME_BYTES + 1)
+        );
+        assert!(matches!(
+            decode_frame(&[0, 0, 0, 3, 1, 2, 3]),
+            Err(FrameError::Gzip(_))
+        ));
     }
 
     #[tokio::test]
@@ -261,14 +315,25 @@ mod tests {
         });
         assert_eq!(read_frame(&mut b).await.unwrap().unwrap(), msg);
         drop(writer.await.unwrap());
-        assert!(read_frame(&mut b).await.unwrap().is_none(), "clean EOF between frames");
+        assert!(
+            read_frame(&mut b).await.unwrap().is_none(),
+            "clean EOF between frames"
+        );
 
         let (mut a, mut b) = tokio::io::duplex(64);
-        a.write_all(&(MAX_FRAME_BYTES as u32 + 1).to_be_bytes()).await.unwrap();
-        assert!(matches!(read_frame(&mut b).await, Err(FrameError::TooLarge(_))));
+        a.write_all(&(MAX_FRAME_BYTES as u32 + 1).to_be_bytes())
+            .await
+            .unwrap();
+        assert!(matches!(
+            read_frame(&mut b).await,
+            Err(FrameError::TooLarge(_))
+        ));
         let (mut a, mut b) = tokio::io::duplex(64);
         a.write_all(&[0, 0, 0, 10, 1, 2]).await.unwrap();
         drop(a);
-        assert!(matches!(read_frame(&mut b).await, Err(FrameError::Disconnected)));
+        assert!(matches!(
+            read_frame(&mut b).await,
+            Err(FrameError::Disconnected)
+        ));
     }
 }

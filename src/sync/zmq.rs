@@ -39,15 +39,26 @@ impl Client {
 
     /// One request, one reply.
     pub async fn request(&mut self, request: Vec<u8>) -> Result<Vec<u8>, ClientError> {
-        self.socket.send(ZmqMessage::from(request)).await.map_err(|e| match e {
-            ZmqError::ReturnToSender { .. } => ClientError::Disconnected,
-            e => ClientError::Zmq(e),
-        })?;
+        self.socket
+            .send(ZmqMessage::from(request))
+            .await
+            .map_err(|e| match e {
+                ZmqError::ReturnToSender { .. } => ClientError::Disconnected,
+                e => ClientError::Zmq(e),
+            })?;
         let reply = self.socket.recv().await.map_err(|e| match e {
-            ZmqError::NoMessage | ZmqError::Other("Server disconnected") => ClientError::Disconnected,
+            ZmqError::NoMessage | ZmqError::Other("Server disconnected") => {
+                ClientError::Disconnected
+            }
             e => ClientError::Zmq(e),
         })?;
-        single_frame(reply).map_err(|n| if n > 1 { ClientError::Frames(n) } else { ClientError::TooLarge(n) })
+        single_frame(reply).map_err(|n| {
+            if n > 1 {
+                ClientError::Frames(n)
+            } else {
+                ClientError::TooLarge(n)
+            }
+        })
     }
 }
 
@@ -102,7 +113,10 @@ pub async fn serve(
     idle: Duration,
 ) -> anyhow::Result<ServeEnd> {
     let mut socket = zeromq::RepSocket::with_options(socket_options());
-    socket.bind(endpoint).await.map_err(|e| anyhow::anyhow!("cannot bind {endpoint}: {e}"))?;
+    socket
+        .bind(endpoint)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot bind {endpoint}: {e}"))?;
     tracing::info!(%endpoint, "serving");
     loop {
         let request = match tokio::time::timeout(idle, socket.recv()).await {
@@ -115,7 +129,9 @@ pub async fn serve(
         };
         let frames = request.len();
         let reply = match single_frame(request) {
-            Err(_) => Err(format!("request of {frames} frames or over {MAX_MESSAGE_BYTES} bytes")),
+            Err(_) => Err(format!(
+                "request of {frames} frames or over {MAX_MESSAGE_BYTES} bytes"
+            )),
             Ok(bytes) => service.call(bytes).await.map_err(|e| e.to_string()),
         };
         match reply {

@@ -22,14 +22,29 @@ pub enum ChannelError {
     #[error("node_list has {values} values; expected 7 per vehicle for {vehicles} vehicles")]
     NodeList { values: usize, vehicles: usize },
     #[error("path_details[{index}]: ids {ids:?}: expected two vehicle indices a < b < {vehicles}")]
-    Ids { index: usize, ids: Vec<u32>, vehicles: usize },
+    Ids {
+        index: usize,
+        ids: Vec<u32>,
+        vehicles: usize,
+    },
     #[error("path_details[{index}] ([{a}, {b}]): num_hops {num_hops:?}: expected one value")]
-    NumHops { index: usize, a: u32, b: u32, num_hops: Vec<u32> },
+    NumHops {
+        index: usize,
+        a: u32,
+        b: u32,
+        num_hops: Vec<u32>,
+    },
     #[error(
         "path_details[{index}] ([{a}, {b}]): {values} hop_points values for {hops} hops; \
          expected 4 per hop"
     )]
-    HopPoints { index: usize, a: u32, b: u32, hops: u32, values: usize },
+    HopPoints {
+        index: usize,
+        a: u32,
+        b: u32,
+        hops: u32,
+        values: usize,
+    },
 }
 
 /// A checked ChannelData (see the module docs).
@@ -51,20 +66,42 @@ impl<'a> ChannelView<'a> {
     /// Checks `data` against `vehicles` vehicles.
     pub fn check(data: &'a ChannelData, vehicles: usize) -> Result<ChannelView<'a>, ChannelError> {
         if data.node_list.len() != 7 * vehicles {
-            return Err(ChannelError::NodeList { values: data.node_list.len(), vehicles });
+            return Err(ChannelError::NodeList {
+                values: data.node_list.len(),
+                vehicles,
+            });
         }
         for (index, p) in data.path_details.iter().enumerate() {
             let &[a, b] = p.ids.as_slice() else {
-                return Err(ChannelError::Ids { index, ids: p.ids.clone(), vehicles });
+                return Err(ChannelError::Ids {
+                    index,
+                    ids: p.ids.clone(),
+                    vehicles,
+                });
             };
             if a >= b || b as usize >= vehicles {
-                return Err(ChannelError::Ids { index, ids: p.ids.clone(), vehicles });
+                return Err(ChannelError::Ids {
+                    index,
+                    ids: p.ids.clone(),
+                    vehicles,
+                });
             }
             let &[hops] = p.num_hops.as_slice() else {
-                return Err(ChannelError::NumHops { index, a, b, num_hops: p.num_hops.clone() });
+                return Err(ChannelError::NumHops {
+                    index,
+                    a,
+                    b,
+                    num_hops: p.num_hops.clone(),
+                });
             };
             if p.hop_points.len() as u64 != 4 * u64::from(hops) {
-                return Err(ChannelError::HopPoints { index, a, b, hops, values: p.hop_points.len() });
+                return Err(ChannelError::HopPoints {
+                    index,
+                    a,
+                    b,
+                    hops,
+                    values: p.hop_points.len(),
+                });
             }
         }
         Ok(ChannelView { data })
@@ -82,7 +119,10 @@ impl<'a> ChannelView<'a> {
 
     /// Vehicle `i`'s `x, y, z, qw, qx, qy, qz` (`None` past the last vehicle).
     pub fn pose(&self, i: usize) -> Option<[f64; 7]> {
-        self.data.node_list.get(7 * i..7 * i + 7).map(|c| c.try_into().expect("a slice of 7"))
+        self.data
+            .node_list
+            .get(7 * i..7 * i + 7)
+            .map(|c| c.try_into().expect("a slice of 7"))
     }
 
     /// Vehicle `i`'s position (`i` must be a vehicle index).
@@ -99,12 +139,15 @@ impl<'a> ChannelView<'a> {
 
     /// The paths, in message order.
     pub fn paths(&self) -> impl Iterator<Item = PathView<'a>> + 'a {
-        self.data.path_details.iter().map(|p: &'a PathDetails| PathView {
-            a: p.ids[0] as usize,
-            b: p.ids[1] as usize,
-            los: p.los,
-            hop_points: &p.hop_points,
-        })
+        self.data
+            .path_details
+            .iter()
+            .map(|p: &'a PathDetails| PathView {
+                a: p.ids[0] as usize,
+                b: p.ids[1] as usize,
+                los: p.los,
+                hop_points: &p.hop_points,
+            })
     }
 }
 
@@ -116,7 +159,10 @@ impl PathView<'_> {
 
     /// The hop points, `[x, y, z, loss_db]` each.
     pub fn points(&self) -> Vec<[f64; 4]> {
-        self.hop_points.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+        self.hop_points
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect()
     }
 
     /// Each hop's loss (dB), in order.
@@ -135,13 +181,21 @@ mod tests {
     use super::*;
 
     fn path(ids: &[u32], num_hops: &[u32], points: usize) -> PathDetails {
-        PathDetails { ids: ids.to_vec(), los: false, num_hops: num_hops.to_vec(), hop_points: vec![1.0; points] }
+        PathDetails {
+            ids: ids.to_vec(),
+            los: false,
+            num_hops: num_hops.to_vec(),
+            hop_points: vec![1.0; points],
+        }
     }
 
     fn channel(paths: Vec<PathDetails>) -> ChannelData {
         let mut node_list = vec![0.0; 21];
         node_list[7..10].copy_from_slice(&[3.0, 4.0, 0.0]);
-        ChannelData { node_list, path_details: paths }
+        ChannelData {
+            node_list,
+            path_details: paths,
+        }
     }
 
     #[test]
@@ -156,28 +210,66 @@ mod tests {
         assert_eq!(v.pose(1).unwrap()[..3], [3.0, 4.0, 0.0]);
         assert_eq!(v.pose(3), None);
         let paths: Vec<_> = v.paths().collect();
-        assert_eq!((paths[0].a, paths[0].b, paths[0].hops(), paths[0].loss_db()), (0, 1, 4, 2.5 + 0.5 + 2.0));
+        assert_eq!(
+            (paths[0].a, paths[0].b, paths[0].hops(), paths[0].loss_db()),
+            (0, 1, 4, 2.5 + 0.5 + 2.0)
+        );
         assert_eq!(paths[1].points(), vec![[1.0; 4]; 2]);
     }
 
     #[test]
     fn every_inconsistency_is_named() {
-        let bad = |paths: Vec<PathDetails>, vehicles: usize| ChannelView::check(&channel(paths), vehicles).unwrap_err();
-        assert_eq!(bad(vec![], 2), ChannelError::NodeList { values: 21, vehicles: 2 });
-        assert!(matches!(bad(vec![path(&[0], &[2], 8)], 3), ChannelError::Ids { index: 0, .. }));
-        assert!(matches!(bad(vec![path(&[0, 1], &[2], 8), path(&[1, 1], &[2], 8)], 3), ChannelError::Ids { index: 1, .. }));
-        assert!(matches!(bad(vec![path(&[2, 1], &[2], 8)], 3), ChannelError::Ids { .. }));
-        assert!(matches!(bad(vec![path(&[0, 3], &[2], 8)], 3), ChannelError::Ids { .. }));
-        assert!(matches!(bad(vec![path(&[0, 1], &[], 8)], 3), ChannelError::NumHops { .. }));
-        assert!(matches!(bad(vec![path(&[0, 1], &[2, 2], 8)], 3), ChannelError::NumHops { .. }));
+        let bad = |paths: Vec<PathDetails>, vehicles: usize| {
+            ChannelView::check(&channel(paths), vehicles).unwrap_err()
+        };
+        assert_eq!(
+            bad(vec![], 2),
+            ChannelError::NodeList {
+                values: 21,
+                vehicles: 2
+            }
+        );
+        assert!(matches!(
+            bad(vec![path(&[0], &[2], 8)], 3),
+            ChannelError::Ids { index: 0, .. }
+        ));
+        assert!(matches!(
+            bad(vec![path(&[0, 1], &[2], 8), path(&[1, 1], &[2], 8)], 3),
+            ChannelError::Ids { index: 1, .. }
+        ));
+        assert!(matches!(
+            bad(vec![path(&[2, 1], &[2], 8)], 3),
+            ChannelError::Ids { .. }
+        ));
+        assert!(matches!(
+            bad(vec![path(&[0, 3], &[2], 8)], 3),
+            ChannelError::Ids { .. }
+        ));
+        assert!(matches!(
+            bad(vec![path(&[0, 1], &[], 8)], 3),
+            ChannelError::NumHops { .. }
+        ));
+        assert!(matches!(
+            bad(vec![path(&[0, 1], &[2, 2], 8)], 3),
+            ChannelError::NumHops { .. }
+        ));
         assert_eq!(
             bad(vec![path(&[0, 2], &[2], 7)], 3),
-            ChannelError::HopPoints { index: 0, a: 0, b: 2, hops: 2, values: 7 }
+            ChannelError::HopPoints {
+                index: 0,
+                a: 0,
+                b: 2,
+                hops: 2,
+                values: 7
+            }
         );
         assert_eq!(
             bad(vec![path(&[0, 2], &[2], 7)], 3).to_string(),
             "path_details[0] ([0, 2]): 7 hop_points values for 2 hops; expected 4 per hop"
         );
-        assert!(matches!(bad(vec![path(&[0, 1], &[u32::MAX], 8)], 3), ChannelError::HopPoints { .. }));
+        assert!(matches!(
+            bad(vec![path(&[0, 1], &[u32::MAX], 8)], 3),
+            ChannelError::HopPoints { .. }
+        ));
     }
 }

@@ -25,7 +25,11 @@ pub enum IpError {
     #[error("bad IPv4 header length {0} words")]
     HeaderLength(u8),
     #[error("stated length {stated} does not fit: header {header}, buffer {len}")]
-    Length { stated: usize, header: usize, len: usize },
+    Length {
+        stated: usize,
+        header: usize,
+        len: usize,
+    },
 }
 
 /// A checked view of an IP packet in `buffer`.
@@ -46,7 +50,10 @@ impl<T: AsRef<[u8]>> IpPacket<T> {
         match first >> 4 {
             4 => {
                 if len < IPV4_MIN_HEADER {
-                    return Err(IpError::Truncated { len, need: IPV4_MIN_HEADER });
+                    return Err(IpError::Truncated {
+                        len,
+                        need: IPV4_MIN_HEADER,
+                    });
                 }
                 let ihl = first & 0x0f;
                 if ihl < 5 {
@@ -54,23 +61,47 @@ impl<T: AsRef<[u8]>> IpPacket<T> {
                 }
                 let header_len = usize::from(ihl) * 4;
                 if header_len > len {
-                    return Err(IpError::Truncated { len, need: header_len });
+                    return Err(IpError::Truncated {
+                        len,
+                        need: header_len,
+                    });
                 }
                 let stated = usize::from(u16::from_be_bytes([b[2], b[3]]));
                 if stated < header_len || stated > len {
-                    return Err(IpError::Length { stated, header: header_len, len });
+                    return Err(IpError::Length {
+                        stated,
+                        header: header_len,
+                        len,
+                    });
                 }
-                Ok(IpPacket { buffer, v6: false, header_len, total_len: stated })
+                Ok(IpPacket {
+                    buffer,
+                    v6: false,
+                    header_len,
+                    total_len: stated,
+                })
             }
             6 => {
                 if len < IPV6_HEADER {
-                    return Err(IpError::Truncated { len, need: IPV6_HEADER });
+                    return Err(IpError::Truncated {
+                        len,
+                        need: IPV6_HEADER,
+                    });
                 }
                 let stated = IPV6_HEADER + usize::from(u16::from_be_bytes([b[4], b[5]]));
                 if stated > len {
-                    return Err(IpError::Length { stated, header: IPV6_HEADER, len });
+                    return Err(IpError::Length {
+                        stated,
+                        header: IPV6_HEADER,
+                        len,
+                    });
                 }
-                Ok(IpPacket { buffer, v6: true, header_len: IPV6_HEADER, total_len: stated })
+                Ok(IpPacket {
+                    buffer,
+                    v6: true,
+                    header_len: IPV6_HEADER,
+                    total_len: stated,
+                })
             }
             v => Err(IpError::Version(v)),
         }
@@ -257,20 +288,38 @@ mod tests {
         let p = r.packet(b"hello").unwrap();
         assert_eq!(ipv4_checksum(&p[..20]), 0, "checksum verifies");
         let v = IpPacket::new_checked(&p[..]).unwrap();
-        assert_eq!(IpRepr::parse(&v), IpRepr { payload_len: 5, ..r });
+        assert_eq!(
+            IpRepr::parse(&v),
+            IpRepr {
+                payload_len: 5,
+                ..r
+            }
+        );
         assert_eq!(v.payload(), b"hello");
     }
 
     #[test]
     fn rejects_bad_input_with_a_reason() {
         assert_eq!(IpPacket::new_checked(&[][..]).unwrap_err(), IpError::Empty);
-        assert_eq!(IpPacket::new_checked(&[0x50; 40][..]).unwrap_err(), IpError::Version(5));
-        assert!(matches!(IpPacket::new_checked(&[0x45; 10][..]).unwrap_err(), IpError::Truncated { .. }));
+        assert_eq!(
+            IpPacket::new_checked(&[0x50; 40][..]).unwrap_err(),
+            IpError::Version(5)
+        );
+        assert!(matches!(
+            IpPacket::new_checked(&[0x45; 10][..]).unwrap_err(),
+            IpError::Truncated { .. }
+        ));
         let mut p = vec![0u8; 20];
         p[0] = 0x44;
-        assert_eq!(IpPacket::new_checked(&p[..]).unwrap_err(), IpError::HeaderLength(4));
+        assert_eq!(
+            IpPacket::new_checked(&p[..]).unwrap_err(),
+            IpError::HeaderLength(4)
+        );
         p[0] = 0x45;
         p[3] = 21;
-        assert!(matches!(IpPacket::new_checked(&p[..]).unwrap_err(), IpError::Length { stated: 21, .. }));
+        assert!(matches!(
+            IpPacket::new_checked(&p[..]).unwrap_err(),
+            IpError::Length { stated: 21, .. }
+        ));
     }
 }

@@ -12,10 +12,10 @@
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 pub mod channel;
 pub mod ip;
+pub mod netsim_line;
+pub mod nmea;
 pub mod pcap;
 pub mod proto;
-pub mod nmea;
-pub mod netsim_line;
 pub mod update;
 pub mod utc;
 
@@ -30,7 +30,10 @@ pub(crate) fn mutate(rng: &mut impl rand::Rng, line: &mut Vec<u8>, specials: &[u
                 line[at] = rng.random();
             }
             1 => line.truncate(rng.random_range(0..=line.len())),
-            2 if !specials.is_empty() => line.insert(rng.random_range(0..=line.len()), specials[rng.random_range(0..specials.len())]),
+            2 if !specials.is_empty() => line.insert(
+                rng.random_range(0..=line.len()),
+                specials[rng.random_range(0..specials.len())],
+            ),
             _ => line.insert(rng.random_range(0..=line.len()), rng.random()),
         }
     }

@@ -39,15 +39,22 @@ pub fn parse(line: &[u8]) -> Result<Line, LineError> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let text = std::str::from_utf8(line).map_err(|e| LineError::NotText(e.valid_up_to()))?;
     let parts: Vec<&str> = text.split('|').collect();
-    let [preamble, name, b64] = parts[..] else { return Err(LineError::Parts(parts.len())) };
+    let [preamble, name, b64] = parts[..] else {
+        return Err(LineError::Parts(parts.len()));
+    };
     if preamble != PREAMBLE {
         return Err(LineError::Preamble(preamble.chars().take(32).collect()));
     }
     if name.is_empty() {
         return Err(LineError::NoName);
     }
-    let payload = STANDARD.decode(b64.trim_end()).map_err(|e| LineError::Base64(e.to_string()))?;
-    Ok(Line { name: name.to_string(), payload })
+    let payload = STANDARD
+        .decode(b64.trim_end())
+        .map_err(|e| LineError::Base64(e.to_string()))?;
+    Ok(Line {
+        name: name.to_string(),
+        payload,
+    })
 }
 
 /// `NETSIM|<name>|<base64>\n`.
@@ -128,9 +135,15 @@ mod tests {
     fn each_malformation_has_its_error() {
         assert_eq!(parse(b"NETSIM|x"), Err(LineError::Parts(2)));
         assert_eq!(parse(b"NETSIM|a|b|c"), Err(LineError::Parts(4)));
-        assert_eq!(parse(b"GOBY|x|CEE="), Err(LineError::Preamble("GOBY".into())));
+        assert_eq!(
+            parse(b"GOBY|x|CEE="),
+            Err(LineError::Preamble("GOBY".into()))
+        );
         assert_eq!(parse(b"NETSIM||CEE="), Err(LineError::NoName));
-        assert!(matches!(parse(b"NETSIM|x|not base64!"), Err(LineError::Base64(_))));
+        assert!(matches!(
+            parse(b"NETSIM|x|not base64!"),
+            Err(LineError::Base64(_))
+        ));
         assert_eq!(parse(b"NETSIM|\xff|x"), Err(LineError::NotText(7)));
     }
 
@@ -150,7 +163,12 @@ mod tests {
         r.feed(b"tail\nthree\n", &mut collect);
         assert_eq!(
             got,
-            vec![Ok(b"one".to_vec()), Ok(b"two".to_vec()), Err(LineError::TooLong), Ok(b"three".to_vec())]
+            vec![
+                Ok(b"one".to_vec()),
+                Ok(b"two".to_vec()),
+                Err(LineError::TooLong),
+                Ok(b"three".to_vec())
+            ]
         );
     }
 

@@ -56,7 +56,8 @@ impl<W: Write> PcapWriter<W> {
     pub fn write(&mut self, t_ns: u64, packet: &[u8]) -> io::Result<()> {
         let keep = packet.len().min(self.snaplen as usize);
         let orig = u32::try_from(packet.len()).unwrap_or(u32::MAX);
-        self.out.write_all(&record_header(t_ns, keep as u32, orig))?;
+        self.out
+            .write_all(&record_header(t_ns, keep as u32, orig))?;
         self.out.write_all(&packet[..keep])
     }
 
@@ -77,7 +78,10 @@ mod tests {
         assert_eq!(&b[0..4], &[0x4d, 0x3c, 0xb2, 0xa1]);
         assert_eq!(b[20], 101);
         assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 1);
-        assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), 500_000_123);
+        assert_eq!(
+            u32::from_le_bytes(b[28..32].try_into().unwrap()),
+            500_000_123
+        );
         assert_eq!(b.len(), 24 + 16 + 4);
     }
 

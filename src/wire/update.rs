@@ -86,7 +86,9 @@ fn optional(name: &str, len: usize, base: &str, n: usize) -> Result<(), String> 
     if len == 0 || len == n {
         Ok(())
     } else {
-        Err(format!("{name} has {len} entries, {base} {n}: an extension list must be empty or match"))
+        Err(format!(
+            "{name} has {len} entries, {base} {n}: an extension list must be empty or match"
+        ))
     }
 }
 
@@ -109,7 +111,11 @@ impl NetworkView {
             ));
         }
         let c = m.clear_pkt_id.len();
-        if m.clear_src_ip.len() != c || m.clear_dst_ip.len() != c || m.rx_ip.len() != c || m.ber.len() != c {
+        if m.clear_src_ip.len() != c
+            || m.clear_dst_ip.len() != c
+            || m.rx_ip.len() != c
+            || m.ber.len() != c
+        {
             return Err(format!(
                 "delivery lists differ in length: clear_pkt_id {c}, clear_src_ip {}, clear_dst_ip {}, rx_ip {}, ber {}",
                 m.clear_src_ip.len(),
@@ -136,7 +142,11 @@ impl NetworkView {
                 return Err(format!("{}: snr_db {s} is not finite", at()));
             }
             if !(l.rate_bps.is_finite() && l.rate_bps >= 0.0) {
-                return Err(format!("{}: rate_bps {} is not a finite rate ≥ 0", at(), l.rate_bps));
+                return Err(format!(
+                    "{}: rate_bps {} is not a finite rate ≥ 0",
+                    at(),
+                    l.rate_bps
+                ));
             }
             if !(0.0..=1.0).contains(&l.per) {
                 return Err(format!("{}: per {} outside [0, 1]", at(), l.per));
@@ -151,11 +161,16 @@ impl NetworkView {
         for (i, l) in self.msg.link_state.iter().enumerate() {
             for (field, node) in [("src_node", l.src_node), ("dst_node", l.dst_node)] {
                 if node as usize >= vehicles {
-                    return Err(format!("link_state[{i}]: {field} {node} is not a vehicle (there are {vehicles})"));
+                    return Err(format!(
+                        "link_state[{i}]: {field} {node} is not a vehicle (there are {vehicles})"
+                    ));
                 }
             }
             if l.src_node == l.dst_node {
-                return Err(format!("link_state[{i}]: src_node and dst_node are both {}", l.src_node));
+                return Err(format!(
+                    "link_state[{i}]: src_node and dst_node are both {}",
+                    l.src_node
+                ));
             }
         }
         Ok(())
@@ -211,7 +226,11 @@ impl NetworkView {
     /// An END's lost copies, in order.
     pub fn losses(&self) -> impl ExactSizeIterator<Item = Loss> + '_ {
         let m = &self.msg;
-        (0..m.drop_pkt_id.len()).map(move |i| Loss { pkt_id: m.drop_pkt_id[i], node: at(&m.drop_node, i), reason: at(&m.drop_reason, i) })
+        (0..m.drop_pkt_id.len()).map(move |i| Loss {
+            pkt_id: m.drop_pkt_id[i],
+            node: at(&m.drop_node, i),
+            reason: at(&m.drop_reason, i),
+        })
     }
 }
 
@@ -221,7 +240,10 @@ mod tests {
 
     #[test]
     fn lists_are_checked_once_and_read_as_records() {
-        let mut m = NetworkUpdate { time_val: 3, ..Default::default() };
+        let mut m = NetworkUpdate {
+            time_val: 3,
+            ..Default::default()
+        };
         m.clear_pkt_id = vec![1, 2];
         m.clear_src_ip = vec![10, 11];
         m.clear_dst_ip = vec![20, 21];
@@ -231,56 +253,156 @@ mod tests {
         m.drop_pkt_id = vec![9];
         let v = NetworkView::check(m.clone()).unwrap();
         let r: Vec<Release> = v.releases().collect();
-        assert_eq!(r[1], Release { pkt_id: 2, src_ip: 11, dst_ip: 21, rx_ip: 31, ber: 0.5, rx_time_ns: None, rx_node: Some(5) });
-        assert_eq!(v.losses().collect::<Vec<_>>(), vec![Loss { pkt_id: 9, node: None, reason: None }]);
+        assert_eq!(
+            r[1],
+            Release {
+                pkt_id: 2,
+                src_ip: 11,
+                dst_ip: 21,
+                rx_ip: 31,
+                ber: 0.5,
+                rx_time_ns: None,
+                rx_node: Some(5)
+            }
+        );
+        assert_eq!(
+            v.losses().collect::<Vec<_>>(),
+            vec![Loss {
+                pkt_id: 9,
+                node: None,
+                reason: None
+            }]
+        );
         assert_eq!(v.packets().len(), 0);
 
         m.ber = vec![0.0];
-        assert!(NetworkView::check(m.clone()).unwrap_err().starts_with("delivery lists differ in length"));
+        assert!(NetworkView::check(m.clone())
+            .unwrap_err()
+            .starts_with("delivery lists differ in length"));
         m.ber = vec![0.0, 1.5];
-        assert_eq!(NetworkView::check(m.clone()).unwrap_err(), "bit error rate 1.5 outside [0, 1]");
+        assert_eq!(
+            NetworkView::check(m.clone()).unwrap_err(),
+            "bit error rate 1.5 outside [0, 1]"
+        );
         m.ber = vec![0.0, 1.0];
         m.pkt_id = vec![7];
-        assert!(NetworkView::check(m.clone()).unwrap_err().starts_with("packet lists differ in length: pkt_id 1"));
+        assert!(NetworkView::check(m.clone())
+            .unwrap_err()
+            .starts_with("packet lists differ in length: pkt_id 1"));
     }
 
     #[test]
     fn the_multicast_flags_are_absent_or_one_per_packet_entry() {
-        let mut m = NetworkUpdate { pkt_id: vec![4, 4, 5], src_ip: vec![1; 3], dst_ip: vec![2; 3], pkt_lengths: vec![60; 3], ..Default::default() };
+        let mut m = NetworkUpdate {
+            pkt_id: vec![4, 4, 5],
+            src_ip: vec![1; 3],
+            dst_ip: vec![2; 3],
+            pkt_lengths: vec![60; 3],
+            ..Default::default()
+        };
         let v = NetworkView::check(m.clone()).unwrap();
-        assert!(v.packets().all(|p| p.multicast.is_none()), "a coordinator that sends none is fine");
+        assert!(
+            v.packets().all(|p| p.multicast.is_none()),
+            "a coordinator that sends none is fine"
+        );
         m.multicast = vec![true, true, false];
         let v = NetworkView::check(m.clone()).unwrap();
-        assert_eq!(v.packets().map(|p| p.multicast).collect::<Vec<_>>(), vec![Some(true), Some(true), Some(false)]);
+        assert_eq!(
+            v.packets().map(|p| p.multicast).collect::<Vec<_>>(),
+            vec![Some(true), Some(true), Some(false)]
+        );
         m.multicast = vec![true, true];
         assert_eq!(
             NetworkView::check(m.clone()).unwrap_err(),
             "multicast has 2 entries, pkt_id 3: an extension list must be empty or match"
         );
         m.multicast = vec![false; 4];
-        assert!(NetworkView::check(m).unwrap_err().starts_with("multicast has 4 entries, pkt_id 3"));
+        assert!(NetworkView::check(m)
+            .unwrap_err()
+            .starts_with("multicast has 4 entries, pkt_id 3"));
     }
 
     #[test]
     fn link_states_are_checked_for_finite_numbers_and_vehicle_indices() {
         use crate::wire::proto::LinkState;
-        let state = |src, dst| LinkState { src_node: src, dst_node: dst, usable: true, snr_db: Some(12.5), rate_bps: 6e6, per: 0.01, delay_ns: 334 };
-        let mut m = NetworkUpdate { link_state: vec![state(0, 1), LinkState { snr_db: Some(f64::NAN), ..state(1, 0) }], ..Default::default() };
+        let state = |src, dst| LinkState {
+            src_node: src,
+            dst_node: dst,
+            usable: true,
+            snr_db: Some(12.5),
+            rate_bps: 6e6,
+            per: 0.01,
+            delay_ns: 334,
+        };
+        let mut m = NetworkUpdate {
+            link_state: vec![
+                state(0, 1),
+                LinkState {
+                    snr_db: Some(f64::NAN),
+                    ..state(1, 0)
+                },
+            ],
+            ..Default::default()
+        };
         let v = NetworkView::check(m.clone()).unwrap();
         v.check_nodes(2).unwrap();
         let l: Vec<LinkStateEntry> = v.link_states().collect();
-        assert_eq!(l[0], LinkStateEntry { src_node: 0, dst_node: 1, usable: true, snr_db: Some(12.5), rate_bps: 6e6, per: 0.01, delay_ns: 334 });
+        assert_eq!(
+            l[0],
+            LinkStateEntry {
+                src_node: 0,
+                dst_node: 1,
+                usable: true,
+                snr_db: Some(12.5),
+                rate_bps: 6e6,
+                per: 0.01,
+                delay_ns: 334
+            }
+        );
         assert_eq!(l[1].snr_db, None, "NaN reads as no SNR");
-        assert_eq!(v.check_nodes(1).unwrap_err(), "link_state[0]: dst_node 1 is not a vehicle (there are 1)");
+        assert_eq!(
+            v.check_nodes(1).unwrap_err(),
+            "link_state[0]: dst_node 1 is not a vehicle (there are 1)"
+        );
         m.link_state.push(state(2, 2));
-        assert_eq!(NetworkView::check(m.clone()).unwrap().check_nodes(3).unwrap_err(), "link_state[2]: src_node and dst_node are both 2");
+        assert_eq!(
+            NetworkView::check(m.clone())
+                .unwrap()
+                .check_nodes(3)
+                .unwrap_err(),
+            "link_state[2]: src_node and dst_node are both 2"
+        );
         m.link_state[2] = state(7, 0);
-        assert_eq!(NetworkView::check(m.clone()).unwrap().check_nodes(3).unwrap_err(), "link_state[2]: src_node 7 is not a vehicle (there are 3)");
-        m.link_state[2] = LinkState { snr_db: Some(f64::INFINITY), ..state(0, 2) };
-        assert_eq!(NetworkView::check(m.clone()).unwrap_err(), "link_state[2] (0 -> 2): snr_db inf is not finite");
-        m.link_state[2] = LinkState { rate_bps: f64::NAN, ..state(0, 2) };
-        assert_eq!(NetworkView::check(m.clone()).unwrap_err(), "link_state[2] (0 -> 2): rate_bps NaN is not a finite rate ≥ 0");
-        m.link_state[2] = LinkState { per: 1.5, ..state(0, 2) };
-        assert_eq!(NetworkView::check(m).unwrap_err(), "link_state[2] (0 -> 2): per 1.5 outside [0, 1]");
+        assert_eq!(
+            NetworkView::check(m.clone())
+                .unwrap()
+                .check_nodes(3)
+                .unwrap_err(),
+            "link_state[2]: src_node 7 is not a vehicle (there are 3)"
+        );
+        m.link_state[2] = LinkState {
+            snr_db: Some(f64::INFINITY),
+            ..state(0, 2)
+        };
+        assert_eq!(
+            NetworkView::check(m.clone()).unwrap_err(),
+            "link_state[2] (0 -> 2): snr_db inf is not finite"
+        );
+        m.link_state[2] = LinkState {
+            rate_bps: f64::NAN,
+            ..state(0, 2)
+        };
+        assert_eq!(
+            NetworkView::check(m.clone()).unwrap_err(),
+            "link_state[2] (0 -> 2): rate_bps NaN is not a finite rate ≥ 0"
+        );
+        m.link_state[2] = LinkState {
+            per: 1.5,
+            ..state(0, 2)
+        };
+        assert_eq!(
+            NetworkView::check(m).unwrap_err(),
+            "link_state[2] (0 -> 2): per 1.5 outside [0, 1]"
+        );
     }
 }

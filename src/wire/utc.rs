@@ -30,7 +30,15 @@ pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 /// A broken-down UTC time.
@@ -51,7 +59,15 @@ impl Civil {
         let rest = ns.rem_euclid(DAY_NS);
         let (year, month, day) = civil_from_days(days);
         let secs = rest / NS;
-        Civil { year, month, day, hour: secs / 3600, minute: secs / 60 % 60, second: secs % 60, nanos: rest % NS }
+        Civil {
+            year,
+            month,
+            day,
+            hour: secs / 3600,
+            minute: secs / 60 % 60,
+            second: secs % 60,
+            nanos: rest % NS,
+        }
     }
 
     /// None if a field is out of range (years 1970–2200).
@@ -63,7 +79,11 @@ impl Civil {
             && (0..60).contains(&self.minute)
             && (0..=60).contains(&self.second)
             && (0..NS).contains(&self.nanos);
-        ok.then(|| days_from_civil(self.year, self.month, self.day) * DAY_NS + (self.hour * 3600 + self.minute * 60 + self.second) * NS + self.nanos)
+        ok.then(|| {
+            days_from_civil(self.year, self.month, self.day) * DAY_NS
+                + (self.hour * 3600 + self.minute * 60 + self.second) * NS
+                + self.nanos
+        })
     }
 
     /// `hhmmss` as in the modem's `$CAREV`, `$CADRQ`, `$CAERR`.
@@ -100,12 +120,20 @@ pub struct TimeOfDay {
 impl TimeOfDay {
     /// `hhmmss` of a civil time.
     pub fn seconds(c: &Civil) -> TimeOfDay {
-        TimeOfDay { hour: c.hour as u8, minute: c.minute as u8, second: c.second as u8, frac: None }
+        TimeOfDay {
+            hour: c.hour as u8,
+            minute: c.minute as u8,
+            second: c.second as u8,
+            frac: None,
+        }
     }
 
     /// `hhmmss.ffff` of a civil time (truncated to 0.1 ms).
     pub fn tenths_ms(c: &Civil) -> TimeOfDay {
-        TimeOfDay { frac: Some((c.nanos / 100_000) as u16), ..TimeOfDay::seconds(c) }
+        TimeOfDay {
+            frac: Some((c.nanos / 100_000) as u16),
+            ..TimeOfDay::seconds(c)
+        }
     }
 
     /// `hhmmss` or `hhmmss.ffff`, exactly those digits; None when out of range.
@@ -115,15 +143,27 @@ impl TimeOfDay {
             None => (s, None),
         };
         // Six digits reach 235960: more than a u16 holds.
-        let digits = |t: &str, n: usize| (t.len() == n && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<u32>().ok()).flatten();
+        let digits = |t: &str, n: usize| {
+            (t.len() == n && t.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse::<u32>().ok())
+                .flatten()
+        };
         let v = digits(hms, 6)?;
-        let t = TimeOfDay { hour: (v / 10_000) as u8, minute: (v / 100 % 100) as u8, second: (v % 100) as u8, frac: None };
+        let t = TimeOfDay {
+            hour: (v / 10_000) as u8,
+            minute: (v / 100 % 100) as u8,
+            second: (v % 100) as u8,
+            frac: None,
+        };
         if t.hour > 23 || t.minute > 59 || t.second > 60 {
             return None;
         }
         match frac {
             None => Some(t),
-            Some(f) => Some(TimeOfDay { frac: Some(u16::try_from(digits(f, 4)?).ok()?), ..t }),
+            Some(f) => Some(TimeOfDay {
+                frac: Some(u16::try_from(digits(f, 4)?).ok()?),
+                ..t
+            }),
         }
     }
 }
@@ -157,7 +197,10 @@ impl Civil {
     /// `…:60` stays a 60th second. None unless [`Civil::to_ns`] accepts it.
     pub fn parse_iso(s: &str) -> Option<Civil> {
         let s = s.trim();
-        let s = s.strip_suffix('Z').or_else(|| s.strip_suffix('z')).unwrap_or(s);
+        let s = s
+            .strip_suffix('Z')
+            .or_else(|| s.strip_suffix('z'))
+            .unwrap_or(s);
         let (date, time) = s.split_once(['T', 't', ' '])?;
         let mut d = date.split('-');
         let (year, month, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
@@ -180,7 +223,15 @@ impl Civil {
             }
             Some(_) => return None,
         };
-        let c = Civil { year, month, day, hour, minute, second, nanos };
+        let c = Civil {
+            year,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            nanos,
+        };
         c.to_ns().map(|_| c)
     }
 }
@@ -215,7 +266,9 @@ impl FromStr for UtcTime {
     type Err = UtcTimeError;
 
     fn from_str(s: &str) -> Result<UtcTime, UtcTimeError> {
-        parse_iso_utc_ns(s).map(UtcTime).ok_or_else(|| UtcTimeError(s.to_owned()))
+        parse_iso_utc_ns(s)
+            .map(UtcTime)
+            .ok_or_else(|| UtcTimeError(s.to_owned()))
     }
 }
 
@@ -226,7 +279,9 @@ impl fmt::Display for UtcTime {
 }
 
 fn num(s: &str) -> Option<i64> {
-    (!s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
+    (!s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
 }
 
 #[cfg(test)]
@@ -240,14 +295,34 @@ mod tests {
         let ns = parse_iso_utc_ns("2026-11-21T05:00:00Z").unwrap();
         assert_eq!(ns, 1_795_237_200 * NS);
         let c = Civil::from_ns(ns + 1_234_500_000);
-        assert_eq!((c.year, c.month, c.day, c.hour, c.minute, c.second), (2026, 11, 21, 5, 0, 1));
+        assert_eq!(
+            (c.year, c.month, c.day, c.hour, c.minute, c.second),
+            (2026, 11, 21, 5, 0, 1)
+        );
         assert_eq!(c.iso(), "2026-11-21T05:00:01.2345Z");
         assert_eq!(c.hhmmss(), "050001");
-        assert_eq!(parse_iso_utc_ns("2026-11-21T05:00:01.2345Z"), Some(ns + 1_234_500_000));
-        assert_eq!(parse_iso_utc_ns("2024-02-29T00:00:00Z").map(|n| Civil::from_ns(n).day), Some(29));
-        for bad in ["", "2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01", "2026-01-01T25:00:00Z", "x-1-1T0:0:0"] {
+        assert_eq!(
+            parse_iso_utc_ns("2026-11-21T05:00:01.2345Z"),
+            Some(ns + 1_234_500_000)
+        );
+        assert_eq!(
+            parse_iso_utc_ns("2024-02-29T00:00:00Z").map(|n| Civil::from_ns(n).day),
+            Some(29)
+        );
+        for bad in [
+            "",
+            "2023-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-01-01",
+            "2026-01-01T25:00:00Z",
+            "x-1-1T0:0:0",
+        ] {
             assert_eq!(parse_iso_utc_ns(bad), None, "{bad}");
-            assert_eq!(bad.parse::<UtcTime>(), Err(UtcTimeError(bad.into())), "{bad}");
+            assert_eq!(
+                bad.parse::<UtcTime>(),
+                Err(UtcTimeError(bad.into())),
+                "{bad}"
+            );
         }
         let t: UtcTime = "2026-11-21T05:00:01.2345Z".parse().unwrap();
         assert_eq!(t.ns(), ns + 1_234_500_000);
@@ -262,17 +337,36 @@ mod tests {
         for t in [TimeOfDay::seconds(&c), TimeOfDay::tenths_ms(&c)] {
             assert_eq!(TimeOfDay::parse(&t.to_string()), Some(t));
         }
-        for bad in ["", "05060", "0506077", "240000", "056000", "000061", "050607.", "050607.12345", "05060a", "+50607"] {
+        for bad in [
+            "",
+            "05060",
+            "0506077",
+            "240000",
+            "056000",
+            "000061",
+            "050607.",
+            "050607.12345",
+            "05060a",
+            "+50607",
+        ] {
             assert_eq!(TimeOfDay::parse(bad), None, "{bad}");
         }
         // Every time of day parses back, the afternoon's too (hhmmss above 065535).
         for (h, m, s) in [(6, 55, 36), (12, 0, 10), (23, 59, 59), (23, 59, 60)] {
             for frac in [None, Some(0), Some(9999)] {
-                let t = TimeOfDay { hour: h, minute: m, second: s, frac };
+                let t = TimeOfDay {
+                    hour: h,
+                    minute: m,
+                    second: s,
+                    frac,
+                };
                 assert_eq!(TimeOfDay::parse(&t.to_string()), Some(t), "{t}");
             }
         }
         // A 60th second, as written.
-        assert_eq!(Civil::parse_iso("2026-12-31T23:59:60Z").map(|c| c.second), Some(60));
+        assert_eq!(
+            Civil::parse_iso("2026-12-31T23:59:60Z").map(|c| c.second),
+            Some(60)
+        );
     }
 }

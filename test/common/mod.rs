@@ -7,7 +7,11 @@
 #[must_use]
 #[allow(dead_code)]
 pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "this test creates network namespaces and TUN devices: run it as root");
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test creates network namespaces and TUN devices: run it as root"
+    );
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -15,11 +19,23 @@ pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
 /// Mbit/s delivered from `src` to `dst` by the copies in `packets` (a run record's) delivered in
 /// [from_s, to_s).
 #[allow(dead_code)]
-pub fn mbps(packets: &[netsim_cosim::output::schema::PacketRecord], src: &str, dst: &str, from_s: f64, to_s: f64) -> f64 {
+pub fn mbps(
+    packets: &[netsim_cosim::output::schema::PacketRecord],
+    src: &str,
+    dst: &str,
+    from_s: f64,
+    to_s: f64,
+) -> f64 {
     use netsim_cosim::output::schema::Outcome;
     let bytes: u64 = packets
         .iter()
-        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.outcome == Outcome::Delivered && p.end_s >= from_s && p.end_s < to_s)
+        .filter(|p| {
+            p.src == src
+                && p.dst.as_deref() == Some(dst)
+                && p.outcome == Outcome::Delivered
+                && p.end_s >= from_s
+                && p.end_s < to_s
+        })
         .map(|p| u64::from(p.bytes))
         .sum();
     bytes as f64 * 8.0 / (to_s - from_s) / 1e6
@@ -28,6 +44,8 @@ pub fn mbps(packets: &[netsim_cosim::output::schema::PacketRecord], src: &str, d
 /// Whether process `pid` (a number, or its text as a pid file holds it) exists and is no zombie.
 #[allow(dead_code)]
 pub fn alive(pid: impl std::fmt::Display) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.to_string().trim())).unwrap_or_default();
-    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.to_string().trim()))
+        .unwrap_or_default();
+    stat.rsplit_once(") ")
+        .is_some_and(|(_, rest)| !rest.starts_with('Z'))
 }

@@ -20,7 +20,11 @@ fn pack(k: usize, bi: usize, bj: usize) -> u32 {
 
 #[inline]
 fn unpack(b: u32) -> (usize, usize, usize) {
-    ((b & 0xf) as usize, ((b >> 4) & 0x3fff) as usize, (b >> 18) as usize)
+    (
+        (b & 0xf) as usize,
+        ((b >> 4) & 0x3fff) as usize,
+        (b >> 18) as usize,
+    )
 }
 
 /// A remembered block's stretch `[ta, tb]` of the moved segment and its slab's verdict there,
@@ -75,7 +79,15 @@ impl<'a> March<'a> {
         if levels.is_empty() {
             return None;
         }
-        let sign = |d: f64| if d > 0.0 { 1isize } else if d < 0.0 { -1 } else { 0 };
+        let sign = |d: f64| {
+            if d > 0.0 {
+                1isize
+            } else if d < 0.0 {
+                -1
+            } else {
+                0
+            }
+        };
         let dg = [walk.dg[0], walk.dg[1]];
         Some(March {
             levels,
@@ -173,7 +185,17 @@ impl<'a> March<'a> {
             match self.decide(k, bi, bj, t, te) {
                 Some((state, margin)) => {
                     let slope = self.slope_near(k, bi, bj);
-                    push_piece(out, Piece { t0: t, t1: te, state, margin, slope }, self.walk.fine);
+                    push_piece(
+                        out,
+                        Piece {
+                            t0: t,
+                            t1: te,
+                            state,
+                            margin,
+                            slope,
+                        },
+                        self.walk.fine,
+                    );
                     rec.push(pack(k, bi, bj));
                 }
                 None if k == LEAF_LEVEL => {
@@ -195,7 +217,12 @@ impl<'a> March<'a> {
                     continue;
                 }
             }
-            if te >= t_end || (self.first_hit && out.last().is_some_and(|p| matches!(p.state, State::Below | State::On))) {
+            if te >= t_end
+                || (self.first_hit
+                    && out
+                        .last()
+                        .is_some_and(|p| matches!(p.state, State::Below | State::On)))
+            {
                 return;
             }
             t = te;
@@ -215,12 +242,20 @@ impl<'a> March<'a> {
         }
         // Left the grid through rounding before t_end, or out of budget.
         if t < t_end {
-            self.walk.run(t, t_end, self.walk.terrain.max_slope(), out, hits);
+            self.walk
+                .run(t, t_end, self.walk.terrain.max_slope(), out, hits);
         }
     }
 
     /// Classifies `[t_lo, t_hi]` from the root.
-    pub(super) fn fresh(&self, t_lo: f64, t_hi: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>, rec: &mut Vec<u32>) {
+    pub(super) fn fresh(
+        &self,
+        t_lo: f64,
+        t_hi: f64,
+        out: &mut Vec<Piece>,
+        hits: &mut Vec<f64>,
+        rec: &mut Vec<u32>,
+    ) {
         self.run((self.top, 0, 0), self.top, t_lo, t_hi, out, hits, rec);
     }
 
@@ -254,10 +289,16 @@ impl<'a> March<'a> {
                     let ta = if ex > ey { ex } else { ey };
                     let tb = if tx < ty { tx } else { ty };
                     let tb = if tb < t_hi { tb } else { t_hi };
-                    let (v, margin) = self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
+                    let (v, margin) =
+                        self.verdict(k, bi, bj, if ta > t_lo { ta } else { t_lo }, tb);
                     Verdict { ta, tb, v, margin }
                 }
-                _ => Verdict { ta: f64::INFINITY, tb: f64::NEG_INFINITY, v: 0, margin: 0.0 },
+                _ => Verdict {
+                    ta: f64::INFINITY,
+                    tb: f64::NEG_INFINITY,
+                    v: 0,
+                    margin: 0.0,
+                },
             }
         }));
         let mut t = t_lo;
@@ -277,11 +318,25 @@ impl<'a> March<'a> {
             }
             // A verdict over the whole stretch holds over the part met now, and so does its
             // margin; a slab that did not decide the whole may decide the part.
-            let state = if v != 0 { as_state((v, margin)) } else { self.decide(k, bi, bj, t, tb) };
+            let state = if v != 0 {
+                as_state((v, margin))
+            } else {
+                self.decide(k, bi, bj, t, tb)
+            };
             match state {
                 Some((state, margin)) => {
                     let slope = self.slope_near(k, bi, bj);
-                    push_piece(out, Piece { t0: t, t1: tb, state, margin, slope }, self.walk.fine);
+                    push_piece(
+                        out,
+                        Piece {
+                            t0: t,
+                            t1: tb,
+                            state,
+                            margin,
+                            slope,
+                        },
+                        self.walk.fine,
+                    );
                     rec.push(b);
                 }
                 None if k == LEAF_LEVEL => {
@@ -309,7 +364,15 @@ impl<'a> March<'a> {
 
     /// Classifies `[t, t_end]` starting from the block of level `min(k + 2, top)` that holds
     /// the point at `t`.
-    fn gap(&self, k: usize, t: f64, t_end: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>, rec: &mut Vec<u32>) {
+    fn gap(
+        &self,
+        k: usize,
+        t: f64,
+        t_end: f64,
+        out: &mut Vec<Piece>,
+        hits: &mut Vec<f64>,
+        rec: &mut Vec<u32>,
+    ) {
         let k = (k + 2).min(self.top);
         let level = &self.levels[k - LEAF_LEVEL];
         let s = fidx(1 << k);
@@ -321,6 +384,14 @@ impl<'a> March<'a> {
                 0
             }
         };
-        self.run((k, at(1, level.h), at(0, level.w)), self.top, t, t_end, out, hits, rec);
+        self.run(
+            (k, at(1, level.h), at(0, level.w)),
+            self.top,
+            t,
+            t_end,
+            out,
+            hits,
+            rec,
+        );
     }
 }

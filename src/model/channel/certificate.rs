@@ -54,7 +54,8 @@ impl CertPiece {
     /// `dz + slope · dxy` (plus the rounding tolerance).
     #[inline]
     fn sure(&self, m: Moved) -> bool {
-        self.margin > m.dz + f64::from(self.slope) * m.dxy && matches!(self.state, State::Above | State::Below)
+        self.margin > m.dz + f64::from(self.slope) * m.dxy
+            && matches!(self.state, State::Above | State::Below)
     }
 }
 
@@ -100,19 +101,40 @@ pub(super) struct Cert {
 impl Cert {
     /// Makes the classification `pieces` of the segment from `a` to `b` over `[t_lo, t_hi]`
     /// the certificate. A gap between pieces (none are expected) is kept as unsure.
-    pub(super) fn set(&mut self, a: &Point3<f64>, b: &Point3<f64>, t_lo: f64, t_hi: f64, pieces: &[Piece]) {
+    pub(super) fn set(
+        &mut self,
+        a: &Point3<f64>,
+        b: &Point3<f64>,
+        t_lo: f64,
+        t_hi: f64,
+        pieces: &[Piece],
+    ) {
         (self.a, self.b, self.t_lo, self.t_hi) = (*a, *b, t_lo, t_hi);
         self.pieces.clear();
-        let unsure = |t1| CertPiece { t1, margin: 0.0, slope: f32::INFINITY, state: State::Mixed };
+        let unsure = |t1| CertPiece {
+            t1,
+            margin: 0.0,
+            slope: f32::INFINITY,
+            state: State::Mixed,
+        };
         let mut t = t_lo;
         for p in pieces {
             if p.t0 != t {
                 self.pieces.push(unsure(p.t0.max(t)));
             }
-            let margin = if matches!(p.state, State::Above | State::Below) { p.margin } else { 0.0 };
+            let margin = if matches!(p.state, State::Above | State::Below) {
+                p.margin
+            } else {
+                0.0
+            };
             // Rounded up: a slope bound may only grow.
             let slope = f32_up(p.slope);
-            self.pieces.push(CertPiece { t1: p.t1.max(t), margin, slope, state: p.state });
+            self.pieces.push(CertPiece {
+                t1: p.t1.max(t),
+                margin,
+                slope,
+                state: p.state,
+            });
             t = p.t1.max(t);
         }
         if t < t_hi || self.pieces.is_empty() {
@@ -139,7 +161,14 @@ impl Cert {
     /// than `extra` (in `t`): the sure pieces keep their state, the others are walked exactly
     /// ([`Walk::run`]). False if they are longer (`out` and `hits` then hold part of the
     /// classification).
-    pub(super) fn reuse(&self, walk: &Walk, moved: Moved, extra: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) -> bool {
+    pub(super) fn reuse(
+        &self,
+        walk: &Walk,
+        moved: Moved,
+        extra: f64,
+        out: &mut Vec<Piece>,
+        hits: &mut Vec<f64>,
+    ) -> bool {
         let mut budget = self.base_walk + extra;
         let mut t = self.t_lo;
         let mut open: Option<f64> = None;
@@ -166,13 +195,24 @@ impl Cert {
 
     /// How far the segment from `a` to `b` clipped to `[t_lo, t_hi]` moved since the
     /// reference, if the certificate may be used for it (`reach`: the slope bounds' reach).
-    pub(super) fn moved(&self, a: &Point3<f64>, b: &Point3<f64>, t_lo: f64, t_hi: f64, reach: f64, tol: f64) -> Option<Moved> {
+    pub(super) fn moved(
+        &self,
+        a: &Point3<f64>,
+        b: &Point3<f64>,
+        t_lo: f64,
+        t_hi: f64,
+        reach: f64,
+        tol: f64,
+    ) -> Option<Moved> {
         if self.pieces.is_empty() || t_lo != self.t_lo || t_hi != self.t_hi {
             return None;
         }
         let (da, db) = (a - self.a, b - self.b);
         let dxy2 = (da.x * da.x + da.y * da.y).max(db.x * db.x + db.y * db.y);
-        let m = Moved { dz: da.z.abs().max(db.z.abs()) + tol, dxy: dxy2.sqrt() };
+        let m = Moved {
+            dz: da.z.abs().max(db.z.abs()) + tol,
+            dxy: dxy2.sqrt(),
+        };
         (m.dxy < reach && m.dz < CERT_CAP_M).then_some(m)
     }
 }

@@ -157,7 +157,13 @@ impl Piece {
     /// A piece without a margin (On, Mixed, or one not kept for a [`Cert`](certificate::Cert)).
     #[inline]
     fn bare(t0: f64, t1: f64, state: State) -> Piece {
-        Piece { t0, t1, state, margin: 0.0, slope: f64::INFINITY }
+        Piece {
+            t0,
+            t1,
+            state,
+            margin: 0.0,
+            slope: f64::INFINITY,
+        }
     }
 }
 
@@ -218,7 +224,16 @@ enum Mode<'m> {
 fn set_los(out: &mut PathInfo, a: &Point3<f64>, b: &Point3<f64>) {
     out.los = true;
     out.hops.clear();
-    out.hops.extend([Hop { point: *a, loss_db: 0.0 }, Hop { point: *b, loss_db: 0.0 }]);
+    out.hops.extend([
+        Hop {
+            point: *a,
+            loss_db: 0.0,
+        },
+        Hop {
+            point: *b,
+            loss_db: 0.0,
+        },
+    ]);
 }
 
 /// Reusable per-thread buffers of [`trace`] (no allocation in the hot path).
@@ -235,18 +250,42 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-fn trace_impl(terrain: &Terrain, a: &Point3<f64>, b: &Point3<f64>, loss_per_m: f64, mode: Mode) -> PathInfo {
-    let mut out = PathInfo { los: true, hops: Vec::new() };
+fn trace_impl(
+    terrain: &Terrain,
+    a: &Point3<f64>,
+    b: &Point3<f64>,
+    loss_per_m: f64,
+    mode: Mode,
+) -> PathInfo {
+    let mut out = PathInfo {
+        los: true,
+        hops: Vec::new(),
+    };
     trace_into(terrain, a, b, loss_per_m, mode, &mut out);
     out
 }
 
 /// [`trace_with`] with this thread's scratch buffers, into `out` (its hops' allocation is
 /// reused).
-fn trace_into(terrain: &Terrain, a: &Point3<f64>, b: &Point3<f64>, loss_per_m: f64, mode: Mode, out: &mut PathInfo) {
+fn trace_into(
+    terrain: &Terrain,
+    a: &Point3<f64>,
+    b: &Point3<f64>,
+    loss_per_m: f64,
+    mode: Mode,
+    out: &mut PathInfo,
+) {
     SCRATCH.with(|s| match s.try_borrow_mut() {
         Ok(mut s) => trace_with(terrain, a, b, loss_per_m, mode, &mut s, out),
-        Err(_) => trace_with(terrain, a, b, loss_per_m, mode, &mut Scratch::default(), out),
+        Err(_) => trace_with(
+            terrain,
+            a,
+            b,
+            loss_per_m,
+            mode,
+            &mut Scratch::default(),
+            out,
+        ),
     })
 }
 
@@ -260,20 +299,40 @@ fn trace_with(
     out: &mut PathInfo,
 ) {
     let broad = !matches!(mode, Mode::Naive);
-    if !(a.coords.iter().chain(b.coords.iter()).all(|v| v.is_finite())) {
+    if !(a
+        .coords
+        .iter()
+        .chain(b.coords.iter())
+        .all(|v| v.is_finite()))
+    {
         return set_los(out, a, b);
     }
     let d = b - a;
-    let seg = Seg { a: *a, d, len: d.norm() };
+    let seg = Seg {
+        a: *a,
+        d,
+        len: d.norm(),
+    };
     let [hx, hy] = terrain.half_extent();
 
     if seg.len == 0.0 {
         if let Some(h) = terrain.height_at(a.x, a.y) {
             if a.z - h <= ON_TOL {
-                let hop = Hop { point: *a, loss_db: 0.0 };
+                let hop = Hop {
+                    point: *a,
+                    loss_db: 0.0,
+                };
                 out.los = false;
                 out.hops.clear();
-                out.hops.extend([hop, hop, hop, Hop { point: *b, loss_db: 0.0 }]);
+                out.hops.extend([
+                    hop,
+                    hop,
+                    hop,
+                    Hop {
+                        point: *b,
+                        loss_db: 0.0,
+                    },
+                ]);
                 return;
             }
         }
@@ -281,13 +340,19 @@ fn trace_with(
     }
 
     // 1. Clip to the footprint.
-    let Some((t_lo, t_hi)) = clip(a.x, d.x, -hx, hx, 0.0, 1.0)
-        .and_then(|(l, h)| clip(a.y, d.y, -hy, hy, l, h))
+    let Some((t_lo, t_hi)) =
+        clip(a.x, d.x, -hx, hx, 0.0, 1.0).and_then(|(l, h)| clip(a.y, d.y, -hy, hy, l, h))
     else {
         return set_los(out, a, b);
     };
 
-    let Scratch { pieces, hits, resolved, rec, ver } = sc;
+    let Scratch {
+        pieces,
+        hits,
+        resolved,
+        rec,
+        ver,
+    } = sc;
     pieces.clear();
     hits.clear();
     resolved.clear();
@@ -306,7 +371,10 @@ fn trace_with(
             memo.reused = memo
                 .cert
                 .moved(a, b, t_lo, t_hi, terrain.slope_reach(), walk.tol)
-                .is_some_and(|moved| memo.cert.reuse(&walk, moved, CERT_WALK_CELLS / cells, pieces, hits));
+                .is_some_and(|moved| {
+                    memo.cert
+                        .reuse(&walk, moved, CERT_WALK_CELLS / cells, pieces, hits)
+                });
             if memo.reused {
                 memo.unused = false;
                 memo.backoff = 0;
@@ -327,7 +395,9 @@ fn trace_with(
             match (March::new(terrain, &walk), mode) {
                 (None, _) => walk.run(t_lo, t_hi, terrain.max_slope(), pieces, hits),
                 (Some(m), Mode::Replay(memo)) => {
-                    if memo.blocks.is_empty() || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4 {
+                    if memo.blocks.is_empty()
+                        || memo.blocks.len() > memo.fresh_len + memo.fresh_len / 4 + 4
+                    {
                         // Nothing remembered, or grown well past a fresh walk's length: start afresh.
                         m.fresh(t_lo, t_hi, pieces, hits, rec);
                         memo.fresh_len = rec.len();
@@ -345,7 +415,10 @@ fn trace_with(
                 (Some(mut m), Mode::FirstHit) => {
                     m.first_hit = true;
                     m.fresh(t_lo, t_hi, pieces, hits, rec);
-                    if pieces.last().is_some_and(|p| matches!(p.state, State::Below | State::On)) {
+                    if pieces
+                        .last()
+                        .is_some_and(|p| matches!(p.state, State::Below | State::On))
+                    {
                         out.los = false;
                         out.hops.clear();
                         return;
@@ -389,7 +462,10 @@ fn trace_with(
     // 4. Maximal obstructed intervals.
     let hops = &mut out.hops;
     hops.clear();
-    hops.push(Hop { point: *a, loss_db: 0.0 });
+    hops.push(Hop {
+        point: *a,
+        loss_db: 0.0,
+    });
     let mut run: Option<(f64, f64, f64)> = None; // (t_entry, t_exit, buried length in t)
     for p in resolved.iter() {
         match (p.state, run.as_mut()) {
@@ -405,14 +481,21 @@ fn trace_with(
                 }
             }
             (s, None) => {
-                run = Some((p.t0, p.t1, if s == State::Below { p.t1 - p.t0 } else { 0.0 }));
+                run = Some((
+                    p.t0,
+                    p.t1,
+                    if s == State::Below { p.t1 - p.t0 } else { 0.0 },
+                ));
             }
         }
     }
     if let Some((t0, t1, buried)) = run {
         push_run(hops, &seg, t0, t1, buried, loss_per_m);
     }
-    hops.push(Hop { point: *b, loss_db: 0.0 });
+    hops.push(Hop {
+        point: *b,
+        loss_db: 0.0,
+    });
     out.los = hops.len() == 2;
 }
 
@@ -426,7 +509,11 @@ fn push_piece(out: &mut Vec<Piece>, p: Piece, fine: bool) {
         return;
     }
     if let Some(last) = out.last_mut() {
-        let (lo, hi) = if last.margin < p.margin { (last.margin, p.margin) } else { (p.margin, last.margin) };
+        let (lo, hi) = if last.margin < p.margin {
+            (last.margin, p.margin)
+        } else {
+            (p.margin, last.margin)
+        };
         if last.state == p.state
             && p.state != State::Mixed
             && p.state != State::On
@@ -442,15 +529,25 @@ fn push_piece(out: &mut Vec<Piece>, p: Piece, fine: bool) {
 }
 
 fn push_run(hops: &mut Vec<Hop>, seg: &Seg, t0: f64, t1: f64, buried: f64, loss_per_m: f64) {
-    hops.push(Hop { point: seg.at(t0), loss_db: 0.0 });
-    hops.push(Hop { point: seg.at(t1), loss_db: loss_per_m * buried * seg.len });
+    hops.push(Hop {
+        point: seg.at(t0),
+        loss_db: 0.0,
+    });
+    hops.push(Hop {
+        point: seg.at(t1),
+        loss_db: loss_per_m * buried * seg.len,
+    });
 }
 
 /// Parameter range `[lo, hi] ∩ [t0, t1]` where `p0 + t dp ∈ [min, max]`.
 #[inline]
 fn clip(p0: f64, dp: f64, min: f64, max: f64, t0: f64, t1: f64) -> Option<(f64, f64)> {
     if dp == 0.0 {
-        return if p0 >= min && p0 <= max { Some((t0, t1)) } else { None };
+        return if p0 >= min && p0 <= max {
+            Some((t0, t1))
+        } else {
+            None
+        };
     }
     let inv = 1.0 / dp;
     let (mut ta, mut tb) = ((min - p0) * inv, (max - p0) * inv);
@@ -508,14 +605,27 @@ impl Tracer {
         let pairs = pairs(points.len());
         if self.memos.len() != pairs.len() || self.terrain != terrain.id() {
             self.memos = vec![Memo::default(); pairs.len()];
-            self.paths = vec![PathInfo { los: true, hops: Vec::new() }; pairs.len()];
+            self.paths = vec![
+                PathInfo {
+                    los: true,
+                    hops: Vec::new()
+                };
+                pairs.len()
+            ];
             self.terrain = terrain.id();
         }
         let mut slots: Vec<_> = self.memos.iter_mut().zip(self.paths.iter_mut()).collect();
         on_all_cores(&pairs, &mut slots, |&(i, j), (memo, path)| {
             memo.reused = false;
             let mode = Mode::Replay(memo);
-            trace_into(terrain, &points[i], &points[j], penetration_loss_db_per_m, mode, path);
+            trace_into(
+                terrain,
+                &points[i],
+                &points[j],
+                penetration_loss_db_per_m,
+                mode,
+                path,
+            );
         });
         &self.paths
     }
@@ -535,9 +645,22 @@ pub fn trace_all(
     penetration_loss_db_per_m: f64,
 ) -> Vec<PathInfo> {
     let pairs = pairs(points.len());
-    let mut paths = vec![PathInfo { los: true, hops: Vec::new() }; pairs.len()];
+    let mut paths = vec![
+        PathInfo {
+            los: true,
+            hops: Vec::new()
+        };
+        pairs.len()
+    ];
     on_all_cores(&pairs, &mut paths, |&(i, j), path| {
-        trace_into(terrain, &points[i], &points[j], penetration_loss_db_per_m, Mode::Fresh, path)
+        trace_into(
+            terrain,
+            &points[i],
+            &points[j],
+            penetration_loss_db_per_m,
+            Mode::Fresh,
+            path,
+        )
     });
     paths
 }
@@ -546,6 +669,8 @@ pub fn trace_all(
 pub fn line_of_sight_all(terrain: &Terrain, points: &[Point3<f64>]) -> Vec<bool> {
     let pairs = pairs(points.len());
     let mut flags = vec![false; pairs.len()];
-    on_all_cores(&pairs, &mut flags, |&(i, j), los| *los = line_of_sight(terrain, &points[i], &points[j]));
+    on_all_cores(&pairs, &mut flags, |&(i, j), los| {
+        *los = line_of_sight(terrain, &points[i], &points[j])
+    });
     flags
 }

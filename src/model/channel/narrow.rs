@@ -105,7 +105,14 @@ impl<'a> Walk<'a> {
     /// ray cast with parry against their two triangles (hits clamped into the piece). `slope`
     /// bounds the surface's slope around `[ts, te]`; for a certificate (`fine`) the pieces keep
     /// it with their margins.
-    pub(super) fn run(&self, ts: f64, te: f64, slope: f64, out: &mut Vec<Piece>, hits: &mut Vec<f64>) {
+    pub(super) fn run(
+        &self,
+        ts: f64,
+        te: f64,
+        slope: f64,
+        out: &mut Vec<Piece>,
+        hits: &mut Vec<f64>,
+    ) {
         if te <= ts {
             return;
         }
@@ -122,7 +129,11 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let g = self.g0[i] + ts * dg;
-            let (ki, si) = if dg > 0.0 { (floor(g) + 1.0, 1.0) } else { (-floor(-g) - 1.0, -1.0) };
+            let (ki, si) = if dg > 0.0 {
+                (floor(g) + 1.0, 1.0)
+            } else {
+                (-floor(-g) - 1.0, -1.0)
+            };
             k[i] = ki;
             step[i] = si;
             tn[i] = (ki - self.g0[i]) * inv[i];
@@ -152,7 +163,11 @@ impl<'a> Walk<'a> {
             };
             // f is linear on the piece: |f| is least at an end (the rounding is within `tol`,
             // which a certificate's test adds to the motion).
-            let margin = if self.fine { fp.abs().min(fq.abs()) } else { 0.0 };
+            let margin = if self.fine {
+                fp.abs().min(fq.abs())
+            } else {
+                0.0
+            };
             if state == State::Mixed {
                 // Cast the one triangle this linear piece lies on (parry's non-zigzag cell:
                 // first the north-west triangle NW, SW, NE, then the south-east one).
@@ -169,8 +184,11 @@ impl<'a> Walk<'a> {
                 let clean = (fp > self.tol && fq < -self.tol) || (fp < -self.tol && fq > self.tol);
                 match hit {
                     Some(h) if clean => {
-                        let (s0, s1) =
-                            if fp > 0.0 { (State::Above, State::Below) } else { (State::Below, State::Above) };
+                        let (s0, s1) = if fp > 0.0 {
+                            (State::Above, State::Below)
+                        } else {
+                            (State::Below, State::Above)
+                        };
                         push_piece(out, Piece::bare(tp, h, s0), self.fine);
                         out.push(Piece::bare(h, h, State::On));
                         push_piece(out, Piece::bare(h, tq, s1), self.fine);
@@ -181,7 +199,17 @@ impl<'a> Walk<'a> {
                     }
                 }
             } else {
-                push_piece(out, Piece { t0: tp, t1: tq, state, margin, slope }, self.fine);
+                push_piece(
+                    out,
+                    Piece {
+                        t0: tp,
+                        t1: tq,
+                        state,
+                        margin,
+                        slope,
+                    },
+                    self.fine,
+                );
             }
             if tq >= te {
                 break;
@@ -207,7 +235,13 @@ fn floor(x: f64) -> f64 {
 }
 
 /// Ray casts `[ts, te]` with the whole heightfield and appends its resolved pieces.
-pub(super) fn narrow_phase_naive(terrain: &Terrain, seg: &Seg, ts: f64, te: f64, out: &mut Vec<Piece>) {
+pub(super) fn narrow_phase_naive(
+    terrain: &Terrain,
+    seg: &Seg,
+    ts: f64,
+    te: f64,
+    out: &mut Vec<Piece>,
+) {
     let field = terrain.heightfield();
     let [hx, hy] = terrain.half_extent();
     let dir = to_parry_vec(&seg.d);
@@ -263,7 +297,11 @@ fn resolve(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>,
         return;
     }
     let tm = 0.5 * (t0 + t1);
-    let f = [clearance(terrain, seg, t0), clearance(terrain, seg, tm), clearance(terrain, seg, t1)];
+    let f = [
+        clearance(terrain, seg, t0),
+        clearance(terrain, seg, tm),
+        clearance(terrain, seg, t1),
+    ];
     let s = f.map(sign);
     if depth < 16 {
         let ts = [t0, tm, t1];
@@ -291,6 +329,12 @@ fn resolve(terrain: &Terrain, seg: &Seg, t0: f64, t1: f64, out: &mut Vec<Piece>,
         }
     }
     // One sign throughout; the most decisive sample tells which.
-    let g = f.into_iter().fold(0.0f64, |g, e| if e.abs() > g.abs() { e } else { g });
-    out.push(Piece::bare(t0, t1, [State::Below, State::On, State::Above][(sign(g) + 1) as usize]));
+    let g = f
+        .into_iter()
+        .fold(0.0f64, |g, e| if e.abs() > g.abs() { e } else { g });
+    out.push(Piece::bare(
+        t0,
+        t1,
+        [State::Below, State::On, State::Above][(sign(g) + 1) as usize],
+    ));
 }

@@ -5,7 +5,12 @@ use std::sync::OnceLock;
 
 fn threads() -> usize {
     static N: OnceLock<usize> = OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1))
+    *N.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .max(1)
+    })
 }
 
 /// Pairs per unit of work handed to a thread by [`Tracer::trace_all`](super::Tracer::trace_all).
@@ -13,7 +18,9 @@ const BATCH: usize = 32;
 
 /// The pairs `i < j` of `n` points in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
 pub(super) fn pairs(n: usize) -> Vec<(usize, usize)> {
-    (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).collect()
+    (0..n)
+        .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+        .collect()
 }
 
 /// `f(pair, slot)` for every pair with its own slot (`slots[k]` goes with `pairs[k]`).
@@ -24,23 +31,36 @@ pub(super) fn pairs(n: usize) -> Vec<(usize, usize)> {
 /// window after window (their memory stays in its cache; a shared queue measured 4–5 % slower
 /// at W = 1 ms), and a core that drew cheap pairs still helps with the rest. Each call touches
 /// only its pair's own slot, so the outcome never depends on timing.
-pub(super) fn on_all_cores<S: Send>(pairs: &[(usize, usize)], slots: &mut [S], f: impl Fn(&(usize, usize), &mut S) + Sync) {
+pub(super) fn on_all_cores<S: Send>(
+    pairs: &[(usize, usize)],
+    slots: &mut [S],
+    f: impl Fn(&(usize, usize), &mut S) + Sync,
+) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
     let workers = threads().min(pairs.len() / BATCH).max(1);
     if workers == 1 {
-        pairs.iter().zip(slots.iter_mut()).for_each(|(p, s)| f(p, s));
+        pairs
+            .iter()
+            .zip(slots.iter_mut())
+            .for_each(|(p, s)| f(p, s));
         return;
     }
     // A batch's pairs and slots, until a worker takes them.
     type Batch<'p, S> = Mutex<Option<(&'p [(usize, usize)], &'p mut [S])>>;
-    let batches: Vec<Batch<S>> =
-        pairs.chunks(BATCH).zip(slots.chunks_mut(BATCH)).map(|b| Mutex::new(Some(b))).collect();
+    let batches: Vec<Batch<S>> = pairs
+        .chunks(BATCH)
+        .zip(slots.chunks_mut(BATCH))
+        .map(|b| Mutex::new(Some(b)))
+        .collect();
     // Worker `w`'s share is batches `bounds[w]..bounds[w + 1]`; `next[w]` is its next one.
     let n = batches.len();
     let bounds: Vec<usize> = (0..=workers).map(|w| w * n / workers).collect();
-    let next: Vec<AtomicUsize> = bounds[..workers].iter().map(|&b| AtomicUsize::new(b)).collect();
+    let next: Vec<AtomicUsize> = bounds[..workers]
+        .iter()
+        .map(|&b| AtomicUsize::new(b))
+        .collect();
     let work = |me: usize| {
         for w in (me..workers).chain(0..me) {
             loop {

@@ -4,7 +4,9 @@
 //! `$CAERR,hhmmss,NMEA,<code>,<text>`.
 
 use super::{ns, rate_info, Cycle, Event, Modems, Payload, BOOT_S, NS};
-use crate::wire::nmea::{Command, CommandError, CommandId, ErrCode, Param, Query, Report, Sentence};
+use crate::wire::nmea::{
+    Command, CommandError, CommandId, ErrCode, Param, Query, Report, Sentence,
+};
 use crate::wire::utc::Civil;
 
 impl Modems {
@@ -28,7 +30,10 @@ impl Modems {
         let s = Sentence::parse(line)?;
         // A `$CCTXD` with no `$CADRQ` outstanding is unexpected, whatever its fields.
         if CommandId::of(&s)? == CommandId::Txd && self.modems[m].cycle.is_none() {
-            return Err(CommandError::new(ErrCode::Unexpected, "CCTXD without a data request"));
+            return Err(CommandError::new(
+                ErrCode::Unexpected,
+                "CCTXD without a data request",
+            ));
         }
         match Command::parse(&s)? {
             Command::FactoryReset => self.factory_reset(m),
@@ -38,8 +43,20 @@ impl Modems {
             Command::Tms { time, .. } => self.set_clock_mm2(m, &time)?,
             Command::Tmq => self.query_clock(m),
             Command::Msc { src, dest, command } => self.misc(m, src, dest, command),
-            Command::Cyc { cmd, src, dest, rate, ack, nframes } => self.start_cycle(m, cmd, src, dest, rate, ack, nframes)?,
-            Command::Txd { src, dest, ack, data } => self.frame_data(m, src, dest, ack, data)?,
+            Command::Cyc {
+                cmd,
+                src,
+                dest,
+                rate,
+                ack,
+                nframes,
+            } => self.start_cycle(m, cmd, src, dest, rate, ack, nframes)?,
+            Command::Txd {
+                src,
+                dest,
+                ack,
+                data,
+            } => self.frame_data(m, src, dest, ack, data)?,
             Command::Mpc { src, dest } => self.ping(m, src, dest)?,
             Command::Muc { src, dest, value } => self.mini_packet(m, src, dest, value)?,
         }
@@ -73,7 +90,9 @@ impl Modems {
 
     /// `$CCCLK`: set the clock, echo it to the second.
     fn set_clock_mm1(&mut self, m: usize, c: &Civil) -> Result<(), CommandError> {
-        let t = c.to_ns().ok_or_else(|| CommandError::bad_field(CommandId::Clk, "not a valid date"))?;
+        let t = c
+            .to_ns()
+            .ok_or_else(|| CommandError::bad_field(CommandId::Clk, "not a valid date"))?;
         self.set_clock(m, t);
         self.report(m, Report::Clk(Civil::from_ns(self.clock_ns(m, self.now))));
         Ok(())
@@ -81,15 +100,30 @@ impl Modems {
 
     /// `$CCTMS`: set the clock, answer with the time now.
     fn set_clock_mm2(&mut self, m: usize, c: &Civil) -> Result<(), CommandError> {
-        let t = c.to_ns().ok_or_else(|| CommandError::bad_field(CommandId::Tms, "time is not YYYY-MM-DDThh:mm:ssZ"))?;
+        let t = c.to_ns().ok_or_else(|| {
+            CommandError::bad_field(CommandId::Tms, "time is not YYYY-MM-DDThh:mm:ssZ")
+        })?;
         self.set_clock(m, t);
-        self.report(m, Report::Tms { timed_out: false, time: Civil::from_ns(self.clock_ns(m, self.now)) });
+        self.report(
+            m,
+            Report::Tms {
+                timed_out: false,
+                time: Civil::from_ns(self.clock_ns(m, self.now)),
+            },
+        );
         Ok(())
     }
 
     /// `$CCTMQ`.
     fn query_clock(&mut self, m: usize) {
-        self.report(m, Report::Tmq { time: Civil::from_ns(self.clock_ns(m, self.now)), clock_source: 0, pps_source: 0 });
+        self.report(
+            m,
+            Report::Tmq {
+                time: Civil::from_ns(self.clock_ns(m, self.now)),
+                clock_source: 0,
+                pps_source: 0,
+            },
+        );
     }
 
     /// `$CCMSC`: echoed; `0` reboots the modem (cycle dropped, `$CAREV,…,INIT` after [`BOOT_S`]).
@@ -107,39 +141,98 @@ impl Modems {
 
     /// `$CCCYC`: a cycle from this modem; `$CADRQ` for its first frame.
     #[allow(clippy::too_many_arguments)]
-    fn start_cycle(&mut self, m: usize, cmd: u8, src: u8, dest: u8, rate: u8, ack: bool, nframes: u8) -> Result<(), CommandError> {
+    fn start_cycle(
+        &mut self,
+        m: usize,
+        cmd: u8,
+        src: u8,
+        dest: u8,
+        rate: u8,
+        ack: bool,
+        nframes: u8,
+    ) -> Result<(), CommandError> {
         let own = self.modems[m].src();
         if src != own {
-            let what = format!("src {src} is not this modem ({own}); remote-initiated cycles are not emulated");
+            let what = format!(
+                "src {src} is not this modem ({own}); remote-initiated cycles are not emulated"
+            );
             return Err(CommandError::bad_field(CommandId::Cyc, &what));
         }
         self.check_idle(m)?;
-        self.report(m, Report::Cyc { cmd, src, dest, rate, ack, nframes });
+        self.report(
+            m,
+            Report::Cyc {
+                cmd,
+                src,
+                dest,
+                rate,
+                ack,
+                nframes,
+            },
+        );
         let id = self.next_cycle;
         self.next_cycle += 1;
-        self.modems[m].cycle = Some(Cycle { id, dest, rate, ack, nframes, frames: Vec::new() });
+        self.modems[m].cycle = Some(Cycle {
+            id,
+            dest,
+            rate,
+            ack,
+            nframes,
+            frames: Vec::new(),
+        });
         self.request_frame(m);
         Ok(())
     }
 
     /// `$CCTXD`: one frame of the cycle; the next `$CADRQ`, or the transmission after the last.
-    fn frame_data(&mut self, m: usize, src: u8, dest: u8, ack: bool, data: Vec<u8>) -> Result<(), CommandError> {
+    fn frame_data(
+        &mut self,
+        m: usize,
+        src: u8,
+        dest: u8,
+        ack: bool,
+        data: Vec<u8>,
+    ) -> Result<(), CommandError> {
         let Some(c) = self.modems[m].cycle.as_mut() else {
-            return Err(CommandError::new(ErrCode::Unexpected, "CCTXD without a data request"));
+            return Err(CommandError::new(
+                ErrCode::Unexpected,
+                "CCTXD without a data request",
+            ));
         };
         let max = rate_info(c.rate).map_or(0, |r| r.frame_bytes);
         if data.len() > max {
-            return Err(CommandError::bad_field(CommandId::Txd, &format!("{} bytes exceed the frame's {max}", data.len())));
+            return Err(CommandError::bad_field(
+                CommandId::Txd,
+                &format!("{} bytes exceed the frame's {max}", data.len()),
+            ));
         }
         let nbytes = data.len();
         c.frames.push(data);
         let last = c.frames.len() >= c.nframes as usize;
-        self.report(m, Report::Txd { src, dest, ack, nbytes });
+        self.report(
+            m,
+            Report::Txd {
+                src,
+                dest,
+                ack,
+                nbytes,
+            },
+        );
         if !last {
             self.request_frame(m);
         } else if let Some(c) = self.modems[m].cycle.take() {
             let src = self.modems[m].src();
-            self.transmit(m, src, c.dest, Payload::Data { rate: c.rate, ack: c.ack, frames: c.frames }, true);
+            self.transmit(
+                m,
+                src,
+                c.dest,
+                Payload::Data {
+                    rate: c.rate,
+                    ack: c.ack,
+                    frames: c.frames,
+                },
+                true,
+            );
         }
         Ok(())
     }
@@ -178,12 +271,31 @@ impl Modems {
 
     /// `$CADRQ` for the cycle's next frame, and its data timeout.
     fn request_frame(&mut self, m: usize) {
-        let Some(c) = self.modems[m].cycle.as_ref() else { return };
+        let Some(c) = self.modems[m].cycle.as_ref() else {
+            return;
+        };
         let (id, frame, dest, ack) = (c.id, c.frames.len() as u8 + 1, c.dest, c.ack);
         let max_bytes = rate_info(c.rate).map_or(0, |r| r.frame_bytes);
         let src = self.modems[m].src();
-        self.report(m, Report::Drq { time: self.time_of_day(m), src, dest, ack, max_bytes, frame });
+        self.report(
+            m,
+            Report::Drq {
+                time: self.time_of_day(m),
+                src,
+                dest,
+                ack,
+                max_bytes,
+                frame,
+            },
+        );
         let dto = self.modems[m].param("DTO").max(1) as u64;
-        self.schedule(self.now + dto * NS, Event::DrqTimeout { modem: m, cycle: id, frame });
+        self.schedule(
+            self.now + dto * NS,
+            Event::DrqTimeout {
+                modem: m,
+                cycle: id,
+                frame,
+            },
+        );
     }
 }

@@ -110,14 +110,24 @@ pub struct RateInfo {
 pub fn rate_info(rate: u8) -> Option<RateInfo> {
     let (frames, frame_bytes) = rate_frames(rate)?;
     let r = acoustic::micromodem_rate(rate)?;
-    Some(RateInfo { frames, frame_bytes, modulation: r.modulation, bit_rate_bps: r.bit_rate_bps, coding_gain_db: r.coding_gain_db })
+    Some(RateInfo {
+        frames,
+        frame_bytes,
+        modulation: r.modulation,
+        bit_rate_bps: r.bit_rate_bps,
+        coding_gain_db: r.coding_gain_db,
+    })
 }
 
 /// Airtime (s) of a data packet of `nframes` frames at `rate` (see the module docs).
 pub fn packet_airtime_s(rate: u8, nframes: u8) -> f64 {
     let Some(r) = rate_info(rate) else { return 0.0 };
     let n = nframes.max(1) as f64;
-    let pre = if rate == 0 { FSK_PREAMBLE_S } else { PSK_PREAMBLE_S };
+    let pre = if rate == 0 {
+        FSK_PREAMBLE_S
+    } else {
+        PSK_PREAMBLE_S
+    };
     pre + n * 8.0 * r.frame_bytes as f64 / r.bit_rate_bps + (n - 1.0) * FRAME_GAP_S
 }
 
@@ -172,7 +182,9 @@ impl ModemHardware {
     /// The acoustic link of a transmission at Micro-Modem `rate` (rate 0's for an unknown one;
     /// pings, ping replies, acks and mini-packets go at rate 0).
     pub fn link_spec(&self, rate: u8) -> LinkSpec {
-        let r = acoustic::micromodem_rate(rate).or_else(|| acoustic::micromodem_rate(0)).expect("rate 0 exists");
+        let r = acoustic::micromodem_rate(rate)
+            .or_else(|| acoustic::micromodem_rate(0))
+            .expect("rate 0 exists");
         LinkSpec::Acoustic(AcousticSpec {
             modulation: r.modulation,
             bit_rate_bps: r.bit_rate_bps,
@@ -212,11 +224,23 @@ struct Modem {
 
 impl Modem {
     fn param(&self, name: &str) -> i64 {
-        PARAMS.iter().position(|p| p.0 == name).map_or(0, |i| self.params[i])
+        PARAMS
+            .iter()
+            .position(|p| p.0 == name)
+            .map_or(0, |i| self.params[i])
     }
 
     fn factory(&mut self) {
-        self.params = PARAMS.iter().map(|p| if p.0 == "SRC" { self.spec.id as i64 } else { p.1 }).collect();
+        self.params = PARAMS
+            .iter()
+            .map(|p| {
+                if p.0 == "SRC" {
+                    self.spec.id as i64
+                } else {
+                    p.1
+                }
+            })
+            .collect();
     }
 
     fn src(&self) -> u8 {
@@ -226,11 +250,22 @@ impl Modem {
 
 #[derive(Debug, Clone)]
 enum Payload {
-    Data { rate: u8, ack: bool, frames: Vec<Vec<u8>> },
+    Data {
+        rate: u8,
+        ack: bool,
+        frames: Vec<Vec<u8>>,
+    },
     Ping,
-    PingReply { ping_start_ns: u64 },
-    Mini { value: u16 },
-    Ack { original_src: u8, frames: Vec<u8> },
+    PingReply {
+        ping_start_ns: u64,
+    },
+    Mini {
+        value: u16,
+    },
+    Ack {
+        original_src: u8,
+        frames: Vec<u8>,
+    },
 }
 
 impl Payload {
@@ -271,12 +306,30 @@ struct Tx {
 
 #[derive(Debug, Clone)]
 enum Event {
-    Heartbeat { modem: usize },
-    BootDone { modem: usize },
-    DrqTimeout { modem: usize, cycle: u64, frame: u8 },
-    TxEnd { modem: usize, tx: u64 },
-    RxEnd { modem: usize, tx: u64 },
-    Reply { modem: usize, dest: u8, payload: Payload },
+    Heartbeat {
+        modem: usize,
+    },
+    BootDone {
+        modem: usize,
+    },
+    DrqTimeout {
+        modem: usize,
+        cycle: u64,
+        frame: u8,
+    },
+    TxEnd {
+        modem: usize,
+        tx: u64,
+    },
+    RxEnd {
+        modem: usize,
+        tx: u64,
+    },
+    Reply {
+        modem: usize,
+        dest: u8,
+        payload: Payload,
+    },
 }
 
 /// Every emulated modem and the medium between them.
@@ -310,10 +363,19 @@ impl Modems {
             .enumerate()
             .filter_map(|(i, v)| {
                 let m = v.modem.as_ref().filter(|m| m.passthrough.is_none())?;
-                Some(ModemSpec { vehicle: i, name: v.name.clone(), id: m.id, tcp_port: m.tcp_port })
+                Some(ModemSpec {
+                    vehicle: i,
+                    name: v.name.clone(),
+                    id: m.id,
+                    tcp_port: m.tcp_port,
+                })
             })
             .collect();
-        Some(Modems::new(ModemHardware::from_config(a, &s.world.water), specs, s.seed))
+        Some(Modems::new(
+            ModemHardware::from_config(a, &s.world.water),
+            specs,
+            s.seed,
+        ))
     }
 
     pub fn new(fe: ModemHardware, specs: Vec<ModemSpec>, seed: u64) -> Modems {
@@ -322,7 +384,14 @@ impl Modems {
             modems: specs
                 .into_iter()
                 .map(|spec| {
-                    let mut m = Modem { spec, params: Vec::new(), clock_offset_ns: 0, cycle: None, tx_until: 0, boot_until: 0 };
+                    let mut m = Modem {
+                        spec,
+                        params: Vec::new(),
+                        clock_offset_ns: 0,
+                        cycle: None,
+                        tx_until: 0,
+                        boot_until: 0,
+                    };
                     m.factory();
                     m
                 })
@@ -377,7 +446,10 @@ impl Modems {
         let vel = match &self.prev {
             Some((t, p)) if start_ns > *t && p.len() == n => {
                 let dt = (start_ns - t) as f64 / 1e9;
-                pos.iter().zip(p).map(|(a, b)| [(a[0] - b[0]) / dt, (a[1] - b[1]) / dt, (a[2] - b[2]) / dt]).collect()
+                pos.iter()
+                    .zip(p)
+                    .map(|(a, b)| [(a[0] - b[0]) / dt, (a[1] - b[1]) / dt, (a[2] - b[2]) / dt])
+                    .collect()
             }
             _ => vec![[0.0; 3]; n],
         };
@@ -426,8 +498,17 @@ impl Modems {
     /// Ends the run at `now_ns`: every copy still in the water is dropped with `shutdown`.
     pub fn shutdown(&mut self, now_ns: u64) {
         self.advance(now_ns);
-        let pending: Vec<(usize, u64)> =
-            self.events.values().filter_map(|e| if let Event::RxEnd { modem, tx } = e { Some((*modem, *tx)) } else { None }).collect();
+        let pending: Vec<(usize, u64)> = self
+            .events
+            .values()
+            .filter_map(|e| {
+                if let Event::RxEnd { modem, tx } = e {
+                    Some((*modem, *tx))
+                } else {
+                    None
+                }
+            })
+            .collect();
         for (modem, tx) in pending {
             if let Some(t) = self.txs.get(&tx).cloned() {
                 let copy = t.copies[modem];
@@ -435,14 +516,20 @@ impl Modems {
                     self.medium.abandon(id);
                 }
                 let snr = copy.and_then(|c| c.budget).map(|b| b.snr_db);
-                self.record_all(&t, Some(modem), snr, |_| Fate::Dropped(DropReason::Shutdown));
+                self.record_all(&t, Some(modem), snr, |_| {
+                    Fate::Dropped(DropReason::Shutdown)
+                });
             }
         }
         self.events.clear();
     }
 
     fn report(&mut self, modem: usize, r: Report) {
-        self.out.push(Output { modem, at_ns: self.now, line: r.emit() });
+        self.out.push(Output {
+            modem,
+            at_ns: self.now,
+            line: r.emit(),
+        });
     }
 
     fn time_of_day(&self, modem: usize) -> TimeOfDay {
@@ -450,7 +537,14 @@ impl Modems {
     }
 
     fn rev(&mut self, modem: usize, event: RevEvent) {
-        self.report(modem, Report::Rev { time: self.time_of_day(modem), event, version: VERSION.into() });
+        self.report(
+            modem,
+            Report::Rev {
+                time: self.time_of_day(modem),
+                event,
+                version: VERSION.into(),
+            },
+        );
     }
 
     /// Starts a transmission from modem `m` now.
@@ -486,29 +580,66 @@ impl Modems {
             };
             let delay = budget.map_or(0, |b| medium::delay_ns(b.delay_s));
             if let Some(b) = budget {
-                signals.push(Signal { receiver: j, budget: b, capture_sir_db: self.fe.capture_sir_db, addressed: intended[j] });
+                signals.push(Signal {
+                    receiver: j,
+                    budget: b,
+                    capture_sir_db: self.fe.capture_sir_db,
+                    addressed: intended[j],
+                });
             }
-            *slot = Some(Copy { budget, closing_mps: closing, start_ns: start + delay, end_ns: end + delay, medium: None });
+            *slot = Some(Copy {
+                budget,
+                closing_mps: closing,
+                start_ns: start + delay,
+                end_ns: end + delay,
+                medium: None,
+            });
         }
-        for (signal, reception) in signals.iter().zip(self.medium.transmit(m, start, end, &signals)) {
-            if let (Some(Reception::InFlight(id)), Some(copy)) = (reception, &mut copies[signal.receiver]) {
+        for (signal, reception) in signals
+            .iter()
+            .zip(self.medium.transmit(m, start, end, &signals))
+        {
+            if let (Some(Reception::InFlight(id)), Some(copy)) =
+                (reception, &mut copies[signal.receiver])
+            {
                 copy.medium = Some(id);
             }
         }
         for (j, copy) in copies.iter().enumerate() {
             if let (true, Some(copy)) = (intended[j], copy) {
                 // A copy its receiver cannot decode is decided when its transmission ends.
-                self.schedule(if copy.medium.is_some() { copy.end_ns } else { end }, Event::RxEnd { modem: j, tx: id });
+                self.schedule(
+                    if copy.medium.is_some() {
+                        copy.end_ns
+                    } else {
+                        end
+                    },
+                    Event::RxEnd { modem: j, tx: id },
+                );
             }
         }
         let any_intended = intended.iter().any(|&i| i);
-        let tx = Tx { id, from: m, src, dest, payload, start_ns: start, end_ns: end, copies };
+        let tx = Tx {
+            id,
+            from: m,
+            src,
+            dest,
+            payload,
+            start_ns: start,
+            end_ns: end,
+            copies,
+        };
         if !any_intended {
             self.record_all(&tx, None, None, |_| Fate::Dropped(DropReason::NoReceiver));
         }
         self.modems[m].tx_until = end;
         if host {
-            self.report(m, Report::Txp { nbytes: tx_bytes(&tx.payload) });
+            self.report(
+                m,
+                Report::Txp {
+                    nbytes: tx_bytes(&tx.payload),
+                },
+            );
         }
         self.schedule(end, Event::TxEnd { modem: m, tx: id });
         self.txs.insert(id, tx);
@@ -522,16 +653,35 @@ impl Modems {
         let budget = spec.budget(&g);
         let d = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
         let dist = g.distance_m;
-        let (ua, ub) = (vel.get(va).copied().unwrap_or_default(), vel.get(vb).copied().unwrap_or_default());
-        let closing = if dist > 0.0 { -((ub[0] - ua[0]) * d[0] + (ub[1] - ua[1]) * d[1] + (ub[2] - ua[2]) * d[2]) / dist } else { 0.0 };
+        let (ua, ub) = (
+            vel.get(va).copied().unwrap_or_default(),
+            vel.get(vb).copied().unwrap_or_default(),
+        );
+        let closing = if dist > 0.0 {
+            -((ub[0] - ua[0]) * d[0] + (ub[1] - ua[1]) * d[1] + (ub[2] - ua[2]) * d[2]) / dist
+        } else {
+            0.0
+        };
         Some((budget, closing))
     }
 
-    fn record_all(&mut self, tx: &Tx, to: Option<usize>, snr: Option<f64>, fate: impl Fn(u8) -> Fate) {
+    fn record_all(
+        &mut self,
+        tx: &Tx,
+        to: Option<usize>,
+        snr: Option<f64>,
+        fate: impl Fn(u8) -> Fate,
+    ) {
         let (rate, frames): (u8, Vec<(u8, usize)>) = match &tx.payload {
-            Payload::Data { rate, frames, .. } => {
-                (*rate, frames.iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(i, b)| (i as u8 + 1, b.len())).collect())
-            }
+            Payload::Data { rate, frames, .. } => (
+                *rate,
+                frames
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| !b.is_empty())
+                    .map(|(i, b)| (i as u8 + 1, b.len()))
+                    .collect(),
+            ),
             _ => (0, vec![(1, 2)]),
         };
         for (frame, bytes) in frames {
@@ -556,7 +706,8 @@ impl Modems {
     fn handle_event(&mut self, e: Event) {
         match e {
             Event::Heartbeat { modem } => {
-                if self.modems[modem].param("REV") != 0 && self.modems[modem].boot_until <= self.now {
+                if self.modems[modem].param("REV") != 0 && self.modems[modem].boot_until <= self.now
+                {
                     self.rev(modem, RevEvent::Auv);
                 }
                 self.schedule(self.now + self.fe.heartbeat_ns, Event::Heartbeat { modem });
@@ -565,15 +716,30 @@ impl Modems {
                 self.rev(modem, RevEvent::Init);
                 self.rev(modem, RevEvent::Auv);
             }
-            Event::DrqTimeout { modem, cycle, frame } => {
-                let waiting = self.modems[modem].cycle.as_ref().is_some_and(|c| c.id == cycle && c.frames.len() + 1 == frame as usize);
+            Event::DrqTimeout {
+                modem,
+                cycle,
+                frame,
+            } => {
+                let waiting = self.modems[modem]
+                    .cycle
+                    .as_ref()
+                    .is_some_and(|c| c.id == cycle && c.frames.len() + 1 == frame as usize);
                 if waiting {
                     self.modems[modem].cycle = None;
-                    self.report(modem, Report::DataTimeout { time: self.time_of_day(modem), frame });
+                    self.report(
+                        modem,
+                        Report::DataTimeout {
+                            time: self.time_of_day(modem),
+                            frame,
+                        },
+                    );
                 }
             }
             Event::TxEnd { modem, tx } => {
-                let Some(t) = self.txs.get(&tx).cloned() else { return };
+                let Some(t) = self.txs.get(&tx).cloned() else {
+                    return;
+                };
                 if let Payload::Data { rate, ack, frames } = &t.payload {
                     let nbytes = tx_bytes(&t.payload);
                     self.report(modem, Report::Txf { nbytes });
@@ -603,12 +769,23 @@ impl Modems {
                         self.rev(modem, RevEvent::Auv);
                     }
                 } else if !matches!(t.payload, Payload::Ack { .. } | Payload::PingReply { .. }) {
-                    self.report(modem, Report::Txf { nbytes: tx_bytes(&t.payload) });
+                    self.report(
+                        modem,
+                        Report::Txf {
+                            nbytes: tx_bytes(&t.payload),
+                        },
+                    );
                 }
             }
             Event::RxEnd { modem, tx } => self.receive(modem, tx),
-            Event::Reply { modem, dest, payload } => {
-                if self.modems[modem].tx_until <= self.now && self.modems[modem].boot_until <= self.now {
+            Event::Reply {
+                modem,
+                dest,
+                payload,
+            } => {
+                if self.modems[modem].tx_until <= self.now
+                    && self.modems[modem].boot_until <= self.now
+                {
                     let src = self.modems[modem].src();
                     self.transmit(modem, src, dest, payload, false);
                 }
@@ -618,11 +795,18 @@ impl Modems {
 
     /// Decides a copy at its receiver `j` at the end of its reception.
     fn receive(&mut self, j: usize, id: u64) {
-        let Some(tx) = self.txs.get(&id).cloned() else { return };
-        let Some(copy) = tx.copies.get(j).copied().flatten() else { return };
+        let Some(tx) = self.txs.get(&id).cloned() else {
+            return;
+        };
+        let Some(copy) = tx.copies.get(j).copied().flatten() else {
+            return;
+        };
         let snr = copy.budget.map(|b| b.snr_db);
         let verdict = match copy.medium {
-            Some(id) => self.medium.decide(id).unwrap_or(Verdict::Dropped(DropReason::Unspecified)),
+            Some(id) => self
+                .medium
+                .decide(id)
+                .unwrap_or(Verdict::Dropped(DropReason::Unspecified)),
             None => Verdict::Dropped(DropReason::OutOfRange),
         };
         let b = match verdict {
@@ -630,7 +814,12 @@ impl Modems {
             Verdict::Dropped(DropReason::Collision) => {
                 self.record_all(&tx, Some(j), snr, |_| Fate::Dropped(DropReason::Collision));
                 if matches!(tx.payload, Payload::Data { .. }) {
-                    self.report(j, Report::PacketTimeout { time: self.time_of_day(j) });
+                    self.report(
+                        j,
+                        Report::PacketTimeout {
+                            time: self.time_of_day(j),
+                        },
+                    );
                     self.cst(j, &tx, &copy, 2, 0);
                 }
                 return;
@@ -642,8 +831,21 @@ impl Modems {
                 let info = rate_info(*rate).expect("valid rate");
                 let bits = 8 * info.frame_bytes as u64;
                 let p = acoustic::per(b.ber, bits);
-                let fates: Vec<bool> = frames.iter().map(|_| self.rng.random::<f64>() >= p).collect();
-                self.report(j, Report::Cyc { cmd: 0, src: tx.src, dest: tx.dest, rate: *rate, ack: *ack, nframes: frames.len() as u8 });
+                let fates: Vec<bool> = frames
+                    .iter()
+                    .map(|_| self.rng.random::<f64>() >= p)
+                    .collect();
+                self.report(
+                    j,
+                    Report::Cyc {
+                        cmd: 0,
+                        src: tx.src,
+                        dest: tx.dest,
+                        rate: *rate,
+                        ack: *ack,
+                        nframes: frames.len() as u8,
+                    },
+                );
                 let mut good = Vec::new();
                 for (i, (data, ok)) in frames.iter().zip(&fates).enumerate() {
                     let frame = i as u8 + 1;
@@ -652,12 +854,31 @@ impl Modems {
                     }
                     if *ok {
                         good.push(frame);
-                        self.report(j, Report::Rxd { src: tx.src, dest: tx.dest, ack: *ack, frame, data: data.clone() });
+                        self.report(
+                            j,
+                            Report::Rxd {
+                                src: tx.src,
+                                dest: tx.dest,
+                                ack: *ack,
+                                frame,
+                                data: data.clone(),
+                            },
+                        );
                     } else {
-                        self.report(j, Report::BadCrc { time: self.time_of_day(j), frame });
+                        self.report(
+                            j,
+                            Report::BadCrc {
+                                time: self.time_of_day(j),
+                                frame,
+                            },
+                        );
                     }
                 }
-                let bad = frames.iter().zip(&fates).filter(|(d, ok)| !d.is_empty() && !**ok).count();
+                let bad = frames
+                    .iter()
+                    .zip(&fates)
+                    .filter(|(d, ok)| !d.is_empty() && !**ok)
+                    .count();
                 self.record_all(&tx, Some(j), snr, |f| {
                     if fates.get(f as usize - 1).copied().unwrap_or(false) {
                         Fate::Delivered
@@ -667,31 +888,86 @@ impl Modems {
                 });
                 self.cst(j, &tx, &copy, if bad > 0 { 1 } else { 0 }, bad);
                 if *ack && tx.dest != BROADCAST && !good.is_empty() {
-                    self.schedule(self.now + ns(TURNAROUND_S), Event::Reply { modem: j, dest: tx.src, payload: Payload::Ack { original_src: tx.src, frames: good } });
+                    self.schedule(
+                        self.now + ns(TURNAROUND_S),
+                        Event::Reply {
+                            modem: j,
+                            dest: tx.src,
+                            payload: Payload::Ack {
+                                original_src: tx.src,
+                                frames: good,
+                            },
+                        },
+                    );
                 }
             }
             other => {
                 let ok = self.rng.random::<f64>() >= acoustic::per(b.ber, MINI_PACKET_BITS);
-                self.record_all(&tx, Some(j), snr, |_| if ok { Fate::Delivered } else { Fate::Dropped(DropReason::PacketError) });
+                self.record_all(&tx, Some(j), snr, |_| {
+                    if ok {
+                        Fate::Delivered
+                    } else {
+                        Fate::Dropped(DropReason::PacketError)
+                    }
+                });
                 if !ok {
                     return;
                 }
                 match other {
                     Payload::Ping => {
-                        self.report(j, Report::Mpa { src: tx.src, dest: tx.dest });
-                        self.schedule(self.now + ns(TURNAROUND_S), Event::Reply { modem: j, dest: tx.src, payload: Payload::PingReply { ping_start_ns: tx.start_ns } });
+                        self.report(
+                            j,
+                            Report::Mpa {
+                                src: tx.src,
+                                dest: tx.dest,
+                            },
+                        );
+                        self.schedule(
+                            self.now + ns(TURNAROUND_S),
+                            Event::Reply {
+                                modem: j,
+                                dest: tx.src,
+                                payload: Payload::PingReply {
+                                    ping_start_ns: tx.start_ns,
+                                },
+                            },
+                        );
                     }
                     Payload::PingReply { ping_start_ns } => {
                         let total = (self.now - ping_start_ns) as f64 / 1e9;
                         let owtt = ((total - 2.0 * MINI_PACKET_S - TURNAROUND_S) / 2.0).max(0.0);
-                        self.report(j, Report::Mpr { replier: tx.src, pinger: tx.dest, owtt_s: owtt });
+                        self.report(
+                            j,
+                            Report::Mpr {
+                                replier: tx.src,
+                                pinger: tx.dest,
+                                owtt_s: owtt,
+                            },
+                        );
                     }
                     Payload::Mini { value } => {
-                        self.report(j, Report::Mua { src: tx.src, dest: tx.dest, value: *value });
+                        self.report(
+                            j,
+                            Report::Mua {
+                                src: tx.src,
+                                dest: tx.dest,
+                                value: *value,
+                            },
+                        );
                     }
-                    Payload::Ack { original_src, frames } => {
+                    Payload::Ack {
+                        original_src,
+                        frames,
+                    } => {
                         for &frame in frames {
-                            self.report(j, Report::Ack { acker: tx.src, original_src: *original_src, frame });
+                            self.report(
+                                j,
+                                Report::Ack {
+                                    acker: tx.src,
+                                    original_src: *original_src,
+                                    frame,
+                                },
+                            );
                         }
                     }
                     Payload::Data { .. } => {}
@@ -705,11 +981,18 @@ impl Modems {
         if self.modems[j].param("CST") != 1 {
             return;
         }
-        let Payload::Data { rate, frames, .. } = &tx.payload else { return };
+        let Payload::Data { rate, frames, .. } = &tx.payload else {
+            return;
+        };
         let Some(b) = copy.budget else { return };
         let toa = TimeOfDay::tenths_ms(&Civil::from_ns(self.clock_ns(j, copy.start_ns)));
-        let noise_db = acoustic::noise_psd_db(self.fe.frequency_khz, acoustic::NoiseConditions { shipping: self.fe.water.shipping, wind_mps: self.fe.water.wind_mps })
-            + 10.0 * self.fe.bandwidth_hz.log10();
+        let noise_db = acoustic::noise_psd_db(
+            self.fe.frequency_khz,
+            acoustic::NoiseConditions {
+                shipping: self.fe.water.shipping,
+                wind_mps: self.fe.water.wind_mps,
+            },
+        ) + 10.0 * self.fe.bandwidth_hz.log10();
         let info = rate_info(*rate).expect("valid rate");
         let ebn0 = acoustic::eb_n0(b.snr_db, self.fe.bandwidth_hz, info.bit_rate_bps);
         let snr_out = 10.0 * ebn0.max(1e-12).log10();
@@ -748,11 +1031,16 @@ impl Modems {
         self.medium.forget_before(self.now);
         // Transmissions older than a minute with nothing pending are done with.
         let horizon = self.now.saturating_sub(60 * NS);
-        let pending: std::collections::HashSet<u64> = self.events.values().filter_map(|e| match e {
-            Event::RxEnd { tx, .. } | Event::TxEnd { tx, .. } => Some(*tx),
-            _ => None,
-        }).collect();
-        self.txs.retain(|id, t| pending.contains(id) || t.end_ns >= horizon);
+        let pending: std::collections::HashSet<u64> = self
+            .events
+            .values()
+            .filter_map(|e| match e {
+                Event::RxEnd { tx, .. } | Event::TxEnd { tx, .. } => Some(*tx),
+                _ => None,
+            })
+            .collect();
+        self.txs
+            .retain(|id, t| pending.contains(id) || t.end_ns >= horizon);
     }
 }
 

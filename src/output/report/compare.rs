@@ -28,11 +28,20 @@ impl FromStr for Phase {
         let bad = || format!("{s:?}: expected NAME=FROM-TO in seconds, e.g. LOS=2-20");
         let (name, range) = s.split_once('=').ok_or_else(bad)?;
         let (from, to) = range.split_once('-').ok_or_else(bad)?;
-        let (from_s, to_s): (f64, f64) = (from.trim().parse().map_err(|_| bad())?, to.trim().parse().map_err(|_| bad())?);
-        if name.is_empty() || !(from_s.is_finite() && to_s.is_finite() && from_s >= 0.0 && to_s > from_s) {
+        let (from_s, to_s): (f64, f64) = (
+            from.trim().parse().map_err(|_| bad())?,
+            to.trim().parse().map_err(|_| bad())?,
+        );
+        if name.is_empty()
+            || !(from_s.is_finite() && to_s.is_finite() && from_s >= 0.0 && to_s > from_s)
+        {
             return Err(bad());
         }
-        Ok(Phase { name: name.to_owned(), from_s, to_s })
+        Ok(Phase {
+            name: name.to_owned(),
+            from_s,
+            to_s,
+        })
     }
 }
 
@@ -63,7 +72,9 @@ pub fn figures(packets: &[PacketRecord], src: &str, dst: &str, phase: &Phase) ->
     let mut f = PhaseFigures::default();
     let mut delays: Vec<f64> = Vec::new();
     let mut bytes = 0u64;
-    for p in packets.iter().filter(|p| p.src == src && p.dst.as_deref() == Some(dst) && p.t_s >= phase.from_s && p.t_s < phase.to_s) {
+    for p in packets.iter().filter(|p| {
+        p.src == src && p.dst.as_deref() == Some(dst) && p.t_s >= phase.from_s && p.t_s < phase.to_s
+    }) {
         f.copies += 1;
         match p.outcome {
             Outcome::Delivered => {
@@ -71,7 +82,11 @@ pub fn figures(packets: &[PacketRecord], src: &str, dst: &str, phase: &Phase) ->
                 bytes += u64::from(p.bytes);
                 delays.push((p.end_s - p.t_s) * 1e3);
             }
-            Outcome::Dropped => *f.drops.entry(p.reason.clone().unwrap_or_else(|| "unspecified".into())).or_default() += 1,
+            Outcome::Dropped => {
+                *f.drops
+                    .entry(p.reason.clone().unwrap_or_else(|| "unspecified".into()))
+                    .or_default() += 1
+            }
         }
     }
     f.throughput_mbps = bytes as f64 * 8.0 / (phase.to_s - phase.from_s) / 1e6;
@@ -101,13 +116,37 @@ pub fn table(runs: &[(String, Vec<PhaseFigures>)], phases: &[Phase]) -> String {
         ("throughput", |f| format!("{:.2} Mbit/s", f.throughput_mbps)),
         ("delay p50", |f| ms_of(f.delay_p50_ms)),
         ("delay p95", |f| ms_of(f.delay_p95_ms)),
-        ("loss", |f| f.loss.map_or("–".to_owned(), |l| format!("{:.1} % of {}", l * 100.0, f.copies))),
-        ("drops", |f| if f.drops.is_empty() { "–".to_owned() } else { f.drops.iter().map(|(r, n)| format!("{r} {n}")).collect::<Vec<_>>().join(", ") }),
+        ("loss", |f| {
+            f.loss.map_or("–".to_owned(), |l| {
+                format!("{:.1} % of {}", l * 100.0, f.copies)
+            })
+        }),
+        ("drops", |f| {
+            if f.drops.is_empty() {
+                "–".to_owned()
+            } else {
+                f.drops
+                    .iter()
+                    .map(|(r, n)| format!("{r} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        }),
     ];
     for (i, phase) in phases.iter().enumerate() {
         for (j, (metric, show)) in rows.iter().enumerate() {
-            let mut row = vec![if j == 0 { phase.to_string() } else { String::new() }, (*metric).to_owned()];
-            row.extend(runs.iter().map(|(_, figs)| figs.get(i).map_or("–".to_owned(), show)));
+            let mut row = vec![
+                if j == 0 {
+                    phase.to_string()
+                } else {
+                    String::new()
+                },
+                (*metric).to_owned(),
+            ];
+            row.extend(
+                runs.iter()
+                    .map(|(_, figs)| figs.get(i).map_or("–".to_owned(), show)),
+            );
             t.add_row(row);
         }
     }
@@ -128,7 +167,11 @@ mod tests {
             src: "a".into(),
             dst: Some("b".into()),
             bytes: 1250,
-            outcome: if delivered { Outcome::Delivered } else { Outcome::Dropped },
+            outcome: if delivered {
+                Outcome::Delivered
+            } else {
+                Outcome::Dropped
+            },
             reason: (!delivered).then(|| "out of range".into()),
             end_s,
             corrupted: false,
@@ -137,7 +180,14 @@ mod tests {
 
     #[test]
     fn phases_parse_and_bad_ones_are_named() {
-        assert_eq!("LOS=2-20".parse::<Phase>().unwrap(), Phase { name: "LOS".into(), from_s: 2.0, to_s: 20.0 });
+        assert_eq!(
+            "LOS=2-20".parse::<Phase>().unwrap(),
+            Phase {
+                name: "LOS".into(),
+                from_s: 2.0,
+                to_s: 20.0
+            }
+        );
         for bad in ["LOS", "=1-2", "x=2-1", "x=a-2", "x=-1-2"] {
             let e = bad.parse::<Phase>().unwrap_err();
             assert!(e.contains(bad), "{e}");
@@ -147,17 +197,56 @@ mod tests {
     #[test]
     fn figures_count_the_copies_captured_in_the_phase() {
         // 1 s phase: 10 delivered (delays 1..10 ms), 5 dropped; one copy before, one of another link.
-        let mut p: Vec<PacketRecord> = (1..=10).map(|i| copy(0.5, 0.5 + i as f64 * 1e-3, true)).collect();
+        let mut p: Vec<PacketRecord> = (1..=10)
+            .map(|i| copy(0.5, 0.5 + i as f64 * 1e-3, true))
+            .collect();
         p.extend((0..5).map(|_| copy(0.6, 0.6, false)));
         p.push(copy(-0.1, 0.0, true));
-        p.push(PacketRecord { src: "b".into(), dst: Some("a".into()), ..copy(0.5, 0.6, true) });
-        let f = figures(&p, "a", "b", &Phase { name: "x".into(), from_s: 0.0, to_s: 1.0 });
+        p.push(PacketRecord {
+            src: "b".into(),
+            dst: Some("a".into()),
+            ..copy(0.5, 0.6, true)
+        });
+        let f = figures(
+            &p,
+            "a",
+            "b",
+            &Phase {
+                name: "x".into(),
+                from_s: 0.0,
+                to_s: 1.0,
+            },
+        );
         assert_eq!((f.copies, f.delivered), (15, 10));
-        assert!((f.throughput_mbps - 0.1).abs() < 1e-9, "{}", f.throughput_mbps);
-        assert!((f.delay_p50_ms.unwrap() - 5.0).abs() < 1e-6 && (f.delay_p95_ms.unwrap() - 10.0).abs() < 1e-6, "{f:?}");
+        assert!(
+            (f.throughput_mbps - 0.1).abs() < 1e-9,
+            "{}",
+            f.throughput_mbps
+        );
+        assert!(
+            (f.delay_p50_ms.unwrap() - 5.0).abs() < 1e-6
+                && (f.delay_p95_ms.unwrap() - 10.0).abs() < 1e-6,
+            "{f:?}"
+        );
         assert!((f.loss.unwrap() - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(f.drops["out of range"], 5);
-        let t = table(&[("one".into(), vec![f.clone()]), ("two".into(), vec![PhaseFigures::default()])], &[Phase { name: "x".into(), from_s: 0.0, to_s: 1.0 }]);
-        assert!(t.contains("| x (0–1 s)") && t.contains("0.10 Mbit/s") && t.contains("33.3 % of 15") && t.contains("out of range 5"), "{t}");
+        let t = table(
+            &[
+                ("one".into(), vec![f.clone()]),
+                ("two".into(), vec![PhaseFigures::default()]),
+            ],
+            &[Phase {
+                name: "x".into(),
+                from_s: 0.0,
+                to_s: 1.0,
+            }],
+        );
+        assert!(
+            t.contains("| x (0–1 s)")
+                && t.contains("0.10 Mbit/s")
+                && t.contains("33.3 % of 15")
+                && t.contains("out of range 5"),
+            "{t}"
+        );
     }
 }

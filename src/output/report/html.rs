@@ -53,7 +53,11 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
         for c in r {
             // Figures align right.
             let numeric = c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '–');
-            let _ = write!(out, "{}{c}</td>", if numeric { "<td class=\"n\">" } else { "<td>" });
+            let _ = write!(
+                out,
+                "{}{c}</td>",
+                if numeric { "<td class=\"n\">" } else { "<td>" }
+            );
         }
         out.push_str("</tr>\n");
     }
@@ -62,7 +66,12 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
 
 fn image(out: &mut String, plot: &Plot) {
     let data = base64::engine::general_purpose::STANDARD.encode(&plot.png);
-    let _ = writeln!(out, "<img src=\"data:image/png;base64,{data}\" alt=\"{}\" title=\"plots/{}\">", escape(&plot.title), escape(&plot.file));
+    let _ = writeln!(
+        out,
+        "<img src=\"data:image/png;base64,{data}\" alt=\"{}\" title=\"plots/{}\">",
+        escape(&plot.title),
+        escape(&plot.file)
+    );
 }
 
 fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
@@ -76,7 +85,11 @@ fn pct(share: Option<f64>) -> String {
 /// The whole page.
 pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> String {
     let s = a.summary.as_ref();
-    let name = a.run.as_ref().map(|r| r.scenario.clone()).or_else(|| s.and_then(|s| s.get("scenario")).and_then(Value::as_str).map(str::to_string));
+    let name = a.run.as_ref().map(|r| r.scenario.clone()).or_else(|| {
+        s.and_then(|s| s.get("scenario"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
     let name = name.unwrap_or_else(|| "run".into());
     let mut o = String::with_capacity(1 << 20);
     let _ = write!(
@@ -85,7 +98,12 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
          <link rel=\"icon\" href=\"data:,\">\n<title>{} – netsim_cosim report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         escape(&name)
     );
-    let _ = writeln!(o, "<h1>Run report: {}</h1>\n<p>{}</p>", escape(&name), escape(&headline(a)));
+    let _ = writeln!(
+        o,
+        "<h1>Run report: {}</h1>\n<p>{}</p>",
+        escape(&name),
+        escape(&headline(a))
+    );
     o.push_str(
         "<nav><a href=\"#run\">run</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a>\
          <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#checks\">checks</a>\
@@ -101,18 +119,44 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
         kv("seed", r.seed.to_string());
         kv("window W", format!("{} ms", r.window_ms));
         kv("planned duration", format!("{} s", r.duration_s));
-        kv("real-time factor", if r.real_time_factor > 0.0 { r.real_time_factor.to_string() } else { "0 (as fast as possible)".into() });
+        kv(
+            "real-time factor",
+            if r.real_time_factor > 0.0 {
+                r.real_time_factor.to_string()
+            } else {
+                "0 (as fast as possible)".into()
+            },
+        );
         kv("vehicles", r.vehicles.join(", "));
     }
     kv("simulated", format!("{:.3} s", a.end_s));
     if let Some(s) = s {
-        for (key, label) in [("windows", "windows"), ("wall_seconds", "wall time (s)"), ("windows_per_second", "windows/s"), ("slipped_seconds", "paced windows behind the wall clock (s)")] {
+        for (key, label) in [
+            ("windows", "windows"),
+            ("wall_seconds", "wall time (s)"),
+            ("windows_per_second", "windows/s"),
+            ("slipped_seconds", "paced windows behind the wall clock (s)"),
+        ] {
             if let Some(v) = s.get(key).and_then(Value::as_f64) {
-                kv(label, if key == "windows" { format!("{v:.0}") } else { format!("{v:.3}") });
+                kv(
+                    label,
+                    if key == "windows" {
+                        format!("{v:.0}")
+                    } else {
+                        format!("{v:.3}")
+                    },
+                );
             }
         }
         if let Some(i) = s.get("interrupted").and_then(Value::as_bool) {
-            kv("interrupted", if i { "yes (Ctrl-C or SIGTERM)".into() } else { "no".into() });
+            kv(
+                "interrupted",
+                if i {
+                    "yes (Ctrl-C or SIGTERM)".into()
+                } else {
+                    "no".into()
+                },
+            );
         }
     } else {
         kv("run summary", "none: the record was cut short".into());
@@ -136,18 +180,35 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
             .iter()
             .map(|p| {
                 let d = p.samples.iter().map(|s| s.distance_m);
-                let (lo, hi) = d.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+                let (lo, hi) = d.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
                 vec![
                     escape(&format!("{} – {}", p.a, p.b)),
                     pct(p.share(ChannelState::Los)),
                     pct(p.share(ChannelState::Nlos)),
                     pct(p.share(ChannelState::OutOfRange)),
                     p.changes.to_string(),
-                    if lo <= hi { format!("{lo:.1} – {hi:.1}") } else { "–".into() },
+                    if lo <= hi {
+                        format!("{lo:.1} – {hi:.1}")
+                    } else {
+                        "–".into()
+                    },
                 ]
             })
             .collect();
-        table(&mut o, &["pair", "LOS", "NLOS", "out of range", "LOS↔NLOS changes", "distance (m)"], &rows);
+        table(
+            &mut o,
+            &[
+                "pair",
+                "LOS",
+                "NLOS",
+                "out of range",
+                "LOS↔NLOS changes",
+                "distance (m)",
+            ],
+            &rows,
+        );
         if let Some(p) = &f.channel {
             image(&mut o, p);
         }
@@ -181,7 +242,18 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
             .collect();
         table(
             &mut o,
-            &["link", "copies", "delivered", "dropped", "delivered bytes", "corrupted", "mean Mbit/s", "mean delay", "median delay", "95 % delay"],
+            &[
+                "link",
+                "copies",
+                "delivered",
+                "dropped",
+                "delivered bytes",
+                "corrupted",
+                "mean Mbit/s",
+                "mean delay",
+                "median delay",
+                "95 % delay",
+            ],
             &rows,
         );
         o.push_str(
@@ -218,13 +290,33 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
             .links
             .iter()
             .map(|l| {
-                let mut r = vec![escape(&format!("{} → {}", l.src, l.dst.as_deref().unwrap_or("(nobody)"))), l.frames.to_string(), l.bytes.to_string()];
-                r.extend(m.outcomes.iter().map(|o| l.by_outcome.get(o).copied().unwrap_or(0).to_string()));
+                let mut r = vec![
+                    escape(&format!(
+                        "{} → {}",
+                        l.src,
+                        l.dst.as_deref().unwrap_or("(nobody)")
+                    )),
+                    l.frames.to_string(),
+                    l.bytes.to_string(),
+                ];
+                r.extend(
+                    m.outcomes
+                        .iter()
+                        .map(|o| l.by_outcome.get(o).copied().unwrap_or(0).to_string()),
+                );
                 r
             })
             .collect();
-        let mut total = vec!["<b>all</b>".to_string(), m.frames.to_string(), m.links.iter().map(|l| l.bytes).sum::<u64>().to_string()];
-        total.extend(m.outcomes.iter().map(|o| m.totals.get(o).copied().unwrap_or(0).to_string()));
+        let mut total = vec![
+            "<b>all</b>".to_string(),
+            m.frames.to_string(),
+            m.links.iter().map(|l| l.bytes).sum::<u64>().to_string(),
+        ];
+        total.extend(
+            m.outcomes
+                .iter()
+                .map(|o| m.totals.get(o).copied().unwrap_or(0).to_string()),
+        );
         rows.push(total);
         table(&mut o, &header, &rows);
         if let Some(p) = &f.modem {
@@ -248,7 +340,10 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
             if balanced { "balanced" } else { "NOT BALANCED" }
         );
     }
-    let mut reasons: Vec<String> = traffic.iter().flat_map(|l| l.ledger.dropped.keys().cloned()).collect();
+    let mut reasons: Vec<String> = traffic
+        .iter()
+        .flat_map(|l| l.ledger.dropped.keys().cloned())
+        .collect();
     reasons.sort_by_key(|r| outcome_rank(r));
     reasons.dedup();
     if !traffic.is_empty() {
@@ -257,7 +352,11 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut totals = vec![0u64; 2 + reasons.len()];
         for l in &traffic {
-            let mut r = vec![escape(&format!("{} → {}", l.src, l.dst)), l.ledger.total.copies.to_string(), l.ledger.delivered.copies.to_string()];
+            let mut r = vec![
+                escape(&format!("{} → {}", l.src, l.dst)),
+                l.ledger.total.copies.to_string(),
+                l.ledger.delivered.copies.to_string(),
+            ];
             totals[0] += l.ledger.total.copies;
             totals[1] += l.ledger.delivered.copies;
             for (i, reason) in reasons.iter().enumerate() {
@@ -305,7 +404,18 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
                 ]
             })
             .collect();
-        table(&mut o, &["program", "vehicle", "started (s)", "ended (s)", "exit", "note"], &rows);
+        table(
+            &mut o,
+            &[
+                "program",
+                "vehicle",
+                "started (s)",
+                "ended (s)",
+                "exit",
+                "note",
+            ],
+            &rows,
+        );
     }
 
     // Checks.
@@ -317,8 +427,17 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
             .checks
             .iter()
             .map(|c| {
-                let verdict = if c.ok() { "<span class=\"ok\">equal</span>" } else { "<span class=\"bad\">DIFFERENT</span>" };
-                vec![escape(&c.what), c.record.to_string(), c.summary.to_string(), verdict.to_string()]
+                let verdict = if c.ok() {
+                    "<span class=\"ok\">equal</span>"
+                } else {
+                    "<span class=\"bad\">DIFFERENT</span>"
+                };
+                vec![
+                    escape(&c.what),
+                    c.record.to_string(),
+                    c.summary.to_string(),
+                    verdict.to_string(),
+                ]
             })
             .collect();
         table(&mut o, &["figure", "record", "summary", ""], &rows);
@@ -346,6 +465,9 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

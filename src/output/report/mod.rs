@@ -28,13 +28,19 @@ pub enum ReportError {
     #[error(transparent)]
     Record(#[from] RecordError),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {source}")]
     Csv { path: PathBuf, source: csv::Error },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io { path: path.to_path_buf(), source }
+    move |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// What [`generate`] wrote, and the numbers it wrote them from.
@@ -82,7 +88,16 @@ pub struct Figures {
 impl Figures {
     fn all(&self) -> impl Iterator<Item = &Plot> {
         let links = self.links.iter().flat_map(|l| [&l.over_time, &l.stats]);
-        [&self.channel].into_iter().chain(links).chain([&self.snr, &self.modem, &self.ledger_packets, &self.ledger_modem]).flatten()
+        [&self.channel]
+            .into_iter()
+            .chain(links)
+            .chain([
+                &self.snr,
+                &self.modem,
+                &self.ledger_packets,
+                &self.ledger_modem,
+            ])
+            .flatten()
     }
 }
 
@@ -100,7 +115,10 @@ pub fn exit_text(p: &ProgramRecord) -> String {
 /// report into `<run folder>/report/`, replacing the files of an earlier report there.
 pub fn generate(run_dir: &Path) -> Result<ReportFiles, ReportError> {
     let (dir, record_path) = if run_dir.is_file() {
-        (run_dir.parent().unwrap_or(Path::new(".")).to_path_buf(), run_dir.to_path_buf())
+        (
+            run_dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            run_dir.to_path_buf(),
+        )
     } else {
         (run_dir.to_path_buf(), run_dir.join(RECORD_FILE))
     };
@@ -113,7 +131,10 @@ pub fn generate(run_dir: &Path) -> Result<ReportFiles, ReportError> {
     };
     let analysis = Analysis::of(&record, summary);
     if record.unknown_messages > 0 {
-        notes.push(format!("{} messages on topics this version does not know were skipped", record.unknown_messages));
+        notes.push(format!(
+            "{} messages on topics this version does not know were skipped",
+            record.unknown_messages
+        ));
     }
     drop(record);
     write(&dir.join(REPORT_DIR), analysis, notes)
@@ -134,7 +155,9 @@ fn read_summary(dir: &Path, notes: &mut Vec<String>) -> Option<serde_json::Value
 
 /// Removes the files an earlier report left in `dir` (only the kinds the report writes).
 fn clear(dir: &Path, ext: &str) -> Result<(), ReportError> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_file() && p.extension().is_some_and(|x| x == ext) {
@@ -170,19 +193,35 @@ pub fn write(dir: &Path, a: Analysis, mut notes: Vec<String>) -> Result<ReportFi
     }
 
     let json = dir.join("report.json");
-    let body = serde_json::to_vec_pretty(&JsonReport::of(&a, &notes)).expect("the report's tables serialize");
+    let body = serde_json::to_vec_pretty(&JsonReport::of(&a, &notes))
+        .expect("the report's tables serialize");
     std::fs::write(&json, body).map_err(io(&json))?;
 
-    let relative: Vec<String> = series.iter().filter_map(|p| p.file_name()).map(|n| format!("series/{}", n.to_string_lossy())).collect();
+    let relative: Vec<String> = series
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| format!("series/{}", n.to_string_lossy()))
+        .collect();
     let html = dir.join("report.html");
     std::fs::write(&html, html::page(&a, &figures, &relative, &notes)).map_err(io(&html))?;
-    Ok(ReportFiles { dir: dir.to_path_buf(), html, json, series, plots, notes, analysis: a })
+    Ok(ReportFiles {
+        dir: dir.to_path_buf(),
+        html,
+        json,
+        series,
+        plots,
+        notes,
+        analysis: a,
+    })
 }
 
 /// Draws every plot that has data; a plot that fails is left out with a note.
 fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
     let mut f = Figures::default();
-    let keep = |file: String, title: String, r: Result<Vec<u8>, String>, notes: &mut Vec<String>| match r {
+    let keep = |file: String,
+                title: String,
+                r: Result<Vec<u8>, String>,
+                notes: &mut Vec<String>| match r {
         Ok(png) => Some(Plot { file, title, png }),
         Err(e) => {
             notes.push(format!("plot {file} not drawn: {e}"));
@@ -191,11 +230,18 @@ fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
     };
     if let Some(r) = plots::channel(a) {
         f.channel = keep("channel.png".into(), "Channel per pair".into(), r, notes);
-        f.channel_pairs_left_out = a.pairs.iter().filter(|p| !p.samples.is_empty()).count().saturating_sub(plots::MAX_PAIRS);
+        f.channel_pairs_left_out = a
+            .pairs
+            .iter()
+            .filter(|p| !p.samples.is_empty())
+            .count()
+            .saturating_sub(plots::MAX_PAIRS);
     }
     // Throughput and delay over time for links that delivered something; a link whose every copy
     // was dropped shows in the ledger tables and charts.
-    let mut busy: Vec<usize> = (0..a.links.len()).filter(|&i| a.links[i].ledger.delivered.copies > 0).collect();
+    let mut busy: Vec<usize> = (0..a.links.len())
+        .filter(|&i| a.links[i].ledger.delivered.copies > 0)
+        .collect();
     f.links_left_out = busy.len().saturating_sub(MAX_LINK_PLOTS);
     if busy.len() > MAX_LINK_PLOTS {
         busy.sort_by_key(|&i| std::cmp::Reverse(a.links[i].ledger.total.copies));
@@ -204,28 +250,63 @@ fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
     }
     for i in busy {
         let l = &a.links[i];
-        let pair = a.pairs.iter().find(|p| (p.a == l.src && p.b == l.dst) || (p.a == l.dst && p.b == l.src));
-        let stem = format!("link_{:02}_{}_{}", i, plots::slug(&l.src), plots::slug(&l.dst));
-        let over_time = keep(format!("{stem}.png"), format!("{} → {}: throughput and delay", l.src, l.dst), plots::link_over_time(a, l, pair), notes);
-        let stats = keep(format!("{stem}_stats.png"), format!("{} → {}: rate and delay", l.src, l.dst), plots::link_statistics(a, l), notes);
-        f.links.push(LinkFigures { link: i, over_time, stats });
+        let pair = a
+            .pairs
+            .iter()
+            .find(|p| (p.a == l.src && p.b == l.dst) || (p.a == l.dst && p.b == l.src));
+        let stem = format!(
+            "link_{:02}_{}_{}",
+            i,
+            plots::slug(&l.src),
+            plots::slug(&l.dst)
+        );
+        let over_time = keep(
+            format!("{stem}.png"),
+            format!("{} → {}: throughput and delay", l.src, l.dst),
+            plots::link_over_time(a, l, pair),
+            notes,
+        );
+        let stats = keep(
+            format!("{stem}_stats.png"),
+            format!("{} → {}: rate and delay", l.src, l.dst),
+            plots::link_statistics(a, l),
+            notes,
+        );
+        f.links.push(LinkFigures {
+            link: i,
+            over_time,
+            stats,
+        });
     }
     if let Some(r) = plots::snr(a) {
         f.snr = keep("snr.png".into(), "SNR over time".into(), r, notes);
     }
     if let Some(r) = plots::modem_frames(a) {
-        f.modem = keep("modem_frames.png".into(), "Modem frames over time by outcome".into(), r, notes);
+        f.modem = keep(
+            "modem_frames.png".into(),
+            "Modem frames over time by outcome".into(),
+            r,
+            notes,
+        );
     }
     let packet_bars: Vec<Bar> = a
         .traffic_links()
         .map(|l| {
             let mut outcomes = vec![("delivered".to_string(), l.ledger.delivered.copies)];
             outcomes.extend(l.ledger.dropped.iter().map(|(r, c)| (r.clone(), c.copies)));
-            Bar { name: format!("{} → {}", l.src, l.dst), outcomes }
+            Bar {
+                name: format!("{} → {}", l.src, l.dst),
+                outcomes,
+            }
         })
         .collect();
     if let Some(r) = plots::ledger("Packet ledger: copies by outcome", "copies", &packet_bars) {
-        f.ledger_packets = keep("ledger_packets.png".into(), "Packet ledger".into(), r, notes);
+        f.ledger_packets = keep(
+            "ledger_packets.png".into(),
+            "Packet ledger".into(),
+            r,
+            notes,
+        );
     }
     let modem_bars: Vec<Bar> = a
         .modem
@@ -236,16 +317,35 @@ fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
             outcomes: l.by_outcome.iter().map(|(o, n)| (o.clone(), *n)).collect(),
         })
         .collect();
-    if let Some(r) = plots::ledger("Modem frame ledger: frames by outcome", "frames", &modem_bars) {
-        f.ledger_modem = keep("ledger_modem.png".into(), "Modem frame ledger".into(), r, notes);
+    if let Some(r) = plots::ledger(
+        "Modem frame ledger: frames by outcome",
+        "frames",
+        &modem_bars,
+    ) {
+        f.ledger_modem = keep(
+            "ledger_modem.png".into(),
+            "Modem frame ledger".into(),
+            r,
+            notes,
+        );
     }
     f
 }
 
 /// Writes one CSV of `rows` (serde rows, whose field names are `header`).
-fn csv_file<R: Serialize>(path: &Path, header: &[&str], rows: impl IntoIterator<Item = R>) -> Result<PathBuf, ReportError> {
-    let err = |source| ReportError::Csv { path: path.to_path_buf(), source };
-    let mut w = csv::WriterBuilder::new().has_headers(false).from_path(path).map_err(err)?;
+fn csv_file<R: Serialize>(
+    path: &Path,
+    header: &[&str],
+    rows: impl IntoIterator<Item = R>,
+) -> Result<PathBuf, ReportError> {
+    let err = |source| ReportError::Csv {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .map_err(err)?;
     w.write_record(header).map_err(err)?;
     for r in rows {
         w.serialize(r).map_err(err)?;
@@ -304,7 +404,16 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     let traffic: Vec<_> = a.traffic_links().collect();
     files.push(csv_file(
         &dir.join("throughput.csv"),
-        &["src", "dst", "bin_start_s", "bin_end_s", "delivered_packets", "delivered_bytes", "mbit_per_s", "mean_delay_s"],
+        &[
+            "src",
+            "dst",
+            "bin_start_s",
+            "bin_end_s",
+            "delivered_packets",
+            "delivered_bytes",
+            "mbit_per_s",
+            "mean_delay_s",
+        ],
         traffic.iter().flat_map(|l| {
             l.bins.iter().enumerate().map(move |(i, b)| ThroughputRow {
                 src: &l.src,
@@ -320,7 +429,15 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     )?);
     files.push(csv_file(
         &dir.join("delay.csv"),
-        &["src", "dst", "sent_s", "delivered_s", "delay_s", "bytes", "corrupted"],
+        &[
+            "src",
+            "dst",
+            "sent_s",
+            "delivered_s",
+            "delay_s",
+            "bytes",
+            "corrupted",
+        ],
         traffic.iter().flat_map(|l| {
             l.delays.iter().map(move |d| DelayRow {
                 src: &l.src,
@@ -336,26 +453,72 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     files.push(csv_file(
         &dir.join("channel_states.csv"),
         STATE_HEADER,
-        a.pairs.iter().flat_map(|p| p.intervals.iter().map(move |i| StateRow { a: &p.a, b: &p.b, start_s: i.start_s, end_s: i.end_s, state: i.state })),
+        a.pairs.iter().flat_map(|p| {
+            p.intervals.iter().map(move |i| StateRow {
+                a: &p.a,
+                b: &p.b,
+                start_s: i.start_s,
+                end_s: i.end_s,
+                state: i.state,
+            })
+        }),
     )?);
     files.push(csv_file(
         &dir.join("link_shading.csv"),
         STATE_HEADER,
-        a.links.iter().flat_map(|l| l.shading.iter().map(move |i| StateRow { a: &l.src, b: &l.dst, start_s: i.start_s, end_s: i.end_s, state: i.state })),
+        a.links.iter().flat_map(|l| {
+            l.shading.iter().map(move |i| StateRow {
+                a: &l.src,
+                b: &l.dst,
+                start_s: i.start_s,
+                end_s: i.end_s,
+                state: i.state,
+            })
+        }),
     )?);
-    files.push(csv_file(&dir.join("channel_samples.csv"), &["t_s", "a", "b", "los", "distance_m", "loss_db", "hops", "change"], a.pairs.iter().flat_map(|p| p.samples.iter()))?);
-    files.push(csv_file(&dir.join("link_states.csv"), &["t_s", "src", "dst", "usable", "snr_db", "rate_bps", "per", "delay_s"], a.links.iter().flat_map(|l| l.states.iter()))?);
+    files.push(csv_file(
+        &dir.join("channel_samples.csv"),
+        &[
+            "t_s",
+            "a",
+            "b",
+            "los",
+            "distance_m",
+            "loss_db",
+            "hops",
+            "change",
+        ],
+        a.pairs.iter().flat_map(|p| p.samples.iter()),
+    )?);
+    files.push(csv_file(
+        &dir.join("link_states.csv"),
+        &[
+            "t_s", "src", "dst", "usable", "snr_db", "rate_bps", "per", "delay_s",
+        ],
+        a.links.iter().flat_map(|l| l.states.iter()),
+    )?);
 
     // Modem frames per bin: one column per outcome.
     let path = dir.join("modem_frames.csv");
-    let err = |source| ReportError::Csv { path: path.clone(), source };
+    let err = |source| ReportError::Csv {
+        path: path.clone(),
+        source,
+    };
     let mut w = csv::Writer::from_path(&path).map_err(err)?;
-    let mut header = vec!["bin_start_s".to_string(), "bin_end_s".to_string(), "sent".to_string()];
+    let mut header = vec![
+        "bin_start_s".to_string(),
+        "bin_end_s".to_string(),
+        "sent".to_string(),
+    ];
     header.extend(a.modem.outcomes.iter().cloned());
     w.write_record(&header).map_err(err)?;
     if a.modem.frames > 0 {
         for (i, b) in a.modem.bins.iter().enumerate() {
-            let mut row = vec![(i as f64 * a.bin_s).to_string(), ((i + 1) as f64 * a.bin_s).to_string(), b.iter().sum::<u64>().to_string()];
+            let mut row = vec![
+                (i as f64 * a.bin_s).to_string(),
+                ((i + 1) as f64 * a.bin_s).to_string(),
+                b.iter().sum::<u64>().to_string(),
+            ];
             row.extend(b.iter().map(u64::to_string));
             w.write_record(&row).map_err(err)?;
         }
@@ -366,19 +529,44 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     // Ledger: per link and outcome, packets and modem frames.
     let mut rows = Vec::new();
     for l in &traffic {
-        rows.push(LedgerRow { kind: "packets", src: &l.src, dst: &l.dst, outcome: "delivered", copies: l.ledger.delivered.copies, bytes: Some(l.ledger.delivered.bytes) });
+        rows.push(LedgerRow {
+            kind: "packets",
+            src: &l.src,
+            dst: &l.dst,
+            outcome: "delivered",
+            copies: l.ledger.delivered.copies,
+            bytes: Some(l.ledger.delivered.bytes),
+        });
         for (reason, c) in &l.ledger.dropped {
-            rows.push(LedgerRow { kind: "packets", src: &l.src, dst: &l.dst, outcome: reason, copies: c.copies, bytes: Some(c.bytes) });
+            rows.push(LedgerRow {
+                kind: "packets",
+                src: &l.src,
+                dst: &l.dst,
+                outcome: reason,
+                copies: c.copies,
+                bytes: Some(c.bytes),
+            });
         }
     }
     for l in &a.modem.links {
         let mut outcomes: Vec<_> = l.by_outcome.iter().collect();
         outcomes.sort_by_key(|o| outcome_rank(o.0));
         for (o, n) in outcomes {
-            rows.push(LedgerRow { kind: "modem_frames", src: &l.src, dst: l.dst.as_deref().unwrap_or(""), outcome: o, copies: *n, bytes: None });
+            rows.push(LedgerRow {
+                kind: "modem_frames",
+                src: &l.src,
+                dst: l.dst.as_deref().unwrap_or(""),
+                outcome: o,
+                copies: *n,
+                bytes: None,
+            });
         }
     }
-    files.push(csv_file(&dir.join("ledger.csv"), &["kind", "src", "dst", "outcome", "copies", "bytes"], rows)?);
+    files.push(csv_file(
+        &dir.join("ledger.csv"),
+        &["kind", "src", "dst", "outcome", "copies", "bytes"],
+        rows,
+    )?);
     Ok(files)
 }
 
@@ -457,7 +645,11 @@ impl<'a> JsonReport<'a> {
                     link_state_reports: l.states.len(),
                 })
                 .collect(),
-            modem_frames: JsonModem { frames: a.modem.frames, totals: &a.modem.totals, links: &a.modem.links },
+            modem_frames: JsonModem {
+                frames: a.modem.frames,
+                totals: &a.modem.totals,
+                links: &a.modem.links,
+            },
             programs: &a.programs,
             checks: &a.checks,
             notes,

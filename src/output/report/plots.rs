@@ -54,10 +54,15 @@ pub struct Plot {
 type Drawn = Result<(), Box<dyn Error>>;
 
 /// Draws `w`×`h` pixels with `draw` and encodes them as PNG.
-fn render(w: u32, h: u32, draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Drawn) -> Result<Vec<u8>, String> {
+fn render(
+    w: u32,
+    h: u32,
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Drawn,
+) -> Result<Vec<u8>, String> {
     let mut rgb = vec![0u8; w as usize * h as usize * 3];
     {
-        let backend = BitMapBackend::with_buffer_and_format(&mut rgb, (w, h)).map_err(|e| e.to_string())?;
+        let backend =
+            BitMapBackend::with_buffer_and_format(&mut rgb, (w, h)).map_err(|e| e.to_string())?;
         let root = backend.into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         draw(&root).map_err(|e| e.to_string())?;
@@ -108,7 +113,9 @@ pub fn outcome_colour(label: &str) -> RGBColor {
         "malformed" => RGBColor(100, 100, 0),
         "shutdown" => RGBColor(60, 60, 60),
         _ => {
-            let h = label.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+            let h = label
+                .bytes()
+                .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
             let (r, g, b) = Palette99::pick(h as usize % 99).rgb();
             RGBColor(r, g, b)
         }
@@ -144,7 +151,11 @@ fn upper(max: f64) -> f64 {
 /// for 0..1.2).
 fn ticks(span: f64) -> impl Fn(&f64) -> String {
     let step = span.abs() / 10.0;
-    let decimals = if step > 0.0 && step.is_finite() { (-step.log10().floor()).clamp(0.0, 6.0) as usize } else { 0 };
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).clamp(0.0, 6.0) as usize
+    } else {
+        0
+    };
     move |v: &f64| format!("{v:.decimals$}")
 }
 
@@ -160,7 +171,17 @@ fn count_labels(max: f64) -> usize {
 
 /// A file-name-safe form of a vehicle name.
 pub fn slug(name: &str) -> String {
-    let s: String = name.chars().take(40).map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let s: String = name
+        .chars()
+        .take(40)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     if s.is_empty() {
         "_".to_string()
     } else {
@@ -170,7 +191,11 @@ pub fn slug(name: &str) -> String {
 
 /// Draws the shading intervals (one series per state, labelled for the legend).
 fn draw_shading<'a, DB: DrawingBackend + 'a>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    chart: &mut ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
     shading: &[Interval],
     y: (f64, f64),
     legend: bool,
@@ -179,21 +204,28 @@ where
     DB::ErrorType: 'static,
 {
     for state in ChannelState::ALL {
-        let rects: Vec<_> =
-            shading.iter().filter(|i| i.state == state).map(|i| Rectangle::new([(i.start_s, y.0), (i.end_s, y.1)], shade(state).filled())).collect();
+        let rects: Vec<_> = shading
+            .iter()
+            .filter(|i| i.state == state)
+            .map(|i| Rectangle::new([(i.start_s, y.0), (i.end_s, y.1)], shade(state).filled()))
+            .collect();
         if rects.is_empty() {
             continue;
         }
         let series = chart.draw_series(rects)?;
         if legend {
             let c = shade(state);
-            series.label(state.label()).legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+            series
+                .label(state.label())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
         }
     }
     Ok(())
 }
 
-fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(chart: &mut ChartContext<'a, DB, CT>) -> Drawn
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Drawn
 where
     DB::ErrorType: 'static,
 {
@@ -209,7 +241,8 @@ where
 
 /// The pair's distance samples (t, m).
 fn distances(pair: Option<&PairSeries>) -> Vec<(f64, f64)> {
-    pair.map(|p| p.samples.iter().map(|s| (s.t_s, s.distance_m)).collect()).unwrap_or_default()
+    pair.map(|p| p.samples.iter().map(|s| (s.t_s, s.distance_m)).collect())
+        .unwrap_or_default()
 }
 
 /// Delay axis unit: ms below 1 s, else s.
@@ -223,7 +256,11 @@ fn delay_unit(max_s: f64) -> (&'static str, f64) {
 
 /// Throughput (with distance) and one-way delay over time of one directed link, shaded by the
 /// pair's LOS / NLOS and the link's out-of-range intervals.
-pub fn link_over_time(a: &Analysis, l: &LinkSeries, pair: Option<&PairSeries>) -> Result<Vec<u8>, String> {
+pub fn link_over_time(
+    a: &Analysis,
+    l: &LinkSeries,
+    pair: Option<&PairSeries>,
+) -> Result<Vec<u8>, String> {
     let end = a.end_s.max(a.bin_s);
     let steps: Vec<(f64, f64)> = l
         .bins
@@ -240,10 +277,18 @@ pub fn link_over_time(a: &Analysis, l: &LinkSeries, pair: Option<&PairSeries>) -
     let delay_max_s = l.delays.iter().map(|d| d.delay_s).fold(0.0, f64::max);
     let (unit, scale) = delay_unit(delay_max_s);
     let stride = l.delays.len().div_ceil(MAX_POINTS).max(1);
-    let delays: Vec<(f64, f64)> = l.delays.iter().step_by(stride).map(|d| (d.delivered_s, d.delay_s * scale)).collect();
+    let delays: Vec<(f64, f64)> = l
+        .delays
+        .iter()
+        .step_by(stride)
+        .map(|d| (d.delivered_s, d.delay_s * scale))
+        .collect();
     let delay_top = upper(delay_max_s * scale);
     render(1200, 720, |root| {
-        let root = root.titled(&format!("{} → {}: throughput and one-way delay", l.src, l.dst), TITLE)?;
+        let root = root.titled(
+            &format!("{} → {}: throughput and one-way delay", l.src, l.dst),
+            TITLE,
+        )?;
         let (top, bottom) = root.split_vertically(380);
         let mut c = ChartBuilder::on(&top)
             .margin(8)
@@ -262,12 +307,18 @@ pub fn link_over_time(a: &Analysis, l: &LinkSeries, pair: Option<&PairSeries>) -
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         if !dist.is_empty() {
-            c.configure_secondary_axes().y_desc("distance (m)").y_label_formatter(&ticks(dist_max)).label_style(LABEL).draw()?;
+            c.configure_secondary_axes()
+                .y_desc("distance (m)")
+                .y_label_formatter(&ticks(dist_max))
+                .label_style(LABEL)
+                .draw()?;
         }
         let blue = RGBColor(31, 119, 180);
         c.draw_series(LineSeries::new(steps, blue.stroke_width(2)))?
             .label("throughput")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], blue.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], blue.stroke_width(2))
+            });
         if !dist.is_empty() {
             c.draw_secondary_series(LineSeries::new(dist, BLACK.mix(0.7)))?
                 .label("distance")
@@ -292,7 +343,11 @@ pub fn link_over_time(a: &Analysis, l: &LinkSeries, pair: Option<&PairSeries>) -
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         if delays.is_empty() {
-            d.draw_series(std::iter::once(Text::new("no packet delivered", (end * 0.4, delay_top * 0.5), LABEL)))?;
+            d.draw_series(std::iter::once(Text::new(
+                "no packet delivered",
+                (end * 0.4, delay_top * 0.5),
+                LABEL,
+            )))?;
         } else {
             d.draw_series(delays.iter().map(|&p| Circle::new(p, 2, blue.filled())))?;
         }
@@ -309,15 +364,33 @@ fn histogram(values: &[f64], buckets: usize) -> Vec<(f64, f64, u64)> {
         let i = ((v / width).floor().max(0.0) as usize).min(buckets - 1);
         counts[i] += 1;
     }
-    counts.iter().enumerate().map(|(i, &n)| (i as f64 * width, (i + 1) as f64 * width, n)).collect()
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (i as f64 * width, (i + 1) as f64 * width, n))
+        .collect()
 }
 
-fn draw_histogram(area: &DrawingArea<BitMapBackend<'_>, Shift>, title: &str, x_desc: &str, values: &[f64], colour: RGBColor) -> Drawn {
+fn draw_histogram(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    title: &str,
+    x_desc: &str,
+    values: &[f64],
+    colour: RGBColor,
+) -> Drawn {
     let mut builder = ChartBuilder::on(area);
-    let c = builder.caption(title, LABEL).margin(8).margin_right(20).x_label_area_size(40).y_label_area_size(64);
+    let c = builder
+        .caption(title, LABEL)
+        .margin(8)
+        .margin_right(20)
+        .x_label_area_size(40)
+        .y_label_area_size(64);
     if values.is_empty() {
         let mut c = c.build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-        c.configure_mesh().x_desc(x_desc).label_style(LABEL).draw()?;
+        c.configure_mesh()
+            .x_desc(x_desc)
+            .label_style(LABEL)
+            .draw()?;
         c.draw_series(std::iter::once(Text::new("no data", (0.4, 0.5), LABEL)))?;
         return Ok(());
     }
@@ -349,12 +422,27 @@ pub fn link_statistics(a: &Analysis, l: &LinkSeries) -> Result<Vec<u8>, String> 
     let delay_max_s = l.delays.iter().map(|d| d.delay_s).fold(0.0, f64::max);
     let (unit, scale) = delay_unit(delay_max_s);
     let delays: Vec<f64> = l.delays.iter().map(|d| d.delay_s * scale).collect();
-    let scatter: Vec<(f64, f64)> = bins.iter().filter_map(|b| Some((b.1, b.2? * scale))).collect();
+    let scatter: Vec<(f64, f64)> = bins
+        .iter()
+        .filter_map(|b| Some((b.1, b.2? * scale)))
+        .collect();
     render(1500, 460, |root| {
         let root = root.titled(&format!("{} → {}: rate and delay", l.src, l.dst), TITLE)?;
         let panels = root.split_evenly((1, 3));
-        draw_histogram(&panels[0], &format!("rate per {} s bin", a.bin_s), "Mbit/s", &rates, RGBColor(31, 119, 180))?;
-        draw_histogram(&panels[1], "one-way delay per packet", unit, &delays, RGBColor(255, 127, 14))?;
+        draw_histogram(
+            &panels[0],
+            &format!("rate per {} s bin", a.bin_s),
+            "Mbit/s",
+            &rates,
+            RGBColor(31, 119, 180),
+        )?;
+        draw_histogram(
+            &panels[1],
+            "one-way delay per packet",
+            unit,
+            &delays,
+            RGBColor(255, 127, 14),
+        )?;
         let x_max = upper(scatter.iter().map(|p| p.0).fold(0.0, f64::max));
         let y_max = upper(scatter.iter().map(|p| p.1).fold(0.0, f64::max));
         let mut c = ChartBuilder::on(&panels[2])
@@ -372,9 +460,17 @@ pub fn link_statistics(a: &Analysis, l: &LinkSeries) -> Result<Vec<u8>, String> 
             .label_style(LABEL)
             .draw()?;
         if scatter.is_empty() {
-            c.draw_series(std::iter::once(Text::new("no data", (x_max * 0.4, y_max * 0.5), LABEL)))?;
+            c.draw_series(std::iter::once(Text::new(
+                "no data",
+                (x_max * 0.4, y_max * 0.5),
+                LABEL,
+            )))?;
         } else {
-            c.draw_series(scatter.iter().map(|&p| Circle::new(p, 3, RGBColor(214, 39, 40).filled())))?;
+            c.draw_series(
+                scatter
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, RGBColor(214, 39, 40).filled())),
+            )?;
         }
         Ok(())
     })
@@ -404,7 +500,8 @@ pub fn snr(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
                         current.push((s.t_s, v));
                         current.push((next, v));
                     }
-                    None => polylines.extend((!current.is_empty()).then(|| std::mem::take(&mut current))),
+                    None => polylines
+                        .extend((!current.is_empty()).then(|| std::mem::take(&mut current))),
                 }
             }
             polylines.extend((!current.is_empty()).then_some(current));
@@ -412,8 +509,14 @@ pub fn snr(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
         })
         .collect();
     let all = lines.iter().flat_map(|l| l.1.iter().flatten().map(|p| p.1));
-    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (lo, hi) = if lo < hi { (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)) } else { (lo - 1.0, hi + 1.0) };
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (lo, hi) = if lo < hi {
+        (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+    } else {
+        (lo - 1.0, hi + 1.0)
+    };
     Some(render(1200, 420, |root| {
         let mut c = ChartBuilder::on(root)
             .caption("SNR over time (as the link model reports it)", TITLE)
@@ -434,7 +537,9 @@ pub fn snr(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
             for (j, pts) in polylines.into_iter().enumerate() {
                 let series = c.draw_series(LineSeries::new(pts, colour.stroke_width(2)))?;
                 if j == 0 {
-                    series.label(name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2)));
+                    series.label(name.clone()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                    });
                 }
             }
         }
@@ -450,13 +555,19 @@ pub fn channel(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
     if pairs.is_empty() {
         return None;
     }
-    let busy = |p: &PairSeries| a.traffic_links().any(|l| (l.src == p.a && l.dst == p.b) || (l.src == p.b && l.dst == p.a));
+    let busy = |p: &PairSeries| {
+        a.traffic_links()
+            .any(|l| (l.src == p.a && l.dst == p.b) || (l.src == p.b && l.dst == p.a))
+    };
     pairs.sort_by_key(|p| (!busy(p), std::cmp::Reverse(p.changes)));
     pairs.truncate(MAX_PAIRS);
     let end = a.end_s.max(a.bin_s);
     let h = 60 + 200 * pairs.len() as u32;
     Some(render(1200, h, |root| {
-        let root = root.titled("Channel per pair: distance, LOS / NLOS / out of range", TITLE)?;
+        let root = root.titled(
+            "Channel per pair: distance, LOS / NLOS / out of range",
+            TITLE,
+        )?;
         let panels = root.split_evenly((pairs.len(), 1));
         for (i, (p, area)) in pairs.iter().zip(&panels).enumerate() {
             let dist = distances(Some(p));
@@ -480,7 +591,9 @@ pub fn channel(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
                 .draw()?;
             let s = c.draw_series(LineSeries::new(dist, BLACK.stroke_width(2)))?;
             if i == 0 {
-                s.label("distance").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(2)));
+                s.label("distance").legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(2))
+                });
                 legend(&mut c)?;
             }
         }
@@ -495,10 +608,18 @@ pub fn modem_frames(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
         return None;
     }
     let end = a.end_s.max(a.bin_s);
-    let y_max = upper(m.bins.iter().map(|b| b.iter().sum::<u64>() as f64).fold(0.0, f64::max));
+    let y_max = upper(
+        m.bins
+            .iter()
+            .map(|b| b.iter().sum::<u64>() as f64)
+            .fold(0.0, f64::max),
+    );
     Some(render(1200, 420, |root| {
         let mut c = ChartBuilder::on(root)
-            .caption(format!("Modem frames per {} s (by send time), by outcome", a.bin_s), TITLE)
+            .caption(
+                format!("Modem frames per {} s (by send time), by outcome", a.bin_s),
+                TITLE,
+            )
             .margin(8)
             .margin_right(24)
             .x_label_area_size(40)
@@ -522,14 +643,22 @@ pub fn modem_frames(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
                 .map(|(i, b)| {
                     let below: u64 = b[..j].iter().sum();
                     let x0 = i as f64 * a.bin_s;
-                    let mut r = Rectangle::new([(x0, below as f64), (x0 + a.bin_s, (below + b[j]) as f64)], colour.filled());
+                    let mut r = Rectangle::new(
+                        [(x0, below as f64), (x0 + a.bin_s, (below + b[j]) as f64)],
+                        colour.filled(),
+                    );
                     r.set_margin(0, 0, 1, 1);
                     r
                 })
                 .collect();
             c.draw_series(rects)?
-                .label(format!("{outcome} ({})", m.totals.get(outcome).copied().unwrap_or(0)))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], colour.filled()));
+                .label(format!(
+                    "{outcome} ({})",
+                    m.totals.get(outcome).copied().unwrap_or(0)
+                ))
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 16, y + 6)], colour.filled())
+                });
         }
         legend(&mut c)?;
         Ok(())
@@ -563,10 +692,23 @@ pub fn ledger(title: &str, unit: &str, bars: &[Bar]) -> Option<Result<Vec<u8>, S
     Some(render(1400, h.max(300), |root| {
         let root = root.titled(title, TITLE)?;
         let (left, right) = root.split_horizontally(820);
-        let x_max = upper(bars.iter().map(|b| b.outcomes.iter().map(|o| o.1).sum::<u64>() as f64).fold(0.0, f64::max));
+        let x_max = upper(
+            bars.iter()
+                .map(|b| b.outcomes.iter().map(|o| o.1).sum::<u64>() as f64)
+                .fold(0.0, f64::max),
+        );
         let names: Vec<String> = bars.iter().map(|b| b.name.clone()).collect();
         let n = bars.len();
-        let mut c = bar_rows(&left, "per link (colours as on the right)", 24, 170, x_max, &names, 6, unit)?;
+        let mut c = bar_rows(
+            &left,
+            "per link (colours as on the right)",
+            24,
+            170,
+            x_max,
+            &names,
+            6,
+            unit,
+        )?;
         for (row, b) in bars.iter().enumerate() {
             // The first bar at the top.
             let y = n - 1 - row;
@@ -578,7 +720,13 @@ pub fn ledger(title: &str, unit: &str, bars: &[Bar]) -> Option<Result<Vec<u8>, S
                     continue;
                 }
                 let colour = outcome_colour(&o);
-                let mut r = Rectangle::new([(x as f64, SegmentValue::Exact(y)), ((x + count) as f64, SegmentValue::Exact(y + 1))], colour.filled());
+                let mut r = Rectangle::new(
+                    [
+                        (x as f64, SegmentValue::Exact(y)),
+                        ((x + count) as f64, SegmentValue::Exact(y + 1)),
+                    ],
+                    colour.filled(),
+                );
                 r.set_margin(4, 4, 0, 0);
                 c.draw_series(std::iter::once(r))?;
                 x += count;
@@ -588,22 +736,45 @@ pub fn ledger(title: &str, unit: &str, bars: &[Bar]) -> Option<Result<Vec<u8>, S
         let t_max = upper(totals.iter().map(|t| t.1 as f64).fold(0.0, f64::max));
         let names: Vec<String> = totals.iter().map(|t| t.0.clone()).collect();
         let n = totals.len();
-        let mut c = bar_rows(&right, "per outcome, all links", 60, 110, t_max, &names, 4, unit)?;
+        let mut c = bar_rows(
+            &right,
+            "per outcome, all links",
+            60,
+            110,
+            t_max,
+            &names,
+            4,
+            unit,
+        )?;
         c.draw_series(totals.iter().enumerate().map(|(row, (o, count))| {
             let y = n - 1 - row;
-            let mut r = Rectangle::new([(0.0, SegmentValue::Exact(y)), (*count as f64, SegmentValue::Exact(y + 1))], outcome_colour(o).filled());
+            let mut r = Rectangle::new(
+                [
+                    (0.0, SegmentValue::Exact(y)),
+                    (*count as f64, SegmentValue::Exact(y + 1)),
+                ],
+                outcome_colour(o).filled(),
+            );
             r.set_margin(4, 4, 0, 0);
             r
         }))?;
         c.draw_series(totals.iter().enumerate().map(|(row, (_, count))| {
-            Text::new(format!(" {count}"), (*count as f64, SegmentValue::CenterOf(n - 1 - row)), LABEL)
+            Text::new(
+                format!(" {count}"),
+                (*count as f64, SegmentValue::CenterOf(n - 1 - row)),
+                LABEL,
+            )
         }))?;
         Ok(())
     }))
 }
 
 /// A horizontal bar chart: values across, one segment per row.
-type BarChart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, plotters::coord::ranged1d::SegmentedCoord<RangedCoordusize>>>;
+type BarChart<'a, 'b> = ChartContext<
+    'a,
+    BitMapBackend<'b>,
+    Cartesian2d<RangedCoordf64, plotters::coord::ranged1d::SegmentedCoord<RangedCoordusize>>,
+>;
 
 /// The axes of a horizontal bar chart on `area`: one row per name (the first at the top),
 /// 0..`x_max` across with `x_labels` ticks in `unit`; `name_width` pixels for the names.
@@ -658,7 +829,10 @@ mod tests {
     #[test]
     fn a_ledger_of_one_bar_draws() {
         font().unwrap();
-        let bars = [Bar { name: "a → b".into(), outcomes: vec![("delivered".into(), 1)] }];
+        let bars = [Bar {
+            name: "a → b".into(),
+            outcomes: vec![("delivered".into(), 1)],
+        }];
         let png = ledger("one", "copies", &bars).unwrap().unwrap();
         assert!(png.len() > 1000);
         assert!(ledger("none", "copies", &[]).is_none());

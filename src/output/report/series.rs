@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, HashMap};
 /// The destination shown for copies of packets that named no vehicle.
 pub const NO_VEHICLE: &str = "(no vehicle)";
 
-
 /// What a pair or a directed link is in over an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,7 +23,11 @@ pub enum ChannelState {
 }
 
 impl ChannelState {
-    pub const ALL: [ChannelState; 3] = [ChannelState::Los, ChannelState::Nlos, ChannelState::OutOfRange];
+    pub const ALL: [ChannelState; 3] = [
+        ChannelState::Los,
+        ChannelState::Nlos,
+        ChannelState::OutOfRange,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
@@ -62,12 +65,18 @@ impl PairSeries {
     /// Seconds spent in `state`.
     pub fn seconds(&self, state: ChannelState) -> f64 {
         // fold from +0.0: an empty f64 sum is -0.0.
-        self.intervals.iter().filter(|i| i.state == state).fold(0.0, |s, i| s + (i.end_s - i.start_s))
+        self.intervals
+            .iter()
+            .filter(|i| i.state == state)
+            .fold(0.0, |s, i| s + (i.end_s - i.start_s))
     }
 
     /// Share of the time with a known state spent in `state` (0..=1), None before any sample.
     pub fn share(&self, state: ChannelState) -> Option<f64> {
-        let known = self.intervals.iter().fold(0.0, |s, i| s + (i.end_s - i.start_s));
+        let known = self
+            .intervals
+            .iter()
+            .fold(0.0, |s, i| s + (i.end_s - i.start_s));
         (known > 0.0).then(|| self.seconds(state) / known)
     }
 }
@@ -152,11 +161,13 @@ impl LinkSeries {
     /// Delivered bits over the link's active span (first capture to last end), Mbit/s.
     pub fn mean_mbit_s(&self) -> Option<f64> {
         let (a, b) = self.span?;
-        (b > a && self.ledger.delivered.copies > 0).then(|| self.ledger.delivered.bytes as f64 * 8.0 / (b - a) / 1e6)
+        (b > a && self.ledger.delivered.copies > 0)
+            .then(|| self.ledger.delivered.bytes as f64 * 8.0 / (b - a) / 1e6)
     }
 
     pub fn mean_delay_s(&self) -> Option<f64> {
-        (!self.delays.is_empty()).then(|| self.delays.iter().map(|d| d.delay_s).sum::<f64>() / self.delays.len() as f64)
+        (!self.delays.is_empty())
+            .then(|| self.delays.iter().map(|d| d.delay_s).sum::<f64>() / self.delays.len() as f64)
     }
 
     /// The `q` quantile (0..=1) of the one-way delays (nearest rank).
@@ -172,7 +183,9 @@ impl LinkSeries {
 
     /// The bins inside the link's active span: (bin start s, Mbit/s, mean delay s if any).
     pub fn active_bins(&self, bin_s: f64) -> Vec<(f64, f64, Option<f64>)> {
-        let Some((a, b)) = self.span else { return Vec::new() };
+        let Some((a, b)) = self.span else {
+            return Vec::new();
+        };
         let first = bin_index(a, bin_s, self.bins.len());
         let last = bin_index(b, bin_s, self.bins.len());
         (first..=last)
@@ -251,11 +264,17 @@ pub struct Analysis {
 }
 
 /// Bin widths (s) the report picks from.
-const NICE_BINS: [f64; 20] =
-    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0];
+const NICE_BINS: [f64; 20] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0,
+    1800.0, 3600.0, 7200.0, 21600.0,
+];
 
 fn nice_at_least(x: f64) -> f64 {
-    NICE_BINS.iter().copied().find(|&b| b >= x).unwrap_or_else(|| (x / 86400.0).ceil().max(1.0) * 86400.0)
+    NICE_BINS
+        .iter()
+        .copied()
+        .find(|&b| b >= x)
+        .unwrap_or_else(|| (x / 86400.0).ceil().max(1.0) * 86400.0)
 }
 
 /// The bin width for a run of `end_s`: 1 s for runs of 20 s to 5 min, finer for shorter runs
@@ -322,7 +341,10 @@ struct NodeOrder(HashMap<String, usize>);
 
 impl NodeOrder {
     fn key(&self, name: &str) -> (usize, String) {
-        (self.0.get(name).copied().unwrap_or(usize::MAX), name.to_string())
+        (
+            self.0.get(name).copied().unwrap_or(usize::MAX),
+            name.to_string(),
+        )
     }
 }
 
@@ -355,12 +377,22 @@ fn intervals(mut events: Vec<(f64, Event)>, end_s: f64) -> Vec<Interval> {
         let state = if reported && !usable.contains(&Some(true)) {
             Some(ChannelState::OutOfRange)
         } else {
-            los.map(|l| if l { ChannelState::Los } else { ChannelState::Nlos })
+            los.map(|l| {
+                if l {
+                    ChannelState::Los
+                } else {
+                    ChannelState::Nlos
+                }
+            })
         };
         if current.map(|c| c.1) != state {
             if let Some((start, s)) = current {
                 if t > start {
-                    out.push(Interval { start_s: start, end_s: t, state: s });
+                    out.push(Interval {
+                        start_s: start,
+                        end_s: t,
+                        state: s,
+                    });
                 }
             }
             current = state.map(|s| (t, s));
@@ -368,7 +400,11 @@ fn intervals(mut events: Vec<(f64, Event)>, end_s: f64) -> Vec<Interval> {
     }
     if let Some((start, s)) = current {
         if end_s > start {
-            out.push(Interval { start_s: start, end_s, state: s });
+            out.push(Interval {
+                start_s: start,
+                end_s,
+                state: s,
+            });
         }
     }
     out
@@ -385,10 +421,24 @@ impl Analysis {
     pub fn of(record: &Record, summary: Option<Value>) -> Analysis {
         let summary = record.summary.clone().or(summary);
         let order = NodeOrder(
-            record.run.as_ref().map(|r| r.vehicles.iter().enumerate().map(|(i, v)| (v.clone(), i)).collect()).unwrap_or_default(),
+            record
+                .run
+                .as_ref()
+                .map(|r| {
+                    r.vehicles
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (v.clone(), i))
+                        .collect()
+                })
+                .unwrap_or_default(),
         );
 
-        let mut end_s = summary.as_ref().and_then(|s| s.get("sim_seconds")).and_then(Value::as_f64).unwrap_or(0.0);
+        let mut end_s = summary
+            .as_ref()
+            .and_then(|s| s.get("sim_seconds"))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
         let times = record
             .poses
             .iter()
@@ -404,25 +454,52 @@ impl Analysis {
         let bins = ((end_s / bin_s).ceil() as usize).max(1);
 
         // Pairs, unordered: their samples and each direction's link states.
-        let pair_key = |a: &str, b: &str| if a <= b { (a.to_string(), b.to_string()) } else { (b.to_string(), a.to_string()) };
+        let pair_key = |a: &str, b: &str| {
+            if a <= b {
+                (a.to_string(), b.to_string())
+            } else {
+                (b.to_string(), a.to_string())
+            }
+        };
         let mut pairs: BTreeMap<(String, String), PairSeries> = BTreeMap::new();
         for c in &record.channel {
             pairs
                 .entry(pair_key(&c.a, &c.b))
-                .or_insert_with(|| PairSeries { a: c.a.clone(), b: c.b.clone(), samples: Vec::new(), intervals: Vec::new(), changes: 0 })
+                .or_insert_with(|| PairSeries {
+                    a: c.a.clone(),
+                    b: c.b.clone(),
+                    samples: Vec::new(),
+                    intervals: Vec::new(),
+                    changes: 0,
+                })
                 .samples
                 .push(c.clone());
         }
         let mut states: BTreeMap<(String, String), Vec<LinkState>> = BTreeMap::new();
         for s in &record.link_states {
-            states.entry((s.src.clone(), s.dst.clone())).or_default().push(s.clone());
+            states
+                .entry((s.src.clone(), s.dst.clone()))
+                .or_default()
+                .push(s.clone());
         }
         for p in pairs.values_mut() {
             p.samples.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
-            p.changes = p.samples.windows(2).filter(|w| w[0].los != w[1].los).count() as u64;
-            let mut events: Vec<(f64, Event)> = p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))).collect();
+            p.changes = p
+                .samples
+                .windows(2)
+                .filter(|w| w[0].los != w[1].los)
+                .count() as u64;
+            let mut events: Vec<(f64, Event)> = p
+                .samples
+                .iter()
+                .map(|s| (s.t_s, Event::Los(s.los)))
+                .collect();
             for (d, (src, dst)) in [(&p.a, &p.b), (&p.b, &p.a)].into_iter().enumerate() {
-                for s in states.get(&(src.clone(), dst.clone())).into_iter().flatten() {
+                for s in states
+                    .get(&(src.clone(), dst.clone()))
+                    .into_iter()
+                    .flatten()
+                {
                     events.push((s.t_s, Event::Usable(d, s.usable)));
                 }
             }
@@ -445,7 +522,9 @@ impl Analysis {
         for p in &record.packets {
             // A copy of a packet that named no vehicle is its own "link".
             let dst = p.dst.as_deref().unwrap_or(NO_VEHICLE);
-            let l = links.entry((p.src.clone(), dst.to_string())).or_insert_with(|| new_link(&p.src, dst));
+            let l = links
+                .entry((p.src.clone(), dst.to_string()))
+                .or_insert_with(|| new_link(&p.src, dst));
             let bytes = u64::from(p.bytes);
             l.ledger.total.add(bytes);
             let (a, b) = l.span.unwrap_or((p.t_s, p.end_s));
@@ -459,19 +538,37 @@ impl Analysis {
                     bin.packets += 1;
                     bin.bytes += bytes;
                     bin.delay_sum_s += delay_s;
-                    l.delays.push(DelaySample { sent_s: p.t_s, delivered_s: p.end_s, delay_s, bytes: p.bytes, corrupted: p.corrupted });
+                    l.delays.push(DelaySample {
+                        sent_s: p.t_s,
+                        delivered_s: p.end_s,
+                        delay_s,
+                        bytes: p.bytes,
+                        corrupted: p.corrupted,
+                    });
                 }
-                Outcome::Dropped => l.ledger.dropped.entry(labels.label(p.outcome, p.reason.as_deref())).or_default().add(bytes),
+                Outcome::Dropped => l
+                    .ledger
+                    .dropped
+                    .entry(labels.label(p.outcome, p.reason.as_deref()))
+                    .or_default()
+                    .add(bytes),
             }
         }
         for ((src, dst), s) in states {
-            let l = links.entry((src.clone(), dst.clone())).or_insert_with(|| new_link(&src, &dst));
+            let l = links
+                .entry((src.clone(), dst.clone()))
+                .or_insert_with(|| new_link(&src, &dst));
             l.states = s;
             l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
         }
         for l in links.values_mut() {
-            l.delays.sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
-            let mut events: Vec<(f64, Event)> = l.states.iter().map(|s| (s.t_s, Event::Usable(0, s.usable))).collect();
+            l.delays
+                .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
+            let mut events: Vec<(f64, Event)> = l
+                .states
+                .iter()
+                .map(|s| (s.t_s, Event::Usable(0, s.usable)))
+                .collect();
             if let Some(p) = pairs.get(&pair_key(&l.src, &l.dst)) {
                 events.extend(p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))));
             }
@@ -484,7 +581,10 @@ impl Analysis {
         links.sort_by_key(|l| (order.key(&l.src), order.key(&l.dst)));
 
         let modem = modem_series(&record.modem_frames, bin_s, bins, &order);
-        let checks = summary.as_ref().map(|s| checks(s, &links, &modem)).unwrap_or_default();
+        let checks = summary
+            .as_ref()
+            .map(|s| checks(s, &links, &modem))
+            .unwrap_or_default();
         Analysis {
             run: record.run.clone(),
             summary,
@@ -518,14 +618,24 @@ fn modem_series(frames: &[ModemFrame], bin_s: f64, bins: usize, order: &NodeOrde
     for f in frames {
         let o = labels.label(f.outcome, f.reason.as_deref());
         *totals.entry(o.clone()).or_default() += 1;
-        let l = links.entry((f.src.clone(), f.dst.clone())).or_insert_with(|| ModemLink { src: f.src.clone(), dst: f.dst.clone(), ..Default::default() });
+        let l = links
+            .entry((f.src.clone(), f.dst.clone()))
+            .or_insert_with(|| ModemLink {
+                src: f.src.clone(),
+                dst: f.dst.clone(),
+                ..Default::default()
+            });
         l.frames += 1;
         l.bytes += u64::from(f.bytes);
         *l.by_outcome.entry(o).or_default() += 1;
     }
     let mut outcomes: Vec<String> = totals.keys().cloned().collect();
     outcomes.sort_by_key(|o| outcome_rank(o));
-    let column: HashMap<&str, usize> = outcomes.iter().enumerate().map(|(i, o)| (o.as_str(), i)).collect();
+    let column: HashMap<&str, usize> = outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.as_str(), i))
+        .collect();
     let mut per_bin = vec![vec![0u64; outcomes.len()]; bins];
     for f in frames {
         let o = labels.label(f.outcome, f.reason.as_deref());
@@ -533,7 +643,13 @@ fn modem_series(frames: &[ModemFrame], bin_s: f64, bins: usize, order: &NodeOrde
     }
     let mut links: Vec<ModemLink> = links.into_values().collect();
     links.sort_by_key(|l| (order.key(&l.src), l.dst.as_deref().map(|d| order.key(d))));
-    ModemSeries { outcomes, bins: per_bin, links, totals, frames: frames.len() as u64 }
+    ModemSeries {
+        outcomes,
+        bins: per_bin,
+        links,
+        totals,
+        frames: frames.len() as u64,
+    }
 }
 
 /// The summary's figures that the record also gives: per link (`network.links`) the delivered
@@ -542,13 +658,30 @@ fn checks(summary: &Value, links: &[LinkSeries], modem: &ModemSeries) -> Vec<Che
     let mut out = Vec::new();
     if let Some(entries) = summary.pointer("/network/links").and_then(Value::as_array) {
         for e in entries {
-            let (Some(src), Some(dst)) = (e.get("src").and_then(Value::as_str), e.get("dst").and_then(Value::as_str)) else { continue };
-            let ledger = links.iter().find(|l| l.src == src && l.dst == dst).map(|l| l.ledger.delivered).unwrap_or_default();
+            let (Some(src), Some(dst)) = (
+                e.get("src").and_then(Value::as_str),
+                e.get("dst").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let ledger = links
+                .iter()
+                .find(|l| l.src == src && l.dst == dst)
+                .map(|l| l.ledger.delivered)
+                .unwrap_or_default();
             if let Some(n) = e.get("delivered_bytes").and_then(Value::as_u64) {
-                out.push(Check { what: format!("{src} → {dst} delivered bytes"), record: ledger.bytes, summary: n });
+                out.push(Check {
+                    what: format!("{src} → {dst} delivered bytes"),
+                    record: ledger.bytes,
+                    summary: n,
+                });
             }
             if let Some(n) = e.get("delivered").and_then(Value::as_u64) {
-                out.push(Check { what: format!("{src} → {dst} delivered packets"), record: ledger.copies, summary: n });
+                out.push(Check {
+                    what: format!("{src} → {dst} delivered packets"),
+                    record: ledger.copies,
+                    summary: n,
+                });
             }
         }
     }
@@ -557,13 +690,25 @@ fn checks(summary: &Value, links: &[LinkSeries], modem: &ModemSeries) -> Vec<Che
         let mut by_key: BTreeMap<String, u64> = BTreeMap::new();
         for (label, n) in &modem.totals {
             let key = label.replace([' ', '-'], "_");
-            let key = if key == "delivered" || ledger.contains_key(&key) { key } else { "other".to_string() };
+            let key = if key == "delivered" || ledger.contains_key(&key) {
+                key
+            } else {
+                "other".to_string()
+            };
             *by_key.entry(key).or_default() += n;
         }
         for (key, v) in ledger {
             let Some(n) = v.as_u64() else { continue };
-            let record = if key == "sent" { modem.frames } else { by_key.get(key).copied().unwrap_or(0) };
-            out.push(Check { what: format!("modem frames {}", key.replace('_', " ")), record, summary: n });
+            let record = if key == "sent" {
+                modem.frames
+            } else {
+                by_key.get(key).copied().unwrap_or(0)
+            };
+            out.push(Check {
+                what: format!("modem frames {}", key.replace('_', " ")),
+                record,
+                summary: n,
+            });
         }
     }
     out
@@ -599,7 +744,11 @@ mod tests {
             (28.0, Event::Usable(0, true)),
         ];
         let iv = intervals(ev, 30.0);
-        let s = |a, b, state| Interval { start_s: a, end_s: b, state };
+        let s = |a, b, state| Interval {
+            start_s: a,
+            end_s: b,
+            state,
+        };
         assert_eq!(
             iv,
             vec![
@@ -638,7 +787,13 @@ mod tests {
         };
         assert_eq!(l.delay_quantile_s(0.5), None);
         for d in [4.0, 1.0, 3.0, 2.0] {
-            l.delays.push(DelaySample { sent_s: 0.0, delivered_s: d, delay_s: d, bytes: 1, corrupted: false });
+            l.delays.push(DelaySample {
+                sent_s: 0.0,
+                delivered_s: d,
+                delay_s: d,
+                bytes: 1,
+                corrupted: false,
+            });
         }
         assert_eq!(l.delay_quantile_s(0.5), Some(2.0));
         assert_eq!(l.delay_quantile_s(0.95), Some(4.0));

@@ -48,7 +48,10 @@ pub struct CommandError {
 
 impl CommandError {
     pub fn new(code: ErrCode, text: impl Into<String>) -> CommandError {
-        CommandError { code, text: text.into() }
+        CommandError {
+            code,
+            text: text.into(),
+        }
     }
 
     /// A missing or invalid field of `id`: `CCxxx: <what>`.
@@ -79,8 +82,18 @@ pub enum CommandId {
 }
 
 impl CommandId {
-    pub const ALL: [CommandId; 10] =
-        [CommandId::Cfg, CommandId::Cfq, CommandId::Clk, CommandId::Tms, CommandId::Tmq, CommandId::Msc, CommandId::Cyc, CommandId::Txd, CommandId::Mpc, CommandId::Muc];
+    pub const ALL: [CommandId; 10] = [
+        CommandId::Cfg,
+        CommandId::Cfq,
+        CommandId::Clk,
+        CommandId::Tms,
+        CommandId::Tmq,
+        CommandId::Msc,
+        CommandId::Cyc,
+        CommandId::Txd,
+        CommandId::Mpc,
+        CommandId::Muc,
+    ];
 
     /// `CCCFG`, `CCCFQ`, …
     pub fn as_str(self) -> &'static str {
@@ -103,7 +116,10 @@ impl CommandId {
         let talker = s.talker.to_ascii_uppercase();
         let kind = s.kind.to_ascii_uppercase();
         if talker != "CC" {
-            return Err(CommandError::new(ErrCode::Unknown, format!("unknown sentence {talker}{kind}")));
+            return Err(CommandError::new(
+                ErrCode::Unknown,
+                format!("unknown sentence {talker}{kind}"),
+            ));
         }
         CommandId::ALL
             .into_iter()
@@ -146,9 +162,21 @@ pub enum Command {
     /// `$CCMSC,src,dest,command` (`0` = reboot); `command` echoed as sent.
     Msc { src: u8, dest: u8, command: String },
     /// `$CCCYC,cmd,src,dest,rate,ack,nframes`: start a data cycle.
-    Cyc { cmd: u8, src: u8, dest: u8, rate: u8, ack: bool, nframes: u8 },
+    Cyc {
+        cmd: u8,
+        src: u8,
+        dest: u8,
+        rate: u8,
+        ack: bool,
+        nframes: u8,
+    },
     /// `$CCTXD,src,dest,ack,<hex>`: one frame's data (empty hex = none).
-    Txd { src: u8, dest: u8, ack: bool, data: Vec<u8> },
+    Txd {
+        src: u8,
+        dest: u8,
+        ack: bool,
+        data: Vec<u8>,
+    },
     /// `$CCMPC,src,dest`: two-way ping.
     Mpc { src: u8, dest: u8 },
     /// `$CCMUC,src,dest,HHHH`: 13-bit mini-packet.
@@ -172,7 +200,10 @@ impl Fields<'_> {
 
     /// Field `i` as an integer in `lo..=hi`.
     fn int(&self, i: usize, lo: i64, hi: i64, name: &str) -> Result<i64, CommandError> {
-        let v: i64 = self.get(i).and_then(|x| x.parse().ok()).ok_or_else(|| self.bad(&format!("{name} missing or not a number")))?;
+        let v: i64 = self
+            .get(i)
+            .and_then(|x| x.parse().ok())
+            .ok_or_else(|| self.bad(&format!("{name} missing or not a number")))?;
         if (lo..=hi).contains(&v) {
             Ok(v)
         } else {
@@ -187,7 +218,10 @@ impl Fields<'_> {
 
     /// A parameter name or selector (upper-cased).
     fn name(&self) -> Result<String, CommandError> {
-        self.get(0).map(|x| x.to_ascii_uppercase()).filter(|x| !x.is_empty()).ok_or_else(|| self.bad("parameter name missing"))
+        self.get(0)
+            .map(|x| x.to_ascii_uppercase())
+            .filter(|x| !x.is_empty())
+            .ok_or_else(|| self.bad("parameter name missing"))
     }
 
     fn param(&self, name: &str) -> Result<Param, CommandError> {
@@ -205,7 +239,10 @@ impl Command {
     /// problem is the refusal.
     pub fn parse(s: &Sentence) -> Result<Command, CommandError> {
         let id = CommandId::of(s)?;
-        let f = Fields { id, f: s.fields.iter().map(|x| x.trim()).collect() };
+        let f = Fields {
+            id,
+            f: s.fields.iter().map(|x| x.trim()).collect(),
+        };
         Ok(match id {
             CommandId::Cfg => {
                 let name = f.name()?;
@@ -215,7 +252,10 @@ impl Command {
                 }
                 let param = f.param(&name)?;
                 let (lo, hi) = param.range();
-                Command::Cfg { param, value: f.int(1, lo, hi, &name)? }
+                Command::Cfg {
+                    param,
+                    value: f.int(1, lo, hi, &name)?,
+                }
             }
             CommandId::Cfq => {
                 let name = f.name()?;
@@ -239,7 +279,10 @@ impl Command {
                 Command::Clk(c)
             }
             CommandId::Tms => {
-                let time = f.get(0).and_then(Civil::parse_iso).ok_or_else(|| f.bad("time is not YYYY-MM-DDThh:mm:ssZ"))?;
+                let time = f
+                    .get(0)
+                    .and_then(Civil::parse_iso)
+                    .ok_or_else(|| f.bad("time is not YYYY-MM-DDThh:mm:ssZ"))?;
                 let mode = match f.get(1).filter(|x| !x.is_empty()) {
                     Some(m) => Some(m.parse::<u8>().map_err(|_| f.bad("mode is not a number"))?),
                     None => None,
@@ -249,7 +292,11 @@ impl Command {
             CommandId::Tmq => Command::Tmq,
             CommandId::Msc => {
                 let (src, dest) = (f.addr(0, "src")?, f.addr(1, "dest")?);
-                Command::Msc { src, dest, command: f.get(2).unwrap_or("").to_string() }
+                Command::Msc {
+                    src,
+                    dest,
+                    command: f.get(2).unwrap_or("").to_string(),
+                }
             }
             CommandId::Cyc => {
                 let cmd = f.int(0, 0, 127, "command")? as u8;
@@ -258,22 +305,40 @@ impl Command {
                 let ack = f.int(4, 0, 1, "ack")? == 1;
                 let (frames, _) = rate_frames(rate).ok_or_else(|| f.bad("rate"))?;
                 let nframes = f.int(5, 1, frames as i64, "nframes")? as u8;
-                Command::Cyc { cmd, src, dest, rate, ack, nframes }
+                Command::Cyc {
+                    cmd,
+                    src,
+                    dest,
+                    rate,
+                    ack,
+                    nframes,
+                }
             }
             CommandId::Txd => {
                 let (src, dest) = (f.addr(0, "src")?, f.addr(1, "dest")?);
                 let ack = f.int(2, 0, 1, "ack")? == 1;
-                let data = decode_hex(f.get(3).unwrap_or("")).ok_or_else(|| f.bad("data is not hex"))?;
-                Command::Txd { src, dest, ack, data }
+                let data =
+                    decode_hex(f.get(3).unwrap_or("")).ok_or_else(|| f.bad("data is not hex"))?;
+                Command::Txd {
+                    src,
+                    dest,
+                    ack,
+                    data,
+                }
             }
-            CommandId::Mpc => Command::Mpc { src: f.addr(0, "src")?, dest: f.addr(1, "dest")? },
+            CommandId::Mpc => Command::Mpc {
+                src: f.addr(0, "src")?,
+                dest: f.addr(1, "dest")?,
+            },
             CommandId::Muc => {
                 let (src, dest) = (f.addr(0, "src")?, f.addr(1, "dest")?);
                 let hex = f.get(2).unwrap_or("");
-                let value = (!hex.is_empty() && hex.len() <= 4 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-                    .then(|| u16::from_str_radix(hex, 16).ok())
-                    .flatten()
-                    .ok_or_else(|| f.bad("value is not 1-4 hex digits"))?;
+                let value = (!hex.is_empty()
+                    && hex.len() <= 4
+                    && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| u16::from_str_radix(hex, 16).ok())
+                .flatten()
+                .ok_or_else(|| f.bad("value is not 1-4 hex digits"))?;
                 if value > 0x1fff {
                     return Err(f.bad("value exceeds 13 bits"));
                 }
@@ -308,20 +373,59 @@ impl Command {
                 Query::Top => "TOP".into(),
                 Query::One(p) => p.name().into(),
             }],
-            Command::Clk(c) => vec![format!("{:04}", c.year), format!("{:02}", c.month), format!("{:02}", c.day), format!("{:02}", c.hour), format!("{:02}", c.minute), format!("{:02}", c.second)],
+            Command::Clk(c) => vec![
+                format!("{:04}", c.year),
+                format!("{:02}", c.month),
+                format!("{:02}", c.day),
+                format!("{:02}", c.hour),
+                format!("{:02}", c.minute),
+                format!("{:02}", c.second),
+            ],
             Command::Tms { time: c, mode } => {
-                let frac = if c.nanos == 0 { String::new() } else { format!(".{:09}", c.nanos) };
-                let iso = format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z", c.year, c.month, c.day, c.hour, c.minute, c.second);
-                std::iter::once(iso).chain(mode.map(|m| m.to_string())).collect()
+                let frac = if c.nanos == 0 {
+                    String::new()
+                } else {
+                    format!(".{:09}", c.nanos)
+                };
+                let iso = format!(
+                    "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z",
+                    c.year, c.month, c.day, c.hour, c.minute, c.second
+                );
+                std::iter::once(iso)
+                    .chain(mode.map(|m| m.to_string()))
+                    .collect()
             }
             Command::Tmq => vec!["0".into()],
-            Command::Msc { src, dest, command } => vec![src.to_string(), dest.to_string(), command.clone()],
-            Command::Cyc { cmd, src, dest, rate, ack, nframes } => {
-                vec![cmd.to_string(), src.to_string(), dest.to_string(), rate.to_string(), b(*ack), nframes.to_string()]
+            Command::Msc { src, dest, command } => {
+                vec![src.to_string(), dest.to_string(), command.clone()]
             }
-            Command::Txd { src, dest, ack, data } => vec![src.to_string(), dest.to_string(), b(*ack), encode_hex(data)],
+            Command::Cyc {
+                cmd,
+                src,
+                dest,
+                rate,
+                ack,
+                nframes,
+            } => {
+                vec![
+                    cmd.to_string(),
+                    src.to_string(),
+                    dest.to_string(),
+                    rate.to_string(),
+                    b(*ack),
+                    nframes.to_string(),
+                ]
+            }
+            Command::Txd {
+                src,
+                dest,
+                ack,
+                data,
+            } => vec![src.to_string(), dest.to_string(), b(*ack), encode_hex(data)],
             Command::Mpc { src, dest } => vec![src.to_string(), dest.to_string()],
-            Command::Muc { src, dest, value } => vec![src.to_string(), dest.to_string(), format!("{value:04X}")],
+            Command::Muc { src, dest, value } => {
+                vec![src.to_string(), dest.to_string(), format!("{value:04X}")]
+            }
         };
         let refs: Vec<&str> = fields.iter().map(|s| s.as_str()).collect();
         emit(self.id().as_str(), &refs)
@@ -339,24 +443,99 @@ mod tests {
     /// One known-good line per command, with the value it parses to.
     fn good() -> Vec<(&'static str, Command)> {
         let p = |n| Param::named(n).unwrap();
-        let civil = |year, month, day, hour, minute, second, nanos| Civil { year, month, day, hour, minute, second, nanos };
+        let civil = |year, month, day, hour, minute, second, nanos| Civil {
+            year,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            nanos,
+        };
         vec![
             ("$CCCFG,ALL,0", Command::FactoryReset),
-            ("$CCCFG,SRC,3*33", Command::Cfg { param: p("SRC"), value: 3 }),
-            ("$cccfg, pow , -20\r\n", Command::Cfg { param: p("POW"), value: -20 }),
+            (
+                "$CCCFG,SRC,3*33",
+                Command::Cfg {
+                    param: p("SRC"),
+                    value: 3,
+                },
+            ),
+            (
+                "$cccfg, pow , -20\r\n",
+                Command::Cfg {
+                    param: p("POW"),
+                    value: -20,
+                },
+            ),
             ("$CCCFQ,ALL", Command::Cfq(Query::All)),
             ("$CCCFQ,top", Command::Cfq(Query::Top)),
             ("$CCCFQ,SRC", Command::Cfq(Query::One(p("SRC")))),
-            ("$CCCLK,2027,01,02,03,04,05", Command::Clk(civil(2027, 1, 2, 3, 4, 5, 0))),
-            ("$CCTMS,2027-01-02T03:04:05Z,0", Command::Tms { time: civil(2027, 1, 2, 3, 4, 5, 0), mode: Some(0) }),
-            ("$CCTMS,2027-01-02T03:04:05.25Z", Command::Tms { time: civil(2027, 1, 2, 3, 4, 5, 250_000_000), mode: None }),
+            (
+                "$CCCLK,2027,01,02,03,04,05",
+                Command::Clk(civil(2027, 1, 2, 3, 4, 5, 0)),
+            ),
+            (
+                "$CCTMS,2027-01-02T03:04:05Z,0",
+                Command::Tms {
+                    time: civil(2027, 1, 2, 3, 4, 5, 0),
+                    mode: Some(0),
+                },
+            ),
+            (
+                "$CCTMS,2027-01-02T03:04:05.25Z",
+                Command::Tms {
+                    time: civil(2027, 1, 2, 3, 4, 5, 250_000_000),
+                    mode: None,
+                },
+            ),
             ("$CCTMQ,0", Command::Tmq),
-            ("$CCMSC,1,1,0", Command::Msc { src: 1, dest: 1, command: "0".into() }),
-            ("$CCCYC,0,1,2,5,1,8", Command::Cyc { cmd: 0, src: 1, dest: 2, rate: 5, ack: true, nframes: 8 }),
-            ("$CCTXD,1,2,1,DEADbeef", Command::Txd { src: 1, dest: 2, ack: true, data: vec![0xde, 0xad, 0xbe, 0xef] }),
-            ("$CCTXD,1,2,0,", Command::Txd { src: 1, dest: 2, ack: false, data: vec![] }),
+            (
+                "$CCMSC,1,1,0",
+                Command::Msc {
+                    src: 1,
+                    dest: 1,
+                    command: "0".into(),
+                },
+            ),
+            (
+                "$CCCYC,0,1,2,5,1,8",
+                Command::Cyc {
+                    cmd: 0,
+                    src: 1,
+                    dest: 2,
+                    rate: 5,
+                    ack: true,
+                    nframes: 8,
+                },
+            ),
+            (
+                "$CCTXD,1,2,1,DEADbeef",
+                Command::Txd {
+                    src: 1,
+                    dest: 2,
+                    ack: true,
+                    data: vec![0xde, 0xad, 0xbe, 0xef],
+                },
+            ),
+            (
+                "$CCTXD,1,2,0,",
+                Command::Txd {
+                    src: 1,
+                    dest: 2,
+                    ack: false,
+                    data: vec![],
+                },
+            ),
             ("$CCMPC,1,2", Command::Mpc { src: 1, dest: 2 }),
-            ("$CCMUC,1,2,1fff", Command::Muc { src: 1, dest: 2, value: 0x1fff }),
+            (
+                "$CCMUC,1,2,1fff",
+                Command::Muc {
+                    src: 1,
+                    dest: 2,
+                    value: 0x1fff,
+                },
+            ),
         ]
     }
 
@@ -364,12 +543,18 @@ mod tests {
     fn every_command_parses_from_a_known_good_line_and_round_trips() {
         let good = good();
         for id in CommandId::ALL {
-            assert!(good.iter().any(|(_, c)| c.id() == id), "{id} has no known-good line");
+            assert!(
+                good.iter().any(|(_, c)| c.id() == id),
+                "{id} has no known-good line"
+            );
         }
         for (line, want) in good {
             assert_eq!(parse(line).as_ref(), Ok(&want), "{line}");
             let again = want.emit();
-            assert!(again.starts_with(&format!("${},", want.id())) && again.ends_with("\r\n"), "{again:?}");
+            assert!(
+                again.starts_with(&format!("${},", want.id())) && again.ends_with("\r\n"),
+                "{again:?}"
+            );
             assert_eq!(parse(&again), Ok(want), "{again:?}");
         }
     }
@@ -377,25 +562,89 @@ mod tests {
     #[test]
     fn refusals_carry_the_caerr_code_and_text() {
         let cases: &[(&str, ErrCode, &str)] = &[
-            ("$CCCFG,SRC,1*00", ErrCode::Malformed, "checksum mismatch: sentence says 00, computed 31"),
+            (
+                "$CCCFG,SRC,1*00",
+                ErrCode::Malformed,
+                "checksum mismatch: sentence says 00, computed 31",
+            ),
             ("$GPGGA,1", ErrCode::Unknown, "unknown sentence GPGGA"),
             ("$ccxxx,1", ErrCode::Unknown, "unknown command CCXXX"),
             ("$CCCFG", ErrCode::BadField, "CCCFG: parameter name missing"),
-            ("$CCCFG,ALL,1", ErrCode::BadField, "CCCFG: ALL value 1 outside 0-0"),
-            ("$CCCFG,FOO,1", ErrCode::BadField, "CCCFG: unknown parameter FOO"),
-            ("$CCCFG,dto,31", ErrCode::BadField, "CCCFG: DTO 31 outside 1-30"),
-            ("$CCCFQ,FOO", ErrCode::BadField, "CCCFQ: unknown parameter FOO"),
-            ("$CCCLK,2026,2,30,0,0,0", ErrCode::BadField, "CCCLK: not a valid date"),
-            ("$CCCLK,2026,1", ErrCode::BadField, "CCCLK: day missing or not a number"),
-            ("$CCTMS,2026-13-01T00:00:00Z", ErrCode::BadField, "CCTMS: time is not YYYY-MM-DDThh:mm:ssZ"),
-            ("$CCTMS,2026-01-01T00:00:00Z,x", ErrCode::BadField, "CCTMS: mode is not a number"),
-            ("$CCMSC,128,1,0", ErrCode::BadField, "CCMSC: src 128 outside 0-127"),
-            ("$CCCYC,0,1,2,0,0,2", ErrCode::BadField, "CCCYC: nframes 2 outside 1-1"),
-            ("$CCCYC,0,1,2,7,0,1", ErrCode::BadField, "CCCYC: rate 7 outside 0-6"),
-            ("$CCTXD,1,2,0,abc", ErrCode::BadField, "CCTXD: data is not hex"),
-            ("$CCMPC,1", ErrCode::BadField, "CCMPC: dest missing or not a number"),
-            ("$CCMUC,1,2,2000", ErrCode::BadField, "CCMUC: value exceeds 13 bits"),
-            ("$CCMUC,1,2,12345", ErrCode::BadField, "CCMUC: value is not 1-4 hex digits"),
+            (
+                "$CCCFG,ALL,1",
+                ErrCode::BadField,
+                "CCCFG: ALL value 1 outside 0-0",
+            ),
+            (
+                "$CCCFG,FOO,1",
+                ErrCode::BadField,
+                "CCCFG: unknown parameter FOO",
+            ),
+            (
+                "$CCCFG,dto,31",
+                ErrCode::BadField,
+                "CCCFG: DTO 31 outside 1-30",
+            ),
+            (
+                "$CCCFQ,FOO",
+                ErrCode::BadField,
+                "CCCFQ: unknown parameter FOO",
+            ),
+            (
+                "$CCCLK,2026,2,30,0,0,0",
+                ErrCode::BadField,
+                "CCCLK: not a valid date",
+            ),
+            (
+                "$CCCLK,2026,1",
+                ErrCode::BadField,
+                "CCCLK: day missing or not a number",
+            ),
+            (
+                "$CCTMS,2026-13-01T00:00:00Z",
+                ErrCode::BadField,
+                "CCTMS: time is not YYYY-MM-DDThh:mm:ssZ",
+            ),
+            (
+                "$CCTMS,2026-01-01T00:00:00Z,x",
+                ErrCode::BadField,
+                "CCTMS: mode is not a number",
+            ),
+            (
+                "$CCMSC,128,1,0",
+                ErrCode::BadField,
+                "CCMSC: src 128 outside 0-127",
+            ),
+            (
+                "$CCCYC,0,1,2,0,0,2",
+                ErrCode::BadField,
+                "CCCYC: nframes 2 outside 1-1",
+            ),
+            (
+                "$CCCYC,0,1,2,7,0,1",
+                ErrCode::BadField,
+                "CCCYC: rate 7 outside 0-6",
+            ),
+            (
+                "$CCTXD,1,2,0,abc",
+                ErrCode::BadField,
+                "CCTXD: data is not hex",
+            ),
+            (
+                "$CCMPC,1",
+                ErrCode::BadField,
+                "CCMPC: dest missing or not a number",
+            ),
+            (
+                "$CCMUC,1,2,2000",
+                ErrCode::BadField,
+                "CCMUC: value exceeds 13 bits",
+            ),
+            (
+                "$CCMUC,1,2,12345",
+                ErrCode::BadField,
+                "CCMUC: value is not 1-4 hex digits",
+            ),
         ];
         for (line, code, text) in cases {
             assert_eq!(parse(line), Err(CommandError::new(*code, *text)), "{line}");
@@ -413,7 +662,12 @@ mod tests {
             crate::wire::mutate(&mut rng, &mut line, b"$*,.-:TZ0123456789abcdefABCDEF\r\n ");
             if let Ok(c) = Command::from_line(&line) {
                 parsed += 1;
-                assert_eq!(Command::from_line(c.emit().as_bytes()), Ok(c), "{:?}", String::from_utf8_lossy(&line));
+                assert_eq!(
+                    Command::from_line(c.emit().as_bytes()),
+                    Ok(c),
+                    "{:?}",
+                    String::from_utf8_lossy(&line)
+                );
             }
         }
         assert!(parsed > 5_000, "{parsed}");

@@ -72,14 +72,22 @@ impl<'a> Sentence<'a> {
             return Err(NmeaError::NoDollar(line[0]));
         }
         if let Some(index) = line.iter().position(|b| !(0x20..0x7f).contains(b)) {
-            return Err(NmeaError::NotPrintable { index, byte: line[index] });
+            return Err(NmeaError::NotPrintable {
+                index,
+                byte: line[index],
+            });
         }
         // Printable ASCII is valid UTF-8.
-        let text = std::str::from_utf8(&line[1..]).map_err(|_| NmeaError::NotPrintable { index: 1, byte: line[1] })?;
+        let text = std::str::from_utf8(&line[1..]).map_err(|_| NmeaError::NotPrintable {
+            index: 1,
+            byte: line[1],
+        })?;
         let (body, had_checksum) = match text.rfind('*') {
             Some(star) => {
                 let given = &text[star + 1..];
-                let parsed = (given.len() == 2).then(|| u8::from_str_radix(given, 16).ok()).flatten();
+                let parsed = (given.len() == 2)
+                    .then(|| u8::from_str_radix(given, 16).ok())
+                    .flatten();
                 let given = parsed.ok_or_else(|| NmeaError::BadChecksumText(given.to_string()))?;
                 let body = &text[..star];
                 let computed = checksum(body.as_bytes());
@@ -95,7 +103,12 @@ impl<'a> Sentence<'a> {
         if id.len() != 5 || !id.bytes().all(|b| b.is_ascii_alphabetic()) {
             return Err(NmeaError::BadId(id.to_string()));
         }
-        Ok(Sentence { talker: &id[..2], kind: &id[2..], fields: parts.collect(), had_checksum })
+        Ok(Sentence {
+            talker: &id[..2],
+            kind: &id[2..],
+            fields: parts.collect(),
+            had_checksum,
+        })
     }
 
     /// `CCCYC` etc., upper-cased letters compared case-sensitively by callers.
@@ -123,7 +136,8 @@ pub struct Out<'a> {
 
 impl fmt::Display for Out<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut body = String::with_capacity(16 + self.fields.iter().map(|x| x.len() + 1).sum::<usize>());
+        let mut body =
+            String::with_capacity(16 + self.fields.iter().map(|x| x.len() + 1).sum::<usize>());
         body.push_str(self.id);
         for field in self.fields {
             body.push(',');
@@ -140,7 +154,17 @@ pub fn emit(id: &str, fields: &[&str]) -> String {
 
 /// Frames per packet and bytes per frame at Micro-Modem rate `rate` (0–6).
 pub fn rate_frames(rate: u8) -> Option<(u8, usize)> {
-    [(1, 32), (3, 64), (3, 64), (2, 256), (2, 256), (8, 256), (6, 32)].get(rate as usize).copied()
+    [
+        (1, 32),
+        (3, 64),
+        (3, 64),
+        (2, 256),
+        (2, 256),
+        (8, 256),
+        (6, 32),
+    ]
+    .get(rate as usize)
+    .copied()
 }
 
 /// Hex → bytes, either case; None for an odd length or a non-hex digit.
@@ -148,7 +172,10 @@ pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .collect()
 }
 
 /// Bytes → lower-case hex (as Goby writes payloads).
@@ -163,9 +190,16 @@ mod tests {
     #[test]
     fn parses_with_and_without_checksum_in_either_case() {
         let s = Sentence::parse(b"$CCCFG,SRC,1*31\r\n").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((s.talker, s.kind, s.fields.clone(), s.had_checksum), ("CC", "CFG", vec!["SRC", "1"], true));
+        assert_eq!(
+            (s.talker, s.kind, s.fields.clone(), s.had_checksum),
+            ("CC", "CFG", vec!["SRC", "1"], true)
+        );
         let body = b"CCCYC,0,1,2,0,1,1";
-        let lower = format!("${}*{:02x}\n", std::str::from_utf8(body).unwrap(), checksum(body));
+        let lower = format!(
+            "${}*{:02x}\n",
+            std::str::from_utf8(body).unwrap(),
+            checksum(body)
+        );
         assert!(Sentence::parse(lower.as_bytes()).is_ok());
         let none = Sentence::parse(b"$CCCYC,0,1,2,0,1,1").unwrap();
         assert!(!none.had_checksum);
@@ -180,26 +214,57 @@ mod tests {
         assert_eq!(s.fields, vec!["SRC", "1"]);
         // Empty fields survive.
         let line = emit("CATXD", &["1", "2", "0", ""]);
-        assert_eq!(Sentence::parse(line.as_bytes()).unwrap().fields, vec!["1", "2", "0", ""]);
+        assert_eq!(
+            Sentence::parse(line.as_bytes()).unwrap().fields,
+            vec!["1", "2", "0", ""]
+        );
     }
 
     #[test]
     fn rejects_what_a_modem_answers_with_caerr() {
-        assert_eq!(Sentence::parse(b"CCCFG,SRC,1"), Err(NmeaError::NoDollar(b'C')));
-        assert_eq!(Sentence::parse(b"$CCCFG,SRC,1*00"), Err(NmeaError::ChecksumMismatch { given: 0, computed: 0x31 }));
-        assert_eq!(Sentence::parse(b"$CCCFG,SRC,1*5"), Err(NmeaError::BadChecksumText("5".into())));
-        assert_eq!(Sentence::parse(b"$CC1FG,SRC"), Err(NmeaError::BadId("CC1FG".into())));
-        assert_eq!(Sentence::parse(b"$CCC\xffG"), Err(NmeaError::NotPrintable { index: 4, byte: 0xff }));
+        assert_eq!(
+            Sentence::parse(b"CCCFG,SRC,1"),
+            Err(NmeaError::NoDollar(b'C'))
+        );
+        assert_eq!(
+            Sentence::parse(b"$CCCFG,SRC,1*00"),
+            Err(NmeaError::ChecksumMismatch {
+                given: 0,
+                computed: 0x31
+            })
+        );
+        assert_eq!(
+            Sentence::parse(b"$CCCFG,SRC,1*5"),
+            Err(NmeaError::BadChecksumText("5".into()))
+        );
+        assert_eq!(
+            Sentence::parse(b"$CC1FG,SRC"),
+            Err(NmeaError::BadId("CC1FG".into()))
+        );
+        assert_eq!(
+            Sentence::parse(b"$CCC\xffG"),
+            Err(NmeaError::NotPrintable {
+                index: 4,
+                byte: 0xff
+            })
+        );
         assert_eq!(Sentence::parse(b"\r\n"), Err(NmeaError::Empty));
         let long = vec![b'A'; MAX_SENTENCE + 1];
-        assert_eq!(Sentence::parse(&long), Err(NmeaError::TooLong(MAX_SENTENCE + 1)));
+        assert_eq!(
+            Sentence::parse(&long),
+            Err(NmeaError::TooLong(MAX_SENTENCE + 1))
+        );
     }
 
     #[test]
     fn never_panics_on_arbitrary_bytes() {
         use rand::SeedableRng;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let seeds: [&[u8]; 3] = [b"$CCCYC,0,1,2,0,1,1*5D\r\n", b"$CCTXD,1,2,0,deadbeef\n", b"$CATMS,0,2026-11-21T05:00:00Z*00"];
+        let seeds: [&[u8]; 3] = [
+            b"$CCCYC,0,1,2,0,1,1*5D\r\n",
+            b"$CCTXD,1,2,0,deadbeef\n",
+            b"$CATMS,0,2026-11-21T05:00:00Z*00",
+        ];
         for i in 0..50_000 {
             let mut line = seeds[i % 3].to_vec();
             crate::wire::mutate(&mut rng, &mut line, b"$*,\r\n");
