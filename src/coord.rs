@@ -84,6 +84,9 @@ pub async fn physics_simulator(
         !matches!(endpoint, SimulatorEndpoint::Ns3(_)),
         "physics simulator: ns-3 is a network simulator (--network-sim ns3)"
     );
+    if let SimulatorEndpoint::Gazebo(settings) = &endpoint {
+        return gazebo(loaded, settings);
+    }
     Ok(
         match Link::connect(
             "physics simulator",
@@ -99,6 +102,24 @@ pub async fn physics_simulator(
                 Box::new(PhysicsSim::from_scenario(loaded)),
             ),
         },
+    )
+}
+
+/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::ros::gazebo`]).
+#[cfg(feature = "gazebo")]
+fn gazebo(
+    loaded: &LoadedScenario,
+    settings: &crate::config::GazeboSettings,
+) -> anyhow::Result<Link> {
+    let g = crate::ros::gazebo::GazeboPhysics::connect(loaded, settings)?;
+    Ok(Link::new(g.peer(), timeout(loaded), Box::new(g)))
+}
+
+#[cfg(not(feature = "gazebo"))]
+fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Result<Link> {
+    anyhow::bail!(
+        "physics simulator: Gazebo is reached through ROS 2, and this program was built without it: \
+         build with `cargo build --features gazebo` (ROS 2 with ros_gz_interfaces, see the README's Gazebo section)"
     )
 }
 

@@ -5,10 +5,11 @@
 //! variant, and a served simulator picks how to listen the same way.
 //!
 //! Text forms ([`SimulatorEndpoint::from_str`], for the command line): `embedded`; `ns3` (the
-//! ns-3 adapter with default settings); a ZeroMQ endpoint `tcp://host:port` or `ipc://path`; a
+//! ns-3 adapter with default settings); `gazebo` (Gazebo through ros_gz with default settings);
+//! a ZeroMQ endpoint `tcp://host:port` or `ipc://path`; a
 //! ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`). In a scenario file the
 //! kind is explicit: `{kind: zeromq, endpoint: tcp://…}`, `{kind: rosnetsim, address: unix:/…}`,
-//! `{kind: ns3, …}` with the [`Ns3Settings`].
+//! `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}` with the [`GazeboSettings`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 
 /// Where a simulator lives.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SimulatorEndpoint {
     /// Ours, inside the coordinator's process.
@@ -33,6 +34,28 @@ pub enum SimulatorEndpoint {
     /// ns-3 as the network simulator: the adapter `netsim-ns3` (serving this protocol over
     /// ZeroMQ), started by the coordinator, or already running at `endpoint`. Network only.
     Ns3(Ns3Settings),
+    /// Gazebo (gz-sim) as the physics simulator, reached through `ros_gz_bridge` (the cargo
+    /// feature `gazebo`): stepped by W per window with its world control service, poses from
+    /// its pose topics. Physics only.
+    Gazebo(GazeboSettings),
+}
+
+/// `simulators.physics: {kind: gazebo, ...}`: which Gazebo world, and which of its models is
+/// which vehicle. `cosim export-gazebo` writes a world that matches these settings.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GazeboSettings {
+    /// The world's name (`<world name=…>`); absent: the scenario's `name`.
+    #[serde(default)]
+    pub world: Option<String>,
+    /// The world's step (`<physics><max_step_size>`), ms; W must be a whole number of them.
+    /// Absent: W split into the fewest equal steps no longer than `simulators.physics_step_ms`
+    /// (what `cosim export-gazebo` writes).
+    #[serde(default)]
+    pub step_ms: Option<f64>,
+    /// Vehicle name → Gazebo model name; a vehicle not named here is the model of its own name.
+    #[serde(default)]
+    pub models: std::collections::BTreeMap<String, String>,
 }
 
 /// `simulators.network: {kind: ns3, ...}`: how to reach the ns-3 adapter and the ns-3 models
@@ -69,6 +92,59 @@ pub struct Ns3Wifi {
     /// Packets a device's queue holds; absent: `links.queue_packets`.
     #[serde(default)]
     pub queue_packets: Option<u32>,
+}
+
+impl GazeboSettings {
+    /// The settings a scenario's physics simulator has if it is Gazebo, else the defaults (what
+    /// `cosim export-gazebo` writes for any scenario).
+    pub fn of(physics: &SimulatorEndpoint) -> GazeboSettings {
+        match physics {
+            SimulatorEndpoint::Gazebo(g) => g.clone(),
+            _ => GazeboSettings::default(),
+        }
+    }
+
+    /// The world's name: `world`, else the scenario's name.
+    pub fn world_name<'a>(&'a self, scenario_name: &'a str) -> &'a str {
+        self.world.as_deref().unwrap_or(scenario_name)
+    }
+
+    /// The Gazebo model that is `vehicle`.
+    pub fn model<'a>(&'a self, vehicle: &'a str) -> &'a str {
+        self.models.get(vehicle).map_or(vehicle, String::as_str)
+    }
+
+    /// The world's step (s) and the steps in a window of `window_ms`: `step_ms` if set (an error
+    /// unless W is a whole number of them), else W split into the fewest equal steps no longer
+    /// than `physics_step_ms`.
+    pub fn steps(&self, window_ms: f64, physics_step_ms: f64) -> Result<(f64, u32), String> {
+        let w = window_ms / 1e3;
+        match self.step_ms {
+            Some(step_ms) => {
+                if !(step_ms.is_finite() && step_ms > 0.0) {
+                    return Err(format!("must be a positive number of ms (got {step_ms})"));
+                }
+                let n = window_ms / step_ms;
+                let whole = n.round();
+                if whole < 1.0 || (n - whole).abs() > 1e-6 * whole || whole > f64::from(u32::MAX) {
+                    return Err(format!(
+                        "the window ({window_ms} ms) must be a whole number of Gazebo steps of {step_ms} ms (it is {n:.6} of them)"
+                    ));
+                }
+                Ok((step_ms / 1e3, whole as u32))
+            }
+            None => {
+                let n = if physics_step_ms > 0.0 {
+                    (window_ms / physics_step_ms)
+                        .ceil()
+                        .clamp(1.0, f64::from(u32::MAX)) as u32
+                } else {
+                    1
+                };
+                Ok((w / f64::from(n), n))
+            }
+        }
+    }
 }
 
 /// The IEEE 802.11 standard of the Wi-Fi devices, as the adapter's `--wifiStandard` names it.
@@ -151,7 +227,7 @@ impl UanMac {
 impl FromStr for SimulatorEndpoint {
     type Err = String;
 
-    /// `embedded`, `ns3` (the ns-3 adapter with default settings), a ZeroMQ endpoint
+    /// `embedded`, `ns3` (the ns-3 adapter with default settings), `gazebo`, a ZeroMQ endpoint
     /// (`tcp://…`, `ipc://…`) or a ROS-NetSim address (`unix:/path`, `tcp:host:port`).
     fn from_str(s: &str) -> Result<SimulatorEndpoint, String> {
         if s == "embedded" {
@@ -159,6 +235,9 @@ impl FromStr for SimulatorEndpoint {
         }
         if s == "ns3" {
             return Ok(SimulatorEndpoint::Ns3(Ns3Settings::default()));
+        }
+        if s == "gazebo" {
+            return Ok(SimulatorEndpoint::Gazebo(GazeboSettings::default()));
         }
         if s.starts_with("tcp://") || s.starts_with("ipc://") {
             return s
@@ -171,7 +250,7 @@ impl FromStr for SimulatorEndpoint {
                 .map(|address| SimulatorEndpoint::Rosnetsim { address });
         }
         Err(format!(
-            "{s:?} is not a simulator endpoint: `embedded`, `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
+            "{s:?} is not a simulator endpoint: `embedded`, `ns3`, `gazebo`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
              or a ROS-NetSim address (unix:/path, tcp:host:port)"
         ))
     }
@@ -187,6 +266,10 @@ impl fmt::Display for SimulatorEndpoint {
                 endpoint: Some(e), ..
             }) => write!(f, "ns3 at {e}"),
             SimulatorEndpoint::Ns3(_) => f.write_str("ns3"),
+            SimulatorEndpoint::Gazebo(GazeboSettings { world: Some(w), .. }) => {
+                write!(f, "gazebo world {w}")
+            }
+            SimulatorEndpoint::Gazebo(_) => f.write_str("gazebo"),
         }
     }
 }
@@ -362,7 +445,7 @@ mod tests {
         }
         assert!(parse("x")
             .unwrap_err()
-            .contains("`embedded`, `ns3`, a ZeroMQ endpoint"));
+            .contains("`embedded`, `ns3`, `gazebo`, a ZeroMQ endpoint"));
         assert!("udp://x"
             .parse::<ZmqEndpoint>()
             .unwrap_err()

@@ -93,8 +93,8 @@ pub mod endpoint;
 pub mod terrain;
 pub mod types;
 pub use endpoint::{
-    Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress, SimulatorEndpoint, UanMac, WifiRateManager,
-    WifiStandard, ZmqEndpoint,
+    GazeboSettings, Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress, SimulatorEndpoint, UanMac,
+    WifiRateManager, WifiStandard, ZmqEndpoint,
 };
 pub use terrain::{HeightGrid, TerrainError};
 pub use types::*;

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::source_map::{join_index, join_key};
 use super::{
-    baud_supported, ConfigError, HeightGrid, LinkModel, Motion, Ns3Settings, Scenario,
-    SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager,
+    baud_supported, ConfigError, GazeboSettings, HeightGrid, LinkModel, Motion, Ns3Settings,
+    Scenario, SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager,
 };
 
 /// Largest procedural grid, in cells per side.
@@ -529,6 +529,70 @@ fn simulators(cx: &Ctx) -> Check {
     if let SimulatorEndpoint::Ns3(settings) = &s.network {
         ns3_settings(cx, settings)?;
         ns3_links(cx)?;
+    }
+    if let SimulatorEndpoint::Gazebo(_) = s.network {
+        return Err(cx.err(
+            "simulators.network.kind",
+            "Gazebo is a physics simulator: `gazebo` belongs in simulators.physics",
+        ));
+    }
+    if let SimulatorEndpoint::Gazebo(settings) = &s.physics {
+        gazebo_settings(cx, settings)?;
+    }
+    Ok(())
+}
+
+/// A name Gazebo takes for a world or a model and ROS 2 takes inside a topic name.
+fn gazebo_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// `simulators.physics: {kind: gazebo, ...}`: the world's name, a step W is a whole number of,
+/// models that are vehicles' and one model per vehicle.
+pub(super) fn gazebo_settings(cx: &Ctx, g: &GazeboSettings) -> Check {
+    let k = |f: &str| join_key("simulators.physics", f);
+    let s = cx.scenario;
+    let (world, key) = match &g.world {
+        Some(w) => (w.as_str(), k("world")),
+        None => (s.name.as_str(), "name".to_owned()),
+    };
+    if !gazebo_name(world) {
+        return Err(cx.err(
+            &key,
+            format!("{world:?} cannot name a Gazebo world reached through ROS 2 (letters, digits and '_', not starting with a digit)"),
+        ));
+    }
+    g.steps(s.window_ms, s.simulators.physics_step_ms)
+        .map_err(|e| cx.err(&k("step_ms"), e))?;
+    for (vehicle, model) in &g.models {
+        let key = join_key(&k("models"), vehicle);
+        if !s.vehicles.iter().any(|v| &v.name == vehicle) {
+            return Err(cx.err(
+                &key,
+                format!("{vehicle:?} is not a vehicle of the scenario"),
+            ));
+        }
+        if !gazebo_name(model) {
+            return Err(cx.err(&key, format!("{model:?} cannot name a Gazebo model reached through ROS 2 (letters, digits and '_', not starting with a digit)")));
+        }
+    }
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for v in &s.vehicles {
+        let model = g.model(&v.name);
+        if !gazebo_name(model) {
+            return Err(cx.err(&k("models"), format!("vehicle {:?} is the Gazebo model of its own name, which ROS 2 cannot take in a topic name: map it to one (letters, digits and '_')", v.name)));
+        }
+        if let Some(other) = seen.insert(model, &v.name) {
+            return Err(cx.err(
+                &k("models"),
+                format!(
+                    "vehicles {other:?} and {:?} are both the Gazebo model {model:?}",
+                    v.name
+                ),
+            ));
+        }
     }
     Ok(())
 }

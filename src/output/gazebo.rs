@@ -13,7 +13,7 @@
 //! link; gz-physics ignores `<pos>`. So the SDF states `<size>X Y (max − min)</size>` and the
 //! terrain model's `<pose>` lifts it to `min`: z = min + v / 65535 · (max − min).
 
-use crate::config::{HeightGrid, LoadedScenario};
+use crate::config::{GazeboSettings, HeightGrid, LoadedScenario};
 use anyhow::Context;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -102,17 +102,14 @@ pub fn side_for(samples: usize) -> usize {
     side
 }
 
-/// The Gazebo world's step: W split into the fewest equal steps no longer than the scenario's
-/// `simulators.physics_step_ms`, so that a window is always a whole number of steps.
-pub fn step_s(loaded: &LoadedScenario) -> (f64, u64) {
-    let w = loaded.schedule.window_s();
-    let wanted = loaded.scenario.simulators.physics_step_ms / 1e3;
-    let steps = if wanted > 0.0 {
-        (w / wanted).ceil().max(1.0) as u64
-    } else {
-        1
-    };
-    (w / steps as f64, steps)
+/// The Gazebo world's step (s) and steps per window: the scenario's `simulators.physics`
+/// settings if it is Gazebo (see [`GazeboSettings::steps`]), else W split into the fewest equal
+/// steps no longer than `simulators.physics_step_ms`.
+pub fn step_s(loaded: &LoadedScenario) -> anyhow::Result<(f64, u32)> {
+    let s = &loaded.scenario;
+    GazeboSettings::of(&s.simulators.physics)
+        .steps(s.window_ms, s.simulators.physics_step_ms)
+        .map_err(|e| anyhow::anyhow!("simulators.physics.step_ms: {e}"))
 }
 
 /// What [`export`] wrote.
@@ -124,14 +121,14 @@ pub struct Exported {
     pub map: Heightmap,
     /// The world's step (s) and steps per window.
     pub step_s: f64,
-    pub steps_per_window: u64,
+    pub steps_per_window: u32,
 }
 
 /// Writes `world.sdf`, `terrain.png` and `bridge.yaml` for `loaded` into `dir` (created).
 pub fn export(loaded: &LoadedScenario, dir: &Path) -> anyhow::Result<Exported> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let map = Heightmap::from_grid(&loaded.terrain);
-    let (step_s, steps_per_window) = step_s(loaded);
+    let (step_s, steps_per_window) = step_s(loaded)?;
     let heightmap = dir.join("terrain.png");
     std::fs::write(&heightmap, map.png()?)
         .with_context(|| format!("cannot write {}", heightmap.display()))?;
@@ -151,13 +148,14 @@ pub fn export(loaded: &LoadedScenario, dir: &Path) -> anyhow::Result<Exported> {
     })
 }
 
-/// The world name Gazebo uses (the scenario's `name`, already restricted to [A-Za-z0-9_-]).
-pub fn world_name(loaded: &LoadedScenario) -> &str {
-    &loaded.scenario.name
+/// The scenario's Gazebo settings (its `simulators.physics` if that is Gazebo, else the defaults).
+fn settings(loaded: &LoadedScenario) -> GazeboSettings {
+    GazeboSettings::of(&loaded.scenario.simulators.physics)
 }
 
 fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
-    let name = world_name(loaded);
+    let g = settings(loaded);
+    let name = g.world_name(&loaded.scenario.name);
     let [sx, sy] = map.size_m;
     let mut s = String::new();
     let _ = write!(
@@ -216,7 +214,7 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
       </plugin>
     </model>
 "#,
-            name = v.name,
+            name = g.model(&v.name),
             x = v.start.x,
             y = v.start.y,
             z = v.start.z,
@@ -227,18 +225,20 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
 }
 
 fn bridge_yaml(loaded: &LoadedScenario) -> String {
-    let name = world_name(loaded);
+    let g = settings(loaded);
+    let name = g.world_name(&loaded.scenario.name);
     let mut s = format!(
         "# ros_gz_bridge configuration written by `cosim export-gazebo` for the world `{name}`:\n\
-         # the clock and every vehicle's pose from Gazebo, the world's control service to it.\n\
-         - ros_topic_name: \"/clock\"\n  gz_topic_name: \"/clock\"\n  ros_type_name: \"rosgraph_msgs/msg/Clock\"\n  gz_type_name: \"gz.msgs.Clock\"\n  direction: GZ_TO_ROS\n\
+         # Gazebo's clock (on /gazebo/clock: /clock is the lockstep's, the coordinator's), every\n\
+         # vehicle's pose from Gazebo, the world's control service to it.\n\
+         - ros_topic_name: \"/gazebo/clock\"\n  gz_topic_name: \"/clock\"\n  ros_type_name: \"rosgraph_msgs/msg/Clock\"\n  gz_type_name: \"gz.msgs.Clock\"\n  direction: GZ_TO_ROS\n\
          - service_name: \"/world/{name}/control\"\n  ros_type_name: \"ros_gz_interfaces/srv/ControlWorld\"\n  gz_req_type_name: \"gz.msgs.WorldControl\"\n  gz_rep_type_name: \"gz.msgs.Boolean\"\n"
     );
     for v in &loaded.scenario.vehicles {
         let _ = write!(
             s,
             "- ros_topic_name: \"/model/{v}/pose\"\n  gz_topic_name: \"/model/{v}/pose\"\n  ros_type_name: \"geometry_msgs/msg/PoseStamped\"\n  gz_type_name: \"gz.msgs.Pose\"\n  direction: GZ_TO_ROS\n",
-            v = v.name
+            v = g.model(&v.name)
         );
     }
     s

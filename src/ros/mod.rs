@@ -9,10 +9,14 @@
 //! With the cargo feature `ros` (r2r, links rcl): [`publisher`] publishes `/clock`, poses,
 //! `/tf`, `/netsim/paths`, `/diagnostics` and `/netsim/channel_data`; [`node`] creates the
 //! nodes of the three binaries and reads their parameters; [`vehicle`] is the bridge process.
+//! With the feature `gazebo` (needs `ros_gz_interfaces`): [`gazebo`], Gazebo as the physics
+//! simulator through ros_gz_bridge.
 pub mod bridge;
 pub mod params;
 pub mod state;
 
+#[cfg(feature = "gazebo")]
+pub mod gazebo;
 #[cfg(feature = "ros")]
 pub mod node;
 #[cfg(feature = "ros")]

@@ -17,7 +17,7 @@ use crate::sync::{
     Reply, Service,
 };
 use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails, SetPose};
-use nalgebra::Point3;
+use nalgebra::{Point3, UnitQuaternion};
 use prost::Message;
 use std::sync::Arc;
 
@@ -26,12 +26,42 @@ pub struct PhysicsSim {
     /// Sub-steps per window and their length in seconds.
     substeps: u32,
     dt: f64,
+    vehicles: Vec<(VehicleState, Kinematics)>,
+    channel: ChannelSampler,
+}
+
+/// The ChannelData of poses over the scenario's terrain: every pose, and for every pair the
+/// LOS/NLOS path found by raycasting. Shared by every physics simulator that has poses and
+/// the terrain (the embedded one, and Gazebo's client, whose poses come from Gazebo).
+pub struct ChannelSampler {
     terrain: Arc<Terrain>,
     penetration_loss_db_per_m: f64,
-    vehicles: Vec<(VehicleState, Kinematics)>,
     /// Remembers per pair its last classification (a certificate) and the terrain blocks that
     /// made it, for the next windows.
     tracer: Tracer,
+}
+
+impl ChannelSampler {
+    pub fn new(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> ChannelSampler {
+        ChannelSampler {
+            terrain,
+            penetration_loss_db_per_m: loaded.scenario.world.penetration_loss_db_per_m,
+            tracer: Tracer::new(),
+        }
+    }
+
+    pub fn terrain(&self) -> &Arc<Terrain> {
+        &self.terrain
+    }
+
+    /// The channel between vehicles at `poses` (position, orientation in ENU), in vehicle order.
+    pub fn sample(&mut self, poses: &[(Point3<f64>, UnitQuaternion<f64>)]) -> ChannelData {
+        let points: Vec<Point3<f64>> = poses.iter().map(|(p, _)| *p).collect();
+        let paths = self
+            .tracer
+            .trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
+        channel_data(poses, paths)
+    }
 }
 
 impl PhysicsSim {
@@ -50,8 +80,7 @@ impl PhysicsSim {
             windows: WindowCounter::new(schedule.windows),
             substeps,
             dt: schedule.window_s() / substeps as f64,
-            terrain,
-            penetration_loss_db_per_m: s.world.penetration_loss_db_per_m,
+            channel: ChannelSampler::new(loaded, terrain),
             vehicles: s
                 .vehicles
                 .iter()
@@ -62,12 +91,11 @@ impl PhysicsSim {
                     )
                 })
                 .collect(),
-            tracer: Tracer::new(),
         }
     }
 
     pub fn terrain(&self) -> &Arc<Terrain> {
-        &self.terrain
+        self.channel.terrain()
     }
 
     pub fn vehicle(&self, index: usize) -> Option<&VehicleState> {
@@ -87,11 +115,12 @@ impl PhysicsSim {
 
     /// The channel as it is now.
     pub fn channel_data(&mut self) -> ChannelData {
-        let points: Vec<Point3<f64>> = self.vehicles.iter().map(|(s, _)| s.position).collect();
-        let paths = self
-            .tracer
-            .trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
-        channel_data(self.vehicles.iter().map(|(s, _)| s), paths)
+        let poses: Vec<_> = self
+            .vehicles
+            .iter()
+            .map(|(s, _)| (s.position, s.orientation()))
+            .collect();
+        self.channel.sample(&poses)
     }
 
     fn advance(&mut self) {
@@ -150,22 +179,13 @@ fn placed(f: &SetPose) -> VehicleState {
 }
 
 /// Builds the ChannelData message: poses, then one PathDetails per pair i < j.
-pub fn channel_data<'a>(
-    vehicles: impl Iterator<Item = &'a VehicleState>,
+pub fn channel_data(
+    poses: &[(Point3<f64>, UnitQuaternion<f64>)],
     paths: &[PathInfo],
 ) -> ChannelData {
-    let mut node_list = Vec::new();
-    for v in vehicles {
-        let q = v.orientation();
-        node_list.extend_from_slice(&[
-            v.position.x,
-            v.position.y,
-            v.position.z,
-            q.w,
-            q.i,
-            q.j,
-            q.k,
-        ]);
+    let mut node_list = Vec::with_capacity(poses.len() * 7);
+    for (p, q) in poses {
+        node_list.extend_from_slice(&[p.x, p.y, p.z, q.w, q.i, q.j, q.k]);
     }
     let n = node_list.len() / 7;
     let pairs = (0..n as u32).flat_map(|i| (i + 1..n as u32).map(move |j| (i, j)));

@@ -42,6 +42,9 @@ pub async fn serve(
         SimulatorEndpoint::Ns3(_) => anyhow::bail!(
             "`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself"
         ),
+        SimulatorEndpoint::Gazebo(_) => anyhow::bail!(
+            "`gazebo` is not an endpoint to serve at: Gazebo is reached through ros_gz_bridge"
+        ),
     }
 }
 
@@ -177,6 +180,13 @@ impl Link {
                     });
                 }
             },
+            SimulatorEndpoint::Gazebo(_) => {
+                return Err(LinkError::Failed {
+                    peer: format!("Gazebo as the {peer}"),
+                    window: 0,
+                    reason: "Gazebo is reached through ROS 2 by the coordinator (crate::ros::gazebo), not connected to".to_owned(),
+                });
+            }
             SimulatorEndpoint::Zeromq { endpoint } => {
                 Some(Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await?)
             }
