@@ -54,8 +54,8 @@ fn timeout(loaded: &LoadedScenario) -> Duration {
 }
 
 /// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
-/// form, e.g. `tcp://host:5601`, `unix:/path` or `ns3`), else the scenario's choice. `ns3` keeps
-/// the scenario's own ns-3 settings when it has them.
+/// form, e.g. `tcp://host:5601`, `unix:/path`, `ns3` or `gazebo`), else the scenario's choice.
+/// `ns3` and `gazebo` keep the scenario's own settings when it has them.
 fn chosen(
     peer: &str,
     endpoint: Option<&str>,
@@ -63,6 +63,9 @@ fn chosen(
 ) -> anyhow::Result<SimulatorEndpoint> {
     match endpoint {
         Some("ns3") if matches!(configured, SimulatorEndpoint::Ns3(_)) => Ok(configured.clone()),
+        Some("gazebo") if matches!(configured, SimulatorEndpoint::Gazebo(_)) => {
+            Ok(configured.clone())
+        }
         Some(e) => e
             .parse()
             .map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),

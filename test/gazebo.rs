@@ -183,3 +183,53 @@ fn the_exported_world_is_valid_sdf_and_its_heightmap_is_the_terrain() {
         println!("{scenario}: {side}×{side} heightmap over {}×{} samples; worst height difference {worst:.4} m", cols, rows);
     }
 }
+
+/// With Gazebo as its physics simulator, the scenario's Gazebo settings name the exported world
+/// and models, and set its step: config/gazebo.yaml with `world: harbour` and auv1 as the model
+/// `my_auv`. The bridge then carries that world's control service and those models' poses, and
+/// Gazebo's clock on /gazebo/clock (/clock is the coordinator's).
+#[test]
+fn the_exported_world_takes_the_scenarios_gazebo_names_and_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo("config/gazebo.yaml")).unwrap();
+    let named = text.replace(
+        "    # models: {auv1: my_auv}",
+        "    models: {auv1: my_auv}\n    world: harbour",
+    );
+    assert_ne!(named, text);
+    let scenario = dir.path().join("gz.yaml");
+    std::fs::write(&scenario, named).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .arg("export-gazebo")
+        .arg(&scenario)
+        .arg(dir.path().join("w"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let world = dir.path().join("w/world.sdf");
+    let (ok, said) = sdf_check(&world);
+    assert!(ok, "{said}");
+    let sdf = std::fs::read_to_string(&world).unwrap();
+    assert!(sdf.contains("<world name=\"harbour\">"), "{sdf}");
+    assert!(sdf.contains("<model name=\"my_auv\">") && !sdf.contains("<model name=\"auv1\">"));
+    assert!(sdf.contains("<model name=\"usv1\">") && sdf.contains("<model name=\"usv2\">"));
+    assert_eq!(
+        numbers(&sdf, "max_step_size"),
+        vec![0.002],
+        "W = 10 ms in 5 steps of physics_step_ms"
+    );
+    let bridge = std::fs::read_to_string(dir.path().join("w/bridge.yaml")).unwrap();
+    for s in [
+        "service_name: \"/world/harbour/control\"",
+        "\"/model/my_auv/pose\"",
+        "ros_topic_name: \"/gazebo/clock\"",
+        "gz_topic_name: \"/clock\"",
+    ] {
+        assert!(bridge.contains(s), "{s} not in {bridge}");
+    }
+    assert!(!bridge.contains("/model/auv1/pose"), "{bridge}");
+}

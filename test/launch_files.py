@@ -32,7 +32,9 @@ for f in sorted(os.listdir(os.path.join(root, "launch"))):
                         params += [const(k) for k in d.keys]
                 nodes.append({"package": const(kw.get("package")), "executable": const(kw.get("executable")),
                               "name": const(kw.get("name")), "parameters": params})
-            elif name == "join" and len(call.args) > 1 and all(isinstance(a, ast.Constant) for a in call.args[1:]):
+            # os.path.join(share, "config", ...): a file of the package (share is its share folder)
+            elif (name == "join" and len(call.args) > 1 and getattr(call.args[0], "id", None) == "share"
+                  and all(isinstance(a, ast.Constant) for a in call.args[1:])):
                 files.append("/".join(a.value for a in call.args[1:]))
     elif f.endswith(".xml"):
         doc = ET.parse(path).getroot()

@@ -29,7 +29,8 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Use the physics simulator at this endpoint instead of the scenario's: ZeroMQ
-        /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`).
+        /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`),
+        /// or `gazebo`: Gazebo through ros_gz_bridge (built with `--features gazebo`).
         #[arg(long, value_name = "ENDPOINT")]
         physics_sim: Option<String>,
         /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`),
@@ -195,6 +196,23 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                     "ns-3 adapter: {} --bind=ENDPOINT {}",
                     netsim_cosim::io::ns3::PROGRAM,
                     args.join(" ")
+                );
+            }
+            if let SimulatorEndpoint::Gazebo(g) = &loaded.scenario.simulators.physics {
+                let s = &loaded.scenario;
+                let (step_s, steps) = g
+                    .steps(s.window_ms, s.simulators.physics_step_ms)
+                    .map_err(anyhow::Error::msg)?;
+                let world = g.world_name(&s.name);
+                let models: Vec<String> = s
+                    .vehicles
+                    .iter()
+                    .map(|v| format!("{} = {}", v.name, g.model(&v.name)))
+                    .collect();
+                println!(
+                    "Gazebo: world `{world}`, {steps} steps of {} ms per window through /world/{world}/control; models {}",
+                    step_s * 1e3,
+                    models.join(", ")
                 );
             }
             Ok(0)

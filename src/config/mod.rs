@@ -80,7 +80,10 @@
 //!   `wifi.queue_packets` > 0; and then the links as ns-3 builds them
 //!   ([`LoadedScenario::check_ns3`]): every pair `rf`, `acoustic` or `none`, all `rf` pairs with
 //!   the same settings and all `acoustic` pairs likewise, no vehicle with both kinds, and no
-//!   `none` pair between two vehicles with the same kind of device.
+//!   `none` pair between two vehicles with the same kind of device. `kind: gazebo` only for
+//!   `physics` ([`LoadedScenario::check_gazebo`]): a world name and model names ROS 2 takes in a
+//!   topic name (letters, digits, `_`), `models` keys that are vehicles, one model per vehicle,
+//!   W a whole number of `step_ms`, and every vehicle's `motion` `external`.
 //! - `acoustic_modems.epoch_utc` is `YYYY-MM-DDThh:mm:ss[.f]Z`; a modem's `passthrough` has
 //!   a serial device at a standard baud rate ([`SERIAL_BAUDS`]) or a TCP `host:port`.
 //!
@@ -220,6 +223,13 @@ impl LoadedScenario {
         let cx = self.checks();
         validate::ns3_settings(&cx, settings)?;
         validate::ns3_links(&cx)
+    }
+
+    /// Checks `settings` for Gazebo as the physics simulator (the rules under "Validation
+    /// rules", `simulators.physics: {kind: gazebo}`): loading runs it for a scenario that
+    /// chooses Gazebo, a coordinator for one switched to Gazebo on the command line.
+    pub fn check_gazebo(&self, settings: &GazeboSettings) -> Result<(), ConfigError> {
+        validate::gazebo_settings(&self.checks(), settings)
     }
 
     fn checks(&self) -> validate::Ctx<'_> {

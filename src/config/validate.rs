@@ -578,6 +578,20 @@ pub(super) fn gazebo_settings(cx: &Ctx, g: &GazeboSettings) -> Check {
             return Err(cx.err(&key, format!("{model:?} cannot name a Gazebo model reached through ROS 2 (letters, digits and '_', not starting with a digit)")));
         }
     }
+    if let Some((i, v)) = s
+        .vehicles
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.motion != Motion::External)
+    {
+        return Err(cx.err(
+            &format!("{}.motion", join_index("vehicles", i)),
+            format!(
+                "Gazebo moves the vehicles: {:?}'s motion must be `{{kind: external}}`",
+                v.name
+            ),
+        ));
+    }
     let mut seen: HashMap<&str, &str> = HashMap::new();
     for v in &s.vehicles {
         let model = g.model(&v.name);
@@ -1209,5 +1223,50 @@ simulators:
             .replace("simulators:\n", "simulators:\n  physics: {kind: ns3}\n");
         let e = super::super::parse_str(&text, Path::new("s.yaml")).unwrap_err();
         assert_eq!(e.to_string(), "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network");
+    }
+
+    /// The scenario of these tests with Gazebo as its physics simulator (`physics` its keys)
+    /// and every motion `motion`.
+    fn gazebo(physics: &str, motion: &str) -> Result<(), String> {
+        let text = scenario(VESSELS_RF, "    kind: embedded")
+            .replace(
+                "simulators:\n",
+                &format!("simulators:\n  physics: {{kind: gazebo{physics}}}\n"),
+            )
+            .replace("motion: {kind: stationary}", motion);
+        super::super::parse_str(&text, Path::new("s.yaml"))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn gazebo_settings_are_checked() {
+        const EXT: &str = "motion: {kind: external}";
+        gazebo("", EXT).unwrap();
+        gazebo(
+            ", world: harbour, step_ms: 0.5, models: {usv1: boat_1}",
+            EXT,
+        )
+        .unwrap();
+        assert_eq!(gazebo(", step_ms: 0.3", EXT).unwrap_err(), "s.yaml:19:27: simulators.physics.step_ms: the window (1 ms) must be a whole number of Gazebo steps of 0.3 ms (it is 3.333333 of them)");
+        assert_eq!(gazebo(", step_ms: 2", EXT).unwrap_err(), "s.yaml:19:27: simulators.physics.step_ms: the window (1 ms) must be a whole number of Gazebo steps of 2 ms (it is 0.500000 of them)");
+        assert!(gazebo(", models: {usv9: boat}", EXT)
+            .unwrap_err()
+            .contains("simulators.physics.models.usv9: \"usv9\" is not a vehicle of the scenario"));
+        assert!(gazebo(", models: {usv1: usv2}", EXT).unwrap_err().ends_with("simulators.physics.models: vehicles \"usv1\" and \"usv2\" are both the Gazebo model \"usv2\""));
+        assert!(gazebo(", models: {usv1: 'a b'}", EXT)
+            .unwrap_err()
+            .contains("\"a b\" cannot name a Gazebo model"));
+        assert!(gazebo(", world: my-world", EXT)
+            .unwrap_err()
+            .contains("simulators.physics.world: \"my-world\" cannot name a Gazebo world"));
+        assert!(gazebo("", "motion: {kind: stationary}").unwrap_err().ends_with("vehicles[0].motion: Gazebo moves the vehicles: \"usv1\"'s motion must be `{kind: external}`"));
+        let net = scenario(VESSELS_RF, "    kind: gazebo");
+        let e = super::super::parse_str(&net, Path::new("s.yaml")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("simulators.network.kind: Gazebo is a physics simulator"),
+            "{e}"
+        );
     }
 }
