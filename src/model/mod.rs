@@ -1,5 +1,7 @@
 //! The pure simulation: no I/O, time passed in.
 pub mod acoustic;
+pub mod auv;
+pub mod camera;
 pub mod channel;
 pub mod fate;
 pub mod geo;

@@ -6,6 +6,7 @@
 //! local frame is ENU, so a heading ψ moves the vehicle along (sin ψ, cos ψ).
 
 use crate::config::{Motion, Pose};
+use crate::model::auv::Auv;
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use std::f64::consts::PI;
 
@@ -42,6 +43,8 @@ pub enum Kinematics {
     /// Moved from outside (NETSIM nav updates, an external simulator): `step` leaves it.
     External,
     Patrol(Patrol),
+    /// Driven by its thrusters ([`Auv`]).
+    Thrusters(Box<Auv>),
 }
 
 #[derive(Debug, Clone)]
@@ -60,6 +63,9 @@ impl Kinematics {
         match m {
             Motion::Stationary => Kinematics::Stationary,
             Motion::External => Kinematics::External,
+            Motion::Thrusters { auv_id, dynamics } => {
+                Kinematics::Thrusters(Box::new(Auv::new(*auv_id, *dynamics)))
+            }
             Motion::Patrol {
                 speed_mps,
                 max_turn_rate_deg_s,
@@ -82,7 +88,11 @@ impl Kinematics {
 
     /// Advances `state` by `dt` seconds.
     pub fn step(&mut self, state: &mut VehicleState, dt: f64) {
-        let Kinematics::Patrol(p) = self else { return };
+        let p = match self {
+            Kinematics::Patrol(p) => p,
+            Kinematics::Thrusters(auv) => return auv.step(state, dt),
+            Kinematics::Stationary | Kinematics::External => return,
+        };
         if p.waypoints.is_empty() {
             return;
         }

@@ -8,6 +8,7 @@
 
 use crate::config::LoadedScenario;
 use crate::model::{
+    auv::Auv,
     channel::{PathInfo, Tracer},
     motion::{Kinematics, VehicleState},
     terrain::Terrain,
@@ -16,6 +17,7 @@ use crate::sync::{
     protocol::{expect_physics, physics_end, WindowCounter},
     Reply, Service,
 };
+use crate::wire::auv::ThrusterCommand;
 use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails, SetPose};
 use nalgebra::{Point3, UnitQuaternion};
 use prost::Message;
@@ -124,11 +126,37 @@ impl PhysicsSim {
     }
 
     fn advance(&mut self) {
+        let terrain = self.channel.terrain().clone();
+        let half = terrain.half_extent();
         for _ in 0..self.substeps {
             for (state, kin) in &mut self.vehicles {
                 kin.step(state, self.dt);
+                if let Kinematics::Thrusters(auv) = kin {
+                    let floor = terrain.height_at(state.position.x, state.position.y);
+                    auv.bound(state, floor, half);
+                }
             }
         }
+    }
+
+    /// The thruster-driven vehicles: index, state and thrusters.
+    pub fn auvs(&self) -> impl Iterator<Item = (usize, &VehicleState, &Auv)> {
+        self.vehicles.iter().enumerate().filter_map(|(i, (s, k))| match k {
+            Kinematics::Thrusters(a) => Some((i, s, a.as_ref())),
+            _ => None,
+        })
+    }
+
+    /// Applies a thruster frame to the AUV it names (from the next sub-step on).
+    pub fn command(&mut self, c: &ThrusterCommand) -> Result<(), String> {
+        self.vehicles
+            .iter_mut()
+            .find_map(|(_, k)| match k {
+                Kinematics::Thrusters(a) if a.id == c.id => Some(a),
+                _ => None,
+            })
+            .map(|a| a.command(c))
+            .ok_or_else(|| format!("no vehicle is AUV id {}", c.id))
     }
 
     /// Applies a BEGIN's imposed poses (checked first: all or none).

@@ -9,7 +9,9 @@
 //! - [`update`]: a NetworkUpdate's parallel lists checked once, read as records.
 //! - [`nmea`]: Micro-Modem NMEA sentences, framing and the typed catalogue of commands and reports.
 //! - [`netsim_line`]: the NETSIM manager's `NETSIM|name|base64` lines.
+//! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
+pub mod auv;
 pub mod channel;
 pub mod ip;
 pub mod netsim_line;
