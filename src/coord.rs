@@ -18,6 +18,7 @@
 
 use crate::clock::{Opening, Pacer, Schedule};
 use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::auv_server::AuvInterfaceSim;
 use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::{ModemBridges, ModemReport};
 use crate::io::netsim_manager::NavSource;
@@ -77,6 +78,7 @@ fn chosen(
 pub async fn physics_simulator(
     loaded: &LoadedScenario,
     endpoint: Option<&str>,
+    out_dir: Option<&Path>,
 ) -> anyhow::Result<Link> {
     let endpoint = chosen(
         "physics simulator",
@@ -102,10 +104,25 @@ pub async fn physics_simulator(
             Some(link) => link,
             None => Link::local(
                 "embedded physics simulator",
-                Box::new(PhysicsSim::from_scenario(loaded)),
+                embedded_physics(loaded, out_dir).await?,
             ),
         },
     )
+}
+
+/// The embedded physics simulator, serving the ZeroMQ AUV interface when the scenario has
+/// thruster-driven vehicles (its counts in `out_dir/auv_interface.json`).
+pub async fn embedded_physics(
+    loaded: &LoadedScenario,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<Box<dyn Service>> {
+    let sim = PhysicsSim::from_scenario(loaded);
+    Ok(if AuvInterfaceSim::wanted(loaded) {
+        let report = out_dir.map(|d| d.join("auv_interface.json"));
+        Box::new(AuvInterfaceSim::bind(loaded, sim, report).await?)
+    } else {
+        Box::new(sim)
+    })
 }
 
 /// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::ros::gazebo`]).
@@ -330,7 +347,7 @@ impl PhysicsCoordinator {
     ) -> anyhow::Result<PhysicsCoordinator> {
         let s = &loaded.scenario;
         let schedule = loaded.schedule;
-        let physics = physics_simulator(loaded, physics_endpoint).await?;
+        let physics = physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
         let nav = NavSource::start(loaded).await?;
         let mut live = None;
         let network = match network_coordinator {

@@ -1,10 +1,6 @@
 //! `cosim`: run a scenario end to end, or serve one of its simulators over ZeroMQ.
 use clap::{Parser, Subcommand};
-use netsim_cosim::{
-    cli,
-    config::SimulatorEndpoint,
-    sim::{network::NetworkSim, physics::PhysicsSim},
-};
+use netsim_cosim::{cli, config::SimulatorEndpoint, sim::network::NetworkSim};
 use std::{path::PathBuf, time::Duration};
 
 #[derive(Parser)]
@@ -242,8 +238,8 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             idle_timeout_s,
         } => {
             let loaded = cli::load(&scenario)?;
-            let mut sim = PhysicsSim::from_scenario(&loaded);
-            serve(&bind, &mut sim, idle_timeout_s).await
+            let mut sim = netsim_cosim::coord::embedded_physics(&loaded, None).await?;
+            serve(&bind, sim.as_mut(), idle_timeout_s).await
         }
         Command::Exec {
             vehicle,

@@ -113,7 +113,14 @@ pub struct Cameras {
 
 impl Default for Cameras {
     fn default() -> Self {
-        Cameras { width: 320, height: 240, fov_deg: 90.0, rate_hz: 2.0, max_range_m: 30.0, jpeg_quality: 80 }
+        Cameras {
+            width: 320,
+            height: 240,
+            fov_deg: 90.0,
+            rate_hz: 2.0,
+            max_range_m: 30.0,
+            jpeg_quality: 80,
+        }
     }
 }
 

@@ -327,7 +327,11 @@ fn vehicles(cx: &Ctx) -> Check {
             let k = |f: &str| join_key(&dp, f);
             cx.positive(&k("mass_kg"), d.mass_kg)?;
             cx.positive(&k("inertia_z_kg_m2"), d.inertia_z_kg_m2)?;
-            for (name, values) in [("added_mass", &d.added_mass), ("linear_damping", &d.linear_damping), ("quadratic_damping", &d.quadratic_damping)] {
+            for (name, values) in [
+                ("added_mass", &d.added_mass),
+                ("linear_damping", &d.linear_damping),
+                ("quadratic_damping", &d.quadratic_damping),
+            ] {
                 for (j, v) in values.iter().enumerate() {
                     cx.non_negative(&join_index(&k(name), j), *v)?;
                 }
@@ -359,31 +363,53 @@ fn auv_interface(cx: &Ctx) -> Check {
         }
     }
     if a.bind.parse::<IpAddr>().is_err() {
-        return Err(cx.err("auv_interface.bind", format!("{:?} is not an IP address", a.bind)));
+        return Err(cx.err(
+            "auv_interface.bind",
+            format!("{:?} is not an IP address", a.bind),
+        ));
     }
-    let ports = [("images_port", a.images_port), ("thrusters_port", a.thrusters_port), ("telemetry_port", a.telemetry_port)];
+    let ports = [
+        ("images_port", a.images_port),
+        ("thrusters_port", a.thrusters_port),
+        ("telemetry_port", a.telemetry_port),
+    ];
     for (i, (key, port)) in ports.iter().enumerate() {
         if *port == 0 {
-            return Err(cx.err(&join_key("auv_interface", key), "must be a port number (1-65535)"));
+            return Err(cx.err(
+                &join_key("auv_interface", key),
+                "must be a port number (1-65535)",
+            ));
         }
         if let Some((other, _)) = ports[..i].iter().find(|(_, p)| p == port) {
-            return Err(cx.err(&join_key("auv_interface", key), format!("port {port} is already {other}")));
+            return Err(cx.err(
+                &join_key("auv_interface", key),
+                format!("port {port} is already {other}"),
+            ));
         }
     }
     cx.positive("auv_interface.telemetry_hz", a.telemetry_hz)?;
     let c = &a.cameras;
     for (key, v) in [("width", c.width), ("height", c.height)] {
         if !(1..=4096).contains(&v) {
-            return Err(cx.err(&join_key("auv_interface.cameras", key), format!("must be 1-4096 pixels (got {v})")));
+            return Err(cx.err(
+                &join_key("auv_interface.cameras", key),
+                format!("must be 1-4096 pixels (got {v})"),
+            ));
         }
     }
     if !(c.fov_deg > 0.0 && c.fov_deg < 180.0) {
-        return Err(cx.err("auv_interface.cameras.fov_deg", format!("must be in (0, 180) degrees (got {})", c.fov_deg)));
+        return Err(cx.err(
+            "auv_interface.cameras.fov_deg",
+            format!("must be in (0, 180) degrees (got {})", c.fov_deg),
+        ));
     }
     cx.non_negative("auv_interface.cameras.rate_hz", c.rate_hz)?;
     cx.positive("auv_interface.cameras.max_range_m", c.max_range_m)?;
     if !(1..=100).contains(&c.jpeg_quality) {
-        return Err(cx.err("auv_interface.cameras.jpeg_quality", format!("must be 1-100 (got {})", c.jpeg_quality)));
+        return Err(cx.err(
+            "auv_interface.cameras.jpeg_quality",
+            format!("must be 1-100 (got {})", c.jpeg_quality),
+        ));
     }
     Ok(())
 }

@@ -31,7 +31,12 @@ pub struct Auv {
 
 impl Auv {
     pub fn new(id: u8, params: AuvDynamics) -> Auv {
-        Auv { id, params, power: [0; 4], nu: [0.0; 4] }
+        Auv {
+            id,
+            params,
+            power: [0; 4],
+            nu: [0.0; 4],
+        }
     }
 
     /// Applies a thruster frame: each given power replaces the thruster's, `None` keeps it.
@@ -69,7 +74,8 @@ impl Auv {
         let tau = [l + r, -side, vertical, p.thruster_arm_m * (r - l)];
         let inertia = [p.mass_kg, p.mass_kg, p.mass_kg, p.inertia_z_kg_m2];
         for i in 0..4 {
-            let damping = (p.linear_damping[i] + p.quadratic_damping[i] * self.nu[i].abs()) * self.nu[i];
+            let damping =
+                (p.linear_damping[i] + p.quadratic_damping[i] * self.nu[i].abs()) * self.nu[i];
             self.nu[i] += (tau[i] - damping) / (inertia[i] + p.added_mass[i]) * dt;
         }
         let [u, v, w, yaw_rate] = self.nu;
@@ -120,7 +126,12 @@ mod tests {
     fn run(power: [Option<i8>; 4], seconds: f64) -> (Auv, VehicleState) {
         let mut a = Auv::new(0, AuvDynamics::default());
         // Facing north.
-        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: -20.0, heading_deg: 0.0 });
+        let mut s = VehicleState::from_pose(&Pose {
+            x: 0.0,
+            y: 0.0,
+            z: -20.0,
+            heading_deg: 0.0,
+        });
         a.command(&ThrusterCommand { id: 0, power });
         for _ in 0..(seconds / 0.01).round() as usize {
             a.step(&mut s, 0.01);
@@ -141,7 +152,10 @@ mod tests {
     #[test]
     fn a_differential_turns_it_and_vertical_thrust_changes_depth() {
         let (_, s) = run([Some(-50), Some(50), None, None], 1.0);
-        assert!(yaw(&s) > FRAC_PI_2 + 0.3, "right harder than left turns it left: {s:?}");
+        assert!(
+            yaw(&s) > FRAC_PI_2 + 0.3,
+            "right harder than left turns it left: {s:?}"
+        );
         let (_, s) = run([None, None, None, Some(60)], 5.0);
         assert!(s.position.z > -19.0, "up: {s:?}");
         let (_, s) = run([None, None, Some(60), None], 5.0);
@@ -151,15 +165,26 @@ mod tests {
     #[test]
     fn keep_leaves_a_thruster_as_it_was() {
         let mut a = Auv::new(0, AuvDynamics::default());
-        a.command(&ThrusterCommand { id: 0, power: [Some(10), Some(20), Some(30), Some(40)] });
-        a.command(&ThrusterCommand { id: 0, power: [None, Some(-5), None, None] });
+        a.command(&ThrusterCommand {
+            id: 0,
+            power: [Some(10), Some(20), Some(30), Some(40)],
+        });
+        a.command(&ThrusterCommand {
+            id: 0,
+            power: [None, Some(-5), None, None],
+        });
         assert_eq!(a.power(), [10, -5, 30, 40]);
     }
 
     #[test]
     fn the_surface_the_seafloor_and_the_edges_bound_it() {
         let mut a = Auv::new(0, AuvDynamics::default());
-        let mut s = VehicleState::from_pose(&Pose { x: 0.0, y: 0.0, z: 3.0, heading_deg: 0.0 });
+        let mut s = VehicleState::from_pose(&Pose {
+            x: 0.0,
+            y: 0.0,
+            z: 3.0,
+            heading_deg: 0.0,
+        });
         a.bound(&mut s, Some(-40.0), [100.0, 100.0]);
         assert_eq!(s.position.z, 0.0);
         s.position.z = -45.0;

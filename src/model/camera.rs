@@ -27,7 +27,13 @@ pub struct Image {
 }
 
 /// Renders `view` from a vehicle at `position` with ENU yaw `yaw` (rad).
-pub fn render(terrain: &Terrain, cam: &Cameras, position: &Point3<f64>, yaw: f64, view: View) -> Image {
+pub fn render(
+    terrain: &Terrain,
+    cam: &Cameras,
+    position: &Point3<f64>,
+    yaw: f64,
+    view: View,
+) -> Image {
     let (w, h) = (cam.width as usize, cam.height as usize);
     let half = (cam.fov_deg.to_radians() / 2.0).tan();
     let aspect = h as f64 / w as f64;
@@ -44,10 +50,17 @@ pub fn render(terrain: &Terrain, cam: &Cameras, position: &Point3<f64>, yaw: f64
         for j in 0..w {
             let x = (2.0 * (j as f64 + 0.5) / w as f64 - 1.0) * half;
             let dir = (axis + right * x + up * y).normalize();
-            rgb.extend_from_slice(&shade(terrain.cast_ray(position, &dir, cam.max_range_m), cam.max_range_m));
+            rgb.extend_from_slice(&shade(
+                terrain.cast_ray(position, &dir, cam.max_range_m),
+                cam.max_range_m,
+            ));
         }
     }
-    Image { width: cam.width, height: cam.height, rgb }
+    Image {
+        width: cam.width,
+        height: cam.height,
+        rgb,
+    }
 }
 
 /// A pixel's colour for a hit at `range` (or none): the seafloor's sandy colour, faded into
@@ -82,11 +95,20 @@ mod tests {
 
     #[test]
     fn the_bottom_camera_is_brighter_near_the_floor_and_the_front_sees_water_above_the_horizon() {
-        let cam = Cameras { width: 32, height: 24, ..Cameras::default() };
+        let cam = Cameras {
+            width: 32,
+            height: 24,
+            ..Cameras::default()
+        };
         let t = flat(-30.0);
         let near = render(&t, &cam, &Point3::new(0.0, 0.0, -25.0), 0.0, View::Bottom);
         let far = render(&t, &cam, &Point3::new(0.0, 0.0, -10.0), 0.0, View::Bottom);
-        assert!(mean(&near) > mean(&far) + 30.0, "{} vs {}", mean(&near), mean(&far));
+        assert!(
+            mean(&near) > mean(&far) + 30.0,
+            "{} vs {}",
+            mean(&near),
+            mean(&far)
+        );
         assert_eq!(near.rgb.len(), 32 * 24 * 3);
         let front = render(&t, &cam, &Point3::new(0.0, 0.0, -25.0), 0.0, View::Front);
         // The top row looks up into open water; the bottom row down at the floor 5 m below.

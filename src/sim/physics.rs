@@ -141,10 +141,13 @@ impl PhysicsSim {
 
     /// The thruster-driven vehicles: index, state and thrusters.
     pub fn auvs(&self) -> impl Iterator<Item = (usize, &VehicleState, &Auv)> {
-        self.vehicles.iter().enumerate().filter_map(|(i, (s, k))| match k {
-            Kinematics::Thrusters(a) => Some((i, s, a.as_ref())),
-            _ => None,
-        })
+        self.vehicles
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (s, k))| match k {
+                Kinematics::Thrusters(a) => Some((i, s, a.as_ref())),
+                _ => None,
+            })
     }
 
     /// Applies a thruster frame to the AUV it names (from the next sub-step on).

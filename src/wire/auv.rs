@@ -107,7 +107,14 @@ impl Telemetry {
             *slot = f;
         }
         let [x, y, z, yaw, pitch, roll] = v;
-        Ok(Telemetry { x, y, z, yaw, pitch, roll })
+        Ok(Telemetry {
+            x,
+            y,
+            z,
+            yaw,
+            pitch,
+            roll,
+        })
     }
 
     /// A telemetry message as its multipart parts: `[id]`, payload.
@@ -135,22 +142,46 @@ mod tests {
         // The interface document's example: struct.pack("Bbbbb", 0, 75, -50, 0, -127).
         let f = [0u8, 75, (-50i8) as u8, 0, 0x81];
         let c = ThrusterCommand::parse(&f).unwrap();
-        assert_eq!(c, ThrusterCommand { id: 0, power: [Some(75), Some(-50), Some(0), None] });
-        assert_eq!(c.emit(), f);
-        assert_eq!(ThrusterCommand::parse(&f[..4]), Err(FrameError::Length(4, 5)));
-        assert_eq!(ThrusterCommand::parse(&[]), Err(FrameError::Length(0, 5)));
-        assert_eq!(ThrusterCommand::parse(&[0, 1, 2, 3, 4, 5]), Err(FrameError::Length(6, 5)));
         assert_eq!(
-            ThrusterCommand::parse(&[3, 0, 0, 101, 0]).unwrap_err().to_string(),
+            c,
+            ThrusterCommand {
+                id: 0,
+                power: [Some(75), Some(-50), Some(0), None]
+            }
+        );
+        assert_eq!(c.emit(), f);
+        assert_eq!(
+            ThrusterCommand::parse(&f[..4]),
+            Err(FrameError::Length(4, 5))
+        );
+        assert_eq!(ThrusterCommand::parse(&[]), Err(FrameError::Length(0, 5)));
+        assert_eq!(
+            ThrusterCommand::parse(&[0, 1, 2, 3, 4, 5]),
+            Err(FrameError::Length(6, 5))
+        );
+        assert_eq!(
+            ThrusterCommand::parse(&[3, 0, 0, 101, 0])
+                .unwrap_err()
+                .to_string(),
             "side thruster power 101 (byte 3) outside [-100, 100] and not -127 (keep)"
         );
-        assert_eq!(ThrusterCommand::parse(&[3, 0x80, 0, 0, 0]), Err(FrameError::Power("left", -128, 1)));
+        assert_eq!(
+            ThrusterCommand::parse(&[3, 0x80, 0, 0, 0]),
+            Err(FrameError::Power("left", -128, 1))
+        );
         assert!(ThrusterCommand::parse(&[3, 100, (-100i8) as u8, 0, 0]).is_ok());
     }
 
     #[test]
     fn telemetry_is_six_little_endian_floats() {
-        let t = Telemetry { x: 1.5, y: -2.0, z: -30.25, yaw: 0.5, pitch: 0.0, roll: -0.0 };
+        let t = Telemetry {
+            x: 1.5,
+            y: -2.0,
+            z: -30.25,
+            yaw: 0.5,
+            pitch: 0.0,
+            roll: -0.0,
+        };
         let b = t.emit();
         assert_eq!(&b[..4], &1.5f32.to_le_bytes());
         assert_eq!(Telemetry::parse(&b).unwrap(), t);
@@ -158,8 +189,17 @@ mod tests {
         assert_eq!(Telemetry::parse(&b[..23]), Err(FrameError::Length(23, 24)));
         let mut nan = b;
         nan[12..16].copy_from_slice(&f32::NAN.to_le_bytes());
-        assert_eq!(Telemetry::parse(&nan).unwrap_err().to_string(), "yaw is not a finite number (bytes 12..16)");
-        assert_eq!(Telemetry::parse_message(&[&b]), Err(FrameError::Parts(1, 2)));
-        assert_eq!(Telemetry::parse_message(&[&[1, 2], &b]), Err(FrameError::IdPart(2)));
+        assert_eq!(
+            Telemetry::parse(&nan).unwrap_err().to_string(),
+            "yaw is not a finite number (bytes 12..16)"
+        );
+        assert_eq!(
+            Telemetry::parse_message(&[&b]),
+            Err(FrameError::Parts(1, 2))
+        );
+        assert_eq!(
+            Telemetry::parse_message(&[&[1, 2], &b]),
+            Err(FrameError::IdPart(2))
+        );
     }
 }

@@ -1,0 +1,190 @@
+//! The ZeroMQ AUV simulator interface served by `cosim run` from the embedded physics, against
+//! clients written as the interface document's Python examples (`test/auv/doc_client.py`:
+//! pyzmq, struct, OpenCV's imdecode) in `.venv-test` (`scripts/setup --test`).
+
+use serde_json::Value;
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+};
+
+const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+fn python() -> PathBuf {
+    repo(".venv-test/bin/python")
+}
+
+/// Two thruster AUVs over a flat floor at −40 m with a north–south ridge (crest −22 m) at
+/// x = 10; ports `base` (images), `base + 1` (thrusters), `base + 2` (telemetry).
+fn scenario(dir: &Path, base: u16, seconds: f64, rtf: f64) -> PathBuf {
+    let s = dir.join("auv.yaml");
+    std::fs::write(
+        &s,
+        format!(
+            "name: auv_doc\nwindow_ms: 10\nduration_s: {seconds}\nseed: 1\nreal_time_factor: {rtf}\n\
+             world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [400, 400], cell_size_m: 2, base_height_m: -40, relief_m: 0, \
+             ridges: [{{from: [10, -150], to: [10, 150], crest_height_m: -22, width_m: 20}}]}}\n\
+             vehicles:\n  - {{name: auv0, addresses: [10.40.0.1/24], start: {{x: -100, y: -60, z: -20, heading_deg: 90}}, motion: {{kind: thrusters, auv_id: 0}}}}\n\
+             \x20 - {{name: auv1, addresses: [10.40.0.2/24], start: {{x: -30, y: 60, z: -15, heading_deg: 90}}, motion: {{kind: thrusters, auv_id: 1}}}}\n\
+             auv_interface: {{images_port: {base}, thrusters_port: {}, telemetry_port: {}, telemetry_hz: 20, cameras: {{width: 128, height: 96, rate_hz: 2}}}}\n",
+            base + 1,
+            base + 2
+        ),
+    )
+    .unwrap();
+    s
+}
+
+fn client(args: &[&str]) -> std::process::Child {
+    Command::new(python())
+        .arg(repo("test/auv/doc_client.py"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test venv's python (scripts/setup --test)")
+}
+
+fn json(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn v(t: &Value, i: usize) -> f64 {
+    t[i].as_f64().unwrap()
+}
+
+/// Telemetry reaches each client for its own id only; forward thrust moves the AUV along its
+/// heading, vertical thrust changes its depth while −127 keeps the other thrusters, a left/right
+/// differential turns it; both cameras decode and the bottom camera brightens over the ridge;
+/// malformed frames sent meanwhile are counted per reason and change nothing.
+#[test]
+fn clients_written_as_the_interface_document_drive_the_embedded_auvs() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = 25555;
+    let s = scenario(dir.path(), base, 36.0, 2.0);
+    let out = dir.path().join("out");
+    let mut run = Command::new(COSIM)
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = base.to_string();
+    let motion = client(&["motion", "0", &b]);
+    let ridge = client(&["ridge", "1", &b, "16"]);
+    let garbage = client(&["garbage", &b]);
+    let (motion, ridge, garbage) = (
+        motion.wait_with_output().unwrap(),
+        ridge.wait_with_output().unwrap(),
+        garbage.wait_with_output().unwrap(),
+    );
+    let status = run.wait().unwrap();
+    let (m, r) = (json(&motion), json(&ridge));
+    json(&garbage);
+    assert!(status.success());
+
+    // Only our id, and the units: metres in the scenario's ENU frame, yaw in radians from east.
+    assert_eq!(m["ids"], serde_json::json!([0]), "{m}");
+    assert_eq!(r["ids"], serde_json::json!([1]), "{r}");
+    let (start, fwd, up, still, turned) = (
+        &m["start"],
+        &m["forward"],
+        &m["up"],
+        &m["still"],
+        &m["turned"],
+    );
+    assert!(
+        v(start, 0) > -101.0 && v(start, 0) < -99.0 && (v(start, 2) + 20.0).abs() < 0.01,
+        "{start}"
+    );
+    assert!(
+        v(start, 3).abs() < 1e-3,
+        "heading 90° (east) is yaw 0: {start}"
+    );
+    // Forward: along the heading (east), depth and yaw unchanged.
+    let (dx, dy) = (v(fwd, 0) - v(start, 0), v(fwd, 1) - v(start, 1));
+    assert!(
+        dx > 2.0 && dy.abs() < 0.01 * dx,
+        "forward moved ({dx}, {dy})"
+    );
+    assert!(
+        (v(fwd, 2) - v(start, 2)).abs() < 0.01 && v(fwd, 3).abs() < 1e-3,
+        "{fwd}"
+    );
+    // −127 kept left and right: it goes on east while the vertical thruster lifts it.
+    assert!(v(up, 0) - v(fwd, 0) > 2.0, "still driven forward: {up}");
+    assert!(v(up, 2) - v(fwd, 2) > 1.0, "rose: {up}");
+    // Right harder than left: counter-clockwise, the yaw grows.
+    assert!(
+        v(turned, 3) - v(still, 3) > 0.5,
+        "turned from {still} to {turned}"
+    );
+    assert_eq!(
+        (v(turned, 4), v(turned, 5)),
+        (0.0, 0.0),
+        "pitch and roll stay 0"
+    );
+
+    // Cameras: both decode at the configured size; over the ridge (crest at x = 10, 20 m wide)
+    // the floor is 7 m below instead of 25 m, so the bottom image is brighter.
+    let images = r["images"].as_array().unwrap();
+    assert!(images.len() >= 10, "{} images", images.len());
+    for i in images {
+        assert_eq!(
+            (i["front_shape"].clone(), i["bottom_shape"].clone()),
+            (
+                serde_json::json!([96, 128, 3]),
+                serde_json::json!([96, 128, 3])
+            )
+        );
+    }
+    let mean_where = |f: &dyn Fn(f64) -> bool| {
+        let sel: Vec<f64> = images
+            .iter()
+            .filter(|i| f(i["x"].as_f64().unwrap()))
+            .map(|i| i["bottom_mean"].as_f64().unwrap())
+            .collect();
+        (sel.iter().sum::<f64>() / sel.len().max(1) as f64, sel.len())
+    };
+    let (before, n_before) = mean_where(&|x| x < -15.0);
+    let (over, n_over) = mean_where(&|x| (5.0..15.0).contains(&x));
+    eprintln!("bottom camera mean: {before:.1} over flat floor ({n_before} images), {over:.1} over the ridge ({n_over})");
+    assert!(n_before >= 2 && n_over >= 1, "{images:?}");
+    assert!(over > 1.5 * before, "{before} → {over}");
+
+    // The malformed frames: counted per reason, none applied.
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(out.join("auv_interface.json")).unwrap()).unwrap();
+    eprintln!("{stats}");
+    let rejected = &stats["frames_rejected"];
+    for (reason, n) in [
+        ("4 bytes, expected 5", 5),
+        ("6 bytes, expected 5", 5),
+        ("0 bytes, expected 5", 5),
+        ("unknown AUV id 9", 5),
+        (
+            "left thruster power 101 (byte 1) outside [-100, 100] and not -127 (keep)",
+            5,
+        ),
+        (
+            "vertical thruster power -128 (byte 4) outside [-100, 100] and not -127 (keep)",
+            5,
+        ),
+        ("2 parts, expected 1", 5),
+    ] {
+        assert_eq!(rejected[reason], n, "{reason}: {stats}");
+    }
+    assert_eq!(
+        stats["frames_received"].as_u64().unwrap(),
+        stats["frames_applied"].as_u64().unwrap() + 35,
+        "{stats}"
+    );
+}
