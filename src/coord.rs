@@ -67,6 +67,9 @@ fn chosen(
         Some("gazebo") if matches!(configured, SimulatorEndpoint::Gazebo(_)) => {
             Ok(configured.clone())
         }
+        Some("auv") if matches!(configured, SimulatorEndpoint::AuvInterface(_)) => {
+            Ok(configured.clone())
+        }
         Some(e) => e
             .parse()
             .map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
@@ -91,6 +94,11 @@ pub async fn physics_simulator(
     );
     if let SimulatorEndpoint::Gazebo(settings) = &endpoint {
         return gazebo(loaded, settings);
+    }
+    if let SimulatorEndpoint::AuvInterface(settings) = &endpoint {
+        let report = out_dir.map(|d| d.join("auv_interface.json"));
+        let c = crate::io::auv_client::AuvClient::connect(loaded, settings, report).await?;
+        return Ok(Link::new(c.peer(), timeout(loaded), Box::new(c)));
     }
     Ok(
         match Link::connect(

@@ -188,3 +188,144 @@ fn clients_written_as_the_interface_document_drive_the_embedded_auvs() {
         "{stats}"
     );
 }
+
+/// The LOS flags and auv1's position per window, from a run's timeline.jsonl (one pair).
+fn timeline(out: &Path) -> Vec<(bool, [f64; 3])> {
+    std::fs::read_to_string(out.join("timeline.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let b = v["path"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect::<Vec<_>>();
+            (v["los"].as_bool().unwrap(), [b[0], b[1], b[2]])
+        })
+        .collect()
+}
+
+/// The client adapter, pointed at `cosim run` serving the interface from the embedded physics in
+/// another process: a program of the client's scenario sends one thruster frame to the client's
+/// forwarding port, which passes it on; the server's auv1 rises from behind the ridge. The
+/// client's timeline follows the server's trajectory (every pose within 0.25 m of it: the
+/// telemetry is 50 ms apart and the vehicle moves at most 0.06 m in that time) and shows the one
+/// NLOS → LOS change the server's shows, at the same depth.
+#[test]
+fn the_client_adapter_follows_the_embedded_server_in_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, forward) = (26555u16, 27555u16);
+    let server = scenario(dir.path(), base, 30.0, 2.0);
+    // auv0 at 15 m and auv1 at 35 m depth either side of the ridge (crest at 22 m): NLOS, until
+    // auv1 rises.
+    let text = std::fs::read_to_string(&server)
+        .unwrap()
+        .replace(
+            "{x: -100, y: -60, z: -20, heading_deg: 90}",
+            "{x: -60, y: 0, z: -15, heading_deg: 90}",
+        )
+        .replace(
+            "{x: -30, y: 60, z: -15, heading_deg: 90}",
+            "{x: 60, y: 0, z: -35, heading_deg: 90}",
+        );
+    std::fs::write(&server, &text).unwrap();
+    let client_text = text
+        .replace(&format!("images_port: {base}, thrusters_port: {}, telemetry_port: {}", base + 1, base + 2), &format!("images_port: {forward}, thrusters_port: {}, telemetry_port: {}", forward + 1, forward + 2))
+        .replace("duration_s: 30", "duration_s: 20")
+        + &format!(
+            "simulators:\n  physics: {{kind: auv_interface, telemetry_port: {}, thrusters_port: {}}}\n\
+             programs:\n  - {{name: drive, start_s: 1, command: \"{} {} drive 1 {forward} 0 0 0 100\"}}\n",
+            base + 2,
+            base + 1,
+            python().display(),
+            repo("test/auv/doc_client.py").display()
+        );
+    let client = dir.path().join("client.yaml");
+    std::fs::write(&client, client_text).unwrap();
+    let (sout, cout) = (dir.path().join("server"), dir.path().join("client"));
+    let mut s = Command::new(COSIM)
+        .arg("run")
+        .arg(&server)
+        .arg("--out")
+        .arg(&sout)
+        .arg("--timeline")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let c = Command::new(COSIM)
+        .arg("run")
+        .arg(&client)
+        .arg("--out")
+        .arg(&cout)
+        .arg("--timeline")
+        .output()
+        .unwrap();
+    let s = s.wait_with_output().unwrap();
+    assert!(
+        c.status.success(),
+        "client: {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert!(
+        s.status.success(),
+        "server: {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+
+    let (st, ct) = (timeline(&sout), timeline(&cout));
+    let moved = ct.last().unwrap().1[2] - ct[0].1[2];
+    assert!(moved > 12.0, "the forwarded frame lifted auv1: {moved} m");
+    // Each client pose lies on the server's trajectory (the nearest server pose, whose windows
+    // are 10 ms and at most 2.27 m/s · 10 ms = 2.3 cm apart).
+    let worst = ct
+        .iter()
+        .map(|(_, p)| {
+            st.iter()
+                .map(|(_, q)| {
+                    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
+                })
+                .fold(f64::INFINITY, f64::min)
+        })
+        .fold(0.0, f64::max);
+    eprintln!("client vs server trajectory: worst distance {worst:.4} m over {} windows; auv1 moved {moved:.1} m", ct.len());
+    assert!(worst < 0.25, "{worst}");
+    let changes = |t: &[(bool, [f64; 3])]| t.windows(2).filter(|w| w[0].0 != w[1].0).count();
+    let flips: Vec<(f64, bool)> = ct
+        .windows(2)
+        .filter(|w| w[0].0 != w[1].0)
+        .map(|w| (w[1].1[2], w[1].0))
+        .collect();
+    assert!(
+        !ct[0].0 && ct.last().unwrap().0 && changes(&ct) == 1,
+        "client: NLOS then LOS: starts {}, flips {flips:?}",
+        ct[0].0
+    );
+    assert!(changes(&st) == 1, "server: one change");
+    // The change happens at the same depth on both sides (within the 0.25 m above).
+    let at = |t: &[(bool, [f64; 3])]| t.windows(2).find(|w| w[0].0 != w[1].0).unwrap()[1].1[2];
+    eprintln!(
+        "NLOS → LOS with auv1 at z = {:.3} m (client), {:.3} m (server)",
+        at(&ct),
+        at(&st)
+    );
+    assert!(
+        (at(&ct) - at(&st)).abs() < 0.3,
+        "NLOS → LOS at z = {} (client) and {} (server)",
+        at(&ct),
+        at(&st)
+    );
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(cout.join("auv_interface.json")).unwrap()).unwrap();
+    assert_eq!(stats["thrusters"]["frames_applied"], 1, "{stats}");
+    assert!(
+        stats["telemetry_received"].as_u64().unwrap() > 300,
+        "{stats}"
+    );
+}

@@ -38,6 +38,39 @@ pub enum SimulatorEndpoint {
     /// feature `gazebo`): stepped by W per window with its world control service, poses from
     /// its pose topics. Physics only.
     Gazebo(GazeboSettings),
+    /// A simulator that speaks the ZeroMQ AUV simulator interface (telemetry PUB, thruster
+    /// PULL), followed as the physics simulator: it runs free in real time, each window takes
+    /// every vehicle's newest telemetry. Physics only.
+    AuvInterface(AuvClientSettings),
+}
+
+/// `simulators.physics: {kind: auv_interface, ...}`: where the simulator is. Its vehicles are
+/// the scenario's `motion: {kind: thrusters}` ones, by `auv_id`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuvClientSettings {
+    /// The simulator's host (default 127.0.0.1).
+    pub host: String,
+    /// Its telemetry PUB port (default 5557) and thruster PULL port (default 5556).
+    pub telemetry_port: u16,
+    pub thrusters_port: u16,
+    /// A vehicle without telemetry for this long (ms of wall time) ends the run (default 1000).
+    pub stale_ms: u64,
+    /// Thruster frames arriving at this scenario's `auv_interface` thruster port are checked
+    /// and forwarded to the simulator at the next window (default true).
+    pub forward_thrusters: bool,
+}
+
+impl Default for AuvClientSettings {
+    fn default() -> Self {
+        AuvClientSettings {
+            host: "127.0.0.1".into(),
+            telemetry_port: 5557,
+            thrusters_port: 5556,
+            stale_ms: 1000,
+            forward_thrusters: true,
+        }
+    }
 }
 
 /// `simulators.physics: {kind: gazebo, ...}`: which Gazebo world, and which of its models is
@@ -239,6 +272,15 @@ impl FromStr for SimulatorEndpoint {
         if s == "gazebo" {
             return Ok(SimulatorEndpoint::Gazebo(GazeboSettings::default()));
         }
+        if s == "auv" {
+            return Ok(SimulatorEndpoint::AuvInterface(AuvClientSettings::default()));
+        }
+        if let Some(host) = s.strip_prefix("auv:") {
+            return Ok(SimulatorEndpoint::AuvInterface(AuvClientSettings {
+                host: host.to_owned(),
+                ..Default::default()
+            }));
+        }
         if s.starts_with("tcp://") || s.starts_with("ipc://") {
             return s
                 .parse()
@@ -250,7 +292,7 @@ impl FromStr for SimulatorEndpoint {
                 .map(|address| SimulatorEndpoint::Rosnetsim { address });
         }
         Err(format!(
-            "{s:?} is not a simulator endpoint: `embedded`, `ns3`, `gazebo`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
+            "{s:?} is not a simulator endpoint: `embedded`, `ns3`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
              or a ROS-NetSim address (unix:/path, tcp:host:port)"
         ))
     }
@@ -270,6 +312,11 @@ impl fmt::Display for SimulatorEndpoint {
                 write!(f, "gazebo world {w}")
             }
             SimulatorEndpoint::Gazebo(_) => f.write_str("gazebo"),
+            SimulatorEndpoint::AuvInterface(a) => write!(
+                f,
+                "AUV interface simulator at {}:{}",
+                a.host, a.telemetry_port
+            ),
         }
     }
 }
@@ -445,7 +492,7 @@ mod tests {
         }
         assert!(parse("x")
             .unwrap_err()
-            .contains("`embedded`, `ns3`, `gazebo`, a ZeroMQ endpoint"));
+            .contains("`embedded`, `ns3`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint"));
         assert!("udp://x"
             .parse::<ZmqEndpoint>()
             .unwrap_err()

@@ -96,8 +96,8 @@ pub mod endpoint;
 pub mod terrain;
 pub mod types;
 pub use endpoint::{
-    GazeboSettings, Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress, SimulatorEndpoint, UanMac,
-    WifiRateManager, WifiStandard, ZmqEndpoint,
+    AuvClientSettings, GazeboSettings, Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress,
+    SimulatorEndpoint, UanMac, WifiRateManager, WifiStandard, ZmqEndpoint,
 };
 pub use terrain::{HeightGrid, TerrainError};
 pub use types::*;
@@ -230,6 +230,12 @@ impl LoadedScenario {
     /// chooses Gazebo, a coordinator for one switched to Gazebo on the command line.
     pub fn check_gazebo(&self, settings: &GazeboSettings) -> Result<(), ConfigError> {
         validate::gazebo_settings(&self.checks(), settings)
+    }
+
+    /// Checks `settings` for an AUV interface simulator as the physics simulator: loading runs
+    /// it for a scenario that chooses one, a coordinator for one switched on the command line.
+    pub fn check_auv_client(&self, settings: &AuvClientSettings) -> Result<(), ConfigError> {
+        validate::auv_client_settings(&self.checks(), settings)
     }
 
     fn checks(&self) -> validate::Ctx<'_> {

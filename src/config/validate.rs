@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::source_map::{join_index, join_key};
 use super::{
-    baud_supported, ConfigError, GazeboSettings, HeightGrid, LinkModel, Motion, Ns3Settings,
-    Scenario, SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager,
+    baud_supported, AuvClientSettings, ConfigError, GazeboSettings, HeightGrid, LinkModel, Motion,
+    Ns3Settings, Scenario, SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager,
 };
 
 /// Largest procedural grid, in cells per side.
@@ -627,6 +627,59 @@ fn simulators(cx: &Ctx) -> Check {
     }
     if let SimulatorEndpoint::Gazebo(settings) = &s.physics {
         gazebo_settings(cx, settings)?;
+    }
+    if let SimulatorEndpoint::AuvInterface(_) = s.network {
+        return Err(cx.err(
+            "simulators.network.kind",
+            "an AUV interface simulator is a physics simulator: `auv_interface` belongs in simulators.physics",
+        ));
+    }
+    if let SimulatorEndpoint::AuvInterface(settings) = &s.physics {
+        auv_client_settings(cx, settings)?;
+    }
+    Ok(())
+}
+
+/// `simulators.physics: {kind: auv_interface, ...}`: every vehicle one of the simulator's AUVs,
+/// real ports, and a forwarding port that is not the simulator's own.
+pub(super) fn auv_client_settings(cx: &Ctx, a: &AuvClientSettings) -> Check {
+    let k = |f: &str| join_key("simulators.physics", f);
+    let s = cx.scenario;
+    if let Some((i, v)) = s
+        .vehicles
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !matches!(v.motion, Motion::Thrusters { .. }))
+    {
+        return Err(cx.err(
+            &format!("{}.motion", join_index("vehicles", i)),
+            format!("the AUV interface simulator moves every vehicle: {:?} needs `{{kind: thrusters, auv_id: N}}` (its id there)", v.name),
+        ));
+    }
+    if a.host.is_empty() || a.host.contains(['/', ' ']) {
+        return Err(cx.err(
+            &k("host"),
+            format!("{:?} is not a host name or address", a.host),
+        ));
+    }
+    for (key, port) in [
+        ("telemetry_port", a.telemetry_port),
+        ("thrusters_port", a.thrusters_port),
+    ] {
+        if port == 0 {
+            return Err(cx.err(&k(key), "must be a port number (1-65535)"));
+        }
+    }
+    if a.stale_ms == 0 {
+        return Err(cx.err(&k("stale_ms"), "must be > 0"));
+    }
+    let local = matches!(a.host.as_str(), "127.0.0.1" | "localhost" | "::1")
+        || a.host == s.auv_interface.bind;
+    if a.forward_thrusters && local && s.auv_interface.thrusters_port == a.thrusters_port {
+        return Err(cx.err(
+            &k("forward_thrusters"),
+            format!("the forwarding port (auv_interface.thrusters_port) is the simulator's own thruster port {} on this host: give auv_interface another, or forward_thrusters: false", a.thrusters_port),
+        ));
     }
     Ok(())
 }

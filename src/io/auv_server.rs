@@ -123,7 +123,7 @@ impl AuvInterfaceSim {
         );
         let stats = Arc::new(Mutex::new(AuvStats::default()));
         let pending = Arc::new(Mutex::new(Vec::new()));
-        let receiving = tokio::spawn(receive(thrusters, ids, pending.clone(), stats.clone()));
+        let receiving = tokio::spawn(intake(thrusters, ids, pending.clone(), stats.clone()));
         let (outgoing, rx) = tokio::sync::mpsc::channel(MAX_OUTGOING);
         let publishing = tokio::spawn(publish(telemetry, images, rx, stats.clone()));
         let cams = &a.cameras;
@@ -255,8 +255,9 @@ impl Drop for AuvInterfaceSim {
     }
 }
 
-/// Takes thruster frames off the PULL socket: valid frames for a known AUV are queued.
-async fn receive(
+/// Takes thruster frames off a PULL socket: valid frames for one of `ids` are queued (at most
+/// [`MAX_PENDING`]), the rest counted per reason in `stats` (the first few logged in full).
+pub(crate) async fn intake(
     mut socket: zeromq::PullSocket,
     ids: Vec<u8>,
     pending: Arc<Mutex<Vec<ThrusterCommand>>>,

@@ -5,6 +5,7 @@
 //! ([`modem_bridge`]); the programs a scenario starts ([`programs`]); the ns-3 adapter as a
 //! child process ([`ns3`]); the ZeroMQ AUV simulator interface served from the embedded physics
 //! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]).
+pub mod auv_client;
 pub mod auv_server;
 pub mod live;
 pub mod modem_bridge;

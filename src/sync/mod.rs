@@ -45,6 +45,9 @@ pub async fn serve(
         SimulatorEndpoint::Gazebo(_) => anyhow::bail!(
             "`gazebo` is not an endpoint to serve at: Gazebo is reached through ros_gz_bridge"
         ),
+        SimulatorEndpoint::AuvInterface(_) => anyhow::bail!(
+            "`auv` is not an endpoint to serve at: the embedded physics serves the AUV interface itself for thruster-driven vehicles"
+        ),
     }
 }
 
@@ -180,11 +183,11 @@ impl Link {
                     });
                 }
             },
-            SimulatorEndpoint::Gazebo(_) => {
+            SimulatorEndpoint::Gazebo(_) | SimulatorEndpoint::AuvInterface(_) => {
                 return Err(LinkError::Failed {
-                    peer: format!("Gazebo as the {peer}"),
+                    peer: format!("{endpoint} as the {peer}"),
                     window: 0,
-                    reason: "Gazebo is reached through ROS 2 by the coordinator (crate::ros::gazebo), not connected to".to_owned(),
+                    reason: "this simulator is followed by the coordinator (crate::ros::gazebo, crate::io::auv_client), not connected to".to_owned(),
                 });
             }
             SimulatorEndpoint::Zeromq { endpoint } => {

@@ -4,6 +4,7 @@
     doc_client.py motion ID PORT_BASE   thrusters and telemetry: forward, -127 keeps, up, turn
     doc_client.py ridge ID PORT_BASE    drives forward, recording telemetry and the cameras
     doc_client.py garbage PORT_BASE     malformed thruster frames
+    doc_client.py drive ID PORT_BASE L R S V   one thruster frame
 PORT_BASE + 0, 1, 2 are the images, thrusters and telemetry ports (5555, 5556, 5557 by default).
 """
 import json
@@ -145,5 +146,11 @@ if __name__ == "__main__":
         motion(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "ridge":
         ridge(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+    elif mode == "drive":
+        ctx = zmq.Context()
+        thr = thruster_socket(ctx, int(sys.argv[3]))
+        push(thr, int(sys.argv[2]), *(int(a) for a in sys.argv[4:8]))
+        time.sleep(0.5)  # let the frame out before the socket closes
+        print(json.dumps({"sent": 1}), flush=True)
     else:
         garbage(int(sys.argv[2]))
