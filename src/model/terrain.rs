@@ -315,14 +315,6 @@ impl Terrain {
         f64::from(self.slopes[k - LEAF_LEVEL][bi * l.w + bj])
     }
 
-    /// The distance along the unit vector `dir` from `origin` (ENU) to the surface, if it is
-    /// hit within `max` metres.
-    pub fn cast_ray(&self, origin: &Point3<f64>, dir: &Vector3<f64>, max: f64) -> Option<f64> {
-        use parry3d_f64::query::{Ray, RayCast};
-        let ray = Ray::new(to_parry(origin), to_parry_vec(dir));
-        self.field.cast_local_ray(&ray, max, true)
-    }
-
     /// Height of the triangulated surface at `(x, y)`, `None` outside the grid's extent.
     pub fn height_at(&self, x: f64, y: f64) -> Option<f64> {
         self.grid.height_at(x, y)
@@ -330,7 +322,7 @@ impl Terrain {
 
     /// As [`Terrain::height_at`] for a point known to be inside (clamped to the grid).
     #[inline]
-    pub(crate) fn height_at_unchecked(&self, x: f64, y: f64) -> f64 {
+    pub fn height_at_unchecked(&self, x: f64, y: f64) -> f64 {
         self.grid.height_at_unchecked(x, y)
     }
 }
