@@ -133,13 +133,13 @@ pub async fn embedded_physics(
     })
 }
 
-/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::ros::gazebo`]).
+/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::io::gazebo`]).
 #[cfg(feature = "gazebo")]
 fn gazebo(
     loaded: &LoadedScenario,
     settings: &crate::config::GazeboSettings,
 ) -> anyhow::Result<Link> {
-    let g = crate::ros::gazebo::GazeboPhysics::connect(loaded, settings)?;
+    let g = crate::io::gazebo::GazeboPhysics::connect(loaded, settings)?;
     Ok(Link::new(g.peer(), timeout(loaded), Box::new(g)))
 }
 

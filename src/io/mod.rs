@@ -4,9 +4,12 @@
 //! acoustic front: the NETSIM manager ([`netsim_manager`]) and the modem bridges
 //! ([`modem_bridge`]); the programs a scenario starts ([`programs`]); the ns-3 adapter as a
 //! child process ([`ns3`]); the ZeroMQ AUV simulator interface served from the embedded physics
-//! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]).
+//! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]); with the
+//! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]).
 pub mod auv_client;
 pub mod auv_server;
+#[cfg(feature = "gazebo")]
+pub mod gazebo;
 pub mod live;
 pub mod modem_bridge;
 pub mod netns;

@@ -10,16 +10,12 @@
 //! `/tf`, `/netsim/paths`, `/diagnostics` and `/netsim/channel_data`; [`node`] creates the
 //! nodes of the three binaries and reads their parameters; [`vehicle`] is the bridge process;
 //! [`auv_bridge`] the ROS 2 side of the ZeroMQ AUV simulator interface (binary `auv_bridge`).
-//! With the feature `gazebo` (needs `ros_gz_interfaces`): [`gazebo`], Gazebo as the physics
-//! simulator through ros_gz_bridge.
 pub mod bridge;
 pub mod params;
 pub mod state;
 
 #[cfg(feature = "ros")]
 pub mod auv_bridge;
-#[cfg(feature = "gazebo")]
-pub mod gazebo;
 #[cfg(feature = "ros")]
 pub mod node;
 #[cfg(feature = "ros")]

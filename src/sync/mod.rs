@@ -187,7 +187,7 @@ impl Link {
                 return Err(LinkError::Failed {
                     peer: format!("{endpoint} as the {peer}"),
                     window: 0,
-                    reason: "this simulator is followed by the coordinator (crate::ros::gazebo, crate::io::auv_client), not connected to".to_owned(),
+                    reason: "the coordinator follows this simulator itself (Gazebo through ROS 2, an AUV interface simulator through its sockets): it is not connected to as a peer".to_owned(),
                 });
             }
             SimulatorEndpoint::Zeromq { endpoint } => {
