@@ -26,7 +26,8 @@ enum Command {
         out: Option<PathBuf>,
         /// Use the physics simulator at this endpoint instead of the scenario's: ZeroMQ
         /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`),
-        /// or `gazebo`: Gazebo through ros_gz_bridge (built with `--features gazebo`).
+        /// `gazebo`: Gazebo through ros_gz_bridge (built with `--features gazebo`), or `auv[:HOST]`:
+        /// a simulator speaking the ZeroMQ AUV simulator interface.
         #[arg(long, value_name = "ENDPOINT")]
         physics_sim: Option<String>,
         /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`),
