@@ -329,3 +329,61 @@ fn the_client_adapter_follows_the_embedded_server_in_another_process() {
         "{stats}"
     );
 }
+
+/// A simulator that stops publishing ends the client's run with an error naming the AUV: the
+/// server's run lasts 3 s of sim time (1.5 s at real-time factor 2), the client's 20 s with
+/// `stale_ms: 500`; and one that is not there ends it after `startup_timeout_ms`.
+#[test]
+fn a_simulator_that_falls_silent_ends_the_run_naming_the_auv() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = 26655u16;
+    let server = scenario(dir.path(), base, 3.0, 2.0);
+    let text = std::fs::read_to_string(&server).unwrap();
+    let client = |name: &str, telemetry_port: u16| {
+        let c = dir.path().join(name);
+        let t = text.replace("duration_s: 3", "duration_s: 20").replace(&format!("images_port: {base}, thrusters_port: {}", base + 1), "images_port: 26755, thrusters_port: 26756")
+            + &format!("simulators:\n  physics: {{kind: auv_interface, telemetry_port: {telemetry_port}, thrusters_port: {}, stale_ms: 500}}\n  startup_timeout_ms: 3000\n", base + 1);
+        std::fs::write(&c, t).unwrap();
+        c
+    };
+    let (silent, never) = (client("silent.yaml", base + 2), client("never.yaml", 26799));
+    let mut s = Command::new(COSIM)
+        .arg("run")
+        .arg(&server)
+        .arg("--out")
+        .arg(dir.path().join("s"))
+        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let c = Command::new(COSIM)
+        .arg("run")
+        .arg(&silent)
+        .arg("--out")
+        .arg(dir.path().join("c"))
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let _ = s.wait();
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(!c.status.success(), "{err}");
+    assert!(
+        err.contains("AUV interface simulator at tcp://127.0.0.1:26657 failed in window"),
+        "{err}"
+    );
+    assert!(
+        err.contains("(stale_ms 500)") && err.contains("no telemetry from AUV id"),
+        "{err}"
+    );
+    assert!(took < std::time::Duration::from_secs(8), "{took:?}");
+    let c = Command::new(COSIM)
+        .arg("run")
+        .arg(&never)
+        .arg("--out")
+        .arg(dir.path().join("n"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(err.contains("AUV interface simulator: telemetry: nothing listens at tcp://127.0.0.1:26799: no connection within 3000 ms"), "{err}");
+}

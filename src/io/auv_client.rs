@@ -77,16 +77,26 @@ fn tcp(host: &str, port: u16) -> String {
     }
 }
 
-/// Connects `socket` to `endpoint`, retrying until `within` has passed.
+/// Connects `socket` to `endpoint`, retrying until `within` has passed (this ZeroMQ
+/// implementation connects only to a peer that is already listening).
 async fn connect(socket: &mut impl Socket, endpoint: &str, within: Duration) -> anyhow::Result<()> {
-    let deadline = Instant::now() + within;
+    let deadline = tokio::time::Instant::now() + within;
     loop {
-        match socket.connect(endpoint).await {
-            Ok(()) => return Ok(()),
-            Err(e) if Instant::now() >= deadline => {
-                return Err(anyhow::anyhow!("cannot connect to {endpoint}: {e}"))
+        match tokio::time::timeout_at(deadline, socket.connect(endpoint)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(_)) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await
             }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Ok(Err(e)) => {
+                return Err(anyhow::anyhow!(
+                    "cannot connect to {endpoint} within {} ms (startup_timeout_ms): {e}",
+                    within.as_millis()
+                ))
+            }
+            Err(_) => return Err(anyhow::anyhow!(
+                "nothing listens at {endpoint}: no connection within {} ms (startup_timeout_ms)",
+                within.as_millis()
+            )),
         }
     }
 }

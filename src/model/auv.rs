@@ -16,6 +16,7 @@
 use crate::config::AuvDynamics;
 use crate::model::motion::{wrap_2pi, wrap_pi, VehicleState};
 use crate::wire::auv::ThrusterCommand;
+use nalgebra::Vector4;
 use std::f64::consts::FRAC_PI_2;
 
 /// One AUV's thrusters and velocities; its pose is the [`VehicleState`] it moves.
@@ -26,7 +27,7 @@ pub struct Auv {
     /// Left, right, side, vertical power in [−100, 100].
     power: [i8; 4],
     /// Body velocities u, v, w (m/s) and yaw rate r (rad/s).
-    nu: [f64; 4],
+    nu: Vector4<f64>,
 }
 
 impl Auv {
@@ -35,7 +36,7 @@ impl Auv {
             id,
             params,
             power: [0; 4],
-            nu: [0.0; 4],
+            nu: Vector4::zeros(),
         }
     }
 
@@ -54,7 +55,7 @@ impl Auv {
 
     /// Body velocities u, v, w (m/s) and yaw rate r (rad/s).
     pub fn velocity(&self) -> [f64; 4] {
-        self.nu
+        self.nu.into()
     }
 
     /// Thrust (N) of one thruster at `power`.
@@ -71,14 +72,14 @@ impl Auv {
     pub fn step(&mut self, state: &mut VehicleState, dt: f64) {
         let p = &self.params;
         let [l, r, side, vertical] = self.power.map(|q| self.thrust(q));
-        let tau = [l + r, -side, vertical, p.thruster_arm_m * (r - l)];
-        let inertia = [p.mass_kg, p.mass_kg, p.mass_kg, p.inertia_z_kg_m2];
-        for i in 0..4 {
-            let damping =
-                (p.linear_damping[i] + p.quadratic_damping[i] * self.nu[i].abs()) * self.nu[i];
-            self.nu[i] += (tau[i] - damping) / (inertia[i] + p.added_mass[i]) * dt;
-        }
-        let [u, v, w, yaw_rate] = self.nu;
+        let tau = Vector4::new(l + r, -side, vertical, p.thruster_arm_m * (r - l));
+        let mass = Vector4::new(p.mass_kg, p.mass_kg, p.mass_kg, p.inertia_z_kg_m2)
+            + Vector4::from(p.added_mass);
+        let damping = (Vector4::from(p.linear_damping)
+            + Vector4::from(p.quadratic_damping).component_mul(&self.nu.abs()))
+        .component_mul(&self.nu);
+        self.nu += (tau - damping).component_div(&mass) * dt;
+        let [u, v, w, yaw_rate]: [f64; 4] = self.nu.into();
         let yaw = yaw(state) + yaw_rate * dt;
         state.heading = wrap_2pi(FRAC_PI_2 - yaw);
         let (s, c) = yaw.sin_cos();
