@@ -249,7 +249,7 @@ fn the_client_adapter_follows_the_embedded_server_in_another_process() {
     let client = dir.path().join("client.yaml");
     std::fs::write(&client, client_text).unwrap();
     let (sout, cout) = (dir.path().join("server"), dir.path().join("client"));
-    let mut s = Command::new(COSIM)
+    let s = Command::new(COSIM)
         .arg("run")
         .arg(&server)
         .arg("--out")

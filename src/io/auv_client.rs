@@ -17,7 +17,7 @@
 use crate::config::{AuvClientSettings, LoadedScenario, Motion};
 use crate::io::auv_server::{intake, AuvStats};
 use crate::model::terrain::Terrain;
-use crate::sim::physics::ChannelSampler;
+use crate::sim::physics::{ChannelSampler, Placement};
 use crate::sync::{
     protocol::{expect_physics, physics_end, WindowCounter},
     Reply, Transport, TransportError,
@@ -93,10 +93,12 @@ async fn connect(socket: &mut impl Socket, endpoint: &str, within: Duration) -> 
                     within.as_millis()
                 ))
             }
-            Err(_) => return Err(anyhow::anyhow!(
+            Err(_) => {
+                return Err(anyhow::anyhow!(
                 "nothing listens at {endpoint}: no connection within {} ms (startup_timeout_ms)",
                 within.as_millis()
-            )),
+            ))
+            }
         }
     }
 }
@@ -226,7 +228,7 @@ impl AuvClient {
     }
 
     /// Every vehicle's newest pose, each fresher than `stale`.
-    fn poses(&self) -> Result<Vec<(Point3<f64>, UnitQuaternion<f64>)>, String> {
+    fn poses(&self) -> Result<Vec<Placement>, String> {
         let newest = self.newest.lock().expect("telemetry");
         let now = Instant::now();
         self.vehicles

@@ -20,7 +20,7 @@
 
 use crate::config::{GazeboSettings, LoadedScenario};
 use crate::model::terrain::Terrain;
-use crate::sim::physics::ChannelSampler;
+use crate::sim::physics::{ChannelSampler, Placement};
 use crate::sync::{
     protocol::{expect_physics, physics_end, WindowCounter},
     Reply, Transport, TransportError,
@@ -45,7 +45,7 @@ type PoseStream = Pin<Box<dyn Stream<Item = (usize, PoseStamped)> + Send>>;
 #[derive(Debug, Clone, Copy)]
 struct Stamped {
     t_ns: i64,
-    pose: (Point3<f64>, UnitQuaternion<f64>),
+    pose: Placement,
 }
 
 /// The physics simulator that is a Gazebo world; see the module docs.
@@ -62,7 +62,7 @@ pub struct GazeboPhysics {
     available: Option<Pin<Box<dyn std::future::Future<Output = r2r::Result<()>> + Send>>>,
     poses: SelectAll<PoseStream>,
     newest: Vec<Option<Stamped>>,
-    start: Vec<(Point3<f64>, UnitQuaternion<f64>)>,
+    start: Vec<Placement>,
     channel: ChannelSampler,
     stop: Arc<AtomicBool>,
     spinner: Option<std::thread::JoinHandle<()>>,
@@ -226,7 +226,7 @@ impl GazeboPhysics {
         t_ns: i64,
         deadline: Instant,
         timeout: Duration,
-    ) -> Result<Vec<(Point3<f64>, UnitQuaternion<f64>)>, String> {
+    ) -> Result<Vec<Placement>, String> {
         let at =
             |s: &Option<Stamped>| s.is_some_and(|s| (s.t_ns - t_ns).abs() <= self.tolerance_ns);
         while !self.newest.iter().all(at) {

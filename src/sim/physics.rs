@@ -32,6 +32,9 @@ pub struct PhysicsSim {
     channel: ChannelSampler,
 }
 
+/// A vehicle's position and orientation in the local ENU frame.
+pub type Placement = (Point3<f64>, UnitQuaternion<f64>);
+
 /// The ChannelData of poses over the scenario's terrain: every pose, and for every pair the
 /// LOS/NLOS path found by raycasting. Shared by every physics simulator that has poses and
 /// the terrain (the embedded one, and Gazebo's client, whose poses come from Gazebo).
@@ -57,7 +60,7 @@ impl ChannelSampler {
     }
 
     /// The channel between vehicles at `poses` (position, orientation in ENU), in vehicle order.
-    pub fn sample(&mut self, poses: &[(Point3<f64>, UnitQuaternion<f64>)]) -> ChannelData {
+    pub fn sample(&mut self, poses: &[Placement]) -> ChannelData {
         let points: Vec<Point3<f64>> = poses.iter().map(|(p, _)| *p).collect();
         let paths = self
             .tracer
@@ -210,10 +213,7 @@ fn placed(f: &SetPose) -> VehicleState {
 }
 
 /// Builds the ChannelData message: poses, then one PathDetails per pair i < j.
-pub fn channel_data(
-    poses: &[(Point3<f64>, UnitQuaternion<f64>)],
-    paths: &[PathInfo],
-) -> ChannelData {
+pub fn channel_data(poses: &[Placement], paths: &[PathInfo]) -> ChannelData {
     let mut node_list = Vec::with_capacity(poses.len() * 7);
     for (p, q) in poses {
         node_list.extend_from_slice(&[p.x, p.y, p.z, q.w, q.i, q.j, q.k]);
