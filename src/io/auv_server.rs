@@ -66,6 +66,7 @@ pub struct AuvInterfaceSim {
     outgoing: tokio::sync::mpsc::Sender<Outgoing>,
     snapshots: Option<std::sync::mpsc::SyncSender<Snapshot>>,
     window_s: f64,
+    windows_done: u32,
     telemetry_period: f64,
     image_period: Option<f64>,
     next_telemetry: f64,
@@ -143,6 +144,7 @@ impl AuvInterfaceSim {
             .context("AUV interface: cannot start the camera renderer")?;
         Ok(AuvInterfaceSim {
             window_s: loaded.schedule.window_s(),
+            windows_done: 0,
             telemetry_period: 1.0 / a.telemetry_hz,
             image_period: (cams.rate_hz > 0.0).then(|| 1.0 / cams.rate_hz),
             next_telemetry: 0.0,
@@ -170,12 +172,9 @@ impl AuvInterfaceSim {
         }
         self.stats.lock().expect("AUV stats").frames_applied += commands.len() as u64;
         let reply = self.sim.handle(request)?;
-        // The world is now at the window's end.
-        let window =
-            crate::wire::proto::decode_checked::<crate::wire::proto::PhysicsUpdate>(request)
-                .map(|b| b.time_val)
-                .map_err(|e| e.to_string())?;
-        let t = (f64::from(window) + 1.0) * self.window_s;
+        // The world is now at the end of the window just answered.
+        self.windows_done += 1;
+        let t = f64::from(self.windows_done) * self.window_s;
         if t + 1e-9 >= self.next_telemetry {
             self.next_telemetry = next_multiple(t, self.telemetry_period);
             for (_, state, auv) in self.sim.auvs() {
