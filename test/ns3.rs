@@ -685,9 +685,11 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
         "a copy took {min_mac} ms beyond the window: less than any 802.11g frame exchange"
     );
     // The round trip on the wall clock is the two simulated delays plus what the live path adds
-    // (capture, the adapter's answer, release; more while the run catches up), never less.
+    // (capture, the adapter's answer, release: 1.4 ms here in a debug build, and several ms more
+    // while a busy machine makes the run catch up), never less. The exact delays are the
+    // record's, checked above.
     assert!(
-        rtt > there + back - 0.3 && rtt < there + back + 2.5,
+        rtt > there + back - 0.3 && rtt < there + back + 6.0,
         "RTT {rtt} ms vs the simulated one-way delays {there} + {back} ms"
     );
     // rclpy over ns-3 (DDS discovery by multicast included).
