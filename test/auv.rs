@@ -101,6 +101,7 @@ fn clients_written_as_the_interface_document_drive_the_embedded_auvs() {
         &m["still"],
         &m["turned"],
     );
+    eprintln!("telemetry [x, y, z, yaw, pitch, roll]: start {start}, after 3 s forward {fwd}, 3 s up {up}, 3 s stopped {still}, 2 s turning {turned}");
     assert!(
         v(start, 0) > -101.0 && v(start, 0) < -99.0 && (v(start, 2) + 20.0).abs() < 0.01,
         "{start}"
