@@ -355,6 +355,16 @@ pub enum Motion {
     },
 }
 
+impl Motion {
+    /// The AUV interface id of a thruster-driven vehicle.
+    pub fn auv_id(&self) -> Option<u8> {
+        match self {
+            Motion::Thrusters { auv_id, .. } => Some(*auv_id),
+            _ => None,
+        }
+    }
+}
+
 /// A thruster-driven AUV in four degrees of freedom (surge, sway, heave, yaw), as in Fossen's
 /// model with diagonal mass and damping. Defaults: the BlueROV2 (Heavy frame for the thruster
 /// layout) as identified by Wu (2018) and used by von Benzon et al. (2022), "An open-source

@@ -353,8 +353,8 @@ fn auv_interface(cx: &Ctx) -> Check {
     let a = &s.auv_interface;
     let mut ids: HashMap<u8, &str> = HashMap::new();
     for (i, v) in s.vehicles.iter().enumerate() {
-        if let Motion::Thrusters { auv_id, .. } = &v.motion {
-            if let Some(other) = ids.insert(*auv_id, &v.name) {
+        if let Some(auv_id) = v.motion.auv_id() {
+            if let Some(other) = ids.insert(auv_id, &v.name) {
                 return Err(cx.err(
                     &format!("{}.motion.auv_id", join_index("vehicles", i)),
                     format!("AUV id {auv_id} is already {other:?}'s"),
@@ -649,7 +649,7 @@ pub(super) fn auv_client_settings(cx: &Ctx, a: &AuvClientSettings) -> Check {
         .vehicles
         .iter()
         .enumerate()
-        .find(|(_, v)| !matches!(v.motion, Motion::Thrusters { .. }))
+        .find(|(_, v)| v.motion.auv_id().is_none())
     {
         return Err(cx.err(
             &format!("{}.motion", join_index("vehicles", i)),

@@ -14,8 +14,8 @@
 //! programs and the ROS 2 bridge send there) are checked as the embedded server checks them and
 //! forwarded to the simulator at the next window.
 
-use crate::config::{AuvClientSettings, LoadedScenario, Motion};
-use crate::io::auv_server::{intake, AuvStats};
+use crate::config::{AuvClientSettings, LoadedScenario};
+use crate::io::auv_server::{intake, tcp_endpoint, AuvStats};
 use crate::model::terrain::Terrain;
 use crate::sim::physics::{ChannelSampler, Placement};
 use crate::sync::{
@@ -69,14 +69,6 @@ pub struct AuvClient {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
-fn tcp(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("tcp://[{host}]:{port}")
-    } else {
-        format!("tcp://{host}:{port}")
-    }
-}
-
 /// Connects `socket` to `endpoint`, retrying until `within` has passed (this ZeroMQ
 /// implementation connects only to a peer that is already listening).
 async fn connect(socket: &mut impl Socket, endpoint: &str, within: Duration) -> anyhow::Result<()> {
@@ -117,12 +109,9 @@ impl AuvClient {
         let vehicles: Vec<(u8, String)> = s
             .vehicles
             .iter()
-            .filter_map(|v| match v.motion {
-                Motion::Thrusters { auv_id, .. } => Some((auv_id, v.name.clone())),
-                _ => None,
-            })
+            .filter_map(|v| Some((v.motion.auv_id()?, v.name.clone())))
             .collect();
-        let endpoint = tcp(&settings.host, settings.telemetry_port);
+        let endpoint = tcp_endpoint(&settings.host, settings.telemetry_port);
         let mut sub = zeromq::SubSocket::new();
         connect(&mut sub, &endpoint, startup)
             .await
@@ -131,7 +120,7 @@ impl AuvClient {
             .await
             .context("AUV interface simulator: subscribe")?;
         let mut push = zeromq::PushSocket::new();
-        let thrusters = tcp(&settings.host, settings.thrusters_port);
+        let thrusters = tcp_endpoint(&settings.host, settings.thrusters_port);
         connect(&mut push, &thrusters, startup)
             .await
             .context("AUV interface simulator: thrusters")?;
@@ -148,10 +137,7 @@ impl AuvClient {
         ))];
         if settings.forward_thrusters {
             let a = &s.auv_interface;
-            let ep = match a.bind.parse::<std::net::IpAddr>() {
-                Ok(std::net::IpAddr::V6(ip)) => format!("tcp://[{ip}]:{}", a.thrusters_port),
-                _ => format!("tcp://{}:{}", a.bind, a.thrusters_port),
-            };
+            let ep = tcp_endpoint(&a.bind, a.thrusters_port);
             let mut pull = zeromq::PullSocket::new();
             pull.bind(&ep).await.with_context(|| {
                 format!("AUV interface: cannot bind the thruster forwarding port {ep}")

@@ -17,7 +17,7 @@
 //!
 //! The counts end up in `auv_interface.json` in the output folder and in the log.
 
-use crate::config::{Cameras, LoadedScenario, Motion};
+use crate::config::{Cameras, LoadedScenario};
 use crate::model::{auv::yaw, camera, terrain::Terrain};
 use crate::sim::physics::PhysicsSim;
 use crate::sync::{Reply, Service};
@@ -75,10 +75,12 @@ pub struct AuvInterfaceSim {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
-fn endpoint(bind: &str, port: u16) -> String {
-    match bind.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V6(a)) => format!("tcp://[{a}]:{port}"),
-        _ => format!("tcp://{bind}:{port}"),
+/// The ZeroMQ TCP endpoint of `host` (a name, an IPv4 or an IPv6 address) and `port`.
+pub fn tcp_endpoint(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("tcp://[{host}]:{port}")
+    } else {
+        format!("tcp://{host}:{port}")
     }
 }
 
@@ -89,7 +91,7 @@ impl AuvInterfaceSim {
             .scenario
             .vehicles
             .iter()
-            .any(|v| matches!(v.motion, Motion::Thrusters { .. }))
+            .any(|v| v.motion.auv_id().is_some())
     }
 
     /// Binds the three sockets and starts their tasks and the renderer. `report`: where to
@@ -108,19 +110,19 @@ impl AuvInterfaceSim {
             (&mut telemetry, a.telemetry_port, "telemetry"),
             (&mut images, a.images_port, "images"),
         ] {
-            let ep = endpoint(&a.bind, port);
+            let ep = tcp_endpoint(&a.bind, port);
             socket.bind(&ep).await.with_context(|| {
                 format!("AUV interface: cannot bind the {what} PUB socket at {ep}")
             })?;
         }
-        let ep = endpoint(&a.bind, a.thrusters_port);
+        let ep = tcp_endpoint(&a.bind, a.thrusters_port);
         thrusters.bind(&ep).await.with_context(|| {
             format!("AUV interface: cannot bind the thruster PULL socket at {ep}")
         })?;
         tracing::info!(
             "AUV interface: images on {}, thrusters on {ep}, telemetry on {} for AUV ids {ids:?}",
-            endpoint(&a.bind, a.images_port),
-            endpoint(&a.bind, a.telemetry_port)
+            tcp_endpoint(&a.bind, a.images_port),
+            tcp_endpoint(&a.bind, a.telemetry_port)
         );
         let stats = Arc::new(Mutex::new(AuvStats::default()));
         let pending = Arc::new(Mutex::new(Vec::new()));

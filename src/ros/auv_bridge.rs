@@ -15,7 +15,7 @@
 //! A thruster message of the wrong length or with a power out of range is refused, logged and
 //! counted, never sent.
 
-use crate::config::{LoadedScenario, Motion};
+use crate::config::LoadedScenario;
 use crate::wire::auv::{Telemetry, ThrusterCommand};
 use futures::StreamExt;
 use r2r::builtin_interfaces::msg::Time;
@@ -42,13 +42,7 @@ impl Endpoints {
     /// The scenario's `auv_interface` ports on `host`.
     pub fn of(loaded: &LoadedScenario, host: &str) -> Endpoints {
         let a = &loaded.scenario.auv_interface;
-        let ep = |port: u16| {
-            if host.contains(':') {
-                format!("tcp://[{host}]:{port}")
-            } else {
-                format!("tcp://{host}:{port}")
-            }
-        };
+        let ep = |port: u16| crate::io::auv_server::tcp_endpoint(host, port);
         Endpoints {
             images: ep(a.images_port),
             thrusters: ep(a.thrusters_port),
@@ -104,7 +98,7 @@ pub async fn run(
     let mut vehicles: HashMap<u8, Vehicle> = HashMap::new();
     let mut commands = Vec::new();
     for v in &loaded.scenario.vehicles {
-        let Motion::Thrusters { auv_id, .. } = v.motion else {
+        let Some(auv_id) = v.motion.auv_id() else {
             continue;
         };
         let n = &v.name;
