@@ -69,30 +69,23 @@ pub struct AuvClient {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
-/// Connects `socket` to `endpoint`, retrying until `within` has passed (this ZeroMQ
-/// implementation connects only to a peer that is already listening).
+/// Connects `socket` to `endpoint`: the socket retries (it connects only to a peer already
+/// listening) up to its `connect_timeout`, the startup timeout given in its options.
 async fn connect(socket: &mut impl Socket, endpoint: &str, within: Duration) -> anyhow::Result<()> {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
-        match tokio::time::timeout_at(deadline, socket.connect(endpoint)).await {
-            Ok(Ok(())) => return Ok(()),
-            Ok(Err(_)) if tokio::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(100)).await
-            }
-            Ok(Err(e)) => {
-                return Err(anyhow::anyhow!(
-                    "cannot connect to {endpoint} within {} ms (startup_timeout_ms): {e}",
-                    within.as_millis()
-                ))
-            }
-            Err(_) => {
-                return Err(anyhow::anyhow!(
-                "nothing listens at {endpoint}: no connection within {} ms (startup_timeout_ms)",
-                within.as_millis()
-            ))
-            }
-        }
-    }
+    socket.connect(endpoint).await.map_err(|e| match e {
+        zeromq::ZmqError::ConnectTimeout(_) => anyhow::anyhow!(
+            "nothing listens at {endpoint}: no connection within {} ms (startup_timeout_ms)",
+            within.as_millis()
+        ),
+        e => anyhow::anyhow!("cannot connect to {endpoint}: {e}"),
+    })
+}
+
+/// Socket options that make `connect` give up after `within`.
+fn options(within: Duration) -> zeromq::SocketOptions {
+    let mut o = zeromq::SocketOptions::default();
+    o.connect_timeout(within);
+    o
 }
 
 impl AuvClient {
@@ -112,14 +105,14 @@ impl AuvClient {
             .filter_map(|v| Some((v.motion.auv_id()?, v.name.clone())))
             .collect();
         let endpoint = tcp_endpoint(&settings.host, settings.telemetry_port);
-        let mut sub = zeromq::SubSocket::new();
+        let mut sub = zeromq::SubSocket::with_options(options(startup));
         connect(&mut sub, &endpoint, startup)
             .await
             .context("AUV interface simulator: telemetry")?;
         sub.subscribe("")
             .await
             .context("AUV interface simulator: subscribe")?;
-        let mut push = zeromq::PushSocket::new();
+        let mut push = zeromq::PushSocket::with_options(options(startup));
         let thrusters = tcp_endpoint(&settings.host, settings.thrusters_port);
         connect(&mut push, &thrusters, startup)
             .await
