@@ -207,8 +207,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                     .map(|v| format!("{} = {}", v.name, g.model(&v.name)))
                     .collect();
                 println!(
-                    "Gazebo: world `{world}`, {steps} steps of {} ms per window through /world/{world}/control; models {}",
+                    "Gazebo: world `{world}`, {steps} steps of {} ms per window through {}; models {}",
                     step_s * 1e3,
+                    g.control_service(&s.name),
                     models.join(", ")
                 );
             }

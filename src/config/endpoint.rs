@@ -142,6 +142,16 @@ impl GazeboSettings {
         self.world.as_deref().unwrap_or(scenario_name)
     }
 
+    /// The world's control service (gz-sim's `/world/<w>/control`, bridged as is).
+    pub fn control_service(&self, scenario_name: &str) -> String {
+        format!("/world/{}/control", self.world_name(scenario_name))
+    }
+
+    /// The pose topic of `model` (PosePublisher's `/model/<name>/pose`, bridged as is).
+    pub fn pose_topic(model: &str) -> String {
+        format!("/model/{model}/pose")
+    }
+
     /// The Gazebo model that is `vehicle`.
     pub fn model<'a>(&'a self, vehicle: &'a str) -> &'a str {
         self.models.get(vehicle).map_or(vehicle, String::as_str)

@@ -86,7 +86,7 @@ impl GazeboPhysics {
             .map_err(|e| anyhow::anyhow!("simulators.physics.step_ms: {e}"))?;
         let ctx = r2r::Context::create().map_err(ros_err("ROS 2 context"))?;
         let mut node = r2r::Node::create(ctx, "netsim_gazebo", "").map_err(ros_err("node"))?;
-        let control_service = format!("/world/{world}/control");
+        let control_service = settings.control_service(&s.name);
         let client = node
             .create_client::<ControlWorld::Service>(
                 &control_service,
@@ -101,7 +101,7 @@ impl GazeboPhysics {
             .collect();
         let mut poses = SelectAll::new();
         for (i, m) in models.iter().enumerate() {
-            let topic = pose_topic(m);
+            let topic = GazeboSettings::pose_topic(m);
             let sub = node
                 .subscribe::<PoseStamped>(&topic, QosProfile::default().keep_last(100))
                 .map_err(ros_err(&topic))?;
@@ -239,7 +239,7 @@ impl GazeboPhysics {
             let Some(stamped) = stamped(&msg) else {
                 return Err(format!(
                     "{}: a pose with a non-finite value",
-                    pose_topic(&self.models[i])
+                    GazeboSettings::pose_topic(&self.models[i])
                 ));
             };
             if stamped.t_ns > t_ns + self.tolerance_ns {
@@ -282,11 +282,6 @@ impl GazeboPhysics {
             lacking.join(", ")
         )
     }
-}
-
-/// The bridged pose topic of `model` (PosePublisher's `/model/<name>/pose`).
-pub fn pose_topic(model: &str) -> String {
-    format!("/model/{model}/pose")
 }
 
 fn secs(ns: i64) -> f64 {

@@ -227,18 +227,19 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
 fn bridge_yaml(loaded: &LoadedScenario) -> String {
     let g = settings(loaded);
     let name = g.world_name(&loaded.scenario.name);
+    let control = g.control_service(&loaded.scenario.name);
     let mut s = format!(
         "# ros_gz_bridge configuration written by `cosim export-gazebo` for the world `{name}`:\n\
          # Gazebo's clock (on /gazebo/clock: /clock is the lockstep's, the coordinator's), every\n\
          # vehicle's pose from Gazebo, the world's control service to it.\n\
          - ros_topic_name: \"/gazebo/clock\"\n  gz_topic_name: \"/clock\"\n  ros_type_name: \"rosgraph_msgs/msg/Clock\"\n  gz_type_name: \"gz.msgs.Clock\"\n  direction: GZ_TO_ROS\n\
-         - service_name: \"/world/{name}/control\"\n  ros_type_name: \"ros_gz_interfaces/srv/ControlWorld\"\n  gz_req_type_name: \"gz.msgs.WorldControl\"\n  gz_rep_type_name: \"gz.msgs.Boolean\"\n"
+         - service_name: \"{control}\"\n  ros_type_name: \"ros_gz_interfaces/srv/ControlWorld\"\n  gz_req_type_name: \"gz.msgs.WorldControl\"\n  gz_rep_type_name: \"gz.msgs.Boolean\"\n"
     );
     for v in &loaded.scenario.vehicles {
         let _ = write!(
             s,
-            "- ros_topic_name: \"/model/{v}/pose\"\n  gz_topic_name: \"/model/{v}/pose\"\n  ros_type_name: \"geometry_msgs/msg/PoseStamped\"\n  gz_type_name: \"gz.msgs.Pose\"\n  direction: GZ_TO_ROS\n",
-            v = g.model(&v.name)
+            "- ros_topic_name: \"{t}\"\n  gz_topic_name: \"{t}\"\n  ros_type_name: \"geometry_msgs/msg/PoseStamped\"\n  gz_type_name: \"gz.msgs.Pose\"\n  direction: GZ_TO_ROS\n",
+            t = GazeboSettings::pose_topic(g.model(&v.name))
         );
     }
     s
