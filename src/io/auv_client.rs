@@ -16,14 +16,12 @@
 
 use crate::config::{AuvClientSettings, LoadedScenario};
 use crate::io::auv_server::{intake, tcp_endpoint, AuvStats};
-use crate::model::terrain::Terrain;
 use crate::sim::physics::{ChannelSampler, Placement};
 use crate::sync::{
-    protocol::{expect_physics, physics_end, WindowCounter},
+    protocol::{expect_begin_unplaced, physics_end, WindowCounter},
     Reply, Transport, TransportError,
 };
 use crate::wire::auv::{Telemetry, ThrusterCommand};
-use crate::wire::proto::rosnetsim::physics_update::MsgType;
 use anyhow::Context;
 use nalgebra::{Point3, UnitQuaternion};
 use prost::Message;
@@ -154,7 +152,7 @@ impl AuvClient {
             thrusters: thruster_stats,
             pending,
             push,
-            channel: ChannelSampler::new(loaded, Arc::new(Terrain::new(loaded.terrain.clone()))),
+            channel: ChannelSampler::from_scenario(loaded),
             report,
             tasks,
         })
@@ -166,12 +164,7 @@ impl AuvClient {
     }
 
     async fn window(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, String> {
-        let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
-        let k = begin.time_val;
-        self.windows.begin(k)?;
-        if let Some(fix) = begin.set_pose.first() {
-            return Err(format!("the simulator moves its AUVs itself: cannot place vehicle {} (a NETSIM nav update or set_pose)", fix.node));
-        }
+        let k = expect_begin_unplaced(request, &mut self.windows, "the AUV interface simulator")?;
         if k == 0 {
             self.first_telemetry(timeout).await?;
         }

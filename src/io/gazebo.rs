@@ -19,13 +19,11 @@
 //! timeout and ends with an error naming Gazebo, the world, the window and what was missing.
 
 use crate::config::{GazeboSettings, LoadedScenario};
-use crate::model::terrain::Terrain;
 use crate::sim::physics::{ChannelSampler, Placement};
 use crate::sync::{
-    protocol::{expect_physics, physics_end, WindowCounter},
+    protocol::{expect_begin_unplaced, physics_end, WindowCounter},
     Reply, Transport, TransportError,
 };
-use crate::wire::proto::rosnetsim::physics_update::MsgType;
 use futures::{stream::SelectAll, Stream, StreamExt};
 use nalgebra::{Point3, Quaternion, UnitQuaternion};
 use prost::Message;
@@ -141,7 +139,7 @@ impl GazeboPhysics {
             available: Some(Box::pin(available)),
             poses,
             start,
-            channel: ChannelSampler::new(loaded, Arc::new(Terrain::new(loaded.terrain.clone()))),
+            channel: ChannelSampler::from_scenario(loaded),
             stop,
             spinner: Some(spinner),
         })
@@ -154,15 +152,7 @@ impl GazeboPhysics {
 
     async fn window(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, String> {
         let deadline = Instant::now() + timeout;
-        let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
-        let k = begin.time_val;
-        self.windows.begin(k)?;
-        if let Some(fix) = begin.set_pose.first() {
-            return Err(format!(
-                "Gazebo moves its models itself: cannot place vehicle {} (a NETSIM nav update or set_pose)",
-                fix.node
-            ));
-        }
+        let k = expect_begin_unplaced(request, &mut self.windows, "Gazebo")?;
         let poses = if k == 0 {
             self.wait_available(deadline, timeout).await?;
             self.start.clone()

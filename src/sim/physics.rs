@@ -47,6 +47,11 @@ pub struct ChannelSampler {
 }
 
 impl ChannelSampler {
+    /// On the scenario's terrain (read and checked at load), built here.
+    pub fn from_scenario(loaded: &LoadedScenario) -> ChannelSampler {
+        Self::new(loaded, Arc::new(Terrain::new(loaded.terrain.clone())))
+    }
+
     pub fn new(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> ChannelSampler {
         ChannelSampler {
             terrain,

@@ -75,6 +75,24 @@ pub fn expect_physics(
     Ok(m)
 }
 
+/// The next physics BEGIN for a simulator that moves its vehicles itself (`mover`, for the
+/// error): decoded, in turn, and imposing no pose. Its window.
+pub fn expect_begin_unplaced(
+    bytes: &[u8],
+    windows: &mut WindowCounter,
+    mover: &str,
+) -> Result<u32, String> {
+    let begin = expect_physics(bytes, physics_update::MsgType::Begin, windows.next)?;
+    windows.begin(begin.time_val)?;
+    match begin.set_pose.first() {
+        Some(fix) => Err(format!(
+            "{mover} moves its vehicles itself: cannot place vehicle {} (a NETSIM nav update or set_pose)",
+            fix.node
+        )),
+        None => Ok(begin.time_val),
+    }
+}
+
 /// Decodes a NetworkUpdate, checks it is `kind` for `window` and checks its lists.
 pub fn expect_network(
     bytes: &[u8],
@@ -124,6 +142,32 @@ impl WindowCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_simulator_that_moves_its_vehicles_refuses_a_begin_that_places_one() {
+        let mut w = WindowCounter::new(3);
+        assert_eq!(
+            expect_begin_unplaced(&physics_begin(0, vec![]), &mut w, "Gazebo"),
+            Ok(0)
+        );
+        let fix = SetPose {
+            node: 2,
+            x: 1.0,
+            y: 2.0,
+            z: -3.0,
+            heading_deg: 0.0,
+            speed_mps: 0.0,
+        };
+        assert_eq!(
+            expect_begin_unplaced(&physics_begin(1, vec![fix]), &mut w, "Gazebo"),
+            Err("Gazebo moves its vehicles itself: cannot place vehicle 2 (a NETSIM nav update or set_pose)".to_owned())
+        );
+        assert_eq!(
+            expect_begin_unplaced(&physics_begin(1, vec![]), &mut w, "Gazebo"),
+            Err("expected BEGIN for window 2, got BEGIN for window 1".to_owned()),
+            "the refused window was still taken: the run ends there"
+        );
+    }
 
     fn end() -> NetworkUpdate {
         NetworkUpdate {
