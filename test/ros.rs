@@ -779,31 +779,38 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     eprintln!("SEDP on the link: {} announcements, {clock_readers} of /clock readers, 0 of /clock writers", all.len());
 }
 
-/// Runs test/ros/gazebo_standin.py (`standin` extra arguments) and gazebo_contract.py against it;
-/// the contract's JSON report.
-fn gazebo_contract(standin: &[&str]) -> Value {
-    let domain = domain();
+/// Starts test/ros/gazebo_standin.py with `args` in DDS domain `domain` and waits for its
+/// `ready`.
+fn start_standin(domain: &str, args: &[&str]) -> Child {
     let mut s = Command::new(python());
     s.arg(repo().join("test/ros/gazebo_standin.py"))
-        .args([
-            "--world",
-            "lockstep",
-            "--step",
-            "0.001",
-            "--model",
-            "auv1,0,0,-10,1,0,0",
-            "--timeout",
-            "60",
-        ])
-        .args(standin)
+        .args(args)
         .stdout(Stdio::piped());
-    ros_env(&mut s, &domain);
+    ros_env(&mut s, domain);
     let mut standin = s.spawn().unwrap();
     let mut ready = String::new();
     BufReader::new(standin.stdout.as_mut().unwrap())
         .read_line(&mut ready)
         .unwrap();
     assert_eq!(ready.trim(), "ready");
+    standin
+}
+
+/// Runs test/ros/gazebo_standin.py (`standin` extra arguments) and gazebo_contract.py against it;
+/// the contract's JSON report.
+fn gazebo_contract(standin: &[&str]) -> Value {
+    let domain = domain();
+    let fixed = [
+        "--world",
+        "lockstep",
+        "--step",
+        "0.001",
+        "--model",
+        "auv1,0,0,-10,1,0,0",
+        "--timeout",
+        "60",
+    ];
+    let mut standin = start_standin(&domain, &[&fixed[..], standin].concat());
     let mut c = Command::new(python());
     c.arg(repo().join("test/ros/gazebo_contract.py"))
         .args(["--world", "lockstep", "--model", "auv1", "--step", "0.001"]);
@@ -874,33 +881,24 @@ fn gazebo_run(extra: &[&str]) -> (std::process::Output, Duration, Value, tempfil
     .unwrap();
     let d = domain();
     let report = dir.path().join("standin.json");
-    let mut s = Command::new(python());
-    s.arg(repo().join("test/ros/gazebo_standin.py"))
-        .args([
-            "--world",
-            "lockstep_gz",
-            "--step",
-            "0.002",
-            "--clock-topic",
-            "/gazebo/clock",
-        ])
-        .args([
-            "--model",
-            "auv1,0,-40,-25,0,0,0",
-            "--model",
-            "sub2,-200,40,-25,60,0,-1",
-        ])
-        .args(["--timeout", "90", "--report"])
-        .arg(&report)
-        .args(extra)
-        .stdout(Stdio::piped());
-    ros_env(&mut s, &d);
-    let mut standin = s.spawn().unwrap();
-    let mut ready = String::new();
-    BufReader::new(standin.stdout.as_mut().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
-    assert_eq!(ready.trim(), "ready");
+    let report_arg = report.display().to_string();
+    let fixed = [
+        "--world",
+        "lockstep_gz",
+        "--step",
+        "0.002",
+        "--clock-topic",
+        "/gazebo/clock",
+        "--model",
+        "auv1,0,-40,-25,0,0,0",
+        "--model",
+        "sub2,-200,40,-25,60,0,-1",
+        "--timeout",
+        "90",
+        "--report",
+        &report_arg,
+    ];
+    let mut standin = start_standin(&d, &[&fixed[..], extra].concat());
     let out = dir.path().join("out");
     let mut cmd = Command::new(COSIM);
     cmd.arg("run")
