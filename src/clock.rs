@@ -116,9 +116,9 @@ impl Pacer {
     }
 }
 
-/// Sim time ↔ wall time inside the open window. Window k started at the wall instant it was
-/// opened at (its due time on the paced schedule when the pacing coordinator runs in the same
-/// process, else when its BEGIN arrived); inside it, sim time runs at `real_time_factor` ×
+/// Sim time ↔ wall time inside the open window. Window k started at the wall instant the
+/// physics coordinator opened it at (its due time on the paced schedule, carried in the BEGIN;
+/// the BEGIN's arrival if it carries none); inside it, sim time runs at `real_time_factor` ×
 /// wall time and is clamped to the window.
 #[derive(Debug, Clone, Copy)]
 pub struct WindowClock {
@@ -148,6 +148,20 @@ impl WindowClock {
         };
         let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
         let offset = (elapsed * 1e9).min((self.schedule.window_ns - 1) as f64) as u64;
+        start + offset
+    }
+
+    /// The sim time of a packet captured at wall instant `now`: like [`Self::sim_at`], but past
+    /// the open window's end it runs on into the next window (its BEGIN may be late to arrive;
+    /// the physics side cannot open the window after it before this one's END, so sim time is
+    /// then still short of it). Clamping into the open window would stamp such a capture, and
+    /// so release it, early by the BEGIN's lateness.
+    pub fn capture_at(&self, now: Instant) -> SimNanos {
+        let Some((_, start, wall)) = self.open else {
+            return 0;
+        };
+        let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
+        let offset = (elapsed * 1e9).min((2 * self.schedule.window_ns - 1) as f64) as u64;
         start + offset
     }
 
@@ -203,6 +217,9 @@ mod tests {
         assert_eq!(p.sim_at(t0 + Duration::from_secs(1)), 39_999_999);
         assert_eq!(p.wall_at(3, t0, 34_000_000), t0 + Duration::from_millis(2));
         assert_eq!(p.wall_at(3, t0, 1), t0);
+        // A capture after the window's end (the next BEGIN late) is stamped in the next window.
+        assert_eq!(p.capture_at(t0 + Duration::from_millis(7)), 44_000_000);
+        assert_eq!(p.capture_at(t0 + Duration::from_secs(1)), 49_999_999);
     }
 
     #[test]

@@ -429,9 +429,6 @@ impl PhysicsCoordinator {
         let mut opens: Option<Instant> = None;
         for k in 0..n {
             let opened = opens.take().unwrap_or_else(Instant::now);
-            if let Some(live) = &self.live {
-                live.opens(k, opened);
-            }
             if let Some(p) = &mut self.programs {
                 p.tick(self.schedule.start_ns(k));
             }
@@ -445,7 +442,11 @@ impl PhysicsCoordinator {
             if let Some(a) = &mut self.modem_bridges {
                 a.on_window(k, self.schedule.start_ns(k), opened, &checked);
             }
-            let network_request = network_begin(k, channel_bytes).encode_to_vec();
+            // The network side anchors the window where it opened here, not at the BEGIN's
+            // arrival (in this process or another).
+            let mut network_request = network_begin(k, channel_bytes);
+            network_request.window_opened_unix_ns = crate::io::timer::unix_ns_of(opened);
+            let network_request = network_request.encode_to_vec();
             let first = (k == 0).then_some(self.startup);
             let (physics, network, nav) = (&mut self.physics, &mut self.network, self.nav.as_ref());
             let next_physics = async {

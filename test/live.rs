@@ -1049,3 +1049,146 @@ while time.time() < t0 + 42:
     );
     assert_balanced(&summary["network"]);
 }
+
+/// Forwards each BEGIN to the network coordinator after a known jitter (0 to `max` µs, a fixed
+/// pseudo-random sequence), as a loaded host or a network path would.
+struct JitterProxy {
+    to: zmq::Client,
+    state: u64,
+    max_us: u64,
+    delays_us: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl Service for JitterProxy {
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        Box::pin(async move {
+            self.state = self
+                .state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let us = (self.state >> 33) % (self.max_us + 1);
+            self.delays_us.lock().unwrap().push(us);
+            netsim_cosim::io::timer::sleep_until(Instant::now() + Duration::from_micros(us)).await;
+            self.to
+                .request(request)
+                .await
+                .map_err(|e| netsim_cosim::sync::TransportError::Failed(e.to_string()))
+        })
+    }
+}
+
+#[test]
+fn late_begins_to_a_network_coordinator_of_its_own_never_release_a_packet_early() {
+    let _serial = require_root();
+    let names = ["jta", "jtb"];
+    let dir = tempfile::tempdir().unwrap();
+    let (delay_ms, window_ms, jitter_us) = (20.0, 5.0, 4_000);
+    let s = scenario(
+        dir.path(),
+        &names,
+        71,
+        9.0,
+        window_ms,
+        &format!("links:\n  default: {{model: ideal, rate_bps: 1.0e9, delay_ms: {delay_ms}}}\nnetwork: {{capture: tun}}\n"),
+    );
+    let free = || {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let (coordinator_ep, proxy_ep) = (free(), free());
+    let net_out = dir.path().join("net");
+    let mut coordinator = Command::new(env!("CARGO_BIN_EXE_network_coordinator"))
+        .arg(&s)
+        .args(["--bind", &coordinator_ep, "--idle-timeout-s", "20", "--out"])
+        .arg(&net_out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let loaded = config::load(&s).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let delays = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let one_way = std::sync::Arc::new(std::sync::Mutex::new(Vec::<f64>::new()));
+    let (d, ow) = (delays.clone(), one_way.clone());
+    let report = rt.block_on(async move {
+        let to = zmq::Client::connect_within(&coordinator_ep, Duration::from_secs(10))
+            .await
+            .unwrap();
+        let mut proxy = JitterProxy {
+            to,
+            state: 7,
+            max_us: jitter_us,
+            delays_us: d,
+        };
+        let bind = proxy_ep.clone();
+        tokio::spawn(async move { zmq::serve(&bind, &mut proxy, Duration::from_secs(20)).await });
+        let c = PhysicsCoordinator::for_scenario(&loaded, None, Some(&proxy_ep), None, None)
+            .await
+            .unwrap();
+        // One-way times of timestamped UDP datagrams (both namespaces read one system clock).
+        let helper = tokio::task::spawn_blocking(move || {
+            wait_for_namespaces(&["jta", "jtb"], Duration::from_secs(10));
+            let receiver = Command::new(COSIM)
+                .args(["exec", "jtb", "--", "python3", "-c"])
+                .arg(
+                    "import socket,time\n\
+                     s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(('10.71.0.2',9000)); s.settimeout(4)\n\
+                     try:\n  while True:\n    b=s.recv(64); print((time.time_ns()-int(b))/1e6, flush=True)\n\
+                     except socket.timeout: pass\n",
+                )
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            let sent = exec(
+                "jta",
+                &["python3", "-c",
+                  "import socket,time\n\
+                   s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n\
+                   for i in range(150):\n  s.sendto(str(time.time_ns()).encode(),('10.71.0.2',9000)); time.sleep(0.0237)\n"],
+            );
+            assert!(sent.status.success(), "{sent:?}");
+            let got = receiver.wait_with_output().unwrap();
+            *ow.lock().unwrap() = String::from_utf8_lossy(&got.stdout)
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
+        });
+        let report = c.run(std::future::pending()).await.unwrap();
+        helper.await.unwrap();
+        report
+    });
+    let status = coordinator.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(coordinator.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "network_coordinator: {stderr}");
+    let delays = delays.lock().unwrap().clone();
+    let mut one_way = one_way.lock().unwrap().clone();
+    one_way.sort_by(f64::total_cmp);
+    let late = delays.iter().filter(|&&us| us > 1_000).count();
+    eprintln!(
+        "{} BEGINs late by 0–{jitter_us} µs ({late} by more than 1 ms); one-way times (ms) over a \
+         {delay_ms} ms link, W = {window_ms} ms: min {:.3} median {:.3} max {:.3}; slipped {:.3} s",
+        delays.len(),
+        one_way[0],
+        one_way[one_way.len() / 2],
+        one_way[one_way.len() - 1],
+        report.slipped_seconds
+    );
+    assert!(late > delays.len() / 2, "the jitter was applied");
+    assert!(one_way.len() >= 140, "{} datagrams arrived", one_way.len());
+    assert!(
+        one_way[0] >= delay_ms,
+        "a datagram arrived {:.3} ms early: {one_way:?}",
+        delay_ms - one_way[0]
+    );
+    let net: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(net_out.join("network_summary.json")).unwrap())
+            .unwrap();
+    assert_balanced(&net);
+    assert!(!tun_up(&names));
+}

@@ -59,9 +59,6 @@ struct State {
     seq: u64,
     pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
     closed: bool,
-    /// The wall instant the pacing coordinator opened a window at, announced before its BEGIN
-    /// (see [`LiveNetwork::opens`]).
-    announced: Option<(u32, Instant)>,
 }
 
 impl State {
@@ -149,7 +146,6 @@ impl LiveNetwork {
                 seq: 0,
                 pcaps,
                 closed: false,
-                announced: None,
             }),
             wake: Notify::new(),
         });
@@ -180,26 +176,18 @@ impl LiveNetwork {
         })))
     }
 
-    /// The coordinator that paces the windows (in the same process) opened window `k` at
-    /// wall instant `at`: its BEGIN, when it reaches [`Self::begin`], anchors the window there
-    /// rather than at its own arrival, so the time the BEGIN took to get here (and its jitter)
-    /// neither stamps captures nor releases deliveries early.
-    pub fn opens(&self, k: u32, at: Instant) {
-        self.shared.lock().announced = Some((k, at));
-    }
-
-    /// Window `k`'s BEGIN: the window opens at the instant announced for it by [`Self::opens`]
-    /// (never later than now), or now if none was; describes the packets captured since the
-    /// last BEGIN in `begin`.
+    /// Window `k`'s BEGIN: the window opens at the wall instant the physics coordinator opened
+    /// it at (`window_opened_unix_ns`, never later than now), or now if the BEGIN gives none;
+    /// so the time the BEGIN took to get here, and its jitter, neither stamp captures nor
+    /// release deliveries early. Describes the packets captured since the last BEGIN in `begin`.
     pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
+        let anchor = match begin.window_opened_unix_ns {
+            0 => None,
+            ns => super::timer::instant_of_unix_ns(ns),
+        };
         let mut st = self.shared.lock();
         let now = Instant::now();
-        let at = st
-            .announced
-            .take()
-            .filter(|&(j, _)| j == k)
-            .map_or(now, |(_, at)| at.min(now));
-        st.clock.open(k, at);
+        st.clock.open(k, anchor.map_or(now, |a| a.min(now)));
         st.engine.fill_begin(k, begin);
     }
 
@@ -342,7 +330,7 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_
             hdr_len: hdr_len.min(n),
         };
         let mut st = shared.lock();
-        let t = st.clock.sim_at(Instant::now());
+        let t = st.clock.capture_at(Instant::now());
         st.pcap(node, t, frame.ip());
         st.engine.capture(node, frame, t);
     }

@@ -232,10 +232,15 @@ impl Engine {
         self.held.values().map(|h| h.pending.len()).sum()
     }
 
-    /// Describes every queued packet in `begin` (window `k`), one entry per receiving copy, each
-    /// saying whether the packet went to a multicast or broadcast address.
+    /// Describes every queued packet captured before window `k` in `begin` (window `k`), one
+    /// entry per receiving copy, each saying whether the packet went to a multicast or
+    /// broadcast address. Captures stamped in window k (its BEGIN arrived late) wait for the next.
     pub fn fill_begin(&mut self, k: u32, begin: &mut NetworkUpdate) {
-        for q in self.queue.drain(..) {
+        let start = self.cfg.schedule.start_ns(k);
+        while self.queue.front().is_some_and(|q| q.t_ns < start) {
+            let Some(q) = self.queue.pop_front() else {
+                break;
+            };
             let len = u32::try_from(q.frame.ip().len()).unwrap_or(u32::MAX);
             for &d in &q.dsts {
                 begin.pkt_id.push(q.pkt_id);
@@ -591,9 +596,17 @@ mod tests {
                 copies: 1
             }
         );
+        // Stamped in window 1 (its BEGIN came late): waits for BEGIN(2).
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 8), 10_000_001);
         let mut begin = NetworkUpdate::default();
         e.fill_begin(0, &mut begin);
+        assert!(
+            begin.pkt_id.is_empty(),
+            "BEGIN(0) carries no capture of window 0"
+        );
+        e.fill_begin(1, &mut begin);
         assert_eq!(begin.pkt_id.len(), 10);
+        assert_eq!(e.queued(), 1, "the capture stamped in window 1 waits");
         assert_eq!(begin.dst_node, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
         assert_eq!(
             begin.multicast,
@@ -607,7 +620,7 @@ mod tests {
             u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2))
         );
         assert_eq!(begin.dst_ip[2], 0, "c has no IPv4 address");
-        let out = e.apply_end(0, &view(&pass_through(&begin, 0)));
+        let out = e.apply_end(1, &view(&pass_through(&begin, 1)));
         assert_eq!(out.len(), 10);
         let nodes: Vec<usize> = out.iter().map(|d| d.node).collect();
         assert_eq!(nodes, vec![1, 1, 2, 0, 2, 0, 2, 0, 0, 1]);
@@ -621,8 +634,11 @@ mod tests {
                 e.ledger.total.delivered,
                 e.ledger.total.in_flight
             ),
-            (12, 10, 0)
+            (13, 10, 1)
         );
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(2, &mut begin);
+        assert_eq!(begin.pkt_time_ns, vec![10_000_001]);
     }
 
     #[test]
@@ -633,7 +649,7 @@ mod tests {
         }
         assert_eq!(e.ledger.dropped(DropReason::QueueFull), 1);
         let mut begin = NetworkUpdate::default();
-        e.fill_begin(0, &mut begin);
+        e.fill_begin(1, &mut begin);
         let (a, b) = (begin.pkt_id[0], begin.pkt_id[1]);
         // a: dropped by the simulator (collision); b: released with BER 1 → CRC drop.
         let end = NetworkUpdate {
@@ -649,17 +665,17 @@ mod tests {
             drop_reason: vec![3, 1],
             ..Default::default()
         };
-        assert!(e.apply_end(0, &view(&end)).is_empty());
+        assert!(e.apply_end(1, &view(&end)).is_empty());
         assert_eq!(e.ledger.dropped(DropReason::Collision), 1);
         assert_eq!(e.ledger.dropped(DropReason::BitErrors), 1);
         assert_eq!(e.ledger.unknown_releases, 1);
         // Held too long: never released within 2 windows.
-        e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 0);
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 100), 10_000_000);
         let mut begin = NetworkUpdate::default();
-        e.fill_begin(1, &mut begin);
-        assert!(e.apply_end(1, &view(&NetworkUpdate::default())).is_empty());
-        assert_eq!(e.held_copies(), 1);
+        e.fill_begin(2, &mut begin);
         assert!(e.apply_end(2, &view(&NetworkUpdate::default())).is_empty());
+        assert_eq!(e.held_copies(), 1);
+        assert!(e.apply_end(3, &view(&NetworkUpdate::default())).is_empty());
         assert_eq!(e.ledger.dropped(DropReason::HeldTooLong), 1);
         e.capture(0, udp("10.0.0.1", "239.1.1.1", 100), 0);
         assert_eq!(e.ledger.total.in_flight, 2);
