@@ -301,6 +301,14 @@ fn other_numeric_rules() {
     assert_error(&err, "simulators.timeout_ms", 41);
     let err = error(&format!("{BASE}simulators:\n  physics_step_ms: -1\n"));
     assert_error(&err, "simulators.physics_step_ms", 41);
+    let err = error(&format!("{BASE}simulators:\n  channel_interval_ms: 25\n"));
+    assert_error(&err, "simulators.channel_interval_ms", 41);
+    assert!(
+        err.message.contains("whole multiple of window_ms (10 ms)"),
+        "{err}"
+    );
+    let err = error(&format!("{BASE}simulators:\n  channel_interval_ms: 0\n"));
+    assert_error(&err, "simulators.channel_interval_ms", 41);
     let err = error(&format!(
         "{BASE}links:\n  default: {{model: ideal, rate_bps: 0, delay_ms: 0}}\n"
     ));

@@ -732,6 +732,10 @@ pub struct Simulators {
     /// Internal integration step of the embedded physics simulator (ms, ≤ W is used).
     #[serde(default = "default_physics_step_ms")]
     pub physics_step_ms: f64,
+    /// How often the embedded physics simulator samples the channel (poses and paths, ms): a
+    /// whole multiple of W; between samples every window carries the last one. Absent: W.
+    #[serde(default)]
+    pub channel_interval_ms: Option<f64>,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -752,6 +756,7 @@ impl Default for Simulators {
             timeout_ms: default_timeout_ms(),
             startup_timeout_ms: default_startup_timeout_ms(),
             physics_step_ms: default_physics_step_ms(),
+            channel_interval_ms: None,
         }
     }
 }

@@ -609,6 +609,19 @@ fn simulators(cx: &Ctx) -> Check {
         return Err(cx.err("simulators.startup_timeout_ms", "must be > 0"));
     }
     cx.positive("simulators.physics_step_ms", s.physics_step_ms)?;
+    if let Some(c) = s.channel_interval_ms {
+        cx.positive("simulators.channel_interval_ms", c)?;
+        let n = c / cx.scenario.window_ms;
+        if (n - n.round()).abs() > 1e-9 * n.max(1.0) || n.round() < 1.0 {
+            return Err(cx.err(
+                "simulators.channel_interval_ms",
+                format!(
+                    "must be a whole multiple of window_ms ({} ms); {c} ms is {n:.6} windows",
+                    cx.scenario.window_ms
+                ),
+            ));
+        }
+    }
     if let SimulatorEndpoint::Ns3(_) = s.physics {
         return Err(cx.err(
             "simulators.physics.kind",

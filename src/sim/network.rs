@@ -146,6 +146,9 @@ pub struct NetworkSim {
     geometry: ChannelGeometry,
     /// The link state last reported per unordered pair ([`pair_index`]); `None` before window 0.
     reported: Vec<Option<HeldState>>,
+    /// The last window's serialized ChannelData: a BEGIN carrying the same bytes keeps the
+    /// geometry without decoding it again.
+    last_channel: Vec<u8>,
 }
 
 /// A pair's link state as last reported in an END (the embedded models are symmetric: both
@@ -327,6 +330,7 @@ impl NetworkSim {
             stats: Stats::default(),
             geometry: ChannelGeometry::unknown(),
             reported: Vec::new(),
+            last_channel: Vec::new(),
         }
     }
 
@@ -349,21 +353,26 @@ impl NetworkSim {
     pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
         let k = begin.time_val;
-        let channel: ChannelData = decode_checked(&begin.channel_data)
-            .map_err(|e| format!("window {k}: channel_data: {e}"))?;
         let n = begin.pkt_id.len();
         if n > MAX_ENTRIES_PER_WINDOW {
             return Err(format!(
                 "window {k}: {n} packet entries exceed the limit of {MAX_ENTRIES_PER_WINDOW}"
             ));
         }
+        // A channel byte for byte the last one (sampled less often than every window) leaves
+        // the geometry, and so every link's state, as it was.
+        let same_channel = k > 0 && begin.channel_data == self.last_channel;
         let mut geometry = std::mem::take(&mut self.geometry);
-        if channel.node_list.is_empty() && channel.path_details.is_empty() {
-            geometry = ChannelGeometry::unknown();
-        } else {
-            let view = ChannelView::check(&channel, self.nodes.len())
+        if !same_channel {
+            let channel: ChannelData = decode_checked(&begin.channel_data)
                 .map_err(|e| format!("window {k}: channel_data: {e}"))?;
-            geometry.update(&view);
+            if channel.node_list.is_empty() && channel.path_details.is_empty() {
+                geometry = ChannelGeometry::unknown();
+            } else {
+                let view = ChannelView::check(&channel, self.nodes.len())
+                    .map_err(|e| format!("window {k}: channel_data: {e}"))?;
+                geometry.update(&view);
+            }
         }
         self.windows.begin(k)?;
         let window_start = self.schedule.start_ns(k);
@@ -371,7 +380,10 @@ impl NetworkSim {
         let packets: Vec<Packet> = begin.packets().collect();
         self.schedule_entries(&packets, &geometry, window_start, &mut out);
         self.release(window_start, self.schedule.start_ns(k + 1), &mut out);
-        self.link_states(&geometry, &mut out.end);
+        if !same_channel {
+            self.link_states(&geometry, &mut out.end);
+            self.last_channel = begin.into_inner().channel_data;
+        }
         self.geometry = geometry;
         out.end.msg_type = MsgType::End as i32;
         out.end.time_val = k;

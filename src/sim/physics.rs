@@ -5,6 +5,10 @@
 //! Timing: END(k) carries the world **at the start of window k** (t = k·W), then the
 //! simulator advances to (k+1)·W in fixed sub-steps of at most `physics_step_ms`. The
 //! network side runs window k with exactly that channel, so it is never a window behind.
+//! With `simulators.channel_interval_ms` = m·W the channel is sampled at windows 0, m, 2m, …
+//! (and at any window whose BEGIN moves a vehicle) and the windows between carry the last
+//! sample, byte for byte, so the sides downstream skip decoding it again; motion still steps
+//! every window.
 
 use crate::config::LoadedScenario;
 use crate::model::{
@@ -30,6 +34,9 @@ pub struct PhysicsSim {
     dt: f64,
     vehicles: Vec<(VehicleState, Kinematics)>,
     channel: ChannelSampler,
+    /// The channel is sampled every this many windows; the last sample, encoded.
+    sample_every: u32,
+    last_sample: Option<Vec<u8>>,
 }
 
 /// A vehicle's position and orientation in the local ENU frame.
@@ -86,7 +93,13 @@ impl PhysicsSim {
         let s = &loaded.scenario;
         let schedule = loaded.schedule;
         let substeps = (s.window_ms / s.simulators.physics_step_ms).ceil().max(1.0) as u32;
+        let sample_every = s
+            .simulators
+            .channel_interval_ms
+            .map_or(1, |c| (c / s.window_ms).round().max(1.0) as u32);
         PhysicsSim {
+            sample_every,
+            last_sample: None,
             windows: WindowCounter::new(schedule.windows),
             substeps,
             dt: schedule.window_s() / substeps as f64,
@@ -117,6 +130,7 @@ impl PhysicsSim {
         match self.vehicles.get_mut(index) {
             Some(v) => {
                 v.0 = state;
+                self.last_sample = None;
                 true
             }
             None => false,
@@ -189,7 +203,16 @@ impl PhysicsSim {
         let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
         self.windows.begin(begin.time_val)?;
         self.place(&begin.set_pose)?;
-        let channel = self.channel_data().encode_to_vec();
+        let channel = match &self.last_sample {
+            Some(last) if begin.time_val % self.sample_every != 0 && begin.set_pose.is_empty() => {
+                last.clone()
+            }
+            _ => {
+                let sample = self.channel_data().encode_to_vec();
+                self.last_sample = Some(sample.clone());
+                sample
+            }
+        };
         self.advance();
         Ok(physics_end(begin.time_val, channel))
     }
@@ -251,9 +274,18 @@ mod tests {
     use crate::wire::proto::{decode_checked, PhysicsUpdate};
 
     fn sim() -> PhysicsSim {
+        sim_with("")
+    }
+
+    /// config/patrol.yaml (W = 10 ms) with one more `simulators` key (`key: value`).
+    fn sim_with(simulators: &str) -> PhysicsSim {
         let text =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/patrol.yaml"))
-                .unwrap();
+                .unwrap()
+                .replace(
+                    "  physics_step_ms: 10\n",
+                    &format!("  physics_step_ms: 10\n  {simulators}\n"),
+                );
         PhysicsSim::from_scenario(
             &crate::config::parse_str(
                 &text,
@@ -311,5 +343,46 @@ mod tests {
         let e = s.handle(&physics_begin(0, vec![ok, bad])).unwrap_err();
         assert_eq!(e, "set_pose[1]: node 9 is not a vehicle (3 vehicles)");
         assert_eq!(s.vehicle(0).unwrap().position, before, "all or none");
+    }
+
+    #[test]
+    fn between_channel_samples_every_window_carries_the_last_one_byte_for_byte() {
+        let every = |s: &mut PhysicsSim, k: u32, fixes: Vec<SetPose>| {
+            let end: PhysicsUpdate =
+                decode_checked(&s.handle(&physics_begin(k, fixes)).unwrap()).unwrap();
+            end.channel_data
+        };
+        let mut s = sim_with("channel_interval_ms: 30");
+        let mut plain = sim();
+        let c: Vec<Vec<u8>> = (0..4).map(|k| every(&mut s, k, vec![])).collect();
+        let p: Vec<Vec<u8>> = (0..4).map(|k| every(&mut plain, k, vec![])).collect();
+        assert_eq!(c[0], p[0]);
+        assert!(
+            c[1] == c[0] && c[2] == c[0],
+            "windows 1 and 2 carry window 0's sample"
+        );
+        assert_ne!(
+            p[1], p[0],
+            "the vehicles patrol: every-window samples differ"
+        );
+        assert_eq!(
+            c[3], p[3],
+            "window 3 is sampled afresh, motion having stepped every window"
+        );
+        // A BEGIN that moves a vehicle is sampled at once.
+        let fix = SetPose {
+            node: 0,
+            x: 1.0,
+            y: 2.0,
+            z: -3.0,
+            heading_deg: 0.0,
+            speed_mps: 0.0,
+        };
+        let moved = every(&mut s, 4, vec![fix]);
+        assert_eq!(&node_list_of(&moved)[0..3], &[1.0, 2.0, -3.0]);
+    }
+
+    fn node_list_of(channel: &[u8]) -> Vec<f64> {
+        decode_checked::<ChannelData>(channel).unwrap().node_list
     }
 }

@@ -7,6 +7,8 @@
 //!
 //! - [`local`]: a [`Service`] (a request → response state machine) in this process, called
 //!   directly — the all-in-one run;
+//! - [`thread`]: a [`Service`] in this process on a thread of its own (the embedded physics
+//!   simulator, so that it computes the next window on another core);
 //! - [`zmq`]: a peer process reached over a ZeroMQ REQ socket (the peer binds a REP socket,
 //!   see [`zmq::serve`]), possibly on another host;
 //! - [`rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
@@ -21,6 +23,7 @@
 pub mod local;
 pub mod protocol;
 pub mod rosnetsim;
+pub mod thread;
 pub mod zmq;
 
 use crate::config::{RosnetsimAddress, SimulatorEndpoint};
@@ -146,6 +149,16 @@ impl Link {
             timeout: Duration::MAX,
             transport: Box::new(local::Local::new(service)),
         }
+    }
+
+    /// A peer in this process on a thread of its own ([`thread::Thread`]).
+    pub fn threaded(peer: impl Into<String>, service: Box<dyn Service>) -> std::io::Result<Link> {
+        let peer = peer.into();
+        Ok(Link {
+            transport: Box::new(thread::Thread::spawn(&peer, service)?),
+            peer,
+            timeout: Duration::MAX,
+        })
     }
 
     /// A peer reached through `transport`, named `peer` in errors; each exchange waits at most
