@@ -24,7 +24,11 @@ use crate::io::modem_bridge::{ModemBridges, ModemReport};
 use crate::io::netsim_manager::NavSource;
 use crate::io::programs::Programs;
 use crate::net::ledger::{CopyEnd, LedgerSummary};
-use crate::output::{schema::ProgramRecord, PairSummary, Recorder};
+use crate::output::{
+    schema::ProgramRecord,
+    stages::{Stage, StageTime, Stages},
+    PairSummary, Recorder,
+};
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
@@ -40,6 +44,7 @@ use crate::wire::update::NetworkView;
 use anyhow::Context;
 use prost::Message;
 use std::{
+    collections::BTreeMap,
     path::{Path, PathBuf},
     sync::Arc,
     time::{Duration, Instant},
@@ -218,6 +223,7 @@ pub struct NetworkCoordinator {
     windows: WindowCounter,
     startup: Duration,
     live: Option<Arc<LiveNetwork>>,
+    stages: Arc<Stages>,
 }
 
 impl NetworkCoordinator {
@@ -227,7 +233,14 @@ impl NetworkCoordinator {
             windows: WindowCounter::new(schedule.windows),
             startup,
             live: None,
+            stages: Arc::default(),
         }
+    }
+
+    /// Adds its simulator's time to `stages` (the live side adds its own).
+    pub fn with_stages(mut self, stages: Arc<Stages>) -> Self {
+        self.stages = stages;
+        self
     }
 
     /// Captures and releases live traffic through `live`.
@@ -249,6 +262,7 @@ impl NetworkCoordinator {
             live.begin(k, &mut begin);
         }
         let first = (k == 0).then_some(self.startup);
+        let started = Instant::now();
         let reply = self
             .sim
             .exchange(k, begin.encode_to_vec(), first)
@@ -256,6 +270,7 @@ impl NetworkCoordinator {
             .map_err(|e| e.to_string())?;
         let end = expect_network(&reply, network_update::MsgType::End, k)
             .map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        self.stages.since(Stage::NetworkSim, started);
         if let Some(live) = &self.live {
             live.end(k, &end);
         }
@@ -328,6 +343,8 @@ pub struct RunReport {
     pub modems: Option<ModemReport>,
     /// The scenario's programs: when each started and ended, and how (scenario order).
     pub programs: Vec<ProgramRecord>,
+    /// Where the wall time went, per stage (in this process; see [`Stages`]).
+    pub stages: BTreeMap<&'static str, StageTime>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -355,6 +372,8 @@ pub struct PhysicsCoordinator {
     pub modem_bridges: Option<ModemBridges>,
     /// The scenario's programs (`programs`), started at window openings and stopped at the end.
     pub programs: Option<Programs>,
+    /// Where the wall time goes, shared with the in-process network coordinator and live side.
+    pub stages: Arc<Stages>,
 }
 
 impl PhysicsCoordinator {
@@ -373,6 +392,7 @@ impl PhysicsCoordinator {
         let physics = physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
         let nav = NavSource::start(loaded).await?;
         let mut live = None;
+        let mut stages = Arc::<Stages>::default();
         let network = match network_coordinator {
             Some(ep) => {
                 Link::zeromq(
@@ -386,8 +406,12 @@ impl PhysicsCoordinator {
             None => {
                 let sim = network_simulator(loaded, network_endpoint, out_dir.as_deref()).await?;
                 live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
+                if let Some(l) = &live {
+                    stages = l.stages();
+                }
                 let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))
-                    .with_live(live.clone());
+                    .with_live(live.clone())
+                    .with_stages(stages.clone());
                 Link::local("network coordinator", Box::new(coordinator))
             }
         };
@@ -415,6 +439,7 @@ impl PhysicsCoordinator {
             observers: Vec::new(),
             modem_bridges,
             programs,
+            stages,
         })
     }
 
@@ -451,6 +476,7 @@ impl PhysicsCoordinator {
             let channel_bytes = pending
                 .take()
                 .expect("the physics END for this window is in hand");
+            let decoding = Instant::now();
             // A channel byte for byte the last one (sampled less often than every window) is
             // not decoded again.
             if k == 0 || channel_bytes != last_channel.0 {
@@ -460,6 +486,7 @@ impl PhysicsCoordinator {
             }
             let checked = ChannelView::check(&last_channel.1, self.vehicles)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
+            self.stages.since(Stage::Channel, decoding);
             if let Some(a) = &mut self.modem_bridges {
                 a.on_window(k, self.schedule.start_ns(k), opened, &checked);
             }
@@ -470,9 +497,13 @@ impl PhysicsCoordinator {
             let network_request = network_request.encode_to_vec();
             let first = (k == 0).then_some(self.startup);
             let (physics, network, nav) = (&mut self.physics, &mut self.network, self.nav.as_ref());
+            let stages = &self.stages;
             let next_physics = async {
                 if k + 1 < n {
-                    Some(Self::physics_exchange(physics, nav, k + 1, None).await).transpose()
+                    let started = Instant::now();
+                    let end = Self::physics_exchange(physics, nav, k + 1, None).await;
+                    stages.since(Stage::Physics, started);
+                    Some(end).transpose()
                 } else {
                     Ok(None)
                 }
@@ -491,6 +522,7 @@ impl PhysicsCoordinator {
                 .map_err(|e| self.network.protocol_error(k, e))?;
             pending = next?;
             done = k + 1;
+            let recording = Instant::now();
             if let Some(r) = &mut self.recorder {
                 let writing = |r: &Recorder| format!("writing {}", r.path().display());
                 r.window(k, self.schedule.start_ns(k), &checked, &end)
@@ -508,6 +540,8 @@ impl PhysicsCoordinator {
                     }
                 }
             }
+            self.stages.since(Stage::Record, recording);
+            let observing = Instant::now();
             if !self.observers.is_empty() {
                 let view = WindowView {
                     window: k,
@@ -520,6 +554,7 @@ impl PhysicsCoordinator {
                     o.window(&view)?;
                 }
             }
+            self.stages.since(Stage::Observers, observing);
 
             let opening = if pacer.paced() {
                 pacer.open(k + 1, Instant::now())
@@ -530,11 +565,13 @@ impl PhysicsCoordinator {
                 None => {}
                 Some(Opening::Late(now)) => opens = Some(now),
                 Some(Opening::At(due)) => {
+                    let waiting = Instant::now();
                     tokio::select! {
                         _ = crate::io::timer::sleep_until(due) => {}
                         _ = &mut stop => { interrupted = true; break; }
                     }
                     opens = Some(due);
+                    self.stages.since(Stage::Pacing, waiting);
                 }
             }
             if let Some(every) = self.progress_every {
@@ -604,6 +641,7 @@ impl PhysicsCoordinator {
             network,
             modems,
             programs,
+            stages: self.stages.summary(done),
         };
         if let Some(r) = recorder {
             let path = r.path().to_path_buf();

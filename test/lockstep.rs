@@ -336,6 +336,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         observers: Vec::new(),
         modem_bridges: None,
         programs: None,
+        stages: Default::default(),
     }
 }
 

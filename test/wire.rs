@@ -212,6 +212,7 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
             },
         ],
         multicast: vec![false, true],
+        window_opened_unix_ns: 1_795_000_000_123_456_789,
     };
     let nb = net.encode_to_vec();
     assert_eq!(decode_checked::<NetworkUpdate>(&nb).unwrap(), net);

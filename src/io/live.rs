@@ -14,6 +14,7 @@ use crate::net::{
     engine::{Delivery, Engine, EngineConfig, Frame},
     ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
 };
+use crate::output::stages::{Stage, Stages};
 use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
@@ -77,6 +78,7 @@ impl State {
 struct Shared {
     state: Mutex<State>,
     wake: Notify,
+    stages: Arc<Stages>,
 }
 
 impl Shared {
@@ -148,6 +150,7 @@ impl LiveNetwork {
                 closed: false,
             }),
             wake: Notify::new(),
+            stages: Arc::default(),
         });
         let offload = s.network.offload;
         let hdr_len = if offload { tun::VNET_HDR_LEN } else { 0 };
@@ -176,6 +179,11 @@ impl LiveNetwork {
         })))
     }
 
+    /// The counters the live side adds its capture, release and window work to.
+    pub fn stages(&self) -> Arc<Stages> {
+        self.shared.stages.clone()
+    }
+
     /// Window `k`'s BEGIN: the window opens at the wall instant the physics coordinator opened
     /// it at (`window_opened_unix_ns`, never later than now), or now if the BEGIN gives none;
     /// so the time the BEGIN took to get here, and its jitter, neither stamp captures nor
@@ -189,10 +197,18 @@ impl LiveNetwork {
         let now = Instant::now();
         st.clock.open(k, anchor.map_or(now, |a| a.min(now)));
         st.engine.fill_begin(k, begin);
+        drop(st);
+        self.shared.stages.since(Stage::LiveWindow, now);
     }
 
     /// The simulator's END of window `k`: schedules its deliveries.
     pub fn end(&self, k: u32, end: &NetworkView) {
+        let started = Instant::now();
+        self.end_window(k, end);
+        self.shared.stages.since(Stage::LiveWindow, started);
+    }
+
+    fn end_window(&self, k: u32, end: &NetworkView) {
         let mut st = self.shared.lock();
         let deliveries = st.engine.apply_end(k, end);
         let Some((open_k, _, wall)) = st.clock.open.filter(|o| o.0 == k) else {
@@ -325,14 +341,17 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_
                 continue;
             }
         };
+        let read = Instant::now();
         let frame = Frame {
             data: Arc::new(buf[..n].to_vec()),
             hdr_len: hdr_len.min(n),
         };
         let mut st = shared.lock();
-        let t = st.clock.capture_at(Instant::now());
+        let t = st.clock.capture_at(read);
         st.pcap(node, t, frame.ip());
         st.engine.capture(node, frame, t);
+        drop(st);
+        shared.stages.since(Stage::Capture, read);
     }
 }
 
@@ -350,6 +369,7 @@ async fn release_loop(shared: Arc<Shared>, devices: Vec<Arc<AsyncDevice>>) {
             st.releases.peek().map(|Reverse(s)| s.due)
         };
         if !due_now.is_empty() {
+            let started = Instant::now();
             let mut results = Vec::with_capacity(due_now.len());
             for d in &due_now {
                 let ok = match devices.get(d.node) {
@@ -371,6 +391,8 @@ async fn release_loop(shared: Arc<Shared>, devices: Vec<Arc<AsyncDevice>>) {
                     st.pcap(d.node, d.t_ns, d.frame.ip());
                 }
             }
+            drop(st);
+            shared.stages.since(Stage::Release, started);
             continue;
         }
         match next {

@@ -5,13 +5,15 @@
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
 //! - [`report`]: the report (series, plots, `report.html`, terminal tables), generated from the
 //!   record alone;
-//! - [`gazebo`]: the scenario as a Gazebo world (`cosim export-gazebo`).
+//! - [`gazebo`]: the scenario as a Gazebo world (`cosim export-gazebo`);
+//! - [`stages`]: where a run's wall time went, per stage (`summary.json`'s `stages`).
 
 pub mod gazebo;
 pub mod record;
 pub mod recorder;
 pub mod report;
 pub mod schema;
+pub mod stages;
 pub mod timeline;
 
 pub use recorder::{PairSummary, Recorder};

@@ -1,0 +1,283 @@
+//! The whole co-simulation at scale: `cosim run` (physics, network coordinator, run record) with
+//! N = 8 … 256 vehicles patrolling at 2 m/s over a 1024 × 1024-cell terrain, at W = 1 ms and
+//! W = 10 ms, each run in a process of its own (its peak RSS read with `wait4`):
+//!
+//! - **physics only**: no capture, unpaced (`real_time_factor: 0`): windows/s and real time
+//!   reached;
+//! - **live**: every vehicle in its namespace behind its TUN, paced at real time, each running
+//!   `benches/scale/traffic.py` (a multicast heartbeat every 100 ms and unicast to a neighbour
+//!   at 10 packets/s, as DDS would): slip behind the wall clock, the one-way time the
+//!   applications saw (p50/p99, wall clock, Python's receive loop included) and the ledger.
+//!
+//! Each row also says where the time went (`summary.json`'s `stages`, µs per window).
+//!
+//! `cargo bench --bench scale` (root for the live rows). Environment:
+//! - `BENCH_N` (default `8,16,32,64,128,256`), `BENCH_LIVE_N` (default `8,16,32,64,128`);
+//! - `BENCH_CHANNEL_MS` (default 10): `simulators.channel_interval_ms`; the physics-only rows at
+//!   W = 1 ms are also run with the channel sampled every window;
+//! - `BENCH_LIVE_SECONDS` (default 10) per live row, `BENCH_LONG_SECONDS` (default 60) for the
+//!   64-vehicle live row at W = 1 ms.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
+
+fn list(var: &str, default: &str) -> Vec<usize> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+fn number(var: &str, default: f64) -> f64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn address(i: usize) -> String {
+    format!(
+        "10.{}.{}.{}",
+        100 + i / 62_500,
+        (i / 250) % 250,
+        i % 250 + 1
+    )
+}
+
+#[derive(Clone, Copy)]
+struct Row {
+    n: usize,
+    window_ms: f64,
+    channel_ms: f64,
+    live: bool,
+    seconds: f64,
+}
+
+fn scenario(dir: &Path, r: Row) -> PathBuf {
+    let side = (r.n as f64).sqrt().ceil() as usize;
+    let spacing = 1800.0 / (side.max(2) - 1) as f64;
+    let mut y = format!(
+        "name: scale{n}\nwindow_ms: {w}\nduration_s: {d}\nseed: 1\nreal_time_factor: {rtf}\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  \
+         terrain: {{kind: procedural, size_m: [2048, 2048], cell_size_m: 2, base_height_m: -80}}\n\
+         simulators: {{channel_interval_ms: {c}}}\n\
+         links:\n  default: {{model: ideal, rate_bps: 1.0e8, delay_ms: 0}}\n\
+         network: {{capture: {cap}, queue_limit: 65536}}\nvehicles:\n",
+        n = r.n,
+        w = r.window_ms,
+        d = r.seconds,
+        rtf = if r.live { 1 } else { 0 },
+        c = r.channel_ms,
+        cap = if r.live { "tun" } else { "none" },
+    );
+    for i in 0..r.n {
+        let (x, yy) = (
+            -900.0 + (i % side) as f64 * spacing,
+            -900.0 + (i / side) as f64 * spacing,
+        );
+        y += &format!(
+            "  - name: v{i}\n    addresses: [{}/8]\n    start: {{x: {x:.1}, y: {yy:.1}, z: -10}}\n    \
+             motion: {{kind: patrol, speed_mps: 2, max_turn_rate_deg_s: 20, max_depth_rate_mps: 0.5, \
+             waypoints: [[{:.1}, {yy:.1}, -10], [{:.1}, {:.1}, -10], [{x:.1}, {:.1}, -10]]}}\n",
+            address(i),
+            x + 50.0,
+            x + 50.0,
+            yy + 50.0,
+            yy + 50.0
+        );
+    }
+    if r.live {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/scale/traffic.py");
+        y += "programs:\n";
+        for i in 0..r.n {
+            y += &format!(
+                "  - {{name: traffic_v{i}, vehicle: v{i}, command: [python3, {}, {}, {}]}}\n",
+                script.display(),
+                address(i),
+                address((i + 1) % r.n)
+            );
+        }
+    }
+    let p = dir.join(format!(
+        "scale_{}_{}_{}_{}.yaml",
+        r.n, r.window_ms, r.channel_ms, r.live
+    ));
+    std::fs::write(&p, y).unwrap();
+    p
+}
+
+struct Outcome {
+    summary: serde_json::Value,
+    peak_rss_mib: f64,
+    one_way_ms: Vec<f64>,
+}
+
+/// Runs `cosim run` on the row's scenario; its summary, its peak RSS and the traffic's one-way
+/// times.
+fn run(dir: &Path, r: Row) -> Option<Outcome> {
+    let s = scenario(dir, r);
+    let out = dir.join(s.file_stem().unwrap());
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let log = std::fs::File::create(out.join("cosim.log")).unwrap();
+    let child = Command::new(COSIM)
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    if status != 0 {
+        eprintln!(
+            "  N = {} W = {} ms live {}: cosim run failed, see {}",
+            r.n,
+            r.window_ms,
+            r.live,
+            out.join("cosim.log").display()
+        );
+        return None;
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).ok()?).ok()?;
+    let mut one_way_ms = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(out.join("traffic")) {
+        for e in entries.flatten() {
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(e.path()).unwrap_or_default())
+                    .unwrap_or_default();
+            if let Some(a) = v["one_way_ms"].as_array() {
+                one_way_ms.extend(a.iter().filter_map(|x| x.as_f64()));
+            }
+        }
+    }
+    one_way_ms.sort_by(f64::total_cmp);
+    Some(Outcome {
+        summary,
+        peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
+        one_way_ms,
+    })
+}
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn stages(s: &serde_json::Value) -> String {
+    let st = &s["stages"];
+    let us = |k: &str| st[k]["us_per_window"].as_f64().unwrap_or(0.0);
+    format!(
+        "physics {:.0} · channel decode {:.0} · network sim {:.0} · live window {:.0} · capture {:.0} · release {:.0} · record {:.0}",
+        us("physics"),
+        us("channel_decode"),
+        us("network_simulator"),
+        us("live_window"),
+        us("capture"),
+        us("release"),
+        us("record")
+    )
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let channel_ms = number("BENCH_CHANNEL_MS", 10.0);
+    let live_seconds = number("BENCH_LIVE_SECONDS", 10.0);
+    let long_seconds = number("BENCH_LONG_SECONDS", 60.0);
+    println!("whole runs (`cosim run`), vehicles patrolling at 2 m/s over 1024 × 1024 cells of 2 m; µs per window by stage");
+    println!("\nphysics only, unpaced");
+    println!(
+        "| vehicles | W (ms) | channel every (ms) | windows/s | × real time | peak RSS (MiB) | µs per window by stage |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for &w in &[1.0, 10.0] {
+        for &n in &list("BENCH_N", "8,16,32,64,128,256") {
+            let intervals: Vec<f64> = if w == 1.0 && channel_ms != w {
+                vec![w, channel_ms]
+            } else {
+                vec![channel_ms.max(w)]
+            };
+            for c in intervals {
+                let seconds = if w == 1.0 { 2.0 } else { 10.0 };
+                let seconds = if c == w && n >= 128 && w == 1.0 {
+                    0.5
+                } else {
+                    seconds
+                };
+                let r = Row {
+                    n,
+                    window_ms: w,
+                    channel_ms: c,
+                    live: false,
+                    seconds,
+                };
+                if let Some(o) = run(dir.path(), r) {
+                    let s = &o.summary;
+                    let sim = s["sim_seconds"].as_f64().unwrap_or(0.0);
+                    let wall = s["wall_seconds"].as_f64().unwrap_or(f64::NAN);
+                    println!(
+                        "| {n} | {w} | {c} | {:.0} | {:.2} | {:.0} | {} |",
+                        s["windows_per_second"].as_f64().unwrap_or(0.0),
+                        sim / wall,
+                        o.peak_rss_mib,
+                        stages(s)
+                    );
+                }
+            }
+        }
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        println!("\nlive rows skipped: they need root (namespaces, TUN devices)");
+        return;
+    }
+    println!("\nlive: TUN capture, DDS-like traffic, real time");
+    println!(
+        "| vehicles | W (ms) | channel every (ms) | sim s | × real time | slip | one-way p50 / p99 (ms) | copies delivered / dropped | peak RSS (MiB) | µs per window by stage |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &w in &[1.0, 10.0] {
+        for &n in &list("BENCH_LIVE_N", "8,16,32,64,128") {
+            let seconds = if n == 64 && w == 1.0 {
+                long_seconds
+            } else {
+                live_seconds
+            };
+            let c = channel_ms.max(w);
+            let r = Row {
+                n,
+                window_ms: w,
+                channel_ms: c,
+                live: true,
+                seconds,
+            };
+            if let Some(o) = run(dir.path(), r) {
+                let s = &o.summary;
+                let sim = s["sim_seconds"].as_f64().unwrap_or(0.0);
+                let wall = s["wall_seconds"].as_f64().unwrap_or(f64::NAN);
+                let slip = s["slipped_seconds"].as_f64().unwrap_or(f64::NAN);
+                let net = &s["network"];
+                println!(
+                    "| {n} | {w} | {c} | {sim:.0} | {:.3} | {:.2} % | {:.2} / {:.2} | {} / {} | {:.0} | {} |",
+                    sim / wall,
+                    100.0 * slip / sim.max(1e-9),
+                    pct(&o.one_way_ms, 0.5),
+                    pct(&o.one_way_ms, 0.99),
+                    net["delivered"],
+                    net["dropped"],
+                    o.peak_rss_mib,
+                    stages(s)
+                );
+            }
+        }
+    }
+}
