@@ -5,9 +5,11 @@
 //! - **physics only**: no capture, unpaced (`real_time_factor: 0`): windows/s and real time
 //!   reached;
 //! - **live**: every vehicle in its namespace behind its TUN, paced at real time, each running
-//!   `benches/scale/traffic.py` (a multicast heartbeat every 100 ms and unicast to a neighbour
-//!   at 10 packets/s, as DDS would): slip behind the wall clock, the one-way time the
-//!   applications saw (p50/p99, wall clock, Python's receive loop included) and the ledger.
+//!   this benchmark's own traffic program (`scale --traffic`, a scenario program: a 100-byte
+//!   multicast heartbeat to 239.255.0.1:7400 every 100 ms, as DDS's participant announcements,
+//!   and 100-byte unicast to a neighbour at 10 packets/s, each stamped with its send time):
+//!   slip behind the wall clock, the one-way time the receivers saw (p50/p99, wall clock) and
+//!   the ledger.
 //!
 //! Each row also says where the time went (`summary.json`'s `stages`, µs per window).
 //!
@@ -17,8 +19,11 @@
 //!   W = 1 ms are also run with the channel sampled every window;
 //! - `BENCH_LIVE_SECONDS` (default 10) per live row, `BENCH_LONG_SECONDS` (default 60) for the
 //!   64-vehicle live row at W = 1 ms.
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
@@ -89,12 +94,12 @@ fn scenario(dir: &Path, r: Row) -> PathBuf {
         );
     }
     if r.live {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/scale/traffic.py");
+        let me = std::env::current_exe().unwrap();
         y += "programs:\n";
         for i in 0..r.n {
             y += &format!(
-                "  - {{name: traffic_v{i}, vehicle: v{i}, command: [python3, {}, {}, {}]}}\n",
-                script.display(),
+                "  - {{name: traffic_v{i}, vehicle: v{i}, command: [{}, --traffic, {}, {}]}}\n",
+                me.display(),
                 address(i),
                 address((i + 1) % r.n)
             );
@@ -189,7 +194,89 @@ fn stages(s: &serde_json::Value) -> String {
     )
 }
 
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64
+}
+
+/// One vehicle's traffic (`--traffic MY_ADDRESS NEIGHBOUR`), run by the scenario inside the
+/// vehicle's namespace until SIGINT; its one-way times go to `$COSIM_OUT/traffic/<vehicle>.json`.
+fn traffic(me: Ipv4Addr, neighbour: Ipv4Addr) {
+    const GROUP: Ipv4Addr = Ipv4Addr::new(239, 255, 0, 1);
+    const PORT: u16 = 7400;
+    const PERIOD: Duration = Duration::from_millis(100);
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
+    }
+    let rx = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, PORT)).unwrap();
+    rx.join_multicast_v4(&GROUP, &me).unwrap();
+    let tx = UdpSocket::bind(SocketAddrV4::new(me, 0)).unwrap();
+    tx.set_multicast_loop_v4(false).unwrap();
+    tx.set_multicast_ttl_v4(1).unwrap();
+    let (mut sent, mut received) = (0u64, 0u64);
+    let mut one_way_ms: Vec<f64> = Vec::new();
+    let mut buf = [0u8; 2048];
+    // Vehicles start together: spread their phases over the period.
+    let phase = Duration::from_nanos(unix_ns() % PERIOD.as_nanos() as u64);
+    let (mut next_hb, mut next_uc) = (Instant::now() + phase, Instant::now() + PERIOD - phase);
+    while !STOP.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        for (due, to) in [
+            (&mut next_hb, SocketAddrV4::new(GROUP, PORT)),
+            (&mut next_uc, SocketAddrV4::new(neighbour, PORT)),
+        ] {
+            if now >= *due {
+                let mut payload = [b'.'; 100];
+                payload[..8].copy_from_slice(&unix_ns().to_le_bytes());
+                if tx.send_to(&payload, to).is_ok() {
+                    sent += 1;
+                }
+                *due += PERIOD;
+            }
+        }
+        let wait = next_hb
+            .min(next_uc)
+            .saturating_duration_since(Instant::now());
+        let _ = rx.set_read_timeout(Some(wait.max(Duration::from_micros(100))));
+        while let Ok(n) = rx.recv(&mut buf) {
+            let t = unix_ns();
+            received += 1;
+            if n >= 8 && one_way_ms.len() < 20_000 {
+                let sent_ns = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                one_way_ms.push(t.saturating_sub(sent_ns) as f64 / 1e6);
+            }
+            let _ = rx.set_read_timeout(Some(Duration::from_micros(100)));
+            if Instant::now() >= next_hb.min(next_uc) {
+                break;
+            }
+        }
+    }
+    let out = Path::new(&std::env::var("COSIM_OUT").unwrap_or_else(|_| ".".into())).join("traffic");
+    std::fs::create_dir_all(&out).unwrap();
+    let name = std::env::var("COSIM_VEHICLE").unwrap_or_else(|_| me.to_string());
+    std::fs::write(
+        out.join(format!("{name}.json")),
+        serde_json::json!({"sent": sent, "received": received, "one_way_ms": one_way_ms})
+            .to_string(),
+    )
+    .unwrap();
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--traffic") {
+        return traffic(args[2].parse().unwrap(), args[3].parse().unwrap());
+    }
     let dir = tempfile::tempdir().unwrap();
     let channel_ms = number("BENCH_CHANNEL_MS", 10.0);
     let live_seconds = number("BENCH_LIVE_SECONDS", 10.0);

@@ -1,7 +1,10 @@
 //! The network coordinator's live side: the vehicles' namespaces and TUN interfaces, a reader
-//! task per vehicle feeding the [`Engine`], and a release task writing each delivery into
-//! the receiver's TUN at the wall time of the sim time the simulator chose (through the
-//! window clock), plus the pcap files. Everything is shared behind one mutex; critical sections are
+//! task per vehicle feeding the [`Engine`], and a release thread of its own writing each
+//! delivery into the receiver's TUN at the wall time of the sim time the simulator chose
+//! (through the window clock), plus the pcap files. The release thread sleeps on a condition
+//! variable until the next delivery is due (precise to microseconds with the timer slack
+//! [`super::timer::init`] sets), so thousands of releases a second each cost a futex wake, not
+//! a hop through tokio's blocking pool. Everything is shared behind one mutex; critical sections are
 //! short (no I/O but the buffered pcap writes).
 
 use super::netns::Namespaces;
@@ -23,9 +26,8 @@ use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tun_rs::AsyncDevice;
 
@@ -77,7 +79,8 @@ impl State {
 
 struct Shared {
     state: Mutex<State>,
-    wake: Notify,
+    /// Signalled when a delivery is scheduled or the live side closes (the release thread).
+    wake: Condvar,
     stages: Arc<Stages>,
 }
 
@@ -91,6 +94,7 @@ impl Shared {
 pub struct LiveNetwork {
     shared: Arc<Shared>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    release: Mutex<Option<std::thread::JoinHandle<()>>>,
     devices: Mutex<Vec<Arc<AsyncDevice>>>,
     namespaces: Mutex<Option<Namespaces>>,
     summary: Mutex<Option<LedgerSummary>>,
@@ -149,7 +153,7 @@ impl LiveNetwork {
                 pcaps,
                 closed: false,
             }),
-            wake: Notify::new(),
+            wake: Condvar::new(),
             stages: Arc::default(),
         });
         let offload = s.network.offload;
@@ -163,7 +167,12 @@ impl LiveNetwork {
                 hdr_len,
             )));
         }
-        tasks.push(tokio::spawn(release_loop(shared.clone(), devices.clone())));
+        let release = {
+            let (shared, devices) = (shared.clone(), devices.clone());
+            std::thread::Builder::new()
+                .name("release".into())
+                .spawn(move || release_loop(&shared, &devices))?
+        };
         tracing::info!(
             vehicles = n,
             offload,
@@ -172,6 +181,7 @@ impl LiveNetwork {
         Ok(Some(Arc::new(LiveNetwork {
             shared,
             tasks: Mutex::new(tasks),
+            release: Mutex::new(Some(release)),
             devices: Mutex::new(devices),
             namespaces: Mutex::new(Some(namespaces)),
             summary: Mutex::new(None),
@@ -290,9 +300,19 @@ impl LiveNetwork {
         {
             t.abort();
         }
+        // The release thread accounts for what it is writing, then sees `closed` and ends.
+        self.shared.lock().closed = true;
+        self.shared.wake.notify_all();
+        if let Some(h) = self
+            .release
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = h.join();
+        }
         let summary = {
             let mut st = self.shared.lock();
-            st.closed = true;
             let now = st.clock.sim_at(Instant::now());
             while let Some(Reverse(s)) = st.releases.pop() {
                 st.engine.drop_delivery(
@@ -355,54 +375,70 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_
     }
 }
 
-async fn release_loop(shared: Arc<Shared>, devices: Vec<Arc<AsyncDevice>>) {
+/// Writes each delivery into its receiver's TUN once it is due (never before), until the live
+/// side closes. Runs on a thread of its own.
+fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
+    super::timer::init();
     let mut due_now: Vec<Delivery> = Vec::new();
+    let mut results: Vec<bool> = Vec::new();
     loop {
-        let next = {
+        {
             let mut st = shared.lock();
-            let now = Instant::now();
-            while st.releases.peek().is_some_and(|Reverse(s)| s.due <= now) {
-                if let Some(Reverse(s)) = st.releases.pop() {
-                    due_now.push(s.delivery);
+            loop {
+                if st.closed {
+                    return;
                 }
-            }
-            st.releases.peek().map(|Reverse(s)| s.due)
-        };
-        if !due_now.is_empty() {
-            let started = Instant::now();
-            let mut results = Vec::with_capacity(due_now.len());
-            for d in &due_now {
-                let ok = match devices.get(d.node) {
-                    Some(dev) => match dev.try_send(&d.frame.data) {
-                        Ok(_) => true,
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            dev.send(&d.frame.data).await.is_ok()
-                        }
-                        Err(_) => false,
+                let now = Instant::now();
+                while let Some(Reverse(s)) = st.releases.peek() {
+                    if s.due > now {
+                        break;
+                    }
+                    if let Some(Reverse(s)) = st.releases.pop() {
+                        due_now.push(s.delivery);
+                    }
+                }
+                if !due_now.is_empty() {
+                    break;
+                }
+                st = match st.releases.peek().map(|Reverse(s)| s.due - now) {
+                    Some(wait) => match shared.wake.wait_timeout(st, wait) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
                     },
-                    None => false,
+                    None => shared.wake.wait(st).unwrap_or_else(|p| p.into_inner()),
                 };
-                results.push(ok);
             }
-            let mut st = shared.lock();
-            for (d, ok) in due_now.drain(..).zip(results) {
-                st.engine.delivered(&d, ok);
-                if ok {
-                    st.pcap(d.node, d.t_ns, d.frame.ip());
-                }
-            }
-            drop(st);
-            shared.stages.since(Stage::Release, started);
-            continue;
         }
-        match next {
-            Some(due) => {
-                tokio::select! {
-                    _ = crate::io::timer::sleep_until(due) => {}
-                    _ = shared.wake.notified() => {}
-                }
+        let started = Instant::now();
+        results.clear();
+        results.extend(due_now.iter().map(|d| {
+            devices
+                .get(d.node)
+                .is_some_and(|dev| write(dev, &d.frame.data))
+        }));
+        let mut st = shared.lock();
+        for (d, &ok) in due_now.iter().zip(&results) {
+            st.engine.delivered(d, ok);
+            if ok {
+                st.pcap(d.node, d.t_ns, d.frame.ip());
             }
-            None => shared.wake.notified().await,
+        }
+        due_now.clear();
+        drop(st);
+        shared.stages.since(Stage::Release, started);
+    }
+}
+
+/// One packet into a TUN; a full device queue is waited out for at most 10 ms.
+fn write(dev: &AsyncDevice, packet: &[u8]) -> bool {
+    for _ in 0..100 {
+        match dev.try_send(packet) {
+            Ok(_) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_micros(100))
+            }
+            Err(_) => return false,
         }
     }
+    false
 }
