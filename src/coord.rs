@@ -122,8 +122,10 @@ pub async fn physics_simulator(
                 );
                 // With many pairs, on a thread of its own: it computes window k+1 while the
                 // network side runs k. With few, the hand-off between threads would cost more
-                // than the window's work.
-                if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES {
+                // than the window's work. The AUV interface's sockets stay on this runtime.
+                if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
+                    && !AuvInterfaceSim::wanted(loaded)
+                {
                     Link::threaded(peer, sim)?
                 } else {
                     Link::local(peer, sim)
@@ -133,8 +135,8 @@ pub async fn physics_simulator(
     )
 }
 
-/// From this many vehicles (120 pairs) on, the embedded physics simulator runs on a thread of
-/// its own: measured at W = 1 ms, 16 vehicles run 1.2× as many windows per second that way,
+/// From this many vehicles (120 pairs) on, the embedded physics simulator (without the AUV
+/// interface) runs on a thread of its own: measured at W = 1 ms, 16 vehicles run 1.2× as many windows per second that way,
 /// 64 vehicles 2×, while 8 vehicles run 2.8× fewer (the hand-off outweighs their work).
 pub const THREADED_PHYSICS_VEHICLES: usize = 16;
 
