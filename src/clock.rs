@@ -143,12 +143,7 @@ impl WindowClock {
 
     /// The sim time at wall instant `now`, clamped inside the open window (0 before window 0).
     pub fn sim_at(&self, now: Instant) -> SimNanos {
-        let Some((_, start, wall)) = self.open else {
-            return 0;
-        };
-        let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
-        let offset = (elapsed * 1e9).min((self.schedule.window_ns - 1) as f64) as u64;
-        start + offset
+        self.sim_within(now, self.schedule.window_ns - 1)
     }
 
     /// The sim time of a packet captured at wall instant `now`: like [`Self::sim_at`], but past
@@ -157,12 +152,16 @@ impl WindowClock {
     /// then still short of it). Clamping into the open window would stamp such a capture, and
     /// so release it, early by the BEGIN's lateness.
     pub fn capture_at(&self, now: Instant) -> SimNanos {
+        self.sim_within(now, 2 * self.schedule.window_ns - 1)
+    }
+
+    /// The sim time at `now`, at most `limit` ns past the open window's start (0 before window 0).
+    fn sim_within(&self, now: Instant, limit: SimNanos) -> SimNanos {
         let Some((_, start, wall)) = self.open else {
             return 0;
         };
         let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
-        let offset = (elapsed * 1e9).min((2 * self.schedule.window_ns - 1) as f64) as u64;
-        start + offset
+        start + (elapsed * 1e9).min(limit as f64) as u64
     }
 
     /// The wall instant of sim time `t` in window `k` opened at `wall` (never before `wall`).
