@@ -14,7 +14,13 @@ fn main() {
         prost::Message::encode_to_vec(&fds),
     )
     .expect("write descriptor set");
+    // The ChannelData carried in the window messages is the bulk of every exchange: as `Bytes`
+    // it is shared, not copied, when a message is decoded from a buffer it owns.
     prost_build::Config::new()
+        .bytes([
+            ".rosnetsim.PhysicsUpdate.channel_data",
+            ".rosnetsim.NetworkUpdate.channel_data",
+        ])
         .compile_fds(fds)
         .expect("generate Rust for msg/*.proto");
 }

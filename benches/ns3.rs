@@ -64,7 +64,7 @@ fn begins(n: usize, p: u32, windows: u32) -> Vec<Vec<u8>> {
         .map(|k| {
             let mut b = NetworkUpdate {
                 time_val: k,
-                channel_data: channel.clone(),
+                channel_data: channel.clone().into(),
                 ..Default::default()
             };
             if k > 0 {

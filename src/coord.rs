@@ -34,14 +34,11 @@ use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
     Link, LinkError, Reply, Service,
 };
-use crate::wire::channel::ChannelView;
-use crate::wire::proto::{
-    decode_checked,
-    rosnetsim::{network_update, physics_update},
-    ChannelData,
-};
+use crate::wire::channel::{ChannelMemo, ChannelView, Decoded};
+use crate::wire::proto::rosnetsim::{network_update, physics_update};
 use crate::wire::update::NetworkView;
 use anyhow::Context;
+use prost::bytes::Bytes;
 use prost::Message;
 use std::{
     collections::BTreeMap,
@@ -176,10 +173,13 @@ fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Resu
 /// The link to the network simulator: `endpoint` if given, else the scenario's choice. An ns-3
 /// adapter is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`])
 /// unless the settings name the `endpoint` of one already running.
+/// The embedded one reads the channels a physics coordinator in this process decoded from
+/// `memo` (pass a new one if there is none).
 pub async fn network_simulator(
     loaded: &LoadedScenario,
     endpoint: Option<&str>,
     out_dir: Option<&Path>,
+    memo: ChannelMemo,
 ) -> anyhow::Result<Link> {
     let endpoint = chosen(
         "network simulator",
@@ -210,7 +210,7 @@ pub async fn network_simulator(
             Some(link) => link,
             None => Link::local(
                 "embedded network simulator",
-                Box::new(NetworkSim::from_scenario(loaded)),
+                Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
             ),
         },
     )
@@ -255,7 +255,7 @@ impl NetworkCoordinator {
         self.live.as_ref()
     }
 
-    async fn window(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
+    async fn window(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
         let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
             .into_inner();
         let k = begin.time_val;
@@ -283,7 +283,7 @@ impl NetworkCoordinator {
 impl Service for NetworkCoordinator {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
         Box::pin(async move {
-            self.window(&request)
+            self.window(request)
                 .await
                 .map_err(crate::sync::TransportError::Failed)
         })
@@ -376,6 +376,8 @@ pub struct PhysicsCoordinator {
     pub programs: Option<Programs>,
     /// Where the wall time goes, shared with the in-process network coordinator and live side.
     pub stages: Arc<Stages>,
+    /// Each window's decoded channel, for an embedded network simulator in this process.
+    pub channel_memo: ChannelMemo,
 }
 
 impl PhysicsCoordinator {
@@ -393,6 +395,7 @@ impl PhysicsCoordinator {
         let schedule = loaded.schedule;
         let physics = physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
         let nav = NavSource::start(loaded).await?;
+        let channel_memo = ChannelMemo::default();
         let mut live = None;
         let mut stages = Arc::<Stages>::default();
         let network = match network_coordinator {
@@ -406,7 +409,13 @@ impl PhysicsCoordinator {
                 .await?
             }
             None => {
-                let sim = network_simulator(loaded, network_endpoint, out_dir.as_deref()).await?;
+                let sim = network_simulator(
+                    loaded,
+                    network_endpoint,
+                    out_dir.as_deref(),
+                    channel_memo.clone(),
+                )
+                .await?;
                 live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
                 if let Some(l) = &live {
                     stages = l.stages();
@@ -442,6 +451,7 @@ impl PhysicsCoordinator {
             modem_bridges,
             programs,
             stages,
+            channel_memo,
         })
     }
 
@@ -461,7 +471,9 @@ impl PhysicsCoordinator {
         let mut done = 0;
         let mut copy_ends: Vec<CopyEnd> = Vec::new();
         let mut frames = Vec::new();
-        let mut last_channel: (Vec<u8>, ChannelData) = Default::default();
+        // The last channel decoded, with its bytes (buffers reused from window to window), also
+        // left in the memo for an embedded network simulator.
+        let mut decoded = Arc::new(Decoded::default());
 
         let mut pending = Some(
             Self::physics_exchange(&mut self.physics, self.nav.as_ref(), 0, Some(self.startup))
@@ -481,12 +493,16 @@ impl PhysicsCoordinator {
             let decoding = Instant::now();
             // A channel byte for byte the last one (sampled less often than every window) is
             // not decoded again.
-            if k == 0 || channel_bytes != last_channel.0 {
-                let channel: ChannelData = decode_checked(&channel_bytes)
+            if k == 0 || channel_bytes != decoded.bytes {
+                self.channel_memo.take();
+                let d = Arc::make_mut(&mut decoded);
+                d.channel
+                    .decode_from(&channel_bytes)
                     .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
-                last_channel = (channel_bytes.clone(), channel);
+                d.bytes = channel_bytes.clone();
+                self.channel_memo.put(decoded.clone());
             }
-            let checked = ChannelView::check(&last_channel.1, self.vehicles)
+            let checked = ChannelView::check(&decoded.channel, self.vehicles)
                 .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
             self.stages.since(Stage::Channel, decoding);
             if let Some(a) = &mut self.modem_bridges {
@@ -663,12 +679,12 @@ impl PhysicsCoordinator {
         nav: Option<&NavSource>,
         k: u32,
         timeout: Option<Duration>,
-    ) -> Result<Vec<u8>, LinkError> {
+    ) -> Result<Bytes, LinkError> {
         let fixes = nav.map(NavSource::take).unwrap_or_default();
         let reply = physics
             .exchange(k, physics_begin(k, fixes), timeout)
             .await?;
-        let end = expect_physics(&reply, physics_update::MsgType::End, k)
+        let end = expect_physics(reply, physics_update::MsgType::End, k)
             .map_err(|e| physics.protocol_error(k, e))?;
         Ok(end.channel_data)
     }

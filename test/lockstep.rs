@@ -337,6 +337,7 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
         modem_bridges: None,
         programs: None,
         stages: Default::default(),
+        channel_memo: Default::default(),
     }
 }
 

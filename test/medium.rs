@@ -14,7 +14,7 @@ use netsim_cosim::model::link::{Geometry, LinkSpec};
 use netsim_cosim::model::modem::{self, ModemHardware, Modems};
 use netsim_cosim::sim::network::NetworkSim;
 use netsim_cosim::sync::protocol::{expect_network, network_begin};
-use netsim_cosim::wire::channel::ChannelView;
+use netsim_cosim::wire::channel::{Channel, ChannelView};
 use netsim_cosim::wire::proto::{rosnetsim::network_update::MsgType, ChannelData, PathDetails};
 use prost::Message;
 
@@ -259,7 +259,10 @@ fn the_network_simulator_and_the_modems_give_every_copy_the_same_verdict() {
     // The emulated modems: each transmission is a one-frame rate-0 data cycle; broadcasts go to
     // destination 0.
     let mut modems = Modems::from_scenario(s).unwrap();
-    modems.set_channel(0, &ChannelView::check(&ch, positions.len()).unwrap());
+    modems.set_channel(
+        0,
+        &ChannelView::check(&Channel::from(&ch), positions.len()).unwrap(),
+    );
     let mut order: Vec<usize> = (0..txs.len()).collect();
     order.sort_by_key(|&i| (txs[i].at, i));
     for &i in &order {

@@ -671,7 +671,7 @@ async fn the_record_gets_every_modem_frame_as_the_run_goes() {
 
 #[test]
 fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
-    use netsim_cosim::wire::channel::ChannelView;
+    use netsim_cosim::wire::channel::{Channel, ChannelView};
     use netsim_cosim::wire::proto::{ChannelData, PathDetails};
     let dir = tempfile::tempdir().unwrap();
     let loaded = scenario(
@@ -698,7 +698,10 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
     };
     // SNR in LOS, then a penetration loss that leaves +1 dB in band: heard, but rate-5 frames
     // (2048 bits, BER ~1e-2) fail their CRC.
-    modems.set_channel(0, &ChannelView::check(&channel(0.0), 2).unwrap());
+    modems.set_channel(
+        0,
+        &ChannelView::check(&Channel::from(&channel(0.0)), 2).unwrap(),
+    );
     modems.host_line(1, 0, b"$CCCFG,CST,1");
     modems.host_line(0, 0, b"$CCCYC,0,1,2,5,0,1");
     modems.host_line(0, 0, b"$CCTXD,1,2,0,0102");
@@ -713,7 +716,7 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
     let loss = snr_los - 1.0;
     modems.set_channel(
         20_000_000_000,
-        &ChannelView::check(&channel(loss), 2).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(loss)), 2).unwrap(),
     );
     modems.host_line(0, 20_000_000_000, b"$CCCYC,0,1,2,5,0,1");
     modems.host_line(0, 20_000_000_000, b"$CCTXD,1,2,0,0102");

@@ -156,7 +156,7 @@ impl Adapter {
             ..Default::default()
         };
         if let Some(c) = channel {
-            b.channel_data = c.encode_to_vec();
+            b.channel_data = c.encode_to_vec().into();
         }
         for p in packets {
             for &d in &p.dsts {
@@ -391,7 +391,7 @@ async fn a_channel_with_a_coordinate_that_is_not_finite_is_refused_naming_it() {
     ch.node_list[8] = f64::NAN;
     let b = NetworkUpdate {
         time_val: 0,
-        channel_data: ch.encode_to_vec(),
+        channel_data: ch.encode_to_vec().into(),
         ..Default::default()
     };
     assert!(a

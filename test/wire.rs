@@ -159,7 +159,7 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
     let phys = PhysicsUpdate {
         msg_type: physics_update::MsgType::End as i32,
         time_val: 12,
-        channel_data: bytes.clone(),
+        channel_data: bytes.clone().into(),
         set_pose: vec![],
     };
     let pb = phys.encode_to_vec();
@@ -179,7 +179,7 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
         pkt_lengths: vec![60, 1500],
         rx_ip: vec![0x0a0a0002],
         ber: vec![1e-6],
-        channel_data: bytes,
+        channel_data: bytes.into(),
         clear_pkt_id: vec![1],
         clear_src_ip: vec![0x0a0a0001],
         clear_dst_ip: vec![0x0a0a0002],

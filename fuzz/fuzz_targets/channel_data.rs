@@ -1,4 +1,6 @@
-//! A ChannelData from an external physics simulator: decoded, checked against the scenario's
+//! A ChannelData from an external physics simulator: decoded (flat, and held to the generated
+//! decoder: whatever it accepts decodes to the same content and re-encodes to bytes it reads
+//! back the same), checked against the scenario's
 //! vehicles (`config/patrol.yaml`, three), against as many as its node list holds and against
 //! `config/acoustic_modems.yaml`'s four, then read as its consumers do: the view's accessors,
 //! the ROS 2 layer's window state, the network simulator's geometry and the emulated modems.
@@ -7,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use netsim_cosim::model::link::ChannelGeometry;
 use netsim_cosim::model::modem::Modems;
 use netsim_cosim::ros::state::Vehicles;
-use netsim_cosim::wire::channel::ChannelView;
+use netsim_cosim::wire::channel::{Channel, ChannelView};
 use netsim_cosim::wire::proto::{decode_checked, ChannelData, NetworkUpdate};
 use netsim_cosim::wire::update::NetworkView;
 
@@ -36,7 +38,20 @@ fn geometry(view: &ChannelView) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(channel) = decode_checked::<ChannelData>(data) else { return };
+    let flat = Channel::decode(data);
+    let Ok(message) = decode_checked::<ChannelData>(data) else {
+        return;
+    };
+    let channel =
+        flat.unwrap_or_else(|e| panic!("the generated decoder accepts what Channel rejects: {e}"));
+    // Compared as bytes: NaN values are equal to themselves there.
+    let bytes = channel.encode_to_vec();
+    assert_eq!(bytes, Channel::from(&message).encode_to_vec());
+    assert_eq!(bytes, prost::Message::encode_to_vec(&message));
+    assert_eq!(
+        Channel::decode(&bytes).map(|c| c.encode_to_vec()).as_ref(),
+        Ok(&bytes)
+    );
     let s = &netsim_cosim_fuzz::default_scenario().scenario;
     if let Ok(view) = ChannelView::check(&channel, s.vehicles.len()) {
         read(&view);
@@ -44,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = Vehicles::from_scenario(s).window(0, 0, &view, &end);
         geometry(&view);
     }
-    if let Ok(view) = ChannelView::check(&channel, channel.node_list.len() / 7) {
+    if let Ok(view) = ChannelView::check(&channel, channel.to_message().node_list.len() / 7) {
         read(&view);
         geometry(&view);
     }

@@ -50,7 +50,13 @@ async fn main() {
             let (params, _node) = cli::node("network_coordinator")?;
             let loaded = cli::load_with(&params, a.scenario.clone())?;
             let out = cli::output_dir(&loaded, a.out.clone());
-            let sim = network_simulator(&loaded, a.network_sim.as_deref(), Some(&out)).await?;
+            let sim = network_simulator(
+                &loaded,
+                a.network_sim.as_deref(),
+                Some(&out),
+                Default::default(),
+            )
+            .await?;
             let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
             // The run record (and its packet ends) is the physics coordinator's.
             if let Some(l) = &live {

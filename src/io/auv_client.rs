@@ -24,7 +24,7 @@ use crate::sync::{
 use crate::wire::auv::{Telemetry, ThrusterCommand};
 use anyhow::Context;
 use nalgebra::{Point3, UnitQuaternion};
-use prost::Message;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -170,7 +170,7 @@ impl AuvClient {
         }
         let poses = self.poses()?;
         self.forward(timeout).await?;
-        Ok(physics_end(k, self.channel.sample(&poses).encode_to_vec()))
+        Ok(physics_end(k, self.channel.sample(&poses)))
     }
 
     /// Window 0: waits until every vehicle has sent telemetry.

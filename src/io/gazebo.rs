@@ -161,7 +161,7 @@ impl GazeboPhysics {
             self.poses_at(i64::from(k) * self.window_ns, deadline, timeout)
                 .await?
         };
-        Ok(physics_end(k, self.channel.sample(&poses).encode_to_vec()))
+        Ok(physics_end(k, self.channel.sample(&poses)))
     }
 
     /// Window 0: the control service is there (ros_gz_bridge up, the world loaded).

@@ -465,8 +465,13 @@ mod tests {
             } else {
                 end(vec![])
             };
-            r.window(k, k as u64 * W, &ChannelView::check(&c, 3).unwrap(), &e)
-                .unwrap();
+            r.window(
+                k,
+                k as u64 * W,
+                &ChannelView::check(&crate::wire::channel::Channel::from(&c), 3).unwrap(),
+                &e,
+            )
+            .unwrap();
         }
         let pairs = r.pairs();
         r.finish(&serde_json::json!({"windows": windows})).unwrap();
@@ -579,8 +584,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut r = Recorder::create(dir.path(), run(1.0, 1.0), true).unwrap();
         let c = channel(0, false);
-        r.window(0, 0, &ChannelView::check(&c, 3).unwrap(), &end(vec![]))
-            .unwrap();
+        r.window(
+            0,
+            0,
+            &ChannelView::check(&crate::wire::channel::Channel::from(&c), 3).unwrap(),
+            &end(vec![]),
+        )
+        .unwrap();
         let delivered = CopyEnd {
             captured_ns: 1_000,
             src: 0,

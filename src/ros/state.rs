@@ -295,7 +295,7 @@ mod tests {
         let s = vehicles().window(
             3,
             30,
-            &ChannelView::check(&c, 3).unwrap(),
+            &ChannelView::check(&crate::wire::channel::Channel::from(&c), 3).unwrap(),
             &NetworkView::check(Default::default()).unwrap(),
         );
         assert_eq!(s.poses[1].position, [3.0, 0.0, 0.0]);
@@ -331,7 +331,7 @@ mod tests {
         let s = vehicles().window(
             0,
             0,
-            &ChannelView::check(&c, 3).unwrap(),
+            &ChannelView::check(&crate::wire::channel::Channel::from(&c), 3).unwrap(),
             &NetworkView::check(end).unwrap(),
         );
         assert_eq!(

@@ -67,14 +67,13 @@ use crate::model::fate::DropReason;
 use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
 use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::sync::{
-    protocol::{expect_network, WindowCounter},
+    protocol::{expect_network, Received, WindowCounter},
     Reply, Service,
 };
-use crate::wire::channel::ChannelView;
-use crate::wire::proto::{
-    decode_checked, rosnetsim::network_update::MsgType, ChannelData, LinkState, NetworkUpdate,
-};
+use crate::wire::channel::{Channel, ChannelMemo, ChannelView};
+use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
+use prost::bytes::Bytes;
 use prost::Message;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -148,7 +147,11 @@ pub struct NetworkSim {
     reported: Vec<Option<HeldState>>,
     /// The last window's serialized ChannelData: a BEGIN carrying the same bytes keeps the
     /// geometry without decoding it again.
-    last_channel: Vec<u8>,
+    last_channel: Bytes,
+    /// The last channel decoded (its buffers reused).
+    channel: Channel,
+    /// Channels a physics coordinator in this process decoded already.
+    memo: ChannelMemo,
 }
 
 /// A pair's link state as last reported in an END (the embedded models are symmetric: both
@@ -330,8 +333,17 @@ impl NetworkSim {
             stats: Stats::default(),
             geometry: ChannelGeometry::unknown(),
             reported: Vec::new(),
-            last_channel: Vec::new(),
+            last_channel: Bytes::new(),
+            channel: Channel::default(),
+            memo: ChannelMemo::default(),
         }
+    }
+
+    /// Takes the channels a physics coordinator in this process decoded from `memo` instead of
+    /// decoding them again.
+    pub fn with_memo(mut self, memo: ChannelMemo) -> Self {
+        self.memo = memo;
+        self
     }
 
     pub fn stats(&self) -> Stats {
@@ -350,7 +362,7 @@ impl NetworkSim {
         &self.specs[self.links[a * self.nodes.len() + b]]
     }
 
-    pub fn handle(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn handle(&mut self, request: impl Received) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
         let k = begin.time_val;
         let n = begin.pkt_id.len();
@@ -364,12 +376,20 @@ impl NetworkSim {
         let same_channel = k > 0 && begin.channel_data == self.last_channel;
         let mut geometry = std::mem::take(&mut self.geometry);
         if !same_channel {
-            let channel: ChannelData = decode_checked(&begin.channel_data)
-                .map_err(|e| format!("window {k}: channel_data: {e}"))?;
-            if channel.node_list.is_empty() && channel.path_details.is_empty() {
+            let memo = self.memo.get(&begin.channel_data);
+            let channel = match &memo {
+                Some(d) => &d.channel,
+                None => {
+                    self.channel
+                        .decode_from(&begin.channel_data)
+                        .map_err(|e| format!("window {k}: channel_data: {e}"))?;
+                    &self.channel
+                }
+            };
+            if channel.is_empty() {
                 geometry = ChannelGeometry::unknown();
             } else {
-                let view = ChannelView::check(&channel, self.nodes.len())
+                let view = ChannelView::check(channel, self.nodes.len())
                     .map_err(|e| format!("window {k}: channel_data: {e}"))?;
                 geometry.update(&view);
             }
@@ -658,7 +678,7 @@ impl NetworkSim {
 
 impl Service for NetworkSim {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        crate::sync::ready(self.handle(&request))
+        crate::sync::ready(self.handle(request))
     }
 
     fn finished(&self) -> bool {
@@ -673,6 +693,7 @@ mod tests {
     use crate::model::acoustic::Modulation;
     use crate::model::link::AcousticSpec;
     use crate::sync::protocol::network_begin;
+    use crate::wire::proto::ChannelData;
     use crate::wire::proto::PathDetails;
     use crate::wire::update::LinkStateEntry;
 
@@ -1310,19 +1331,19 @@ mod tests {
             ErrorHandling::Drop,
             1,
         );
-        assert!(s.handle(b"\xff\xff\xff").is_err());
+        assert!(s.handle(&b"\xff\xff\xff"[..]).is_err());
         let mut b = network_begin(0, b"\x0a\xff".to_vec());
         assert!(s
             .handle(&b.encode_to_vec())
             .unwrap_err()
             .contains("channel_data"));
         // A ChannelData that does not describe the two vehicles is an error naming the window.
-        b.channel_data = channel(&[0.0], &[]);
+        b.channel_data = channel(&[0.0], &[]).into();
         assert_eq!(
             s.handle(&b.encode_to_vec()).unwrap_err(),
             "window 0: channel_data: node_list has 7 values; expected 7 per vehicle for 2 vehicles"
         );
-        b.channel_data = channel(&[0.0, 1.0], &[]);
+        b.channel_data = channel(&[0.0, 1.0], &[]).into();
         b.pkt_id = vec![1];
         b.src_ip = vec![1];
         b.dst_ip = vec![2];

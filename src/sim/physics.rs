@@ -22,9 +22,9 @@ use crate::sync::{
     Reply, Service,
 };
 use crate::wire::auv::ThrusterCommand;
-use crate::wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails, SetPose};
+use crate::wire::channel::Channel;
+use crate::wire::proto::{rosnetsim::physics_update::MsgType, SetPose};
 use nalgebra::{Point3, UnitQuaternion};
-use prost::Message;
 use std::sync::Arc;
 
 pub struct PhysicsSim {
@@ -51,6 +51,8 @@ pub struct ChannelSampler {
     /// Remembers per pair its last classification (a certificate) and the terrain blocks that
     /// made it, for the next windows.
     tracer: Tracer,
+    /// The last sample (its buffers reused).
+    channel: Channel,
 }
 
 impl ChannelSampler {
@@ -64,6 +66,7 @@ impl ChannelSampler {
             terrain,
             penetration_loss_db_per_m: loaded.scenario.world.penetration_loss_db_per_m,
             tracer: Tracer::new(),
+            channel: Channel::default(),
         }
     }
 
@@ -71,13 +74,15 @@ impl ChannelSampler {
         &self.terrain
     }
 
-    /// The channel between vehicles at `poses` (position, orientation in ENU), in vehicle order.
-    pub fn sample(&mut self, poses: &[Placement]) -> ChannelData {
+    /// The channel between vehicles at `poses` (position, orientation in ENU), in vehicle order,
+    /// serialized as a ChannelData.
+    pub fn sample(&mut self, poses: &[Placement]) -> Vec<u8> {
         let points: Vec<Point3<f64>> = poses.iter().map(|(p, _)| *p).collect();
         let paths = self
             .tracer
             .trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
-        channel_data(poses, paths)
+        channel_data(poses, paths, &mut self.channel);
+        self.channel.encode_to_vec()
     }
 }
 
@@ -137,8 +142,8 @@ impl PhysicsSim {
         }
     }
 
-    /// The channel as it is now.
-    pub fn channel_data(&mut self) -> ChannelData {
+    /// The channel as it is now, serialized.
+    pub fn channel_data(&mut self) -> Vec<u8> {
         let poses: Vec<_> = self
             .vehicles
             .iter()
@@ -208,7 +213,7 @@ impl PhysicsSim {
                 last.clone()
             }
             _ => {
-                let sample = self.channel_data().encode_to_vec();
+                let sample = self.channel_data();
                 self.last_sample = Some(sample.clone());
                 sample
             }
@@ -240,30 +245,21 @@ fn placed(f: &SetPose) -> VehicleState {
     s
 }
 
-/// Builds the ChannelData message: poses, then one PathDetails per pair i < j.
-pub fn channel_data(poses: &[Placement], paths: &[PathInfo]) -> ChannelData {
-    let mut node_list = Vec::with_capacity(poses.len() * 7);
+/// Fills `channel` with the ChannelData of `poses` and `paths`: poses, then one path per pair
+/// i < j.
+pub fn channel_data(poses: &[Placement], paths: &[PathInfo], channel: &mut Channel) {
+    channel.reset();
     for (p, q) in poses {
-        node_list.extend_from_slice(&[p.x, p.y, p.z, q.w, q.i, q.j, q.k]);
+        channel.push_node([p.x, p.y, p.z, q.w, q.i, q.j, q.k]);
     }
-    let n = node_list.len() / 7;
-    let pairs = (0..n as u32).flat_map(|i| (i + 1..n as u32).map(move |j| (i, j)));
-    let path_details = pairs
-        .zip(paths)
-        .map(|((i, j), p)| PathDetails {
-            ids: vec![i, j],
-            los: p.los,
-            num_hops: vec![p.hops.len() as u32],
-            hop_points: p
-                .hops
-                .iter()
-                .flat_map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db])
-                .collect(),
-        })
-        .collect();
-    ChannelData {
-        node_list,
-        path_details,
+    let n = poses.len() as u32;
+    let pairs = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j)));
+    for ((i, j), p) in pairs.zip(paths) {
+        let hops = p
+            .hops
+            .iter()
+            .map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db]);
+        channel.push_path(i, j, p.los, hops);
     }
 }
 
@@ -271,7 +267,7 @@ pub fn channel_data(poses: &[Placement], paths: &[PathInfo]) -> ChannelData {
 mod tests {
     use super::*;
     use crate::sync::protocol::physics_begin;
-    use crate::wire::proto::{decode_checked, PhysicsUpdate};
+    use crate::wire::proto::{decode_checked, ChannelData, PhysicsUpdate};
 
     fn sim() -> PhysicsSim {
         sim_with("")
@@ -354,8 +350,8 @@ mod tests {
         };
         let mut s = sim_with("channel_interval_ms: 30");
         let mut plain = sim();
-        let c: Vec<Vec<u8>> = (0..4).map(|k| every(&mut s, k, vec![])).collect();
-        let p: Vec<Vec<u8>> = (0..4).map(|k| every(&mut plain, k, vec![])).collect();
+        let c: Vec<_> = (0..4).map(|k| every(&mut s, k, vec![])).collect();
+        let p: Vec<_> = (0..4).map(|k| every(&mut plain, k, vec![])).collect();
         assert_eq!(c[0], p[0]);
         assert!(
             c[1] == c[0] && c[2] == c[0],

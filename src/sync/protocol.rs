@@ -3,11 +3,12 @@
 //! one for the window is a protocol error that says what was expected and what came.
 
 use crate::wire::proto::{
-    decode_checked,
+    decode_checked, decode_owned,
     rosnetsim::{network_update, physics_update},
-    NetworkUpdate, PhysicsUpdate, SetPose,
+    Named, NetworkUpdate, PhysicsUpdate, SetPose,
 };
 use crate::wire::update::NetworkView;
+use prost::bytes::Bytes;
 use prost::Message;
 
 /// A physics BEGIN, with the poses imposed from outside for this window.
@@ -15,28 +16,28 @@ pub fn physics_begin(window: u32, set_pose: Vec<SetPose>) -> Vec<u8> {
     PhysicsUpdate {
         msg_type: physics_update::MsgType::Begin as i32,
         time_val: window,
-        channel_data: Vec::new(),
+        channel_data: Bytes::new(),
         set_pose,
     }
     .encode_to_vec()
 }
 
-pub fn physics_end(window: u32, channel_data: Vec<u8>) -> Vec<u8> {
+pub fn physics_end(window: u32, channel_data: impl Into<Bytes>) -> Vec<u8> {
     PhysicsUpdate {
         msg_type: physics_update::MsgType::End as i32,
         time_val: window,
-        channel_data,
+        channel_data: channel_data.into(),
         set_pose: Vec::new(),
     }
     .encode_to_vec()
 }
 
 /// A network BEGIN carrying the window's channel; the network coordinator adds packets.
-pub fn network_begin(window: u32, channel_data: Vec<u8>) -> NetworkUpdate {
+pub fn network_begin(window: u32, channel_data: impl Into<Bytes>) -> NetworkUpdate {
     NetworkUpdate {
         msg_type: network_update::MsgType::Begin as i32,
         time_val: window,
-        channel_data,
+        channel_data: channel_data.into(),
         ..Default::default()
     }
 }
@@ -60,17 +61,37 @@ fn check(kind: i32, got_kind: i32, got_window: u32, window: u32) -> Result<(), S
     Ok(())
 }
 
-/// A message that does not decode, named for the error.
-fn decode<M: crate::wire::proto::Named>(bytes: &[u8]) -> Result<M, String> {
-    decode_checked::<M>(bytes).map_err(|e| e.to_string())
+/// A message as it came: borrowed (decoding copies its ChannelData out) or owned (the decoded
+/// message's ChannelData shares its memory).
+pub trait Received {
+    /// Decodes it; a message that does not decode is named in the error.
+    fn decode<M: Named>(self) -> Result<M, String>;
+}
+
+impl Received for &[u8] {
+    fn decode<M: Named>(self) -> Result<M, String> {
+        decode_checked::<M>(self).map_err(|e| e.to_string())
+    }
+}
+
+impl Received for &Vec<u8> {
+    fn decode<M: Named>(self) -> Result<M, String> {
+        self.as_slice().decode()
+    }
+}
+
+impl Received for Vec<u8> {
+    fn decode<M: Named>(self) -> Result<M, String> {
+        decode_owned::<M>(self.into()).map_err(|e| e.to_string())
+    }
 }
 
 pub fn expect_physics(
-    bytes: &[u8],
+    bytes: impl Received,
     kind: physics_update::MsgType,
     window: u32,
 ) -> Result<PhysicsUpdate, String> {
-    let m: PhysicsUpdate = decode(bytes)?;
+    let m: PhysicsUpdate = bytes.decode()?;
     check(kind as i32, m.msg_type, m.time_val, window)?;
     Ok(m)
 }
@@ -95,11 +116,11 @@ pub fn expect_begin_unplaced(
 
 /// Decodes a NetworkUpdate, checks it is `kind` for `window` and checks its lists.
 pub fn expect_network(
-    bytes: &[u8],
+    bytes: impl Received,
     kind: network_update::MsgType,
     window: u32,
 ) -> Result<NetworkView, String> {
-    let m: NetworkUpdate = decode(bytes)?;
+    let m: NetworkUpdate = bytes.decode()?;
     check(kind as i32, m.msg_type, m.time_val, window)?;
     NetworkView::check(m)
 }

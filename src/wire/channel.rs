@@ -1,4 +1,12 @@
-//! A [`ChannelData`] checked once against the scenario's vehicles, then read without checks.
+//! A window's ChannelData: decoded into flat buffers, checked once against the scenario's
+//! vehicles, then read without checks.
+//!
+//! [`Channel`] holds a ChannelData as three flat arrays (poses, per-path spans, hop points)
+//! that are reused from window to window: decoding one allocates nothing per path, where the
+//! generated message type allocates three vectors for each of the n(n−1)/2 paths. It decodes
+//! with prost's own wire primitives, so it accepts exactly what the generated decoder does
+//! (`fuzz/fuzz_targets/channel_data.rs` holds the two to the same result), and encodes the
+//! bytes the generated encoder would.
 //!
 //! The physics coordinator checks every window's ChannelData as it arrives
 //! ([`ChannelView::check`]) and hands the view to everything that reads it on its side: the
@@ -15,6 +23,413 @@
 //!   `hop_points` = exactly `4 h` values (`x, y, z, loss_db` per point).
 
 use crate::wire::proto::{ChannelData, PathDetails};
+use prost::bytes::Buf;
+use prost::bytes::Bytes;
+use prost::encoding::{
+    self, check_wire_type, decode_key, encoded_len_varint, merge_loop, skip_field, DecodeContext,
+    WireType,
+};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+/// A ChannelData in flat buffers (see the module docs): what [`ChannelView::check`] checks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Channel {
+    nodes: Vec<f64>,
+    paths: Vec<PathSpans>,
+    ids: Vec<u32>,
+    num_hops: Vec<u32>,
+    points: Vec<f64>,
+}
+
+/// Where one `PathDetails` lies in the flat buffers.
+#[derive(Debug, Clone, PartialEq)]
+struct PathSpans {
+    los: bool,
+    ids: Range<usize>,
+    num_hops: Range<usize>,
+    points: Range<usize>,
+}
+
+/// A ChannelData's bytes and their decoding.
+#[derive(Debug, Clone, Default)]
+pub struct Decoded {
+    pub bytes: Bytes,
+    pub channel: Channel,
+}
+
+/// The channel last decoded in this process, for the next reader of the same bytes: the physics
+/// coordinator decodes every window's ChannelData, and an embedded network simulator in the same
+/// process takes it from here instead of decoding it a second time. A reader compares the bytes,
+/// so it can only ever take the decoding of exactly what it holds.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelMemo(Arc<Mutex<Option<Arc<Decoded>>>>);
+
+impl ChannelMemo {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Decoded>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Leaves `decoded` for the next reader.
+    pub fn put(&self, decoded: Arc<Decoded>) {
+        *self.slot() = Some(decoded);
+    }
+
+    /// Takes back what was left (so its owner may reuse the buffers).
+    pub fn take(&self) -> Option<Arc<Decoded>> {
+        self.slot().take()
+    }
+
+    /// The decoding of `bytes`, if it is what was left.
+    pub fn get(&self, bytes: &[u8]) -> Option<Arc<Decoded>> {
+        self.slot()
+            .as_ref()
+            .filter(|d| d.bytes.as_ref() == bytes)
+            .cloned()
+    }
+}
+
+/// The field a decode is in, named only if it fails.
+#[derive(Clone, Copy)]
+enum Field {
+    None,
+    NodeList,
+    Path(usize),
+}
+
+/// Why bytes are not a ChannelData: where, in which field, and prost's reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("byte {at} of {len}{}: {reason}", .field.as_deref().map(|f| format!(" ({f})")).unwrap_or_default())]
+pub struct ChannelDecodeError {
+    /// Offset of the first byte not consumed when decoding failed.
+    pub at: usize,
+    pub len: usize,
+    /// The field being read (`path_details[3].hop_points`), if any.
+    pub field: Option<String>,
+    pub reason: String,
+}
+
+impl Channel {
+    /// Decodes `bytes`, a serialized ChannelData.
+    pub fn decode(bytes: &[u8]) -> Result<Channel, ChannelDecodeError> {
+        let mut c = Channel::default();
+        c.decode_from(bytes)?;
+        Ok(c)
+    }
+
+    /// Decodes `bytes` into this channel, reusing its buffers (on error it holds no paths).
+    pub fn decode_from(&mut self, bytes: &[u8]) -> Result<(), ChannelDecodeError> {
+        self.clear();
+        let mut buf = bytes;
+        let mut field = Field::None;
+        let result = self.merge(&mut buf, &mut field);
+        result.map_err(|e| {
+            self.clear();
+            ChannelDecodeError {
+                at: bytes.len() - buf.remaining(),
+                len: bytes.len(),
+                field: match field {
+                    Field::None => None,
+                    Field::NodeList => Some("node_list".into()),
+                    Field::Path(i) => Some(format!("path_details[{i}]")),
+                },
+                reason: e.to_string(),
+            }
+        })
+    }
+
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.paths.clear();
+        self.ids.clear();
+        self.num_hops.clear();
+        self.points.clear();
+    }
+
+    /// The generated `ChannelData::merge`, field for field, into the flat buffers.
+    fn merge(&mut self, buf: &mut &[u8], field: &mut Field) -> Result<(), prost::DecodeError> {
+        let ctx = DecodeContext::default();
+        while buf.has_remaining() {
+            let (tag, wire_type) = decode_key(buf)?;
+            match tag {
+                1 => {
+                    *field = Field::NodeList;
+                    merge_doubles(wire_type, &mut self.nodes, buf, ctx.clone())?;
+                }
+                2 => {
+                    *field = Field::Path(self.paths.len());
+                    check_wire_type(WireType::LengthDelimited, wire_type)?;
+                    let mut path = PathSpans {
+                        los: false,
+                        ids: self.ids.len()..self.ids.len(),
+                        num_hops: self.num_hops.len()..self.num_hops.len(),
+                        points: self.points.len()..self.points.len(),
+                    };
+                    merge_loop(self, buf, ctx.clone(), |c, buf, ctx| {
+                        let (tag, wire_type) = decode_key(buf)?;
+                        match tag {
+                            1 => merge_uint32s(wire_type, &mut c.ids, buf, ctx),
+                            2 => encoding::bool::merge(wire_type, &mut path.los, buf, ctx),
+                            3 => merge_uint32s(wire_type, &mut c.num_hops, buf, ctx),
+                            4 => merge_doubles(wire_type, &mut c.points, buf, ctx),
+                            _ => skip_field(wire_type, tag, buf, ctx),
+                        }
+                    })?;
+                    path.ids.end = self.ids.len();
+                    path.num_hops.end = self.num_hops.len();
+                    path.points.end = self.points.len();
+                    self.paths.push(path);
+                }
+                _ => {
+                    *field = Field::None;
+                    skip_field(wire_type, tag, buf, ctx.clone())?;
+                }
+            }
+        }
+        *field = Field::None;
+        Ok(())
+    }
+
+    /// Serializes the channel: the bytes the generated encoder writes for [`Self::to_message`]
+    /// (repeated scalars packed, empty ones and a false `los` left out), in one pass with the
+    /// length of everything known up front (every key of ChannelData is one byte).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.reserve(self.encoded_len());
+        put_doubles(out, 0x0a, &self.nodes);
+        for p in &self.paths {
+            out.push(0x12);
+            put_varint(out, self.path_len(p) as u64);
+            put_uint32s(out, 0x0a, &self.ids[p.ids.clone()]);
+            if p.los {
+                out.extend_from_slice(&[0x10, 1]);
+            }
+            put_uint32s(out, 0x1a, &self.num_hops[p.num_hops.clone()]);
+            put_doubles(out, 0x22, &self.points[p.points.clone()]);
+        }
+    }
+
+    pub fn encode_to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// The encoded length of a path's body.
+    fn path_len(&self, p: &PathSpans) -> usize {
+        uint32s_len(&self.ids[p.ids.clone()])
+            + if p.los { 2 } else { 0 }
+            + uint32s_len(&self.num_hops[p.num_hops.clone()])
+            + doubles_len(p.points.len())
+    }
+
+    fn encoded_len(&self) -> usize {
+        doubles_len(self.nodes.len())
+            + self
+                .paths
+                .iter()
+                .map(|p| {
+                    let len = self.path_len(p);
+                    1 + encoded_len_varint(len as u64) + len
+                })
+                .sum::<usize>()
+    }
+
+    /// Starts a channel in place: no poses, no paths (buffers kept).
+    pub fn reset(&mut self) {
+        self.clear();
+    }
+
+    /// Adds a vehicle's pose `x, y, z, qw, qx, qy, qz`.
+    pub fn push_node(&mut self, pose: [f64; 7]) {
+        self.nodes.extend_from_slice(&pose);
+    }
+
+    /// Adds the path between vehicles `a` and `b` with its hop points (`x, y, z, loss_db`).
+    pub fn push_path(
+        &mut self,
+        a: u32,
+        b: u32,
+        los: bool,
+        hops: impl IntoIterator<Item = [f64; 4]>,
+    ) {
+        let ids = self.ids.len()..self.ids.len() + 2;
+        self.ids.extend_from_slice(&[a, b]);
+        let start = self.points.len();
+        for h in hops {
+            self.points.extend_from_slice(&h);
+        }
+        self.num_hops.push(((self.points.len() - start) / 4) as u32);
+        self.paths.push(PathSpans {
+            los,
+            ids,
+            num_hops: self.num_hops.len() - 1..self.num_hops.len(),
+            points: start..self.points.len(),
+        });
+    }
+
+    /// No poses and no paths (a coordinator without a physics side sends this).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty() && self.paths.is_empty()
+    }
+
+    /// The generated message with the same content.
+    pub fn to_message(&self) -> ChannelData {
+        ChannelData {
+            node_list: self.nodes.clone(),
+            path_details: self
+                .paths
+                .iter()
+                .map(|p| PathDetails {
+                    ids: self.ids[p.ids.clone()].to_vec(),
+                    los: p.los,
+                    num_hops: self.num_hops[p.num_hops.clone()].to_vec(),
+                    hop_points: self.points[p.points.clone()].to_vec(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// prost's `double::merge_repeated`, a packed run read in one pass (the bulk of a ChannelData
+/// is its hop points): the same values, and an error for the same inputs (a packed length that
+/// is not a whole number of doubles, or runs past the end).
+fn merge_doubles(
+    wire_type: WireType,
+    values: &mut Vec<f64>,
+    buf: &mut &[u8],
+    ctx: DecodeContext,
+) -> Result<(), prost::DecodeError> {
+    let start = *buf;
+    if wire_type != WireType::LengthDelimited {
+        return encoding::double::merge_repeated(wire_type, values, buf, ctx);
+    }
+    let len = encoding::decode_varint(buf)?;
+    if len > buf.len() as u64 || len % 8 != 0 {
+        // Not a whole run of doubles: prost's own reading says why.
+        *buf = start;
+        return encoding::double::merge_repeated(wire_type, values, buf, ctx);
+    }
+    let (run, rest) = buf.split_at(len as usize);
+    values.extend(
+        run.chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+    );
+    *buf = rest;
+    Ok(())
+}
+
+/// prost's `uint32::merge_repeated`, a packed run read in one pass: the same values (each
+/// varint truncated to 32 bits), and an error for the same inputs.
+fn merge_uint32s(
+    wire_type: WireType,
+    values: &mut Vec<u32>,
+    buf: &mut &[u8],
+    ctx: DecodeContext,
+) -> Result<(), prost::DecodeError> {
+    let start = *buf;
+    if wire_type != WireType::LengthDelimited {
+        return encoding::uint32::merge_repeated(wire_type, values, buf, ctx);
+    }
+    let len = encoding::decode_varint(buf)?;
+    if len <= buf.len() as u64 {
+        let (mut run, rest) = buf.split_at(len as usize);
+        let before = values.len();
+        while !run.is_empty() {
+            match encoding::decode_varint(&mut run) {
+                Ok(v) => values.push(v as u32),
+                Err(_) => break,
+            }
+        }
+        if run.is_empty() {
+            *buf = rest;
+            return Ok(());
+        }
+        values.truncate(before);
+    }
+    // A run that does not hold whole varints: prost's own reading says why.
+    *buf = start;
+    encoding::uint32::merge_repeated(wire_type, values, buf, ctx)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A packed run of doubles under the one-byte `key` (none if empty), as prost writes it.
+fn put_doubles(out: &mut Vec<u8>, key: u8, values: &[f64]) {
+    if values.is_empty() {
+        return;
+    }
+    out.push(key);
+    put_varint(out, 8 * values.len() as u64);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn doubles_len(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        1 + encoded_len_varint(8 * n as u64) + 8 * n
+    }
+}
+
+/// A packed run of uint32 varints under the one-byte `key` (none if empty), as prost writes it.
+fn put_uint32s(out: &mut Vec<u8>, key: u8, values: &[u32]) {
+    if values.is_empty() {
+        return;
+    }
+    out.push(key);
+    let len: usize = values
+        .iter()
+        .map(|&v| encoded_len_varint(u64::from(v)))
+        .sum();
+    put_varint(out, len as u64);
+    for &v in values {
+        put_varint(out, u64::from(v));
+    }
+}
+
+fn uint32s_len(values: &[u32]) -> usize {
+    if values.is_empty() {
+        return 0;
+    }
+    let len: usize = values
+        .iter()
+        .map(|&v| encoded_len_varint(u64::from(v)))
+        .sum();
+    1 + encoded_len_varint(len as u64) + len
+}
+
+impl From<&ChannelData> for Channel {
+    fn from(m: &ChannelData) -> Channel {
+        let mut c = Channel {
+            nodes: m.node_list.clone(),
+            ..Channel::default()
+        };
+        for p in &m.path_details {
+            let span = |v: &mut Vec<_>, x: &[_]| {
+                let r = v.len()..v.len() + x.len();
+                v.extend_from_slice(x);
+                r
+            };
+            let path = PathSpans {
+                los: p.los,
+                ids: span(&mut c.ids, &p.ids),
+                num_hops: span(&mut c.num_hops, &p.num_hops),
+                points: (c.points.len()..c.points.len() + p.hop_points.len()),
+            };
+            c.points.extend_from_slice(&p.hop_points);
+            c.paths.push(path);
+        }
+        c
+    }
+}
 
 /// Why a ChannelData does not describe the vehicles.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -50,7 +465,7 @@ pub enum ChannelError {
 /// A checked ChannelData (see the module docs).
 #[derive(Debug, Clone, Copy)]
 pub struct ChannelView<'a> {
-    data: &'a ChannelData,
+    data: &'a Channel,
 }
 
 /// One checked path: the pair `a < b`, LOS, and its hop points.
@@ -64,70 +479,72 @@ pub struct PathView<'a> {
 
 impl<'a> ChannelView<'a> {
     /// Checks `data` against `vehicles` vehicles.
-    pub fn check(data: &'a ChannelData, vehicles: usize) -> Result<ChannelView<'a>, ChannelError> {
-        if data.node_list.len() != 7 * vehicles {
+    pub fn check(data: &'a Channel, vehicles: usize) -> Result<ChannelView<'a>, ChannelError> {
+        if data.nodes.len() != 7 * vehicles {
             return Err(ChannelError::NodeList {
-                values: data.node_list.len(),
+                values: data.nodes.len(),
                 vehicles,
             });
         }
-        for (index, p) in data.path_details.iter().enumerate() {
-            let &[a, b] = p.ids.as_slice() else {
+        for (index, p) in data.paths.iter().enumerate() {
+            let ids = &data.ids[p.ids.clone()];
+            let &[a, b] = ids else {
                 return Err(ChannelError::Ids {
                     index,
-                    ids: p.ids.clone(),
+                    ids: ids.to_vec(),
                     vehicles,
                 });
             };
             if a >= b || b as usize >= vehicles {
                 return Err(ChannelError::Ids {
                     index,
-                    ids: p.ids.clone(),
+                    ids: ids.to_vec(),
                     vehicles,
                 });
             }
-            let &[hops] = p.num_hops.as_slice() else {
+            let num_hops = &data.num_hops[p.num_hops.clone()];
+            let &[hops] = num_hops else {
                 return Err(ChannelError::NumHops {
                     index,
                     a,
                     b,
-                    num_hops: p.num_hops.clone(),
+                    num_hops: num_hops.to_vec(),
                 });
             };
-            if p.hop_points.len() as u64 != 4 * u64::from(hops) {
+            if p.points.len() as u64 != 4 * u64::from(hops) {
                 return Err(ChannelError::HopPoints {
                     index,
                     a,
                     b,
                     hops,
-                    values: p.hop_points.len(),
+                    values: p.points.len(),
                 });
             }
         }
         Ok(ChannelView { data })
     }
 
-    /// The message itself.
-    pub fn data(&self) -> &'a ChannelData {
+    /// The channel itself.
+    pub fn data(&self) -> &'a Channel {
         self.data
     }
 
     /// Number of vehicles.
     pub fn vehicles(&self) -> usize {
-        self.data.node_list.len() / 7
+        self.data.nodes.len() / 7
     }
 
     /// Vehicle `i`'s `x, y, z, qw, qx, qy, qz` (`None` past the last vehicle).
     pub fn pose(&self, i: usize) -> Option<[f64; 7]> {
         self.data
-            .node_list
+            .nodes
             .get(7 * i..7 * i + 7)
             .map(|c| c.try_into().expect("a slice of 7"))
     }
 
     /// Vehicle `i`'s position (`i` must be a vehicle index).
     pub fn position(&self, i: usize) -> [f64; 3] {
-        let c = &self.data.node_list[7 * i..7 * i + 3];
+        let c = &self.data.nodes[7 * i..7 * i + 3];
         [c[0], c[1], c[2]]
     }
 
@@ -139,15 +556,13 @@ impl<'a> ChannelView<'a> {
 
     /// The paths, in message order.
     pub fn paths(&self) -> impl Iterator<Item = PathView<'a>> + 'a {
-        self.data
-            .path_details
-            .iter()
-            .map(|p: &'a PathDetails| PathView {
-                a: p.ids[0] as usize,
-                b: p.ids[1] as usize,
-                los: p.los,
-                hop_points: &p.hop_points,
-            })
+        let data = self.data;
+        data.paths.iter().map(move |p| PathView {
+            a: data.ids[p.ids.start] as usize,
+            b: data.ids[p.ids.start + 1] as usize,
+            los: p.los,
+            hop_points: &data.points[p.points.clone()],
+        })
     }
 }
 
@@ -189,13 +604,82 @@ mod tests {
         }
     }
 
-    fn channel(paths: Vec<PathDetails>) -> ChannelData {
+    fn message(paths: Vec<PathDetails>) -> ChannelData {
         let mut node_list = vec![0.0; 21];
         node_list[7..10].copy_from_slice(&[3.0, 4.0, 0.0]);
         ChannelData {
             node_list,
             path_details: paths,
         }
+    }
+
+    fn channel(paths: Vec<PathDetails>) -> Channel {
+        Channel::from(&message(paths))
+    }
+
+    #[test]
+    fn decoding_and_encoding_agree_with_the_generated_message() {
+        use prost::Message;
+        let mut p = path(&[0, 1], &[2], 8);
+        p.los = true;
+        p.hop_points[3] = -0.0;
+        let m = message(vec![p, path(&[1, 2], &[3], 12), path(&[], &[], 0)]);
+        let bytes = m.encode_to_vec();
+        let c = Channel::decode(&bytes).unwrap();
+        assert_eq!(c, Channel::from(&m));
+        assert_eq!(c.to_message(), m);
+        assert_eq!(c.encode_to_vec(), bytes);
+        // Decoding into a used channel replaces what it held.
+        let mut reused = Channel::decode(&message(vec![]).encode_to_vec()).unwrap();
+        reused.decode_from(&bytes).unwrap();
+        assert_eq!(reused, c);
+        assert_eq!(Channel::decode(&[]).unwrap(), Channel::default());
+    }
+
+    #[test]
+    fn unpacked_repeats_unknown_fields_and_split_fields_decode_as_the_generated_decoder_does() {
+        use prost::encoding::{self, encode_key, encode_varint, WireType};
+        use prost::Message;
+        // node_list unpacked, a path whose ids come unpacked and in two parts around an
+        // unknown field, los given twice (the last wins), then an unknown top-level field.
+        let mut inner = Vec::new();
+        encoding::uint32::encode(1, &0, &mut inner);
+        encoding::string::encode(9, &"x".to_string(), &mut inner);
+        encoding::bool::encode(2, &true, &mut inner);
+        encoding::uint32::encode(1, &2, &mut inner);
+        encoding::bool::encode(2, &false, &mut inner);
+        encoding::uint32::encode_packed(3, &[1], &mut inner);
+        encoding::double::encode_repeated(4, &[1.0, 2.0, 3.0, 4.0], &mut inner);
+        let mut bytes = Vec::new();
+        encoding::double::encode_repeated(1, &[0.5; 14], &mut bytes);
+        encode_key(2, WireType::LengthDelimited, &mut bytes);
+        encode_varint(inner.len() as u64, &mut bytes);
+        bytes.extend_from_slice(&inner);
+        encoding::fixed32::encode(15, &7, &mut bytes);
+        let generated = ChannelData::decode(bytes.as_slice()).unwrap();
+        let flat = Channel::decode(&bytes).unwrap();
+        assert_eq!(flat.to_message(), generated);
+        assert_eq!(generated.path_details[0].ids, [0, 2]);
+        assert!(!generated.path_details[0].los);
+        let v = ChannelView::check(&flat, 2).unwrap_err();
+        assert!(matches!(v, ChannelError::Ids { .. }), "{v}");
+    }
+
+    #[test]
+    fn bad_bytes_name_the_byte_and_the_field() {
+        use prost::Message;
+        let bytes = message(vec![path(&[0, 1], &[2], 8)]).encode_to_vec();
+        let cut = &bytes[..bytes.len() - 3];
+        assert!(ChannelData::decode(cut).is_err());
+        let e = Channel::decode(cut).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("path_details[0]"));
+        assert_eq!(e.len, cut.len());
+        assert!(e.to_string().starts_with(&format!("byte ")), "{e}");
+        assert!(e.to_string().contains("(path_details[0])"), "{e}");
+        // A wrong wire type for node_list (a varint).
+        let e = Channel::decode(&[0x08, 0x01]).unwrap_err();
+        assert_eq!((e.at, e.field.as_deref()), (1, Some("node_list")));
+        assert!(ChannelData::decode([0x08u8, 0x01].as_slice()).is_err());
     }
 
     #[test]

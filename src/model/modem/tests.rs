@@ -1,4 +1,5 @@
 use super::*;
+use crate::wire::channel::Channel;
 use crate::wire::nmea::{emit, Sentence};
 use crate::wire::proto::{ChannelData, PathDetails};
 
@@ -106,7 +107,7 @@ fn data_cycle_arrives_after_d_over_c() {
     let mut f = front(2);
     f.set_channel(
         0,
-        &ChannelView::check(&channel(&[0.0, 1500.0], &[]), 2).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 1500.0], &[])), 2).unwrap(),
     );
     f.host_line(0, 0, b"$CCCFG,XST,1");
     f.drain();
@@ -161,7 +162,7 @@ fn ping_reports_one_way_travel_time() {
     let mut f = front(2);
     f.set_channel(
         0,
-        &ChannelView::check(&channel(&[0.0, 750.0], &[]), 2).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 750.0], &[])), 2).unwrap(),
     );
     f.host_line(0, 0, b"$CCMPC,1,2");
     f.advance(10 * NS);
@@ -178,7 +179,7 @@ fn collision_half_duplex_range_and_drop_reasons() {
     let mut f = front(3);
     f.set_channel(
         0,
-        &ChannelView::check(&channel(&[0.0, 1500.0, 3000.0], &[]), 3).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 1500.0, 3000.0], &[])), 3).unwrap(),
     );
     // 0 and 2 both send to 1 at once: both collide there.
     f.host_line(0, 0, b"$CCMUC,1,2,0123");
@@ -197,7 +198,7 @@ fn collision_half_duplex_range_and_drop_reasons() {
     // Out of range: 200 km.
     f.set_channel(
         40 * NS,
-        &ChannelView::check(&channel(&[0.0, 200_000.0, 3000.0], &[]), 3).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 200_000.0, 3000.0], &[])), 3).unwrap(),
     );
     f.host_line(0, 40 * NS, b"$CCMUC,1,2,0003");
     f.host_line(0, 50 * NS, b"$CCMUC,1,9,0003");
@@ -271,7 +272,7 @@ fn random_and_mutated_lines_never_panic_and_always_answer() {
     let mut f = front(3);
     f.set_channel(
         0,
-        &ChannelView::check(&channel(&[0.0, 500.0, 1000.0], &[]), 3).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 500.0, 1000.0], &[])), 3).unwrap(),
     );
     let mut t = 0;
     for i in 0..30_000 {
@@ -443,7 +444,7 @@ fn an_astronomical_distance_is_out_of_range_not_an_overflow() {
     let mut f = front(2);
     f.set_channel(
         0,
-        &ChannelView::check(&channel(&[0.0, 1e150], &[]), 2).unwrap(),
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 1e150], &[])), 2).unwrap(),
     );
     f.host_line(0, 0, b"$CCMPC,1,2");
     f.host_line(0, 5 * NS, b"$CCMUC,1,2,1abc");
