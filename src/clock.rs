@@ -52,20 +52,31 @@ impl Schedule {
     }
 }
 
-/// When a window opens on the wall clock.
+/// When a window opens on the wall clock, and the instant it is anchored at (sim time inside
+/// it maps to wall time from there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opening {
-    /// On time: at this instant (wait for it).
+    /// On time: at this instant (wait for it), anchored there.
     At(Instant),
-    /// Late: at once, at this instant (now); the schedule moved with it.
+    /// Late: at once, anchored at this instant (its due time while the run catches up; now if
+    /// it fell so far behind that the schedule moved).
     Late(Instant),
 }
 
-/// Opens windows on the wall clock at a real-time factor: window k opens `k·W / rtf` after the
-/// anchor (the run's start). A window that cannot open on time (the machine is busy) opens as
-/// soon as it can and the anchor moves with it: sim time never runs faster than rtf × wall
-/// time, so a delay the network simulator chose is never shortened on the wall clock by a
-/// catch-up. The total slip is kept. With `real_time_factor` = 0 nothing is paced.
+/// How far behind its schedule a window may open and still keep its anchor: the run catches
+/// up, windows opening back to back until they are on time again. Further behind, the schedule
+/// moves (the lateness counts as slip).
+pub const CATCH_UP: Duration = Duration::from_millis(100);
+
+/// Opens windows on the wall clock at a real-time factor: window k is due `k·W / rtf` after the
+/// anchor (the run's start) and is anchored at its due time, so sim time stays locked to the
+/// wall clock. A window that cannot open on time (the machine is busy) opens at once, still
+/// anchored at its due time, and the windows after it open back to back until the run has
+/// caught up: on the wall clock a capture is stamped, and a delivery released, by the one
+/// mapping of sim time to wall time, so catching up never releases a packet before the delay
+/// the network simulator chose (it only adds the lateness). A window more than [`CATCH_UP`]
+/// late moves the anchor to now instead; that lateness is the run's slip. With
+/// `real_time_factor` = 0 nothing is paced.
 #[derive(Debug, Clone)]
 pub struct Pacer {
     schedule: Schedule,
@@ -73,6 +84,8 @@ pub struct Pacer {
     anchor: Instant,
     anchor_ns: SimNanos,
     slipped: Duration,
+    late_windows: u64,
+    max_late: Duration,
 }
 
 impl Pacer {
@@ -84,6 +97,8 @@ impl Pacer {
             anchor: started,
             anchor_ns: 0,
             slipped: Duration::ZERO,
+            late_windows: 0,
+            max_late: Duration::ZERO,
         }
     }
 
@@ -100,19 +115,29 @@ impl Pacer {
         let sim_since_anchor = self.schedule.start_ns(k) - self.anchor_ns;
         let due = self.anchor
             + Duration::from_secs_f64(sim_since_anchor as f64 / 1e9 / self.real_time_factor);
-        if now > due {
-            self.slipped += now - due;
-            self.anchor = now;
-            self.anchor_ns = self.schedule.start_ns(k);
-            Some(Opening::Late(now))
-        } else {
-            Some(Opening::At(due))
+        if now <= due {
+            return Some(Opening::At(due));
         }
+        let late = now - due;
+        self.late_windows += 1;
+        self.max_late = self.max_late.max(late);
+        if late <= CATCH_UP {
+            return Some(Opening::Late(due));
+        }
+        self.slipped += late;
+        self.anchor = now;
+        self.anchor_ns = self.schedule.start_ns(k);
+        Some(Opening::Late(now))
     }
 
-    /// How far behind the wall clock the windows fell in all.
+    /// How far behind the wall clock the schedule moved in all.
     pub fn slipped(&self) -> Duration {
         self.slipped
+    }
+
+    /// How many windows opened late (caught up or not), and the latest of them.
+    pub fn lateness(&self) -> (u64, Duration) {
+        (self.late_windows, self.max_late)
     }
 }
 
@@ -147,12 +172,12 @@ impl WindowClock {
     }
 
     /// The sim time of a packet captured at wall instant `now`: like [`Self::sim_at`], but past
-    /// the open window's end it runs on into the next window (its BEGIN may be late to arrive;
-    /// the physics side cannot open the window after it before this one's END, so sim time is
-    /// then still short of it). Clamping into the open window would stamp such a capture, and
-    /// so release it, early by the BEGIN's lateness.
+    /// the open window's end it runs on into the windows after it (their BEGINs late to arrive,
+    /// or the run catching up after a late window); the capture then waits for the BEGIN after
+    /// its window. Clamping into the open window would stamp such a capture, and so release it,
+    /// early by the lateness.
     pub fn capture_at(&self, now: Instant) -> SimNanos {
-        self.sim_within(now, 2 * self.schedule.window_ns - 1)
+        self.sim_within(now, SimNanos::MAX)
     }
 
     /// The sim time at `now`, at most `limit` ns past the open window's start (0 before window 0).
@@ -161,7 +186,7 @@ impl WindowClock {
             return 0;
         };
         let elapsed = now.saturating_duration_since(wall).as_secs_f64() * self.real_time_factor;
-        start + (elapsed * 1e9).min(limit as f64) as u64
+        start.saturating_add((elapsed * 1e9).min(limit as f64) as u64)
     }
 
     /// The wall instant of sim time `t` in window `k` opened at `wall` (never before `wall`).
@@ -216,13 +241,14 @@ mod tests {
         assert_eq!(p.sim_at(t0 + Duration::from_secs(1)), 39_999_999);
         assert_eq!(p.wall_at(3, t0, 34_000_000), t0 + Duration::from_millis(2));
         assert_eq!(p.wall_at(3, t0, 1), t0);
-        // A capture after the window's end (the next BEGIN late) is stamped in the next window.
+        // A capture after the window's end (the next BEGIN late) is stamped in the window of
+        // its wall time.
         assert_eq!(p.capture_at(t0 + Duration::from_millis(7)), 44_000_000);
-        assert_eq!(p.capture_at(t0 + Duration::from_secs(1)), 49_999_999);
+        assert_eq!(p.capture_at(t0 + Duration::from_secs(1)), 2_030_000_000);
     }
 
     #[test]
-    fn pacer_opens_on_time_and_moves_the_schedule_with_a_late_window() {
+    fn pacer_opens_on_time_catches_up_and_moves_the_schedule_only_when_far_behind() {
         let t0 = Instant::now();
         let s = Schedule {
             window_ns: 10_000_000,
@@ -234,14 +260,19 @@ mod tests {
             p.open(1, t0),
             Some(Opening::At(t0 + Duration::from_millis(5)))
         );
-        // Window 2 is due at 10 ms; asked at 30 ms it opens late, 20 ms slipped.
+        // Window 2 is due at 10 ms; asked at 30 ms it opens at once, anchored at 10 ms.
         let late = t0 + Duration::from_millis(30);
-        assert_eq!(p.open(2, late), Some(Opening::Late(late)));
-        assert_eq!(p.slipped(), Duration::from_millis(20));
-        // Window 3 is due 5 ms after the late opening, not at 15 ms.
-        assert_eq!(
-            p.open(3, late),
-            Some(Opening::At(late + Duration::from_millis(5)))
-        );
+        let ms = Duration::from_millis;
+        assert_eq!(p.open(2, late), Some(Opening::Late(t0 + ms(10))));
+        // Window 3 (due at 15 ms) too: the run catches up; nothing slipped.
+        assert_eq!(p.open(3, late), Some(Opening::Late(t0 + ms(15))));
+        assert_eq!(p.open(7, late), Some(Opening::At(t0 + ms(35))));
+        assert_eq!(p.slipped(), Duration::ZERO);
+        assert_eq!(p.lateness(), (2, ms(20)));
+        // Beyond the catch-up bound the schedule moves with the late window.
+        let far = t0 + ms(40) + CATCH_UP + ms(1);
+        assert_eq!(p.open(8, far), Some(Opening::Late(far)));
+        assert_eq!(p.slipped(), CATCH_UP + ms(1));
+        assert_eq!(p.open(9, far), Some(Opening::At(far + ms(5))));
     }
 }

@@ -327,9 +327,14 @@ pub struct RunReport {
     pub window_ms: f64,
     pub sim_seconds: f64,
     pub wall_seconds: f64,
-    /// With pacing (`real_time_factor > 0`): how far behind the wall clock the windows fell
-    /// in all (windows that could not open on time open late, and the schedule moves with them).
+    /// With pacing (`real_time_factor > 0`): how far the schedule moved behind the wall clock
+    /// in all (a window more than [`crate::clock::CATCH_UP`] late moves it; later windows
+    /// within that are caught up).
     pub slipped_seconds: f64,
+    /// With pacing: how many windows opened after their due time (caught up or not), and the
+    /// latest of them, ms.
+    pub late_windows: u64,
+    pub max_late_ms: f64,
     pub windows_per_second: f64,
     pub interrupted: bool,
     /// The run record (`record.mcap`), written by every run with an output folder.
@@ -581,7 +586,7 @@ impl PhysicsCoordinator {
             };
             match opening {
                 None => {}
-                Some(Opening::Late(now)) => opens = Some(now),
+                Some(Opening::Late(anchor)) => opens = Some(anchor),
                 Some(Opening::At(due)) => {
                     let waiting = Instant::now();
                     tokio::select! {
@@ -651,6 +656,8 @@ impl PhysicsCoordinator {
             sim_seconds: self.schedule.start_ns(done) as f64 / 1e9,
             wall_seconds,
             slipped_seconds: pacer.slipped().as_secs_f64(),
+            late_windows: pacer.lateness().0,
+            max_late_ms: pacer.lateness().1.as_secs_f64() * 1e3,
             windows_per_second: done as f64 / wall_seconds.max(1e-9),
             interrupted,
             record: recorder.as_ref().map(|r| r.path().to_path_buf()),

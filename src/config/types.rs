@@ -732,8 +732,9 @@ pub struct Simulators {
     /// Internal integration step of the embedded physics simulator (ms, ≤ W is used).
     #[serde(default = "default_physics_step_ms")]
     pub physics_step_ms: f64,
-    /// How often the embedded physics simulator samples the channel (poses and paths, ms): a
-    /// whole multiple of W; between samples every window carries the last one. Absent: W.
+    /// How often the embedded physics simulator publishes a channel sample (poses and paths,
+    /// ms): a whole multiple of W; between samples every window carries the last one, and each
+    /// sample is traced over the interval before it (README, Scale). Absent: W.
     #[serde(default)]
     pub channel_interval_ms: Option<f64>,
 }

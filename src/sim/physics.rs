@@ -25,6 +25,7 @@ use crate::wire::auv::ThrusterCommand;
 use crate::wire::channel::Channel;
 use crate::wire::proto::{rosnetsim::physics_update::MsgType, SetPose};
 use nalgebra::{Point3, UnitQuaternion};
+use prost::bytes::Bytes;
 use std::sync::Arc;
 
 pub struct PhysicsSim {
@@ -36,7 +37,10 @@ pub struct PhysicsSim {
     channel: ChannelSampler,
     /// The channel is sampled every this many windows; the last sample, encoded.
     sample_every: u32,
-    last_sample: Option<Vec<u8>>,
+    last_sample: Option<Bytes>,
+    /// With a sample every m > 1 windows: the next sample, spread over the m windows before it
+    /// (the poses it describes and how many of its pairs are traced).
+    spread: Option<(Vec<Placement>, usize)>,
 }
 
 /// A vehicle's position and orientation in the local ENU frame.
@@ -84,6 +88,25 @@ impl ChannelSampler {
         channel_data(poses, paths, &mut self.channel);
         self.channel.encode_to_vec()
     }
+
+    /// Part of a sample spread over several windows: traces the pairs at `range` (in ChannelData
+    /// order) between vehicles at `poses`; [`Self::traced`] then serializes them.
+    pub fn trace_part(&mut self, poses: &[Placement], range: std::ops::Range<usize>) {
+        let points: Vec<Point3<f64>> = poses.iter().map(|(p, _)| *p).collect();
+        self.tracer.trace_some(
+            &self.terrain,
+            &points,
+            self.penetration_loss_db_per_m,
+            range,
+        );
+    }
+
+    /// The ChannelData of `poses` and the paths as last traced (all of them for `poses` once a
+    /// spread sample's parts cover every pair).
+    pub fn traced(&mut self, poses: &[Placement]) -> Vec<u8> {
+        channel_data(poses, self.tracer.paths(), &mut self.channel);
+        self.channel.encode_to_vec()
+    }
 }
 
 impl PhysicsSim {
@@ -105,6 +128,7 @@ impl PhysicsSim {
         PhysicsSim {
             sample_every,
             last_sample: None,
+            spread: None,
             windows: WindowCounter::new(schedule.windows),
             substeps,
             dt: schedule.window_s() / substeps as f64,
@@ -144,12 +168,39 @@ impl PhysicsSim {
 
     /// The channel as it is now, serialized.
     pub fn channel_data(&mut self) -> Vec<u8> {
-        let poses: Vec<_> = self
-            .vehicles
+        let poses = self.poses();
+        self.channel.sample(&poses)
+    }
+
+    fn poses(&self) -> Vec<Placement> {
+        self.vehicles
             .iter()
             .map(|(s, _)| (s.position, s.orientation()))
-            .collect();
-        self.channel.sample(&poses)
+            .collect()
+    }
+
+    /// Window `k`'s channel with a sample every m = `sample_every` > 1 windows, spread: at
+    /// windows m, 2m, … the sample whose pairs the m windows before traced, a share each, for
+    /// the poses at the start of those windows, is published; between, the last one is held.
+    /// Every window then traces about 1/m of the pairs, so no window carries a whole sample.
+    fn spread_sample(&mut self, k: u32) -> Bytes {
+        if k % self.sample_every == 0 {
+            let pairs = self.vehicles.len() * self.vehicles.len().saturating_sub(1) / 2;
+            if let Some((poses, traced)) = self.spread.take() {
+                if traced >= pairs {
+                    self.last_sample = Some(self.channel.traced(&poses).into());
+                }
+            }
+            self.spread = Some((self.poses(), 0));
+        }
+        if let Some((poses, traced)) = &mut self.spread {
+            let pairs = poses.len() * poses.len().saturating_sub(1) / 2;
+            let share = pairs.div_ceil(self.sample_every as usize);
+            let part = *traced..(*traced + share).min(pairs);
+            *traced = part.end;
+            self.channel.trace_part(poses, part);
+        }
+        self.last_sample.clone().unwrap_or_default()
     }
 
     fn advance(&mut self) {
@@ -208,16 +259,17 @@ impl PhysicsSim {
         let begin = expect_physics(request, MsgType::Begin, self.windows.next)?;
         self.windows.begin(begin.time_val)?;
         self.place(&begin.set_pose)?;
-        let channel = match &self.last_sample {
-            Some(last) if begin.time_val % self.sample_every != 0 && begin.set_pose.is_empty() => {
-                last.clone()
-            }
-            _ => {
-                let sample = self.channel_data();
+        // The first window, one every window and one that moves a vehicle are sampled at once
+        // (a spread sample under way then starts again at the next multiple of m).
+        let channel =
+            if self.last_sample.is_none() || self.sample_every == 1 || !begin.set_pose.is_empty() {
+                self.spread = None;
+                let sample = Bytes::from(self.channel_data());
                 self.last_sample = Some(sample.clone());
                 sample
-            }
-        };
+            } else {
+                self.spread_sample(begin.time_val)
+            };
         self.advance();
         Ok(physics_end(begin.time_val, channel))
     }
@@ -342,7 +394,7 @@ mod tests {
     }
 
     #[test]
-    fn between_channel_samples_every_window_carries_the_last_one_byte_for_byte() {
+    fn a_sample_every_m_windows_is_traced_over_the_m_windows_before_it() {
         let every = |s: &mut PhysicsSim, k: u32, fixes: Vec<SetPose>| {
             let end: PhysicsUpdate =
                 decode_checked(&s.handle(&physics_begin(k, fixes)).unwrap()).unwrap();
@@ -350,21 +402,23 @@ mod tests {
         };
         let mut s = sim_with("channel_interval_ms: 30");
         let mut plain = sim();
-        let c: Vec<_> = (0..4).map(|k| every(&mut s, k, vec![])).collect();
-        let p: Vec<_> = (0..4).map(|k| every(&mut plain, k, vec![])).collect();
-        assert_eq!(c[0], p[0]);
+        let c: Vec<_> = (0..10).map(|k| every(&mut s, k, vec![])).collect();
+        let p: Vec<_> = (0..10).map(|k| every(&mut plain, k, vec![])).collect();
+        assert_eq!(c[0], p[0], "window 0 is sampled at once");
         assert!(
-            c[1] == c[0] && c[2] == c[0],
-            "windows 1 and 2 carry window 0's sample"
+            c[1..6].iter().all(|x| *x == c[0]),
+            "windows 1 to 5 carry window 0's sample"
         );
         assert_ne!(
             p[1], p[0],
             "the vehicles patrol: every-window samples differ"
         );
         assert_eq!(
-            c[3], p[3],
-            "window 3 is sampled afresh, motion having stepped every window"
+            c[6], p[3],
+            "the world at window 3, traced over windows 3 to 5, is published at window 6"
         );
+        assert!(c[7] == c[6] && c[8] == c[6]);
+        assert_eq!(c[9], p[6], "and the world at window 6 at window 9");
         // A BEGIN that moves a vehicle is sampled at once.
         let fix = SetPose {
             node: 0,
@@ -374,8 +428,13 @@ mod tests {
             heading_deg: 0.0,
             speed_mps: 0.0,
         };
-        let moved = every(&mut s, 4, vec![fix]);
+        let moved = every(&mut s, 10, vec![fix]);
         assert_eq!(&node_list_of(&moved)[0..3], &[1.0, 2.0, -3.0]);
+        let later: Vec<_> = (11..13).map(|k| every(&mut s, k, vec![])).collect();
+        assert!(
+            later.iter().all(|x| *x == moved),
+            "and held until the next sample"
+        );
     }
 
     fn node_list_of(channel: &[u8]) -> Vec<f64> {

@@ -602,8 +602,25 @@ impl Tracer {
         points: &[Point3<f64>],
         penetration_loss_db_per_m: f64,
     ) -> &[PathInfo] {
+        let all = 0..points.len() * points.len().saturating_sub(1) / 2;
+        self.trace_some(terrain, points, penetration_loss_db_per_m, all);
+        &self.paths
+    }
+
+    /// [`Self::trace_all`] for the pairs at `range` of that order only; the other paths stay
+    /// as they were (every path is traced afresh, in full, if the number of points or the
+    /// terrain changed).
+    pub fn trace_some(
+        &mut self,
+        terrain: &Terrain,
+        points: &[Point3<f64>],
+        penetration_loss_db_per_m: f64,
+        range: std::ops::Range<usize>,
+    ) {
         let pairs = pairs(points.len());
+        let mut range = range.start.min(pairs.len())..range.end.min(pairs.len());
         if self.memos.len() != pairs.len() || self.terrain != terrain.id() {
+            range = 0..pairs.len();
             self.memos = vec![Memo::default(); pairs.len()];
             self.paths = vec![
                 PathInfo {
@@ -614,8 +631,11 @@ impl Tracer {
             ];
             self.terrain = terrain.id();
         }
-        let mut slots: Vec<_> = self.memos.iter_mut().zip(self.paths.iter_mut()).collect();
-        on_all_cores(&pairs, &mut slots, |&(i, j), (memo, path)| {
+        let mut slots: Vec<_> = self.memos[range.clone()]
+            .iter_mut()
+            .zip(self.paths[range.clone()].iter_mut())
+            .collect();
+        on_all_cores(&pairs[range], &mut slots, |&(i, j), (memo, path)| {
             memo.reused = false;
             let mode = Mode::Replay(memo);
             trace_into(
@@ -627,6 +647,10 @@ impl Tracer {
                 path,
             );
         });
+    }
+
+    /// The paths as last traced, in [`Self::trace_all`]'s order.
+    pub fn paths(&self) -> &[PathInfo] {
         &self.paths
     }
 

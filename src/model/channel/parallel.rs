@@ -16,6 +16,12 @@ fn threads() -> usize {
 /// Pairs per unit of work handed to a thread by [`Tracer::trace_all`](super::Tracer::trace_all).
 const BATCH: usize = 32;
 
+/// Fewest pairs worth a thread of their own: starting one costs tens of µs, about what 100
+/// pairs cost to trace, and on a machine busy with live traffic the second core is rarely
+/// free anyway. A share of a sample spread over its interval (a few hundred pairs) is traced
+/// on the calling thread.
+const PER_THREAD: usize = 512;
+
 /// The pairs `i < j` of `n` points in the order (0,1), (0,2), …, (0,n-1), (1,2), ….
 pub(super) fn pairs(n: usize) -> Vec<(usize, usize)> {
     (0..n)
@@ -39,7 +45,7 @@ pub(super) fn on_all_cores<S: Send>(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
-    let workers = threads().min(pairs.len() / BATCH).max(1);
+    let workers = threads().min(pairs.len() / PER_THREAD).max(1);
     if workers == 1 {
         pairs
             .iter()
