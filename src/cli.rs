@@ -386,6 +386,8 @@ pub fn without_namespaces(loaded: &mut LoadedScenario) -> Option<String> {
 /// the scenario, the physics coordinator and its observers, the run, its report.
 /// `vehicle_netns` (e.g. `ncs-{vehicle}`) starts a `/clock` bridge in every vehicle namespace
 /// that exists. `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
+/// `duration_s` replaces the scenario's `duration_s` (`cosim run --duration-s`, as `cosim soak`
+/// runs a scenario for as long as it is asked to).
 pub async fn run_physics(
     node_name: &str,
     scenario: Option<PathBuf>,
@@ -393,11 +395,17 @@ pub async fn run_physics(
     peers: Peers,
     vehicle_netns: Option<String>,
     timeline: bool,
+    duration_s: Option<f64>,
 ) -> anyhow::Result<i32> {
     // Signal handlers first: a Ctrl-C while namespaces are being set up must still clean up.
     let stop = shutdown_signal();
     let (params, ros) = node(node_name)?;
     let mut loaded = load_with(&params, scenario)?;
+    if let Some(d) = duration_s {
+        loaded
+            .set_duration_s(d)
+            .map_err(|e| anyhow::anyhow!("--duration-s: {e}"))?;
+    }
     if unsafe { libc::geteuid() } != 0 {
         if let Some(line) = without_namespaces(&mut loaded) {
             eprintln!("{line}");
@@ -445,6 +453,36 @@ pub async fn run_physics(
     }
     let report_ = c.run(stop).await?;
     report(&report_, &out)
+}
+
+/// `cosim soak`: the scenario (default [`crate::io::soak::DEFAULT_SCENARIO`]) run for `minutes`
+/// as a child process and checked; prints the figures and checks, returns 0 when every check
+/// passed, 130 when stopped by SIGINT/SIGTERM, 1 otherwise (naming the checks that failed).
+pub async fn soak(
+    scenario: Option<PathBuf>,
+    minutes: f64,
+    out: Option<PathBuf>,
+    sample_s: f64,
+) -> anyhow::Result<i32> {
+    use crate::io::soak;
+    let stop = shutdown_signal();
+    let opts = soak::Options {
+        scenario: scenario.unwrap_or_else(|| PathBuf::from(soak::DEFAULT_SCENARIO)),
+        minutes,
+        out,
+        sample_s,
+        exe: std::env::current_exe()?,
+    };
+    let s = soak::run(opts, stop).await?;
+    print!("{}", s.table());
+    println!("soak: {}", s.out.join("soak.json").display());
+    if s.passed {
+        println!("soak passed");
+        Ok(0)
+    } else {
+        eprintln!("soak failed: {}", s.failed().join(", "));
+        Ok(if s.interrupted { EXIT_INTERRUPTED } else { 1 })
+    }
 }
 
 /// The `cosim` executable (which serves `cosim ros-vehicle-bridge`): this one, or its sibling.

@@ -46,6 +46,26 @@ enum Command {
         /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).
         #[arg(long)]
         timeline: bool,
+        /// Run for this many seconds of sim time instead of the scenario's `duration_s`.
+        #[arg(long, value_name = "SECONDS")]
+        duration_s: Option<f64>,
+    },
+    /// Endurance: run a scenario's live traffic for a long time (`cosim run` as a child
+    /// process), sample its resident memory, then check that memory stayed flat after the
+    /// warm-up, every ledger balanced and nothing was left behind; writes soak.json and
+    /// soak_memory.csv into the output folder and exits 1 naming the checks that failed.
+    Soak {
+        /// The scenario file (default config/soak.yaml: the default scenario's traffic, kept going).
+        scenario: Option<PathBuf>,
+        /// Minutes of sim time (at least 2).
+        #[arg(long, default_value_t = 60.0)]
+        minutes: f64,
+        /// Output folder (default: the scenario's output_dir, else out/<name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seconds between two samples of the run's memory.
+        #[arg(long, default_value_t = 2.0)]
+        sample_s: f64,
     },
     /// Publish /clock and a vehicle's pose inside its network namespace from per-window lines
     /// on stdin (started by `cosim run --vehicle-netns`).
@@ -145,6 +165,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             network_sim,
             vehicle_netns,
             timeline,
+            duration_s,
         } => {
             let peers = cli::Peers {
                 physics_sim,
@@ -158,9 +179,16 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                 peers,
                 vehicle_netns,
                 timeline,
+                duration_s,
             )
             .await
         }
+        Command::Soak {
+            scenario,
+            minutes,
+            out,
+            sample_s,
+        } => cli::soak(scenario, minutes, out, sample_s).await,
         #[cfg(feature = "ros")]
         Command::RosVehicleBridge {
             vehicle,

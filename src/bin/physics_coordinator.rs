@@ -56,6 +56,7 @@ async fn main() {
             peers,
             a.vehicle_netns,
             a.timeline,
+            None,
         )
         .await,
     )

@@ -202,6 +202,31 @@ impl LoadedScenario {
         self.schedule = Schedule::new(window_ms, self.scenario.duration_s);
     }
 
+    /// Sets the run's length (a `duration_s` override: `cosim run --duration-s`, `cosim soak`)
+    /// and the schedule with it, under the file's rules: finite, > 0, at least one window, and
+    /// after every program's `start_s`. The error says which rule, and which program.
+    pub fn set_duration_s(&mut self, duration_s: f64) -> Result<(), String> {
+        let s = &self.scenario;
+        if !(duration_s.is_finite() && duration_s > 0.0) {
+            return Err(format!("duration {duration_s} s: must be > 0"));
+        }
+        if duration_s * 1000.0 < s.window_ms {
+            return Err(format!(
+                "duration {duration_s} s: shorter than one window ({} ms)",
+                s.window_ms
+            ));
+        }
+        if let Some(p) = s.programs.iter().find(|p| p.start_s >= duration_s) {
+            return Err(format!(
+                "duration {duration_s} s: program {} starts at {} s, after the run would end",
+                p.name, p.start_s
+            ));
+        }
+        self.scenario.duration_s = duration_s;
+        self.schedule = Schedule::new(self.scenario.window_ms, duration_s);
+        Ok(())
+    }
+
     /// An error at `key_path` of this scenario, for checks made after loading, e.g.
     /// `loaded.error_at("vehicles[1].motion.waypoints[3]", "waypoint is below the terrain")`.
     /// The line is the key's, or its nearest ancestor's if the key is not written in the file.

@@ -5,7 +5,8 @@
 //! ([`modem_bridge`]); the programs a scenario starts ([`programs`]); the ns-3 adapter as a
 //! child process ([`ns3`]); the ZeroMQ AUV simulator interface served from the embedded physics
 //! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]); with the
-//! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]).
+//! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]); and
+//! the endurance check `cosim soak`, a run watched from outside ([`soak`]).
 pub mod auv_client;
 pub mod auv_server;
 #[cfg(feature = "gazebo")]
@@ -16,5 +17,6 @@ pub mod netns;
 pub mod netsim_manager;
 pub mod ns3;
 pub mod programs;
+pub mod soak;
 pub mod timer;
 pub mod tun;
