@@ -310,10 +310,20 @@ impl Soak {
             checks.add_row(vec![
                 c.name.to_string(),
                 if c.ok { "ok" } else { "FAILED" }.to_string(),
-                c.detail.clone(),
+                shortened(&c.detail),
             ]);
         }
         format!("{figures}\n{checks}\n")
+    }
+}
+
+/// A check's detail for the terminal: at most its first 400 characters (a check that lists
+/// every one of many programs or links would fill the screen); `soak.json` has it whole.
+fn shortened(detail: &str) -> String {
+    const MAX: usize = 400;
+    match detail.char_indices().nth(MAX) {
+        None => detail.to_string(),
+        Some((cut, _)) => format!("{} … (soak.json has it all)", &detail[..cut]),
     }
 }
 

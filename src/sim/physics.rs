@@ -5,10 +5,12 @@
 //! Timing: END(k) carries the world **at the start of window k** (t = k·W), then the
 //! simulator advances to (k+1)·W in fixed sub-steps of at most `physics_step_ms`. The
 //! network side runs window k with exactly that channel, so it is never a window behind.
-//! With `simulators.channel_interval_ms` = m·W the channel is sampled at windows 0, m, 2m, …
-//! (and at any window whose BEGIN moves a vehicle) and the windows between carry the last
-//! sample, byte for byte, so the sides downstream skip decoding it again; motion still steps
-//! every window.
+//! With `simulators.channel_interval_ms` = m·W a new sample is published at windows m, 2m, …
+//! and the windows between carry the last one, byte for byte, so the sides downstream skip
+//! decoding it again; the sample published at (j+1)·m is the world at j·m, its pairs traced a
+//! share a window over the m windows between, so no window carries a whole sample. Window 0 and
+//! any window whose BEGIN moves a vehicle are sampled whole at once; motion still steps every
+//! window.
 
 use crate::config::LoadedScenario;
 use crate::model::{
