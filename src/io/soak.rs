@@ -24,6 +24,7 @@
 
 use super::netns;
 use crate::config::{Capture, LoadedScenario};
+use crate::model::modem::ledger::FrameLedgerSummary;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -111,6 +112,32 @@ pub struct Check {
     pub detail: String,
 }
 
+impl Check {
+    /// Passed if there are no `problems` (then `passed` says what was found), else failed
+    /// naming them all.
+    fn of(name: &'static str, problems: Vec<String>, passed: impl FnOnce() -> String) -> Check {
+        Check {
+            name,
+            ok: problems.is_empty(),
+            detail: if problems.is_empty() {
+                passed()
+            } else {
+                problems.join("; ")
+            },
+        }
+    }
+
+    /// For a part of `summary.json` that is absent: a failure (`missing`) if the scenario
+    /// should have produced it, else a pass (`not_expected`).
+    fn absent(name: &'static str, expected: bool, missing: &str, not_expected: &str) -> Check {
+        Check {
+            name,
+            ok: !expected,
+            detail: if expected { missing } else { not_expected }.into(),
+        }
+    }
+}
+
 /// What the run left behind.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Leftovers {
@@ -160,7 +187,7 @@ pub struct Soak {
     pub slipped_seconds: Option<f64>,
     pub memory: Memory,
     pub network: Option<NetworkTotals>,
-    pub modems: Option<ModemLedger>,
+    pub modems: Option<FrameLedgerSummary>,
     /// Share of the report's throughput bins in which some link delivered a packet.
     pub traffic_bins_percent: Option<f64>,
     pub leftovers: Leftovers,
@@ -772,35 +799,7 @@ pub struct LinkLedger {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Modems {
-    pub ledger: ModemLedger,
-}
-
-/// The modem frame ledger's totals (`modems.ledger`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-pub struct ModemLedger {
-    pub sent: u64,
-    pub delivered: u64,
-    pub out_of_range: u64,
-    pub packet_error: u64,
-    pub collision: u64,
-    pub half_duplex: u64,
-    pub no_receiver: u64,
-    pub shutdown: u64,
-    #[serde(default)]
-    pub other: u64,
-}
-
-impl ModemLedger {
-    fn ended(&self) -> u64 {
-        self.delivered
-            + self.out_of_range
-            + self.packet_error
-            + self.collision
-            + self.half_duplex
-            + self.no_receiver
-            + self.shutdown
-            + self.other
-    }
+    pub ledger: FrameLedgerSummary,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -884,15 +883,12 @@ fn ledger_problems(
 pub fn network_check(s: &Summary, live: bool) -> Check {
     let name = "network ledger";
     let Some(n) = &s.network else {
-        return Check {
+        return Check::absent(
             name,
-            ok: !live,
-            detail: if live {
-                "summary.json has no network ledger, yet the scenario captures live traffic".into()
-            } else {
-                "no live traffic in this scenario".into()
-            },
-        };
+            live,
+            "summary.json has no network ledger, yet the scenario captures live traffic",
+            "no live traffic in this scenario",
+        );
     };
     let mut problems = Vec::new();
     ledger_problems(
@@ -938,22 +934,16 @@ pub fn network_check(s: &Summary, live: bool) -> Check {
     if n.delivered == 0 {
         problems.push("no copy was delivered: no traffic crossed the network".into());
     }
-    Check {
-        name,
-        ok: problems.is_empty(),
-        detail: if problems.is_empty() {
-            format!(
-                "captured {} = delivered {} + dropped {} + in flight {}, in total and on each of {} links",
-                n.captured,
-                n.delivered,
-                n.dropped,
-                n.in_flight,
-                n.links.len()
-            )
-        } else {
-            problems.join("; ")
-        },
-    }
+    Check::of(name, problems, || {
+        format!(
+            "captured {} = delivered {} + dropped {} + in flight {}, in total and on each of {} links",
+            n.captured,
+            n.delivered,
+            n.dropped,
+            n.in_flight,
+            n.links.len()
+        )
+    })
 }
 
 /// The modem ledger: every frame sent ended in one outcome, and some were delivered
@@ -961,15 +951,12 @@ pub fn network_check(s: &Summary, live: bool) -> Check {
 pub fn modem_check(s: &Summary, modems: bool) -> Check {
     let name = "modem ledger";
     let Some(m) = &s.modems else {
-        return Check {
+        return Check::absent(
             name,
-            ok: !modems,
-            detail: if modems {
-                "summary.json has no modem ledger, yet the scenario has modems".into()
-            } else {
-                "no modems in this scenario".into()
-            },
-        };
+            modems,
+            "summary.json has no modem ledger, yet the scenario has modems",
+            "no modems in this scenario",
+        );
     };
     let l = &m.ledger;
     let mut problems = Vec::new();
@@ -983,20 +970,14 @@ pub fn modem_check(s: &Summary, modems: bool) -> Check {
     if l.delivered == 0 {
         problems.push("no frame was delivered".into());
     }
-    Check {
-        name,
-        ok: problems.is_empty(),
-        detail: if problems.is_empty() {
-            format!(
-                "sent {} = delivered {} + dropped {}",
-                l.sent,
-                l.delivered,
-                l.sent - l.delivered
-            )
-        } else {
-            problems.join("; ")
-        },
-    }
+    Check::of(name, problems, || {
+        format!(
+            "sent {} = delivered {} + dropped {}",
+            l.sent,
+            l.delivered,
+            l.sent - l.delivered
+        )
+    })
 }
 
 /// Every program started and ran until the run stopped it (one that ended by itself, e.g. an
@@ -1031,15 +1012,9 @@ pub fn programs_check(s: &Summary) -> Check {
             ));
         }
     }
-    Check {
-        name,
-        ok: problems.is_empty(),
-        detail: if problems.is_empty() {
-            format!("all {} ran until the end of the run", s.programs.len())
-        } else {
-            problems.join("; ")
-        },
-    }
+    Check::of(name, problems, || {
+        format!("all {} ran until the end of the run", s.programs.len())
+    })
 }
 
 // ---- traffic over time ------------------------------------------------------------------------

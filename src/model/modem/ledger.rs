@@ -2,7 +2,7 @@
 //! [`Fate`] of the shared vocabulary ([`crate::model::fate`]), and its totals for the run
 //! summary.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::fate::{DropReason, Fate};
 
@@ -51,8 +51,9 @@ pub struct FrameLedgerEntry {
     pub fate: Fate,
 }
 
-/// Frame ledger totals for the run summary: `sent` = the sum of the rest.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Frame ledger totals for the run summary: `sent` = the sum of the rest. Read back from
+/// `summary.json` by `cosim soak`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrameLedgerSummary {
     pub sent: u64,
     pub delivered: u64,
@@ -63,7 +64,7 @@ pub struct FrameLedgerSummary {
     pub no_receiver: u64,
     pub shutdown: u64,
     /// Reasons the modems never give (kept so that `sent` always balances; left out when 0).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub other: u64,
 }
 
@@ -72,6 +73,18 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl FrameLedgerSummary {
+    /// Frames with an outcome, whatever it was (equal to `sent` in a balanced ledger).
+    pub fn ended(&self) -> u64 {
+        self.delivered
+            + self.out_of_range
+            + self.packet_error
+            + self.collision
+            + self.half_duplex
+            + self.no_receiver
+            + self.shutdown
+            + self.other
+    }
+
     pub fn of(entries: &[FrameLedgerEntry]) -> FrameLedgerSummary {
         let mut s = FrameLedgerSummary::default();
         for e in entries {
