@@ -119,12 +119,12 @@ impl Channel {
 
     /// Decodes `bytes` into this channel, reusing its buffers (on error it holds no paths).
     pub fn decode_from(&mut self, bytes: &[u8]) -> Result<(), ChannelDecodeError> {
-        self.clear();
+        self.reset();
         let mut buf = bytes;
         let mut field = Field::None;
         let result = self.merge(&mut buf, &mut field);
         result.map_err(|e| {
-            self.clear();
+            self.reset();
             ChannelDecodeError {
                 at: bytes.len() - buf.remaining(),
                 len: bytes.len(),
@@ -138,7 +138,8 @@ impl Channel {
         })
     }
 
-    fn clear(&mut self) {
+    /// Starts a channel in place: no poses, no paths (buffers kept).
+    pub fn reset(&mut self) {
         self.nodes.clear();
         self.paths.clear();
         self.ids.clear();
@@ -232,11 +233,6 @@ impl Channel {
                     1 + encoded_len_varint(len as u64) + len
                 })
                 .sum::<usize>()
-    }
-
-    /// Starts a channel in place: no poses, no paths (buffers kept).
-    pub fn reset(&mut self) {
-        self.clear();
     }
 
     /// Adds a vehicle's pose `x, y, z, qw, qx, qy, qz`.
