@@ -1,9 +1,5 @@
 //! `cosim`: run a scenario end to end, or serve one of its simulators over ZeroMQ.
 
-// Windows decode and build thousands of small vectors (a ChannelData's pairs), which mimalloc
-// serves faster than glibc's allocator (README, "Dependencies").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Parser, Subcommand};
 use netsim_cosim::{cli, config::SimulatorEndpoint, sim::network::NetworkSim};
 use std::{path::PathBuf, time::Duration};

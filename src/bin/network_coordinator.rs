@@ -1,10 +1,6 @@
 //! `network_coordinator`: serves the physics coordinator's NetworkUpdate windows over
 //! ZeroMQ, running each with its network simulator.
 
-// Windows decode and build thousands of small vectors (a ChannelData's pairs), which mimalloc
-// serves faster than glibc's allocator (README, "Dependencies").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 use netsim_cosim::{
     cli,

@@ -1,10 +1,6 @@
 //! `physics_coordinator`: owns the clock; drives the physics simulator and the network
 //! coordinator window by window and writes the run record.
 
-// Windows decode and build thousands of small vectors (a ChannelData's pairs), which mimalloc
-// serves faster than glibc's allocator (README, "Dependencies").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 use netsim_cosim::cli;
 use std::path::PathBuf;
