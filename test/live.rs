@@ -109,6 +109,15 @@ fn exec(vehicle: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A one-off iperf3 server in `vehicle`, bound to `ip`.
+fn iperf3_server(vehicle: &str, ip: &str) -> std::process::Child {
+    Command::new(COSIM)
+        .args(["exec", vehicle, "--", "iperf3", "-s", "-1", "-B", ip])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn summary(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
 }
@@ -565,20 +574,7 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
     let result = std::sync::Arc::new(std::sync::Mutex::new(None));
     let r = result.clone();
     let summary = live_run(&s, &out, None, move || {
-        let mut server = Command::new(COSIM)
-            .args([
-                "exec",
-                "ipb",
-                "--",
-                "iperf3",
-                "-s",
-                "-1",
-                "-B",
-                &ip_of(67, 1),
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut server = iperf3_server("ipb", &ip_of(67, 1));
         std::thread::sleep(Duration::from_millis(500));
         let o = exec("ipa", &["iperf3", "-c", &ip_of(67, 1), "-t", "4", "-J"]);
         let _ = server.kill();
@@ -607,6 +603,76 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
     assert_balanced(&summary["network"]);
 }
 
+/// Packets the TUN of `vehicle` received (the coordinator's writes into it).
+fn tun_rx_packets(vehicle: &str) -> u64 {
+    let o = Command::new("ip")
+        .args(["-n", &netns::ns_name(vehicle), "-s", "-j", "link", "show", "cosim0"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    j[0]["stats64"]["rx"]["packets"].as_u64().unwrap()
+}
+
+#[test]
+fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts() {
+    // The sender's kernel hands the coordinator 64 KiB TCP bursts (the TUN has its
+    // offloads); without `network.offload` each is split into its wire packets before the
+    // simulator, the ledger and the record see it, and the segments due at the same instant
+    // go into the receiver's TUN coalesced again. Over a fast ideal link nearly everything is
+    // due at a window's start, so the receiver's TUN takes far fewer writes than copies.
+    let _serial = require_root();
+    let names = ["gra", "grb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        &names,
+        73,
+        7.0,
+        1.0,
+        "links:\n  default: {model: ideal, rate_bps: 1.0e11, delay_ms: 0}\nnetwork: {capture: tun, queue_limit: 65536, max_hold_windows: 1000}\n",
+    );
+    let out = dir.path().join("out");
+    let rx = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let seen = rx.clone();
+    let summary = live_run(&s, &out, None, move || {
+        let mut server = iperf3_server("grb", &ip_of(73, 1));
+        std::thread::sleep(Duration::from_millis(500));
+        let o = exec("gra", &["iperf3", "-c", &ip_of(73, 1), "-t", "2"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let _ = server.kill();
+        let _ = server.wait();
+        *seen.lock().unwrap() = tun_rx_packets("grb");
+    });
+    let net = &summary["network"];
+    assert_balanced(net);
+    let link = net["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["src"] == "gra" && l["dst"] == "grb")
+        .unwrap()
+        .clone();
+    let (copies, bytes) = (
+        link["delivered"].as_u64().unwrap(),
+        link["delivered_bytes"].as_u64().unwrap(),
+    );
+    assert!(bytes > 50_000_000, "iperf3's stream: {link}");
+    let r = Record::read(&out).unwrap();
+    let largest = r.packets.iter().map(|p| p.bytes).max().unwrap();
+    assert!(
+        largest <= 1500,
+        "every packet the simulator saw fits the 1500-byte MTU; the largest: {largest} bytes"
+    );
+    let writes = *rx.lock().unwrap();
+    eprintln!(
+        "gra -> grb: {copies} packets ({bytes} bytes) delivered in {writes} writes into grb's TUN"
+    );
+    assert!(
+        writes * 5 < copies,
+        "{writes} writes for {copies} delivered packets: not coalesced"
+    );
+}
+
 #[test]
 fn the_record_has_one_packet_per_copy_and_its_delivered_bytes_match_the_per_link_ledger() {
     let _serial = require_root();
@@ -632,20 +698,7 @@ fn the_record_has_one_packet_per_copy_and_its_delivered_bytes_match_the_per_link
             "{}",
             String::from_utf8_lossy(&o.stdout)
         );
-        let mut server = Command::new(COSIM)
-            .args([
-                "exec",
-                "rcb",
-                "--",
-                "iperf3",
-                "-s",
-                "-1",
-                "-B",
-                &ip_of(71, 1),
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut server = iperf3_server("rcb", &ip_of(71, 1));
         std::thread::sleep(Duration::from_millis(500));
         let o = exec("rca", &["iperf3", "-c", &ip_of(71, 1), "-t", "2"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

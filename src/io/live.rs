@@ -1,7 +1,8 @@
 //! The network coordinator's live side: the vehicles' namespaces and TUN interfaces, a reader
-//! task per vehicle feeding the [`Engine`], and a release thread of its own writing each
-//! delivery into the receiver's TUN at the wall time of the sim time the simulator chose
-//! (through the window clock), plus the pcap files. The release thread sleeps on a condition
+//! task per vehicle feeding the [`Engine`] (without `network.offload`, each burst split into
+//! its wire packets), and a release thread of its own writing each delivery into the
+//! receiver's TUN at the wall time of the sim time the simulator chose (through the window
+//! clock; segments due together coalesced, [`tun::Writer`]), plus the pcap files. The release thread sleeps on a condition
 //! variable until the next delivery is due (precise to microseconds with the timer slack
 //! [`super::timer::init`] sets), so thousands of releases a second each cost a futex wake, not
 //! a hop through tokio's blocking pool. Everything is shared behind one mutex; critical sections are
@@ -101,9 +102,6 @@ pub struct LiveNetwork {
     pub offload: bool,
 }
 
-/// Largest packet read from a TUN (a 64 KiB GSO burst plus the virtio header).
-const READ_BUFFER: usize = 65_536 + tun::VNET_HDR_LEN;
-
 impl LiveNetwork {
     /// For a scenario with `network.capture: tun`: `None` otherwise. Needs root and a tokio runtime.
     pub fn for_scenario(
@@ -127,7 +125,7 @@ impl LiveNetwork {
         let namespaces = Namespaces::create(&book.names)?;
         let mut devices = Vec::new();
         for (ns, addrs) in namespaces.names().iter().zip(&book.addresses) {
-            devices.push(Arc::new(tun::open(ns, addrs, s.network.offload)?));
+            devices.push(Arc::new(tun::open(ns, addrs)?));
         }
         let mut pcaps = Vec::new();
         for name in &book.names {
@@ -157,21 +155,20 @@ impl LiveNetwork {
             stages: Arc::default(),
         });
         let offload = s.network.offload;
-        let hdr_len = if offload { tun::VNET_HDR_LEN } else { 0 };
         let mut tasks = Vec::new();
         for (node, dev) in devices.iter().enumerate() {
             tasks.push(tokio::spawn(read_loop(
                 shared.clone(),
                 dev.clone(),
                 node,
-                hdr_len,
+                !offload,
             )));
         }
         let release = {
             let (shared, devices) = (shared.clone(), devices.clone());
             std::thread::Builder::new()
                 .name("release".into())
-                .spawn(move || release_loop(&shared, &devices))?
+                .spawn(move || release_loop(&shared, &devices, !offload))?
         };
         tracing::info!(
             vehicles = n,
@@ -350,10 +347,14 @@ impl Drop for LiveNetwork {
     }
 }
 
-async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_len: usize) {
-    let mut buf = vec![0u8; READ_BUFFER];
+/// Captures what vehicle `node` sends: each burst the kernel hands over as one frame, or with
+/// `split` as its wire packets, all stamped with the instant after the read under one lock.
+async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, split: bool) {
+    let mtu = dev.mtu().unwrap_or(1500);
+    let mut reader = tun::Reader::new(split, mtu);
+    let mut frames: Vec<Frame> = Vec::new();
     loop {
-        let n = match dev.recv(&mut buf).await {
+        let n = match reader.read(&dev).await {
             Ok(n) => n,
             Err(e) => {
                 tracing::debug!("TUN of vehicle {node}: read failed: {e}");
@@ -361,26 +362,35 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, hdr_
                 continue;
             }
         };
+        frames.extend((0..n).map(|i| frame(reader.packet(i))));
         let read = Instant::now();
-        let frame = Frame {
-            data: Arc::new(buf[..n].to_vec()),
-            hdr_len: hdr_len.min(n),
-        };
         let mut st = shared.lock();
         let t = st.clock.capture_at(read);
-        st.pcap(node, t, frame.ip());
-        st.engine.capture(node, frame, t);
+        for frame in frames.drain(..) {
+            st.pcap(node, t, frame.ip());
+            st.engine.capture(node, frame, t);
+        }
         drop(st);
         shared.stages.since(Stage::Capture, read);
     }
 }
 
+/// A packet as read: its virtio header and the IP packet.
+fn frame(bytes: &[u8]) -> Frame {
+    Frame {
+        data: Arc::new(bytes.to_vec()),
+        hdr_len: tun::VNET_HDR_LEN.min(bytes.len()),
+    }
+}
+
 /// Writes each delivery into its receiver's TUN once it is due (never before), until the live
-/// side closes. Runs on a thread of its own.
-fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
+/// side closes. Runs on a thread of its own. Deliveries due together go to each receiver in one
+/// [`tun::Writer`] call, which with `coalesce` (no offloads) joins consecutive TCP segments.
+fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>], coalesce: bool) {
     super::timer::init();
     let mut due_now: Vec<Delivery> = Vec::new();
     let mut results: Vec<bool> = Vec::new();
+    let mut writer = tun::Writer::default();
     loop {
         {
             let mut st = shared.lock();
@@ -410,12 +420,26 @@ fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
             }
         }
         let started = Instant::now();
+        // Per receiver, in the order they fell due.
+        due_now.sort_by_key(|d| d.node);
         results.clear();
-        results.extend(due_now.iter().map(|d| {
-            devices
-                .get(d.node)
-                .is_some_and(|dev| write(dev, &d.frame.data))
-        }));
+        results.resize(due_now.len(), false);
+        let mut from = 0;
+        while from < due_now.len() {
+            let node = due_now[from].node;
+            let to = from + due_now[from..].partition_point(|d| d.node == node);
+            if let Some(dev) = devices.get(node) {
+                let packets: Vec<tun::Outgoing> = due_now[from..to]
+                    .iter()
+                    .map(|d| tun::Outgoing {
+                        bytes: &d.frame.data,
+                        may_coalesce: coalesce && !d.corrupted,
+                    })
+                    .collect();
+                writer.write(dev, &packets, &mut results[from..to]);
+            }
+            from = to;
+        }
         let mut st = shared.lock();
         for (d, &ok) in due_now.iter().zip(&results) {
             st.engine.delivered(d, ok);
@@ -427,18 +451,4 @@ fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
         drop(st);
         shared.stages.since(Stage::Release, started);
     }
-}
-
-/// One packet into a TUN; a full device queue is waited out for at most 10 ms.
-fn write(dev: &AsyncDevice, packet: &[u8]) -> bool {
-    for _ in 0..100 {
-        match dev.try_send(packet) {
-            Ok(_) => return true,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(std::time::Duration::from_micros(100))
-            }
-            Err(_) => return false,
-        }
-    }
-    false
 }

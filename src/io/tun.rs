@@ -4,10 +4,23 @@
 //! usable at once), `multicast on`, up, default routes and the multicast ranges 224.0.0.0/4
 //! and ff00::/8 through it. The coordinator holds the file descriptor; the interface goes
 //! away with it.
+//!
+//! Every interface has the kernel's offloads (TCP and UDP segmentation, checksums left to
+//! finish), so the kernel hands over bursts of up to 64 KiB, each behind a virtio-net header,
+//! and takes them back the same way. With `network.offload` a burst is one packet for the
+//! simulator. Without it, [`Reader`] splits each burst into the packets a network card would
+//! put on the wire (checksums finished), so the simulator, the ledger and the pcaps see every
+//! one with its own fate and time; and [`Writer`] hands the receiving kernel consecutive TCP
+//! segments of a flow that are due at the same instant as one coalesced segment, as a card's
+//! GRO would on a real receiver. The kernel's per-packet work is then done once per burst, on
+//! both sides. Splitting and coalescing are tun-rs's own (`recv_multiple` and `handle_gro`,
+//! wireguard-go's; the latter exported but hidden from its documentation, so the version in
+//! Cargo.lock is the one this was checked against).
 
 use super::netns::{ip, run_in};
 use anyhow::Context;
 use ipnet::IpNet;
+use crate::wire::ip::TcpSpan;
 use tun_rs::{AsyncDevice, DeviceBuilder};
 
 /// Name of the interface in every vehicle's namespace.
@@ -16,11 +29,11 @@ pub const IFNAME: &str = "cosim0";
 pub const VNET_HDR_LEN: usize = tun_rs::VIRTIO_NET_HDR_LEN;
 
 /// Creates and configures the TUN interface of namespace `ns`; needs a tokio runtime.
-pub fn open(ns: &str, addresses: &[IpNet], offload: bool) -> anyhow::Result<AsyncDevice> {
+pub fn open(ns: &str, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> {
     let dev = run_in(ns, move || {
         DeviceBuilder::new()
             .name(IFNAME)
-            .offload(offload)
+            .offload(true)
             .build_sync()
     })
     .with_context(|| format!("cannot create TUN {IFNAME} in namespace {ns}"))?;
@@ -49,4 +62,276 @@ pub fn open(ns: &str, addresses: &[IpNet], offload: bool) -> anyhow::Result<Asyn
     let _ = ip(&["-n", ns, "-6", "route", "add", "ff00::/8", "dev", IFNAME]);
     let _ = ip(&["-n", ns, "-6", "route", "add", "default", "dev", IFNAME]);
     Ok(AsyncDevice::new(dev)?)
+}
+
+/// Packets one write call takes at most (a coalesced segment holds up to 45 full-size ones).
+pub const BATCH: usize = 64;
+/// The virtio header's `gso_type` (its second byte) of a lone packet.
+const GSO_NONE: u8 = 0;
+/// Room for the largest coalesced segment: a 64 KiB IP packet behind its virtio header.
+const COALESCED_CAPACITY: usize = 65_535 + 2 * VNET_HDR_LEN;
+
+/// Room for a burst as the kernel hands it over: the largest IP packet behind a virtio header.
+const BURST: usize = 65_535 + VNET_HDR_LEN;
+
+/// Reads a TUN: each burst the kernel hands over as it is, or split into its wire packets
+/// (module docs).
+pub struct Reader {
+    raw: Vec<u8>,
+    /// Splitting: [`IDEAL_BATCH_SIZE`](tun_rs::IDEAL_BATCH_SIZE) slots of `slot` bytes, one per
+    /// packet of a burst, each starting with a virtio header that stays all zero. Empty when
+    /// bursts are read as they are.
+    slots: Vec<u8>,
+    slot: usize,
+    sizes: Vec<usize>,
+    count: usize,
+}
+
+impl Reader {
+    /// Splitting needs the interface's MTU: no wire packet is larger. (An MTU raised in the
+    /// namespace after the start makes the larger bursts unreadable: they are logged.)
+    pub fn new(split: bool, mtu: u16) -> Reader {
+        let batch = if split { tun_rs::IDEAL_BATCH_SIZE } else { 0 };
+        let slot = VNET_HDR_LEN + usize::from(mtu);
+        Reader {
+            raw: vec![0; BURST],
+            slots: vec![0; batch * slot],
+            slot,
+            sizes: vec![0; batch],
+            count: 0,
+        }
+    }
+
+    /// Waits for the next burst; how many packets it gave.
+    pub async fn read(&mut self, dev: &AsyncDevice) -> std::io::Result<usize> {
+        self.count = 0;
+        let n = if self.slots.is_empty() {
+            self.sizes.clear();
+            let n = dev.recv(&mut self.raw).await?;
+            self.sizes.push(n);
+            1
+        } else {
+            let mut bufs: Vec<&mut [u8]> = self.slots.chunks_mut(self.slot).collect();
+            dev.recv_multiple(&mut self.raw, &mut bufs, &mut self.sizes, VNET_HDR_LEN)
+                .await?
+        };
+        self.count = n.min(self.sizes.len());
+        Ok(self.count)
+    }
+
+    /// Packet `i` of the last read: its virtio header (all zero when split) and the IP packet.
+    pub fn packet(&self, i: usize) -> &[u8] {
+        if i >= self.count {
+            return &[];
+        }
+        if self.slots.is_empty() {
+            return &self.raw[..self.sizes[0].min(BURST)];
+        }
+        let len = (VNET_HDR_LEN + self.sizes[i]).min(self.slot);
+        &self.slots[i * self.slot..i * self.slot + len]
+    }
+}
+
+/// One packet for [`Writer::write`]: its virtio header and the IP packet behind it.
+pub struct Outgoing<'a> {
+    pub bytes: &'a [u8],
+    /// May be coalesced with others: a packet as read without offloads (all-zero header), its
+    /// bytes as sent (not corrupted by the simulator: a receiver's GRO would not merge those).
+    pub may_coalesce: bool,
+}
+
+/// Writes packets into TUNs, coalescing consecutive TCP segments of a flow (module docs).
+/// Keeps its buffers between calls: [`BATCH`] of 64 KiB (4.2 MB), allocated once, since tun-rs
+/// only coalesces into a buffer with room for the largest segment.
+#[derive(Default)]
+pub struct Writer {
+    /// The candidates' bytes; after [`Self::plan`], a coalesced segment at its first packet's.
+    bufs: Vec<Vec<u8>>,
+    /// The chunk index of each candidate (`bufs[j]` is packet `candidates[j]`'s).
+    candidates: Vec<usize>,
+    /// Per packet of the chunk: what goes into the TUN for it.
+    carrier: Vec<Carrier>,
+    /// The coalesced segments: buffer index and the stretch of its flow it carries.
+    segments: Vec<(usize, TcpSpan)>,
+    gro: tun_rs::GROTable,
+}
+
+/// How one packet of a chunk reaches the TUN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    /// Its own bytes, as they are.
+    Itself,
+    /// `bufs[j]`: a coalesced segment holding it and the packets after it that name it.
+    Head(usize),
+    /// Inside the segment written for packet `i` of the chunk (an earlier one).
+    In(usize),
+}
+
+impl Writer {
+    /// Writes `packets` into `dev` in their order (a coalesced one with the segment carrying
+    /// it) and sets `ok[i]` to whether packet `i` went in (a coalesced one: whether the
+    /// segment that carried it did). `ok` is as long as `packets`.
+    pub fn write(&mut self, dev: &AsyncDevice, packets: &[Outgoing], ok: &mut [bool]) {
+        for (chunk, ok) in packets.chunks(BATCH).zip(ok.chunks_mut(BATCH)) {
+            self.plan(chunk);
+            for (i, p) in chunk.iter().enumerate() {
+                ok[i] = match self.carrier[i] {
+                    Carrier::Itself => write_one(dev, p.bytes),
+                    Carrier::Head(j) => write_one(dev, &self.bufs[j]),
+                    Carrier::In(h) => ok[h],
+                };
+            }
+        }
+    }
+
+    /// Decides how each packet of `chunk` (at most [`BATCH`]) goes in; no I/O.
+    pub fn plan(&mut self, chunk: &[Outgoing]) -> &[Carrier] {
+        self.carrier.clear();
+        self.carrier.resize(chunk.len(), Carrier::Itself);
+        self.candidates.clear();
+        // Only TCP segments with data are ever coalesced; the rest is not even copied.
+        self.candidates.extend((0..chunk.len()).filter(|&i| {
+            chunk[i].may_coalesce
+                && chunk[i]
+                    .bytes
+                    .get(VNET_HDR_LEN..)
+                    .and_then(TcpSpan::of)
+                    .is_some_and(|s| s.len > 0)
+        }));
+        let n = self.candidates.len();
+        if n < 2 || chunk.len() > BATCH {
+            return &self.carrier;
+        }
+        if self.bufs.len() < n {
+            self.bufs.resize_with(n, Vec::new);
+        }
+        for (b, &i) in self.bufs.iter_mut().zip(&self.candidates) {
+            b.clear();
+            b.reserve(COALESCED_CAPACITY);
+            b.extend_from_slice(chunk[i].bytes);
+        }
+        let bufs = &mut self.bufs[..n];
+        let gro = &mut self.gro;
+        let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            gro.apply_gro(bufs, VNET_HDR_LEN, false)
+        }));
+        if !matches!(planned, Ok(Ok(()))) {
+            // Written one by one, as they came.
+            return &self.carrier;
+        }
+        // A coalesced segment sits at its first packet's index, its header saying so (a GSO
+        // type); every other candidate either went into one of them (its stretch of the flow
+        // lies in the segment's) or is written as it is.
+        self.segments.clear();
+        self.segments.extend((0..n).filter_map(|j| {
+            let b = &self.bufs[j];
+            if b[1] == GSO_NONE {
+                return None;
+            }
+            Some((j, TcpSpan::of(&b[VNET_HDR_LEN..])?))
+        }));
+        for (j, &i) in self.candidates.iter().enumerate() {
+            if self.segments.iter().any(|&(h, _)| h == j) {
+                self.carrier[i] = Carrier::Head(j);
+                continue;
+            }
+            let mine = chunk[i].bytes.get(VNET_HDR_LEN..).and_then(TcpSpan::of);
+            let host = mine.and_then(|m| self.segments.iter().find(|(_, s)| m.within(s)));
+            self.carrier[i] = match host {
+                Some(&(h, _)) if self.candidates[h] < i => Carrier::In(self.candidates[h]),
+                _ => Carrier::Itself,
+            };
+        }
+        &self.carrier
+    }
+}
+
+/// One packet into a TUN; a full device queue is waited out for at most 10 ms.
+fn write_one(dev: &AsyncDevice, packet: &[u8]) -> bool {
+    for _ in 0..100 {
+        match dev.try_send(packet) {
+            Ok(_) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_micros(100))
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::ip::tcp_segment;
+
+    /// A TCP segment to 10.0.0.2:`port` behind an all-zero virtio header, checksummed as the
+    /// kernel hands it over.
+    fn segment(port: u16, seq: u32, payload: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; VNET_HDR_LEN];
+        v.extend_from_slice(&tcp_segment(port, seq, 1, payload));
+        v
+    }
+
+    fn out(bytes: &[u8], may_coalesce: bool) -> Outgoing<'_> {
+        Outgoing {
+            bytes,
+            may_coalesce,
+        }
+    }
+
+    #[test]
+    fn consecutive_segments_of_a_flow_go_in_as_one_and_each_knows_its_carrier() {
+        let mss = 1000;
+        let data: Vec<u8> = (0..5 * mss).map(|i| (i % 251) as u8).collect();
+        let flow: Vec<Vec<u8>> = (0..5)
+            .map(|k| segment(5201, 1 + (k * mss) as u32, &data[k * mss..(k + 1) * mss]))
+            .collect();
+        let other_port = segment(5202, 1, &data[..mss]);
+        let mut corrupted = segment(5201, 1 + 5 * mss as u32, &data[..mss]);
+        corrupted[VNET_HDR_LEN + 40] ^= 1;
+        // A gap: the byte after the fifth segment is skipped.
+        let after_gap = segment(5201, 2 + 6 * mss as u32, &data[..mss]);
+        let mut packets: Vec<Outgoing> = flow.iter().map(|p| out(p, true)).collect();
+        packets.push(out(&other_port, true));
+        packets.push(out(&corrupted, false));
+        packets.push(out(&after_gap, true));
+
+        let mut w = Writer::default();
+        let carrier = w.plan(&packets).to_vec();
+        let head = Carrier::Head(0);
+        assert_eq!(
+            carrier,
+            [
+                head,
+                Carrier::In(0),
+                Carrier::In(0),
+                Carrier::In(0),
+                Carrier::In(0),
+                Carrier::Itself,
+                Carrier::Itself,
+                Carrier::Itself
+            ]
+        );
+        // The coalesced segment: a TCPv4 GSO header and the five payloads in order.
+        let seg = &w.bufs[0];
+        assert_eq!(seg[1], 1, "GSO TCPv4");
+        assert_eq!(u16::from_le_bytes([seg[4], seg[5]]), mss as u16, "gso_size");
+        let span = TcpSpan::of(&seg[VNET_HDR_LEN..]).unwrap();
+        assert_eq!((span.seq, span.len), (1, 5 * mss as u32));
+        assert_eq!(&seg[VNET_HDR_LEN + 40..], &data[..]);
+
+        // A segment whose checksum is wrong is never coalesced (it would be dropped on a
+        // real receiver by itself, not take its neighbours with it).
+        let mut bad = flow[1].clone();
+        bad[VNET_HDR_LEN + 45] ^= 0xff;
+        let mut w = Writer::default();
+        let packets = [out(&flow[0], true), out(&bad, true), out(&flow[2], true)];
+        let carrier = w.plan(&packets).to_vec();
+        assert_eq!(carrier[1], Carrier::Itself);
+
+        // Fewer than two candidates: nothing to plan.
+        let packets = [out(&flow[0], true), out(&flow[1], false)];
+        assert_eq!(Writer::default().plan(&packets), [Carrier::Itself; 2]);
+    }
 }

@@ -1,6 +1,7 @@
 //! A zero-copy view of an IPv4 or IPv6 packet's fixed header, in the smoltcp style: a checked
 //! constructor validates every length before any accessor reads, so no accessor can panic on
-//! any input, and [`IpRepr`] is the parsed, owned form that can be emitted again.
+//! any input, and [`IpRepr`] is the parsed, owned form that can be emitted again. [`TcpSpan`]
+//! places a TCP segment in its flow's byte stream.
 //!
 //! What is checked: the version nibble; IPv4: buffer ≥ 20 bytes, IHL ≥ 5, header within the
 //! buffer, `total_length` ≥ header and ≤ buffer; IPv6: buffer ≥ 40 bytes and
@@ -259,6 +260,95 @@ impl IpRepr {
     }
 }
 
+/// The stretch of its flow's byte stream a TCP segment carries: enough to tell which of several
+/// segments, coalesced into one, carried a given one. `None` for anything but a TCP segment
+/// with a whole header (IPv6 extension headers are not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSpan {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub ack: u32,
+    pub seq: u32,
+    /// Payload bytes.
+    pub len: u32,
+}
+
+/// IP protocol number of TCP.
+pub const TCP: u8 = 6;
+
+impl TcpSpan {
+    pub fn of(ip: &[u8]) -> Option<TcpSpan> {
+        let p = IpPacket::new_checked(ip).ok()?;
+        if p.protocol() != TCP {
+            return None;
+        }
+        let t = p.payload();
+        let header = usize::from(*t.get(12)? >> 4) * 4;
+        if header < 20 || header > t.len() {
+            return None;
+        }
+        let be32 = |i: usize| u32::from_be_bytes([t[i], t[i + 1], t[i + 2], t[i + 3]]);
+        Some(TcpSpan {
+            src: p.src_addr(),
+            dst: p.dst_addr(),
+            src_port: u16::from_be_bytes([t[0], t[1]]),
+            dst_port: u16::from_be_bytes([t[2], t[3]]),
+            seq: be32(4),
+            ack: be32(8),
+            len: u32::try_from(t.len() - header).ok()?,
+        })
+    }
+
+    /// Whether this segment's first payload byte lies in `outer` (same flow, same
+    /// acknowledgement, sequence numbers modulo 2³²).
+    pub fn within(&self, outer: &TcpSpan) -> bool {
+        (self.src, self.dst, self.src_port, self.dst_port, self.ack)
+            == (outer.src, outer.dst, outer.src_port, outer.dst_port, outer.ack)
+            && self.len > 0
+            && self.seq.wrapping_sub(outer.seq) < outer.len
+    }
+}
+
+/// The checksum a TCP segment in `ip` must carry (computed over the pseudo-header and the
+/// segment with its checksum field taken as zero); `None` if `ip` is not TCP.
+pub fn tcp_checksum(ip: &[u8]) -> Option<u16> {
+    let p = IpPacket::new_checked(ip).ok()?;
+    let t = p.payload();
+    if p.protocol() != TCP || t.len() < 20 {
+        return None;
+    }
+    let mut sum: u64 = 0;
+    let mut add = |b: &[u8]| {
+        for c in b.chunks(2) {
+            sum += u64::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
+        }
+    };
+    match (p.src_addr(), p.dst_addr()) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            add(&s.octets());
+            add(&d.octets());
+        }
+        (s, d) => {
+            let v6 = |a: IpAddr| match a {
+                IpAddr::V6(a) => a.octets(),
+                IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
+            };
+            add(&v6(s));
+            add(&v6(d));
+        }
+    }
+    add(&[0, TCP]);
+    add(&u32::try_from(t.len()).ok()?.to_be_bytes());
+    add(&t[..16]);
+    add(&t[18..]);
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    Some(!(sum as u16))
+}
+
 /// The internet checksum of an IPv4 header (with its checksum field zeroed).
 pub fn ipv4_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = 0;
@@ -272,9 +362,62 @@ pub fn ipv4_checksum(header: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// A TCP segment (ACK set) from 10.0.0.1:40000 to 10.0.0.2:`dst_port` with its checksum, for
+/// tests.
+#[cfg(test)]
+pub(crate) fn tcp_segment(dst_port: u16, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
+    let mut tcp = vec![0u8; 20];
+    tcp[0..2].copy_from_slice(&40000u16.to_be_bytes());
+    tcp[2..4].copy_from_slice(&dst_port.to_be_bytes());
+    tcp[4..8].copy_from_slice(&seq.to_be_bytes());
+    tcp[8..12].copy_from_slice(&ack.to_be_bytes());
+    tcp[12] = 5 << 4;
+    tcp[13] = 0x10;
+    tcp[14..16].copy_from_slice(&65535u16.to_be_bytes());
+    tcp.extend_from_slice(payload);
+    let mut ip = IpRepr {
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 0, 2).into(),
+        protocol: TCP,
+        hop_limit: 64,
+        payload_len: 0,
+    }
+    .packet(&tcp)
+    .expect("an IPv4 packet");
+    if let Some(c) = tcp_checksum(&ip) {
+        ip[36..38].copy_from_slice(&c.to_be_bytes());
+    }
+    ip
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tcp_span_says_which_coalesced_segment_carried_a_segment() {
+        let segment = |seq: u32, payload: usize| tcp_segment(5201, seq, 77, &vec![0; payload]);
+        // Sequence numbers wrap: the coalesced segment starts 1000 bytes before 2³².
+        let outer = TcpSpan::of(&segment(u32::MAX - 999, 3000)).unwrap();
+        assert_eq!(outer.len, 3000);
+        for (seq, inside) in [(u32::MAX - 999, true), (500, true), (1999, true), (2000, false)] {
+            let s = TcpSpan::of(&segment(seq, 1000)).unwrap();
+            assert_eq!(s.within(&outer), inside, "seq {seq}");
+        }
+        let other_ack = {
+            let mut p = segment(100, 1000);
+            p[20 + 8..20 + 12].copy_from_slice(&78u32.to_be_bytes());
+            TcpSpan::of(&p).unwrap()
+        };
+        assert!(!other_ack.within(&outer));
+        assert!(!TcpSpan::of(&segment(100, 0)).unwrap().within(&outer), "no payload");
+        let mut udp = segment(100, 10);
+        udp[9] = 17;
+        assert_eq!(TcpSpan::of(&udp), None);
+        let mut short = segment(100, 10);
+        short[20 + 12] = 15 << 4; // a 60-byte TCP header in 30 bytes
+        assert_eq!(TcpSpan::of(&short), None);
+    }
 
     #[test]
     fn parses_what_it_emits() {
