@@ -88,8 +88,9 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// Splitting needs the interface's MTU: no wire packet is larger. (An MTU raised in the
-    /// namespace after the start makes the larger bursts unreadable: they are logged.)
+    /// Splitting needs the interface's MTU: no wire packet is larger. (A burst of packets
+    /// larger than the MTU at the start, after the MTU was raised in the namespace, cannot be
+    /// split: the read fails and the burst is lost before capture, logged at debug level.)
     pub fn new(split: bool, mtu: u16) -> Reader {
         let batch = if split { tun_rs::IDEAL_BATCH_SIZE } else { 0 };
         let slot = VNET_HDR_LEN + usize::from(mtu);
