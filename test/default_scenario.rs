@@ -17,16 +17,7 @@ fn repo(p: &str) -> std::path::PathBuf {
 #[test]
 fn the_default_scenario_shows_every_part_of_the_mission() {
     let _one = common::require_root();
-    for tool in ["iperf3", "python3"] {
-        assert!(
-            Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .status()
-                .unwrap()
-                .success(),
-            "{tool} is missing: scripts/setup --run"
-        );
-    }
+    common::require_tools(&["iperf3", "python3"], "scripts/setup --run");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let run = Command::new(env!("CARGO_BIN_EXE_cosim"))

@@ -541,16 +541,7 @@ fn reference_tcp_mbps(scenario: &Path, distance_m: f64, hop_loss_db: f64) -> f64
 #[test]
 fn iperf3_ping_and_rclpy_across_ns3_wifi() {
     let _one = common::require_root();
-    for tool in ["iperf3", "python3", "ping"] {
-        assert!(
-            Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .status()
-                .unwrap()
-                .success(),
-            "{tool} is missing: scripts/setup --test"
-        );
-    }
+    common::require_tools(&["iperf3", "python3", "ping"], "scripts/setup --test");
     let scenario = repo("config/ns3_wifi.yaml");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

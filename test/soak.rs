@@ -105,16 +105,7 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn two_minutes_of_the_default_traffic_keep_memory_flat_ledgers_balanced_and_leave_nothing() {
     let _one = common::require_root();
-    for tool in ["iperf3", "python3", "ip"] {
-        assert!(
-            Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .status()
-                .unwrap()
-                .success(),
-            "{tool} is missing: scripts/setup --run"
-        );
-    }
+    common::require_tools(&["iperf3", "python3", "ip"], "scripts/setup --run");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("soak");
     let t0 = Instant::now();

@@ -16,6 +16,22 @@ pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Fails unless every one of `tools` is on the PATH, naming the set-up that installs it
+/// (`setup`: e.g. "scripts/setup --test").
+#[allow(dead_code)]
+pub fn require_tools(tools: &[&str], setup: &str) {
+    for tool in tools {
+        assert!(
+            std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .status()
+                .unwrap()
+                .success(),
+            "{tool} is missing: {setup}"
+        );
+    }
+}
+
 /// Mbit/s delivered from `src` to `dst` by the copies in `packets` (a run record's) delivered in
 /// [from_s, to_s).
 #[allow(dead_code)]
