@@ -119,6 +119,7 @@ async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
         modem_bridges: None,
         programs: None,
         stages: Default::default(),
+        channel_memo: Default::default(),
     };
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);

@@ -1,17 +1,22 @@
 //! Deliveries written into a TUN without offloads: which packets go in coalesced
-//! (`io::tun::Writer::plan`, tun-rs's GRO underneath) for any packets a vehicle may send. The
-//! input is a batch: per packet a flag byte (bit 0: may be coalesced; bit 1: give a TCP segment
-//! its correct checksum, so that coalescing is reached) and a length byte, then the IP packet.
-//! Every packet must have a carrier: its own bytes, a coalesced segment at its own index whose
-//! stretch of the flow holds it, or an earlier such segment holding it.
+//! (`io::tun::Writer::plan`, tun-rs's GRO underneath) for any packets a vehicle may send, into
+//! a TUN that takes coalesced UDP datagrams or not. The input: a byte choosing the TUN (bit 0:
+//! UDP too), then per packet a flag byte (bit 0: may be coalesced; bit 1: give a TCP segment or
+//! UDP datagram its correct checksum, so that coalescing is reached) and a length byte, then
+//! the IP packet. Every packet must have a carrier: its own bytes, or a coalesced one — at its
+//! own index or an earlier one — that only packets allowed to be coalesced, TCP segments or
+//! UDP datagrams with data, are in.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use netsim_cosim::io::tun::{Carrier, Outgoing, Writer, BATCH, VNET_HDR_LEN};
-use netsim_cosim::wire::ip::{tcp_checksum, IpPacket, TcpSpan};
+use netsim_cosim::wire::ip::{transport_checksum, IpPacket, TcpSpan, UdpSpan, TCP};
 
 fuzz_target!(|data: &[u8]| {
+    let Some((&tun, mut rest)) = data.split_first() else {
+        return;
+    };
+    let udp = tun & 1 != 0;
     let mut packets: Vec<(Vec<u8>, bool)> = Vec::new();
-    let mut rest = data;
     while rest.len() >= 2 && packets.len() < BATCH {
         let (flags, len) = (rest[0], usize::from(rest[1]) * 8);
         rest = &rest[2..];
@@ -21,10 +26,11 @@ fuzz_target!(|data: &[u8]| {
         rest = &rest[take..];
         if flags & 2 != 0 {
             if let (Some(c), Ok(p)) = (
-                tcp_checksum(&bytes[VNET_HDR_LEN..]),
+                transport_checksum(&bytes[VNET_HDR_LEN..]),
                 IpPacket::new_checked(&bytes[VNET_HDR_LEN..]),
             ) {
-                let at = VNET_HDR_LEN + p.header_len() + 16;
+                let field = if p.protocol() == TCP { 16 } else { 6 };
+                let at = VNET_HDR_LEN + p.header_len() + field;
                 bytes[at..at + 2].copy_from_slice(&c.to_be_bytes());
             }
         }
@@ -37,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
             may_coalesce: *c,
         })
         .collect();
-    let mut w = Writer::default();
+    let mut w = Writer::new(udp);
     let carrier = w.plan(&outgoing).to_vec();
     assert_eq!(carrier.len(), outgoing.len());
     for (i, c) in carrier.iter().enumerate() {
@@ -47,8 +53,12 @@ fuzz_target!(|data: &[u8]| {
             Carrier::In(h) => {
                 assert!(h < i && outgoing[i].may_coalesce, "{i} in {h}");
                 assert!(matches!(carrier[h], Carrier::Head(_)), "{i} in {h}: not a head");
-                let mine = TcpSpan::of(&outgoing[i].bytes[VNET_HDR_LEN..]).expect("a TCP segment");
-                assert!(mine.len > 0);
+                let ip = &outgoing[i].bytes[VNET_HDR_LEN..];
+                match (TcpSpan::of(ip), UdpSpan::of(ip)) {
+                    (Some(tcp), _) => assert!(tcp.len > 0),
+                    (None, Some(d)) => assert!(udp && d.len > 0, "{i}: a UDP datagram"),
+                    _ => panic!("{i}: neither TCP nor UDP"),
+                }
             }
         }
     }

@@ -2,11 +2,11 @@
 //! task per vehicle feeding the [`Engine`] (without `network.offload`, each burst split into
 //! its wire packets), and a release thread of its own writing each delivery into the
 //! receiver's TUN at the wall time of the sim time the simulator chose (through the window
-//! clock; segments due together coalesced, [`tun::Writer`]), plus the pcap files. The release thread sleeps on a condition
-//! variable until the next delivery is due (precise to microseconds with the timer slack
-//! [`super::timer::init`] sets), so thousands of releases a second each cost a futex wake, not
-//! a hop through tokio's blocking pool. Everything is shared behind one mutex; critical sections are
-//! short (no I/O but the buffered pcap writes).
+//! clock; packets of a flow due together coalesced, [`tun::Writer`]), plus the pcap files.
+//! The release thread sleeps on a condition variable until the next delivery is due (precise
+//! to microseconds with the timer slack [`super::timer::init`] sets), so thousands of releases
+//! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
+//! shared behind one mutex; critical sections are short (no I/O but the buffered pcap writes).
 
 use super::netns::Namespaces;
 use super::tun;
@@ -378,19 +378,20 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, spli
 /// A packet as read: its virtio header and the IP packet.
 fn frame(bytes: &[u8]) -> Frame {
     Frame {
-        data: Arc::new(bytes.to_vec()),
+        data: Arc::from(bytes),
         hdr_len: tun::VNET_HDR_LEN.min(bytes.len()),
     }
 }
 
 /// Writes each delivery into its receiver's TUN once it is due (never before), until the live
 /// side closes. Runs on a thread of its own. Deliveries due together go to each receiver in one
-/// [`tun::Writer`] call, which with `coalesce` (no offloads) joins consecutive TCP segments.
+/// [`tun::Writer`] call, which with `coalesce` (no offloads) joins consecutive TCP segments of
+/// a flow, and UDP datagrams where the kernel takes them coalesced (all TUNs do, or none).
 fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>], coalesce: bool) {
     super::timer::init();
     let mut due_now: Vec<Delivery> = Vec::new();
     let mut results: Vec<bool> = Vec::new();
-    let mut writer = tun::Writer::default();
+    let mut writer = tun::Writer::new(devices.iter().all(|d| d.udp_gso()));
     loop {
         {
             let mut st = shared.lock();

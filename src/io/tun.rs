@@ -12,15 +12,18 @@
 //! put on the wire (checksums finished), so the simulator, the ledger and the pcaps see every
 //! one with its own fate and time; and [`Writer`] hands the receiving kernel consecutive TCP
 //! segments of a flow that are due at the same instant as one coalesced segment, as a card's
-//! GRO would on a real receiver. The kernel's per-packet work is then done once per burst, on
-//! both sides. Splitting and coalescing are tun-rs's own (`recv_multiple` and `handle_gro`,
-//! wireguard-go's; the latter exported but hidden from its documentation, so the version in
-//! Cargo.lock is the one this was checked against).
+//! GRO would on a real receiver, and consecutive UDP datagrams of a flow as one UDP GSO
+//! datagram where the kernel takes those (USO, Linux ≥ 6.2), which it splits again before any
+//! socket sees them. The kernel's per-packet work is then done once per burst, on both sides.
+//! Splitting and coalescing are tun-rs's own (`recv_multiple` and `handle_gro`, wireguard-go's;
+//! the latter exported but hidden from its documentation, so the version in Cargo.lock is the
+//! one this was checked against). A coalesced UDP datagram says nothing about which datagrams
+//! it took; [`Writer`] checks them byte for byte against its payload.
 
 use super::netns::{ip, run_in};
 use anyhow::Context;
 use ipnet::IpNet;
-use crate::wire::ip::TcpSpan;
+use crate::wire::ip::{TcpSpan, UdpSpan};
 use tun_rs::{AsyncDevice, DeviceBuilder};
 
 /// Name of the interface in every vehicle's namespace.
@@ -66,8 +69,6 @@ pub fn open(ns: &str, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> {
 
 /// Packets one write call takes at most (a coalesced segment holds up to 45 full-size ones).
 pub const BATCH: usize = 64;
-/// The virtio header's `gso_type` (its second byte) of a lone packet.
-const GSO_NONE: u8 = 0;
 /// Room for the largest coalesced segment: a 64 KiB IP packet behind its virtio header.
 const COALESCED_CAPACITY: usize = 65_535 + 2 * VNET_HDR_LEN;
 
@@ -78,11 +79,10 @@ const BURST: usize = 65_535 + VNET_HDR_LEN;
 /// (module docs).
 pub struct Reader {
     raw: Vec<u8>,
-    /// Splitting: [`IDEAL_BATCH_SIZE`](tun_rs::IDEAL_BATCH_SIZE) slots of `slot` bytes, one per
-    /// packet of a burst, each starting with a virtio header that stays all zero. Empty when
-    /// bursts are read as they are.
-    slots: Vec<u8>,
-    slot: usize,
+    /// Splitting: [`IDEAL_BATCH_SIZE`](tun_rs::IDEAL_BATCH_SIZE) slots, one per packet of a
+    /// burst, each the MTU behind a virtio header that stays all zero. Empty when bursts are
+    /// read as they are.
+    slots: Vec<Vec<u8>>,
     sizes: Vec<usize>,
     count: usize,
 }
@@ -92,12 +92,14 @@ impl Reader {
     /// larger than the MTU at the start, after the MTU was raised in the namespace, cannot be
     /// split: the read fails and the burst is lost before capture, logged at debug level.)
     pub fn new(split: bool, mtu: u16) -> Reader {
-        let batch = if split { tun_rs::IDEAL_BATCH_SIZE } else { 0 };
-        let slot = VNET_HDR_LEN + usize::from(mtu);
+        let batch = if split { tun_rs::IDEAL_BATCH_SIZE } else { 1 };
         Reader {
             raw: vec![0; BURST],
-            slots: vec![0; batch * slot],
-            slot,
+            slots: if split {
+                vec![vec![0; VNET_HDR_LEN + usize::from(mtu)]; batch]
+            } else {
+                Vec::new()
+            },
             sizes: vec![0; batch],
             count: 0,
         }
@@ -107,13 +109,10 @@ impl Reader {
     pub async fn read(&mut self, dev: &AsyncDevice) -> std::io::Result<usize> {
         self.count = 0;
         let n = if self.slots.is_empty() {
-            self.sizes.clear();
-            let n = dev.recv(&mut self.raw).await?;
-            self.sizes.push(n);
+            self.sizes[0] = dev.recv(&mut self.raw).await?;
             1
         } else {
-            let mut bufs: Vec<&mut [u8]> = self.slots.chunks_mut(self.slot).collect();
-            dev.recv_multiple(&mut self.raw, &mut bufs, &mut self.sizes, VNET_HDR_LEN)
+            dev.recv_multiple(&mut self.raw, &mut self.slots, &mut self.sizes, VNET_HDR_LEN)
                 .await?
         };
         self.count = n.min(self.sizes.len());
@@ -125,11 +124,10 @@ impl Reader {
         if i >= self.count {
             return &[];
         }
-        if self.slots.is_empty() {
-            return &self.raw[..self.sizes[0].min(BURST)];
+        match self.slots.get(i) {
+            Some(slot) => &slot[..(VNET_HDR_LEN + self.sizes[i]).min(slot.len())],
+            None => &self.raw[..self.sizes[0].min(BURST)],
         }
-        let len = (VNET_HDR_LEN + self.sizes[i]).min(self.slot);
-        &self.slots[i * self.slot..i * self.slot + len]
     }
 }
 
@@ -141,9 +139,10 @@ pub struct Outgoing<'a> {
     pub may_coalesce: bool,
 }
 
-/// Writes packets into TUNs, coalescing consecutive TCP segments of a flow (module docs).
-/// Keeps its buffers between calls: [`BATCH`] of 64 KiB (4.2 MB), allocated once, since tun-rs
-/// only coalesces into a buffer with room for the largest segment.
+/// Writes packets into TUNs, coalescing consecutive TCP segments of a flow, and consecutive
+/// UDP datagrams of a flow where the TUN takes them (module docs). Keeps its buffers between
+/// calls: [`BATCH`] of 64 KiB (4.2 MB), allocated once, since tun-rs only coalesces into a
+/// buffer with room for the largest segment.
 #[derive(Default)]
 pub struct Writer {
     /// The candidates' bytes; after [`Self::plan`], a coalesced segment at its first packet's.
@@ -152,9 +151,14 @@ pub struct Writer {
     candidates: Vec<usize>,
     /// Per packet of the chunk: what goes into the TUN for it.
     carrier: Vec<Carrier>,
-    /// The coalesced segments: buffer index and the stretch of its flow it carries.
+    /// The coalesced TCP segments: buffer index and the stretch of its flow it carries.
     segments: Vec<(usize, TcpSpan)>,
+    /// The coalesced UDP datagrams being attributed: buffer index, the flow, and the stretch
+    /// of the buffer's payload not yet attributed to a datagram of the chunk.
+    datagrams: Vec<(usize, UdpSpan, std::ops::Range<usize>)>,
     gro: tun_rs::GROTable,
+    /// The TUN takes coalesced UDP datagrams (the kernel's USO, [`AsyncDevice::udp_gso`]).
+    udp: bool,
 }
 
 /// How one packet of a chunk reaches the TUN.
@@ -169,6 +173,14 @@ pub enum Carrier {
 }
 
 impl Writer {
+    /// A writer for TUNs that take coalesced UDP datagrams (`udp`) or only TCP segments.
+    pub fn new(udp: bool) -> Writer {
+        Writer {
+            udp,
+            ..Writer::default()
+        }
+    }
+
     /// Writes `packets` into `dev` in their order (a coalesced one with the segment carrying
     /// it) and sets `ok[i]` to whether packet `i` went in (a coalesced one: whether the
     /// segment that carried it did). `ok` is as long as `packets`.
@@ -190,14 +202,14 @@ impl Writer {
         self.carrier.clear();
         self.carrier.resize(chunk.len(), Carrier::Itself);
         self.candidates.clear();
-        // Only TCP segments with data are ever coalesced; the rest is not even copied.
+        // Only TCP segments and UDP datagrams with data are ever coalesced; the rest is not
+        // even copied.
+        let udp = self.udp;
         self.candidates.extend((0..chunk.len()).filter(|&i| {
+            let ip = chunk[i].bytes.get(VNET_HDR_LEN..).unwrap_or_default();
             chunk[i].may_coalesce
-                && chunk[i]
-                    .bytes
-                    .get(VNET_HDR_LEN..)
-                    .and_then(TcpSpan::of)
-                    .is_some_and(|s| s.len > 0)
+                && (TcpSpan::of(ip).is_some_and(|s| s.len > 0)
+                    || udp && UdpSpan::of(ip).is_some_and(|s| s.len > 0))
         }));
         let n = self.candidates.len();
         if n < 2 || chunk.len() > BATCH {
@@ -214,36 +226,79 @@ impl Writer {
         let bufs = &mut self.bufs[..n];
         let gro = &mut self.gro;
         let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            gro.apply_gro(bufs, VNET_HDR_LEN, false)
+            gro.apply_gro(bufs, VNET_HDR_LEN, udp)
         }));
-        if !matches!(planned, Ok(Ok(()))) {
+        if !matches!(planned, Ok(Ok(()))) || !self.attribute(chunk) {
             // Written one by one, as they came.
-            return &self.carrier;
+            self.carrier.fill(Carrier::Itself);
         }
-        // A coalesced segment sits at its first packet's index, its header saying so (a GSO
-        // type); every other candidate either went into one of them (its stretch of the flow
-        // lies in the segment's) or is written as it is.
+        &self.carrier
+    }
+
+    /// After the GRO: a coalesced segment sits at its first packet's index, its header saying
+    /// so (a GSO type); every other candidate either went into one of them or is written as it
+    /// is. A TCP segment went into the one whose stretch of the flow holds it; a UDP datagram
+    /// into its flow's coalesced datagram, whose payload is the payloads of the flow's
+    /// datagrams it took, one after the other, each checked byte for byte. `false` if the
+    /// coalesced datagrams are not exactly made of the chunk's (then nothing is coalesced).
+    fn attribute(&mut self, chunk: &[Outgoing]) -> bool {
+        let n = self.candidates.len();
         self.segments.clear();
+        self.datagrams.clear();
         self.segments.extend((0..n).filter_map(|j| {
             let b = &self.bufs[j];
-            if b[1] == GSO_NONE {
+            if b[1] != tun_rs::VIRTIO_NET_HDR_GSO_TCPV4 && b[1] != tun_rs::VIRTIO_NET_HDR_GSO_TCPV6
+            {
                 return None;
             }
             Some((j, TcpSpan::of(&b[VNET_HDR_LEN..])?))
         }));
         for (j, &i) in self.candidates.iter().enumerate() {
-            if self.segments.iter().any(|&(h, _)| h == j) {
-                self.carrier[i] = Carrier::Head(j);
+            let ip = &chunk[i].bytes[VNET_HDR_LEN..];
+            if let Some(mine) = TcpSpan::of(ip) {
+                if self.segments.iter().any(|&(h, _)| h == j) {
+                    self.carrier[i] = Carrier::Head(j);
+                    continue;
+                }
+                let host = self.segments.iter().find(|(_, s)| mine.within(s));
+                self.carrier[i] = match host {
+                    Some(&(h, _)) if self.candidates[h] < i => Carrier::In(self.candidates[h]),
+                    _ => Carrier::Itself,
+                };
                 continue;
             }
-            let mine = chunk[i].bytes.get(VNET_HDR_LEN..).and_then(TcpSpan::of);
-            let host = mine.and_then(|m| self.segments.iter().find(|(_, s)| m.within(s)));
-            self.carrier[i] = match host {
-                Some(&(h, _)) if self.candidates[h] < i => Carrier::In(self.candidates[h]),
-                _ => Carrier::Itself,
+            let Some(mine) = UdpSpan::of(ip) else {
+                return false;
             };
+            let open = self
+                .datagrams
+                .iter()
+                .position(|(_, flow, rest)| flow.same_flow(&mine) && !rest.is_empty());
+            if self.bufs[j][1] == tun_rs::VIRTIO_NET_HDR_GSO_UDP_L4 {
+                // A new coalesced datagram while the flow's last one is not yet filled is not
+                // what the GRO makes.
+                let Some(whole) = UdpSpan::of(&self.bufs[j][VNET_HDR_LEN..]) else {
+                    return false;
+                };
+                if open.is_some() || whole.len < mine.len || !whole.same_flow(&mine) {
+                    return false;
+                }
+                let rest = whole.at + mine.len..whole.at + whole.len;
+                self.datagrams.push((j, mine, rest));
+                self.carrier[i] = Carrier::Head(j);
+            } else if let Some(o) = open {
+                let (h, _, rest) = &mut self.datagrams[o];
+                let taken = rest.start..rest.start + mine.len;
+                let payload = &ip[mine.at..mine.at + mine.len];
+                let coalesced = self.bufs[*h].get(VNET_HDR_LEN..).and_then(|b| b.get(taken.clone()));
+                if taken.end > rest.end || coalesced != Some(payload) {
+                    return false;
+                }
+                rest.start = taken.end;
+                self.carrier[i] = Carrier::In(self.candidates[*h]);
+            }
         }
-        &self.carrier
+        self.datagrams.iter().all(|(_, _, rest)| rest.is_empty())
     }
 }
 
@@ -264,13 +319,20 @@ fn write_one(dev: &AsyncDevice, packet: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::ip::tcp_segment;
+    use crate::wire::ip::{tcp_segment, udp_datagram};
 
     /// A TCP segment to 10.0.0.2:`port` behind an all-zero virtio header, checksummed as the
     /// kernel hands it over.
     fn segment(port: u16, seq: u32, payload: &[u8]) -> Vec<u8> {
         let mut v = vec![0u8; VNET_HDR_LEN];
         v.extend_from_slice(&tcp_segment(port, seq, 1, payload));
+        v
+    }
+
+    /// A UDP datagram from port `port` behind an all-zero virtio header.
+    fn datagram(port: u16, payload: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; VNET_HDR_LEN];
+        v.extend_from_slice(&udp_datagram(port, payload));
         v
     }
 
@@ -334,5 +396,56 @@ mod tests {
         // Fewer than two candidates: nothing to plan.
         let packets = [out(&flow[0], true), out(&flow[1], false)];
         assert_eq!(Writer::default().plan(&packets), [Carrier::Itself; 2]);
+    }
+
+    #[test]
+    fn consecutive_datagrams_of_a_flow_go_in_as_one_where_the_tun_takes_them() {
+        let a: Vec<Vec<u8>> = (0..8u8).map(|k| datagram(4000, &[k; 36])).collect();
+        let other = datagram(4001, &[9; 36]);
+        let short = datagram(4000, &[20; 20]);
+        let after_short = datagram(4000, &[21; 36]);
+        let mut corrupted = datagram(4000, &[22; 36]);
+        corrupted[VNET_HDR_LEN + 30] ^= 1;
+        let mut packets: Vec<Outgoing> = a[..5].iter().map(|p| out(p, true)).collect();
+        packets.push(out(&other, true)); // 5
+        packets.extend(a[5..].iter().map(|p| out(p, true))); // 6, 7, 8
+        packets.push(out(&corrupted, false)); // 9
+        packets.push(out(&short, true)); // 10
+        packets.push(out(&after_short, true)); // 11
+
+        let mut w = Writer::new(true);
+        let carrier = w.plan(&packets).to_vec();
+        let mut expected = vec![Carrier::In(0); 12];
+        expected[0] = Carrier::Head(0);
+        expected[5] = Carrier::Itself;
+        expected[9] = Carrier::Itself;
+        // Nothing follows a shorter datagram in a coalesced one.
+        expected[11] = Carrier::Itself;
+        assert_eq!(carrier, expected);
+        // One UDP GSO datagram: 36-byte segments, the eight payloads then the short one.
+        let seg = &w.bufs[0];
+        assert_eq!(seg[1], tun_rs::VIRTIO_NET_HDR_GSO_UDP_L4);
+        assert_eq!(u16::from_le_bytes([seg[4], seg[5]]), 36, "gso_size");
+        let mut payload: Vec<u8> = (0..8u8).flat_map(|k| [k; 36]).collect();
+        payload.extend_from_slice(&[20; 20]);
+        assert_eq!(&seg[VNET_HDR_LEN + 28..], &payload[..]);
+
+        // A TUN without USO: every datagram by itself.
+        let mut w = Writer::new(false);
+        assert_eq!(w.plan(&packets), vec![Carrier::Itself; 12]);
+    }
+
+    #[test]
+    fn a_coalesced_datagram_not_made_of_the_chunks_own_coalesces_nothing() {
+        let a: Vec<Vec<u8>> = (0..3u8).map(|k| datagram(4000, &[k; 36])).collect();
+        let packets: Vec<Outgoing> = a.iter().map(|p| out(p, true)).collect();
+        let mut w = Writer::new(true);
+        assert_eq!(w.plan(&packets)[2], Carrier::In(0));
+        // The same coalesced buffer checked against a chunk whose third payload differs.
+        let changed = datagram(4000, &[7; 36]);
+        let packets = [out(&a[0], true), out(&a[1], true), out(&changed, true)];
+        w.candidates = vec![0, 1, 2];
+        w.carrier = vec![Carrier::Itself; 3];
+        assert!(!w.attribute(&packets));
     }
 }

@@ -33,14 +33,14 @@ pub struct EngineConfig {
 /// header's length with offloads, else 0).
 #[derive(Debug, Clone)]
 pub struct Frame {
-    pub data: Arc<Vec<u8>>,
+    pub data: Arc<[u8]>,
     pub hdr_len: usize,
 }
 
 impl Frame {
     pub fn plain(ip: Vec<u8>) -> Frame {
         Frame {
-            data: Arc::new(ip),
+            data: Arc::from(ip),
             hdr_len: 0,
         }
     }
@@ -384,12 +384,12 @@ impl Engine {
         if !(ber > 0.0) {
             return (frame, false);
         }
-        let mut data = (*frame.data).clone();
+        let mut data = frame.data.to_vec();
         let from = frame.hdr_len.min(data.len());
         let flipped = flip_bits(&mut data[from..], ber, &mut self.rng);
         (
             Frame {
-                data: Arc::new(data),
+                data: Arc::from(data),
                 hdr_len: frame.hdr_len,
             },
             flipped > 0,

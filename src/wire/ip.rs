@@ -311,14 +311,59 @@ impl TcpSpan {
     }
 }
 
-/// The checksum a TCP segment in `ip` must carry (computed over the pseudo-header and the
-/// segment with its checksum field taken as zero); `None` if `ip` is not TCP.
-pub fn tcp_checksum(ip: &[u8]) -> Option<u16> {
+/// A UDP datagram's flow and payload: enough to tell which of several datagrams of a flow,
+/// coalesced into one, carried a given one. The payload is what the IP header says follows the
+/// UDP header (the UDP length field is not trusted). `None` for anything but UDP with a whole
+/// header (IPv6 extension headers are not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpSpan {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Where the payload starts in the IP packet, and its length.
+    pub at: usize,
+    pub len: usize,
+}
+
+/// IP protocol number of UDP.
+pub const UDP: u8 = 17;
+
+impl UdpSpan {
+    pub fn of(ip: &[u8]) -> Option<UdpSpan> {
+        let p = IpPacket::new_checked(ip).ok()?;
+        let u = p.payload();
+        if p.protocol() != UDP || u.len() < 8 {
+            return None;
+        }
+        Some(UdpSpan {
+            src: p.src_addr(),
+            dst: p.dst_addr(),
+            src_port: u16::from_be_bytes([u[0], u[1]]),
+            dst_port: u16::from_be_bytes([u[2], u[3]]),
+            at: p.header_len() + 8,
+            len: u.len() - 8,
+        })
+    }
+
+    /// Whether `other` is a datagram of the same flow (addresses and ports).
+    pub fn same_flow(&self, other: &UdpSpan) -> bool {
+        (self.src, self.dst, self.src_port, self.dst_port)
+            == (other.src, other.dst, other.src_port, other.dst_port)
+    }
+}
+
+/// The checksum a TCP segment or UDP datagram in `ip` must carry (computed over the
+/// pseudo-header and the segment with its checksum field taken as zero; a UDP checksum that
+/// comes out zero is sent as 0xffff); `None` for other protocols or a short header.
+pub fn transport_checksum(ip: &[u8]) -> Option<u16> {
     let p = IpPacket::new_checked(ip).ok()?;
     let t = p.payload();
-    if p.protocol() != TCP || t.len() < 20 {
-        return None;
-    }
+    let field = match p.protocol() {
+        TCP if t.len() >= 20 => 16,
+        UDP if t.len() >= 8 => 6,
+        _ => return None,
+    };
     let mut sum: u64 = 0;
     let mut add = |b: &[u8]| {
         for c in b.chunks(2) {
@@ -339,14 +384,17 @@ pub fn tcp_checksum(ip: &[u8]) -> Option<u16> {
             add(&v6(d));
         }
     }
-    add(&[0, TCP]);
+    add(&[0, p.protocol()]);
     add(&u32::try_from(t.len()).ok()?.to_be_bytes());
-    add(&t[..16]);
-    add(&t[18..]);
+    add(&t[..field]);
+    add(&t[field + 2..]);
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
-    Some(!(sum as u16))
+    match !(sum as u16) {
+        0 if p.protocol() == UDP => Some(0xffff),
+        c => Some(c),
+    }
 }
 
 /// The internet checksum of an IPv4 header (with its checksum field zeroed).
@@ -384,8 +432,31 @@ pub(crate) fn tcp_segment(dst_port: u16, seq: u32, ack: u32, payload: &[u8]) -> 
     }
     .packet(&tcp)
     .expect("an IPv4 packet");
-    if let Some(c) = tcp_checksum(&ip) {
+    if let Some(c) = transport_checksum(&ip) {
         ip[36..38].copy_from_slice(&c.to_be_bytes());
+    }
+    ip
+}
+
+/// A UDP datagram from 10.0.0.1:`src_port` to 10.0.0.2:5201 with its checksum, for tests.
+#[cfg(test)]
+pub(crate) fn udp_datagram(src_port: u16, payload: &[u8]) -> Vec<u8> {
+    let mut udp = vec![0u8; 8];
+    udp[0..2].copy_from_slice(&src_port.to_be_bytes());
+    udp[2..4].copy_from_slice(&5201u16.to_be_bytes());
+    udp[4..6].copy_from_slice(&u16::try_from(8 + payload.len()).unwrap_or(0).to_be_bytes());
+    udp.extend_from_slice(payload);
+    let mut ip = IpRepr {
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 0, 2).into(),
+        protocol: UDP,
+        hop_limit: 64,
+        payload_len: 0,
+    }
+    .packet(&udp)
+    .expect("an IPv4 packet");
+    if let Some(c) = transport_checksum(&ip) {
+        ip[26..28].copy_from_slice(&c.to_be_bytes());
     }
     ip
 }
@@ -417,6 +488,27 @@ mod tests {
         let mut short = segment(100, 10);
         short[20 + 12] = 15 << 4; // a 60-byte TCP header in 30 bytes
         assert_eq!(TcpSpan::of(&short), None);
+    }
+
+    #[test]
+    fn a_udp_span_is_the_flow_and_the_payload_the_ip_header_gives() {
+        let d = udp_datagram(40000, &[7; 36]);
+        assert_eq!(d.len(), 64);
+        let s = UdpSpan::of(&d).unwrap();
+        assert_eq!((s.src_port, s.dst_port, s.at, s.len), (40000, 5201, 28, 36));
+        assert_eq!(&d[s.at..s.at + s.len], &[7; 36]);
+        assert!(s.same_flow(&UdpSpan::of(&udp_datagram(40000, &[1; 3])).unwrap()));
+        assert!(!s.same_flow(&UdpSpan::of(&udp_datagram(40001, &[7; 36])).unwrap()));
+        // A UDP length field saying more than the packet holds does not move the payload.
+        let mut lying = d.clone();
+        lying[24..26].copy_from_slice(&1000u16.to_be_bytes());
+        assert_eq!(UdpSpan::of(&lying).unwrap().len, 36);
+        // The checksum over the pseudo-header and the datagram (worked out independently).
+        assert_eq!(transport_checksum(&d), Some(0xbc83));
+        let mut tcp = d.clone();
+        tcp[9] = TCP;
+        assert_eq!(UdpSpan::of(&tcp), None);
+        assert_eq!(UdpSpan::of(&d[..27]), None);
     }
 
     #[test]
