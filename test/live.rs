@@ -606,7 +606,15 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
 /// Packets the TUN of `vehicle` received (the coordinator's writes into it).
 fn tun_rx_packets(vehicle: &str) -> u64 {
     let o = Command::new("ip")
-        .args(["-n", &netns::ns_name(vehicle), "-s", "-j", "link", "show", "cosim0"])
+        .args([
+            "-n",
+            &netns::ns_name(vehicle),
+            "-s",
+            "-j",
+            "link",
+            "show",
+            "cosim0",
+        ])
         .output()
         .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();

@@ -52,7 +52,10 @@ fuzz_target!(|data: &[u8]| {
             Carrier::Head(_) => assert!(outgoing[i].may_coalesce),
             Carrier::In(h) => {
                 assert!(h < i && outgoing[i].may_coalesce, "{i} in {h}");
-                assert!(matches!(carrier[h], Carrier::Head(_)), "{i} in {h}: not a head");
+                assert!(
+                    matches!(carrier[h], Carrier::Head(_)),
+                    "{i} in {h}: not a head"
+                );
                 let ip = &outgoing[i].bytes[VNET_HDR_LEN..];
                 match (TcpSpan::of(ip), UdpSpan::of(ip)) {
                     (Some(tcp), _) => assert!(tcp.len > 0),

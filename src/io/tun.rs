@@ -21,9 +21,9 @@
 //! it took; [`Writer`] checks them byte for byte against its payload.
 
 use super::netns::{ip, run_in};
+use crate::wire::ip::{TcpSpan, UdpSpan};
 use anyhow::Context;
 use ipnet::IpNet;
-use crate::wire::ip::{TcpSpan, UdpSpan};
 use tun_rs::{AsyncDevice, DeviceBuilder};
 
 /// Name of the interface in every vehicle's namespace.
@@ -34,10 +34,7 @@ pub const VNET_HDR_LEN: usize = tun_rs::VIRTIO_NET_HDR_LEN;
 /// Creates and configures the TUN interface of namespace `ns`; needs a tokio runtime.
 pub fn open(ns: &str, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> {
     let dev = run_in(ns, move || {
-        DeviceBuilder::new()
-            .name(IFNAME)
-            .offload(true)
-            .build_sync()
+        DeviceBuilder::new().name(IFNAME).offload(true).build_sync()
     })
     .with_context(|| format!("cannot create TUN {IFNAME} in namespace {ns}"))?;
     for net in addresses {
@@ -112,8 +109,13 @@ impl Reader {
             self.sizes[0] = dev.recv(&mut self.raw).await?;
             1
         } else {
-            dev.recv_multiple(&mut self.raw, &mut self.slots, &mut self.sizes, VNET_HDR_LEN)
-                .await?
+            dev.recv_multiple(
+                &mut self.raw,
+                &mut self.slots,
+                &mut self.sizes,
+                VNET_HDR_LEN,
+            )
+            .await?
         };
         self.count = n.min(self.sizes.len());
         Ok(self.count)
@@ -290,7 +292,9 @@ impl Writer {
                 let (h, _, rest) = &mut self.datagrams[o];
                 let taken = rest.start..rest.start + mine.len;
                 let payload = &ip[mine.at..mine.at + mine.len];
-                let coalesced = self.bufs[*h].get(VNET_HDR_LEN..).and_then(|b| b.get(taken.clone()));
+                let coalesced = self.bufs[*h]
+                    .get(VNET_HDR_LEN..)
+                    .and_then(|b| b.get(taken.clone()));
                 if taken.end > rest.end || coalesced != Some(payload) {
                     return false;
                 }

@@ -305,7 +305,13 @@ impl TcpSpan {
     /// acknowledgement, sequence numbers modulo 2³²).
     pub fn within(&self, outer: &TcpSpan) -> bool {
         (self.src, self.dst, self.src_port, self.dst_port, self.ack)
-            == (outer.src, outer.dst, outer.src_port, outer.dst_port, outer.ack)
+            == (
+                outer.src,
+                outer.dst,
+                outer.src_port,
+                outer.dst_port,
+                outer.ack,
+            )
             && self.len > 0
             && self.seq.wrapping_sub(outer.seq) < outer.len
     }
@@ -471,7 +477,12 @@ mod tests {
         // Sequence numbers wrap: the coalesced segment starts 1000 bytes before 2³².
         let outer = TcpSpan::of(&segment(u32::MAX - 999, 3000)).unwrap();
         assert_eq!(outer.len, 3000);
-        for (seq, inside) in [(u32::MAX - 999, true), (500, true), (1999, true), (2000, false)] {
+        for (seq, inside) in [
+            (u32::MAX - 999, true),
+            (500, true),
+            (1999, true),
+            (2000, false),
+        ] {
             let s = TcpSpan::of(&segment(seq, 1000)).unwrap();
             assert_eq!(s.within(&outer), inside, "seq {seq}");
         }
@@ -481,7 +492,10 @@ mod tests {
             TcpSpan::of(&p).unwrap()
         };
         assert!(!other_ack.within(&outer));
-        assert!(!TcpSpan::of(&segment(100, 0)).unwrap().within(&outer), "no payload");
+        assert!(
+            !TcpSpan::of(&segment(100, 0)).unwrap().within(&outer),
+            "no payload"
+        );
         let mut udp = segment(100, 10);
         udp[9] = 17;
         assert_eq!(TcpSpan::of(&udp), None);
