@@ -627,7 +627,9 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
     // offloads); without `network.offload` each is split into its wire packets before the
     // simulator, the ledger and the record see it, and the segments due at the same instant
     // go into the receiver's TUN coalesced again. Over a fast ideal link nearly everything is
-    // due at a window's start, so the receiver's TUN takes far fewer writes than copies.
+    // due at a window's start, so the receiver's TUN takes far fewer writes than copies. The
+    // same for a flood of small UDP datagrams, which are no burst on capture but go in as one
+    // UDP GSO datagram per flow and release. The TUNs queue 4096 packets before capture.
     let _serial = require_root();
     let names = ["gra", "grb"];
     let dir = tempfile::tempdir().unwrap();
@@ -640,16 +642,39 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         "links:\n  default: {model: ideal, rate_bps: 1.0e11, delay_ms: 0}\nnetwork: {capture: tun, queue_limit: 65536, max_hold_windows: 1000}\n",
     );
     let out = dir.path().join("out");
-    let rx = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let rx = std::sync::Arc::new(std::sync::Mutex::new((0, 0, 0, 0)));
     let seen = rx.clone();
     let summary = live_run(&s, &out, None, move || {
         let mut server = iperf3_server("grb", &ip_of(73, 1));
         std::thread::sleep(Duration::from_millis(500));
         let o = exec("gra", &["iperf3", "-c", &ip_of(73, 1), "-t", "2"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let _ = server.wait();
+        let after_tcp = tun_rx_packets("grb");
+        server = iperf3_server("grb", &ip_of(73, 1));
+        std::thread::sleep(Duration::from_millis(500));
+        let udp = ["-u", "-b", "0", "-l", "36", "-w", "4M", "-t", "1", "-J"];
+        let o = exec(
+            "gra",
+            &[&["iperf3", "-c", &ip_of(73, 1)][..], &udp].concat(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let sum = &j["end"]["sum"];
+        let count = |k: &str| {
+            sum[k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("iperf3 said: {j}"))
+        };
+        let received = count("packets") - count("lost_packets");
         let _ = server.kill();
         let _ = server.wait();
-        *seen.lock().unwrap() = tun_rx_packets("grb");
+        *seen.lock().unwrap() = (
+            after_tcp,
+            tun_rx_packets("grb") - after_tcp,
+            received,
+            tun_tx_queue_len("gra"),
+        );
     });
     let net = &summary["network"];
     assert_balanced(net);
@@ -671,14 +696,41 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         largest <= 1500,
         "every packet the simulator saw fits the 1500-byte MTU; the largest: {largest} bytes"
     );
-    let writes = *rx.lock().unwrap();
+    let (writes, udp_writes, datagrams, queue) = *rx.lock().unwrap();
     eprintln!(
-        "gra -> grb: {copies} packets ({bytes} bytes) delivered in {writes} writes into grb's TUN"
+        "gra -> grb: {copies} packets ({bytes} bytes) delivered in {writes} writes into grb's \
+         TUN, then {datagrams} 64-byte datagrams received through {udp_writes} writes"
     );
     assert!(
         writes * 5 < copies,
         "{writes} writes for {copies} delivered packets: not coalesced"
     );
+    assert!(
+        datagrams > 10_000,
+        "the UDP flood: {datagrams} datagrams received"
+    );
+    assert!(
+        udp_writes * 5 < datagrams,
+        "{udp_writes} writes for {datagrams} datagrams received: not coalesced"
+    );
+    assert_eq!(queue, u64::from(netsim_cosim::io::tun::TX_QUEUE_LEN));
+}
+
+/// The transmit queue length of the TUN of `vehicle`.
+fn tun_tx_queue_len(vehicle: &str) -> u64 {
+    let o = Command::new("ip")
+        .args([
+            "-n",
+            &netns::ns_name(vehicle),
+            "-j",
+            "link",
+            "show",
+            "cosim0",
+        ])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    j[0]["txqlen"].as_u64().unwrap_or(0)
 }
 
 #[test]

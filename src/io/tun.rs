@@ -1,9 +1,9 @@
 //! The TUN interface inside a vehicle's namespace: created there (on a thread that entered the
 //! namespace), so every vehicle's interface can have the same name, and configured with `ip`:
 //! the vehicle's IPv4/IPv6 addresses (IPv6 without duplicate address detection, so they are
-//! usable at once), `multicast on`, up, default routes and the multicast ranges 224.0.0.0/4
-//! and ff00::/8 through it. The coordinator holds the file descriptor; the interface goes
-//! away with it.
+//! usable at once), `multicast on`, a transmit queue of [`TX_QUEUE_LEN`], up, default routes
+//! and the multicast ranges 224.0.0.0/4 and ff00::/8 through it. The coordinator holds the
+//! file descriptor; the interface goes away with it.
 //!
 //! Every interface has the kernel's offloads (TCP and UDP segmentation, checksums left to
 //! finish), so the kernel hands over bursts of up to 64 KiB, each behind a virtio-net header,
@@ -28,6 +28,12 @@ use tun_rs::{AsyncDevice, DeviceBuilder};
 
 /// Name of the interface in every vehicle's namespace.
 pub const IFNAME: &str = "cosim0";
+/// Packets (or bursts) a TUN holds between the sending vehicle and the coordinator's read: the
+/// transmit ring of a network card (they hold 256–4096). The kernel's default for a TUN, 500,
+/// overflows whenever the reader is off the CPU for a moment under a small-packet flood, and
+/// what overflows is dropped before capture, outside the ledger (the interface's `TX dropped`).
+/// Queued packets are charged to the sending sockets, whose buffers bound their memory.
+pub const TX_QUEUE_LEN: u32 = 4096;
 /// Length of the virtio-net header in front of each packet with offloads.
 pub const VNET_HDR_LEN: usize = tun_rs::VIRTIO_NET_HDR_LEN;
 
@@ -45,7 +51,9 @@ pub fn open(ns: &str, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> {
         }
         ip(&args)?;
     }
-    ip(&["-n", ns, "link", "set", IFNAME, "multicast", "on", "up"])?;
+    let queue = TX_QUEUE_LEN.to_string();
+    let link = [IFNAME, "multicast", "on", "txqueuelen", &queue, "up"];
+    ip(&[&["-n", ns, "link", "set"][..], &link].concat())?;
     ip(&["-n", ns, "route", "add", "224.0.0.0/4", "dev", IFNAME])?;
     ip(&[
         "-n",
