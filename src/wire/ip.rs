@@ -1,7 +1,7 @@
 //! A zero-copy view of an IPv4 or IPv6 packet's fixed header, in the smoltcp style: a checked
 //! constructor validates every length before any accessor reads, so no accessor can panic on
 //! any input, and [`IpRepr`] is the parsed, owned form that can be emitted again. [`TcpSpan`]
-//! places a TCP segment in its flow's byte stream.
+//! places a TCP segment in its flow's byte stream, [`UdpSpan`] a UDP datagram in its flow.
 //!
 //! What is checked: the version nibble; IPv4: buffer ≥ 20 bytes, IHL ≥ 5, header within the
 //! buffer, `total_length` ≥ header and ≤ buffer; IPv6: buffer ≥ 40 bytes and
