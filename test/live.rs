@@ -603,8 +603,8 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
     assert_balanced(&summary["network"]);
 }
 
-/// Packets the TUN of `vehicle` received (the coordinator's writes into it).
-fn tun_rx_packets(vehicle: &str) -> u64 {
+/// `ip -s -j link show` of the TUN of `vehicle`: its settings and counters.
+fn tun_link(vehicle: &str) -> serde_json::Value {
     let o = Command::new("ip")
         .args([
             "-n",
@@ -618,7 +618,14 @@ fn tun_rx_packets(vehicle: &str) -> u64 {
         .output()
         .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    j[0]["stats64"]["rx"]["packets"].as_u64().unwrap()
+    j[0].clone()
+}
+
+/// Packets the TUN of `vehicle` received (the coordinator's writes into it).
+fn tun_rx_packets(vehicle: &str) -> u64 {
+    tun_link(vehicle)["stats64"]["rx"]["packets"]
+        .as_u64()
+        .unwrap()
 }
 
 #[test]
@@ -673,7 +680,7 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
             after_tcp,
             tun_rx_packets("grb") - after_tcp,
             received,
-            tun_tx_queue_len("gra"),
+            tun_link("gra")["txqlen"].as_u64().unwrap_or(0),
         );
     });
     let net = &summary["network"];
@@ -714,23 +721,6 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         "{udp_writes} writes for {datagrams} datagrams received: not coalesced"
     );
     assert_eq!(queue, u64::from(netsim_cosim::io::tun::TX_QUEUE_LEN));
-}
-
-/// The transmit queue length of the TUN of `vehicle`.
-fn tun_tx_queue_len(vehicle: &str) -> u64 {
-    let o = Command::new("ip")
-        .args([
-            "-n",
-            &netns::ns_name(vehicle),
-            "-j",
-            "link",
-            "show",
-            "cosim0",
-        ])
-        .output()
-        .unwrap();
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    j[0]["txqlen"].as_u64().unwrap_or(0)
 }
 
 #[test]

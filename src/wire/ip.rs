@@ -365,11 +365,7 @@ impl UdpSpan {
 pub fn transport_checksum(ip: &[u8]) -> Option<u16> {
     let p = IpPacket::new_checked(ip).ok()?;
     let t = p.payload();
-    let field = match p.protocol() {
-        TCP if t.len() >= 20 => 16,
-        UDP if t.len() >= 8 => 6,
-        _ => return None,
-    };
+    let field = checksum_field(&p)?;
     let mut sum: u64 = 0;
     let mut add = |b: &[u8]| {
         for c in b.chunks(2) {
@@ -403,6 +399,30 @@ pub fn transport_checksum(ip: &[u8]) -> Option<u16> {
     }
 }
 
+/// Where a TCP segment's or UDP datagram's checksum field starts in its header.
+fn checksum_field<T: AsRef<[u8]>>(p: &IpPacket<T>) -> Option<usize> {
+    match p.protocol() {
+        TCP if p.payload().len() >= 20 => Some(16),
+        UDP if p.payload().len() >= 8 => Some(6),
+        _ => None,
+    }
+}
+
+/// Writes [`transport_checksum`] into the TCP segment or UDP datagram in `ip`; false (and
+/// nothing written) for other packets.
+pub fn set_transport_checksum(ip: &mut [u8]) -> bool {
+    let field = IpPacket::new_checked(&*ip)
+        .ok()
+        .and_then(|p| Some(p.header_len() + checksum_field(&p)?));
+    match (field, transport_checksum(ip)) {
+        (Some(at), Some(c)) => {
+            ip[at..at + 2].copy_from_slice(&c.to_be_bytes());
+            true
+        }
+        _ => false,
+    }
+}
+
 /// The internet checksum of an IPv4 header (with its checksum field zeroed).
 pub fn ipv4_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = 0;
@@ -429,19 +449,7 @@ pub(crate) fn tcp_segment(dst_port: u16, seq: u32, ack: u32, payload: &[u8]) -> 
     tcp[13] = 0x10;
     tcp[14..16].copy_from_slice(&65535u16.to_be_bytes());
     tcp.extend_from_slice(payload);
-    let mut ip = IpRepr {
-        src: Ipv4Addr::new(10, 0, 0, 1).into(),
-        dst: Ipv4Addr::new(10, 0, 0, 2).into(),
-        protocol: TCP,
-        hop_limit: 64,
-        payload_len: 0,
-    }
-    .packet(&tcp)
-    .expect("an IPv4 packet");
-    if let Some(c) = transport_checksum(&ip) {
-        ip[36..38].copy_from_slice(&c.to_be_bytes());
-    }
-    ip
+    test_packet(TCP, &tcp)
 }
 
 /// A UDP datagram from 10.0.0.1:`src_port` to 10.0.0.2:5201 with its checksum, for tests.
@@ -452,18 +460,22 @@ pub(crate) fn udp_datagram(src_port: u16, payload: &[u8]) -> Vec<u8> {
     udp[2..4].copy_from_slice(&5201u16.to_be_bytes());
     udp[4..6].copy_from_slice(&u16::try_from(8 + payload.len()).unwrap_or(0).to_be_bytes());
     udp.extend_from_slice(payload);
+    test_packet(UDP, &udp)
+}
+
+/// `segment` of `protocol` from 10.0.0.1 to 10.0.0.2 in an IPv4 packet, its checksum set.
+#[cfg(test)]
+fn test_packet(protocol: u8, segment: &[u8]) -> Vec<u8> {
     let mut ip = IpRepr {
         src: Ipv4Addr::new(10, 0, 0, 1).into(),
         dst: Ipv4Addr::new(10, 0, 0, 2).into(),
-        protocol: UDP,
+        protocol,
         hop_limit: 64,
         payload_len: 0,
     }
-    .packet(&udp)
+    .packet(segment)
     .expect("an IPv4 packet");
-    if let Some(c) = transport_checksum(&ip) {
-        ip[26..28].copy_from_slice(&c.to_be_bytes());
-    }
+    set_transport_checksum(&mut ip);
     ip
 }
 
@@ -519,6 +531,14 @@ mod tests {
         assert_eq!(UdpSpan::of(&lying).unwrap().len, 36);
         // The checksum over the pseudo-header and the datagram (worked out independently).
         assert_eq!(transport_checksum(&d), Some(0xbc83));
+        let mut unset = d.clone();
+        unset[26..28].fill(0);
+        assert!(set_transport_checksum(&mut unset));
+        assert_eq!(unset, d);
+        let mut icmp = d.clone();
+        icmp[9] = 1;
+        assert!(!set_transport_checksum(&mut icmp));
+        assert_eq!(&icmp[10..], &d[10..], "nothing written");
         let mut tcp = d.clone();
         tcp[9] = TCP;
         assert_eq!(UdpSpan::of(&tcp), None);
