@@ -11,6 +11,12 @@
 //! where the receiving socket also has to take each window's datagrams at once (a zero-delay
 //! link releases what a window captured at the next window start), and overflows.
 //!
+//! TCP is measured with the machine's congestion control and TCP buffer limits, and again with
+//! cubic and 32 MiB limits in both namespaces (after the rest): a flow through the lockstep has
+//! a round trip near 2 W, and with the kernel's default 4 MiB send buffer, or with bbr's window
+//! of twice the bandwidth times the *minimum* round trip (about W), it cannot keep the path
+//! full. The TCP sender's round trip (iperf3's, mean and minimum) is printed with it.
+//!
 //! `cargo bench --bench tun` (BENCH_SECONDS=3 by default per measurement; W via BENCH_WINDOW_MS).
 use netsim_cosim::{config, coord::PhysicsCoordinator};
 use std::path::Path;
@@ -38,6 +44,11 @@ fn run(v: Vec<String>) -> String {
 
 struct Figures {
     tcp_bps: f64,
+    /// The TCP sender's smoothed round trip, mean and minimum over the run (µs, iperf3's).
+    tcp_rtt_us: (f64, f64),
+    /// TCP with cubic and 32 MiB TCP buffer limits in both namespaces: what the path carries
+    /// when the sender keeps a round trip's worth in flight.
+    tcp_deep_bps: f64,
     rtt_p50_us: f64,
     rtt_p99_us: f64,
     /// 64-byte datagrams/s received, with 4 MiB socket buffers.
@@ -72,14 +83,30 @@ fn measure(a: &str, b: &str, b_ip: &str, secs: u32) -> Figures {
         .unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let t = secs.to_string();
-    let tcp: serde_json::Value =
-        serde_json::from_str(&run(in_ns(a, &["iperf3", "-c", b_ip, "-t", &t, "-J"])))
-            .unwrap_or_default();
-    let tcp_bps = tcp["end"]["sum_received"]["bits_per_second"]
-        .as_f64()
-        .unwrap_or(0.0);
+    let tcp = |extra: &[&str]| -> serde_json::Value {
+        let args = [&["iperf3", "-c", b_ip, "-t", &t, "-J"][..], extra].concat();
+        serde_json::from_str(&run(in_ns(a, &args))).unwrap_or_default()
+    };
+    let rate = |j: &serde_json::Value| {
+        j["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap_or(0.0)
+    };
+    let plain = tcp(&[]);
+    let tcp_bps = rate(&plain);
+    let sender = &plain["end"]["streams"][0]["sender"];
+    let us = |k: &str| sender[k].as_f64().unwrap_or(f64::NAN);
+    let tcp_rtt_us = (us("mean_rtt"), us("min_rtt"));
     let pps_64 = udp_64(a, b_ip, &t, Some("4M"));
     let pps_64_default = udp_64(a, b_ip, &t, None);
+    for ns in [a, b] {
+        let limits = [
+            "net.ipv4.tcp_wmem=4096 16384 33554432",
+            "net.ipv4.tcp_rmem=4096 131072 33554432",
+        ];
+        run(in_ns(ns, &[&["sysctl", "-q", "-w"][..], &limits].concat()));
+    }
+    let tcp_deep_bps = rate(&tcp(&["-C", "cubic"]));
     let _ = server.kill();
     let _ = server.wait();
     let out = run(in_ns(
@@ -106,6 +133,8 @@ fn measure(a: &str, b: &str, b_ip: &str, secs: u32) -> Figures {
     };
     Figures {
         tcp_bps,
+        tcp_rtt_us,
+        tcp_deep_bps,
         rtt_p50_us: pct(0.5),
         rtt_p99_us: pct(0.99),
         pps_64,
@@ -199,6 +228,13 @@ fn print(name: &str, f: &Figures) {
         f.pps_64,
         f.pps_64_default
     );
+    println!(
+        "  {:<34} TCP sender's round trip mean {:>5.0} µs, min {:>5.0} µs; cubic with 32 MiB TCP buffers {:>8.1} Mbit/s",
+        "",
+        f.tcp_rtt_us.0,
+        f.tcp_rtt_us.1,
+        f.tcp_deep_bps / 1e6
+    );
 }
 
 fn main() {
@@ -229,8 +265,9 @@ fn main() {
             &f,
         );
         println!(
-            "    ratio to veth: TCP {:.3}, packets/s {:.3} ({:.3} with default buffers); added one-way latency p50 ≈ {:.0} µs (RTT/2 minus veth's; target ≤ W + 100 µs = {:.0} µs)",
+            "    ratio to veth: TCP {:.3} ({:.3} cubic, 32 MiB), packets/s {:.3} ({:.3} with default buffers); added one-way latency p50 ≈ {:.0} µs (RTT/2 minus veth's; target ≤ W + 100 µs = {:.0} µs)",
             f.tcp_bps / veth.tcp_bps.max(1.0),
+            f.tcp_deep_bps / veth.tcp_deep_bps.max(1.0),
             f.pps_64 / veth.pps_64.max(1.0),
             f.pps_64_default / veth.pps_64_default.max(1.0),
             (f.rtt_p50_us - veth.rtt_p50_us) / 2.0,

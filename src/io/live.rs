@@ -156,10 +156,12 @@ impl LiveNetwork {
         });
         let offload = s.network.offload;
         let mut tasks = Vec::new();
+        let pool = Arc::new(tun::BurstPool::default());
         for (node, dev) in devices.iter().enumerate() {
             tasks.push(tokio::spawn(read_loop(
                 shared.clone(),
                 dev.clone(),
+                pool.clone(),
                 node,
                 !offload,
             )));
@@ -168,7 +170,7 @@ impl LiveNetwork {
             let (shared, devices) = (shared.clone(), devices.clone());
             std::thread::Builder::new()
                 .name("release".into())
-                .spawn(move || release_loop(&shared, &devices, !offload))?
+                .spawn(move || release_loop(&shared, &devices))?
         };
         tracing::info!(
             vehicles = n,
@@ -349,20 +351,23 @@ impl Drop for LiveNetwork {
 
 /// Captures what vehicle `node` sends: each burst the kernel hands over as one frame, or with
 /// `split` as its wire packets, all stamped with the instant after the read under one lock.
-async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, split: bool) {
+async fn read_loop(
+    shared: Arc<Shared>,
+    dev: Arc<AsyncDevice>,
+    pool: Arc<tun::BurstPool>,
+    node: usize,
+    split: bool,
+) {
     let mtu = dev.mtu().unwrap_or(1500);
-    let mut reader = tun::Reader::new(split, mtu);
+    let mut reader = tun::Reader::new(split, mtu, pool);
     let mut frames: Vec<Frame> = Vec::new();
     loop {
-        let n = match reader.read(&dev).await {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::debug!("TUN of vehicle {node}: read failed: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-                continue;
-            }
-        };
-        frames.extend((0..n).map(|i| frame(reader.packet(i))));
+        if let Err(e) = reader.read(&dev).await {
+            tracing::debug!("TUN of vehicle {node}: read failed: {e}");
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            continue;
+        }
+        reader.take_frames(&mut frames);
         let read = Instant::now();
         let mut st = shared.lock();
         let t = st.clock.capture_at(read);
@@ -375,19 +380,11 @@ async fn read_loop(shared: Arc<Shared>, dev: Arc<AsyncDevice>, node: usize, spli
     }
 }
 
-/// A packet as read: its virtio header and the IP packet.
-fn frame(bytes: &[u8]) -> Frame {
-    Frame {
-        data: Arc::from(bytes),
-        hdr_len: tun::VNET_HDR_LEN.min(bytes.len()),
-    }
-}
-
 /// Writes each delivery into its receiver's TUN once it is due (never before), until the live
 /// side closes. Runs on a thread of its own. Deliveries due together go to each receiver in one
-/// [`tun::Writer`] call, which with `coalesce` (no offloads) joins consecutive TCP segments of
-/// a flow, and UDP datagrams where the kernel takes them coalesced (all TUNs do, or none).
-fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>], coalesce: bool) {
+/// [`tun::Writer`] call, which joins consecutive TCP segments of a flow, and UDP datagrams where
+/// the kernel takes them coalesced (all TUNs do, or none); bursts stay as they are.
+fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
     super::timer::init();
     let mut due_now: Vec<Delivery> = Vec::new();
     let mut results: Vec<bool> = Vec::new();
@@ -434,7 +431,7 @@ fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>], coalesce: bool) {
                     .iter()
                     .map(|d| tun::Outgoing {
                         bytes: &d.frame.data,
-                        may_coalesce: coalesce && !d.corrupted,
+                        may_coalesce: !d.corrupted,
                     })
                     .collect();
                 writer.write(dev, &packets, &mut results[from..to]);

@@ -33,14 +33,51 @@ pub struct EngineConfig {
 /// header's length with offloads, else 0).
 #[derive(Debug, Clone)]
 pub struct Frame {
-    pub data: Arc<[u8]>,
+    pub data: FrameData,
     pub hdr_len: usize,
+}
+
+/// A frame's bytes, shared by its copies: its own allocation, or lent by their owner (a burst
+/// in the buffer it was read into, `io::tun::Reader`), who gets them back when the last copy
+/// is dropped.
+#[derive(Clone)]
+pub enum FrameData {
+    Own(Arc<[u8]>),
+    Lent(Arc<dyn AsRef<[u8]> + Send + Sync>),
+}
+
+impl std::ops::Deref for FrameData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FrameData::Own(b) => b,
+            FrameData::Lent(b) => (**b).as_ref(),
+        }
+    }
+}
+
+impl std::fmt::Debug for FrameData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FrameData({} bytes)", self.len())
+    }
+}
+
+impl From<&[u8]> for FrameData {
+    fn from(bytes: &[u8]) -> FrameData {
+        FrameData::Own(Arc::from(bytes))
+    }
+}
+
+impl From<Vec<u8>> for FrameData {
+    fn from(bytes: Vec<u8>) -> FrameData {
+        FrameData::Own(Arc::from(bytes))
+    }
 }
 
 impl Frame {
     pub fn plain(ip: Vec<u8>) -> Frame {
         Frame {
-            data: Arc::from(ip),
+            data: ip.into(),
             hdr_len: 0,
         }
     }
@@ -389,7 +426,7 @@ impl Engine {
         let flipped = flip_bits(&mut data[from..], ber, &mut self.rng);
         (
             Frame {
-                data: Arc::from(data),
+                data: data.into(),
                 hdr_len: frame.hdr_len,
             },
             flipped > 0,
