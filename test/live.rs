@@ -637,7 +637,7 @@ fn bulk_tcp_both_ways_at_once_arrives_byte_for_byte_in_bursts() {
     let out = dir.path().join("out");
     let transfers = files.clone();
     let summary = live_run(&s, &out, None, move || {
-        // Transfer 0 from bta to btb, transfer 1 back.
+        // Transfer 0 from bta to btb, transfer 1 back; each end gives up after 20 s idle.
         let ends = [("btb", ip_of(74, 1), "bta"), ("bta", ip_of(74, 0), "btb")];
         let mut listeners = Vec::new();
         for (i, (to, ip, _)) in ends.iter().enumerate() {
@@ -645,7 +645,7 @@ fn bulk_tcp_both_ways_at_once_arrives_byte_for_byte_in_bursts() {
             let file = format!("OPEN:{},creat,trunc", transfers[i].1.display());
             listeners.push(
                 Command::new(COSIM)
-                    .args(["exec", to, "--", "socat", "-u", &listen, &file])
+                    .args(["exec", to, "--", "socat", "-u", "-T", "20", &listen, &file])
                     .spawn()
                     .unwrap(),
             );
@@ -659,7 +659,10 @@ fn bulk_tcp_both_ways_at_once_arrives_byte_for_byte_in_bursts() {
                 let to = format!("TCP:{ip}:{}", 7100 + i);
                 let from = from.to_string();
                 std::thread::spawn(move || {
-                    exec(&from, &["socat", "-u", "-b", "131072", &file, &to])
+                    exec(
+                        &from,
+                        &["socat", "-u", "-T", "20", "-b", "131072", &file, &to],
+                    )
                 })
             })
             .collect();
