@@ -469,7 +469,10 @@ pub async fn run(
     let mut run_end_s: Option<f64> = None;
     let mut interrupted = false;
     let mut next_progress = t0 + PROGRESS_EVERY;
-    let mut tick = tokio::time::interval(Duration::from_secs_f64(opts.sample_s));
+    // The first sample one period in: at the start the run has only just been exec'd and has
+    // not loaded itself yet (its RSS can read under 1 MiB), which says nothing of its memory.
+    let period = Duration::from_secs_f64(opts.sample_s);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(stop);
     let status = loop {
