@@ -119,7 +119,8 @@ impl BurstPool {
     }
 
     /// Idle buffers held.
-    pub fn idle(&self) -> usize {
+    #[cfg(test)]
+    fn idle(&self) -> usize {
         self.free.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
