@@ -397,6 +397,9 @@ impl PhysicsCoordinator {
         out_dir: Option<PathBuf>,
     ) -> anyhow::Result<PhysicsCoordinator> {
         let s = &loaded.scenario;
+        if s.real_time_factor > 0.0 {
+            crate::io::timer::prioritize(s.nice);
+        }
         let schedule = loaded.schedule;
         let physics = physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
         let nav = NavSource::start(loaded).await?;

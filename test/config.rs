@@ -92,6 +92,7 @@ fn assert_error(err: &ConfigError, key_path: &str, line: usize) {
 fn base_scenario_is_valid() {
     let loaded = parse(BASE).unwrap();
     assert_eq!(loaded.scenario.vehicles.len(), 2);
+    assert_eq!(loaded.scenario.nice, -10);
     assert_eq!(loaded.file, PathBuf::from(FILE));
     assert_eq!(
         loaded.source.line_of("vehicles[1].motion.waypoints[2]"),
@@ -272,6 +273,8 @@ fn other_numeric_rules() {
     // (first line, last line) replaced by text; expected key path and line.
     let cases: &[((usize, usize), &str, &str, usize)] = &[
         ((3, 3), "duration_s: 5\nreal_time_factor: -1", "real_time_factor", 4),
+        ((3, 3), "duration_s: 5\nnice: -21", "nice", 4),
+        ((3, 3), "duration_s: 5\nnice: 20", "nice", 4),
         ((9, 9), "    cell_size_m: 0", "world.terrain.cell_size_m", 9),
         ((9, 9), "    cell_size_m: 0.01", "world.terrain.cell_size_m", 9),
         ((8, 8), "    size_m: [200, -1]", "world.terrain.size_m[1]", 8),

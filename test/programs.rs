@@ -181,6 +181,42 @@ fn a_host_programs_output_lands_in_its_logs_and_its_exit_code_is_reported() {
     assert!(stdout.lines().any(|l| l == logs), "{}", text(&o));
 }
 
+/// This process's nice value (/proc/self/stat, field 19).
+fn own_nice() -> i32 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_paced_run_sets_its_threads_nice_value_and_its_programs_keep_the_callers() {
+    let _root = require_root();
+    let dir = tempfile::tempdir().unwrap();
+    // The program prints its own nice value, then each distinct one of the run's threads
+    // (its parent is the run).
+    let program = "programs:\n\
+         \x20 - name: ni\n    command: 'sleep 0.3; cut -d\" \" -f19 /proc/$$/stat; \
+         for t in /proc/$PPID/task/*; do cut -d\" \" -f19 $t/stat; done | sort -u'\n";
+    for (setting, threads) in [("", "-10"), ("nice: 5\n", "5"), ("nice: 0\n", "0")] {
+        let s = scenario(
+            dir.path(),
+            &["na"],
+            92,
+            0.6,
+            1.0,
+            &format!("{setting}{program}"),
+        );
+        let out = dir.path().join(format!("out{threads}"));
+        let (o, _) = run(&s, &out);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(
+            log(&out, "ni", "stdout"),
+            format!("{}\n{threads}\n", own_nice()),
+            "{setting:?}: the program's nice value, then the run's threads'"
+        );
+    }
+}
+
 #[test]
 fn a_program_starts_at_its_start_time() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,6 +14,10 @@ use serde::{Deserialize, Deserializer};
 use super::endpoint::SimulatorEndpoint;
 use crate::wire::utc::UtcTime;
 
+fn default_nice() -> i32 {
+    -10
+}
+
 /// A whole scenario: `cosim run <file>` runs exactly one.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +34,13 @@ pub struct Scenario {
     /// Wall-clock pacing: 1.0 = real time, 2.0 = twice as fast, 0 = as fast as possible.
     #[serde(default)]
     pub real_time_factor: f64,
+    /// The nice value (−20 to 19) of the coordinators' threads while a run is paced
+    /// (`real_time_factor` > 0), so that the vehicles' programs competing for the CPU delay
+    /// neither window starts nor packet captures and releases; default −10. The programs the
+    /// run starts keep the nice value the coordinator had before. Needs root (or
+    /// CAP_SYS_NICE) to go below it; otherwise the run goes on at it, with a warning.
+    #[serde(default = "default_nice")]
+    pub nice: i32,
     /// Output folder (relative to the working directory); default `out/<name>`.
     #[serde(default)]
     pub output_dir: Option<String>,

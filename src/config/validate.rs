@@ -92,6 +92,12 @@ pub(super) fn validate(cx: &Ctx) -> Check {
         ));
     }
     cx.non_negative("real_time_factor", s.real_time_factor)?;
+    if !(-20..=19).contains(&s.nice) {
+        return Err(cx.err(
+            "nice",
+            format!("must be a nice value, -20 to 19 (got {})", s.nice),
+        ));
+    }
 
     world(cx)?;
     water(cx)?;

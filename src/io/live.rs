@@ -112,6 +112,8 @@ impl LiveNetwork {
         if s.network.capture != Capture::Tun {
             return Ok(None);
         }
+        // Always paced (validated); in a network coordinator of its own, this is where it starts.
+        super::timer::prioritize(s.nice);
         let schedule = loaded.schedule;
         let book = AddressBook::new(&s.vehicles);
         let n = book.len();

@@ -1,9 +1,11 @@
 //! Sleeping until an instant with sub-millisecond precision. tokio's timer wheel has a
 //! resolution of 1 ms, so a window start or a packet release due at t would happen up to a
 //! millisecond late; here the last stretch is slept by a blocking thread, whose `nanosleep`
-//! is precise to tens of microseconds (less with the timer slack [`init`] sets). Also the
-//! conversion of a window's opening between this process's monotonic clock and the Unix time
-//! a BEGIN carries to another process ([`unix_ns_of`], [`instant_of_unix_ns`]).
+//! is precise to tens of microseconds (less with the timer slack [`init`] sets). The nice value
+//! of a paced run's threads ([`prioritize`]), so that programs competing for the CPU do not
+//! make those wake-ups late. Also the conversion of a window's opening between this process's
+//! monotonic clock and the Unix time a BEGIN carries to another process ([`unix_ns_of`],
+//! [`instant_of_unix_ns`]).
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,6 +19,72 @@ pub fn init() {
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0);
     }
+}
+
+/// The nice value this process had before [`prioritize`] changed it.
+static ORIGINAL_NICE: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+
+/// Sets every thread of this process to nice value `nice` (threads started later inherit it
+/// from the thread that starts them); a line in the log if it may not (not root). Idempotent.
+pub fn prioritize(nice: i32) {
+    let Some(current) = nice_of(0) else {
+        return;
+    };
+    ORIGINAL_NICE.get_or_init(|| current);
+    if current == nice {
+        return;
+    }
+    match set_nice(nice) {
+        Ok(threads) => tracing::debug!("{threads} threads at nice {nice}"),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => tracing::info!(
+            "the run's threads stay at nice {current}: nice {nice} (scenario key `nice`) needs \
+             root or CAP_SYS_NICE"
+        ),
+        Err(e) => tracing::warn!(
+            "cannot set this process's threads to nice {nice} ({e}): under CPU load, windows, \
+             captures and releases may be late"
+        ),
+    }
+}
+
+/// The nice value the programs a run starts get: what the process had before [`prioritize`]
+/// (None: it did not change it).
+pub fn original_nice() -> Option<i32> {
+    ORIGINAL_NICE.get().copied()
+}
+
+/// Thread `tid`'s nice value (0: the calling thread).
+fn nice_of(tid: libc::id_t) -> Option<i32> {
+    // SAFETY: getpriority takes plain integers; -1 is a valid result, so errno tells errors.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let n = libc::getpriority(libc::PRIO_PROCESS, tid);
+        (n != -1 || *libc::__errno_location() == 0).then_some(n)
+    }
+}
+
+fn set_nice(nice: i32) -> std::io::Result<usize> {
+    let mut set = 0;
+    for entry in std::fs::read_dir("/proc/self/task")? {
+        let Some(tid) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<libc::id_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: setpriority takes plain integers.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) } != 0 {
+            let e = std::io::Error::last_os_error();
+            // A thread that ended since the listing.
+            if e.raw_os_error() == Some(libc::ESRCH) {
+                continue;
+            }
+            return Err(e);
+        }
+        set += 1;
+    }
+    Ok(set)
 }
 
 /// Resolves at `due` (or at once if it has passed), within tens of microseconds.

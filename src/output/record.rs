@@ -166,6 +166,18 @@ pub struct Record {
 impl Record {
     /// Reads `path` (a record, or a run folder holding `record.mcap`).
     pub fn read(path: &Path) -> Result<Record, RecordError> {
+        let mut packets = Vec::new();
+        let mut record = Record::read_with(path, &mut |p| packets.push(p))?;
+        record.packets = packets;
+        Ok(record)
+    }
+
+    /// Like [`Self::read`], but hands each `/packets` copy to `packets` as it is read instead
+    /// of keeping it (`packets` of the result stays empty).
+    pub fn read_with(
+        path: &Path,
+        packets: &mut dyn FnMut(PacketRecord),
+    ) -> Result<Record, RecordError> {
         let path = if path.is_dir() {
             path.join(RECORD_FILE)
         } else {
@@ -175,11 +187,22 @@ impl Record {
             path: path.clone(),
             source,
         })?;
-        Record::parse(&bytes, &path)
+        Record::parse_with(&bytes, &path, packets)
     }
 
     /// Reads a record from its bytes; errors name `path`.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
+        let mut packets = Vec::new();
+        let mut record = Record::parse_with(bytes, path, &mut |p| packets.push(p))?;
+        record.packets = packets;
+        Ok(record)
+    }
+
+    fn parse_with(
+        bytes: &[u8],
+        path: &Path,
+        packets: &mut dyn FnMut(PacketRecord),
+    ) -> Result<Record, RecordError> {
         let path = path.to_path_buf();
         // The reader allocates what a record's length fields state before it checks them against
         // the bytes there are: check them first. A record cut short is read up to its last whole
@@ -192,7 +215,10 @@ impl Record {
         let bytes = &bytes[..whole];
         // The reader has panicked on inputs the checks above did not foresee: such a file is an
         // error like any other damaged one, not the end of the program.
-        std::panic::catch_unwind(|| Record::messages(bytes, &path)).unwrap_or_else(|_| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Record::messages(bytes, &path, packets)
+        }))
+        .unwrap_or_else(|_| {
             Err(RecordError::Malformed {
                 path: path.clone(),
                 what: "the MCAP reader could not read it (damaged file)".into(),
@@ -200,8 +226,12 @@ impl Record {
         })
     }
 
-    /// Every message of a checked record, by topic.
-    fn messages(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
+    /// Every message of a checked record, by topic; `/packets` to `packets`.
+    fn messages(
+        bytes: &[u8],
+        path: &Path,
+        packets: &mut dyn FnMut(PacketRecord),
+    ) -> Result<Record, RecordError> {
         let mcap_err = |source| RecordError::Mcap {
             path: path.to_path_buf(),
             source,
@@ -237,7 +267,7 @@ impl Record {
                 TOPIC_POSES => record.poses.push(parse(path, &message)?),
                 TOPIC_CHANNEL => record.channel.push(parse(path, &message)?),
                 TOPIC_LINK_STATE => record.link_states.push(parse(path, &message)?),
-                TOPIC_PACKETS => record.packets.push(parse(path, &message)?),
+                TOPIC_PACKETS => packets(parse(path, &message)?),
                 TOPIC_MODEM_FRAMES => record.modem_frames.push(parse(path, &message)?),
                 TOPIC_PROGRAMS => record.programs.push(parse(path, &message)?),
                 TOPIC_SUMMARY => record.summary = Some(parse(path, &message)?),
@@ -494,8 +524,13 @@ mod tests {
         let r = Record::read(dir.path()).unwrap();
         assert_eq!(r.poses.len(), 100);
         assert_eq!(r.poses[42], pose(0.042));
-        assert_eq!(r.packets, vec![packet]);
+        assert_eq!(r.packets, vec![packet.clone()]);
         assert_eq!(r.summary, Some(serde_json::json!({"windows": 7})));
+        // Read with the packets handed over as they come: the same, none kept.
+        let mut handed = Vec::new();
+        let r = Record::read_with(dir.path(), &mut |p| handed.push(p)).unwrap();
+        assert_eq!((r.poses.len(), r.packets.len()), (100, 0));
+        assert_eq!(handed, vec![packet]);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::output::record::{Record, RecordError, RECORD_FILE};
 use crate::output::schema::ProgramRecord;
 use plots::{Bar, Plot};
 use serde::Serialize;
-use series::{outcome_rank, Analysis, ChannelState};
+use series::{outcome_rank, Analysis, ChannelState, PacketFold};
 use std::path::{Path, PathBuf};
 
 /// The report's folder inside a run folder.
@@ -122,14 +122,16 @@ pub fn generate(run_dir: &Path) -> Result<ReportFiles, ReportError> {
     } else {
         (run_dir.to_path_buf(), run_dir.join(RECORD_FILE))
     };
-    let record = Record::read(&record_path)?;
+    // The packets are folded as they are read: an hour of live traffic is millions of them.
+    let mut packets = PacketFold::default();
+    let record = Record::read_with(&record_path, &mut |p| packets.add(&p))?;
     let mut notes = Vec::new();
     // A record cut short has no summary; the run may still have written summary.json.
     let summary = match record.summary {
         Some(_) => None,
         None => read_summary(&dir, &mut notes),
     };
-    let analysis = Analysis::of(&record, summary);
+    let analysis = Analysis::with_packets(&record, packets, summary);
     if record.unknown_messages > 0 {
         notes.push(format!(
             "{} messages on topics this version does not know were skipped",

@@ -1,10 +1,13 @@
 //! The numbers behind the report, computed from a [`Record`] alone: per pair the channel state
 //! over time, per directed link throughput bins, one-way delays, link states and its ledger,
-//! modem frames per time bin by outcome, and the record checked against the run summary.
+//! modem frames per time bin by outcome, and the record checked against the run summary. The
+//! record's packets are folded one at a time ([`PacketFold`]), so they need not be held.
 
 use crate::model::fate::DropReason;
 use crate::output::record::Record;
-use crate::output::schema::{LinkState, ModemFrame, Outcome, PairChannel, ProgramRecord, RunInfo};
+use crate::output::schema::{
+    LinkState, ModemFrame, Outcome, PacketRecord, PairChannel, ProgramRecord, RunInfo,
+};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -150,6 +153,19 @@ pub struct LinkSeries {
 }
 
 impl LinkSeries {
+    fn new(src: &str, dst: &str) -> LinkSeries {
+        LinkSeries {
+            src: src.to_string(),
+            dst: dst.to_string(),
+            bins: Vec::new(),
+            delays: Vec::new(),
+            states: Vec::new(),
+            shading: Vec::new(),
+            ledger: LinkLedger::default(),
+            span: None,
+        }
+    }
+
     pub fn has_traffic(&self) -> bool {
         self.ledger.total.copies > 0
     }
@@ -305,7 +321,7 @@ pub const OTHER_OUTCOMES: &str = "other reasons";
 
 /// Outcome labels: `delivered`, or the drop reason (`dropped` if it has none), at most
 /// [`MAX_OUTCOMES`] distinct ones.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Outcomes(std::collections::HashSet<String>);
 
 impl Outcomes {
@@ -415,10 +431,67 @@ fn summary_u64(v: &Value, path: &[&str]) -> Option<u64> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_u64()
 }
 
+/// The record's `/packets` folded one copy at a time into per-link ledgers, spans and delays,
+/// so that the copies themselves need not be held (an hour of live traffic is millions).
+#[derive(Debug, Default)]
+pub struct PacketFold {
+    /// Throughput bins are left empty: their width depends on the run's end.
+    links: BTreeMap<(String, String), LinkSeries>,
+    labels: Outcomes,
+    /// The latest capture or end of a copy (s).
+    latest_s: Option<f64>,
+}
+
+impl PacketFold {
+    pub fn add(&mut self, p: &PacketRecord) {
+        // A copy of a packet that named no vehicle is its own "link".
+        let dst = p.dst.as_deref().unwrap_or(NO_VEHICLE);
+        let l = self
+            .links
+            .entry((p.src.clone(), dst.to_string()))
+            .or_insert_with(|| LinkSeries::new(&p.src, dst));
+        let latest = p.end_s.max(p.t_s);
+        self.latest_s = Some(self.latest_s.map_or(latest, |t| t.max(latest)));
+        let bytes = u64::from(p.bytes);
+        l.ledger.total.add(bytes);
+        let (a, b) = l.span.unwrap_or((p.t_s, p.end_s));
+        l.span = Some((a.min(p.t_s), b.max(p.end_s)));
+        match p.outcome {
+            Outcome::Delivered => {
+                l.ledger.delivered.add(bytes);
+                l.ledger.corrupted += u64::from(p.corrupted);
+                l.delays.push(DelaySample {
+                    sent_s: p.t_s,
+                    delivered_s: p.end_s,
+                    delay_s: p.end_s - p.t_s,
+                    bytes: p.bytes,
+                    corrupted: p.corrupted,
+                });
+            }
+            Outcome::Dropped => l
+                .ledger
+                .dropped
+                .entry(self.labels.label(p.outcome, p.reason.as_deref()))
+                .or_default()
+                .add(bytes),
+        }
+    }
+}
+
 impl Analysis {
     /// Analyses `record`; `summary` is the run summary when the record has none (a record cut
     /// short leaves it to `summary.json`).
     pub fn of(record: &Record, summary: Option<Value>) -> Analysis {
+        let mut packets = PacketFold::default();
+        for p in &record.packets {
+            packets.add(p);
+        }
+        Analysis::with_packets(record, packets, summary)
+    }
+
+    /// Analyses `record` whose `/packets` were folded into `packets` as they were read
+    /// ([`Record::read_with`]); `summary` as for [`Self::of`].
+    pub fn with_packets(record: &Record, packets: PacketFold, summary: Option<Value>) -> Analysis {
         let summary = record.summary.clone().or(summary);
         let order = NodeOrder(
             record
@@ -445,7 +518,7 @@ impl Analysis {
             .map(|p| p.t_s)
             .chain(record.channel.iter().map(|c| c.t_s))
             .chain(record.link_states.iter().map(|l| l.t_s))
-            .chain(record.packets.iter().map(|p| p.end_s.max(p.t_s)))
+            .chain(packets.latest_s)
             .chain(record.modem_frames.iter().map(|f| f.decided_s.max(f.t_s)));
         for t in times {
             end_s = end_s.max(t);
@@ -506,62 +579,24 @@ impl Analysis {
             p.intervals = intervals(events, end_s);
         }
 
-        // Directed links: packets and link states.
-        let mut links: BTreeMap<(String, String), LinkSeries> = BTreeMap::new();
-        let new_link = |src: &str, dst: &str| LinkSeries {
-            src: src.to_string(),
-            dst: dst.to_string(),
-            bins: vec![ThroughputBin::default(); bins],
-            delays: Vec::new(),
-            states: Vec::new(),
-            shading: Vec::new(),
-            ledger: LinkLedger::default(),
-            span: None,
-        };
-        let mut labels = Outcomes::default();
-        for p in &record.packets {
-            // A copy of a packet that named no vehicle is its own "link".
-            let dst = p.dst.as_deref().unwrap_or(NO_VEHICLE);
-            let l = links
-                .entry((p.src.clone(), dst.to_string()))
-                .or_insert_with(|| new_link(&p.src, dst));
-            let bytes = u64::from(p.bytes);
-            l.ledger.total.add(bytes);
-            let (a, b) = l.span.unwrap_or((p.t_s, p.end_s));
-            l.span = Some((a.min(p.t_s), b.max(p.end_s)));
-            match p.outcome {
-                Outcome::Delivered => {
-                    l.ledger.delivered.add(bytes);
-                    l.ledger.corrupted += u64::from(p.corrupted);
-                    let delay_s = p.end_s - p.t_s;
-                    let bin = &mut l.bins[bin_index(p.end_s, bin_s, bins)];
-                    bin.packets += 1;
-                    bin.bytes += bytes;
-                    bin.delay_sum_s += delay_s;
-                    l.delays.push(DelaySample {
-                        sent_s: p.t_s,
-                        delivered_s: p.end_s,
-                        delay_s,
-                        bytes: p.bytes,
-                        corrupted: p.corrupted,
-                    });
-                }
-                Outcome::Dropped => l
-                    .ledger
-                    .dropped
-                    .entry(labels.label(p.outcome, p.reason.as_deref()))
-                    .or_default()
-                    .add(bytes),
-            }
-        }
+        // Directed links: packets (folded) and link states.
+        let mut links = packets.links;
         for ((src, dst), s) in states {
             let l = links
                 .entry((src.clone(), dst.clone()))
-                .or_insert_with(|| new_link(&src, &dst));
+                .or_insert_with(|| LinkSeries::new(&src, &dst));
             l.states = s;
             l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
         }
         for l in links.values_mut() {
+            // Delivered copies by delivery time, in the record's order.
+            l.bins = vec![ThroughputBin::default(); bins];
+            for d in &l.delays {
+                let bin = &mut l.bins[bin_index(d.delivered_s, bin_s, bins)];
+                bin.packets += 1;
+                bin.bytes += u64::from(d.bytes);
+                bin.delay_sum_s += d.delay_s;
+            }
             l.delays
                 .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
             let mut events: Vec<(f64, Event)> = l
@@ -757,6 +792,81 @@ mod tests {
                 s(25.0, 28.0, ChannelState::OutOfRange),
                 s(28.0, 30.0, ChannelState::Nlos)
             ]
+        );
+    }
+
+    #[test]
+    fn packets_folded_as_read_give_the_run_its_end_and_their_links_bins_and_ledgers() {
+        let copy = |t_s: f64, dst: Option<&str>, delivered: bool, end_s: f64| PacketRecord {
+            t_s,
+            src: "a".into(),
+            dst: dst.map(Into::into),
+            bytes: 100,
+            outcome: if delivered {
+                Outcome::Delivered
+            } else {
+                Outcome::Dropped
+            },
+            reason: (!delivered).then(|| "queue full".into()),
+            end_s,
+            corrupted: false,
+        };
+        let mut fold = PacketFold::default();
+        for p in [
+            copy(0.1, Some("b"), true, 0.3),
+            copy(59.0, Some("b"), true, 59.5),
+            copy(1.0, Some("b"), false, 1.0),
+            copy(2.0, None, false, 2.0),
+            copy(30.0, Some("b"), true, 30.25),
+        ] {
+            fold.add(&p);
+        }
+        // No other message: the run's end comes from the packets alone.
+        let a = Analysis::with_packets(&Record::default(), fold, None);
+        assert_eq!((a.end_s, a.bin_s, a.bins), (59.5, 1.0, 60));
+        let link = |dst: &str| {
+            a.links
+                .iter()
+                .find(|l| l.src == "a" && l.dst == dst)
+                .unwrap()
+        };
+        let ab = link("b");
+        assert_eq!(
+            ab.ledger.total,
+            Count {
+                copies: 4,
+                bytes: 400
+            }
+        );
+        assert_eq!(
+            ab.ledger.delivered,
+            Count {
+                copies: 3,
+                bytes: 300
+            }
+        );
+        assert_eq!(
+            ab.ledger.dropped["queue full"],
+            Count {
+                copies: 1,
+                bytes: 100
+            }
+        );
+        assert_eq!(ab.span, Some((0.1, 59.5)));
+        let filled: Vec<(usize, u64)> = ab
+            .bins
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.packets > 0)
+            .map(|(i, b)| (i, b.packets))
+            .collect();
+        assert_eq!(filled, vec![(0, 1), (30, 1), (59, 1)]);
+        assert!((ab.bins[30].delay_sum_s - 0.25).abs() < 1e-9);
+        let delivered: Vec<f64> = ab.delays.iter().map(|d| d.delivered_s).collect();
+        assert_eq!(delivered, vec![0.3, 30.25, 59.5], "by delivery time");
+        assert_eq!(
+            (a.links.len(), link(NO_VEHICLE).ledger.total.copies),
+            (2, 1)
         );
     }
 
