@@ -223,7 +223,6 @@ impl Programs {
             .stderr(log("stderr")?);
         cmd.process_group(0);
         if let Some(nice) = crate::io::timer::original_nice() {
-            use std::os::unix::process::CommandExt;
             // SAFETY: setpriority is async-signal-safe; it runs in the child right before exec.
             // Best effort: going back below the run's value needs root, which a run that went
             // above it (`nice` > the caller's) may not have; the program then keeps the run's.

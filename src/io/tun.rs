@@ -339,7 +339,7 @@ impl Writer {
             b.clear();
             b.reserve(COALESCED_CAPACITY);
             b.extend_from_slice(chunk[i].bytes);
-            if b[0] != 0 {
+            if b[0] & F_NEEDS_CSUM != 0 {
                 // The GRO takes whole checksums; the coalesced packet asks for them again.
                 wire::ip::set_transport_checksum(&mut b[VNET_HDR_LEN..]);
                 b[..VNET_HDR_LEN].fill(0);
