@@ -12,10 +12,12 @@
 //! link releases what a window captured at the next window start), and overflows.
 //!
 //! TCP is measured with the machine's congestion control and TCP buffer limits, and again with
-//! cubic and 32 MiB limits in both namespaces (after the rest): a flow through the lockstep has
-//! a round trip near 2 W, and with the kernel's default 4 MiB send buffer, or with bbr's window
-//! of twice the bandwidth times the *minimum* round trip (about W), it cannot keep the path
-//! full. The TCP sender's round trip (iperf3's, mean and minimum) is printed with it.
+//! 32 MiB limits and cubic set on the subnet's route in both namespaces (after the rest): a
+//! flow through the lockstep has a round trip near 2 W, and with the kernel's default 4 MiB send
+//! buffer it cannot keep the path full. Cubic set on the route, unlike one chosen with
+//! `TCP_CONGESTION` on a host whose default is bbr, leaves the flow unpaced, so this second
+//! figure is what each path carries when the sender's timers do not bound it. The TCP sender's
+//! round trip (iperf3's, mean and minimum) is printed with it.
 //!
 //! `cargo bench --bench tun` (BENCH_SECONDS=3 by default per measurement; W via BENCH_WINDOW_MS).
 use netsim_cosim::{config, coord::PhysicsCoordinator};
@@ -46,8 +48,8 @@ struct Figures {
     tcp_bps: f64,
     /// The TCP sender's smoothed round trip, mean and minimum over the run (µs, iperf3's).
     tcp_rtt_us: (f64, f64),
-    /// TCP with cubic and 32 MiB TCP buffer limits in both namespaces: what the path carries
-    /// when the sender keeps a round trip's worth in flight.
+    /// TCP with 32 MiB TCP buffer limits and cubic set on the route in both namespaces: what
+    /// the path carries when the sender keeps a round trip's worth in flight, unpaced.
     tcp_deep_bps: f64,
     rtt_p50_us: f64,
     rtt_p99_us: f64,
@@ -73,8 +75,9 @@ fn udp_64(a: &str, b_ip: &str, secs: &str, window: Option<&str>) -> f64 {
     received / sum["seconds"].as_f64().unwrap_or(1.0).max(1e-9)
 }
 
-/// Measures between namespace `a` and `b_ip` (in namespace `b`).
-fn measure(a: &str, b: &str, b_ip: &str, secs: u32) -> Figures {
+/// Measures between namespace `a` and `b_ip` (in namespace `b`); they reach `subnet` through
+/// their interfaces `devs`.
+fn measure(a: &str, b: &str, b_ip: &str, subnet: &str, devs: [&str; 2], secs: u32) -> Figures {
     let mut server = Command::new("ip")
         .args(["netns", "exec", b, "iperf3", "-s", "-B", b_ip])
         .stdout(Stdio::null())
@@ -99,14 +102,23 @@ fn measure(a: &str, b: &str, b_ip: &str, secs: u32) -> Figures {
     let tcp_rtt_us = (us("mean_rtt"), us("min_rtt"));
     let pps_64 = udp_64(a, b_ip, &t, Some("4M"));
     let pps_64_default = udp_64(a, b_ip, &t, None);
-    for ns in [a, b] {
+    for (ns, dev) in [a, b].into_iter().zip(devs) {
         let limits = [
             "net.ipv4.tcp_wmem=4096 16384 33554432",
             "net.ipv4.tcp_rmem=4096 131072 33554432",
         ];
         run(in_ns(ns, &[&["sysctl", "-q", "-w"][..], &limits].concat()));
+        let route = [
+            "-n", ns, "route", "change", subnet, "dev", dev, "congctl", "cubic",
+        ];
+        let set = Command::new("ip").args(route).status();
+        assert!(
+            set.is_ok_and(|s| s.success()),
+            "ip {} failed",
+            route.join(" ")
+        );
     }
-    let tcp_deep_bps = rate(&tcp(&["-C", "cubic"]));
+    let tcp_deep_bps = rate(&tcp(&[]));
     let _ = server.kill();
     let _ = server.wait();
     let out = run(in_ns(
@@ -175,7 +187,14 @@ fn veth_baseline(secs: u32) -> Figures {
     ]);
     sh(&["ip", "-n", a, "link", "set", "ncbv0", "up"]);
     sh(&["ip", "-n", b, "link", "set", "ncbv1", "up"]);
-    let f = measure(a, b, "10.250.0.2", secs);
+    let f = measure(
+        a,
+        b,
+        "10.250.0.2",
+        "10.250.0.0/24",
+        ["ncbv0", "ncbv1"],
+        secs,
+    );
     for ns in [a, b] {
         sh(&["ip", "netns", "del", ns]);
     }
@@ -207,7 +226,14 @@ fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32) -> Figures 
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let m = tokio::task::spawn_blocking(move || {
             std::thread::sleep(Duration::from_millis(300));
-            let f = measure("ncs-bench1", "ncs-bench2", "10.251.0.2", secs);
+            let f = measure(
+                "ncs-bench1",
+                "ncs-bench2",
+                "10.251.0.2",
+                "10.251.0.0/24",
+                ["cosim0", "cosim0"],
+                secs,
+            );
             let _ = tx.send(());
             f
         });
@@ -229,7 +255,7 @@ fn print(name: &str, f: &Figures) {
         f.pps_64_default
     );
     println!(
-        "  {:<34} TCP sender's round trip mean {:>5.0} µs, min {:>5.0} µs; cubic with 32 MiB TCP buffers {:>8.1} Mbit/s",
+        "  {:<34} TCP sender's round trip mean {:>5.0} µs, min {:>5.0} µs; unpaced cubic, 32 MiB buffers {:>8.1} Mbit/s",
         "",
         f.tcp_rtt_us.0,
         f.tcp_rtt_us.1,
@@ -265,7 +291,7 @@ fn main() {
             &f,
         );
         println!(
-            "    ratio to veth: TCP {:.3} ({:.3} cubic, 32 MiB), packets/s {:.3} ({:.3} with default buffers); added one-way latency p50 ≈ {:.0} µs (RTT/2 minus veth's; target ≤ W + 100 µs = {:.0} µs)",
+            "    ratio to veth: TCP {:.3} ({:.3} unpaced cubic, 32 MiB), packets/s {:.3} ({:.3} with default buffers); added one-way latency p50 ≈ {:.0} µs (RTT/2 minus veth's; target ≤ W + 100 µs = {:.0} µs)",
             f.tcp_bps / veth.tcp_bps.max(1.0),
             f.tcp_deep_bps / veth.tcp_deep_bps.max(1.0),
             f.pps_64 / veth.pps_64.max(1.0),
