@@ -209,18 +209,22 @@ pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
 }
 
 /// `cosim compare LABEL=RUN... --link SRC:DST [--phase NAME=FROM-TO]...`: one link of several
-/// runs side by side, per phase, printed as a Markdown table.
+/// runs side by side, per phase, printed as a Markdown table. Each record's copies are folded
+/// into its phases as it is read ([`report::compare::PhaseFold`]); without `--phase`, one phase
+/// holds every copy and runs from 0 to the latest time of any copy in the records.
 pub fn compare(
     runs: &[String],
     link: &str,
     mut phases: Vec<report::compare::Phase>,
 ) -> anyhow::Result<i32> {
     use crate::output::record::Record;
+    use report::compare::PhaseFold;
     let (src, dst) = link
         .split_once(':')
         .filter(|(a, b)| !a.is_empty() && !b.is_empty())
         .ok_or_else(|| anyhow::anyhow!("--link {link:?}: expected SRC:DST"))?;
     let mut columns = Vec::new();
+    let mut end = 0.0_f64;
     for run in runs {
         let (label, dir) = match run.split_once('=') {
             Some((label, dir)) => (label.to_owned(), Path::new(dir).to_path_buf()),
@@ -231,24 +235,28 @@ pub fn compare(
                 Path::new(run).to_path_buf(),
             ),
         };
-        let record = Record::read(&dir)?;
-        if !record
-            .packets
-            .iter()
-            .any(|p| p.src == src && p.dst.as_deref() == Some(dst))
-        {
+        let mut folds: Vec<PhaseFold> = if phases.is_empty() {
+            vec![PhaseFold::whole_run()]
+        } else {
+            phases.iter().map(PhaseFold::new).collect()
+        };
+        let mut seen = false;
+        Record::read_with(&dir, &mut |p| {
+            end = end.max(p.end_s);
+            if p.src == src && p.dst.as_deref() == Some(dst) {
+                seen = true;
+                folds.iter_mut().for_each(|f| f.add(&p));
+            }
+        })?;
+        if !seen {
             anyhow::bail!(
                 "{}: no packet from {src} to {dst} in the record",
                 dir.display()
             );
         }
-        columns.push((label, record));
+        columns.push((label, folds));
     }
     if phases.is_empty() {
-        let end = columns
-            .iter()
-            .flat_map(|(_, r)| r.packets.iter().map(|p| p.end_s))
-            .fold(0.0_f64, f64::max);
         phases.push(report::compare::Phase {
             name: "run".into(),
             from_s: 0.0,
@@ -256,15 +264,14 @@ pub fn compare(
         });
     }
     let runs: Vec<_> = columns
-        .iter()
-        .map(|(label, r)| {
-            (
-                label.clone(),
-                phases
-                    .iter()
-                    .map(|p| report::compare::figures(&r.packets, src, dst, p))
-                    .collect(),
-            )
+        .into_iter()
+        .map(|(label, folds)| {
+            let figures = folds
+                .into_iter()
+                .zip(&phases)
+                .map(|(f, p)| f.finish(p.to_s - p.from_s))
+                .collect();
+            (label, figures)
         })
         .collect();
     println!(

@@ -1013,6 +1013,33 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
         "{mbps} in both columns:\n{stdout}"
     );
 
+    // Without --phase: one phase from 0 to the latest time of any copy in the records, other
+    // links' included (only the link's copies are kept while reading). Shown on a link whose
+    // own copies end earlier.
+    let all = Record::read(dir.path()).unwrap().packets;
+    let latest = |src: Option<&str>, dst: Option<&str>| {
+        all.iter()
+            .filter(|p| {
+                src.is_none_or(|s| p.src == s) && dst.is_none_or(|d| p.dst.as_deref() == Some(d))
+            })
+            .map(|p| p.end_s)
+            .fold(0.0, f64::max)
+    };
+    let end = latest(None, None);
+    let ((src, dst), &(_, bytes)) = truth
+        .delivered
+        .iter()
+        .find(|((s, d), _)| latest(Some(s), Some(d)) < end)
+        .expect("a link whose copies end before the record's latest");
+    let out = compare(&[run, "--link", &format!("{src}:{dst}")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mbps = format!("{:.2} Mbit/s", bytes as f64 * 8.0 / end / 1e6);
+    assert!(
+        out.status.success() && stdout.contains(&format!("run (0–{end} s)")),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&mbps), "{mbps}:\n{stdout}");
+
     let err = |args: &[&str]| {
         let out = compare(args);
         assert!(!out.status.success(), "{args:?} passed");

@@ -5,7 +5,8 @@
 //!
 //! A phase counts the copies of `src → dst` *captured* in it: delivered bytes over the phase's
 //! length give the throughput, their capture-to-delivery times the delay, and the share of
-//! them dropped the loss (with each drop reason's count).
+//! them dropped the loss (with each drop reason's count). [`PhaseFold`] gathers them copy by
+//! copy, as a record is read.
 
 use crate::output::schema::{Outcome, PacketRecord};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
@@ -67,34 +68,85 @@ pub struct PhaseFigures {
     pub drops: BTreeMap<String, u64>,
 }
 
-/// The figures of the copies `src → dst` captured in `phase`.
-pub fn figures(packets: &[PacketRecord], src: &str, dst: &str, phase: &Phase) -> PhaseFigures {
-    let mut f = PhaseFigures::default();
-    let mut delays: Vec<f64> = Vec::new();
-    let mut bytes = 0u64;
-    for p in packets.iter().filter(|p| {
-        p.src == src && p.dst.as_deref() == Some(dst) && p.t_s >= phase.from_s && p.t_s < phase.to_s
-    }) {
+/// One link's copies in one phase, gathered as a record is read: the counts, the drops by
+/// reason and one delay per delivered copy (8 bytes), for [`PhaseFigures`] at the end.
+#[derive(Debug, Clone)]
+pub struct PhaseFold {
+    from_s: f64,
+    to_s: f64,
+    figures: PhaseFigures,
+    bytes: u64,
+    delays_ms: Vec<f64>,
+}
+
+impl PhaseFold {
+    /// Gathers the copies captured in `[phase.from_s, phase.to_s)`.
+    pub fn new(phase: &Phase) -> PhaseFold {
+        PhaseFold {
+            from_s: phase.from_s,
+            to_s: phase.to_s,
+            figures: PhaseFigures::default(),
+            bytes: 0,
+            delays_ms: Vec::new(),
+        }
+    }
+
+    /// Gathers every copy: the whole run, whose end is known only once its record is read.
+    pub fn whole_run() -> PhaseFold {
+        PhaseFold::new(&Phase {
+            name: String::new(),
+            from_s: f64::NEG_INFINITY,
+            to_s: f64::INFINITY,
+        })
+    }
+
+    /// Adds a copy of the link, if it was captured in the phase.
+    pub fn add(&mut self, p: &PacketRecord) {
+        if !(p.t_s >= self.from_s && p.t_s < self.to_s) {
+            return;
+        }
+        let f = &mut self.figures;
         f.copies += 1;
         match p.outcome {
             Outcome::Delivered => {
                 f.delivered += 1;
-                bytes += u64::from(p.bytes);
-                delays.push((p.end_s - p.t_s) * 1e3);
+                self.bytes += u64::from(p.bytes);
+                self.delays_ms.push((p.end_s - p.t_s) * 1e3);
             }
             Outcome::Dropped => {
-                *f.drops
-                    .entry(p.reason.clone().unwrap_or_else(|| "unspecified".into()))
-                    .or_default() += 1
+                let reason = p.reason.as_deref().unwrap_or("unspecified");
+                match f.drops.get_mut(reason) {
+                    Some(n) => *n += 1,
+                    None => {
+                        f.drops.insert(reason.to_owned(), 1);
+                    }
+                }
             }
         }
     }
-    f.throughput_mbps = bytes as f64 * 8.0 / (phase.to_s - phase.from_s) / 1e6;
-    delays.sort_by(f64::total_cmp);
-    f.delay_p50_ms = percentile(&delays, 0.50);
-    f.delay_p95_ms = percentile(&delays, 0.95);
-    f.loss = (f.copies > 0).then(|| (f.copies - f.delivered) as f64 / f.copies as f64);
-    f
+
+    /// The figures, with throughput over `length_s` seconds (the phase's length).
+    pub fn finish(mut self, length_s: f64) -> PhaseFigures {
+        let mut f = self.figures;
+        f.throughput_mbps = self.bytes as f64 * 8.0 / length_s / 1e6;
+        self.delays_ms.sort_by(f64::total_cmp);
+        f.delay_p50_ms = percentile(&self.delays_ms, 0.50);
+        f.delay_p95_ms = percentile(&self.delays_ms, 0.95);
+        f.loss = (f.copies > 0).then(|| (f.copies - f.delivered) as f64 / f.copies as f64);
+        f
+    }
+}
+
+/// The figures of the copies `src → dst` captured in `phase`.
+pub fn figures(packets: &[PacketRecord], src: &str, dst: &str, phase: &Phase) -> PhaseFigures {
+    let mut fold = PhaseFold::new(phase);
+    for p in packets
+        .iter()
+        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst))
+    {
+        fold.add(p);
+    }
+    fold.finish(phase.to_s - phase.from_s)
 }
 
 /// The nearest-rank percentile of sorted values.
@@ -192,6 +244,32 @@ mod tests {
             let e = bad.parse::<Phase>().unwrap_err();
             assert!(e.contains(bad), "{e}");
         }
+    }
+
+    #[test]
+    fn the_whole_run_holds_every_copy_the_last_instants_too() {
+        // Delivered over 2 s, and one copy dropped at the very end (shut down).
+        let p = [
+            copy(0.0, 1.0, true),
+            copy(1.0, 2.0, true),
+            copy(2.0, 2.0, false),
+        ];
+        let mut fold = PhaseFold::whole_run();
+        p.iter().for_each(|p| fold.add(p));
+        let f = fold.finish(2.0);
+        assert_eq!((f.copies, f.delivered, f.drops["out of range"]), (3, 2, 1));
+        assert!((f.throughput_mbps - 0.01).abs() < 1e-12, "{f:?}");
+        assert_eq!(
+            (f.delay_p50_ms, f.delay_p95_ms),
+            (Some(1000.0), Some(1000.0))
+        );
+        // A phase of the same span leaves out what was captured at its end.
+        let phase = Phase {
+            name: "run".into(),
+            from_s: 0.0,
+            to_s: 2.0,
+        };
+        assert_eq!(figures(&p, "a", "b", &phase).copies, 2);
     }
 
     #[test]
