@@ -1014,8 +1014,8 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
     );
 
     // Without --phase: one phase from 0 to the latest time of any copy in the records, other
-    // links' included (only the link's copies are kept while reading). Shown on a link whose
-    // own copies end earlier.
+    // links' included, though only the link's copies are folded in. Shown on a link whose own
+    // copies end earlier.
     let all = Record::read(dir.path()).unwrap().packets;
     let latest = |src: Option<&str>, dst: Option<&str>| {
         all.iter()
