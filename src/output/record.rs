@@ -1,12 +1,15 @@
 //! The run record file (`record.mcap`): [`RecordWriter`] appends messages of the
-//! [`schema`](super::schema) types; [`Record::read`] loads a whole record back for the report.
+//! [`schema`](super::schema) types; [`Record::read`] reads a record back for the report, and
+//! [`Record::read_with`] hands its packets over one by one.
 //!
 //! MCAP with JSON messages: each topic is one channel with a `jsonschema` schema derived from
 //! its type, chunks are zstd-compressed, every message's log and publish time is its sim time.
-//! The reader also accepts a record cut short (a run killed before it could finish the file):
-//! it reads every complete chunk. Before the `mcap` reader sees a file, every length field it
-//! would trust is checked against the bytes there are (`check_lengths`): a damaged or hostile
-//! record is an error naming the byte, never an allocation of what a field claims.
+//! A record is read front to back, one MCAP record at a time (so what is held is the largest
+//! chunk, not the file), and accepted cut short (a run killed before it could finish the file):
+//! it reads every complete record. Before the `mcap` crate parses a record, every length field
+//! it would trust is checked against the bytes there are (`check_record`) and a chunk against
+//! its size and CRC: a damaged or hostile record is an error naming the byte, never an
+//! allocation of what a field claims.
 
 use super::schema::*;
 use schemars::JsonSchema;
@@ -14,7 +17,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::{
     collections::{BTreeMap, HashMap},
     fs::File,
-    io::BufWriter,
+    io::{BufReader, BufWriter, Read},
     path::{Path, PathBuf},
 };
 
@@ -173,7 +176,8 @@ impl Record {
     }
 
     /// Like [`Self::read`], but hands each `/packets` copy to `packets` as it is read instead
-    /// of keeping it (`packets` of the result stays empty).
+    /// of keeping it (`packets` of the result stays empty). The file is read one MCAP record at
+    /// a time: what is held is the largest chunk, not the file.
     pub fn read_with(
         path: &Path,
         packets: &mut dyn FnMut(PacketRecord),
@@ -183,106 +187,130 @@ impl Record {
         } else {
             path.to_path_buf()
         };
-        let bytes = std::fs::read(&path).map_err(|source| RecordError::Io {
+        let file = File::open(&path).map_err(|source| RecordError::Io {
             path: path.clone(),
             source,
         })?;
-        Record::parse_with(&bytes, &path, packets)
+        Record::read_from(&mut BufReader::with_capacity(1 << 16, file), &path, packets)
     }
 
     /// Reads a record from its bytes; errors name `path`.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
         let mut packets = Vec::new();
-        let mut record = Record::parse_with(bytes, path, &mut |p| packets.push(p))?;
+        let mut record = Record::read_from(&mut &bytes[..], path, &mut |p| packets.push(p))?;
         record.packets = packets;
         Ok(record)
     }
 
-    fn parse_with(
-        bytes: &[u8],
+    fn read_from(
+        input: &mut dyn Read,
         path: &Path,
         packets: &mut dyn FnMut(PacketRecord),
     ) -> Result<Record, RecordError> {
-        let path = path.to_path_buf();
-        // The reader allocates what a record's length fields state before it checks them against
-        // the bytes there are: check them first. A record cut short is read up to its last whole
-        // record: the reader would otherwise start decompressing a partial chunk whose records
-        // cannot be checked.
-        let whole = check_lengths(bytes).map_err(|what| RecordError::Malformed {
-            path: path.clone(),
-            what,
-        })?;
-        let bytes = &bytes[..whole];
-        // The reader has panicked on inputs the checks above did not foresee: such a file is an
-        // error like any other damaged one, not the end of the program.
+        let mut messages = Messages {
+            path,
+            packets,
+            topics: HashMap::new(),
+            record: Record::default(),
+        };
+        // The `mcap` parser has panicked on inputs the checks before it did not foresee: such
+        // a file is an error like any other damaged one, not the end of the program.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            Record::messages(bytes, &path, packets)
+            read_records(input, &mut messages)
         }))
         .unwrap_or_else(|_| {
             Err(RecordError::Malformed {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 what: "the MCAP reader could not read it (damaged file)".into(),
             })
-        })
-    }
-
-    /// Every message of a checked record, by topic; `/packets` to `packets`.
-    fn messages(
-        bytes: &[u8],
-        path: &Path,
-        packets: &mut dyn FnMut(PacketRecord),
-    ) -> Result<Record, RecordError> {
-        let mcap_err = |source| RecordError::Mcap {
-            path: path.to_path_buf(),
-            source,
-        };
-        let options = enumset::EnumSet::only(mcap::read::Options::IgnoreEndMagic);
-        let mut record = Record::default();
-        for message in mcap::MessageStream::new_with_options(bytes, options).map_err(mcap_err)? {
-            let message = match message {
-                Ok(m) => m,
-                // A record cut short ends in a partial chunk: keep what was complete.
-                Err(mcap::McapError::UnexpectedEof | mcap::McapError::UnexpectedEoc)
-                    if record.summary.is_none() =>
-                {
-                    break
-                }
-                Err(e) => return Err(mcap_err(e)),
-            };
-            fn parse<T: DeserializeOwned>(
-                path: &Path,
-                m: &mcap::Message,
-            ) -> Result<T, RecordError> {
-                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&m.data))
-                    .map_err(|source| RecordError::Message {
-                        path: path.to_path_buf(),
-                        topic: m.channel.topic.clone(),
-                        sequence: m.sequence,
-                        log_time: m.log_time,
-                        source,
-                    })
-            }
-            match message.channel.topic.as_str() {
-                TOPIC_RUN => record.run = Some(parse(path, &message)?),
-                TOPIC_POSES => record.poses.push(parse(path, &message)?),
-                TOPIC_CHANNEL => record.channel.push(parse(path, &message)?),
-                TOPIC_LINK_STATE => record.link_states.push(parse(path, &message)?),
-                TOPIC_PACKETS => packets(parse(path, &message)?),
-                TOPIC_MODEM_FRAMES => record.modem_frames.push(parse(path, &message)?),
-                TOPIC_PROGRAMS => record.programs.push(parse(path, &message)?),
-                TOPIC_SUMMARY => record.summary = Some(parse(path, &message)?),
-                _ => record.unknown_messages += 1,
-            }
-        }
-        Ok(record)
+        })?;
+        Ok(messages.record)
     }
 }
 
-/// MCAP opcodes whose records [`check_lengths`] reads.
+/// Where a record's messages go as its MCAP records are read: each topic's messages into
+/// [`Record`], `/packets` to `packets`.
+struct Messages<'a> {
+    path: &'a Path,
+    packets: &'a mut dyn FnMut(PacketRecord),
+    /// Channel id → topic, from the channel records read so far.
+    topics: HashMap<u16, String>,
+    record: Record,
+}
+
+impl Messages<'_> {
+    /// Takes a checked MCAP record (at byte `at`, for errors): a channel or a message.
+    fn take(&mut self, opcode: u8, body: &[u8], at: usize) -> Result<(), RecordError> {
+        if opcode != op::CHANNEL && opcode != op::MESSAGE {
+            return Ok(());
+        }
+        let parsed = mcap::parse_record(opcode, body).map_err(|source| RecordError::Mcap {
+            path: self.path.to_path_buf(),
+            source,
+        })?;
+        match parsed {
+            mcap::records::Record::Channel(c) => {
+                self.topics.insert(c.id, c.topic);
+            }
+            mcap::records::Record::Message { header, data } => self.message(&header, &data, at)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn message(
+        &mut self,
+        header: &mcap::records::MessageHeader,
+        data: &[u8],
+        at: usize,
+    ) -> Result<(), RecordError> {
+        let path = self.path;
+        let Some(topic) = self.topics.get(&header.channel_id) else {
+            return Err(RecordError::Malformed {
+                path: path.to_path_buf(),
+                what: format!(
+                    "the message at byte {at} is on channel {}, which no channel record before it announced",
+                    header.channel_id
+                ),
+            });
+        };
+        fn parse<T: DeserializeOwned>(
+            path: &Path,
+            topic: &str,
+            header: &mcap::records::MessageHeader,
+            data: &[u8],
+        ) -> Result<T, RecordError> {
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(data))
+                .map_err(|source| RecordError::Message {
+                    path: path.to_path_buf(),
+                    topic: topic.to_owned(),
+                    sequence: header.sequence,
+                    log_time: header.log_time,
+                    source,
+                })
+        }
+        let r = &mut self.record;
+        match topic.as_str() {
+            TOPIC_RUN => r.run = Some(parse(path, topic, header, data)?),
+            TOPIC_POSES => r.poses.push(parse(path, topic, header, data)?),
+            TOPIC_CHANNEL => r.channel.push(parse(path, topic, header, data)?),
+            TOPIC_LINK_STATE => r.link_states.push(parse(path, topic, header, data)?),
+            TOPIC_PACKETS => (self.packets)(parse(path, topic, header, data)?),
+            TOPIC_MODEM_FRAMES => r.modem_frames.push(parse(path, topic, header, data)?),
+            TOPIC_PROGRAMS => r.programs.push(parse(path, topic, header, data)?),
+            TOPIC_SUMMARY => r.summary = Some(parse(path, topic, header, data)?),
+            _ => r.unknown_messages += 1,
+        }
+        Ok(())
+    }
+}
+
+/// MCAP opcodes whose records [`check_record`] reads.
 mod op {
     pub const HEADER: u8 = 0x01;
     pub const SCHEMA: u8 = 0x03;
     pub const CHANNEL: u8 = 0x04;
+    pub const MESSAGE: u8 = 0x05;
     pub const CHUNK: u8 = 0x06;
     pub const MESSAGE_INDEX: u8 = 0x07;
     pub const CHUNK_INDEX: u8 = 0x08;
@@ -295,115 +323,192 @@ mod op {
 }
 const MAGIC: &[u8] = b"\x89MCAP0\r\n";
 
-/// Checks every length field the MCAP reader trusts in the data section (strings, maps, byte
-/// arrays, a chunk's sizes) against the bytes its record holds, decompressing each chunk into at
-/// most [`MAX_CHUNK_BYTES`]. Returns how many leading bytes hold whole records: all of them, or
-/// up to the record a file cut short ends in.
-fn check_lengths(bytes: &[u8]) -> Result<usize, String> {
-    let body = bytes
-        .strip_prefix(MAGIC)
-        .ok_or("not an MCAP file (no magic at byte 0)")?;
-    check_records(body, MAGIC.len(), true)
+/// Largest MCAP record read (bytes): a chunk of at most [`MAX_CHUNK_BYTES`], compressed or
+/// not, with room to spare for its header.
+const MAX_RECORD_BYTES: u64 = 2 * MAX_CHUNK_BYTES;
+
+/// Reads the data section's records front to back, one at a time, and hands each to
+/// `messages` once [`check_record`] has checked every length field the parser trusts (a
+/// chunk's records too, after decompressing it). A file cut short (a run killed before it
+/// could finish it) ends at its last whole record; the data end ends it otherwise.
+fn read_records(input: &mut dyn Read, messages: &mut Messages) -> Result<(), RecordError> {
+    let path = messages.path;
+    let malformed = |what: String| RecordError::Malformed {
+        path: path.to_path_buf(),
+        what,
+    };
+    let io = |source| RecordError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut magic = [0u8; MAGIC.len()];
+    if read_up_to(input, &mut magic).map_err(io)? < magic.len() || magic != MAGIC {
+        return Err(malformed("not an MCAP file (no magic at byte 0)".into()));
+    }
+    let mut at = MAGIC.len();
+    let mut body = Vec::new();
+    loop {
+        let mut head = [0u8; 9];
+        if read_up_to(input, &mut head).map_err(io)? < head.len() {
+            return Ok(());
+        }
+        let opcode = head[0];
+        let len = u64::from_le_bytes(head[1..].try_into().expect("8 bytes"));
+        body.clear();
+        // Read what there is, up to one byte more than the largest record: memory follows the
+        // bytes there are, not what the length field states.
+        let got = input
+            .take(len.min(MAX_RECORD_BYTES + 1))
+            .read_to_end(&mut body)
+            .map_err(io)?;
+        if (got as u64) < len {
+            if got as u64 > MAX_RECORD_BYTES {
+                return Err(malformed(format!(
+                    "the record at byte {at} states {len} bytes (at most {MAX_RECORD_BYTES})"
+                )));
+            }
+            return Ok(());
+        }
+        let chunk = check_record(opcode, &body, at, true).map_err(malformed)?;
+        match (opcode, chunk) {
+            (op::CHUNK, Some(inner)) => {
+                let records = chunk_records(&inner)
+                    .map_err(|e| malformed(format!("chunk at byte {at}: {e}")))?;
+                for (opcode, record) in records {
+                    messages.take(opcode, record, at)?;
+                }
+            }
+            // Messages end at the data end: nothing after it is read.
+            (op::DATA_END, _) => return Ok(()),
+            (opcode, _) => messages.take(opcode, &body, at)?,
+        }
+        at += 9 + body.len();
+    }
 }
 
-/// The records in `b` (at file offset `at`); returns the offset where the whole records end.
-fn check_records(mut b: &[u8], mut at: usize, top: bool) -> Result<usize, String> {
-    while !b.is_empty() {
-        let whole = (b.len() >= 9)
-            .then(|| u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")))
-            .and_then(|len| {
-                let end = usize::try_from(len).ok()?.checked_add(9)?;
-                b.get(9..end)
-            });
-        let Some(record) = whole else {
-            return if top {
-                Ok(at)
-            } else {
-                Err(format!(
-                    "the record at byte {at} of a chunk runs past the chunk's end"
-                ))
-            };
-        };
-        let opcode = b[0];
-        let mut f = Fields {
-            b: record,
-            at: at + 9,
-        };
-        match opcode {
-            op::HEADER => f.strings(2)?,
-            op::SCHEMA => {
-                f.skip(2)?;
-                f.strings(2)?;
-                f.bytes()?;
-            }
-            op::CHANNEL => {
-                f.skip(4)?;
-                f.strings(2)?;
-                f.map()?;
-            }
-            op::METADATA => {
-                f.strings(1)?;
-                f.map()?;
-            }
-            op::ATTACHMENT => {
-                f.skip(16)?;
-                f.strings(2)?;
-                f.skip_u64_len()?;
-                // Its CRC: the reader slices it off the end before checking the lengths.
-                f.skip(4)?;
-            }
-            op::MESSAGE_INDEX => {
-                f.skip(2)?;
-                f.bytes()?;
-            }
-            op::CHUNK_INDEX => {
-                f.skip(32)?;
-                f.bytes()?;
-                f.skip(8)?;
-                f.strings(1)?;
-            }
-            op::ATTACHMENT_INDEX => {
-                f.skip(40)?;
-                f.strings(2)?;
-            }
-            op::STATISTICS => {
-                f.skip(8 + 2 + 4 * 4 + 16)?;
-                f.bytes()?;
-            }
-            op::METADATA_INDEX => {
-                f.skip(16)?;
-                f.strings(1)?;
-            }
-            op::CHUNK if top => {
-                f.skip(16)?;
-                let uncompressed = f.u64()?;
-                f.skip(4)?;
-                let compression = f.string()?;
-                let compressed = f.skip_u64_len()?;
-                if uncompressed > MAX_CHUNK_BYTES {
-                    return Err(format!("chunk at byte {at} states {uncompressed} bytes uncompressed (at most {MAX_CHUNK_BYTES})"));
-                }
-                let inner = match compression {
-                    b"" => compressed.to_vec(),
-                    b"zstd" => zstd::bulk::decompress(compressed, uncompressed as usize)
-                        .map_err(|e| format!("chunk at byte {at}: {e}"))?,
-                    other => {
-                        return Err(format!(
-                            "chunk at byte {at}: compression {:?} is not read here",
-                            String::from_utf8_lossy(other)
-                        ))
-                    }
-                };
-                check_records(&inner, 0, false).map_err(|e| format!("chunk at byte {at}: {e}"))?;
-            }
-            // Messages end at the data end: the reader is given nothing after it.
-            op::DATA_END if top => return Ok(at + 9 + record.len()),
-            _ => {}
+/// Fills `buf` from `input` as far as it goes; returns how many bytes were read.
+fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
-        b = &b[9 + record.len()..];
-        at += 9 + record.len();
     }
-    Ok(at)
+    Ok(n)
+}
+
+/// The records of a chunk (decompressed), each framed within it and checked.
+fn chunk_records(mut b: &[u8]) -> Result<Vec<(u8, &[u8])>, String> {
+    let mut records = Vec::new();
+    let mut at = 0;
+    while !b.is_empty() {
+        let body = (b.len() >= 9)
+            .then(|| u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")))
+            .and_then(|len| b.get(9..usize::try_from(len).ok()?.checked_add(9)?))
+            .ok_or_else(|| {
+                format!("the record at byte {at} of a chunk runs past the chunk's end")
+            })?;
+        check_record(b[0], body, at, false)?;
+        records.push((b[0], body));
+        at += 9 + body.len();
+        b = &b[9 + body.len()..];
+    }
+    Ok(records)
+}
+
+/// Checks every length field the parser trusts in one record (`body` after its opcode and
+/// length, at file offset `at`): strings, maps, byte arrays, a chunk's sizes. A chunk at the
+/// top level comes back decompressed (into at most [`MAX_CHUNK_BYTES`], its CRC checked when it
+/// states one), for [`chunk_records`].
+fn check_record(opcode: u8, body: &[u8], at: usize, top: bool) -> Result<Option<Vec<u8>>, String> {
+    let mut f = Fields {
+        b: body,
+        at: at + 9,
+    };
+    match opcode {
+        op::HEADER => f.strings(2)?,
+        op::SCHEMA => {
+            f.skip(2)?;
+            f.strings(2)?;
+            f.bytes()?;
+        }
+        op::CHANNEL => {
+            f.skip(4)?;
+            f.strings(2)?;
+            f.map()?;
+        }
+        op::METADATA => {
+            f.strings(1)?;
+            f.map()?;
+        }
+        op::ATTACHMENT => {
+            f.skip(16)?;
+            f.strings(2)?;
+            f.skip_u64_len()?;
+            // Its CRC: the parser slices it off the end before checking the lengths.
+            f.skip(4)?;
+        }
+        op::MESSAGE_INDEX => {
+            f.skip(2)?;
+            f.bytes()?;
+        }
+        op::CHUNK_INDEX => {
+            f.skip(32)?;
+            f.bytes()?;
+            f.skip(8)?;
+            f.strings(1)?;
+        }
+        op::ATTACHMENT_INDEX => {
+            f.skip(40)?;
+            f.strings(2)?;
+        }
+        op::STATISTICS => {
+            f.skip(8 + 2 + 4 * 4 + 16)?;
+            f.bytes()?;
+        }
+        op::METADATA_INDEX => {
+            f.skip(16)?;
+            f.strings(1)?;
+        }
+        op::CHUNK if top => {
+            f.skip(16)?;
+            let uncompressed = f.u64()?;
+            let crc = f.u32()?;
+            let compression = f.string()?;
+            let compressed = f.skip_u64_len()?;
+            if uncompressed > MAX_CHUNK_BYTES {
+                return Err(format!("chunk at byte {at} states {uncompressed} bytes uncompressed (at most {MAX_CHUNK_BYTES})"));
+            }
+            let inner = match compression {
+                b"" => compressed.to_vec(),
+                b"zstd" => zstd::bulk::decompress(compressed, uncompressed as usize)
+                    .map_err(|e| format!("chunk at byte {at}: {e}"))?,
+                other => {
+                    return Err(format!(
+                        "chunk at byte {at}: compression {:?} is not read here",
+                        String::from_utf8_lossy(other)
+                    ))
+                }
+            };
+            if inner.len() as u64 != uncompressed {
+                return Err(format!(
+                    "chunk at byte {at} states {uncompressed} bytes uncompressed and holds {}",
+                    inner.len()
+                ));
+            }
+            if crc != 0 && crc32fast::hash(&inner) != crc {
+                return Err(format!(
+                    "chunk at byte {at}: its records do not match its CRC (damaged)"
+                ));
+            }
+            return Ok(Some(inner));
+        }
+        _ => {}
+    }
+    Ok(None)
 }
 
 /// The fields of one record, read front to back; `at` is the file offset, for errors.
@@ -564,14 +669,65 @@ mod tests {
         w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
         w.finish().unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
-        // Magic (8), the header record (opcode, u64 length, body), then the first chunk: opcode 6,
-        // u64 length, start and end time, then its uncompressed size.
-        let header_len = u64::from_le_bytes(bytes[9..17].try_into().unwrap()) as usize;
-        let chunk = 8 + 9 + header_len;
-        assert_eq!(bytes[chunk], 0x06, "a chunk follows the header");
+        // The first chunk: opcode 6, u64 length, start and end time, then its uncompressed size.
+        let chunk = first_chunk(&bytes);
         bytes[chunk + 25..chunk + 33].copy_from_slice(&(1u64 << 60).to_le_bytes());
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
         assert!(e.contains("record.mcap"), "{e}");
+    }
+
+    /// The file offset of the first chunk of a record written by [`RecordWriter`]: after the
+    /// magic (8) and the header record (opcode, u64 length, body).
+    fn first_chunk(bytes: &[u8]) -> usize {
+        let header_len = u64::from_le_bytes(bytes[9..17].try_into().unwrap()) as usize;
+        let chunk = 8 + 9 + header_len;
+        assert_eq!(bytes[chunk], 0x06, "a chunk follows the header");
+        chunk
+    }
+
+    #[test]
+    fn a_chunk_that_does_not_match_its_crc_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORD_FILE);
+        let mut w = RecordWriter::create(&path).unwrap();
+        w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
+        w.finish().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        // The chunk's CRC of its records follows its start and end time and its size.
+        let chunk = first_chunk(&bytes);
+        bytes[chunk + 33] ^= 0x5a;
+        let e = Record::parse(&bytes, &path).unwrap_err().to_string();
+        assert!(
+            e.contains("record.mcap")
+                && e.contains(&format!("chunk at byte {chunk}"))
+                && e.contains("CRC"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_record_stating_more_bytes_than_the_file_holds_ends_it_as_cut_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORD_FILE);
+        let mut w = RecordWriter::create(&path).unwrap();
+        w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
+        w.finish().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let chunk = first_chunk(&bytes);
+        // A terabyte: only what the file holds is read, and the chunk is not whole.
+        bytes[chunk + 1..chunk + 9].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let r = Record::parse(&bytes, &path).unwrap();
+        assert!(r.poses.is_empty() && r.summary.is_none());
+        // The same state of a file that does hold more than a record may: refused, named.
+        bytes.resize(chunk + 9 + MAX_RECORD_BYTES as usize + 1, 0);
+        let e = Record::parse(&bytes, &path).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "the record at byte {chunk} states {} bytes",
+                1u64 << 40
+            )),
+            "{e}"
+        );
     }
 
     #[test]
