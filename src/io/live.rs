@@ -382,6 +382,17 @@ async fn read_loop(
     }
 }
 
+/// A delivery goes into its receiver's TUN as it was sent, unless the simulator corrupted it
+/// (a receiver's GRO would not merge such a packet with others).
+impl tun::AsOutgoing for Delivery {
+    fn outgoing(&self) -> tun::Outgoing<'_> {
+        tun::Outgoing {
+            bytes: &self.frame.data,
+            may_coalesce: !self.corrupted,
+        }
+    }
+}
+
 /// Writes each delivery into its receiver's TUN once it is due (never before), until the live
 /// side closes. Runs on a thread of its own. Deliveries due together go to each receiver in one
 /// [`tun::Writer`] call, which joins consecutive TCP segments of a flow, and UDP datagrams where
@@ -429,14 +440,7 @@ fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
             let node = due_now[from].node;
             let to = from + due_now[from..].partition_point(|d| d.node == node);
             if let Some(dev) = devices.get(node) {
-                let packets: Vec<tun::Outgoing> = due_now[from..to]
-                    .iter()
-                    .map(|d| tun::Outgoing {
-                        bytes: &d.frame.data,
-                        may_coalesce: !d.corrupted,
-                    })
-                    .collect();
-                writer.write(dev, &packets, &mut results[from..to]);
+                writer.write(dev, &due_now[from..to], &mut results[from..to]);
             }
             from = to;
         }

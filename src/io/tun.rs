@@ -233,6 +233,7 @@ impl Reader {
 }
 
 /// One packet for [`Writer::write`]: its virtio header and the IP packet behind it.
+#[derive(Debug, Clone, Copy)]
 pub struct Outgoing<'a> {
     pub bytes: &'a [u8],
     /// May be coalesced with others: its bytes as sent (not corrupted by the simulator: a
@@ -240,6 +241,18 @@ pub struct Outgoing<'a> {
     /// without offloads (all-zero header), or with them one whose header asks only for its
     /// checksum to be finished ([`lone_packet_header`]).
     pub may_coalesce: bool,
+}
+
+/// What [`Writer::write`] takes: anything seen as an [`Outgoing`] packet, such as a delivery,
+/// so that the release writes what fell due without first listing it again.
+pub trait AsOutgoing {
+    fn outgoing(&self) -> Outgoing<'_>;
+}
+
+impl AsOutgoing for Outgoing<'_> {
+    fn outgoing(&self) -> Outgoing<'_> {
+        *self
+    }
 }
 
 /// `hdr` is a virtio header of a single packet (no GSO type): all zero, or asking only for the
@@ -299,12 +312,12 @@ impl Writer {
     /// Writes `packets` into `dev` in their order (a coalesced one with the segment carrying
     /// it) and sets `ok[i]` to whether packet `i` went in (a coalesced one: whether the
     /// segment that carried it did). `ok` is as long as `packets`.
-    pub fn write(&mut self, dev: &AsyncDevice, packets: &[Outgoing], ok: &mut [bool]) {
+    pub fn write<P: AsOutgoing>(&mut self, dev: &AsyncDevice, packets: &[P], ok: &mut [bool]) {
         for (chunk, ok) in packets.chunks(BATCH).zip(ok.chunks_mut(BATCH)) {
             self.plan(chunk);
             for (i, p) in chunk.iter().enumerate() {
                 ok[i] = match self.carrier[i] {
-                    Carrier::Itself => write_one(dev, p.bytes),
+                    Carrier::Itself => write_one(dev, p.outgoing().bytes),
                     Carrier::Head(j) => write_one(dev, &self.bufs[j]),
                     Carrier::In(h) => ok[h],
                 };
@@ -313,7 +326,7 @@ impl Writer {
     }
 
     /// Decides how each packet of `chunk` (at most [`BATCH`]) goes in; no I/O.
-    pub fn plan(&mut self, chunk: &[Outgoing]) -> &[Carrier] {
+    pub fn plan<P: AsOutgoing>(&mut self, chunk: &[P]) -> &[Carrier] {
         self.carrier.clear();
         self.carrier.resize(chunk.len(), Carrier::Itself);
         self.candidates.clear();
@@ -321,9 +334,12 @@ impl Writer {
         // even copied.
         let udp = self.udp;
         self.candidates.extend((0..chunk.len()).filter(|&i| {
-            let bytes = chunk[i].bytes;
+            let Outgoing {
+                bytes,
+                may_coalesce,
+            } = chunk[i].outgoing();
             let ip = bytes.get(VNET_HDR_LEN..).unwrap_or_default();
-            chunk[i].may_coalesce
+            may_coalesce
                 && lone_packet_header(&bytes[..VNET_HDR_LEN.min(bytes.len())])
                 && (TcpSpan::of(ip).is_some_and(|s| s.len > 0)
                     || udp && UdpSpan::of(ip).is_some_and(|s| s.len > 0))
@@ -338,7 +354,7 @@ impl Writer {
         for (b, &i) in self.bufs.iter_mut().zip(&self.candidates) {
             b.clear();
             b.reserve(COALESCED_CAPACITY);
-            b.extend_from_slice(chunk[i].bytes);
+            b.extend_from_slice(chunk[i].outgoing().bytes);
             if b[0] & F_NEEDS_CSUM != 0 {
                 // The GRO takes whole checksums; the coalesced packet asks for them again.
                 wire::ip::set_transport_checksum(&mut b[VNET_HDR_LEN..]);
@@ -363,7 +379,7 @@ impl Writer {
     /// into its flow's coalesced datagram, whose payload is the payloads of the flow's
     /// datagrams it took, one after the other, each checked byte for byte. `false` if the
     /// coalesced datagrams are not exactly made of the chunk's (then nothing is coalesced).
-    fn attribute(&mut self, chunk: &[Outgoing]) -> bool {
+    fn attribute<P: AsOutgoing>(&mut self, chunk: &[P]) -> bool {
         let n = self.candidates.len();
         self.segments.clear();
         self.datagrams.clear();
@@ -376,7 +392,7 @@ impl Writer {
             Some((j, TcpSpan::of(&b[VNET_HDR_LEN..])?))
         }));
         for (j, &i) in self.candidates.iter().enumerate() {
-            let ip = &chunk[i].bytes[VNET_HDR_LEN..];
+            let ip = &chunk[i].outgoing().bytes[VNET_HDR_LEN..];
             if let Some(mine) = TcpSpan::of(ip) {
                 if self.segments.iter().any(|&(h, _)| h == j) {
                     self.carrier[i] = Carrier::Head(j);
