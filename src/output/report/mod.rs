@@ -446,7 +446,7 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
                 dst: &l.dst,
                 sent_s: d.sent_s,
                 delivered_s: d.delivered_s,
-                delay_s: d.delay_s,
+                delay_s: d.delay_s(),
                 bytes: d.bytes,
                 corrupted: d.corrupted,
             })

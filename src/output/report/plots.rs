@@ -274,14 +274,14 @@ pub fn link_over_time(
     let rate_max = upper(steps.iter().map(|p| p.1).fold(0.0, f64::max));
     let dist = distances(pair);
     let dist_max = upper(dist.iter().map(|p| p.1).fold(0.0, f64::max));
-    let delay_max_s = l.delays.iter().map(|d| d.delay_s).fold(0.0, f64::max);
+    let delay_max_s = l.delays.iter().map(|d| d.delay_s()).fold(0.0, f64::max);
     let (unit, scale) = delay_unit(delay_max_s);
     let stride = l.delays.len().div_ceil(MAX_POINTS).max(1);
     let delays: Vec<(f64, f64)> = l
         .delays
         .iter()
         .step_by(stride)
-        .map(|d| (d.delivered_s, d.delay_s * scale))
+        .map(|d| (d.delivered_s, d.delay_s() * scale))
         .collect();
     let delay_top = upper(delay_max_s * scale);
     render(1200, 720, |root| {
@@ -419,9 +419,9 @@ fn draw_histogram(
 pub fn link_statistics(a: &Analysis, l: &LinkSeries) -> Result<Vec<u8>, String> {
     let bins = l.active_bins(a.bin_s);
     let rates: Vec<f64> = bins.iter().map(|b| b.1).collect();
-    let delay_max_s = l.delays.iter().map(|d| d.delay_s).fold(0.0, f64::max);
+    let delay_max_s = l.delays.iter().map(|d| d.delay_s()).fold(0.0, f64::max);
     let (unit, scale) = delay_unit(delay_max_s);
-    let delays: Vec<f64> = l.delays.iter().map(|d| d.delay_s * scale).collect();
+    let delays: Vec<f64> = l.delays.iter().map(|d| d.delay_s() * scale).collect();
     let scatter: Vec<(f64, f64)> = bins
         .iter()
         .filter_map(|b| Some((b.1, b.2? * scale)))

@@ -93,14 +93,20 @@ pub struct ThroughputBin {
     pub delay_sum_s: f64,
 }
 
-/// One delivered copy.
+/// One delivered copy (24 bytes: a report holds one per delivered copy of the run).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DelaySample {
     pub sent_s: f64,
     pub delivered_s: f64,
-    pub delay_s: f64,
     pub bytes: u32,
     pub corrupted: bool,
+}
+
+impl DelaySample {
+    /// Capture to delivery (s).
+    pub fn delay_s(&self) -> f64 {
+        self.delivered_s - self.sent_s
+    }
 }
 
 /// Copies and bytes.
@@ -182,13 +188,14 @@ impl LinkSeries {
     }
 
     pub fn mean_delay_s(&self) -> Option<f64> {
-        (!self.delays.is_empty())
-            .then(|| self.delays.iter().map(|d| d.delay_s).sum::<f64>() / self.delays.len() as f64)
+        (!self.delays.is_empty()).then(|| {
+            self.delays.iter().map(|d| d.delay_s()).sum::<f64>() / self.delays.len() as f64
+        })
     }
 
     /// The `q` quantile (0..=1) of the one-way delays (nearest rank).
     pub fn delay_quantile_s(&self, q: f64) -> Option<f64> {
-        let mut d: Vec<f64> = self.delays.iter().map(|d| d.delay_s).collect();
+        let mut d: Vec<f64> = self.delays.iter().map(|d| d.delay_s()).collect();
         if d.is_empty() {
             return None;
         }
@@ -463,7 +470,6 @@ impl PacketFold {
                 l.delays.push(DelaySample {
                     sent_s: p.t_s,
                     delivered_s: p.end_s,
-                    delay_s: p.end_s - p.t_s,
                     bytes: p.bytes,
                     corrupted: p.corrupted,
                 });
@@ -595,7 +601,7 @@ impl Analysis {
                 let bin = &mut l.bins[bin_index(d.delivered_s, bin_s, bins)];
                 bin.packets += 1;
                 bin.bytes += u64::from(d.bytes);
-                bin.delay_sum_s += d.delay_s;
+                bin.delay_sum_s += d.delay_s();
             }
             l.delays
                 .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
@@ -900,7 +906,6 @@ mod tests {
             l.delays.push(DelaySample {
                 sent_s: 0.0,
                 delivered_s: d,
-                delay_s: d,
                 bytes: 1,
                 corrupted: false,
             });
