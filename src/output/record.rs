@@ -239,7 +239,8 @@ struct Messages<'a> {
 }
 
 impl Messages<'_> {
-    /// Takes a checked MCAP record (at byte `at`, for errors): a channel or a message.
+    /// Takes a checked MCAP record, a channel or a message (in the record at byte `at`, for
+    /// errors: itself, or the chunk holding it).
     fn take(&mut self, opcode: u8, body: &[u8], at: usize) -> Result<(), RecordError> {
         if opcode != op::CHANNEL && opcode != op::MESSAGE {
             return Ok(());
@@ -269,7 +270,7 @@ impl Messages<'_> {
             return Err(RecordError::Malformed {
                 path: path.to_path_buf(),
                 what: format!(
-                    "the message at byte {at} is on channel {}, which no channel record before it announced",
+                    "a message in the record at byte {at} is on channel {}, which no channel record before it announced",
                     header.channel_id
                 ),
             });
