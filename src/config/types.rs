@@ -38,7 +38,7 @@ pub struct Scenario {
     /// (`real_time_factor` > 0), so that the vehicles' programs competing for the CPU delay
     /// neither window starts nor packet captures and releases; default −10. The programs the
     /// run starts keep the nice value the coordinator had before. Needs root (or
-    /// CAP_SYS_NICE) to go below it; otherwise the run goes on at it, with a warning.
+    /// CAP_SYS_NICE) to go below it; otherwise the run goes on at it and says so in the log.
     #[serde(default = "default_nice")]
     pub nice: i32,
     /// Output folder (relative to the working directory); default `out/<name>`.

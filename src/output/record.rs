@@ -662,40 +662,36 @@ mod tests {
         assert!(r.summary.is_none());
     }
 
-    #[test]
-    fn a_chunk_stating_a_huge_size_is_refused_before_it_is_decompressed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(RECORD_FILE);
+    /// The bytes of a record of one pose written by [`RecordWriter`] (its path: `dir`'s
+    /// record), and the file offset of its first chunk: after the magic (8) and the header
+    /// record (opcode, u64 length, body).
+    fn one_pose_record(dir: &Path) -> (PathBuf, Vec<u8>, usize) {
+        let path = dir.join(RECORD_FILE);
         let mut w = RecordWriter::create(&path).unwrap();
         w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
         w.finish().unwrap();
-        let mut bytes = std::fs::read(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let header_len = u64::from_le_bytes(bytes[9..17].try_into().unwrap()) as usize;
+        let chunk = 8 + 9 + header_len;
+        assert_eq!(bytes[chunk], 0x06, "a chunk follows the header");
+        (path, bytes, chunk)
+    }
+
+    #[test]
+    fn a_chunk_stating_a_huge_size_is_refused_before_it_is_decompressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut bytes, chunk) = one_pose_record(dir.path());
         // The first chunk: opcode 6, u64 length, start and end time, then its uncompressed size.
-        let chunk = first_chunk(&bytes);
         bytes[chunk + 25..chunk + 33].copy_from_slice(&(1u64 << 60).to_le_bytes());
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
         assert!(e.contains("record.mcap"), "{e}");
     }
 
-    /// The file offset of the first chunk of a record written by [`RecordWriter`]: after the
-    /// magic (8) and the header record (opcode, u64 length, body).
-    fn first_chunk(bytes: &[u8]) -> usize {
-        let header_len = u64::from_le_bytes(bytes[9..17].try_into().unwrap()) as usize;
-        let chunk = 8 + 9 + header_len;
-        assert_eq!(bytes[chunk], 0x06, "a chunk follows the header");
-        chunk
-    }
-
     #[test]
     fn a_chunk_that_does_not_match_its_crc_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(RECORD_FILE);
-        let mut w = RecordWriter::create(&path).unwrap();
-        w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
-        w.finish().unwrap();
-        let mut bytes = std::fs::read(&path).unwrap();
+        let (path, mut bytes, chunk) = one_pose_record(dir.path());
         // The chunk's CRC of its records follows its start and end time and its size.
-        let chunk = first_chunk(&bytes);
         bytes[chunk + 33] ^= 0x5a;
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
         assert!(
@@ -709,12 +705,7 @@ mod tests {
     #[test]
     fn a_record_stating_more_bytes_than_the_file_holds_ends_it_as_cut_short() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(RECORD_FILE);
-        let mut w = RecordWriter::create(&path).unwrap();
-        w.write(TOPIC_POSES, 0, &pose(0.0)).unwrap();
-        w.finish().unwrap();
-        let mut bytes = std::fs::read(&path).unwrap();
-        let chunk = first_chunk(&bytes);
+        let (path, mut bytes, chunk) = one_pose_record(dir.path());
         // A terabyte: only what the file holds is read, and the chunk is not whole.
         bytes[chunk + 1..chunk + 9].copy_from_slice(&(1u64 << 40).to_le_bytes());
         let r = Record::parse(&bytes, &path).unwrap();
