@@ -8,6 +8,7 @@
 //! them dropped the loss (with each drop reason's count). [`PhaseFold`] gathers them copy by
 //! copy, as a record is read.
 
+use super::series::nearest_rank;
 use crate::output::schema::{Outcome, PacketRecord};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::collections::BTreeMap;
@@ -130,8 +131,8 @@ impl PhaseFold {
         let mut f = self.figures;
         f.throughput_mbps = self.bytes as f64 * 8.0 / length_s / 1e6;
         self.delays_ms.sort_by(f64::total_cmp);
-        f.delay_p50_ms = percentile(&self.delays_ms, 0.50);
-        f.delay_p95_ms = percentile(&self.delays_ms, 0.95);
+        f.delay_p50_ms = nearest_rank(&self.delays_ms, 0.50);
+        f.delay_p95_ms = nearest_rank(&self.delays_ms, 0.95);
         f.loss = (f.copies > 0).then(|| (f.copies - f.delivered) as f64 / f.copies as f64);
         f
     }
@@ -147,12 +148,6 @@ pub fn figures(packets: &[PacketRecord], src: &str, dst: &str, phase: &Phase) ->
         fold.add(p);
     }
     fold.finish(phase.to_s - phase.from_s)
-}
-
-/// The nearest-rank percentile of sorted values.
-fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
-    let n = sorted.len();
-    (n > 0).then(|| sorted[((q * n as f64).ceil() as usize).clamp(1, n) - 1])
 }
 
 /// The Markdown table: one column per run (`runs[i].0` its label), per phase the rows

@@ -200,8 +200,7 @@ impl LinkSeries {
             return None;
         }
         d.sort_by(f64::total_cmp);
-        let rank = ((q.clamp(0.0, 1.0) * d.len() as f64).ceil() as usize).clamp(1, d.len());
-        Some(d[rank - 1])
+        nearest_rank(&d, q)
     }
 
     /// The bins inside the link's active span: (bin start s, Mbit/s, mean delay s if any).
@@ -436,6 +435,12 @@ fn intervals(mut events: Vec<(f64, Event)>, end_s: f64) -> Vec<Interval> {
 /// A summary figure as a u64 (absent, negative or not a number: None).
 fn summary_u64(v: &Value, path: &[&str]) -> Option<u64> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_u64()
+}
+
+/// The `q` quantile (0..=1) of `sorted` values by nearest rank; `None` for none.
+pub fn nearest_rank(sorted: &[f64], q: f64) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| sorted[((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1])
 }
 
 /// The record's `/packets` folded one copy at a time into per-link ledgers, spans and delays,
