@@ -21,15 +21,31 @@
 //!
 //! `cargo bench --bench tun` (BENCH_SECONDS=3 by default per measurement; W via BENCH_WINDOW_MS).
 use netsim_cosim::{config, coord::PhysicsCoordinator};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+/// `program` with `args`, at the nice value this process had before a coordinator raised its
+/// threads' priority (the scenario's `nice`), as a run starts the vehicles' programs: iperf3 and
+/// ping measure the path, not a sender that outranks everything else on the machine.
+fn command(program: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    if let Some(nice) = netsim_cosim::io::timer::original_nice() {
+        // SAFETY: setpriority is async-signal-safe; it runs in the child right before exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+                Ok(())
+            });
+        }
+    }
+    cmd
+}
+
 fn sh(args: &[&str]) -> String {
-    let o = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .expect("run");
+    let o = command(args[0], &args[1..]).output().expect("run");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -78,8 +94,7 @@ fn udp_64(a: &str, b_ip: &str, secs: &str, window: Option<&str>) -> f64 {
 /// Measures between namespace `a` and `b_ip` (in namespace `b`); they reach `subnet` through
 /// their interfaces `devs`.
 fn measure(a: &str, b: &str, b_ip: &str, subnet: &str, devs: [&str; 2], secs: u32) -> Figures {
-    let mut server = Command::new("ip")
-        .args(["netns", "exec", b, "iperf3", "-s", "-B", b_ip])
+    let mut server = command("ip", &["netns", "exec", b, "iperf3", "-s", "-B", b_ip])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

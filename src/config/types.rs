@@ -15,7 +15,7 @@ use super::endpoint::SimulatorEndpoint;
 use crate::wire::utc::UtcTime;
 
 fn default_nice() -> i32 {
-    -10
+    -5
 }
 
 /// A whole scenario: `cosim run <file>` runs exactly one.
@@ -36,9 +36,11 @@ pub struct Scenario {
     pub real_time_factor: f64,
     /// The nice value (−20 to 19) of the coordinators' threads while a run is paced
     /// (`real_time_factor` > 0), so that the vehicles' programs competing for the CPU delay
-    /// neither window starts nor packet captures and releases; default −10. The programs the
-    /// run starts keep the nice value the coordinator had before. Needs root (or
-    /// CAP_SYS_NICE) to go below it; otherwise the run goes on at it and says so in the log.
+    /// neither window starts nor packet captures and releases; default −5 (at −10 the
+    /// coordinator's threads, woken every few packets, took a 2-core machine from a program
+    /// receiving a flood; README, Lockstep). The programs the run starts keep the nice value
+    /// the coordinator had before. Needs root (or CAP_SYS_NICE) to go below it; otherwise the
+    /// run goes on at it and says so in the log.
     #[serde(default = "default_nice")]
     pub nice: i32,
     /// Output folder (relative to the working directory); default `out/<name>`.

@@ -196,6 +196,24 @@ impl Reader {
         Ok(self.count)
     }
 
+    /// The next burst if one is already waiting (`WouldBlock` if not), as [`Self::read`].
+    pub fn try_read(&mut self, dev: &AsyncDevice) -> std::io::Result<usize> {
+        self.count = 0;
+        let n = if self.slots.is_empty() {
+            self.sizes[0] = dev.try_recv(&mut self.raw)?;
+            1
+        } else {
+            dev.try_recv_multiple(
+                &mut self.raw,
+                &mut self.slots,
+                &mut self.sizes,
+                VNET_HDR_LEN,
+            )?
+        };
+        self.count = n.min(self.sizes.len());
+        Ok(self.count)
+    }
+
     /// Packet `i` of the last read: its virtio header (all zero when split) and the IP packet.
     pub fn packet(&self, i: usize) -> &[u8] {
         if i >= self.count {
