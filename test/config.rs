@@ -92,7 +92,7 @@ fn assert_error(err: &ConfigError, key_path: &str, line: usize) {
 fn base_scenario_is_valid() {
     let loaded = parse(BASE).unwrap();
     assert_eq!(loaded.scenario.vehicles.len(), 2);
-    assert_eq!(loaded.scenario.nice, -10);
+    assert_eq!(loaded.scenario.nice, -5);
     assert_eq!(loaded.file, PathBuf::from(FILE));
     assert_eq!(
         loaded.source.line_of("vehicles[1].motion.waypoints[2]"),

@@ -197,7 +197,7 @@ fn a_paced_run_sets_its_threads_nice_value_and_its_programs_keep_the_callers() {
     let program = "programs:\n\
          \x20 - name: ni\n    command: 'sleep 0.3; cut -d\" \" -f19 /proc/$$/stat; \
          for t in /proc/$PPID/task/*; do cut -d\" \" -f19 $t/stat; done | sort -u'\n";
-    for (setting, threads) in [("", "-10"), ("nice: 5\n", "5"), ("nice: 0\n", "0")] {
+    for (setting, threads) in [("", "-5"), ("nice: 5\n", "5"), ("nice: 0\n", "0")] {
         let s = scenario(
             dir.path(),
             &["na"],
