@@ -21,7 +21,6 @@
 //!
 //! `cargo bench --bench tun` (BENCH_SECONDS=3 by default per measurement; W via BENCH_WINDOW_MS).
 use netsim_cosim::{config, coord::PhysicsCoordinator};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -32,15 +31,7 @@ use std::time::Duration;
 fn command(program: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    if let Some(nice) = netsim_cosim::io::timer::original_nice() {
-        // SAFETY: setpriority is async-signal-safe; it runs in the child right before exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::setpriority(libc::PRIO_PROCESS, 0, nice);
-                Ok(())
-            });
-        }
-    }
+    netsim_cosim::io::timer::start_at_original_nice(&mut cmd);
     cmd
 }
 

@@ -370,8 +370,8 @@ async fn read_loop(
     let mtu = dev.mtu().unwrap_or(1500);
     let mut reader = tun::Reader::new(split, mtu, pool);
     let mut frames: Vec<Frame> = Vec::new();
-    // Per read: the number of frames up to and including it, and the instant after it.
-    let mut reads: Vec<(usize, Instant)> = Vec::new();
+    // Per frame: the instant after the read that gave it.
+    let mut read_at: Vec<Instant> = Vec::new();
     loop {
         if let Err(e) = reader.read(&dev).await {
             tracing::debug!("TUN of vehicle {node}: read failed: {e}");
@@ -380,27 +380,20 @@ async fn read_loop(
         }
         let first = Instant::now();
         reader.take_frames(&mut frames);
-        reads.push((frames.len(), first));
+        read_at.resize(frames.len(), first);
         // An error here (WouldBlock, mostly) ends the batch; the next `read` reports others.
         while frames.len() < CAPTURE_BATCH && reader.try_read(&dev).is_ok() {
             let read = Instant::now();
             reader.take_frames(&mut frames);
-            reads.push((frames.len(), read));
+            read_at.resize(frames.len(), read);
         }
         let mut st = shared.lock();
-        let mut frames_left = frames.drain(..);
-        let mut taken = 0;
-        for &(upto, read) in &reads {
+        for (frame, read) in frames.drain(..).zip(read_at.drain(..)) {
             let t = st.clock.capture_at(read);
-            for frame in frames_left.by_ref().take(upto - taken) {
-                st.pcap(node, t, frame.ip());
-                st.engine.capture(node, frame, t);
-            }
-            taken = upto;
+            st.pcap(node, t, frame.ip());
+            st.engine.capture(node, frame, t);
         }
-        drop(frames_left);
         drop(st);
-        reads.clear();
         shared.stages.since(Stage::Capture, first);
     }
 }

@@ -222,17 +222,7 @@ impl Programs {
             .stdout(log("stdout")?)
             .stderr(log("stderr")?);
         cmd.process_group(0);
-        if let Some(nice) = crate::io::timer::original_nice() {
-            // SAFETY: setpriority is async-signal-safe; it runs in the child right before exec.
-            // Best effort: going back below the run's value needs root, which a run that went
-            // above it (`nice` > the caller's) may not have; the program then keeps the run's.
-            unsafe {
-                cmd.pre_exec(move || {
-                    libc::setpriority(libc::PRIO_PROCESS, 0, nice);
-                    Ok(())
-                });
-            }
-        }
+        crate::io::timer::start_at_original_nice(&mut cmd);
         // The namespace file stays open until the child has been spawned.
         let netns = p
             .vehicle

@@ -49,8 +49,25 @@ pub fn prioritize(nice: i32) {
 
 /// The nice value the programs a run starts get: what the process had before [`prioritize`]
 /// (None: it did not change it).
-pub fn original_nice() -> Option<i32> {
+fn original_nice() -> Option<i32> {
     ORIGINAL_NICE.get().copied()
+}
+
+/// Makes the child `cmd` starts run at the nice value this process had before [`prioritize`]
+/// raised its threads' (if it did), as a run's programs do. Best effort: going back below the
+/// run's value needs root, which a run that went above it (`nice` > the caller's) may not
+/// have; the child then keeps the run's.
+pub fn start_at_original_nice(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    if let Some(nice) = original_nice() {
+        // SAFETY: setpriority is async-signal-safe; it runs in the child right before exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+                Ok(())
+            });
+        }
+    }
 }
 
 /// Thread `tid`'s nice value (0: the calling thread).
