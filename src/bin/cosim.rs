@@ -207,7 +207,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             // Loading reads the terrain and checks every start and waypoint against it.
             let loaded = cli::load(&scenario)?;
             let (cols, rows) = loaded.terrain.dims();
-            let s = loaded.schedule;
+            let s = loaded.schedule();
             println!(
                 "{}: ok — {} vehicles, {} windows of {} ms, terrain {cols}×{rows} cells",
                 scenario.display(),

@@ -59,7 +59,7 @@ async fn main() {
                 l.without_copy_ends();
             }
             let mut coordinator =
-                NetworkCoordinator::new(sim, loaded.schedule, startup_timeout(&loaded))
+                NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(&loaded))
                     .with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(

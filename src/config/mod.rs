@@ -127,9 +127,6 @@ pub struct LoadedScenario {
     pub file: PathBuf,
     /// Lines of every key path of the file.
     pub source: SourceMap,
-    /// The run's windows, from `window_ms` and `duration_s` (built here once; change W only
-    /// through [`LoadedScenario::set_window_ms`]).
-    pub schedule: Schedule,
     /// `world.terrain` as read (every start and waypoint is inside it and above its surface).
     pub terrain: Arc<HeightGrid>,
 }
@@ -196,14 +193,18 @@ impl ConfigError {
 }
 
 impl LoadedScenario {
-    /// Sets W (a `window_ms` override, e.g. a node parameter) and the schedule with it.
+    /// The run's windows, from `window_ms` and `duration_s`.
+    pub fn schedule(&self) -> Schedule {
+        Schedule::new(self.scenario.window_ms, self.scenario.duration_s)
+    }
+
+    /// Sets W (a `window_ms` override, e.g. a node parameter).
     pub fn set_window_ms(&mut self, window_ms: f64) {
         self.scenario.window_ms = window_ms;
-        self.schedule = Schedule::new(window_ms, self.scenario.duration_s);
     }
 
     /// Sets the run's length (a `duration_s` override: `cosim run --duration-s`, `cosim soak`)
-    /// and the schedule with it, under the file's rules: finite, > 0, at least one window, and
+    /// under the file's rules: finite, > 0, at least one window, and
     /// after every program's `start_s`. The error says which rule, and which program.
     pub fn set_duration_s(&mut self, duration_s: f64) -> Result<(), String> {
         let s = &self.scenario;
@@ -223,7 +224,6 @@ impl LoadedScenario {
             ));
         }
         self.scenario.duration_s = duration_s;
-        self.schedule = Schedule::new(self.scenario.window_ms, duration_s);
         Ok(())
     }
 
@@ -319,12 +319,10 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     validate::validate(&cx)?;
     let terrain = read_terrain(&cx)?;
     validate::check_against_terrain(&cx, &terrain)?;
-    let schedule = Schedule::new(scenario.window_ms, scenario.duration_s);
     Ok(LoadedScenario {
         scenario,
         file: file.to_owned(),
         source,
-        schedule,
         terrain: Arc::new(terrain),
     })
 }

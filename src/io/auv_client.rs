@@ -145,7 +145,7 @@ impl AuvClient {
         Ok(AuvClient {
             endpoint,
             vehicles,
-            windows: WindowCounter::new(loaded.schedule.windows),
+            windows: WindowCounter::new(loaded.schedule().windows),
             stale: Duration::from_millis(settings.stale_ms),
             newest,
             stats,

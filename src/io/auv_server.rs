@@ -145,7 +145,7 @@ impl AuvInterfaceSim {
             .transpose()
             .context("AUV interface: cannot start the camera renderer")?;
         Ok(AuvInterfaceSim {
-            window_s: loaded.schedule.window_s(),
+            window_s: loaded.schedule().window_s(),
             windows_done: 0,
             telemetry_period: 1.0 / a.telemetry_hz,
             image_period: (cams.rate_hz > 0.0).then(|| 1.0 / cams.rate_hz),

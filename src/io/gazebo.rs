@@ -118,7 +118,7 @@ impl GazeboPhysics {
             .vehicles
             .iter()
             .map(|v| {
-                let st = crate::model::motion::VehicleState::from_pose(&v.start);
+                let st = crate::model::pose::VehicleState::from_pose(&v.start);
                 (st.position, st.orientation())
             })
             .collect();
@@ -131,8 +131,8 @@ impl GazeboPhysics {
             control_service,
             newest: vec![None; models.len()],
             models,
-            windows: WindowCounter::new(loaded.schedule.windows),
-            window_ns: (loaded.schedule.window_s() * 1e9).round() as i64,
+            windows: WindowCounter::new(loaded.schedule().windows),
+            window_ns: (loaded.schedule().window_s() * 1e9).round() as i64,
             steps,
             tolerance_ns: ((step_s * 1e9) / 2.0).floor().max(1.0) as i64,
             client,

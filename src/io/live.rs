@@ -114,7 +114,7 @@ impl LiveNetwork {
         }
         // Always paced (validated); in a network coordinator of its own, this is where it starts.
         super::timer::prioritize(s.nice);
-        let schedule = loaded.schedule;
+        let schedule = loaded.schedule();
         let book = AddressBook::new(&s.vehicles);
         let n = book.len();
         let cfg = EngineConfig {

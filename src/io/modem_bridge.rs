@@ -196,7 +196,7 @@ impl ModemBridges {
         let names = specs.iter().map(|m| m.name.clone()).collect();
         let shared = Arc::new(Shared {
             modems: Mutex::new(modems),
-            clock: Mutex::new(WindowClock::new(loaded.schedule, s.real_time_factor)),
+            clock: Mutex::new(WindowClock::new(loaded.schedule(), s.real_time_factor)),
             clients: specs.iter().map(|_| Mutex::new(None)).collect(),
             counters: Counters::default(),
         });

@@ -14,7 +14,7 @@
 //! Semi-implicit Euler at the physics sub-step.
 
 use crate::config::AuvDynamics;
-use crate::model::motion::{wrap_2pi, wrap_pi, VehicleState};
+use crate::model::pose::{wrap_2pi, wrap_pi, VehicleState};
 use crate::wire::auv::ThrusterCommand;
 use nalgebra::Vector4;
 use std::f64::consts::FRAC_PI_2;

@@ -11,4 +11,5 @@ pub mod modem;
 pub mod motion;
 pub mod netsim;
 pub mod ns3;
+pub mod pose;
 pub mod terrain;

@@ -70,7 +70,7 @@ pub fn adapter_args(
 ) -> Result<Vec<String>, ConfigError> {
     loaded.check_ns3(settings)?;
     let s = &loaded.scenario;
-    let schedule = loaded.schedule;
+    let schedule = loaded.schedule();
     let arg = |name: &str, value: &dyn Display| format!("--{name}={value}");
     let list = |nodes: &[usize]| {
         nodes

@@ -263,7 +263,7 @@ fn publish_telemetry(v: &mut Vehicle, t: Telemetry, now_ns: i64) {
                 y: d(t.y, prev.y),
                 z: d(t.z, prev.z),
             };
-            let dyaw = crate::model::motion::wrap_pi(f64::from(t.yaw - prev.yaw));
+            let dyaw = crate::model::pose::wrap_pi(f64::from(t.yaw - prev.yaw));
             twist.angular = Vector3 {
                 x: 0.0,
                 y: 0.0,

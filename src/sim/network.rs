@@ -242,7 +242,7 @@ impl NetworkSim {
     /// The simulator for a (validated) scenario.
     pub fn from_scenario(loaded: &LoadedScenario) -> NetworkSim {
         let s = &loaded.scenario;
-        let schedule = loaded.schedule;
+        let schedule = loaded.schedule();
         let nodes: Vec<NodeInfo> = s
             .vehicles
             .iter()

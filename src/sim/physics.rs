@@ -16,7 +16,8 @@ use crate::config::LoadedScenario;
 use crate::model::{
     auv::Auv,
     channel::{PathInfo, Tracer},
-    motion::{Kinematics, VehicleState},
+    motion::Kinematics,
+    pose::VehicleState,
     terrain::Terrain,
 };
 use crate::sync::{
@@ -121,7 +122,7 @@ impl PhysicsSim {
     /// With a terrain already loaded (shared between simulators in one process).
     pub fn new(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> PhysicsSim {
         let s = &loaded.scenario;
-        let schedule = loaded.schedule;
+        let schedule = loaded.schedule();
         let substeps = (s.window_ms / s.simulators.physics_step_ms).ceil().max(1.0) as u32;
         let sample_every = s
             .simulators

@@ -1,4 +1,4 @@
-//! The ROS 2 layer against real rclpy subscribers (`.ros/bin/python test/ros/listen.py`):
+//! The ROS 2 layer against real rclpy subscribers (`.ros/bin/python tests/ros/listen.py`):
 //! /clock in W steps, poses, /tf, path markers, diagnostics, ChannelData, a params file, and
 //! /clock inside a vehicle's network namespace. Needs the `ros` feature (so a ROS 2
 //! environment: `.ros/env.sh` from `scripts/setup --ros`, or a sourced ROS 2).
@@ -48,7 +48,7 @@ struct Listener {
 
 /// Starts listen.py (optionally inside a network namespace) and waits until it subscribed.
 fn listen(domain: &str, vehicles: &[&str], netns: Option<&str>) -> Listener {
-    let script = repo().join("test/ros/listen.py");
+    let script = repo().join("tests/ros/listen.py");
     let mut cmd = match netns {
         Some(ns) => {
             let mut c = Command::new("ip");
@@ -122,7 +122,7 @@ fn clock(msgs: &[Value]) -> Vec<u64> {
 }
 
 fn scenario() -> String {
-    repo().join("test/ros/ridge.yaml").display().to_string()
+    repo().join("tests/ros/ridge.yaml").display().to_string()
 }
 
 #[test]
@@ -278,7 +278,7 @@ fn params_file_sets_scenario_and_window() {
     let d = domain();
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("params.yaml");
-    let text = std::fs::read_to_string(repo().join("test/ros/params.yaml"))
+    let text = std::fs::read_to_string(repo().join("tests/ros/params.yaml"))
         .unwrap()
         .replace("SCENARIO", &scenario());
     std::fs::write(&params, text).unwrap();
@@ -578,7 +578,7 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
         let mut c = Command::new(COSIM);
         c.args(["exec", vehicle, "--"])
             .arg(python())
-            .arg(repo().join("test/ros").join(script))
+            .arg(repo().join("tests/ros").join(script))
             .args(["--ros-args", "-p", "use_sim_time:=true"])
             .env("ROS_DOMAIN_ID", &d)
             .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")
@@ -779,11 +779,11 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
     eprintln!("SEDP on the link: {} announcements, {clock_readers} of /clock readers, 0 of /clock writers", all.len());
 }
 
-/// Starts test/ros/gazebo_standin.py with `args` in DDS domain `domain` and waits for its
+/// Starts tests/ros/gazebo_standin.py with `args` in DDS domain `domain` and waits for its
 /// `ready`.
 fn start_standin(domain: &str, args: &[&str]) -> Child {
     let mut s = Command::new(python());
-    s.arg(repo().join("test/ros/gazebo_standin.py"))
+    s.arg(repo().join("tests/ros/gazebo_standin.py"))
         .args(args)
         .stdout(Stdio::piped());
     ros_env(&mut s, domain);
@@ -796,7 +796,7 @@ fn start_standin(domain: &str, args: &[&str]) -> Child {
     standin
 }
 
-/// Runs test/ros/gazebo_standin.py (`standin` extra arguments) and gazebo_contract.py against it;
+/// Runs tests/ros/gazebo_standin.py (`standin` extra arguments) and gazebo_contract.py against it;
 /// the contract's JSON report.
 fn gazebo_contract(standin: &[&str]) -> Value {
     let domain = domain();
@@ -812,7 +812,7 @@ fn gazebo_contract(standin: &[&str]) -> Value {
     ];
     let mut standin = start_standin(&domain, &[&fixed[..], standin].concat());
     let mut c = Command::new(python());
-    c.arg(repo().join("test/ros/gazebo_contract.py"))
+    c.arg(repo().join("tests/ros/gazebo_contract.py"))
         .args(["--world", "lockstep", "--model", "auv1", "--step", "0.001"]);
     ros_env(&mut c, &domain);
     let out = c.output().unwrap();
@@ -1057,7 +1057,7 @@ fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
     ros_env(&mut bridge, &d);
     let mut bridge = bridge.spawn().unwrap();
     let mut user = Command::new(python());
-    user.arg(repo().join("test/ros/auv_topics.py"))
+    user.arg(repo().join("tests/ros/auv_topics.py"))
         .args(["auv0", "6"]);
     ros_env(&mut user, &d);
     let out = user.output().unwrap();

@@ -328,7 +328,7 @@ fn a_link_state_naming_no_vehicle_is_a_protocol_error_naming_it() {
             "network coordinator",
             Box::new(NetworkCoordinator::new(
                 sim,
-                loaded.schedule,
+                loaded.schedule(),
                 Duration::from_secs(5),
             )),
         );

@@ -53,7 +53,7 @@ fn installed_executables() -> BTreeSet<String> {
 #[test]
 fn launch_files_name_what_exists() {
     let out = Command::new("python3")
-        .arg(repo().join("test/launch_files.py"))
+        .arg(repo().join("tests/launch_files.py"))
         .arg(repo())
         .output()
         .expect("python3");

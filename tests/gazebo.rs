@@ -113,7 +113,7 @@ fn the_exported_world_is_valid_sdf_and_its_heightmap_is_the_terrain() {
             );
         }
         let step = numbers(&text, "max_step_size")[0];
-        let per_window = loaded.schedule.window_s() / step;
+        let per_window = loaded.schedule().window_s() / step;
         assert!(
             (per_window - per_window.round()).abs() < 1e-9 && per_window >= 1.0,
             "{scenario}: step {step} s"

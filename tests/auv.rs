@@ -41,7 +41,7 @@ fn scenario(dir: &Path, base: u16, seconds: f64, rtf: f64) -> PathBuf {
 
 fn client(args: &[&str]) -> std::process::Child {
     Command::new(python())
-        .arg(repo("test/auv/doc_client.py"))
+        .arg(repo("tests/auv/doc_client.py"))
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -245,7 +245,7 @@ fn the_client_adapter_follows_the_embedded_server_in_another_process() {
             base + 2,
             base + 1,
             python().display(),
-            repo("test/auv/doc_client.py").display()
+            repo("tests/auv/doc_client.py").display()
         );
     let client = dir.path().join("client.yaml");
     std::fs::write(&client, client_text).unwrap();

@@ -1,38 +1,22 @@
-//! The two coordinators.
-//!
-//! - The **physics coordinator** owns the clock. For each window k it sends the physics
-//!   simulator BEGIN(k), takes the ChannelData of its END(k) (the world at t = k·W) and hands it
-//!   to the network coordinator in a NetworkUpdate BEGIN(k); once the network side's END(k)
-//!   is in, the window goes to the run record ([`Recorder`]) with the packet copies and modem
-//!   frames that ended meanwhile, and to the observers.
-//!   Physics window k+1 runs while the network side works on window k; the physics side is
-//!   therefore at most one window ahead and the network side never a window behind.
-//! - The **network coordinator** answers the physics coordinator's BEGIN(k) after running
-//!   window k with its network simulator: it forwards the BEGIN (adding the packets it
-//!   captured) and returns the simulator's END. It is a [`Service`], so it runs in the physics
-//!   coordinator's process or as its own process behind ZeroMQ.
-//!
-//! Every exchange is bounded by the scenario's `simulators.timeout_ms` (window 0 and the
-//! connection itself by `startup_timeout_ms`, so a peer may take time to start); a peer that
-//! misses it, disconnects or answers out of turn ends the run with an error naming it.
+//! The physics coordinator: owns the clock and drives the physics simulator and the network
+//! coordinator window by window (see the [module docs](super)).
 
+use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
+use super::{NetworkCoordinator, RunReport};
 use crate::clock::{Opening, Pacer, Schedule};
-use crate::config::{LoadedScenario, SimulatorEndpoint};
-use crate::io::auv_server::AuvInterfaceSim;
+use crate::config::LoadedScenario;
 use crate::io::live::LiveNetwork;
-use crate::io::modem_bridge::{ModemBridges, ModemReport};
+use crate::io::modem_bridge::ModemBridges;
 use crate::io::netsim_manager::NavSource;
 use crate::io::programs::Programs;
-use crate::net::ledger::{CopyEnd, LedgerSummary};
+use crate::net::ledger::CopyEnd;
 use crate::output::{
-    schema::ProgramRecord,
-    stages::{Stage, StageTime, Stages},
-    PairSummary, Recorder,
+    stages::{Stage, Stages},
+    Recorder,
 };
-use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{
-    protocol::{expect_network, expect_physics, network_begin, physics_begin, WindowCounter},
-    Link, LinkError, Reply, Service,
+    protocol::{expect_network, expect_physics, network_begin, physics_begin},
+    Link, LinkError,
 };
 use crate::wire::channel::{ChannelMemo, ChannelView, Decoded};
 use crate::wire::proto::rosnetsim::{network_update, physics_update};
@@ -41,258 +25,10 @@ use anyhow::Context;
 use prost::bytes::Bytes;
 use prost::Message;
 use std::{
-    collections::BTreeMap,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::Arc,
     time::{Duration, Instant},
 };
-
-/// How long a peer may take to come up and answer window 0.
-pub fn startup_timeout(loaded: &LoadedScenario) -> Duration {
-    Duration::from_millis(loaded.scenario.simulators.startup_timeout_ms)
-}
-
-fn timeout(loaded: &LoadedScenario) -> Duration {
-    Duration::from_millis(loaded.scenario.simulators.timeout_ms)
-}
-
-/// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
-/// form, e.g. `tcp://host:5601`, `unix:/path`, `ns3` or `gazebo`), else the scenario's choice.
-/// `ns3` and `gazebo` keep the scenario's own settings when it has them.
-fn chosen(
-    peer: &str,
-    endpoint: Option<&str>,
-    configured: &SimulatorEndpoint,
-) -> anyhow::Result<SimulatorEndpoint> {
-    match endpoint {
-        Some("ns3") if matches!(configured, SimulatorEndpoint::Ns3(_)) => Ok(configured.clone()),
-        Some("gazebo") if matches!(configured, SimulatorEndpoint::Gazebo(_)) => {
-            Ok(configured.clone())
-        }
-        Some("auv") if matches!(configured, SimulatorEndpoint::AuvInterface(_)) => {
-            Ok(configured.clone())
-        }
-        Some(e) => e
-            .parse()
-            .map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
-        None => Ok(configured.clone()),
-    }
-}
-
-/// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
-pub async fn physics_simulator(
-    loaded: &LoadedScenario,
-    endpoint: Option<&str>,
-    out_dir: Option<&Path>,
-) -> anyhow::Result<Link> {
-    let endpoint = chosen(
-        "physics simulator",
-        endpoint,
-        &loaded.scenario.simulators.physics,
-    )?;
-    anyhow::ensure!(
-        !matches!(endpoint, SimulatorEndpoint::Ns3(_)),
-        "physics simulator: ns-3 is a network simulator (--network-sim ns3)"
-    );
-    if let SimulatorEndpoint::Gazebo(settings) = &endpoint {
-        return gazebo(loaded, settings);
-    }
-    if let SimulatorEndpoint::AuvInterface(settings) = &endpoint {
-        let report = out_dir.map(|d| d.join("auv_interface.json"));
-        let c = crate::io::auv_client::AuvClient::connect(loaded, settings, report).await?;
-        return Ok(Link::new(c.peer(), timeout(loaded), Box::new(c)));
-    }
-    Ok(
-        match Link::connect(
-            "physics simulator",
-            &endpoint,
-            timeout(loaded),
-            startup_timeout(loaded),
-        )
-        .await?
-        {
-            Some(link) => link,
-            None => {
-                let (peer, sim) = (
-                    "embedded physics simulator",
-                    embedded_physics(loaded, out_dir).await?,
-                );
-                // With many pairs, on a thread of its own: it computes window k+1 while the
-                // network side runs k. With few, the hand-off between threads would cost more
-                // than the window's work. The AUV interface's sockets stay on this runtime.
-                if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
-                    && !AuvInterfaceSim::wanted(loaded)
-                {
-                    Link::threaded(peer, sim)?
-                } else {
-                    Link::local(peer, sim)
-                }
-            }
-        },
-    )
-}
-
-/// From this many vehicles (120 pairs) on, the embedded physics simulator (without the AUV
-/// interface) runs on a thread of its own: measured at W = 1 ms, 16 vehicles run 1.2× as many windows per second that way,
-/// 64 vehicles 2×, while 8 vehicles run 2.8× fewer (the hand-off outweighs their work).
-pub const THREADED_PHYSICS_VEHICLES: usize = 16;
-
-/// The embedded physics simulator, serving the ZeroMQ AUV interface when the scenario has
-/// thruster-driven vehicles (its counts in `out_dir/auv_interface.json`).
-pub async fn embedded_physics(
-    loaded: &LoadedScenario,
-    out_dir: Option<&Path>,
-) -> anyhow::Result<Box<dyn Service>> {
-    let sim = PhysicsSim::from_scenario(loaded);
-    Ok(if AuvInterfaceSim::wanted(loaded) {
-        let report = out_dir.map(|d| d.join("auv_interface.json"));
-        Box::new(AuvInterfaceSim::bind(loaded, sim, report).await?)
-    } else {
-        Box::new(sim)
-    })
-}
-
-/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::io::gazebo`]).
-#[cfg(feature = "gazebo")]
-fn gazebo(
-    loaded: &LoadedScenario,
-    settings: &crate::config::GazeboSettings,
-) -> anyhow::Result<Link> {
-    let g = crate::io::gazebo::GazeboPhysics::connect(loaded, settings)?;
-    Ok(Link::new(g.peer(), timeout(loaded), Box::new(g)))
-}
-
-#[cfg(not(feature = "gazebo"))]
-fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Result<Link> {
-    anyhow::bail!(
-        "physics simulator: Gazebo is reached through ROS 2, and this program was built without it: \
-         build with `cargo build --features gazebo` (ROS 2 with ros_gz_interfaces, see the README's Gazebo section)"
-    )
-}
-
-/// The link to the network simulator: `endpoint` if given, else the scenario's choice. An ns-3
-/// adapter is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`])
-/// unless the settings name the `endpoint` of one already running.
-/// The embedded one reads the channels a physics coordinator in this process decoded from
-/// `memo` (pass a new one if there is none).
-pub async fn network_simulator(
-    loaded: &LoadedScenario,
-    endpoint: Option<&str>,
-    out_dir: Option<&Path>,
-    memo: ChannelMemo,
-) -> anyhow::Result<Link> {
-    let endpoint = chosen(
-        "network simulator",
-        endpoint,
-        &loaded.scenario.simulators.network,
-    )?;
-    if let SimulatorEndpoint::Ns3(settings) = &endpoint {
-        let Some(remote) = &settings.endpoint else {
-            return crate::io::ns3::start(loaded, settings, out_dir).await;
-        };
-        // Started by someone else, maybe on another host: say how it should have been.
-        let args = crate::model::ns3::adapter_args(loaded, settings)?;
-        tracing::info!(
-            "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
-            crate::io::ns3::PROGRAM,
-            args.join(" ")
-        );
-    }
-    Ok(
-        match Link::connect(
-            "network simulator",
-            &endpoint,
-            timeout(loaded),
-            startup_timeout(loaded),
-        )
-        .await?
-        {
-            Some(link) => link,
-            None => Link::local(
-                "embedded network simulator",
-                Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
-            ),
-        },
-    )
-}
-
-/// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
-/// With a [`LiveNetwork`] it adds the packets captured since the last BEGIN to each BEGIN
-/// and hands each END's releases to the live side, which writes them into the receivers'
-/// TUN interfaces at the delivery times the simulator chose.
-pub struct NetworkCoordinator {
-    sim: Link,
-    windows: WindowCounter,
-    startup: Duration,
-    live: Option<Arc<LiveNetwork>>,
-    stages: Arc<Stages>,
-}
-
-impl NetworkCoordinator {
-    pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
-        NetworkCoordinator {
-            sim,
-            windows: WindowCounter::new(schedule.windows),
-            startup,
-            live: None,
-            stages: Arc::default(),
-        }
-    }
-
-    /// Adds its simulator's time to `stages` (the live side adds its own).
-    pub fn with_stages(mut self, stages: Arc<Stages>) -> Self {
-        self.stages = stages;
-        self
-    }
-
-    /// Captures and releases live traffic through `live`.
-    pub fn with_live(mut self, live: Option<Arc<LiveNetwork>>) -> Self {
-        self.live = live;
-        self
-    }
-
-    pub fn live(&self) -> Option<&Arc<LiveNetwork>> {
-        self.live.as_ref()
-    }
-
-    async fn window(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
-        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
-            .into_inner();
-        let k = begin.time_val;
-        self.windows.begin(k)?;
-        if let Some(live) = &self.live {
-            live.begin(k, &mut begin);
-        }
-        let first = (k == 0).then_some(self.startup);
-        let started = Instant::now();
-        let reply = self
-            .sim
-            .exchange(k, begin.encode_to_vec(), first)
-            .await
-            .map_err(|e| e.to_string())?;
-        let end = expect_network(&reply, network_update::MsgType::End, k)
-            .map_err(|e| self.sim.protocol_error(k, e).to_string())?;
-        self.stages.since(Stage::NetworkSim, started);
-        if let Some(live) = &self.live {
-            live.end(k, &end);
-        }
-        Ok(reply)
-    }
-}
-
-impl Service for NetworkCoordinator {
-    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        Box::pin(async move {
-            self.window(request)
-                .await
-                .map_err(crate::sync::TransportError::Failed)
-        })
-    }
-
-    fn finished(&self) -> bool {
-        self.windows.finished()
-    }
-}
 
 /// One completed window as the physics coordinator saw it: handed to every
 /// [`WindowObserver`] after the network side's END for the window arrived.
@@ -317,41 +53,6 @@ pub trait WindowObserver: Send {
     fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()>;
     /// The run is over (finished or interrupted).
     fn finish(&mut self) {}
-}
-
-/// What a finished (or interrupted) run reports.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RunReport {
-    pub scenario: String,
-    pub windows: u32,
-    pub window_ms: f64,
-    pub sim_seconds: f64,
-    pub wall_seconds: f64,
-    /// With pacing (`real_time_factor > 0`): how far the schedule moved behind the wall clock
-    /// in all (a window more than [`crate::clock::CATCH_UP`] late moves it; later windows
-    /// within that are caught up).
-    pub slipped_seconds: f64,
-    /// With pacing: how many windows opened after their due time (caught up or not), and the
-    /// latest of them, ms.
-    pub late_windows: u64,
-    pub max_late_ms: f64,
-    pub windows_per_second: f64,
-    pub interrupted: bool,
-    /// The run record (`record.mcap`), written by every run with an output folder.
-    pub record: Option<PathBuf>,
-    pub timeline: Option<PathBuf>,
-    pub pairs: Vec<PairSummary>,
-    /// The ledger of live vehicle traffic (`network.capture: tun` with an in-process network
-    /// coordinator).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<LedgerSummary>,
-    /// The emulated modems' frame ledger and bridge counters (scenarios with `acoustic_modems`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub modems: Option<ModemReport>,
-    /// The scenario's programs: when each started and ended, and how (scenario order).
-    pub programs: Vec<ProgramRecord>,
-    /// Where the wall time went, per stage (in this process; see [`Stages`]).
-    pub stages: BTreeMap<&'static str, StageTime>,
 }
 
 /// The physics coordinator and the run it drives.
@@ -400,7 +101,7 @@ impl PhysicsCoordinator {
         if s.real_time_factor > 0.0 {
             crate::io::timer::prioritize(s.nice);
         }
-        let schedule = loaded.schedule;
+        let schedule = loaded.schedule();
         let physics = physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
         let nav = NavSource::start(loaded).await?;
         let channel_memo = ChannelMemo::default();

@@ -1,0 +1,94 @@
+//! The network coordinator: NetworkUpdate BEGIN(k) → END(k) through its network simulator,
+//! with the live side's captured packets added to each BEGIN and each END's releases handed back.
+
+use crate::clock::Schedule;
+use crate::io::live::LiveNetwork;
+use crate::output::stages::{Stage, Stages};
+use crate::sync::{
+    protocol::{expect_network, WindowCounter},
+    Link, Reply, Service,
+};
+use crate::wire::proto::rosnetsim::network_update;
+use prost::Message;
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+/// The network coordinator: serves NetworkUpdate BEGIN(k) → END(k) using its simulator.
+/// With a [`LiveNetwork`] it adds the packets captured since the last BEGIN to each BEGIN
+/// and hands each END's releases to the live side, which writes them into the receivers'
+/// TUN interfaces at the delivery times the simulator chose.
+pub struct NetworkCoordinator {
+    sim: Link,
+    windows: WindowCounter,
+    startup: Duration,
+    live: Option<Arc<LiveNetwork>>,
+    stages: Arc<Stages>,
+}
+
+impl NetworkCoordinator {
+    pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
+        NetworkCoordinator {
+            sim,
+            windows: WindowCounter::new(schedule.windows),
+            startup,
+            live: None,
+            stages: Arc::default(),
+        }
+    }
+
+    /// Adds its simulator's time to `stages` (the live side adds its own).
+    pub fn with_stages(mut self, stages: Arc<Stages>) -> Self {
+        self.stages = stages;
+        self
+    }
+
+    /// Captures and releases live traffic through `live`.
+    pub fn with_live(mut self, live: Option<Arc<LiveNetwork>>) -> Self {
+        self.live = live;
+        self
+    }
+
+    pub fn live(&self) -> Option<&Arc<LiveNetwork>> {
+        self.live.as_ref()
+    }
+
+    async fn window(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
+        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
+            .into_inner();
+        let k = begin.time_val;
+        self.windows.begin(k)?;
+        if let Some(live) = &self.live {
+            live.begin(k, &mut begin);
+        }
+        let first = (k == 0).then_some(self.startup);
+        let started = Instant::now();
+        let reply = self
+            .sim
+            .exchange(k, begin.encode_to_vec(), first)
+            .await
+            .map_err(|e| e.to_string())?;
+        let end = expect_network(&reply, network_update::MsgType::End, k)
+            .map_err(|e| self.sim.protocol_error(k, e).to_string())?;
+        self.stages.since(Stage::NetworkSim, started);
+        if let Some(live) = &self.live {
+            live.end(k, &end);
+        }
+        Ok(reply)
+    }
+}
+
+impl Service for NetworkCoordinator {
+    fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
+        Box::pin(async move {
+            self.window(request)
+                .await
+                .map_err(crate::sync::TransportError::Failed)
+        })
+    }
+
+    fn finished(&self) -> bool {
+        self.windows.finished()
+    }
+}

@@ -1,0 +1,178 @@
+//! The simulators a coordinator links to: the scenario's (or the command line's) choice turned
+//! into a [`Link`], starting the embedded ones in this process and the ns-3 adapter as a child.
+
+use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::io::auv_server::AuvInterfaceSim;
+use crate::sim::{network::NetworkSim, physics::PhysicsSim};
+use crate::sync::{Link, Service};
+use crate::wire::channel::ChannelMemo;
+use std::{path::Path, time::Duration};
+
+/// How long a peer may take to come up and answer window 0.
+pub fn startup_timeout(loaded: &LoadedScenario) -> Duration {
+    Duration::from_millis(loaded.scenario.simulators.startup_timeout_ms)
+}
+
+pub(super) fn timeout(loaded: &LoadedScenario) -> Duration {
+    Duration::from_millis(loaded.scenario.simulators.timeout_ms)
+}
+
+/// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
+/// form, e.g. `tcp://host:5601`, `unix:/path`, `ns3` or `gazebo`), else the scenario's choice.
+/// `ns3` and `gazebo` keep the scenario's own settings when it has them.
+fn chosen(
+    peer: &str,
+    endpoint: Option<&str>,
+    configured: &SimulatorEndpoint,
+) -> anyhow::Result<SimulatorEndpoint> {
+    match endpoint {
+        Some("ns3") if matches!(configured, SimulatorEndpoint::Ns3(_)) => Ok(configured.clone()),
+        Some("gazebo") if matches!(configured, SimulatorEndpoint::Gazebo(_)) => {
+            Ok(configured.clone())
+        }
+        Some("auv") if matches!(configured, SimulatorEndpoint::AuvInterface(_)) => {
+            Ok(configured.clone())
+        }
+        Some(e) => e
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
+        None => Ok(configured.clone()),
+    }
+}
+
+/// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
+pub async fn physics_simulator(
+    loaded: &LoadedScenario,
+    endpoint: Option<&str>,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<Link> {
+    let endpoint = chosen(
+        "physics simulator",
+        endpoint,
+        &loaded.scenario.simulators.physics,
+    )?;
+    anyhow::ensure!(
+        !matches!(endpoint, SimulatorEndpoint::Ns3(_)),
+        "physics simulator: ns-3 is a network simulator (--network-sim ns3)"
+    );
+    if let SimulatorEndpoint::Gazebo(settings) = &endpoint {
+        return gazebo(loaded, settings);
+    }
+    if let SimulatorEndpoint::AuvInterface(settings) = &endpoint {
+        let report = out_dir.map(|d| d.join("auv_interface.json"));
+        let c = crate::io::auv_client::AuvClient::connect(loaded, settings, report).await?;
+        return Ok(Link::new(c.peer(), timeout(loaded), Box::new(c)));
+    }
+    Ok(
+        match Link::connect(
+            "physics simulator",
+            &endpoint,
+            timeout(loaded),
+            startup_timeout(loaded),
+        )
+        .await?
+        {
+            Some(link) => link,
+            None => {
+                let (peer, sim) = (
+                    "embedded physics simulator",
+                    embedded_physics(loaded, out_dir).await?,
+                );
+                // With many pairs, on a thread of its own: it computes window k+1 while the
+                // network side runs k. With few, the hand-off between threads would cost more
+                // than the window's work. The AUV interface's sockets stay on this runtime.
+                if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
+                    && !AuvInterfaceSim::wanted(loaded)
+                {
+                    Link::threaded(peer, sim)?
+                } else {
+                    Link::local(peer, sim)
+                }
+            }
+        },
+    )
+}
+
+/// From this many vehicles (120 pairs) on, the embedded physics simulator (without the AUV
+/// interface) runs on a thread of its own: measured at W = 1 ms, 16 vehicles run 1.2× as many windows per second that way,
+/// 64 vehicles 2×, while 8 vehicles run 2.8× fewer (the hand-off outweighs their work).
+pub const THREADED_PHYSICS_VEHICLES: usize = 16;
+
+/// The embedded physics simulator, serving the ZeroMQ AUV interface when the scenario has
+/// thruster-driven vehicles (its counts in `out_dir/auv_interface.json`).
+pub async fn embedded_physics(
+    loaded: &LoadedScenario,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<Box<dyn Service>> {
+    let sim = PhysicsSim::from_scenario(loaded);
+    Ok(if AuvInterfaceSim::wanted(loaded) {
+        let report = out_dir.map(|d| d.join("auv_interface.json"));
+        Box::new(AuvInterfaceSim::bind(loaded, sim, report).await?)
+    } else {
+        Box::new(sim)
+    })
+}
+
+/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::io::gazebo`]).
+#[cfg(feature = "gazebo")]
+fn gazebo(
+    loaded: &LoadedScenario,
+    settings: &crate::config::GazeboSettings,
+) -> anyhow::Result<Link> {
+    let g = crate::io::gazebo::GazeboPhysics::connect(loaded, settings)?;
+    Ok(Link::new(g.peer(), timeout(loaded), Box::new(g)))
+}
+
+#[cfg(not(feature = "gazebo"))]
+fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Result<Link> {
+    anyhow::bail!(
+        "physics simulator: Gazebo is reached through ROS 2, and this program was built without it: \
+         build with `cargo build --features gazebo` (ROS 2 with ros_gz_interfaces, see the README's Gazebo section)"
+    )
+}
+
+/// The link to the network simulator: `endpoint` if given, else the scenario's choice. An ns-3
+/// adapter is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`])
+/// unless the settings name the `endpoint` of one already running.
+/// The embedded one reads the channels a physics coordinator in this process decoded from
+/// `memo` (pass a new one if there is none).
+pub async fn network_simulator(
+    loaded: &LoadedScenario,
+    endpoint: Option<&str>,
+    out_dir: Option<&Path>,
+    memo: ChannelMemo,
+) -> anyhow::Result<Link> {
+    let endpoint = chosen(
+        "network simulator",
+        endpoint,
+        &loaded.scenario.simulators.network,
+    )?;
+    if let SimulatorEndpoint::Ns3(settings) = &endpoint {
+        let Some(remote) = &settings.endpoint else {
+            return crate::io::ns3::start(loaded, settings, out_dir).await;
+        };
+        // Started by someone else, maybe on another host: say how it should have been.
+        let args = crate::model::ns3::adapter_args(loaded, settings)?;
+        tracing::info!(
+            "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
+            crate::io::ns3::PROGRAM,
+            args.join(" ")
+        );
+    }
+    Ok(
+        match Link::connect(
+            "network simulator",
+            &endpoint,
+            timeout(loaded),
+            startup_timeout(loaded),
+        )
+        .await?
+        {
+            Some(link) => link,
+            None => Link::local(
+                "embedded network simulator",
+                Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
+            ),
+        },
+    )
+}
