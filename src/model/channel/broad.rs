@@ -5,7 +5,7 @@
 use crate::model::terrain::{block_centre, fidx, QLevel, Terrain, LEAF_LEVEL};
 
 use super::narrow::Walk;
-use super::{push_piece, Piece, State, ON_TOL};
+use super::piece::{push_piece, Piece, State, ON_TOL};
 
 /// Footprint enlargement of pyramid blocks, in cells (keeps the broad phase conservative).
 const GRID_EPS: f64 = 1e-7;

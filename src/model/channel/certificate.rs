@@ -7,13 +7,8 @@ use nalgebra::Point3;
 use crate::model::terrain::f32_up;
 
 use super::narrow::Walk;
-use super::{push_piece, Piece, State};
+use super::piece::{push_piece, Piece, State, CERT_CAP_M};
 
-/// Margins of at least this (metres) are all alike to a certificate: pieces with such margins
-/// merge, and a certificate is given up once the vertical motion reaches it.
-pub(super) const CERT_CAP_M: f64 = 0.5;
-/// Pieces recorded for a certificate merge when their margins are within this factor.
-pub(super) const CERT_MERGE: f64 = 0.5;
 /// A certificate is reused while the stretches to walk again exceed its reference's own by at
 /// most this many cells' length.
 pub(super) const CERT_WALK_CELLS: f64 = 8.0;

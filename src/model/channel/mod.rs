@@ -90,21 +90,24 @@
 //! - `certificate.rs`: what a pair remembers between windows, and its certificate;
 //! - `narrow.rs`: steps 3 and 4 (the exact cell walk, parry's crossings and the signs between
 //!   them) and the parry-only walk of [`trace_naive`];
-//! - `parallel.rs`: the pairs of a set of points shared across the cores.
+//! - `parallel.rs`: the pairs of a set of points shared across the cores;
+//! - `piece.rs`: a segment, its pieces and how consecutive pieces merge, which every step uses.
 
 mod broad;
 mod certificate;
 mod narrow;
 mod parallel;
+mod piece;
 
-use nalgebra::{Point3, Vector3};
+use nalgebra::Point3;
 
 use crate::model::terrain::Terrain;
 
 use broad::{March, Verdict};
-use certificate::{Memo, CERT_BACKOFF_MAX, CERT_CAP_M, CERT_MERGE, CERT_WALK_CELLS};
+use certificate::{Memo, CERT_BACKOFF_MAX, CERT_WALK_CELLS};
 use narrow::{narrow_phase_naive, push_resolved, Walk};
 use parallel::{on_all_cores, pairs};
+use piece::{Piece, Seg, State, ON_TOL};
 
 /// One point of a path: `A`, an entry into or exit out of the terrain, or `B`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,57 +129,6 @@ impl PathInfo {
     /// Sum of the hops' losses (dB).
     pub fn total_loss_db(&self) -> f64 {
         self.hops.iter().map(|h| h.loss_db).sum()
-    }
-}
-
-/// Heights within this distance of the surface count as on it (metres).
-const ON_TOL: f64 = 1e-9;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Above,
-    On,
-    Below,
-    /// Broad-phase candidate (to be ray cast).
-    Mixed,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Piece {
-    t0: f64,
-    t1: f64,
-    state: State,
-    /// For Above and Below: a lower bound on `|f|` over the piece (metres); else 0.
-    margin: f64,
-    /// A bound on the surface's slope near the piece ([`Terrain::slope_near`] of the block
-    /// that decided it).
-    slope: f64,
-}
-
-impl Piece {
-    /// A piece without a margin (On, Mixed, or one not kept for a [`Cert`](certificate::Cert)).
-    #[inline]
-    fn bare(t0: f64, t1: f64, state: State) -> Piece {
-        Piece {
-            t0,
-            t1,
-            state,
-            margin: 0.0,
-            slope: f64::INFINITY,
-        }
-    }
-}
-
-struct Seg {
-    a: Point3<f64>,
-    d: Vector3<f64>,
-    len: f64,
-}
-
-impl Seg {
-    #[inline]
-    fn at(&self, t: f64) -> Point3<f64> {
-        self.a + self.d * t
     }
 }
 
@@ -497,35 +449,6 @@ fn trace_with(
         loss_db: 0.0,
     });
     out.los = hops.len() == 2;
-}
-
-/// Appends a piece, merging it into the previous one when both are Above or both Below. For a
-/// certificate (`fine`) only pieces whose margins are alike merge (within a factor of
-/// [`CERT_MERGE`], or both at least [`CERT_CAP_M`]): a merged piece keeps the smaller margin
-/// and the larger slope bound, so merging never loosens a bound by more than that.
-#[inline]
-fn push_piece(out: &mut Vec<Piece>, p: Piece, fine: bool) {
-    if p.t1 < p.t0 {
-        return;
-    }
-    if let Some(last) = out.last_mut() {
-        let (lo, hi) = if last.margin < p.margin {
-            (last.margin, p.margin)
-        } else {
-            (p.margin, last.margin)
-        };
-        if last.state == p.state
-            && p.state != State::Mixed
-            && p.state != State::On
-            && (!fine || lo >= CERT_MERGE * hi || lo >= CERT_CAP_M)
-        {
-            last.t1 = last.t1.max(p.t1);
-            last.margin = lo;
-            last.slope = last.slope.max(p.slope);
-            return;
-        }
-    }
-    out.push(p);
 }
 
 fn push_run(hops: &mut Vec<Hop>, seg: &Seg, t0: f64, t1: f64, buried: f64, loss_per_m: f64) {

@@ -7,7 +7,7 @@ use parry3d_f64::query::{Ray, RayCast};
 
 use crate::model::terrain::{to_parry, to_parry_vec, Terrain, LEAF};
 
-use super::{push_piece, Piece, Seg, State, ON_TOL};
+use super::piece::{push_piece, Piece, Seg, State, ON_TOL};
 
 /// After a crossing, the next ray starts this far along the segment (metres).
 const STEP_M: f64 = 1e-9;
