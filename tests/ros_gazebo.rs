@@ -12,12 +12,12 @@ mod ros_common;
 use ros_common::COSIM;
 use ros_common::{domain, python, repo, ros_env};
 use serde_json::Value;
+#[cfg(feature = "gazebo")]
+use std::time::{Duration, Instant};
 use std::{
     io::{BufRead, BufReader},
     process::{Child, Command, Stdio},
 };
-#[cfg(feature = "gazebo")]
-use std::time::{Duration, Instant};
 
 /// Starts tests/ros/gazebo_standin.py with `args` in DDS domain `domain` and waits for its
 /// `ready`.
