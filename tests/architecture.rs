@@ -921,7 +921,7 @@ fn the_circle_check_follows_re_exports_and_ignores_mod_declarations_and_comments
             ),
             (
                 "m/c.rs",
-                "// use super::a::Shared;\n/* crate::m::b::Thing /* nested */ super::b */\nconst S: &str = \"crate::m::a::Shared\";\nconst C: char = '\"';\npub fn f() { super::top() }\n",
+                "pub fn f() { super::top() }\n",
             ),
         ]
         .into_iter()
@@ -939,7 +939,7 @@ fn the_circle_check_follows_re_exports_and_ignores_mod_declarations_and_comments
             ],
         }],
         "b reaches a through mod.rs's re-export; a's inline `mod tests` uses a itself; \
-         declaring `mod c;` is no import of c, and nothing in a comment or literal counts"
+         declaring `mod c;` is no import of c"
     );
     assert_eq!(
         circles(&files(
@@ -949,5 +949,18 @@ fn the_circle_check_follows_re_exports_and_ignores_mod_declarations_and_comments
         1,
         "a path in code counts as a `use` does"
     );
-    assert!(circles(&files("pub struct Shared;\n")).is_empty());
+    let mentions = "//! See super::b.\n/// Unlike [`super::b::Thing`].\npub struct Shared;\n// use super::b::Thing;\n/* super::b::Thing /* nested */ crate::m::b */\nconst S: &str = \"super::b::Thing\";\nconst Q: char = '\"';\nconst R: &str = r#\"crate::m::b\"#;\nconst L: &[u8] = b\"super::b\";\nfn l<'b>(x: &'b str) -> &'b str { x }\n";
+    assert_eq!(
+        circles(&files(mentions)),
+        vec![],
+        "nothing in a comment or literal counts"
+    );
+    assert_eq!(
+        circles(&files(&format!(
+            "{mentions}fn h() {{ super::b::Thing::new(); }}\n"
+        )))
+        .len(),
+        1,
+        "the same text with one path in code makes the circle"
+    );
 }
