@@ -258,23 +258,33 @@ impl ProgramEnd {
         let owned = |s: &str| s.to_owned();
         if let Some(rest) = text.strip_prefix("not started: no network namespace for vehicle ") {
             let vehicle = rest.strip_suffix(" (live capture is off; it needs root)")?;
-            return Some(ProgramEnd::NoNamespace { vehicle: owned(vehicle) });
+            return Some(ProgramEnd::NoNamespace {
+                vehicle: owned(vehicle),
+            });
         }
         if let Some(rest) = text.strip_prefix("not started: the run ended at ") {
-            let (end_s, start_s) = rest.strip_suffix(" s")?.split_once(" s, before its start at ")?;
+            let (end_s, start_s) = rest
+                .strip_suffix(" s")?
+                .split_once(" s, before its start at ")?;
             return Some(ProgramEnd::RunEndedFirst {
                 end_s: end_s.parse().ok()?,
                 start_s: start_s.parse().ok()?,
             });
         }
         if let Some(error) = text.strip_prefix("cannot start: ") {
-            return Some(ProgramEnd::CannotStart { error: owned(error) });
+            return Some(ProgramEnd::CannotStart {
+                error: owned(error),
+            });
         }
         if let Some(signal) = text.strip_prefix("stopped with ") {
-            return Some(ProgramEnd::Stopped { signal: owned(signal) });
+            return Some(ProgramEnd::Stopped {
+                signal: owned(signal),
+            });
         }
         if let Some(signal) = text.strip_prefix("processes left in its group were stopped with ") {
-            return Some(ProgramEnd::GroupStopped { signal: owned(signal) });
+            return Some(ProgramEnd::GroupStopped {
+                signal: owned(signal),
+            });
         }
         if let Some(rest) = text.strip_prefix("did not stop within ") {
             let (timeout_s, signal) = rest.strip_suffix(": killed")?.split_once(" s of ")?;
@@ -288,7 +298,9 @@ impl ProgramEnd {
             return Some(ProgramEnd::SurvivedKill { wait_s });
         }
         if let Some(error) = text.strip_prefix("cannot wait for it: ") {
-            return Some(ProgramEnd::CannotWait { error: owned(error) });
+            return Some(ProgramEnd::CannotWait {
+                error: owned(error),
+            });
         }
         (text == "its exit status was lost").then_some(ProgramEnd::ExitLost)
     }
@@ -365,14 +377,28 @@ mod tests {
         let ends = [
             ProgramEnd::Exited,
             ProgramEnd::NoNamespace { vehicle: s("usv1") },
-            ProgramEnd::RunEndedFirst { end_s: 120.0, start_s: 500.5 },
-            ProgramEnd::CannotStart { error: s("\"iperf3\": No such file or directory (os error 2)") },
-            ProgramEnd::Stopped { signal: s("SIGINT") },
-            ProgramEnd::GroupStopped { signal: s("SIGTERM") },
-            ProgramEnd::Killed { timeout_s: 2.5, signal: s("SIGINT") },
+            ProgramEnd::RunEndedFirst {
+                end_s: 120.0,
+                start_s: 500.5,
+            },
+            ProgramEnd::CannotStart {
+                error: s("\"iperf3\": No such file or directory (os error 2)"),
+            },
+            ProgramEnd::Stopped {
+                signal: s("SIGINT"),
+            },
+            ProgramEnd::GroupStopped {
+                signal: s("SIGTERM"),
+            },
+            ProgramEnd::Killed {
+                timeout_s: 2.5,
+                signal: s("SIGINT"),
+            },
             ProgramEnd::SurvivedKill { wait_s: 5 },
             ProgramEnd::ExitLost,
-            ProgramEnd::CannotWait { error: s("interrupted") },
+            ProgramEnd::CannotWait {
+                error: s("interrupted"),
+            },
             ProgramEnd::Other(s("a note of another version")),
         ];
         for end in ends {
@@ -394,11 +420,22 @@ mod tests {
             }
         }
         assert_eq!(
-            ProgramEnd::parse(Some("stopped with SIGINT; processes left in its group were killed")),
-            (ProgramEnd::Stopped { signal: s("SIGINT") }, true)
+            ProgramEnd::parse(Some(
+                "stopped with SIGINT; processes left in its group were killed"
+            )),
+            (
+                ProgramEnd::Stopped {
+                    signal: s("SIGINT")
+                },
+                true
+            )
         );
-        assert!(ProgramEnd::parse(Some("stopped with SIGINT")).0.stopped_by_run());
-        assert!(!ProgramEnd::parse(Some("its exit status was lost")).0.stopped_by_run());
+        assert!(ProgramEnd::parse(Some("stopped with SIGINT"))
+            .0
+            .stopped_by_run());
+        assert!(!ProgramEnd::parse(Some("its exit status was lost"))
+            .0
+            .stopped_by_run());
         // Words close to but not exactly a known end stay as they were.
         assert_eq!(
             ProgramEnd::parse(Some("did not stop within 1.50 s of SIGINT: killed")).0,

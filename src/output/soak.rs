@@ -787,7 +787,10 @@ mod tests {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.serialize(&row).unwrap();
         let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
-        assert_eq!(text.lines().next(), Some(ThroughputRow::HEADER.join(",").as_str()));
+        assert_eq!(
+            text.lines().next(),
+            Some(ThroughputRow::HEADER.join(",").as_str())
+        );
         let back: ThroughputRow<'static> = csv::Reader::from_reader(text.as_bytes())
             .deserialize()
             .next()

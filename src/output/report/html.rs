@@ -221,7 +221,12 @@ fn channel(o: &mut String, a: &Analysis, f: &Figures) {
         image(o, p);
     }
     if f.channel_pairs_left_out > 0 {
-        let _ = writeln!(o, "<p class=\"note\">The plot shows {} pairs; {} more are in series/channel_*.csv.</p>", super::plots::MAX_PAIRS, f.channel_pairs_left_out);
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">The plot shows {} pairs; {} more are in series/channel_*.csv.</p>",
+            super::plots::MAX_PAIRS,
+            f.channel_pairs_left_out
+        );
     }
 }
 
@@ -348,7 +353,11 @@ fn ledger(o: &mut String, a: &Analysis, f: &Figures) {
             "<p>Packets (the run's IP ledger): {} <span class=\"{}\">{}</span></p>",
             n.balance(),
             if n.balanced { "ok" } else { "bad" },
-            if n.balanced { "balanced" } else { "NOT BALANCED" }
+            if n.balanced {
+                "balanced"
+            } else {
+                "NOT BALANCED"
+            }
         );
     }
     let traffic: Vec<_> = a.traffic_links().collect();

@@ -16,8 +16,8 @@ use crate::output::schema::ProgramRecord;
 use crate::output::summary::RunReport;
 use plots::{Bar, Plot};
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use series::{outcome_rank, Analysis, ChannelState, PacketFold};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// The report's folder inside a run folder.
@@ -430,6 +430,15 @@ struct LedgerRow<'a> {
 
 /// Every series file; returns their paths.
 fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
+    let mut files = traffic_series(dir, a)?;
+    files.extend(channel_series(dir, a)?);
+    files.push(modem_frames_series(dir, a)?);
+    files.push(ledger_series(dir, a)?);
+    Ok(files)
+}
+
+/// `throughput.csv` and `delay.csv`: the links that carried packets.
+fn traffic_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     let mut files = Vec::new();
     let traffic: Vec<_> = a.traffic_links().collect();
     files.push(csv_file(
@@ -471,6 +480,12 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
             })
         }),
     )?);
+    Ok(files)
+}
+
+/// `channel_states.csv`, `link_shading.csv`, `channel_samples.csv`, `link_states.csv`.
+fn channel_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
+    let mut files = Vec::new();
     files.push(csv_file(
         &dir.join("channel_states.csv"),
         STATE_HEADER,
@@ -518,8 +533,11 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
         ],
         a.links.iter().flat_map(|l| l.states.iter()),
     )?);
+    Ok(files)
+}
 
-    // Modem frames per bin: one column per outcome.
+/// `modem_frames.csv`: modem frames per bin, one column per outcome.
+fn modem_frames_series(dir: &Path, a: &Analysis) -> Result<PathBuf, ReportError> {
     let path = dir.join("modem_frames.csv");
     let err = |source| ReportError::Csv {
         path: path.clone(),
@@ -545,11 +563,13 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
         }
     }
     w.flush().map_err(io(&path))?;
-    files.push(path.clone());
+    Ok(path)
+}
 
-    // Ledger: per link and outcome, packets and modem frames.
+/// `ledger.csv`: per link and outcome, packets and modem frames.
+fn ledger_series(dir: &Path, a: &Analysis) -> Result<PathBuf, ReportError> {
     let mut rows = Vec::new();
-    for l in &traffic {
+    for l in a.traffic_links() {
         rows.push(LedgerRow {
             kind: "packets",
             src: &l.src,
@@ -583,12 +603,11 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
             });
         }
     }
-    files.push(csv_file(
+    csv_file(
         &dir.join("ledger.csv"),
         &["kind", "src", "dst", "outcome", "copies", "bytes"],
         rows,
-    )?);
-    Ok(files)
+    )
 }
 
 /// `report.json`: the page's tables.

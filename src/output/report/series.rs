@@ -531,28 +531,6 @@ impl Analysis {
         let bin_s = bin_width(end_s);
         let bins = ((end_s / bin_s).ceil() as usize).max(1);
 
-        // Pairs, unordered: their samples and each direction's link states.
-        let pair_key = |a: &str, b: &str| {
-            if a <= b {
-                (a.to_string(), b.to_string())
-            } else {
-                (b.to_string(), a.to_string())
-            }
-        };
-        let mut pairs: BTreeMap<(String, String), PairSeries> = BTreeMap::new();
-        for c in &record.channel {
-            pairs
-                .entry(pair_key(&c.a, &c.b))
-                .or_insert_with(|| PairSeries {
-                    a: c.a.clone(),
-                    b: c.b.clone(),
-                    samples: Vec::new(),
-                    intervals: Vec::new(),
-                    changes: 0,
-                })
-                .samples
-                .push(c.clone());
-        }
         let mut states: BTreeMap<(String, String), Vec<LinkState>> = BTreeMap::new();
         for s in &record.link_states {
             states
@@ -560,60 +538,8 @@ impl Analysis {
                 .or_default()
                 .push(s.clone());
         }
-        for p in pairs.values_mut() {
-            p.samples.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
-            p.changes = p
-                .samples
-                .windows(2)
-                .filter(|w| w[0].los != w[1].los)
-                .count() as u64;
-            let mut events: Vec<(f64, Event)> = p
-                .samples
-                .iter()
-                .map(|s| (s.t_s, Event::Los(s.los)))
-                .collect();
-            for (d, (src, dst)) in [(&p.a, &p.b), (&p.b, &p.a)].into_iter().enumerate() {
-                for s in states
-                    .get(&(src.clone(), dst.clone()))
-                    .into_iter()
-                    .flatten()
-                {
-                    events.push((s.t_s, Event::Usable(d, s.usable)));
-                }
-            }
-            p.intervals = intervals(events, end_s);
-        }
-
-        // Directed links: packets (folded) and link states.
-        let mut links = packets.links;
-        for ((src, dst), s) in states {
-            let l = links
-                .entry((src.clone(), dst.clone()))
-                .or_insert_with(|| LinkSeries::new(&src, &dst));
-            l.states = s;
-            l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
-        }
-        for l in links.values_mut() {
-            // Delivered copies by delivery time, in the record's order.
-            l.bins = vec![ThroughputBin::default(); bins];
-            for d in &l.delays {
-                let bin = &mut l.bins[bin_index(d.delivered_s, bin_s, bins)];
-                bin.packets += 1;
-                bin.bytes += u64::from(d.bytes);
-                bin.delay_sum_s += d.delay_s();
-            }
-            l.delays
-                .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
-            let mut events: Vec<(f64, Event)> = l
-                .states
-                .iter()
-                .map(|s| (s.t_s, Event::Usable(0, s.usable)))
-                .collect();
-            if let Some(p) = pairs.get(&pair_key(&l.src, &l.dst)) {
-                events.extend(p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))));
-            }
-            l.shading = intervals(events, end_s);
-        }
+        let pairs = pair_series(&record.channel, &states, end_s);
+        let links = link_series(packets.links, states, &pairs, end_s, bin_s, bins);
 
         let mut pairs: Vec<PairSeries> = pairs.into_values().collect();
         pairs.sort_by_key(|p| (order.key(&p.a), order.key(&p.b)));
@@ -644,6 +570,103 @@ impl Analysis {
     pub fn traffic_links(&self) -> impl Iterator<Item = &LinkSeries> {
         self.links.iter().filter(|l| l.has_traffic())
     }
+}
+
+/// Pairs, unordered: the record's channel samples and each direction's link states, with the
+/// intervals they make up to `end_s`.
+fn pair_series(
+    channel: &[PairChannel],
+    states: &BTreeMap<(String, String), Vec<LinkState>>,
+    end_s: f64,
+) -> BTreeMap<(String, String), PairSeries> {
+    let mut pairs: BTreeMap<(String, String), PairSeries> = BTreeMap::new();
+    for c in channel {
+        pairs
+            .entry(pair_key(&c.a, &c.b))
+            .or_insert_with(|| PairSeries {
+                a: c.a.clone(),
+                b: c.b.clone(),
+                samples: Vec::new(),
+                intervals: Vec::new(),
+                changes: 0,
+            })
+            .samples
+            .push(c.clone());
+    }
+    for p in pairs.values_mut() {
+        p.samples.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
+        p.changes = p
+            .samples
+            .windows(2)
+            .filter(|w| w[0].los != w[1].los)
+            .count() as u64;
+        let mut events: Vec<(f64, Event)> = p
+            .samples
+            .iter()
+            .map(|s| (s.t_s, Event::Los(s.los)))
+            .collect();
+        for (d, (src, dst)) in [(&p.a, &p.b), (&p.b, &p.a)].into_iter().enumerate() {
+            for s in states
+                .get(&(src.clone(), dst.clone()))
+                .into_iter()
+                .flatten()
+            {
+                events.push((s.t_s, Event::Usable(d, s.usable)));
+            }
+        }
+        p.intervals = intervals(events, end_s);
+    }
+    pairs
+}
+
+/// A pair's key: its two names in order.
+fn pair_key(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// Directed links: the folded packets and the link states, binned (`bins` of `bin_s`) and
+/// shaded by their pair's LOS / NLOS up to `end_s`.
+fn link_series(
+    mut links: BTreeMap<(String, String), LinkSeries>,
+    states: BTreeMap<(String, String), Vec<LinkState>>,
+    pairs: &BTreeMap<(String, String), PairSeries>,
+    end_s: f64,
+    bin_s: f64,
+    bins: usize,
+) -> BTreeMap<(String, String), LinkSeries> {
+    for ((src, dst), s) in states {
+        let l = links
+            .entry((src.clone(), dst.clone()))
+            .or_insert_with(|| LinkSeries::new(&src, &dst));
+        l.states = s;
+        l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
+    }
+    for l in links.values_mut() {
+        // Delivered copies by delivery time, in the record's order.
+        l.bins = vec![ThroughputBin::default(); bins];
+        for d in &l.delays {
+            let bin = &mut l.bins[bin_index(d.delivered_s, bin_s, bins)];
+            bin.packets += 1;
+            bin.bytes += u64::from(d.bytes);
+            bin.delay_sum_s += d.delay_s();
+        }
+        l.delays
+            .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
+        let mut events: Vec<(f64, Event)> = l
+            .states
+            .iter()
+            .map(|s| (s.t_s, Event::Usable(0, s.usable)))
+            .collect();
+        if let Some(p) = pairs.get(&pair_key(&l.src, &l.dst)) {
+            events.extend(p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))));
+        }
+        l.shading = intervals(events, end_s);
+    }
+    links
 }
 
 fn modem_series(frames: &[ModemFrame], bin_s: f64, bins: usize, order: &NodeOrder) -> ModemSeries {

@@ -81,7 +81,15 @@ pub fn headline(a: &Analysis) -> String {
 pub fn terminal(a: &Analysis) -> String {
     let mut out = headline(a);
     out.push('\n');
-    for section in [slipped, pairs, links, packet_ledger, modems, programs, mismatches] {
+    for section in [
+        slipped,
+        pairs,
+        links,
+        packet_ledger,
+        modems,
+        programs,
+        mismatches,
+    ] {
         out.push_str(&section(a));
     }
     out
