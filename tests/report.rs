@@ -5,10 +5,10 @@
 //! the summary's ledger), every plot must decode, `report.html` must load in headless
 //! Chromium with every image decoded, and `cosim report` must regenerate it all.
 
-use netsim_cosim::output::record::{Record, RecordWriter, RECORD_FILE};
-use netsim_cosim::output::report::{self, ReportFiles};
 use netsim_cosim::model::modem::FrameLedgerSummary;
 use netsim_cosim::net::ledger::{LedgerSummary, LinkSummary};
+use netsim_cosim::output::record::{Record, RecordWriter, RECORD_FILE};
+use netsim_cosim::output::report::{self, ReportFiles};
 use netsim_cosim::output::schema::*;
 use netsim_cosim::output::summary::{ModemReport, RunReport};
 use netsim_cosim::output::PairSummary;
