@@ -1,6 +1,6 @@
 //! What the binaries share: logging, signals, loading a scenario, running the physics side;
 //! the commands beside it: a run's summary and report printed, `cosim report` and `cosim
-//! compare` ([`report`]), `cosim soak` ([`soak`]). The binaries themselves only parse
+//! compare` ([`mod@report`]), `cosim soak` ([`soak`]). The binaries themselves only parse
 //! arguments and call into the library.
 
 pub mod report;

@@ -139,7 +139,7 @@ pub struct ModemFrame {
 }
 
 /// A program the scenario started, when it ended. In the record and `summary.json` its end is
-/// the field `note` (words, [`ProgramEnd::note`]); read back, the words become the end again.
+/// the field `note` (words, [`ProgramRecord::note`]); read back, the words become the end again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "ProgramRecordJson", from = "ProgramRecordJson")]
 pub struct ProgramRecord {
