@@ -5,10 +5,14 @@
 //! the summary's ledger), every plot must decode, `report.html` must load in headless
 //! Chromium with every image decoded, and `cosim report` must regenerate it all.
 
+use netsim_cosim::model::modem::FrameLedgerSummary;
+use netsim_cosim::net::ledger::{LedgerSummary, LinkSummary};
 use netsim_cosim::output::record::{Record, RecordWriter, RECORD_FILE};
 use netsim_cosim::output::report::{self, ReportFiles};
 use netsim_cosim::output::schema::*;
-use serde_json::{json, Value};
+use netsim_cosim::output::summary::{ModemReport, RunReport};
+use netsim_cosim::output::PairSummary;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -319,7 +323,8 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             ended_s: Some(END_S),
             exit_code: None,
             signal: Some(15),
-            note: Some("stopped at the end of the run".into()),
+            end: ProgramEnd::Other("stopped at the end of the run".into()),
+            leftovers_killed: false,
         },
         ProgramRecord {
             name: "iperf3-client".into(),
@@ -328,7 +333,8 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             ended_s: Some(59.9),
             exit_code: Some(0),
             signal: None,
-            note: None,
+            end: ProgramEnd::Exited,
+            leftovers_killed: false,
         },
         ProgramRecord {
             name: "auv1 client <nav>".into(),
@@ -337,7 +343,8 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             ended_s: Some(58.0),
             exit_code: Some(3),
             signal: None,
-            note: None,
+            end: ProgramEnd::Exited,
+            leftovers_killed: false,
         },
         ProgramRecord {
             name: "logger".into(),
@@ -346,7 +353,8 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             ended_s: None,
             exit_code: None,
             signal: None,
-            note: Some("not found: /usr/bin/nothing".into()),
+            end: ProgramEnd::Other("not found: /usr/bin/nothing".into()),
+            leftovers_killed: false,
         },
     ];
     for p in programs {
@@ -377,11 +385,23 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
 /// The run summary as a run writes it, its ledger from `truth`; `skew` is added to the first
 /// link's delivered bytes (a summary that disagrees with the record).
 fn summary_json(truth: &Truth, skew: u64) -> Value {
-    let links: Vec<Value> = truth
+    let links: Vec<LinkSummary> = truth
         .delivered
         .iter()
         .enumerate()
-        .map(|(i, ((src, dst), (n, bytes)))| json!({"src": src, "dst": dst, "delivered": n, "delivered_bytes": bytes + if i == 0 { skew } else { 0 }}))
+        .map(|(i, ((src, dst), (n, bytes)))| LinkSummary {
+            src: src.clone(),
+            dst: Some(dst.clone()),
+            captured: *n,
+            delivered: *n,
+            dropped: 0,
+            in_flight: 0,
+            balanced: true,
+            drops: BTreeMap::new(),
+            delivered_corrupted: 0,
+            captured_bytes: *bytes,
+            delivered_bytes: bytes + if i == 0 { skew } else { 0 },
+        })
         .collect();
     let delivered: u64 = truth.delivered.values().map(|d| d.0).sum();
     let mut drops: BTreeMap<String, u64> = BTreeMap::new();
@@ -392,17 +412,60 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
     }
     let dropped: u64 = drops.values().sum();
     let f = |k: &str| truth.frames.get(k).copied().unwrap_or(0);
-    json!({
-        "scenario": "report-test", "windows": 60000, "window_ms": 1.0, "sim_seconds": END_S, "wall_seconds": 60.4,
-        "slipped_seconds": 0.0, "windows_per_second": 993.0, "interrupted": false, "timeline": null,
-        "pairs": [{"a": "usv1", "b": "usv2", "los_windows": 20300, "nlos_windows": 39700, "transitions": 1}],
-        "network": {"captured": delivered + dropped, "delivered": delivered, "dropped": dropped, "in_flight": 0, "balanced": true,
-                    "drops": drops, "links": links},
-        "modems": {"ledger": {"sent": truth.frames.values().sum::<u64>(), "delivered": f("delivered"), "out_of_range": f("out of range"),
-                              "packet_error": f("packet error"), "collision": f("collision"), "half_duplex": f("half-duplex"),
-                              "no_receiver": f("no receiver"), "shutdown": f("shutdown")},
-                   "bridges": {}},
-    })
+    let report = RunReport {
+        scenario: "report-test".into(),
+        windows: 60000,
+        window_ms: 1.0,
+        sim_seconds: END_S,
+        wall_seconds: 60.4,
+        slipped_seconds: 0.0,
+        late_windows: 0,
+        max_late_ms: 0.0,
+        windows_per_second: 993.0,
+        interrupted: false,
+        record: None,
+        timeline: None,
+        pairs: vec![PairSummary {
+            a: "usv1".into(),
+            b: "usv2".into(),
+            los_windows: 20300,
+            nlos_windows: 39700,
+            transitions: 1,
+        }],
+        network: Some(LedgerSummary {
+            captured: delivered + dropped,
+            delivered,
+            dropped,
+            in_flight: 0,
+            balanced: true,
+            drops,
+            delivered_corrupted: 0,
+            captured_bytes: 0,
+            delivered_bytes: links.iter().map(|l| l.delivered_bytes).sum(),
+            unknown_releases: 0,
+            links,
+            packet_records_dropped: 0,
+        }),
+        modems: Some(ModemReport {
+            ledger: FrameLedgerSummary {
+                sent: truth.frames.values().sum::<u64>(),
+                delivered: f("delivered"),
+                out_of_range: f("out of range"),
+                packet_error: f("packet error"),
+                collision: f("collision"),
+                half_duplex: f("half-duplex"),
+                no_receiver: f("no receiver"),
+                shutdown: f("shutdown"),
+                other: 0,
+            },
+            bridges: Default::default(),
+            entries: Vec::new(),
+            drained: 0,
+        }),
+        programs: Vec::new(),
+        stages: BTreeMap::new(),
+    };
+    serde_json::to_value(report).unwrap()
 }
 
 fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {

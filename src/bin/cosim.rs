@@ -184,7 +184,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             minutes,
             out,
             sample_s,
-        } => cli::soak(scenario, minutes, out, sample_s).await,
+        } => cli::soak::command(scenario, minutes, out, sample_s).await,
         #[cfg(feature = "ros")]
         Command::RosVehicleBridge {
             vehicle,

@@ -19,12 +19,11 @@
 mod network;
 mod physics;
 mod simulators;
-mod summary;
 
+pub use crate::output::summary::RunReport;
 pub use network::NetworkCoordinator;
 pub use physics::{PhysicsCoordinator, WindowObserver, WindowView};
 pub use simulators::{
     embedded_physics, network_simulator, physics_simulator, startup_timeout,
     THREADED_PHYSICS_VEHICLES,
 };
-pub use summary::RunReport;

@@ -5,10 +5,12 @@
 //! ([`modem_bridge`]); the programs a scenario starts ([`programs`]); the ns-3 adapter as a
 //! child process ([`ns3`]); the ZeroMQ AUV simulator interface served from the embedded physics
 //! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]); with the
-//! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]); and
-//! the endurance check `cosim soak`, a run watched from outside ([`soak`]).
+//! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]); a
+//! process and what it started, as `/proc` shows them ([`procfs`]); children that die with
+//! this process ([`child`]).
 pub mod auv_client;
 pub mod auv_server;
+pub mod child;
 #[cfg(feature = "gazebo")]
 pub mod gazebo;
 pub mod live;
@@ -16,7 +18,7 @@ pub mod modem_bridge;
 pub mod netns;
 pub mod netsim_manager;
 pub mod ns3;
+pub mod procfs;
 pub mod programs;
-pub mod soak;
 pub mod timer;
 pub mod tun;

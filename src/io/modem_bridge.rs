@@ -34,6 +34,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::{LoadedScenario, ModemPassthrough};
 use crate::model::modem::{FrameLedgerEntry, FrameLedgerSummary, Modems};
+use crate::output::summary::{BridgeStats, ModemReport};
 use crate::wire::channel::ChannelView;
 use crate::wire::nmea::{Report, MAX_SENTENCE};
 use crate::wire::utc::{Civil, TimeOfDay};
@@ -47,23 +48,6 @@ pub const OUT_QUEUE: usize = 4096;
 pub const MAX_FRAMES_PER_DRAIN: usize = 65_536;
 /// How often scheduled output is released (wall time).
 const TICK: Duration = Duration::from_millis(2);
-
-/// Counters of the bridges.
-#[derive(Debug, Default, serde::Serialize, Clone, PartialEq)]
-pub struct BridgeStats {
-    pub connections: u64,
-    pub refused: u64,
-    pub lines_in: u64,
-    pub lines_out: u64,
-    /// Output lines with no client connected.
-    pub dropped_no_client: u64,
-    /// Output lines dropped because the client's queue was full.
-    pub dropped_queue_full: u64,
-    /// Host lines longer than [`MAX_LINE`].
-    pub long_lines: u64,
-    /// Passthrough connections whose far end could not be opened.
-    pub passthrough_failures: u64,
-}
 
 #[derive(Default)]
 struct Counters {
@@ -158,19 +142,6 @@ impl Shared {
         };
         self.deliver(out);
     }
-}
-
-/// What the modems did over a run, for the run summary.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ModemReport {
-    pub ledger: FrameLedgerSummary,
-    pub bridges: BridgeStats,
-    /// Every frame copy (written to `modem_ledger.jsonl`, not to the summary).
-    #[serde(skip)]
-    pub entries: Vec<FrameLedgerEntry>,
-    /// How many of `entries` (the first ones) [`ModemBridges::drain_frames`] already handed out.
-    #[serde(skip)]
-    pub drained: usize,
 }
 
 /// Every modem bridge of a scenario and the emulated modems behind them.

@@ -255,18 +255,7 @@ impl Adapter {
             .stdout(Stdio::piped())
             .stderr(log_file);
         cmd.process_group(0);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
-                    || libc::getppid() != parent
-                {
-                    return Err(std::io::Error::other("the coordinator is gone"));
-                }
-                Ok(())
-            });
-        }
+        super::child::die_with_parent(&mut cmd, libc::SIGKILL, "the coordinator is gone");
         let mut child = tokio::process::Command::from(cmd)
             .spawn()
             .with_context(|| format!("cannot start the ns-3 adapter {}", program.display()))?;

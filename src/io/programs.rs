@@ -5,7 +5,7 @@
 
 use super::netns;
 use crate::config::{Capture, LoadedScenario, Program, ProgramCommand};
-use crate::output::schema::ProgramRecord;
+use crate::output::schema::{ProgramEnd, ProgramRecord};
 use anyhow::Context;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
@@ -103,16 +103,22 @@ impl Programs {
                     ended_s: None,
                     exit_code: None,
                     signal: None,
-                    note: None,
+                    end: ProgramEnd::Exited,
+                    leftovers_killed: false,
                 };
                 let state = match &p.vehicle {
                     Some(v) if !namespaces => {
-                        record.note = Some(format!("not started: no network namespace for vehicle {v} (live capture is off; it needs root)"));
+                        record.end = ProgramEnd::NoNamespace { vehicle: v.clone() };
                         State::Skipped
                     }
                     _ => State::Waiting,
                 };
-                Entry { program: p.clone(), start_ns: (p.start_s * 1e9).round() as u64, state, record }
+                Entry {
+                    program: p.clone(),
+                    start_ns: (p.start_s * 1e9).round() as u64,
+                    state,
+                    record,
+                }
             })
             .collect();
         Ok(Some(Programs {
@@ -145,7 +151,9 @@ impl Programs {
                     }
                     Err(err) => {
                         tracing::error!(program = %e.program.name, "cannot start: {err:#}");
-                        e.record.note = Some(format!("cannot start: {err:#}"));
+                        e.record.end = ProgramEnd::CannotStart {
+                            error: format!("{err:#}"),
+                        };
                         e.state = State::Skipped;
                     }
                 }
@@ -166,7 +174,7 @@ impl Programs {
                 Ok(status) => record_exit(&mut e.record, status, sim_ns),
                 Err(oneshot::error::TryRecvError::Closed) => {
                     e.record.ended_s = Some(sim_ns as f64 / 1e9);
-                    e.record.note = Some("its exit status was lost".to_owned());
+                    e.record.end = ProgramEnd::ExitLost;
                 }
             }
             tracing::info!(program = %e.program.name, "ended by itself: {}", outcome(&e.record));
@@ -255,22 +263,23 @@ impl Programs {
             match e.state {
                 State::Running { pgid, .. } => {
                     signal_group(pgid, e.program.stop_signal.number());
-                    e.record.note = Some(format!("stopped with {}", e.program.stop_signal.name()));
+                    e.record.end = ProgramEnd::Stopped {
+                        signal: e.program.stop_signal.name().to_owned(),
+                    };
                 }
                 State::Ended { pgid } => {
                     if group_alive(pgid) {
                         signal_group(pgid, e.program.stop_signal.number());
-                        e.record.note = Some(format!(
-                            "processes left in its group were stopped with {}",
-                            e.program.stop_signal.name()
-                        ));
+                        e.record.end = ProgramEnd::GroupStopped {
+                            signal: e.program.stop_signal.name().to_owned(),
+                        };
                     }
                 }
                 State::Waiting => {
-                    e.record.note = Some(format!(
-                        "not started: the run ended at {now_s} s, before its start at {} s",
-                        e.program.start_s
-                    ));
+                    e.record.end = ProgramEnd::RunEndedFirst {
+                        end_s: now_s,
+                        start_s: e.program.start_s,
+                    };
                     e.state = State::Skipped;
                 }
                 State::Skipped | State::Done => {}
@@ -282,16 +291,17 @@ impl Programs {
             let signal = e.program.stop_signal.name();
             let state = std::mem::replace(&mut e.state, State::Done);
             let stopped = matches!(state, State::Running { .. })
-                || e.record.note.is_some() && matches!(state, State::Ended { .. });
+                || e.record.has_note() && matches!(state, State::Ended { .. });
             match state {
                 State::Running { pgid, mut exit } => {
                     let status = match tokio::time::timeout_at(deadline, &mut exit).await {
                         Ok(status) => Some(status),
                         Err(_) => {
                             signal_group(pgid, libc::SIGKILL);
-                            e.record.note = Some(format!(
-                                "did not stop within {timeout} s of {signal}: killed"
-                            ));
+                            e.record.end = ProgramEnd::Killed {
+                                timeout_s: timeout,
+                                signal: signal.to_owned(),
+                            };
                             tokio::time::timeout(KILL_WAIT, &mut exit).await.ok()
                         }
                     };
@@ -299,13 +309,12 @@ impl Programs {
                         Some(Ok(s)) => record_exit(&mut e.record, s, now_sim_ns),
                         Some(Err(_)) => {
                             e.record.ended_s = Some(now_s);
-                            e.record.note = Some("its exit status was lost".to_owned());
+                            e.record.end = ProgramEnd::ExitLost;
                         }
                         None => {
-                            e.record.note = Some(format!(
-                                "still running {} s after SIGKILL",
-                                KILL_WAIT.as_secs()
-                            ));
+                            e.record.end = ProgramEnd::SurvivedKill {
+                                wait_s: KILL_WAIT.as_secs(),
+                            };
                         }
                     }
                     stop_leftovers(pgid, deadline, &mut e.record).await;
@@ -338,11 +347,7 @@ async fn stop_leftovers(pgid: i32, deadline: Instant, record: &mut ProgramRecord
     while group_alive(pgid) {
         if Instant::now() >= deadline {
             signal_group(pgid, libc::SIGKILL);
-            let note = "processes left in its group were killed";
-            record.note = Some(match record.note.take() {
-                Some(n) => format!("{n}; {note}"),
-                None => note.to_owned(),
-            });
+            record.leftovers_killed = true;
             return;
         }
         tokio::time::sleep(LEFTOVER_CHECK.min(deadline - Instant::now())).await;
@@ -401,7 +406,11 @@ fn record_exit(record: &mut ProgramRecord, status: std::io::Result<ExitStatus>, 
             record.exit_code = s.code();
             record.signal = s.signal();
         }
-        Err(e) => record.note = Some(format!("cannot wait for it: {e}")),
+        Err(e) => {
+            record.end = ProgramEnd::CannotWait {
+                error: e.to_string(),
+            }
+        }
     }
 }
 
@@ -413,9 +422,9 @@ pub fn outcome(r: &ProgramRecord) -> String {
         (_, None, Some(s)) => format!("signal {s}"),
         _ => "running".to_owned(),
     };
-    match &r.note {
+    match r.note() {
         Some(n) if r.started_s.is_some() => format!("{how} ({n})"),
-        Some(n) => n.clone(),
+        Some(n) => n,
         None => how,
     }
 }

@@ -8,7 +8,8 @@
 //! fate), kept in a bounded buffer ([`CopyEnds`]) for the run record to take.
 
 use crate::model::fate::{DropReason, Fate};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Copy counts. `in_flight` is kept, not derived, so [`Counts::balances`] is a real check.
@@ -195,7 +196,7 @@ impl CopyEnds {
 }
 
 /// One directed link's ledger as `summary.json` reports it (`network.links`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct LinkSummary {
     pub src: String,
     /// Absent: copies of packets that named no vehicle.
@@ -205,21 +206,21 @@ pub struct LinkSummary {
     pub dropped: u64,
     pub in_flight: u64,
     pub balanced: bool,
-    pub drops: BTreeMap<&'static str, u64>,
+    pub drops: BTreeMap<String, u64>,
     pub delivered_corrupted: u64,
     pub captured_bytes: u64,
     pub delivered_bytes: u64,
 }
 
 /// The ledger as `summary.json` reports it: reasons by their labels, links by vehicle names.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct LedgerSummary {
     pub captured: u64,
     pub delivered: u64,
     pub dropped: u64,
     pub in_flight: u64,
     pub balanced: bool,
-    pub drops: BTreeMap<&'static str, u64>,
+    pub drops: BTreeMap<String, u64>,
     pub delivered_corrupted: u64,
     pub captured_bytes: u64,
     pub delivered_bytes: u64,
@@ -230,8 +231,88 @@ pub struct LedgerSummary {
     pub packet_records_dropped: u64,
 }
 
-fn drops(c: &Counts) -> BTreeMap<&'static str, u64> {
-    c.dropped.iter().map(|(r, n)| (r.label(), *n)).collect()
+/// A ledger line's balance, printed the one way every table, page and check shows it:
+/// `captured C = delivered D + dropped X + in flight F`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Balance {
+    pub captured: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+}
+
+impl Balance {
+    /// Whether captured = delivered + dropped + in flight.
+    pub fn adds_up(&self) -> bool {
+        self.captured == self.delivered + self.dropped + self.in_flight
+    }
+}
+
+impl std::fmt::Display for Balance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "captured {} = delivered {} + dropped {} + in flight {}",
+            self.captured, self.delivered, self.dropped, self.in_flight
+        )
+    }
+}
+
+/// `reason count, reason count` of a ledger's drops (None without drops).
+pub fn drops_text(drops: &BTreeMap<String, u64>) -> Option<String> {
+    let parts: Vec<String> = drops.iter().map(|(r, c)| format!("{r} {c}")).collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+impl LedgerSummary {
+    /// The totals' balance.
+    pub fn balance(&self) -> Balance {
+        Balance {
+            captured: self.captured,
+            delivered: self.delivered,
+            dropped: self.dropped,
+            in_flight: self.in_flight,
+        }
+    }
+}
+
+/// `captured C = delivered D + dropped X + in flight F (balanced); drops: reason n, …`.
+impl std::fmt::Display for LedgerSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({})",
+            self.balance(),
+            if self.balanced {
+                "balanced"
+            } else {
+                "NOT BALANCED"
+            }
+        )?;
+        match drops_text(&self.drops) {
+            Some(d) => write!(f, "; drops: {d}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl LinkSummary {
+    /// This link's balance.
+    pub fn balance(&self) -> Balance {
+        Balance {
+            captured: self.captured,
+            delivered: self.delivered,
+            dropped: self.dropped,
+            in_flight: self.in_flight,
+        }
+    }
+}
+
+fn drops(c: &Counts) -> BTreeMap<String, u64> {
+    c.dropped
+        .iter()
+        .map(|(r, n)| (r.label().to_owned(), *n))
+        .collect()
 }
 
 impl LedgerSummary {

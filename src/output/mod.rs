@@ -3,8 +3,11 @@
 //! - [`record`]: the record file, written and read back;
 //! - [`recorder`]: what the coordinator's windows become in the record, and when;
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
+//! - [`summary`]: the run summary (`summary.json`, the record's `/summary`), typed, with its
+//!   JSON Schema;
 //! - [`report`]: the report (series, plots, `report.html`, terminal tables), generated from the
 //!   record alone;
+//! - [`soak`]: the judging of an endurance run (`cosim soak`) from its samples and summary;
 //! - [`gazebo`]: the scenario as a Gazebo world (`cosim export-gazebo`);
 //! - [`stages`]: where a run's wall time went, per stage (`summary.json`'s `stages`).
 
@@ -13,8 +16,11 @@ pub mod record;
 pub mod recorder;
 pub mod report;
 pub mod schema;
+pub mod soak;
 pub mod stages;
+pub mod summary;
 pub mod timeline;
 
 pub use recorder::{PairSummary, Recorder};
+pub use summary::RunReport;
 pub use timeline::Timeline;

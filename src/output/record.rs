@@ -160,7 +160,9 @@ pub struct Record {
     pub packets: Vec<PacketRecord>,
     pub modem_frames: Vec<ModemFrame>,
     pub programs: Vec<ProgramRecord>,
-    /// The run summary (`summary.json`'s content), absent in a record cut short.
+    /// The run summary (`summary.json`'s content), absent in a record cut short. Kept as
+    /// written, so that a record whose summary another version wrote still reads;
+    /// [`RunReport::from_value`](crate::output::summary::RunReport::from_value) types it.
     pub summary: Option<serde_json::Value>,
     /// Messages on topics this version does not know (skipped).
     pub unknown_messages: u64,

@@ -31,7 +31,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Per-pair totals over a run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct PairSummary {
     pub a: String,
     pub b: String,
@@ -630,7 +630,8 @@ mod tests {
             ended_s: None,
             exit_code: Some(0),
             signal: None,
-            note: None,
+            end: ProgramEnd::Exited,
+            leftovers_killed: false,
         };
         r.programs(std::slice::from_ref(&program)).unwrap();
         let files = r.finish(&serde_json::json!({"interrupted": true})).unwrap();

@@ -138,8 +138,10 @@ pub struct ModemFrame {
     pub reason: Option<String>,
 }
 
-/// A program the scenario started, when it ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A program the scenario started, when it ended. In the record and `summary.json` its end is
+/// the field `note` (words, [`ProgramRecord::note`]); read back, the words become the end again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "ProgramRecordJson", from = "ProgramRecordJson")]
 pub struct ProgramRecord {
     pub name: String,
     /// The vehicle whose namespace it ran in (absent: the host).
@@ -150,6 +152,294 @@ pub struct ProgramRecord {
     /// Exit code, or the signal that ended it.
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    /// Why it did not start, or how the run stopped it.
+    pub end: ProgramEnd,
+    /// Processes left in its group at the end were killed.
+    pub leftovers_killed: bool,
+}
+
+impl ProgramRecord {
+    /// The record's `note`: its end and what was left of its group, in words.
+    pub fn note(&self) -> Option<String> {
+        const KILLED: &str = "processes left in its group were killed";
+        match (self.end.text(), self.leftovers_killed) {
+            (Some(n), true) => Some(format!("{n}; {KILLED}")),
+            (None, true) => Some(KILLED.to_owned()),
+            (n, false) => n,
+        }
+    }
+
+    /// Whether the record has a note (an end other than [`ProgramEnd::Exited`], or leftovers).
+    pub fn has_note(&self) -> bool {
+        self.end != ProgramEnd::Exited || self.leftovers_killed
+    }
+}
+
+/// How a program's run ended, beyond its exit status.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgramEnd {
+    /// It ended by itself (its exit code or signal says how), or had not ended yet.
+    Exited,
+    /// Not started: its vehicle had no network namespace (live capture off).
+    NoNamespace { vehicle: String },
+    /// Not started: the run ended at `end_s`, before its start at `start_s`.
+    RunEndedFirst { end_s: f64, start_s: f64 },
+    /// It could not be started.
+    CannotStart { error: String },
+    /// Stopped by the run with its stop signal.
+    Stopped { signal: String },
+    /// It had ended by itself; processes left in its group were stopped with its stop signal.
+    GroupStopped { signal: String },
+    /// Stopped by the run: it did not stop within `timeout_s` of its stop signal and was killed.
+    Killed { timeout_s: f64, signal: String },
+    /// Still running `wait_s` after SIGKILL.
+    SurvivedKill { wait_s: u64 },
+    /// Its exit status was lost.
+    ExitLost,
+    /// Waiting for its exit failed.
+    CannotWait { error: String },
+    /// A note this version does not know (a record of another version), kept as it was.
+    Other(String),
+}
+
+impl ProgramEnd {
+    /// Whether the run stopped it (rather than it ending by itself or never starting).
+    pub fn stopped_by_run(&self) -> bool {
+        matches!(self, ProgramEnd::Stopped { .. } | ProgramEnd::Killed { .. })
+    }
+
+    /// The end in words (None for [`ProgramEnd::Exited`]).
+    pub fn text(&self) -> Option<String> {
+        Some(match self {
+            ProgramEnd::Exited => return None,
+            ProgramEnd::NoNamespace { vehicle } => format!(
+                "not started: no network namespace for vehicle {vehicle} (live capture is off; it needs root)"
+            ),
+            ProgramEnd::RunEndedFirst { end_s, start_s } => {
+                format!("not started: the run ended at {end_s} s, before its start at {start_s} s")
+            }
+            ProgramEnd::CannotStart { error } => format!("cannot start: {error}"),
+            ProgramEnd::Stopped { signal } => format!("stopped with {signal}"),
+            ProgramEnd::GroupStopped { signal } => {
+                format!("processes left in its group were stopped with {signal}")
+            }
+            ProgramEnd::Killed { timeout_s, signal } => {
+                format!("did not stop within {timeout_s} s of {signal}: killed")
+            }
+            ProgramEnd::SurvivedKill { wait_s } => format!("still running {wait_s} s after SIGKILL"),
+            ProgramEnd::ExitLost => "its exit status was lost".to_owned(),
+            ProgramEnd::CannotWait { error } => format!("cannot wait for it: {error}"),
+            ProgramEnd::Other(text) => text.clone(),
+        })
+    }
+
+    /// A note read back: the end and whether leftovers were killed. Words this version does not
+    /// write (exactly) become [`ProgramEnd::Other`].
+    pub fn parse(note: Option<&str>) -> (ProgramEnd, bool) {
+        const KILLED: &str = "processes left in its group were killed";
+        let Some(note) = note else {
+            return (ProgramEnd::Exited, false);
+        };
+        if note == KILLED {
+            return (ProgramEnd::Exited, true);
+        }
+        let (text, killed) = match note.strip_suffix(KILLED).and_then(|n| n.strip_suffix("; ")) {
+            Some(n) => (n, true),
+            None => (note, false),
+        };
+        let end = ProgramEnd::read(text)
+            .filter(|e| e.text().as_deref() == Some(text))
+            .unwrap_or_else(|| ProgramEnd::Other(text.to_owned()));
+        (end, killed)
+    }
+
+    /// The end whose words are `text`, if it is one this version writes.
+    fn read(text: &str) -> Option<ProgramEnd> {
+        let owned = |s: &str| s.to_owned();
+        if let Some(rest) = text.strip_prefix("not started: no network namespace for vehicle ") {
+            let vehicle = rest.strip_suffix(" (live capture is off; it needs root)")?;
+            return Some(ProgramEnd::NoNamespace {
+                vehicle: owned(vehicle),
+            });
+        }
+        if let Some(rest) = text.strip_prefix("not started: the run ended at ") {
+            let (end_s, start_s) = rest
+                .strip_suffix(" s")?
+                .split_once(" s, before its start at ")?;
+            return Some(ProgramEnd::RunEndedFirst {
+                end_s: end_s.parse().ok()?,
+                start_s: start_s.parse().ok()?,
+            });
+        }
+        if let Some(error) = text.strip_prefix("cannot start: ") {
+            return Some(ProgramEnd::CannotStart {
+                error: owned(error),
+            });
+        }
+        if let Some(signal) = text.strip_prefix("stopped with ") {
+            return Some(ProgramEnd::Stopped {
+                signal: owned(signal),
+            });
+        }
+        if let Some(signal) = text.strip_prefix("processes left in its group were stopped with ") {
+            return Some(ProgramEnd::GroupStopped {
+                signal: owned(signal),
+            });
+        }
+        if let Some(rest) = text.strip_prefix("did not stop within ") {
+            let (timeout_s, signal) = rest.strip_suffix(": killed")?.split_once(" s of ")?;
+            return Some(ProgramEnd::Killed {
+                timeout_s: timeout_s.parse().ok()?,
+                signal: owned(signal),
+            });
+        }
+        if let Some(rest) = text.strip_prefix("still running ") {
+            let wait_s = rest.strip_suffix(" s after SIGKILL")?.parse().ok()?;
+            return Some(ProgramEnd::SurvivedKill { wait_s });
+        }
+        if let Some(error) = text.strip_prefix("cannot wait for it: ") {
+            return Some(ProgramEnd::CannotWait {
+                error: owned(error),
+            });
+        }
+        (text == "its exit status was lost").then_some(ProgramEnd::ExitLost)
+    }
+}
+
+/// A program the scenario started, when it ended.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ProgramRecord")]
+struct ProgramRecordJson {
+    name: String,
+    /// The vehicle whose namespace it ran in (absent: the host).
+    vehicle: Option<String>,
+    /// Sim times it started and ended (s); `started_s` absent when it never started.
+    started_s: Option<f64>,
+    ended_s: Option<f64>,
+    /// Exit code, or the signal that ended it.
+    exit_code: Option<i32>,
+    signal: Option<i32>,
     /// Why it did not start or how it was stopped, in words.
-    pub note: Option<String>,
+    note: Option<String>,
+}
+
+impl From<ProgramRecord> for ProgramRecordJson {
+    fn from(p: ProgramRecord) -> ProgramRecordJson {
+        ProgramRecordJson {
+            note: p.note(),
+            name: p.name,
+            vehicle: p.vehicle,
+            started_s: p.started_s,
+            ended_s: p.ended_s,
+            exit_code: p.exit_code,
+            signal: p.signal,
+        }
+    }
+}
+
+impl From<ProgramRecordJson> for ProgramRecord {
+    fn from(p: ProgramRecordJson) -> ProgramRecord {
+        let (end, leftovers_killed) = ProgramEnd::parse(p.note.as_deref());
+        ProgramRecord {
+            name: p.name,
+            vehicle: p.vehicle,
+            started_s: p.started_s,
+            ended_s: p.ended_s,
+            exit_code: p.exit_code,
+            signal: p.signal,
+            end,
+            leftovers_killed,
+        }
+    }
+}
+
+impl JsonSchema for ProgramRecord {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        ProgramRecordJson::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        ProgramRecordJson::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        ProgramRecordJson::json_schema(generator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_program_end_reads_back_from_its_note() {
+        let s = |v: &str| v.to_owned();
+        let ends = [
+            ProgramEnd::Exited,
+            ProgramEnd::NoNamespace { vehicle: s("usv1") },
+            ProgramEnd::RunEndedFirst {
+                end_s: 120.0,
+                start_s: 500.5,
+            },
+            ProgramEnd::CannotStart {
+                error: s("\"iperf3\": No such file or directory (os error 2)"),
+            },
+            ProgramEnd::Stopped {
+                signal: s("SIGINT"),
+            },
+            ProgramEnd::GroupStopped {
+                signal: s("SIGTERM"),
+            },
+            ProgramEnd::Killed {
+                timeout_s: 2.5,
+                signal: s("SIGINT"),
+            },
+            ProgramEnd::SurvivedKill { wait_s: 5 },
+            ProgramEnd::ExitLost,
+            ProgramEnd::CannotWait {
+                error: s("interrupted"),
+            },
+            ProgramEnd::Other(s("a note of another version")),
+        ];
+        for end in ends {
+            for leftovers_killed in [false, true] {
+                let p = ProgramRecord {
+                    name: s("p"),
+                    vehicle: None,
+                    started_s: Some(1.0),
+                    ended_s: Some(2.0),
+                    exit_code: None,
+                    signal: Some(2),
+                    end: end.clone(),
+                    leftovers_killed,
+                };
+                let json = serde_json::to_value(&p).unwrap();
+                assert_eq!(json["note"].as_str().map(str::to_owned), p.note());
+                let back: ProgramRecord = serde_json::from_value(json).unwrap();
+                assert_eq!(back, p);
+            }
+        }
+        assert_eq!(
+            ProgramEnd::parse(Some(
+                "stopped with SIGINT; processes left in its group were killed"
+            )),
+            (
+                ProgramEnd::Stopped {
+                    signal: s("SIGINT")
+                },
+                true
+            )
+        );
+        assert!(ProgramEnd::parse(Some("stopped with SIGINT"))
+            .0
+            .stopped_by_run());
+        assert!(!ProgramEnd::parse(Some("its exit status was lost"))
+            .0
+            .stopped_by_run());
+        // Words close to but not exactly a known end stay as they were.
+        assert_eq!(
+            ProgramEnd::parse(Some("did not stop within 1.50 s of SIGINT: killed")).0,
+            ProgramEnd::Other(s("did not stop within 1.50 s of SIGINT: killed"))
+        );
+    }
 }

@@ -3,7 +3,7 @@
 //! Stages overlap — the physics simulator computes the next window beside the network side, and
 //! capture and release run on tasks of their own — so they need not add up to the wall time.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ pub struct Stages {
 }
 
 /// A stage's total in a finished run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StageTime {
     pub seconds: f64,
     pub us_per_window: f64,
@@ -68,14 +68,14 @@ impl Stages {
     }
 
     /// Every stage's total and its mean per window over `windows`, by stage name.
-    pub fn summary(&self, windows: u32) -> BTreeMap<&'static str, StageTime> {
+    pub fn summary(&self, windows: u32) -> BTreeMap<String, StageTime> {
         STAGES
             .iter()
             .zip(&self.nanos)
             .map(|((_, name), n)| {
                 let seconds = n.load(Ordering::Relaxed) as f64 / 1e9;
                 (
-                    *name,
+                    (*name).to_owned(),
                     StageTime {
                         seconds,
                         us_per_window: seconds * 1e6 / f64::from(windows.max(1)),

@@ -51,9 +51,8 @@ pub struct FrameLedgerEntry {
     pub fate: Fate,
 }
 
-/// Frame ledger totals for the run summary: `sent` = the sum of the rest. Read back from
-/// `summary.json` by `cosim soak`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Frame ledger totals for the run summary: `sent` = the sum of the rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameLedgerSummary {
     pub sent: u64,
     pub delivered: u64,
@@ -83,6 +82,24 @@ impl FrameLedgerSummary {
             + self.no_receiver
             + self.shutdown
             + self.other
+    }
+
+    /// Every figure by its field name, in name order (`other` only when not 0, as
+    /// `summary.json` has them).
+    pub fn fields(&self) -> Vec<(&'static str, u64)> {
+        let mut f = vec![
+            ("collision", self.collision),
+            ("delivered", self.delivered),
+            ("half_duplex", self.half_duplex),
+            ("no_receiver", self.no_receiver),
+            ("other", self.other),
+            ("out_of_range", self.out_of_range),
+            ("packet_error", self.packet_error),
+            ("sent", self.sent),
+            ("shutdown", self.shutdown),
+        ];
+        f.retain(|(k, n)| *k != "other" || *n != 0);
+        f
     }
 
     pub fn of(entries: &[FrameLedgerEntry]) -> FrameLedgerSummary {

@@ -3,11 +3,10 @@
 //! the programs.
 
 use super::plots::Plot;
-use super::series::{outcome_rank, Analysis, ChannelState};
+use super::series::{outcome_rank, Analysis, ChannelState, LinkSeries};
 use super::table::{duration, headline};
 use super::Figures;
 use base64::Engine;
-use serde_json::Value;
 use std::fmt::Write;
 
 /// `s` with HTML's special characters escaped (text and attribute values).
@@ -82,16 +81,31 @@ fn pct(share: Option<f64>) -> String {
     opt(share, |s| format!("{:.1} %", 100.0 * s))
 }
 
-/// The whole page.
+/// The whole page: its head, then one section after the other.
 pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> String {
-    let s = a.summary.as_ref();
-    let name = a.run.as_ref().map(|r| r.scenario.clone()).or_else(|| {
-        s.and_then(|s| s.get("scenario"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    });
-    let name = name.unwrap_or_else(|| "run".into());
     let mut o = String::with_capacity(1 << 20);
+    head(&mut o, a);
+    run(&mut o, a);
+    channel(&mut o, a, f);
+    links(&mut o, a, f);
+    snr(&mut o, f);
+    modems(&mut o, a, f);
+    ledger(&mut o, a, f);
+    programs(&mut o, a);
+    checks(&mut o, a);
+    files(&mut o, series, notes);
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// The document's head, the title and the navigation.
+fn head(o: &mut String, a: &Analysis) {
+    let name = a
+        .run
+        .as_ref()
+        .map(|r| r.scenario.clone())
+        .or_else(|| a.summary.as_ref().map(|s| s.scenario.clone()))
+        .unwrap_or_else(|| "run".into());
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -109,8 +123,10 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
          <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#checks\">checks</a>\
          <a href=\"#files\">files</a></nav>\n",
     );
+}
 
-    // The run.
+/// The run: its constants and the summary's figures.
+fn run(o: &mut String, a: &Analysis) {
     o.push_str("<h2 id=\"run\">Run</h2>\n");
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut kv = |k: &str, v: String| rows.push(vec![escape(k), escape(&v)]);
@@ -130,319 +146,336 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
         kv("vehicles", r.vehicles.join(", "));
     }
     kv("simulated", format!("{:.3} s", a.end_s));
-    if let Some(s) = s {
-        for (key, label) in [
-            ("windows", "windows"),
-            ("wall_seconds", "wall time (s)"),
-            ("windows_per_second", "windows/s"),
-            ("slipped_seconds", "paced windows behind the wall clock (s)"),
-        ] {
-            if let Some(v) = s.get(key).and_then(Value::as_f64) {
-                kv(
-                    label,
-                    if key == "windows" {
-                        format!("{v:.0}")
-                    } else {
-                        format!("{v:.3}")
-                    },
-                );
-            }
-        }
-        if let Some(i) = s.get("interrupted").and_then(Value::as_bool) {
+    match &a.summary {
+        Some(s) => {
+            kv("windows", format!("{:.0}", f64::from(s.windows)));
+            kv("wall time (s)", format!("{:.3}", s.wall_seconds));
+            kv("windows/s", format!("{:.3}", s.windows_per_second));
+            kv(
+                "paced windows behind the wall clock (s)",
+                format!("{:.3}", s.slipped_seconds),
+            );
             kv(
                 "interrupted",
-                if i {
+                if s.interrupted {
                     "yes (Ctrl-C or SIGTERM)".into()
                 } else {
                     "no".into()
                 },
             );
         }
-    } else {
-        kv("run summary", "none: the record was cut short".into());
+        None => kv("run summary", "none: the record was cut short".into()),
     }
     kv("time bins of the plots", format!("{} s", a.bin_s));
     o.push_str("<div class=\"key\">");
-    table(&mut o, &[], &rows);
+    table(o, &[], &rows);
     o.push_str("</div>");
+}
 
-    // Channel per pair.
+/// Channel per pair: the shares of LOS, NLOS and out of range, distances, the plot.
+fn channel(o: &mut String, a: &Analysis, f: &Figures) {
     o.push_str("<h2 id=\"channel\">Channel per pair</h2>\n");
     if a.pairs.is_empty() {
         o.push_str("<p class=\"note\">No channel samples in the record.</p>\n");
-    } else {
-        o.push_str(
-            "<p class=\"note\">Shares of the time from each pair's first sample on: LOS / NLOS as the physics side sampled it, \
-             out of range while the network simulator said no direction of the pair was usable.</p>\n",
-        );
-        let rows: Vec<Vec<String>> = a
-            .pairs
-            .iter()
-            .map(|p| {
-                let d = p.samples.iter().map(|s| s.distance_m);
-                let (lo, hi) = d.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                    (lo.min(v), hi.max(v))
-                });
-                vec![
-                    escape(&format!("{} – {}", p.a, p.b)),
-                    pct(p.share(ChannelState::Los)),
-                    pct(p.share(ChannelState::Nlos)),
-                    pct(p.share(ChannelState::OutOfRange)),
-                    p.changes.to_string(),
-                    if lo <= hi {
-                        format!("{lo:.1} – {hi:.1}")
-                    } else {
-                        "–".into()
-                    },
-                ]
-            })
-            .collect();
-        table(
-            &mut o,
-            &[
-                "pair",
-                "LOS",
-                "NLOS",
-                "out of range",
-                "LOS↔NLOS changes",
-                "distance (m)",
-            ],
-            &rows,
-        );
-        if let Some(p) = &f.channel {
-            image(&mut o, p);
-        }
-        if f.channel_pairs_left_out > 0 {
-            let _ = writeln!(o, "<p class=\"note\">The plot shows {} pairs; {} more are in series/channel_*.csv.</p>", super::plots::MAX_PAIRS, f.channel_pairs_left_out);
-        }
+        return;
     }
+    o.push_str(
+        "<p class=\"note\">Shares of the time from each pair's first sample on: LOS / NLOS as the physics side sampled it, \
+         out of range while the network simulator said no direction of the pair was usable.</p>\n",
+    );
+    let rows: Vec<Vec<String>> = a
+        .pairs
+        .iter()
+        .map(|p| {
+            let d = p.samples.iter().map(|s| s.distance_m);
+            let (lo, hi) = d.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            });
+            vec![
+                escape(&format!("{} – {}", p.a, p.b)),
+                pct(p.share(ChannelState::Los)),
+                pct(p.share(ChannelState::Nlos)),
+                pct(p.share(ChannelState::OutOfRange)),
+                p.changes.to_string(),
+                if lo <= hi {
+                    format!("{lo:.1} – {hi:.1}")
+                } else {
+                    "–".into()
+                },
+            ]
+        })
+        .collect();
+    table(
+        o,
+        &[
+            "pair",
+            "LOS",
+            "NLOS",
+            "out of range",
+            "LOS↔NLOS changes",
+            "distance (m)",
+        ],
+        &rows,
+    );
+    if let Some(p) = &f.channel {
+        image(o, p);
+    }
+    if f.channel_pairs_left_out > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">The plot shows {} pairs; {} more are in series/channel_*.csv.</p>",
+            super::plots::MAX_PAIRS,
+            f.channel_pairs_left_out
+        );
+    }
+}
 
-    // Links.
+/// Directed links: throughput and delay, in a table and each link's plots.
+fn links(o: &mut String, a: &Analysis, f: &Figures) {
     o.push_str("<h2 id=\"links\">Directed links: throughput and delay</h2>\n");
     let traffic: Vec<_> = a.traffic_links().collect();
     if traffic.is_empty() {
         o.push_str("<p class=\"note\">No packet crossed a simulated link in this run.</p>\n");
-    } else {
-        let rows: Vec<Vec<String>> = traffic
-            .iter()
-            .map(|l| {
-                vec![
-                    escape(&format!("{} → {}", l.src, l.dst)),
-                    l.ledger.total.copies.to_string(),
-                    l.ledger.delivered.copies.to_string(),
-                    l.ledger.dropped_copies().to_string(),
-                    l.ledger.delivered.bytes.to_string(),
-                    l.ledger.corrupted.to_string(),
-                    opt(l.mean_mbit_s(), |r| format!("{r:.3}")),
-                    opt(l.mean_delay_s(), duration),
-                    opt(l.delay_quantile_s(0.5), duration),
-                    opt(l.delay_quantile_s(0.95), duration),
-                ]
-            })
-            .collect();
-        table(
-            &mut o,
-            &[
-                "link",
-                "copies",
-                "delivered",
-                "dropped",
-                "delivered bytes",
-                "corrupted",
-                "mean Mbit/s",
-                "mean delay",
-                "median delay",
-                "95 % delay",
-            ],
-            &rows,
-        );
-        o.push_str(
-            "<p class=\"note\">Throughput counts the bytes of the copies delivered in each bin, by delivery time; the delay of a copy is \
-             its delivery time less its capture time. Mean Mbit/s is over the link's active span (first capture to last end).</p>\n",
-        );
-        for lf in &f.links {
-            let l = &a.links[lf.link];
-            let _ = writeln!(o, "<h3>{}</h3>", escape(&format!("{} → {}", l.src, l.dst)));
-            for p in [&lf.over_time, &lf.stats].into_iter().flatten() {
-                image(&mut o, p);
-            }
-        }
-        if f.links_left_out > 0 {
-            let _ = writeln!(o, "<p class=\"note\">{} more links with traffic are in the tables and series/, not plotted.</p>", f.links_left_out);
+        return;
+    }
+    let rows: Vec<Vec<String>> = traffic
+        .iter()
+        .map(|l| {
+            vec![
+                escape(&format!("{} → {}", l.src, l.dst)),
+                l.ledger.total.copies.to_string(),
+                l.ledger.delivered.copies.to_string(),
+                l.ledger.dropped_copies().to_string(),
+                l.ledger.delivered.bytes.to_string(),
+                l.ledger.corrupted.to_string(),
+                opt(l.mean_mbit_s(), |r| format!("{r:.3}")),
+                opt(l.mean_delay_s(), duration),
+                opt(l.delay_quantile_s(0.5), duration),
+                opt(l.delay_quantile_s(0.95), duration),
+            ]
+        })
+        .collect();
+    table(
+        o,
+        &[
+            "link",
+            "copies",
+            "delivered",
+            "dropped",
+            "delivered bytes",
+            "corrupted",
+            "mean Mbit/s",
+            "mean delay",
+            "median delay",
+            "95 % delay",
+        ],
+        &rows,
+    );
+    o.push_str(
+        "<p class=\"note\">Throughput counts the bytes of the copies delivered in each bin, by delivery time; the delay of a copy is \
+         its delivery time less its capture time. Mean Mbit/s is over the link's active span (first capture to last end).</p>\n",
+    );
+    for lf in &f.links {
+        let l = &a.links[lf.link];
+        let _ = writeln!(o, "<h3>{}</h3>", escape(&format!("{} → {}", l.src, l.dst)));
+        for p in [&lf.over_time, &lf.stats].into_iter().flatten() {
+            image(o, p);
         }
     }
+    if f.links_left_out > 0 {
+        let _ = writeln!(o, "<p class=\"note\">{} more links with traffic are in the tables and series/, not plotted.</p>", f.links_left_out);
+    }
+}
 
+/// The SNR plot.
+fn snr(o: &mut String, f: &Figures) {
     o.push_str("<h2 id=\"snr\">SNR</h2>\n");
     match &f.snr {
-        Some(p) => image(&mut o, p),
+        Some(p) => image(o, p),
         None => o.push_str("<p class=\"note\">No link state with an SNR in the record (the link model has none, or none was reported).</p>\n"),
     }
+}
 
-    // Modems.
+/// Modem frames per (sender, addressed receiver) and outcome, and their plot.
+fn modems(o: &mut String, a: &Analysis, f: &Figures) {
     o.push_str("<h2 id=\"modems\">Modem frames</h2>\n");
     let m = &a.modem;
     if m.frames == 0 {
         o.push_str("<p class=\"note\">No modem frame in the record.</p>\n");
-    } else {
-        let mut header = vec!["sender → addressed", "frames", "bytes"];
-        header.extend(m.outcomes.iter().map(String::as_str));
-        let mut rows: Vec<Vec<String>> = m
-            .links
-            .iter()
-            .map(|l| {
-                let mut r = vec![
-                    escape(&format!(
-                        "{} → {}",
-                        l.src,
-                        l.dst.as_deref().unwrap_or("(nobody)")
-                    )),
-                    l.frames.to_string(),
-                    l.bytes.to_string(),
-                ];
-                r.extend(
-                    m.outcomes
-                        .iter()
-                        .map(|o| l.by_outcome.get(o).copied().unwrap_or(0).to_string()),
-                );
-                r
-            })
-            .collect();
-        let mut total = vec![
-            "<b>all</b>".to_string(),
-            m.frames.to_string(),
-            m.links.iter().map(|l| l.bytes).sum::<u64>().to_string(),
-        ];
-        total.extend(
-            m.outcomes
-                .iter()
-                .map(|o| m.totals.get(o).copied().unwrap_or(0).to_string()),
-        );
-        rows.push(total);
-        table(&mut o, &header, &rows);
-        if let Some(p) = &f.modem {
-            image(&mut o, p);
-        }
+        return;
     }
+    let mut header = vec!["sender → addressed", "frames", "bytes"];
+    header.extend(m.outcomes.iter().map(String::as_str));
+    let mut rows: Vec<Vec<String>> = m
+        .links
+        .iter()
+        .map(|l| {
+            let mut r = vec![
+                escape(&format!(
+                    "{} → {}",
+                    l.src,
+                    l.dst.as_deref().unwrap_or("(nobody)")
+                )),
+                l.frames.to_string(),
+                l.bytes.to_string(),
+            ];
+            r.extend(
+                m.outcomes
+                    .iter()
+                    .map(|o| l.by_outcome.get(o).copied().unwrap_or(0).to_string()),
+            );
+            r
+        })
+        .collect();
+    let mut total = vec![
+        "<b>all</b>".to_string(),
+        m.frames.to_string(),
+        m.links.iter().map(|l| l.bytes).sum::<u64>().to_string(),
+    ];
+    total.extend(
+        m.outcomes
+            .iter()
+            .map(|o| m.totals.get(o).copied().unwrap_or(0).to_string()),
+    );
+    rows.push(total);
+    table(o, &header, &rows);
+    if let Some(p) = &f.modem {
+        image(o, p);
+    }
+}
 
-    // Ledgers.
+/// The ledgers: the run's IP ledger line, packets per link and outcome, the ledger plots.
+fn ledger(o: &mut String, a: &Analysis, f: &Figures) {
     o.push_str("<h2 id=\"ledger\">Ledger</h2>\n");
-    if let Some(n) = s.and_then(|s| s.get("network")) {
-        let g = |k: &str| n.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let balanced = n.get("balanced").and_then(Value::as_bool).unwrap_or(false);
+    if let Some(n) = a.summary.as_ref().and_then(|s| s.network.as_ref()) {
         let _ = writeln!(
             o,
-            "<p>Packets (the run's IP ledger): captured {} = delivered {} + dropped {} + in flight {} <span class=\"{}\">{}</span></p>",
-            g("captured"),
-            g("delivered"),
-            g("dropped"),
-            g("in_flight"),
-            if balanced { "ok" } else { "bad" },
-            if balanced { "balanced" } else { "NOT BALANCED" }
+            "<p>Packets (the run's IP ledger): {} <span class=\"{}\">{}</span></p>",
+            n.balance(),
+            if n.balanced { "ok" } else { "bad" },
+            if n.balanced {
+                "balanced"
+            } else {
+                "NOT BALANCED"
+            }
         );
     }
+    let traffic: Vec<_> = a.traffic_links().collect();
+    if !traffic.is_empty() {
+        packet_ledger(o, &traffic);
+    }
+    for p in [&f.ledger_packets, &f.ledger_modem].into_iter().flatten() {
+        image(o, p);
+    }
+    if traffic.is_empty() && a.modem.frames == 0 {
+        o.push_str("<p class=\"note\">Nothing to account for: no packet and no modem frame in the record.</p>\n");
+    }
+}
+
+/// Packets per link: copies, delivered and each drop reason, with a row of totals.
+fn packet_ledger(o: &mut String, traffic: &[&LinkSeries]) {
     let mut reasons: Vec<String> = traffic
         .iter()
         .flat_map(|l| l.ledger.dropped.keys().cloned())
         .collect();
     reasons.sort_by_key(|r| outcome_rank(r));
     reasons.dedup();
-    if !traffic.is_empty() {
-        let mut header = vec!["packets: link", "copies", "delivered"];
-        header.extend(reasons.iter().map(String::as_str));
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        let mut totals = vec![0u64; 2 + reasons.len()];
-        for l in &traffic {
-            let mut r = vec![
-                escape(&format!("{} → {}", l.src, l.dst)),
-                l.ledger.total.copies.to_string(),
-                l.ledger.delivered.copies.to_string(),
-            ];
-            totals[0] += l.ledger.total.copies;
-            totals[1] += l.ledger.delivered.copies;
-            for (i, reason) in reasons.iter().enumerate() {
-                let n = l.ledger.dropped.get(reason).map(|c| c.copies).unwrap_or(0);
-                totals[2 + i] += n;
-                r.push(n.to_string());
-            }
-            rows.push(r);
+    let mut header = vec!["packets: link", "copies", "delivered"];
+    header.extend(reasons.iter().map(String::as_str));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut totals = vec![0u64; 2 + reasons.len()];
+    for l in traffic {
+        let mut r = vec![
+            escape(&format!("{} → {}", l.src, l.dst)),
+            l.ledger.total.copies.to_string(),
+            l.ledger.delivered.copies.to_string(),
+        ];
+        totals[0] += l.ledger.total.copies;
+        totals[1] += l.ledger.delivered.copies;
+        for (i, reason) in reasons.iter().enumerate() {
+            let n = l.ledger.dropped.get(reason).map(|c| c.copies).unwrap_or(0);
+            totals[2 + i] += n;
+            r.push(n.to_string());
         }
-        let mut r = vec!["<b>all</b>".to_string()];
-        r.extend(totals.iter().map(u64::to_string));
         rows.push(r);
-        table(&mut o, &header, &rows);
     }
-    for p in [&f.ledger_packets, &f.ledger_modem].into_iter().flatten() {
-        image(&mut o, p);
-    }
-    if traffic.is_empty() && m.frames == 0 {
-        o.push_str("<p class=\"note\">Nothing to account for: no packet and no modem frame in the record.</p>\n");
-    }
+    let mut r = vec!["<b>all</b>".to_string()];
+    r.extend(totals.iter().map(u64::to_string));
+    rows.push(r);
+    table(o, &header, &rows);
+}
 
-    // Programs.
+/// The scenario's programs: when each ran and how it ended.
+fn programs(o: &mut String, a: &Analysis) {
     o.push_str("<h2 id=\"programs\">Programs</h2>\n");
     if a.programs.is_empty() {
         o.push_str("<p class=\"note\">The scenario started no program.</p>\n");
-    } else {
-        let rows: Vec<Vec<String>> = a
-            .programs
-            .iter()
-            .map(|p| {
-                let exit = super::exit_text(p);
-                // A program stopped by a signal at the end of the run is no failure.
-                let class = match (p.exit_code, p.signal) {
-                    (Some(0), _) => "ok",
-                    (None, Some(_)) => "",
-                    _ => "bad",
-                };
-                vec![
-                    escape(&p.name),
-                    escape(p.vehicle.as_deref().unwrap_or("(host)")),
-                    opt(p.started_s, |s| format!("{s:.3}")),
-                    opt(p.ended_s, |s| format!("{s:.3}")),
-                    format!("<span class=\"{class}\">{}</span>", escape(&exit)),
-                    escape(p.note.as_deref().unwrap_or("")),
-                ]
-            })
-            .collect();
-        table(
-            &mut o,
-            &[
-                "program",
-                "vehicle",
-                "started (s)",
-                "ended (s)",
-                "exit",
-                "note",
-            ],
-            &rows,
-        );
+        return;
     }
+    let rows: Vec<Vec<String>> = a
+        .programs
+        .iter()
+        .map(|p| {
+            let exit = super::exit_text(p);
+            // A program stopped by a signal at the end of the run is no failure.
+            let class = match (p.exit_code, p.signal) {
+                (Some(0), _) => "ok",
+                (None, Some(_)) => "",
+                _ => "bad",
+            };
+            vec![
+                escape(&p.name),
+                escape(p.vehicle.as_deref().unwrap_or("(host)")),
+                opt(p.started_s, |s| format!("{s:.3}")),
+                opt(p.ended_s, |s| format!("{s:.3}")),
+                format!("<span class=\"{class}\">{}</span>", escape(&exit)),
+                escape(&p.note().unwrap_or_default()),
+            ]
+        })
+        .collect();
+    table(
+        o,
+        &[
+            "program",
+            "vehicle",
+            "started (s)",
+            "ended (s)",
+            "exit",
+            "note",
+        ],
+        &rows,
+    );
+}
 
-    // Checks.
+/// The record against the run summary, figure by figure.
+fn checks(o: &mut String, a: &Analysis) {
     o.push_str("<h2 id=\"checks\">Record against the run summary</h2>\n");
     if a.checks.is_empty() {
         o.push_str("<p class=\"note\">The run summary has no per-link or modem ledger figures to compare with.</p>\n");
-    } else {
-        let rows: Vec<Vec<String>> = a
-            .checks
-            .iter()
-            .map(|c| {
-                let verdict = if c.ok() {
-                    "<span class=\"ok\">equal</span>"
-                } else {
-                    "<span class=\"bad\">DIFFERENT</span>"
-                };
-                vec![
-                    escape(&c.what),
-                    c.record.to_string(),
-                    c.summary.to_string(),
-                    verdict.to_string(),
-                ]
-            })
-            .collect();
-        table(&mut o, &["figure", "record", "summary", ""], &rows);
+        return;
     }
+    let rows: Vec<Vec<String>> = a
+        .checks
+        .iter()
+        .map(|c| {
+            let verdict = if c.ok() {
+                "<span class=\"ok\">equal</span>"
+            } else {
+                "<span class=\"bad\">DIFFERENT</span>"
+            };
+            vec![
+                escape(&c.what),
+                c.record.to_string(),
+                c.summary.to_string(),
+                verdict.to_string(),
+            ]
+        })
+        .collect();
+    table(o, &["figure", "record", "summary", ""], &rows);
+}
 
+/// The files beside the page, and the report's notes.
+fn files(o: &mut String, series: &[String], notes: &[String]) {
     o.push_str("<h2 id=\"files\">Files</h2>\n<p>The series behind the plots, beside this page:</p>\n<ul>\n");
     for file in series {
         let _ = writeln!(o, "<li><a href=\"{0}\">{0}</a></li>", escape(file));
@@ -455,8 +488,6 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
         }
         o.push_str("</ul>\n");
     }
-    o.push_str("</body>\n</html>\n");
-    o
 }
 
 #[cfg(test)]

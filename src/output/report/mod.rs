@@ -13,9 +13,11 @@ pub mod table;
 
 use crate::output::record::{Record, RecordError, RECORD_FILE};
 use crate::output::schema::ProgramRecord;
+use crate::output::summary::RunReport;
 use plots::{Bar, Plot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use series::{outcome_rank, Analysis, ChannelState, PacketFold};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// The report's folder inside a run folder.
@@ -126,9 +128,18 @@ pub fn generate(run_dir: &Path) -> Result<ReportFiles, ReportError> {
     let mut packets = PacketFold::default();
     let record = Record::read_with(&record_path, &mut |p| packets.add(&p))?;
     let mut notes = Vec::new();
-    // A record cut short has no summary; the run may still have written summary.json.
-    let summary = match record.summary {
-        Some(_) => None,
+    let summary = match &record.summary {
+        Some(v) => match RunReport::from_value(v.clone()) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notes.push(format!(
+                    "{}: /summary: {e} (summary left out)",
+                    record_path.display()
+                ));
+                None
+            }
+        },
+        // A record cut short has no summary; the run may still have written summary.json.
         None => read_summary(&dir, &mut notes),
     };
     let analysis = Analysis::with_packets(&record, packets, summary);
@@ -142,11 +153,11 @@ pub fn generate(run_dir: &Path) -> Result<ReportFiles, ReportError> {
     write(&dir.join(REPORT_DIR), analysis, notes)
 }
 
-/// `summary.json` of a run folder, if there is one that parses.
-fn read_summary(dir: &Path, notes: &mut Vec<String>) -> Option<serde_json::Value> {
+/// `summary.json` of a run folder, if there is one that reads as a [`RunReport`].
+fn read_summary(dir: &Path, notes: &mut Vec<String>) -> Option<RunReport> {
     let path = dir.join("summary.json");
     let bytes = std::fs::read(&path).ok()?;
-    match serde_json::from_slice(&bytes) {
+    match RunReport::parse(&bytes) {
         Ok(v) => Some(v),
         Err(e) => {
             notes.push(format!("{}: {e} (summary left out)", path.display()));
@@ -356,16 +367,33 @@ fn csv_file<R: Serialize>(
     Ok(path.to_path_buf())
 }
 
-#[derive(Serialize)]
-struct ThroughputRow<'a> {
-    src: &'a str,
-    dst: &'a str,
-    bin_start_s: f64,
-    bin_end_s: f64,
-    delivered_packets: u64,
-    delivered_bytes: u64,
-    mbit_per_s: f64,
-    mean_delay_s: Option<f64>,
+/// One row of `series/throughput.csv`: a directed link's delivered copies in one time bin
+/// (written by the report, read back by `cosim soak`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputRow<'a> {
+    pub src: Cow<'a, str>,
+    pub dst: Cow<'a, str>,
+    pub bin_start_s: f64,
+    pub bin_end_s: f64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    pub mbit_per_s: f64,
+    /// Absent (an empty cell) in a bin without deliveries.
+    pub mean_delay_s: Option<f64>,
+}
+
+impl ThroughputRow<'_> {
+    /// The columns, in order.
+    pub const HEADER: [&'static str; 8] = [
+        "src",
+        "dst",
+        "bin_start_s",
+        "bin_end_s",
+        "delivered_packets",
+        "delivered_bytes",
+        "mbit_per_s",
+        "mean_delay_s",
+    ];
 }
 
 #[derive(Serialize)]
@@ -402,24 +430,24 @@ struct LedgerRow<'a> {
 
 /// Every series file; returns their paths.
 fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
+    let mut files = traffic_series(dir, a)?;
+    files.extend(channel_series(dir, a)?);
+    files.push(modem_frames_series(dir, a)?);
+    files.push(ledger_series(dir, a)?);
+    Ok(files)
+}
+
+/// `throughput.csv` and `delay.csv`: the links that carried packets.
+fn traffic_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     let mut files = Vec::new();
     let traffic: Vec<_> = a.traffic_links().collect();
     files.push(csv_file(
         &dir.join("throughput.csv"),
-        &[
-            "src",
-            "dst",
-            "bin_start_s",
-            "bin_end_s",
-            "delivered_packets",
-            "delivered_bytes",
-            "mbit_per_s",
-            "mean_delay_s",
-        ],
+        &ThroughputRow::HEADER,
         traffic.iter().flat_map(|l| {
             l.bins.iter().enumerate().map(move |(i, b)| ThroughputRow {
-                src: &l.src,
-                dst: &l.dst,
+                src: Cow::Borrowed(&l.src),
+                dst: Cow::Borrowed(&l.dst),
                 bin_start_s: i as f64 * a.bin_s,
                 bin_end_s: (i + 1) as f64 * a.bin_s,
                 delivered_packets: b.packets,
@@ -452,6 +480,12 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
             })
         }),
     )?);
+    Ok(files)
+}
+
+/// `channel_states.csv`, `link_shading.csv`, `channel_samples.csv`, `link_states.csv`.
+fn channel_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
+    let mut files = Vec::new();
     files.push(csv_file(
         &dir.join("channel_states.csv"),
         STATE_HEADER,
@@ -499,8 +533,11 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
         ],
         a.links.iter().flat_map(|l| l.states.iter()),
     )?);
+    Ok(files)
+}
 
-    // Modem frames per bin: one column per outcome.
+/// `modem_frames.csv`: modem frames per bin, one column per outcome.
+fn modem_frames_series(dir: &Path, a: &Analysis) -> Result<PathBuf, ReportError> {
     let path = dir.join("modem_frames.csv");
     let err = |source| ReportError::Csv {
         path: path.clone(),
@@ -526,11 +563,13 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
         }
     }
     w.flush().map_err(io(&path))?;
-    files.push(path.clone());
+    Ok(path)
+}
 
-    // Ledger: per link and outcome, packets and modem frames.
+/// `ledger.csv`: per link and outcome, packets and modem frames.
+fn ledger_series(dir: &Path, a: &Analysis) -> Result<PathBuf, ReportError> {
     let mut rows = Vec::new();
-    for l in &traffic {
+    for l in a.traffic_links() {
         rows.push(LedgerRow {
             kind: "packets",
             src: &l.src,
@@ -564,12 +603,11 @@ fn write_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
             });
         }
     }
-    files.push(csv_file(
+    csv_file(
         &dir.join("ledger.csv"),
         &["kind", "src", "dst", "outcome", "copies", "bytes"],
         rows,
-    )?);
-    Ok(files)
+    )
 }
 
 /// `report.json`: the page's tables.

@@ -8,8 +8,8 @@ use crate::output::record::Record;
 use crate::output::schema::{
     LinkState, ModemFrame, Outcome, PacketRecord, PairChannel, ProgramRecord, RunInfo,
 };
+use crate::output::summary::RunReport;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// The destination shown for copies of packets that named no vehicle.
@@ -268,7 +268,7 @@ impl Check {
 pub struct Analysis {
     pub run: Option<RunInfo>,
     /// The run summary (from the record, else `summary.json`).
-    pub summary: Option<Value>,
+    pub summary: Option<RunReport>,
     /// The run's end (s): the summary's `sim_seconds`, or the last time in the record.
     pub end_s: f64,
     /// Width of the time bins (s) and their number.
@@ -432,11 +432,6 @@ fn intervals(mut events: Vec<(f64, Event)>, end_s: f64) -> Vec<Interval> {
     out
 }
 
-/// A summary figure as a u64 (absent, negative or not a number: None).
-fn summary_u64(v: &Value, path: &[&str]) -> Option<u64> {
-    path.iter().try_fold(v, |v, k| v.get(k))?.as_u64()
-}
-
 /// The `q` quantile (0..=1) of `sorted` values by nearest rank; `None` for none.
 pub fn nearest_rank(sorted: &[f64], q: f64) -> Option<f64> {
     let n = sorted.len();
@@ -490,9 +485,9 @@ impl PacketFold {
 }
 
 impl Analysis {
-    /// Analyses `record`; `summary` is the run summary when the record has none (a record cut
-    /// short leaves it to `summary.json`).
-    pub fn of(record: &Record, summary: Option<Value>) -> Analysis {
+    /// Analyses `record`; `summary` is the run summary (the record's `/summary` read with
+    /// [`RunReport::from_value`], else `summary.json`: a record cut short has none).
+    pub fn of(record: &Record, summary: Option<RunReport>) -> Analysis {
         let mut packets = PacketFold::default();
         for p in &record.packets {
             packets.add(p);
@@ -502,8 +497,11 @@ impl Analysis {
 
     /// Analyses `record` whose `/packets` were folded into `packets` as they were read
     /// ([`Record::read_with`]); `summary` as for [`Self::of`].
-    pub fn with_packets(record: &Record, packets: PacketFold, summary: Option<Value>) -> Analysis {
-        let summary = record.summary.clone().or(summary);
+    pub fn with_packets(
+        record: &Record,
+        packets: PacketFold,
+        summary: Option<RunReport>,
+    ) -> Analysis {
         let order = NodeOrder(
             record
                 .run
@@ -518,11 +516,7 @@ impl Analysis {
                 .unwrap_or_default(),
         );
 
-        let mut end_s = summary
-            .as_ref()
-            .and_then(|s| s.get("sim_seconds"))
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
+        let mut end_s = summary.as_ref().map_or(0.0, |s| s.sim_seconds);
         let times = record
             .poses
             .iter()
@@ -537,28 +531,6 @@ impl Analysis {
         let bin_s = bin_width(end_s);
         let bins = ((end_s / bin_s).ceil() as usize).max(1);
 
-        // Pairs, unordered: their samples and each direction's link states.
-        let pair_key = |a: &str, b: &str| {
-            if a <= b {
-                (a.to_string(), b.to_string())
-            } else {
-                (b.to_string(), a.to_string())
-            }
-        };
-        let mut pairs: BTreeMap<(String, String), PairSeries> = BTreeMap::new();
-        for c in &record.channel {
-            pairs
-                .entry(pair_key(&c.a, &c.b))
-                .or_insert_with(|| PairSeries {
-                    a: c.a.clone(),
-                    b: c.b.clone(),
-                    samples: Vec::new(),
-                    intervals: Vec::new(),
-                    changes: 0,
-                })
-                .samples
-                .push(c.clone());
-        }
         let mut states: BTreeMap<(String, String), Vec<LinkState>> = BTreeMap::new();
         for s in &record.link_states {
             states
@@ -566,60 +538,8 @@ impl Analysis {
                 .or_default()
                 .push(s.clone());
         }
-        for p in pairs.values_mut() {
-            p.samples.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
-            p.changes = p
-                .samples
-                .windows(2)
-                .filter(|w| w[0].los != w[1].los)
-                .count() as u64;
-            let mut events: Vec<(f64, Event)> = p
-                .samples
-                .iter()
-                .map(|s| (s.t_s, Event::Los(s.los)))
-                .collect();
-            for (d, (src, dst)) in [(&p.a, &p.b), (&p.b, &p.a)].into_iter().enumerate() {
-                for s in states
-                    .get(&(src.clone(), dst.clone()))
-                    .into_iter()
-                    .flatten()
-                {
-                    events.push((s.t_s, Event::Usable(d, s.usable)));
-                }
-            }
-            p.intervals = intervals(events, end_s);
-        }
-
-        // Directed links: packets (folded) and link states.
-        let mut links = packets.links;
-        for ((src, dst), s) in states {
-            let l = links
-                .entry((src.clone(), dst.clone()))
-                .or_insert_with(|| LinkSeries::new(&src, &dst));
-            l.states = s;
-            l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
-        }
-        for l in links.values_mut() {
-            // Delivered copies by delivery time, in the record's order.
-            l.bins = vec![ThroughputBin::default(); bins];
-            for d in &l.delays {
-                let bin = &mut l.bins[bin_index(d.delivered_s, bin_s, bins)];
-                bin.packets += 1;
-                bin.bytes += u64::from(d.bytes);
-                bin.delay_sum_s += d.delay_s();
-            }
-            l.delays
-                .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
-            let mut events: Vec<(f64, Event)> = l
-                .states
-                .iter()
-                .map(|s| (s.t_s, Event::Usable(0, s.usable)))
-                .collect();
-            if let Some(p) = pairs.get(&pair_key(&l.src, &l.dst)) {
-                events.extend(p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))));
-            }
-            l.shading = intervals(events, end_s);
-        }
+        let pairs = pair_series(&record.channel, &states, end_s);
+        let links = link_series(packets.links, states, &pairs, end_s, bin_s, bins);
 
         let mut pairs: Vec<PairSeries> = pairs.into_values().collect();
         pairs.sort_by_key(|p| (order.key(&p.a), order.key(&p.b)));
@@ -650,11 +570,103 @@ impl Analysis {
     pub fn traffic_links(&self) -> impl Iterator<Item = &LinkSeries> {
         self.links.iter().filter(|l| l.has_traffic())
     }
+}
 
-    /// The summary's figure at `path` (e.g. `["network", "captured"]`).
-    pub fn summary_u64(&self, path: &[&str]) -> Option<u64> {
-        summary_u64(self.summary.as_ref()?, path)
+/// Pairs, unordered: the record's channel samples and each direction's link states, with the
+/// intervals they make up to `end_s`.
+fn pair_series(
+    channel: &[PairChannel],
+    states: &BTreeMap<(String, String), Vec<LinkState>>,
+    end_s: f64,
+) -> BTreeMap<(String, String), PairSeries> {
+    let mut pairs: BTreeMap<(String, String), PairSeries> = BTreeMap::new();
+    for c in channel {
+        pairs
+            .entry(pair_key(&c.a, &c.b))
+            .or_insert_with(|| PairSeries {
+                a: c.a.clone(),
+                b: c.b.clone(),
+                samples: Vec::new(),
+                intervals: Vec::new(),
+                changes: 0,
+            })
+            .samples
+            .push(c.clone());
     }
+    for p in pairs.values_mut() {
+        p.samples.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
+        p.changes = p
+            .samples
+            .windows(2)
+            .filter(|w| w[0].los != w[1].los)
+            .count() as u64;
+        let mut events: Vec<(f64, Event)> = p
+            .samples
+            .iter()
+            .map(|s| (s.t_s, Event::Los(s.los)))
+            .collect();
+        for (d, (src, dst)) in [(&p.a, &p.b), (&p.b, &p.a)].into_iter().enumerate() {
+            for s in states
+                .get(&(src.clone(), dst.clone()))
+                .into_iter()
+                .flatten()
+            {
+                events.push((s.t_s, Event::Usable(d, s.usable)));
+            }
+        }
+        p.intervals = intervals(events, end_s);
+    }
+    pairs
+}
+
+/// A pair's key: its two names in order.
+fn pair_key(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// Directed links: the folded packets and the link states, binned (`bins` of `bin_s`) and
+/// shaded by their pair's LOS / NLOS up to `end_s`.
+fn link_series(
+    mut links: BTreeMap<(String, String), LinkSeries>,
+    states: BTreeMap<(String, String), Vec<LinkState>>,
+    pairs: &BTreeMap<(String, String), PairSeries>,
+    end_s: f64,
+    bin_s: f64,
+    bins: usize,
+) -> BTreeMap<(String, String), LinkSeries> {
+    for ((src, dst), s) in states {
+        let l = links
+            .entry((src.clone(), dst.clone()))
+            .or_insert_with(|| LinkSeries::new(&src, &dst));
+        l.states = s;
+        l.states.sort_by(|x, y| x.t_s.total_cmp(&y.t_s));
+    }
+    for l in links.values_mut() {
+        // Delivered copies by delivery time, in the record's order.
+        l.bins = vec![ThroughputBin::default(); bins];
+        for d in &l.delays {
+            let bin = &mut l.bins[bin_index(d.delivered_s, bin_s, bins)];
+            bin.packets += 1;
+            bin.bytes += u64::from(d.bytes);
+            bin.delay_sum_s += d.delay_s();
+        }
+        l.delays
+            .sort_by(|x, y| x.delivered_s.total_cmp(&y.delivered_s));
+        let mut events: Vec<(f64, Event)> = l
+            .states
+            .iter()
+            .map(|s| (s.t_s, Event::Usable(0, s.usable)))
+            .collect();
+        if let Some(p) = pairs.get(&pair_key(&l.src, &l.dst)) {
+            events.extend(p.samples.iter().map(|s| (s.t_s, Event::Los(s.los))));
+        }
+        l.shading = intervals(events, end_s);
+    }
+    links
 }
 
 fn modem_series(frames: &[ModemFrame], bin_s: f64, bins: usize, order: &NodeOrder) -> ModemSeries {
@@ -699,52 +711,46 @@ fn modem_series(frames: &[ModemFrame], bin_s: f64, bins: usize, order: &NodeOrde
 }
 
 /// The summary's figures that the record also gives: per link (`network.links`) the delivered
-/// bytes and copies; the modem ledger's totals (`modems.ledger`).
-fn checks(summary: &Value, links: &[LinkSeries], modem: &ModemSeries) -> Vec<Check> {
+/// bytes and copies; the modem ledger's totals (`modems.ledger`, by field name, as
+/// `summary.json` orders them).
+fn checks(summary: &RunReport, links: &[LinkSeries], modem: &ModemSeries) -> Vec<Check> {
     let mut out = Vec::new();
-    if let Some(entries) = summary.pointer("/network/links").and_then(Value::as_array) {
-        for e in entries {
-            let (Some(src), Some(dst)) = (
-                e.get("src").and_then(Value::as_str),
-                e.get("dst").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            let ledger = links
-                .iter()
-                .find(|l| l.src == src && l.dst == dst)
-                .map(|l| l.ledger.delivered)
-                .unwrap_or_default();
-            if let Some(n) = e.get("delivered_bytes").and_then(Value::as_u64) {
-                out.push(Check {
-                    what: format!("{src} → {dst} delivered bytes"),
-                    record: ledger.bytes,
-                    summary: n,
-                });
-            }
-            if let Some(n) = e.get("delivered").and_then(Value::as_u64) {
-                out.push(Check {
-                    what: format!("{src} → {dst} delivered packets"),
-                    record: ledger.copies,
-                    summary: n,
-                });
-            }
-        }
+    for e in summary.network.iter().flat_map(|n| &n.links) {
+        let Some(dst) = e.dst.as_deref() else {
+            continue;
+        };
+        let src = e.src.as_str();
+        let ledger = links
+            .iter()
+            .find(|l| l.src == src && l.dst == dst)
+            .map(|l| l.ledger.delivered)
+            .unwrap_or_default();
+        out.push(Check {
+            what: format!("{src} → {dst} delivered bytes"),
+            record: ledger.bytes,
+            summary: e.delivered_bytes,
+        });
+        out.push(Check {
+            what: format!("{src} → {dst} delivered packets"),
+            record: ledger.copies,
+            summary: e.delivered,
+        });
     }
-    if let Some(ledger) = summary.pointer("/modems/ledger").and_then(Value::as_object) {
+    if let Some(m) = &summary.modems {
+        let ledger = m.ledger.fields();
+        let has = |key: &str| ledger.iter().any(|(k, _)| *k == key);
         // The summary's keys are the reasons' snake_case names; `other` takes the rest.
         let mut by_key: BTreeMap<String, u64> = BTreeMap::new();
         for (label, n) in &modem.totals {
             let key = label.replace([' ', '-'], "_");
-            let key = if key == "delivered" || ledger.contains_key(&key) {
+            let key = if key == "delivered" || has(&key) {
                 key
             } else {
                 "other".to_string()
             };
             *by_key.entry(key).or_default() += n;
         }
-        for (key, v) in ledger {
-            let Some(n) = v.as_u64() else { continue };
+        for (key, n) in ledger {
             let record = if key == "sent" {
                 modem.frames
             } else {

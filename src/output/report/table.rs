@@ -1,9 +1,11 @@
-//! The summary a run prints at its end (and `cosim report` prints): tables drawn with
-//! `comfy-table` from the same [`Analysis`] as the report.
+//! The tables printed in a terminal, drawn with `comfy-table`: the summary a run prints at its
+//! end (and `cosim report` prints), from the same [`Analysis`] as the report ([`terminal`]);
+//! a soak's figures and checks ([`soak`]).
 
 use super::series::{outcome_rank, Analysis, ChannelState, LinkLedger};
+use crate::net::ledger::drops_text;
+use crate::output::soak::{Soak, GROWTH_LIMIT_PERCENT};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
-use serde_json::Value;
 use std::fmt::Write;
 
 /// At most this many pairs are listed (the report has them all).
@@ -55,56 +57,58 @@ pub fn duration(s: f64) -> String {
 /// The run's first line: windows, sim and wall time.
 pub fn headline(a: &Analysis) -> String {
     let s = a.summary.as_ref();
-    let get = |k: &str| s.and_then(|s| s.get(k));
-    let name = get("scenario")
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    let name = s
+        .map(|s| s.scenario.clone())
         .or_else(|| a.run.as_ref().map(|r| r.scenario.clone()))
         .unwrap_or_default();
-    let mut line = match (
-        get("windows").and_then(Value::as_u64),
-        get("window_ms").and_then(Value::as_f64),
-    ) {
-        (Some(w), Some(ms)) => format!(
-            "{name}: {w} windows of {ms} ms = {:.2} s simulated",
+    let Some(s) = s else {
+        return format!(
+            "{name}: {:.2} s simulated (no run summary: the record was cut short)",
             a.end_s
-        ),
-        _ => format!("{name}: {:.2} s simulated", a.end_s),
+        );
     };
-    if let Some(wall) = get("wall_seconds").and_then(Value::as_f64) {
-        let _ = write!(line, " in {wall:.2} s wall");
-        if let Some(wps) = get("windows_per_second").and_then(Value::as_f64) {
-            let _ = write!(line, " ({wps:.0} windows/s)");
-        }
-    }
-    if get("interrupted").and_then(Value::as_bool) == Some(true) {
+    let mut line = format!(
+        "{name}: {} windows of {} ms = {:.2} s simulated in {:.2} s wall ({:.0} windows/s)",
+        s.windows, s.window_ms, a.end_s, s.wall_seconds, s.windows_per_second
+    );
+    if s.interrupted {
         line.push_str(", interrupted");
-    } else if s.is_none() {
-        line.push_str(" (no run summary: the record was cut short)");
     }
     line
 }
 
-/// Every table of the run's summary, as text.
+/// Every table of the run's summary, as text: one section after the other.
 pub fn terminal(a: &Analysis) -> String {
     let mut out = headline(a);
     out.push('\n');
-    if let Some(slipped) = a
-        .summary
-        .as_ref()
-        .and_then(|s| s.get("slipped_seconds"))
-        .and_then(Value::as_f64)
-        .filter(|s| *s > 0.0)
-    {
-        let _ = writeln!(out, "paced windows fell {slipped:.3} s behind the wall clock in all (sim time never ran ahead of it)");
+    for section in [
+        slipped,
+        pairs,
+        links,
+        packet_ledger,
+        modems,
+        programs,
+        mismatches,
+    ] {
+        out.push_str(&section(a));
     }
+    out
+}
 
-    // Pairs: from the record's channel, else the summary's window counts.
+/// How far paced windows fell behind, if they did.
+fn slipped(a: &Analysis) -> String {
+    match a.summary.as_ref().map(|s| s.slipped_seconds) {
+        Some(slipped) if slipped > 0.0 => format!("paced windows fell {slipped:.3} s behind the wall clock in all (sim time never ran ahead of it)\n"),
+        _ => String::new(),
+    }
+}
+
+/// Pairs: from the record's channel, else the summary's window counts.
+fn pairs(a: &Analysis) -> String {
     let mut t = table(
         &["pair", "LOS", "NLOS", "out of range", "LOS↔NLOS changes"],
         &[],
     );
-    let mut rows = 0;
     let mut with_samples: Vec<_> = a.pairs.iter().filter(|p| !p.intervals.is_empty()).collect();
     // Pairs that carried traffic first, then those that changed most (many vehicles, many pairs).
     let busy = |a_: &str, b_: &str| {
@@ -112,7 +116,8 @@ pub fn terminal(a: &Analysis) -> String {
             .any(|l| (l.src == a_ && l.dst == b_) || (l.src == b_ && l.dst == a_))
     };
     with_samples.sort_by_key(|p| (!busy(&p.a, &p.b), std::cmp::Reverse(p.changes)));
-    if !with_samples.is_empty() {
+    let summary_pairs = a.summary.as_ref().map_or(&[][..], |s| &s.pairs[..]);
+    let rows = if !with_samples.is_empty() {
         for p in with_samples.iter().take(MAX_PAIR_ROWS) {
             t.add_row(vec![
                 format!("{} – {}", p.a, p.b),
@@ -122,98 +127,84 @@ pub fn terminal(a: &Analysis) -> String {
                 p.changes.to_string(),
             ]);
         }
-        rows = with_samples.len();
-    } else if let Some(pairs) = a
-        .summary
-        .as_ref()
-        .and_then(|s| s.get("pairs"))
-        .and_then(Value::as_array)
-    {
-        for p in pairs.iter().take(MAX_PAIR_ROWS) {
-            let n = |k: &str| p.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let total = (n("los_windows") + n("nlos_windows")).max(1) as f64;
-            let name = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+        with_samples.len()
+    } else {
+        for p in summary_pairs.iter().take(MAX_PAIR_ROWS) {
+            let total = (p.los_windows + p.nlos_windows).max(1) as f64;
             t.add_row(vec![
-                format!("{} – {}", name("a"), name("b")),
-                percent(Some(n("los_windows") as f64 / total)),
-                percent(Some(n("nlos_windows") as f64 / total)),
+                format!("{} – {}", p.a, p.b),
+                percent(Some(p.los_windows as f64 / total)),
+                percent(Some(p.nlos_windows as f64 / total)),
                 "–".into(),
-                n("transitions").to_string(),
+                p.transitions.to_string(),
             ]);
         }
-        rows = pairs.len();
+        summary_pairs.len()
+    };
+    if rows == 0 {
+        return String::new();
     }
-    if rows > 0 {
-        if rows > MAX_PAIR_ROWS {
-            t.add_row(vec![format!(
-                "… {} more pairs (report.html lists them all)",
-                rows - MAX_PAIR_ROWS
-            )]);
-        }
-        let _ = writeln!(out, "{t}");
+    if rows > MAX_PAIR_ROWS {
+        t.add_row(vec![format!(
+            "… {} more pairs (report.html lists them all)",
+            rows - MAX_PAIR_ROWS
+        )]);
     }
+    format!("{t}\n")
+}
 
-    // Directed links that carried traffic.
+/// Directed links that carried traffic.
+fn links(a: &Analysis) -> String {
     let links: Vec<_> = a.traffic_links().collect();
-    if !links.is_empty() {
-        let mut t = table(
-            &[
-                "link",
-                "copies",
-                "delivered",
-                "dropped",
-                "delivered bytes",
-                "mean Mbit/s",
-                "mean delay",
-            ],
-            &[3],
-        );
-        for l in links.iter().take(MAX_LINK_ROWS) {
-            t.add_row(vec![
-                Cell::new(format!("{} → {}", l.src, l.dst)),
-                Cell::new(l.ledger.total.copies),
-                Cell::new(l.ledger.delivered.copies),
-                Cell::new(drops(&l.ledger)),
-                Cell::new(l.ledger.delivered.bytes),
-                Cell::new(
-                    l.mean_mbit_s()
-                        .map(|r| format!("{r:.3}"))
-                        .unwrap_or_else(|| "–".into()),
-                ),
-                Cell::new(l.mean_delay_s().map(duration).unwrap_or_else(|| "–".into())),
-            ]);
-        }
-        if links.len() > MAX_LINK_ROWS {
-            t.add_row(vec![format!(
-                "… {} more links (report.html lists them all)",
-                links.len() - MAX_LINK_ROWS
-            )]);
-        }
-        let _ = writeln!(out, "{t}");
+    if links.is_empty() {
+        return String::new();
     }
-    if let Some(n) = a.summary.as_ref().and_then(|s| s.get("network")) {
-        let g = |k: &str| n.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let balanced = n.get("balanced").and_then(Value::as_bool).unwrap_or(false);
-        let mut line = format!(
-            "packets: captured {} = delivered {} + dropped {} + in flight {} ({})",
-            g("captured"),
-            g("delivered"),
-            g("dropped"),
-            g("in_flight"),
-            if balanced { "balanced" } else { "NOT BALANCED" }
-        );
-        if let Some(d) = n
-            .get("drops")
-            .and_then(Value::as_object)
-            .filter(|d| !d.is_empty())
-        {
-            let parts: Vec<String> = d.iter().map(|(r, c)| format!("{r} {c}")).collect();
-            let _ = write!(line, "; drops: {}", parts.join(", "));
-        }
-        let _ = writeln!(out, "{line}");
+    let mut t = table(
+        &[
+            "link",
+            "copies",
+            "delivered",
+            "dropped",
+            "delivered bytes",
+            "mean Mbit/s",
+            "mean delay",
+        ],
+        &[3],
+    );
+    for l in links.iter().take(MAX_LINK_ROWS) {
+        t.add_row(vec![
+            Cell::new(format!("{} → {}", l.src, l.dst)),
+            Cell::new(l.ledger.total.copies),
+            Cell::new(l.ledger.delivered.copies),
+            Cell::new(drops(&l.ledger)),
+            Cell::new(l.ledger.delivered.bytes),
+            Cell::new(
+                l.mean_mbit_s()
+                    .map(|r| format!("{r:.3}"))
+                    .unwrap_or_else(|| "–".into()),
+            ),
+            Cell::new(l.mean_delay_s().map(duration).unwrap_or_else(|| "–".into())),
+        ]);
     }
+    if links.len() > MAX_LINK_ROWS {
+        t.add_row(vec![format!(
+            "… {} more links (report.html lists them all)",
+            links.len() - MAX_LINK_ROWS
+        )]);
+    }
+    format!("{t}\n")
+}
 
-    // Modem frames per link and outcome.
+/// The run's IP ledger in one line.
+fn packet_ledger(a: &Analysis) -> String {
+    match a.summary.as_ref().and_then(|s| s.network.as_ref()) {
+        Some(n) => format!("packets: {n}\n"),
+        None => String::new(),
+    }
+}
+
+/// Modem frames per link and outcome (from the record), else the summary's modem ledger.
+fn modems(a: &Analysis) -> String {
     let m = &a.modem;
     if m.frames > 0 {
         let mut header = vec!["modem frames", "sent"];
@@ -238,49 +229,203 @@ pub fn terminal(a: &Analysis) -> String {
                 .map(|o| m.totals.get(o).copied().unwrap_or(0).to_string()),
         );
         t.add_row(row);
-        let _ = writeln!(out, "{t}");
-    } else if let Some(l) = a
-        .summary
-        .as_ref()
-        .and_then(|s| s.pointer("/modems/ledger"))
-        .and_then(Value::as_object)
-    {
-        let parts: Vec<String> = l
-            .iter()
-            .map(|(k, v)| format!("{} {v}", k.replace('_', " ")))
-            .collect();
-        let _ = writeln!(out, "modem frames: {}", parts.join(", "));
+        return format!("{t}\n");
     }
+    match a.summary.as_ref().and_then(|s| s.modems.as_ref()) {
+        Some(modems) => {
+            let parts: Vec<String> = modems
+                .ledger
+                .fields()
+                .iter()
+                .map(|(k, v)| format!("{} {v}", k.replace('_', " ")))
+                .collect();
+            format!("modem frames: {}\n", parts.join(", "))
+        }
+        None => String::new(),
+    }
+}
 
-    if !a.programs.is_empty() {
-        let mut t = table(
-            &["program", "vehicle", "started (s)", "ended (s)", "exit"],
-            &[1, 4],
-        );
-        for p in &a.programs {
-            t.add_row(vec![
-                p.name.clone(),
-                p.vehicle.clone().unwrap_or_else(|| "(host)".into()),
-                p.started_s
-                    .map(|s| format!("{s:.2}"))
-                    .unwrap_or_else(|| "–".into()),
-                p.ended_s
-                    .map(|s| format!("{s:.2}"))
-                    .unwrap_or_else(|| "–".into()),
-                super::exit_text(p),
-            ]);
-        }
-        let _ = writeln!(out, "{t}");
+/// The scenario's programs and how each ended.
+fn programs(a: &Analysis) -> String {
+    if a.programs.is_empty() {
+        return String::new();
     }
-    let failed: Vec<_> = a.checks.iter().filter(|c| !c.ok()).collect();
-    if !failed.is_empty() {
-        for c in failed {
-            let _ = writeln!(
-                out,
-                "MISMATCH {}: record {} vs summary {}",
-                c.what, c.record, c.summary
-            );
-        }
+    let mut t = table(
+        &["program", "vehicle", "started (s)", "ended (s)", "exit"],
+        &[1, 4],
+    );
+    for p in &a.programs {
+        t.add_row(vec![
+            p.name.clone(),
+            p.vehicle.clone().unwrap_or_else(|| "(host)".into()),
+            p.started_s
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "–".into()),
+            p.ended_s
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "–".into()),
+            super::exit_text(p),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// The figures where the record and the summary disagree.
+fn mismatches(a: &Analysis) -> String {
+    let mut out = String::new();
+    for c in a.checks.iter().filter(|c| !c.ok()) {
+        let _ = writeln!(
+            out,
+            "MISMATCH {}: record {} vs summary {}",
+            c.what, c.record, c.summary
+        );
     }
     out
+}
+
+/// A soak's figures and checks.
+pub fn soak(s: &Soak) -> String {
+    let mut figures = Table::new();
+    figures.load_preset(UTF8_FULL_CONDENSED);
+    figures.set_header(vec!["soak", "value"]);
+    for (k, v) in soak_memory_rows(s).into_iter().chain(soak_run_rows(s)) {
+        figures.add_row(vec![k.to_string(), v]);
+    }
+    let mut checks = Table::new();
+    checks.load_preset(UTF8_FULL_CONDENSED);
+    checks.set_header(vec!["check", "", "detail"]);
+    for c in &s.checks {
+        checks.add_row(vec![
+            c.name.to_string(),
+            if c.ok { "ok" } else { "FAILED" }.to_string(),
+            shortened(&c.detail),
+        ]);
+    }
+    format!("{figures}\n{checks}\n")
+}
+
+/// The soak's run and its memory.
+fn soak_memory_rows(s: &Soak) -> Vec<(&'static str, String)> {
+    let m = &s.memory;
+    vec![
+        (
+            "run",
+            format!(
+                "{} for {:.0} min: {:.0} s wall ({:.0} s of windows), slipped {}",
+                s.scenario.display(),
+                s.minutes,
+                s.wall_s,
+                m.run_s,
+                s.slipped_seconds
+                    .map_or("?".into(), |s| format!("{s:.2} s"))
+            ),
+        ),
+        (
+            "RSS at warm-up end",
+            format!(
+                "{:.1} MiB (median of {:.0}–{:.0} s, {} samples)",
+                m.rss_warm_up_end_mib,
+                m.warm_up_s,
+                m.warm_up_s + m.window_s,
+                m.samples_at_warm_up_end
+            ),
+        ),
+        (
+            "RSS at end",
+            format!(
+                "{:.1} MiB (median of {:.0}–{:.0} s, {} samples)",
+                m.rss_end_mib,
+                m.run_s - m.window_s,
+                m.run_s,
+                m.samples_at_end
+            ),
+        ),
+        (
+            "growth",
+            format!(
+                "{:+.2} % (limit {GROWTH_LIMIT_PERCENT} %); slope {:+.2} MiB/h",
+                m.growth_percent, m.slope_mib_per_hour
+            ),
+        ),
+        (
+            "peak RSS",
+            format!(
+                "{:.1} MiB while running, {:.1} MiB with the report",
+                m.peak_run_mib, m.peak_mib
+            ),
+        ),
+        (
+            "fds / threads",
+            format!(
+                "fds {} → {} (max {}), threads max {}",
+                m.fds_warm_up_end, m.fds_end, m.fds_max, m.threads_max
+            ),
+        ),
+    ]
+}
+
+/// What the soak's run accounted for and left.
+fn soak_run_rows(s: &Soak) -> Vec<(&'static str, String)> {
+    const MIB: f64 = 1024.0 * 1024.0;
+    vec![
+        (
+            "network ledger",
+            s.network.as_ref().map_or("none".into(), |n| {
+                format!(
+                    "{}; {} links; drops: {}",
+                    n.balance(),
+                    n.links,
+                    drops_text(&n.drops).unwrap_or_else(|| "none".into())
+                )
+            }),
+        ),
+        (
+            "modem ledger",
+            s.modems.as_ref().map_or("none".into(), |l| {
+                format!(
+                    "sent {} = delivered {} + out of range {} + packet error {} + collision {} + half-duplex {} + no receiver {} + shutdown {} + other {}",
+                    l.sent,
+                    l.delivered,
+                    l.out_of_range,
+                    l.packet_error,
+                    l.collision,
+                    l.half_duplex,
+                    l.no_receiver,
+                    l.shutdown,
+                    l.other
+                )
+            }),
+        ),
+        (
+            "traffic",
+            s.traffic_bins_percent
+                .map_or("?".into(), |p| format!("delivered in {p:.1} % of the report's bins")),
+        ),
+        (
+            "leftovers",
+            if s.leftovers.is_empty() {
+                "none".into()
+            } else {
+                let l = &s.leftovers;
+                format!(
+                    "namespaces {:?}, owner files {:?}, TUN devices {:?}, processes {:?}",
+                    l.namespaces, l.owner_files, l.tun_devices, l.processes
+                )
+            },
+        ),
+        (
+            "output",
+            format!("{} ({:.1} MiB)", s.out.display(), s.output_bytes as f64 / MIB),
+        ),
+    ]
+}
+
+/// A check's detail for the terminal: at most its first 400 characters (a check that lists
+/// every one of many programs or links would fill the screen); `soak.json` has it whole.
+fn shortened(detail: &str) -> String {
+    const MAX: usize = 400;
+    match detail.char_indices().nth(MAX) {
+        None => detail.to_string(),
+        Some((cut, _)) => format!("{} … (soak.json has it all)", &detail[..cut]),
+    }
 }

@@ -1,10 +1,15 @@
-//! What the binaries share: logging, signals, loading a scenario, reporting a run.
-//! The binaries themselves only parse arguments and call into the library.
+//! What the binaries share: logging, signals, loading a scenario, running the physics side;
+//! the commands beside it: a run's summary and report printed, `cosim report` and `cosim
+//! compare` ([`mod@report`]), `cosim soak` ([`soak`]). The binaries themselves only parse
+//! arguments and call into the library.
+
+pub mod report;
+pub mod soak;
+
+pub use report::{compare, report, report_folder, report_network};
 
 use crate::config::{self, LoadedScenario};
-use crate::coord::{RunReport, WindowObserver, WindowView};
-use crate::net::ledger::LedgerSummary;
-use crate::output::report;
+use crate::coord::{WindowObserver, WindowView};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -143,174 +148,6 @@ pub fn load(path: &Path) -> anyhow::Result<LoadedScenario> {
 pub fn output_dir(loaded: &LoadedScenario, out: Option<PathBuf>) -> PathBuf {
     out.or_else(|| loaded.scenario.output_dir.as_ref().map(PathBuf::from))
         .unwrap_or_else(|| Path::new("out").join(&loaded.scenario.name))
-}
-
-/// Writes `summary.json` next to the timeline, the report from the run's record
-/// (`report/`), prints the summary tables, returns the exit code.
-pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
-    std::fs::create_dir_all(out_dir)?;
-    let summary = out_dir.join("summary.json");
-    std::fs::write(&summary, serde_json::to_vec_pretty(report)?)?;
-    let mut files = vec![("summary", summary)];
-    if let Some(m) = &report.modems {
-        let ledger = out_dir.join("modem_ledger.jsonl");
-        let mut text = String::new();
-        for e in &m.entries {
-            text.push_str(&serde_json::to_string(e)?);
-            text.push('\n');
-        }
-        std::fs::write(&ledger, text)?;
-        files.push(("modem ledger", ledger));
-    }
-    if let Some(r) = &report.record {
-        files.push(("record", r.clone()));
-    }
-    if !report.programs.is_empty() {
-        files.push(("program logs", out_dir.join("programs")));
-    }
-    if let Some(t) = &report.timeline {
-        files.push(("timeline", t.clone()));
-    }
-    match report::generate(out_dir) {
-        Ok(r) => print_report(&r),
-        Err(e) => {
-            // No record to read: the tables from the run's summary alone.
-            tracing::warn!("report not written: {e}");
-            let analysis = report::series::Analysis::of(
-                &Default::default(),
-                Some(serde_json::to_value(report)?),
-            );
-            print!("{}", report::table::terminal(&analysis));
-        }
-    }
-    for (what, path) in files {
-        println!("{what}: {}", path.display());
-    }
-    Ok(if report.interrupted {
-        EXIT_INTERRUPTED
-    } else {
-        0
-    })
-}
-
-fn print_report(r: &report::ReportFiles) {
-    print!("{}", r.table());
-    for n in &r.notes {
-        tracing::warn!("report: {n}");
-    }
-    println!("report: {}", r.html.display());
-}
-
-/// `cosim report <run folder>`: the report regenerated from the run's record, and its tables.
-pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
-    let r = report::generate(run_dir)?;
-    print_report(&r);
-    Ok(0)
-}
-
-/// `cosim compare LABEL=RUN... --link SRC:DST [--phase NAME=FROM-TO]...`: one link of several
-/// runs side by side, per phase, printed as a Markdown table. Each record's copies are folded
-/// into its phases as it is read ([`report::compare::PhaseFold`]); without `--phase`, one phase
-/// holds every copy and runs from 0 to the latest time of any copy in the records.
-pub fn compare(
-    runs: &[String],
-    link: &str,
-    mut phases: Vec<report::compare::Phase>,
-) -> anyhow::Result<i32> {
-    use crate::output::record::Record;
-    use report::compare::PhaseFold;
-    let (src, dst) = link
-        .split_once(':')
-        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
-        .ok_or_else(|| anyhow::anyhow!("--link {link:?}: expected SRC:DST"))?;
-    let mut columns = Vec::new();
-    let mut end = 0.0_f64;
-    for run in runs {
-        let (label, dir) = match run.split_once('=') {
-            Some((label, dir)) => (label.to_owned(), Path::new(dir).to_path_buf()),
-            None => (
-                Path::new(run)
-                    .file_name()
-                    .map_or(run.clone(), |n| n.to_string_lossy().into_owned()),
-                Path::new(run).to_path_buf(),
-            ),
-        };
-        let mut folds: Vec<PhaseFold> = if phases.is_empty() {
-            vec![PhaseFold::whole_run()]
-        } else {
-            phases.iter().map(PhaseFold::new).collect()
-        };
-        let mut seen = false;
-        Record::read_with(&dir, &mut |p| {
-            end = end.max(p.end_s);
-            if p.src == src && p.dst.as_deref() == Some(dst) {
-                seen = true;
-                folds.iter_mut().for_each(|f| f.add(&p));
-            }
-        })?;
-        if !seen {
-            anyhow::bail!(
-                "{}: no packet from {src} to {dst} in the record",
-                dir.display()
-            );
-        }
-        columns.push((label, folds));
-    }
-    if phases.is_empty() {
-        phases.push(report::compare::Phase {
-            name: "run".into(),
-            from_s: 0.0,
-            to_s: end.max(1e-9),
-        });
-    }
-    let runs: Vec<_> = columns
-        .into_iter()
-        .map(|(label, folds)| {
-            let figures = folds
-                .into_iter()
-                .zip(&phases)
-                .map(|(f, p)| f.finish(p.to_s - p.from_s))
-                .collect();
-            (label, figures)
-        })
-        .collect();
-    println!(
-        "{src} → {dst}\n\n{}",
-        report::compare::table(&runs, &phases)
-    );
-    Ok(0)
-}
-
-fn print_ledger(n: &LedgerSummary) {
-    let drops: Vec<String> = n.drops.iter().map(|(r, c)| format!("{r} {c}")).collect();
-    println!(
-        "  network: captured {} = delivered {} + dropped {} + in flight {} ({}){}",
-        n.captured,
-        n.delivered,
-        n.dropped,
-        n.in_flight,
-        if n.balanced {
-            "balanced"
-        } else {
-            "NOT BALANCED"
-        },
-        if drops.is_empty() {
-            String::new()
-        } else {
-            format!("; drops: {}", drops.join(", "))
-        }
-    );
-}
-
-/// Writes a standalone network coordinator's ledger to `network_summary.json` and prints it.
-pub fn report_network(n: &LedgerSummary, out_dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out_dir)?;
-    std::fs::write(
-        out_dir.join("network_summary.json"),
-        serde_json::to_vec_pretty(n)?,
-    )?;
-    print_ledger(n);
-    Ok(())
 }
 
 /// Runs `f` and turns its error into a message on stderr and exit code 1.
@@ -460,36 +297,6 @@ pub async fn run_physics(
     }
     let report_ = c.run(stop).await?;
     report(&report_, &out)
-}
-
-/// `cosim soak`: the scenario (default [`crate::io::soak::DEFAULT_SCENARIO`]) run for `minutes`
-/// as a child process and checked; prints the figures and checks, returns 0 when every check
-/// passed, 130 when stopped by SIGINT/SIGTERM, 1 otherwise (naming the checks that failed).
-pub async fn soak(
-    scenario: Option<PathBuf>,
-    minutes: f64,
-    out: Option<PathBuf>,
-    sample_s: f64,
-) -> anyhow::Result<i32> {
-    use crate::io::soak;
-    let stop = shutdown_signal();
-    let opts = soak::Options {
-        scenario: scenario.unwrap_or_else(|| PathBuf::from(soak::DEFAULT_SCENARIO)),
-        minutes,
-        out,
-        sample_s,
-        exe: std::env::current_exe()?,
-    };
-    let s = soak::run(opts, stop).await?;
-    print!("{}", s.table());
-    println!("soak: {}", s.out.join("soak.json").display());
-    if s.passed {
-        println!("soak passed");
-        Ok(0)
-    } else {
-        eprintln!("soak failed: {}", s.failed().join(", "));
-        Ok(if s.interrupted { EXIT_INTERRUPTED } else { 1 })
-    }
 }
 
 /// The `cosim` executable (which serves `cosim ros-vehicle-bridge`): this one, or its sibling.

@@ -1,0 +1,169 @@
+//! The run summary: what a finished (or interrupted) run reports, in `summary.json` and the
+//! record's `/summary`. One set of types, written by the run and read back by the report, the
+//! terminal tables, `cosim soak` and `cosim compare`; `schema/summary.schema.json` is its JSON
+//! Schema (a test keeps the two equal).
+
+use crate::model::modem::{FrameLedgerEntry, FrameLedgerSummary};
+use crate::net::ledger::LedgerSummary;
+use crate::output::{recorder::PairSummary, schema::ProgramRecord, stages::StageTime};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::{collections::BTreeMap, path::PathBuf};
+
+/// What a finished (or interrupted) run reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunReport {
+    pub scenario: String,
+    pub windows: u32,
+    pub window_ms: f64,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    /// With pacing (`real_time_factor > 0`): how far the schedule moved behind the wall clock
+    /// in all (a window more than [`crate::clock::CATCH_UP`] late moves it; later windows
+    /// within that are caught up).
+    pub slipped_seconds: f64,
+    /// With pacing: how many windows opened after their due time (caught up or not), and the
+    /// latest of them, ms.
+    pub late_windows: u64,
+    pub max_late_ms: f64,
+    pub windows_per_second: f64,
+    pub interrupted: bool,
+    /// The run record (`record.mcap`), written by every run with an output folder.
+    pub record: Option<PathBuf>,
+    pub timeline: Option<PathBuf>,
+    pub pairs: Vec<PairSummary>,
+    /// The ledger of live vehicle traffic (`network.capture: tun` with an in-process network
+    /// coordinator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<LedgerSummary>,
+    /// The emulated modems' frame ledger and bridge counters (scenarios with `acoustic_modems`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modems: Option<ModemReport>,
+    /// The scenario's programs: when each started and ended, and how (scenario order).
+    pub programs: Vec<ProgramRecord>,
+    /// Where the wall time went, per stage (in this process; see
+    /// [`Stages`](crate::output::stages::Stages)).
+    pub stages: BTreeMap<String, StageTime>,
+}
+
+impl RunReport {
+    /// `summary.json`'s text → [`RunReport`]; the error names the field
+    /// (`network.links[2].captured: invalid type …`).
+    pub fn parse(bytes: &[u8]) -> Result<RunReport, String> {
+        let de = &mut serde_json::Deserializer::from_slice(bytes);
+        serde_path_to_error::deserialize(de).map_err(|e| located(e.path(), e.inner()))
+    }
+
+    /// The record's `/summary` message → [`RunReport`]; the error names the field.
+    pub fn from_value(value: serde_json::Value) -> Result<RunReport, String> {
+        serde_path_to_error::deserialize(value).map_err(|e| located(e.path(), e.inner()))
+    }
+
+    /// Reads `summary.json`; the error names the file and the field.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<RunReport> {
+        use anyhow::Context;
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        RunReport::parse(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// The JSON Schema of `summary.json` (`schema/summary.schema.json`), as text.
+    pub fn schema_text() -> String {
+        let mut text = serde_json::to_string_pretty(&schemars::schema_for!(RunReport))
+            .expect("a derived JSON schema serializes");
+        text.push('\n');
+        text
+    }
+}
+
+fn located(path: &serde_path_to_error::Path, e: &serde_json::Error) -> String {
+    let path = path.to_string();
+    if path.is_empty() || path == "." {
+        e.to_string()
+    } else {
+        format!("{path}: {e}")
+    }
+}
+
+/// What the modems did over a run, for the run summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModemReport {
+    pub ledger: FrameLedgerSummary,
+    pub bridges: BridgeStats,
+    /// Every frame copy (written to `modem_ledger.jsonl`, not to the summary).
+    #[serde(skip)]
+    pub entries: Vec<FrameLedgerEntry>,
+    /// How many of `entries` (the first ones) the coordinator already handed to the record
+    /// (`ModemBridges::drain_frames`).
+    #[serde(skip)]
+    pub drained: usize,
+}
+
+/// Counters of the modem bridges.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BridgeStats {
+    pub connections: u64,
+    pub refused: u64,
+    pub lines_in: u64,
+    pub lines_out: u64,
+    /// Output lines with no client connected.
+    pub dropped_no_client: u64,
+    /// Output lines dropped because the client's queue was full.
+    pub dropped_queue_full: u64,
+    /// Host lines longer than the bridge's longest line.
+    pub long_lines: u64,
+    /// Passthrough connections whose far end could not be opened.
+    pub passthrough_failures: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_modem_ledger_fields_are_those_of_summary_json_in_its_order() {
+        let mut l = FrameLedgerSummary {
+            sent: 9,
+            delivered: 1,
+            out_of_range: 2,
+            packet_error: 3,
+            collision: 1,
+            half_duplex: 1,
+            no_receiver: 0,
+            shutdown: 1,
+            other: 0,
+        };
+        for other in [0, 4] {
+            l.other = other;
+            let json = serde_json::to_value(&l).unwrap();
+            let keys: Vec<(&str, u64)> = json
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_u64().unwrap()))
+                .collect();
+            assert_eq!(l.fields(), keys);
+        }
+    }
+
+    /// Where the committed schema lives, from the crate's root.
+    const SCHEMA_FILE: &str = "schema/summary.schema.json";
+
+    #[test]
+    fn the_committed_schema_is_the_summary_types_schema() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA_FILE);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        let current = RunReport::schema_text();
+        if std::env::var_os("COSIM_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &current).unwrap();
+            return;
+        }
+        assert!(
+            committed == current,
+            "{SCHEMA_FILE} is not the schema of the summary types (output::summary::RunReport): \
+             a field of summary.json was added, renamed, retyped or removed. If that is meant, \
+             regenerate it with `COSIM_WRITE_SCHEMA=1 cargo test --lib output::summary` and \
+             commit it (readers of summary.json elsewhere change with it)."
+        );
+    }
+}
