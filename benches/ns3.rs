@@ -13,7 +13,7 @@
 //! Optional env: WINDOWS (default 20000).
 
 use netsim_cosim::{
-    config::{self, LoadedScenario, SimulatorEndpoint},
+    config::{self, LoadedScenario, NetworkEndpoint},
     sim::network::NetworkSim,
     sync::Link,
     wire::proto::{ChannelData, NetworkUpdate, PathDetails},
@@ -128,7 +128,7 @@ async fn main() {
             Box::new(NetworkSim::from_scenario(&loaded)),
         );
         let (ew, ep) = drive(&mut embedded, &begins).await;
-        let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else {
+        let NetworkEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else {
             unreachable!()
         };
         let run_dir = dir.path().join(format!("n{n}p{p}"));

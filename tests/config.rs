@@ -326,6 +326,124 @@ fn zeromq_endpoint_scheme() {
     assert_error(&err, "simulators.network.endpoint", 43);
 }
 
+/// A simulator kind in a role it cannot take: the scenario file is refused at load, located at
+/// the `kind`, with the message the command line gives for the same mistake when the
+/// coordinators' arguments are parsed (located by the flag), naming the kinds the role takes.
+#[test]
+fn a_simulator_in_the_wrong_role_is_refused_alike_in_the_file_and_on_the_command_line() {
+    use netsim_cosim::config::WrongRole;
+    let cosim = env!("CARGO_BIN_EXE_cosim");
+    let physics_coordinator = env!("CARGO_BIN_EXE_physics_coordinator");
+    let network_coordinator = env!("CARGO_BIN_EXE_network_coordinator");
+    let cases = [
+        (
+            "network",
+            "gazebo",
+            "--network-sim",
+            "gazebo",
+            WrongRole::GazeboAsNetwork,
+        ),
+        (
+            "network",
+            "auv_interface",
+            "--network-sim",
+            "auv",
+            WrongRole::AuvInterfaceAsNetwork,
+        ),
+        (
+            "physics",
+            "ns3",
+            "--physics-sim",
+            "ns3",
+            WrongRole::Ns3AsPhysics,
+        ),
+    ];
+    for (role, kind, flag, arg, wrong) in cases {
+        let err = error(&format!("{BASE}simulators:\n  {role}: {{kind: {kind}}}\n"));
+        assert_error(&err, &format!("simulators.{role}.kind"), 41);
+        assert_eq!(
+            err.to_string(),
+            format!("{FILE}:41:13: simulators.{role}.kind: {wrong}")
+        );
+        let mut commands = vec![
+            (cosim, vec!["run", "config/default.yaml", flag, arg]),
+            (physics_coordinator, vec!["config/default.yaml", flag, arg]),
+        ];
+        if role == "network" {
+            commands.push((
+                network_coordinator,
+                vec![
+                    "config/default.yaml",
+                    "--bind",
+                    "tcp://127.0.0.1:1",
+                    flag,
+                    arg,
+                ],
+            ));
+        }
+        for (exe, args) in commands {
+            let out = std::process::Command::new(exe)
+                .args(&args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{exe} {args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!(
+                    "invalid value '{arg}' for '{flag} <ENDPOINT>': {wrong}\n"
+                )),
+                "{exe} {args:?}: {stderr}"
+            );
+        }
+    }
+    // `auv:HOST` is an AUV interface simulator too.
+    let out = std::process::Command::new(cosim)
+        .args([
+            "run",
+            "config/default.yaml",
+            "--network-sim",
+            "auv:10.0.0.7",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains(&WrongRole::AuvInterfaceAsNetwork.to_string()));
+    // What a served simulator cannot listen at is refused when the arguments are parsed.
+    for (bind, why) in [
+        ("embedded", "`embedded` is not an endpoint to serve at"),
+        (
+            "ns3",
+            "`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself",
+        ),
+        (
+            "gazebo",
+            "`gazebo` is not an endpoint to serve at: Gazebo is reached through ros_gz_bridge",
+        ),
+        ("auv", "`auv` is not an endpoint to serve at"),
+    ] {
+        for serve in ["physics-sim", "network-sim"] {
+            let out = std::process::Command::new(cosim)
+                .args([serve, "config/default.yaml", "--bind", bind])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{serve} --bind {bind}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!(
+                    "invalid value '{bind}' for '--bind <BIND>': {why}"
+                )),
+                "{stderr}"
+            );
+        }
+    }
+}
+
 #[test]
 fn no_vehicles() {
     let text: String = BASE.lines().take(10).collect::<Vec<_>>().join("\n") + "\nvehicles: []\n";
@@ -788,7 +906,9 @@ fn never_panics_on_mutated_input() {
 
 #[test]
 fn links_pairs_water_and_endpoints() {
-    use netsim_cosim::config::{ErrorHandling, LinkModel, SimulatorEndpoint, SoundSpeed};
+    use netsim_cosim::config::{
+        ErrorHandling, LinkModel, NetworkEndpoint, PeerEndpoint, SoundSpeed,
+    };
     let text = format!(
         "{BASE}links:\n  default: {{model: acoustic, micromodem_rate: 0}}\n  pairs:\n    - between: [b, a]\n      model: disk\n      range_m: 50\n  queue_packets: 3\n  errors: flip\n"
     );
@@ -822,9 +942,9 @@ fn links_pairs_water_and_endpoints() {
     let s = parse(&text).unwrap().scenario;
     assert_eq!(
         s.simulators.network,
-        SimulatorEndpoint::Rosnetsim {
-            address: "unix:/tmp/net_server_socket".parse().unwrap()
-        }
+        NetworkEndpoint::Peer(PeerEndpoint::Rosnetsim(
+            "unix:/tmp/net_server_socket".parse().unwrap()
+        ))
     );
 }
 

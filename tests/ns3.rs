@@ -4,7 +4,7 @@
 //! window. What each delivery and loss must look like follows from ns-3's models (802.11 MAC
 //! timing, log-distance path loss + the window's hop losses, UAN propagation at 1500 m/s).
 
-use netsim_cosim::config::SimulatorEndpoint;
+use netsim_cosim::config::NetworkEndpoint;
 use netsim_cosim::output::{record::Record, schema::Outcome as RecordOutcome};
 use netsim_cosim::sync::Link;
 use netsim_cosim::wire::proto::{
@@ -501,7 +501,7 @@ fn repo(p: &str) -> PathBuf {
 /// apart behind `hop_loss_db` (netsim-ns3-reference, 10 s after 2 s of warm-up).
 fn reference_tcp_mbps(scenario: &Path, distance_m: f64, hop_loss_db: f64) -> f64 {
     let loaded = netsim_cosim::config::load(scenario).unwrap();
-    let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else {
+    let NetworkEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else {
         panic!("{} does not run ns-3", scenario.display())
     };
     let radio = [

@@ -1,7 +1,11 @@
 //! `cosim`: run a scenario end to end, or serve one of its simulators over ZeroMQ.
 
 use clap::{Parser, Subcommand};
-use netsim_cosim::{cli, config::SimulatorEndpoint, sim::network::NetworkSim};
+use netsim_cosim::{
+    cli,
+    config::{NetworkEndpoint, PeerEndpoint, PhysicsEndpoint, SimulatorArg},
+    sim::network::NetworkSim,
+};
 use std::{path::PathBuf, time::Duration};
 
 #[derive(Parser)]
@@ -14,6 +18,8 @@ struct Args {
     command: Command,
 }
 
+// Parsed once per process: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario: physics and network side in lockstep; writes the run record.
@@ -28,13 +34,14 @@ enum Command {
         /// Use the physics simulator at this endpoint instead of the scenario's: ZeroMQ
         /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`),
         /// `gazebo`: Gazebo through ros_gz_bridge (built with `--features gazebo`), or `auv[:HOST]`:
-        /// a simulator speaking the ZeroMQ AUV simulator interface.
+        /// a simulator speaking the ZeroMQ AUV simulator interface; or `embedded`.
         #[arg(long, value_name = "ENDPOINT")]
-        physics_sim: Option<String>,
-        /// Use the network simulator at this endpoint instead of the scenario's (as `--physics-sim`),
-        /// or `ns3`: ns-3, through its adapter netsim-ns3 started for the run.
+        physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
+        /// Use the network simulator at this endpoint instead of the scenario's (ZeroMQ or
+        /// ROS-NetSim framing, as `--physics-sim`), `ns3`: ns-3, through its adapter netsim-ns3
+        /// started for the run, or `embedded`.
         #[arg(long, value_name = "ENDPOINT")]
-        network_sim: Option<String>,
+        network_sim: Option<SimulatorArg<NetworkEndpoint>>,
         /// Serve /clock and each vehicle's pose inside its network namespace, named by this
         /// pattern (e.g. `ncs-{vehicle}`), for every vehicle whose namespace exists (`ros` feature).
         #[arg(long, value_name = "PATTERN")]
@@ -117,7 +124,7 @@ enum Command {
         /// Endpoint to bind: ZeroMQ (e.g. tcp://127.0.0.1:5601) or ROS-NetSim (unix:/path,
         /// tcp:host:port).
         #[arg(long)]
-        bind: SimulatorEndpoint,
+        bind: PeerEndpoint,
         /// Exit when no request arrives for this long (seconds).
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
@@ -140,7 +147,7 @@ enum Command {
         scenario: PathBuf,
         /// Endpoint to bind (as for `physics-sim`).
         #[arg(long)]
-        bind: SimulatorEndpoint,
+        bind: PeerEndpoint,
         #[arg(long, default_value_t = 60.0)]
         idle_timeout_s: f64,
     },
@@ -164,8 +171,8 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             duration_s,
         } => {
             let peers = cli::Peers {
-                physics_sim,
-                network_sim,
+                physics_sim: physics_sim.map(|a| a.to_string()),
+                network_sim: network_sim.map(|a| a.to_string()),
                 network_coordinator: None,
             };
             cli::run_physics(
@@ -216,7 +223,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                 loaded.scenario.window_ms
             );
             // The command line an ns-3 adapter started by hand (e.g. on another host) needs.
-            if let SimulatorEndpoint::Ns3(settings) = &loaded.scenario.simulators.network {
+            if let NetworkEndpoint::Ns3(settings) = &loaded.scenario.simulators.network {
                 let args = netsim_cosim::model::ns3::adapter_args(&loaded, settings)?;
                 println!(
                     "ns-3 adapter: {} --bind=ENDPOINT {}",
@@ -224,7 +231,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                     args.join(" ")
                 );
             }
-            if let SimulatorEndpoint::Gazebo(g) = &loaded.scenario.simulators.physics {
+            if let PhysicsEndpoint::Gazebo(g) = &loaded.scenario.simulators.physics {
                 let s = &loaded.scenario;
                 let (step_s, steps) = g
                     .steps(s.window_ms, s.simulators.physics_step_ms)
@@ -298,7 +305,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
 }
 
 async fn serve(
-    bind: &SimulatorEndpoint,
+    bind: &PeerEndpoint,
     service: &mut dyn netsim_cosim::sync::Service,
     idle_timeout_s: f64,
 ) -> anyhow::Result<i32> {

@@ -4,6 +4,7 @@
 use clap::Parser;
 use netsim_cosim::{
     cli,
+    config::{NetworkEndpoint, SimulatorArg, ZmqEndpoint},
     coord::{network_simulator, startup_timeout, NetworkCoordinator},
     io::live::LiveNetwork,
     sync::zmq,
@@ -21,12 +22,12 @@ struct Args {
     scenario: Option<PathBuf>,
     /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
     #[arg(long)]
-    bind: String,
+    bind: ZmqEndpoint,
     /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`) or `ns3` (start the ns-3 adapter) (default: the scenario's
+    /// `tcp:host:port`), `ns3` (start the ns-3 adapter) or `embedded` (default: the scenario's
     /// `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
-    network_sim: Option<String>,
+    network_sim: Option<SimulatorArg<NetworkEndpoint>>,
     /// Output folder for `network_summary.json` and pcaps (default: the scenario's output_dir,
     /// else out/<name>).
     #[arg(long)]
@@ -48,7 +49,7 @@ async fn main() {
             let out = cli::output_dir(&loaded, a.out.clone());
             let sim = network_simulator(
                 &loaded,
-                a.network_sim.as_deref(),
+                a.network_sim.as_ref(),
                 Some(&out),
                 Default::default(),
             )
@@ -63,7 +64,7 @@ async fn main() {
                     .with_live(live.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(
-                zmq::serve(&a.bind, &mut coordinator, idle),
+                zmq::serve(a.bind.as_str(), &mut coordinator, idle),
                 a.idle_timeout_s,
                 stop,
             )

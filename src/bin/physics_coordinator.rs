@@ -2,7 +2,10 @@
 //! coordinator window by window and writes the run record.
 
 use clap::Parser;
-use netsim_cosim::cli;
+use netsim_cosim::{
+    cli,
+    config::{NetworkEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint},
+};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -15,15 +18,17 @@ struct Args {
     /// `physics_coordinator`).
     scenario: Option<PathBuf>,
     /// Physics simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`) or ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`) (default: the scenario's `simulators.physics`).
+    /// `tcp:host:port`), `embedded`, `gazebo` or `auv[:HOST]` (default: the scenario's
+    /// `simulators.physics`).
     #[arg(long, value_name = "ENDPOINT")]
-    physics_sim: Option<String>,
+    physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
     /// Network coordinator's ZeroMQ endpoint (default: a network coordinator in this process).
     #[arg(long, value_name = "ENDPOINT")]
-    network_coordinator: Option<String>,
-    /// Network simulator's endpoint, for the in-process network coordinator.
+    network_coordinator: Option<ZmqEndpoint>,
+    /// Network simulator's endpoint, for the in-process network coordinator: ZeroMQ, ROS-NetSim,
+    /// `embedded` or `ns3` (default: the scenario's `simulators.network`).
     #[arg(long, value_name = "ENDPOINT", conflicts_with = "network_coordinator")]
-    network_sim: Option<String>,
+    network_sim: Option<SimulatorArg<NetworkEndpoint>>,
     /// Output folder (default: the scenario's output_dir, else out/<name>).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -40,9 +45,9 @@ async fn main() {
     cli::init_logging();
     let a = Args::parse_from(cli::args());
     let peers = cli::Peers {
-        physics_sim: a.physics_sim,
-        network_coordinator: a.network_coordinator,
-        network_sim: a.network_sim,
+        physics_sim: a.physics_sim.map(|e| e.to_string()),
+        network_coordinator: a.network_coordinator.map(|e| e.to_string()),
+        network_sim: a.network_sim.map(|e| e.to_string()),
     };
     cli::exit_with(
         cli::run_physics(

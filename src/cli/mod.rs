@@ -166,7 +166,11 @@ pub fn args() -> Vec<String> {
     crate::ros::params::split_ros_args(std::env::args()).0
 }
 
-/// Where the physics coordinator's peers are (`None`: the scenario's choice, in-process).
+/// Where the physics coordinator's peers are (`None`: the scenario's choice, in-process), as
+/// written on the command line: `physics_sim` a [`config::SimulatorArg`] of a
+/// [`config::PhysicsEndpoint`], `network_sim` of a [`config::NetworkEndpoint`] (both checked
+/// for their role when the arguments are parsed), `network_coordinator` a
+/// [`config::ZmqEndpoint`].
 #[derive(Debug, Clone, Default)]
 pub struct Peers {
     pub physics_sim: Option<String>,

@@ -1,15 +1,22 @@
-//! Where a simulator lives, parsed once: the scenario's `simulators.physics`/`.network` and the
-//! command line's `--physics-sim`/`--network-sim`/`--bind` become a [`SimulatorEndpoint`].
+//! Where each simulator lives, by role, parsed once: the scenario's `simulators.physics` is a
+//! [`PhysicsEndpoint`] and `simulators.network` a [`NetworkEndpoint`]; the command line's
+//! `--physics-sim`/`--network-sim` parse into the same types ([`SimulatorArg`]) and `--bind`
+//! into a [`PeerEndpoint`].
 //!
-//! The enum is the one place that names the transports: a coordinator picks its link from the
-//! variant, and a served simulator picks how to listen the same way.
+//! A kind exists only in the role it can take: ns-3 only as a [`NetworkEndpoint`], Gazebo and
+//! an AUV interface simulator only as a [`PhysicsEndpoint`]; both roles share `embedded` and a
+//! [`PeerEndpoint`], a simulator process reached over the window protocol (ZeroMQ or
+//! ROS-NetSim framing), which is also all a served simulator can listen at. A kind named for
+//! the wrong role is refused with one message ([`WrongRole`]), at argument parsing for the
+//! command line and at load for a scenario file.
 //!
-//! Text forms ([`SimulatorEndpoint::from_str`], for the command line): `embedded`; `ns3` (the
-//! ns-3 adapter with default settings); `gazebo` (Gazebo through ros_gz with default settings);
-//! a ZeroMQ endpoint `tcp://host:port` or `ipc://path`; a
-//! ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`). In a scenario file the
-//! kind is explicit: `{kind: zeromq, endpoint: tcp://…}`, `{kind: rosnetsim, address: unix:/…}`,
-//! `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}` with the [`GazeboSettings`].
+//! Text forms (the command line): `embedded`; `ns3` (the ns-3 adapter with default
+//! settings, network); `gazebo` (Gazebo through ros_gz with default settings, physics);
+//! `auv[:HOST]` (an AUV interface simulator, physics); a ZeroMQ endpoint `tcp://host:port` or
+//! `ipc://path`; a ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`). In a
+//! scenario file the kind is explicit: `{kind: zeromq, endpoint: tcp://…}`, `{kind: rosnetsim,
+//! address: unix:/…}`, `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}` with the
+//! [`GazeboSettings`], `{kind: auv_interface, …}` with the [`AuvClientSettings`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -17,31 +24,145 @@ use std::str::FromStr;
 
 use serde::Deserialize;
 
-/// Where a simulator lives.
+/// Where the physics simulator lives.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SimulatorEndpoint {
+#[serde(try_from = "Written")]
+pub enum PhysicsEndpoint {
     /// Ours, inside the coordinator's process.
     #[default]
     Embedded,
-    /// Another process (ours or a third party's) reached over ZeroMQ; the simulator binds,
-    /// the coordinator connects, e.g. `tcp://127.0.0.1:5601`.
-    Zeromq { endpoint: ZmqEndpoint },
+    /// A simulator process reached over the window protocol.
+    Peer(PeerEndpoint),
+    /// Gazebo (gz-sim), reached through `ros_gz_bridge` (the cargo feature `gazebo`): stepped
+    /// by W per window with its world control service, poses from its pose topics.
+    Gazebo(GazeboSettings),
+    /// A simulator that speaks the ZeroMQ AUV simulator interface (telemetry PUB, thruster
+    /// PULL), followed: it runs free in real time, each window takes every vehicle's newest
+    /// telemetry.
+    AuvInterface(AuvClientSettings),
+}
+
+/// Where the network simulator lives.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(try_from = "Written")]
+pub enum NetworkEndpoint {
+    /// Ours, inside the network coordinator's process.
+    #[default]
+    Embedded,
+    /// A simulator process reached over the window protocol.
+    Peer(PeerEndpoint),
+    /// ns-3, through the adapter `netsim-ns3` (serving this protocol over ZeroMQ), started by
+    /// the coordinator, or already running at the settings' `endpoint`.
+    Ns3(Ns3Settings),
+}
+
+/// A simulator process of either role reached over the window protocol: what a coordinator
+/// connects to and what `cosim physics-sim`/`cosim network-sim` serve at (`--bind`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PeerEndpoint {
+    /// ZeroMQ (ours or a third party's process): the simulator binds, the coordinator
+    /// connects, e.g. `tcp://127.0.0.1:5601`.
+    Zeromq(ZmqEndpoint),
     /// A ROS-NetSim simulator adapter, unchanged: ROS-NetSim's framing (4-byte big-endian
     /// length + gzip of the message) over a Unix socket or TCP; the simulator listens, the
     /// coordinator connects: `unix:/tmp/net_server_socket` or `tcp:127.0.0.1:10000`.
+    Rosnetsim(RosnetsimAddress),
+}
+
+/// A simulator named for a role it cannot take. The same message whether the name came from
+/// the command line or from a scenario file (there located at the `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrongRole {
+    /// `ns3` as the physics simulator.
+    Ns3AsPhysics,
+    /// `gazebo` as the network simulator.
+    GazeboAsNetwork,
+    /// `auv_interface` (`auv` on the command line) as the network simulator.
+    AuvInterfaceAsNetwork,
+}
+
+impl WrongRole {
+    const ALL: [WrongRole; 3] = [
+        WrongRole::Ns3AsPhysics,
+        WrongRole::GazeboAsNetwork,
+        WrongRole::AuvInterfaceAsNetwork,
+    ];
+
+    /// True if `message` is one of these refusals (a scenario file's then points at `kind`).
+    pub(crate) fn is_message(message: &str) -> bool {
+        Self::ALL.iter().any(|w| w.message() == message)
+    }
+
+    fn message(self) -> &'static str {
+        match self {
+            WrongRole::Ns3AsPhysics => {
+                "ns-3 is a network simulator: `ns3` belongs in simulators.network (--network-sim ns3); \
+                 the physics simulator is one of embedded, zeromq, rosnetsim, gazebo, auv_interface"
+            }
+            WrongRole::GazeboAsNetwork => {
+                "Gazebo is a physics simulator: `gazebo` belongs in simulators.physics (--physics-sim gazebo); \
+                 the network simulator is one of embedded, zeromq, rosnetsim, ns3"
+            }
+            WrongRole::AuvInterfaceAsNetwork => {
+                "an AUV interface simulator is a physics simulator: `auv_interface` belongs in simulators.physics \
+                 (--physics-sim auv[:HOST]); the network simulator is one of embedded, zeromq, rosnetsim, ns3"
+            }
+        }
+    }
+}
+
+impl fmt::Display for WrongRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for WrongRole {}
+
+/// A simulator as a scenario file writes it, before its role is known: `kind` and its keys.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum Written {
+    Embedded,
+    Zeromq { endpoint: ZmqEndpoint },
     Rosnetsim { address: RosnetsimAddress },
-    /// ns-3 as the network simulator: the adapter `netsim-ns3` (serving this protocol over
-    /// ZeroMQ), started by the coordinator, or already running at `endpoint`. Network only.
     Ns3(Ns3Settings),
-    /// Gazebo (gz-sim) as the physics simulator, reached through `ros_gz_bridge` (the cargo
-    /// feature `gazebo`): stepped by W per window with its world control service, poses from
-    /// its pose topics. Physics only.
     Gazebo(GazeboSettings),
-    /// A simulator that speaks the ZeroMQ AUV simulator interface (telemetry PUB, thruster
-    /// PULL), followed as the physics simulator: it runs free in real time, each window takes
-    /// every vehicle's newest telemetry. Physics only.
     AuvInterface(AuvClientSettings),
+}
+
+impl TryFrom<Written> for PhysicsEndpoint {
+    type Error = WrongRole;
+
+    fn try_from(w: Written) -> Result<PhysicsEndpoint, WrongRole> {
+        Ok(match w {
+            Written::Embedded => PhysicsEndpoint::Embedded,
+            Written::Zeromq { endpoint } => PhysicsEndpoint::Peer(PeerEndpoint::Zeromq(endpoint)),
+            Written::Rosnetsim { address } => {
+                PhysicsEndpoint::Peer(PeerEndpoint::Rosnetsim(address))
+            }
+            Written::Gazebo(g) => PhysicsEndpoint::Gazebo(g),
+            Written::AuvInterface(a) => PhysicsEndpoint::AuvInterface(a),
+            Written::Ns3(_) => return Err(WrongRole::Ns3AsPhysics),
+        })
+    }
+}
+
+impl TryFrom<Written> for NetworkEndpoint {
+    type Error = WrongRole;
+
+    fn try_from(w: Written) -> Result<NetworkEndpoint, WrongRole> {
+        Ok(match w {
+            Written::Embedded => NetworkEndpoint::Embedded,
+            Written::Zeromq { endpoint } => NetworkEndpoint::Peer(PeerEndpoint::Zeromq(endpoint)),
+            Written::Rosnetsim { address } => {
+                NetworkEndpoint::Peer(PeerEndpoint::Rosnetsim(address))
+            }
+            Written::Ns3(s) => NetworkEndpoint::Ns3(s),
+            Written::Gazebo(_) => return Err(WrongRole::GazeboAsNetwork),
+            Written::AuvInterface(_) => return Err(WrongRole::AuvInterfaceAsNetwork),
+        })
+    }
 }
 
 /// `simulators.physics: {kind: auv_interface, ...}`: where the simulator is. Its vehicles are
@@ -130,9 +251,9 @@ pub struct Ns3Wifi {
 impl GazeboSettings {
     /// The settings a scenario's physics simulator has if it is Gazebo, else the defaults (what
     /// `cosim export-gazebo` writes for any scenario).
-    pub fn of(physics: &SimulatorEndpoint) -> GazeboSettings {
+    pub fn of(physics: &PhysicsEndpoint) -> GazeboSettings {
         match physics {
-            SimulatorEndpoint::Gazebo(g) => g.clone(),
+            PhysicsEndpoint::Gazebo(g) => g.clone(),
             _ => GazeboSettings::default(),
         }
     }
@@ -267,66 +388,195 @@ impl UanMac {
     }
 }
 
-impl FromStr for SimulatorEndpoint {
+/// The command line's text forms of a ZeroMQ endpoint and a ROS-NetSim address.
+const PEER_FORMS: &str =
+    "a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
+
+impl PeerEndpoint {
+    /// `s` as a peer if it has a transport's prefix (`tcp://`, `ipc://`, `unix:`, `tcp:`), with
+    /// that transport's own error if the rest is wrong; `None` without such a prefix.
+    fn parse_prefixed(s: &str) -> Option<Result<PeerEndpoint, String>> {
+        if s.starts_with("tcp://") || s.starts_with("ipc://") {
+            return Some(s.parse().map(PeerEndpoint::Zeromq));
+        }
+        if s.starts_with("unix:") || s.starts_with("tcp:") {
+            return Some(s.parse().map(PeerEndpoint::Rosnetsim));
+        }
+        None
+    }
+}
+
+impl FromStr for PeerEndpoint {
     type Err = String;
 
-    /// `embedded`, `ns3` (the ns-3 adapter with default settings), `gazebo`, a ZeroMQ endpoint
-    /// (`tcp://…`, `ipc://…`) or a ROS-NetSim address (`unix:/path`, `tcp:host:port`).
-    fn from_str(s: &str) -> Result<SimulatorEndpoint, String> {
-        if s == "embedded" {
-            return Ok(SimulatorEndpoint::Embedded);
+    /// A ZeroMQ endpoint (`tcp://…`, `ipc://…`) or a ROS-NetSim address (`unix:/path`,
+    /// `tcp:host:port`): where a served simulator listens (`--bind`). The other simulators
+    /// are refused, each saying why it is not served.
+    fn from_str(s: &str) -> Result<PeerEndpoint, String> {
+        if let Some(peer) = PeerEndpoint::parse_prefixed(s) {
+            return peer;
         }
-        if s == "ns3" {
-            return Ok(SimulatorEndpoint::Ns3(Ns3Settings::default()));
-        }
-        if s == "gazebo" {
-            return Ok(SimulatorEndpoint::Gazebo(GazeboSettings::default()));
-        }
-        if s == "auv" {
-            return Ok(SimulatorEndpoint::AuvInterface(AuvClientSettings::default()));
+        Err(match s {
+            "embedded" => "`embedded` is not an endpoint to serve at".to_owned(),
+            "ns3" => "`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself".to_owned(),
+            "gazebo" => "`gazebo` is not an endpoint to serve at: Gazebo is reached through ros_gz_bridge".to_owned(),
+            _ if s == "auv" || s.starts_with("auv:") => "`auv` is not an endpoint to serve at: the embedded physics serves the AUV interface itself for thruster-driven vehicles".to_owned(),
+            _ => format!("{s:?} is not an endpoint to serve at: {PEER_FORMS}"),
+        })
+    }
+}
+
+impl FromStr for PhysicsEndpoint {
+    type Err = String;
+
+    /// `embedded`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (`tcp://…`, `ipc://…`) or a
+    /// ROS-NetSim address (`unix:/path`, `tcp:host:port`); `ns3` is refused ([`WrongRole`]).
+    fn from_str(s: &str) -> Result<PhysicsEndpoint, String> {
+        match s {
+            "embedded" => return Ok(PhysicsEndpoint::Embedded),
+            "gazebo" => return Ok(PhysicsEndpoint::Gazebo(GazeboSettings::default())),
+            "auv" => return Ok(PhysicsEndpoint::AuvInterface(AuvClientSettings::default())),
+            "ns3" => return Err(WrongRole::Ns3AsPhysics.to_string()),
+            _ => {}
         }
         if let Some(host) = s.strip_prefix("auv:") {
-            return Ok(SimulatorEndpoint::AuvInterface(AuvClientSettings {
+            return Ok(PhysicsEndpoint::AuvInterface(AuvClientSettings {
                 host: host.to_owned(),
                 ..Default::default()
             }));
         }
-        if s.starts_with("tcp://") || s.starts_with("ipc://") {
-            return s
-                .parse()
-                .map(|endpoint| SimulatorEndpoint::Zeromq { endpoint });
+        match PeerEndpoint::parse_prefixed(s) {
+            Some(peer) => peer.map(PhysicsEndpoint::Peer),
+            None => Err(format!(
+                "{s:?} is not a physics simulator endpoint: `embedded`, `gazebo`, `auv[:HOST]`, {PEER_FORMS}"
+            )),
         }
-        if s.starts_with("unix:") || s.starts_with("tcp:") {
-            return s
-                .parse()
-                .map(|address| SimulatorEndpoint::Rosnetsim { address });
-        }
-        Err(format!(
-            "{s:?} is not a simulator endpoint: `embedded`, `ns3`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path) \
-             or a ROS-NetSim address (unix:/path, tcp:host:port)"
-        ))
     }
 }
 
-impl fmt::Display for SimulatorEndpoint {
+impl FromStr for NetworkEndpoint {
+    type Err = String;
+
+    /// `embedded`, `ns3` (the ns-3 adapter with default settings), a ZeroMQ endpoint
+    /// (`tcp://…`, `ipc://…`) or a ROS-NetSim address (`unix:/path`, `tcp:host:port`);
+    /// `gazebo` and `auv[:HOST]` are refused ([`WrongRole`]).
+    fn from_str(s: &str) -> Result<NetworkEndpoint, String> {
+        match s {
+            "embedded" => return Ok(NetworkEndpoint::Embedded),
+            "ns3" => return Ok(NetworkEndpoint::Ns3(Ns3Settings::default())),
+            "gazebo" => return Err(WrongRole::GazeboAsNetwork.to_string()),
+            _ if s == "auv" || s.starts_with("auv:") => {
+                return Err(WrongRole::AuvInterfaceAsNetwork.to_string())
+            }
+            _ => {}
+        }
+        match PeerEndpoint::parse_prefixed(s) {
+            Some(peer) => peer.map(NetworkEndpoint::Peer),
+            None => Err(format!(
+                "{s:?} is not a network simulator endpoint: `embedded`, `ns3`, {PEER_FORMS}"
+            )),
+        }
+    }
+}
+
+/// A simulator given on the command line (`--physics-sim`, `--network-sim`) for the role `E`
+/// ([`PhysicsEndpoint`] or [`NetworkEndpoint`]), parsed and checked for the role when the
+/// arguments are. A bare kind (`ns3`, `gazebo`, `auv`) keeps the scenario's own settings for
+/// that kind when the scenario has them ([`SimulatorArg::or_scenario`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulatorArg<E> {
+    endpoint: E,
+    /// The text it was parsed from.
+    text: String,
+}
+
+impl<E: Clone> SimulatorArg<E> {
+    /// The endpoint the text gives.
+    pub fn endpoint(&self) -> &E {
+        &self.endpoint
+    }
+
+    /// The simulator to use instead of the scenario's `configured` one: the scenario's own if
+    /// the text only named the kind it already is, else the endpoint the text gives.
+    pub fn or_scenario(&self, configured: &E) -> E {
+        let bare_kind = matches!(self.text.as_str(), "ns3" | "gazebo" | "auv");
+        if bare_kind && std::mem::discriminant(&self.endpoint) == std::mem::discriminant(configured)
+        {
+            configured.clone()
+        } else {
+            self.endpoint.clone()
+        }
+    }
+}
+
+impl<E: FromStr<Err = String>> FromStr for SimulatorArg<E> {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SimulatorArg<E>, String> {
+        Ok(SimulatorArg {
+            endpoint: s.parse()?,
+            text: s.to_owned(),
+        })
+    }
+}
+
+impl<E: FromStr<Err = String>> TryFrom<&str> for SimulatorArg<E> {
+    type Error = String;
+
+    fn try_from(s: &str) -> Result<SimulatorArg<E>, String> {
+        s.parse()
+    }
+}
+
+impl<E: Clone> From<&SimulatorArg<E>> for SimulatorArg<E> {
+    fn from(a: &SimulatorArg<E>) -> SimulatorArg<E> {
+        a.clone()
+    }
+}
+
+/// As written on the command line.
+impl<E> fmt::Display for SimulatorArg<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl fmt::Display for PeerEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SimulatorEndpoint::Embedded => f.write_str("embedded"),
-            SimulatorEndpoint::Zeromq { endpoint } => endpoint.fmt(f),
-            SimulatorEndpoint::Rosnetsim { address } => address.fmt(f),
-            SimulatorEndpoint::Ns3(Ns3Settings {
-                endpoint: Some(e), ..
-            }) => write!(f, "ns3 at {e}"),
-            SimulatorEndpoint::Ns3(_) => f.write_str("ns3"),
-            SimulatorEndpoint::Gazebo(GazeboSettings { world: Some(w), .. }) => {
+            PeerEndpoint::Zeromq(endpoint) => endpoint.fmt(f),
+            PeerEndpoint::Rosnetsim(address) => address.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for PhysicsEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PhysicsEndpoint::Embedded => f.write_str("embedded"),
+            PhysicsEndpoint::Peer(peer) => peer.fmt(f),
+            PhysicsEndpoint::Gazebo(GazeboSettings { world: Some(w), .. }) => {
                 write!(f, "gazebo world {w}")
             }
-            SimulatorEndpoint::Gazebo(_) => f.write_str("gazebo"),
-            SimulatorEndpoint::AuvInterface(a) => write!(
+            PhysicsEndpoint::Gazebo(_) => f.write_str("gazebo"),
+            PhysicsEndpoint::AuvInterface(a) => write!(
                 f,
                 "AUV interface simulator at {}:{}",
                 a.host, a.telemetry_port
             ),
+        }
+    }
+}
+
+impl fmt::Display for NetworkEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetworkEndpoint::Embedded => f.write_str("embedded"),
+            NetworkEndpoint::Peer(peer) => peer.fmt(f),
+            NetworkEndpoint::Ns3(Ns3Settings {
+                endpoint: Some(e), ..
+            }) => write!(f, "ns3 at {e}"),
+            NetworkEndpoint::Ns3(_) => f.write_str("ns3"),
         }
     }
 }
@@ -463,30 +713,34 @@ mod tests {
 
     #[test]
     fn command_line_forms_name_each_transport() {
-        let parse = |s: &str| s.parse::<SimulatorEndpoint>();
-        assert_eq!(parse("embedded").unwrap(), SimulatorEndpoint::Embedded);
+        let physics = |s: &str| s.parse::<PhysicsEndpoint>();
+        let network = |s: &str| s.parse::<NetworkEndpoint>();
+        let peer = |s: &str| s.parse::<PeerEndpoint>();
+        assert_eq!(physics("embedded").unwrap(), PhysicsEndpoint::Embedded);
+        assert_eq!(network("embedded").unwrap(), NetworkEndpoint::Embedded);
         for zmq in ["tcp://127.0.0.1:5601", "tcp://*:5601", "ipc:///tmp/p"] {
-            let e = parse(zmq).unwrap();
-            assert_eq!(
-                e,
-                SimulatorEndpoint::Zeromq {
-                    endpoint: ZmqEndpoint(zmq.into())
-                }
-            );
-            assert_eq!(e.to_string(), zmq);
+            let p = PeerEndpoint::Zeromq(ZmqEndpoint(zmq.into()));
+            assert_eq!(peer(zmq).unwrap(), p);
+            assert_eq!(physics(zmq).unwrap(), PhysicsEndpoint::Peer(p.clone()));
+            assert_eq!(network(zmq).unwrap(), NetworkEndpoint::Peer(p.clone()));
+            assert_eq!(physics(zmq).unwrap().to_string(), zmq);
+            assert_eq!(network(zmq).unwrap().to_string(), zmq);
         }
+        let unix = PeerEndpoint::Rosnetsim(RosnetsimAddress::Unix("/tmp/net_server_socket".into()));
         assert_eq!(
-            parse("unix:/tmp/net_server_socket").unwrap(),
-            SimulatorEndpoint::Rosnetsim {
-                address: RosnetsimAddress::Unix("/tmp/net_server_socket".into())
-            }
+            network("unix:/tmp/net_server_socket").unwrap(),
+            NetworkEndpoint::Peer(unix.clone())
         );
         assert_eq!(
-            parse("tcp:127.0.0.1:10000").unwrap(),
-            SimulatorEndpoint::Rosnetsim {
-                address: RosnetsimAddress::Tcp("127.0.0.1:10000".into())
-            }
+            physics("unix:/tmp/net_server_socket").unwrap(),
+            PhysicsEndpoint::Peer(unix)
         );
+        let tcp = PeerEndpoint::Rosnetsim(RosnetsimAddress::Tcp("127.0.0.1:10000".into()));
+        assert_eq!(
+            physics("tcp:127.0.0.1:10000").unwrap(),
+            PhysicsEndpoint::Peer(tcp.clone())
+        );
+        assert_eq!(peer("tcp:127.0.0.1:10000").unwrap(), tcp);
         for bad in [
             "",
             "Embedded",
@@ -498,11 +752,16 @@ mod tests {
             "NS3",
             "ns3:tcp://h:1",
         ] {
-            assert!(parse(bad).is_err(), "{bad}");
+            assert!(physics(bad).is_err(), "{bad}");
+            assert!(network(bad).is_err(), "{bad}");
+            assert!(peer(bad).is_err(), "{bad}");
         }
-        assert!(parse("x")
+        assert!(physics("x")
             .unwrap_err()
-            .contains("`embedded`, `ns3`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint"));
+            .contains("`embedded`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint"));
+        assert!(network("x")
+            .unwrap_err()
+            .contains("`embedded`, `ns3`, a ZeroMQ endpoint"));
         assert!("udp://x"
             .parse::<ZmqEndpoint>()
             .unwrap_err()
@@ -510,11 +769,116 @@ mod tests {
     }
 
     #[test]
+    fn each_role_has_only_its_kinds() {
+        assert_eq!(
+            "ns3".parse::<PhysicsEndpoint>().unwrap_err(),
+            WrongRole::Ns3AsPhysics.to_string()
+        );
+        assert_eq!(
+            "gazebo".parse::<NetworkEndpoint>().unwrap_err(),
+            WrongRole::GazeboAsNetwork.to_string()
+        );
+        for auv in ["auv", "auv:10.0.0.7"] {
+            assert_eq!(
+                auv.parse::<NetworkEndpoint>().unwrap_err(),
+                WrongRole::AuvInterfaceAsNetwork.to_string()
+            );
+        }
+        assert_eq!(
+            "gazebo".parse::<PhysicsEndpoint>().unwrap(),
+            PhysicsEndpoint::Gazebo(GazeboSettings::default())
+        );
+        let PhysicsEndpoint::AuvInterface(a) = "auv:10.0.0.7".parse().unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.host, "10.0.0.7");
+        // The same refusal from a scenario file.
+        let physics = |y: &str| serde_yaml::from_str::<PhysicsEndpoint>(y);
+        let network = |y: &str| serde_yaml::from_str::<NetworkEndpoint>(y);
+        let msg = |e: serde_yaml::Error| e.to_string();
+        assert!(msg(physics("kind: ns3").unwrap_err())
+            .starts_with(&WrongRole::Ns3AsPhysics.to_string()));
+        assert!(msg(network("kind: gazebo").unwrap_err())
+            .starts_with(&WrongRole::GazeboAsNetwork.to_string()));
+        assert!(msg(network("kind: auv_interface").unwrap_err())
+            .starts_with(&WrongRole::AuvInterfaceAsNetwork.to_string()));
+        for w in WrongRole::ALL {
+            assert!(WrongRole::is_message(&w.to_string()));
+        }
+        assert!(!WrongRole::is_message("ns-3 is a network simulator"));
+    }
+
+    #[test]
+    fn only_a_peer_is_served() {
+        for (bad, why) in [
+            ("embedded", "`embedded` is not an endpoint to serve at"),
+            ("ns3", "the ns-3 adapter netsim-ns3 serves itself"),
+            ("gazebo", "Gazebo is reached through ros_gz_bridge"),
+            (
+                "auv",
+                "the embedded physics serves the AUV interface itself",
+            ),
+            (
+                "auv:h",
+                "the embedded physics serves the AUV interface itself",
+            ),
+        ] {
+            let e = bad.parse::<PeerEndpoint>().unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_bare_kind_on_the_command_line_keeps_the_scenarios_settings() {
+        let remote = NetworkEndpoint::Ns3(Ns3Settings {
+            endpoint: Some("tcp://10.0.0.5:5602".parse().unwrap()),
+            ..Default::default()
+        });
+        let arg = |s: &str| s.parse::<SimulatorArg<NetworkEndpoint>>().unwrap();
+        assert_eq!(arg("ns3").or_scenario(&remote), remote);
+        assert_eq!(
+            arg("ns3").or_scenario(&NetworkEndpoint::Embedded),
+            NetworkEndpoint::Ns3(Ns3Settings::default())
+        );
+        assert_eq!(
+            arg("embedded").or_scenario(&remote),
+            NetworkEndpoint::Embedded
+        );
+        assert_eq!(arg("ns3").to_string(), "ns3");
+        let auv = PhysicsEndpoint::AuvInterface(AuvClientSettings {
+            telemetry_port: 6000,
+            ..Default::default()
+        });
+        let arg = |s: &str| s.parse::<SimulatorArg<PhysicsEndpoint>>().unwrap();
+        assert_eq!(arg("auv").or_scenario(&auv), auv);
+        // A host is more than the kind: the settings are the command line's.
+        assert_eq!(
+            arg("auv:127.0.0.1").or_scenario(&auv),
+            PhysicsEndpoint::AuvInterface(AuvClientSettings::default())
+        );
+        let gazebo = PhysicsEndpoint::Gazebo(GazeboSettings {
+            world: Some("harbour".into()),
+            ..Default::default()
+        });
+        assert_eq!(arg("gazebo").or_scenario(&gazebo), gazebo);
+        assert_eq!(
+            arg("gazebo").or_scenario(&auv),
+            PhysicsEndpoint::Gazebo(GazeboSettings::default())
+        );
+        assert_eq!(
+            "gazebo"
+                .parse::<SimulatorArg<NetworkEndpoint>>()
+                .unwrap_err(),
+            WrongRole::GazeboAsNetwork.to_string()
+        );
+    }
+
+    #[test]
     fn ns3_on_the_command_line_means_the_default_settings() {
-        let e: SimulatorEndpoint = "ns3".parse().unwrap();
-        assert_eq!(e, SimulatorEndpoint::Ns3(Ns3Settings::default()));
+        let e: NetworkEndpoint = "ns3".parse().unwrap();
+        assert_eq!(e, NetworkEndpoint::Ns3(Ns3Settings::default()));
         assert_eq!(e.to_string(), "ns3");
-        let SimulatorEndpoint::Ns3(s) = e else {
+        let NetworkEndpoint::Ns3(s) = e else {
             unreachable!()
         };
         assert_eq!((s.endpoint, s.program), (None, None));
@@ -528,7 +892,7 @@ mod tests {
             (WifiStandard::G, WifiRateManager::Minstrel, None, None)
         );
         assert_eq!(s.uan.mac, UanMac::Aloha);
-        let remote = SimulatorEndpoint::Ns3(Ns3Settings {
+        let remote = NetworkEndpoint::Ns3(Ns3Settings {
             endpoint: Some("tcp://10.0.0.5:5602".parse().unwrap()),
             ..Default::default()
         });
@@ -537,16 +901,16 @@ mod tests {
 
     #[test]
     fn ns3_settings_in_a_scenario() {
-        let parse = |y: &str| serde_yaml::from_str::<SimulatorEndpoint>(y);
+        let parse = |y: &str| serde_yaml::from_str::<NetworkEndpoint>(y);
         assert_eq!(
             parse("kind: ns3").unwrap(),
-            SimulatorEndpoint::Ns3(Ns3Settings::default())
+            NetworkEndpoint::Ns3(Ns3Settings::default())
         );
         let e = parse(
             "{kind: ns3, endpoint: 'tcp://h:5602', wifi: {standard: 80211n-5, rate_manager: constant, data_mode: HtMcs7, queue_packets: 100}, uan: {mac: cw}}",
         )
         .unwrap();
-        let SimulatorEndpoint::Ns3(s) = e else {
+        let NetworkEndpoint::Ns3(s) = e else {
             panic!("{e:?}")
         };
         assert_eq!(s.endpoint.unwrap().as_str(), "tcp://h:5602");
@@ -571,7 +935,7 @@ mod tests {
             ("80211n-2.4", "80211n-2.4"),
             ("802.11n-5", "80211n-5"),
         ] {
-            let SimulatorEndpoint::Ns3(s) =
+            let NetworkEndpoint::Ns3(s) =
                 parse(&format!("{{kind: ns3, wifi: {{standard: {yaml}}}}}")).unwrap()
             else {
                 panic!()

@@ -15,9 +15,10 @@
 //!
 //! Values with a syntax of their own are typed when the file is read, so nothing later parses
 //! them again: vehicle addresses are [`ipnet::IpNet`]s ([`parse_host_address`]), the modems'
-//! `epoch_utc` a [`UtcTime`](crate::wire::utc::UtcTime), `simulators.*` a
-//! [`SimulatorEndpoint`] holding a [`ZmqEndpoint`], a [`RosnetsimAddress`] or the
-//! [`Ns3Settings`] ([`endpoint`]).
+//! `epoch_utc` a [`UtcTime`](crate::wire::utc::UtcTime), `simulators.physics` a
+//! [`PhysicsEndpoint`] and `simulators.network` a [`NetworkEndpoint`], each holding a
+//! [`PeerEndpoint`] (a [`ZmqEndpoint`] or a [`RosnetsimAddress`]) or the settings of a
+//! simulator of its role ([`endpoint`]).
 //! The terrain is read into a [`HeightGrid`] ([`terrain`]) and held by the
 //! [`LoadedScenario`], so the checks against it are part of loading.
 //!
@@ -37,7 +38,8 @@
 //! [`LoadedScenario::error_at`] so that they report the same way.
 //!
 //! Loading stops at the first problem, so one run reports one error: syntax, then types,
-//! unknown keys and the values parsed with them (addresses, times, endpoints), then the
+//! unknown keys and the values parsed with them (addresses, times, endpoints, a simulator
+//! kind in the role it can take), then the
 //! semantic rules below, checked in the order of the file's sections (scenario keys, `world`,
 //! `vehicles` one by one, `links`, `simulators`), then the world extent, then the terrain:
 //! reading its grid (errors name the terrain file, and for CSV its line and column) and every
@@ -75,13 +77,15 @@
 //!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0.
 //! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
 //!   endpoint starts with `tcp://` or `ipc://`; a `kind: rosnetsim` address is `unix:/path` or
-//!   `tcp:host:port`; `kind: ns3` only for `network`, with `program` not beside `endpoint`,
+//!   `tcp:host:port`; `kind: ns3` only for `network` (refused for `physics` with the message
+//!   `--physics-sim ns3` gets, [`WrongRole`]), with `program` not beside `endpoint`,
 //!   `wifi.data_mode` (an ns-3 mode name) exactly when `wifi.rate_manager` is `constant` and
 //!   `wifi.queue_packets` > 0; and then the links as ns-3 builds them
 //!   ([`LoadedScenario::check_ns3`]): every pair `rf`, `acoustic` or `none`, all `rf` pairs with
 //!   the same settings and all `acoustic` pairs likewise, no vehicle with both kinds, and no
-//!   `none` pair between two vehicles with the same kind of device. `kind: gazebo` only for
-//!   `physics` ([`LoadedScenario::check_gazebo`]): a world name and model names ROS 2 takes in a
+//!   `none` pair between two vehicles with the same kind of device. `kind: gazebo` and
+//!   `kind: auv_interface` only for `physics` (likewise refused for `network`); Gazebo's
+//!   settings ([`LoadedScenario::check_gazebo`]): a world name and model names ROS 2 takes in a
 //!   topic name (letters, digits, `_`), `models` keys that are vehicles, one model per vehicle,
 //!   W a whole number of `step_ms`, and every vehicle's `motion` `external`.
 //! - `acoustic_modems.epoch_utc` is `YYYY-MM-DDThh:mm:ss[.f]Z`; a modem's `passthrough` has
@@ -96,8 +100,9 @@ pub mod endpoint;
 pub mod terrain;
 pub mod types;
 pub use endpoint::{
-    AuvClientSettings, GazeboSettings, Ns3Settings, Ns3Uan, Ns3Wifi, RosnetsimAddress,
-    SimulatorEndpoint, UanMac, WifiRateManager, WifiStandard, ZmqEndpoint,
+    AuvClientSettings, GazeboSettings, NetworkEndpoint, Ns3Settings, Ns3Uan, Ns3Wifi, PeerEndpoint,
+    PhysicsEndpoint, RosnetsimAddress, SimulatorArg, UanMac, WifiRateManager, WifiStandard,
+    WrongRole, ZmqEndpoint,
 };
 pub use terrain::{HeightGrid, TerrainError};
 pub use types::*;
@@ -457,6 +462,13 @@ fn refine(source: &SourceMap, key_path: &str, message: &str) -> Option<String> {
     if let Some(field) = backticked_after(message, "unknown field `") {
         let candidate = source_map::join_key(key_path, field);
         if source.contains(&candidate) && key_path_is_not(key_path, field) {
+            return Some(candidate);
+        }
+    }
+    // A simulator kind in the wrong role: point at its `kind`.
+    if endpoint::WrongRole::is_message(message) {
+        let candidate = source_map::join_key(key_path, "kind");
+        if source.contains(&candidate) {
             return Some(candidate);
         }
     }

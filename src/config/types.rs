@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer};
 
-use super::endpoint::SimulatorEndpoint;
+use super::endpoint::{NetworkEndpoint, PhysicsEndpoint};
 use crate::wire::utc::UtcTime;
 
 fn default_nice() -> i32 {
@@ -731,10 +731,12 @@ pub enum SoundSpeedModel {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Simulators {
+    /// Where the physics simulator lives (default: embedded).
     #[serde(default)]
-    pub physics: SimulatorEndpoint,
+    pub physics: PhysicsEndpoint,
+    /// Where the network simulator lives (default: embedded).
     #[serde(default)]
-    pub network: SimulatorEndpoint,
+    pub network: NetworkEndpoint,
     /// How long a coordinator waits for a simulator's END before it ends the run.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
@@ -765,8 +767,8 @@ fn default_physics_step_ms() -> f64 {
 impl Default for Simulators {
     fn default() -> Self {
         Simulators {
-            physics: SimulatorEndpoint::default(),
-            network: SimulatorEndpoint::default(),
+            physics: PhysicsEndpoint::default(),
+            network: NetworkEndpoint::default(),
             timeout_ms: default_timeout_ms(),
             startup_timeout_ms: default_startup_timeout_ms(),
             physics_step_ms: default_physics_step_ms(),

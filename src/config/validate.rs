@@ -7,7 +7,8 @@ use std::path::Path;
 use super::source_map::{join_index, join_key};
 use super::{
     baud_supported, AuvClientSettings, ConfigError, GazeboSettings, HeightGrid, LinkModel, Motion,
-    Ns3Settings, Scenario, SimulatorEndpoint, SoundSpeed, SourceMap, Terrain, WifiRateManager,
+    NetworkEndpoint, Ns3Settings, PhysicsEndpoint, Scenario, SoundSpeed, SourceMap, Terrain,
+    WifiRateManager,
 };
 
 /// Largest procedural grid, in cells per side.
@@ -628,35 +629,16 @@ fn simulators(cx: &Ctx) -> Check {
             ));
         }
     }
-    if let SimulatorEndpoint::Ns3(_) = s.physics {
-        return Err(cx.err(
-            "simulators.physics.kind",
-            "ns-3 is a network simulator: `ns3` belongs in simulators.network",
-        ));
-    }
-    if let SimulatorEndpoint::Ns3(settings) = &s.network {
+    // A kind in the wrong role is refused while typing (`WrongRole`).
+    if let NetworkEndpoint::Ns3(settings) = &s.network {
         ns3_settings(cx, settings)?;
         ns3_links(cx)?;
     }
-    if let SimulatorEndpoint::Gazebo(_) = s.network {
-        return Err(cx.err(
-            "simulators.network.kind",
-            "Gazebo is a physics simulator: `gazebo` belongs in simulators.physics",
-        ));
+    match &s.physics {
+        PhysicsEndpoint::Gazebo(settings) => gazebo_settings(cx, settings),
+        PhysicsEndpoint::AuvInterface(settings) => auv_client_settings(cx, settings),
+        PhysicsEndpoint::Embedded | PhysicsEndpoint::Peer(_) => Ok(()),
     }
-    if let SimulatorEndpoint::Gazebo(settings) = &s.physics {
-        gazebo_settings(cx, settings)?;
-    }
-    if let SimulatorEndpoint::AuvInterface(_) = s.network {
-        return Err(cx.err(
-            "simulators.network.kind",
-            "an AUV interface simulator is a physics simulator: `auv_interface` belongs in simulators.physics",
-        ));
-    }
-    if let SimulatorEndpoint::AuvInterface(settings) = &s.physics {
-        auv_client_settings(cx, settings)?;
-    }
-    Ok(())
 }
 
 /// `simulators.physics: {kind: auv_interface, ...}`: every vehicle one of the simulator's AUVs,
@@ -1383,7 +1365,11 @@ simulators:
         let text = scenario(VESSELS_RF, "    kind: embedded")
             .replace("simulators:\n", "simulators:\n  physics: {kind: ns3}\n");
         let e = super::super::parse_str(&text, Path::new("s.yaml")).unwrap_err();
-        assert_eq!(e.to_string(), "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network");
+        assert_eq!(
+            e.to_string(),
+            "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network (--network-sim ns3); \
+             the physics simulator is one of embedded, zeromq, rosnetsim, gazebo, auv_interface"
+        );
     }
 
     /// The scenario of these tests with Gazebo as its physics simulator (`physics` its keys)
@@ -1428,6 +1414,13 @@ simulators:
             e.to_string()
                 .contains("simulators.network.kind: Gazebo is a physics simulator"),
             "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "s.yaml:20:5: simulators.network.kind: {}",
+                super::super::WrongRole::GazeboAsNetwork
+            )
         );
     }
 }

@@ -1,7 +1,9 @@
-//! The simulators a coordinator links to: the scenario's (or the command line's) choice turned
-//! into a [`Link`], starting the embedded ones in this process and the ns-3 adapter as a child.
+//! The simulators a coordinator links to: the scenario's (or the command line's) choice for
+//! each role turned into a [`Link`] in one place per role ([`physics_simulator`],
+//! [`network_simulator`]), starting the embedded ones in this process and the ns-3 adapter as
+//! a child.
 
-use crate::config::{LoadedScenario, SimulatorEndpoint};
+use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg};
 use crate::io::auv_server::AuvInterfaceSim;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{Link, Service};
@@ -17,63 +19,38 @@ pub(super) fn timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.timeout_ms)
 }
 
-/// The simulator a coordinator uses: `endpoint` if given (a [`SimulatorEndpoint`] in its text
-/// form, e.g. `tcp://host:5601`, `unix:/path`, `ns3` or `gazebo`), else the scenario's choice.
-/// `ns3` and `gazebo` keep the scenario's own settings when it has them.
-fn chosen(
-    peer: &str,
-    endpoint: Option<&str>,
-    configured: &SimulatorEndpoint,
-) -> anyhow::Result<SimulatorEndpoint> {
-    match endpoint {
-        Some("ns3") if matches!(configured, SimulatorEndpoint::Ns3(_)) => Ok(configured.clone()),
-        Some("gazebo") if matches!(configured, SimulatorEndpoint::Gazebo(_)) => {
-            Ok(configured.clone())
+/// The simulator a coordinator uses: `arg` if given (a [`SimulatorArg`], or its text form as
+/// the command line gives it, e.g. `tcp://host:5601`, `unix:/path`, `ns3` or `gazebo`, parsed
+/// for the role), else the scenario's `configured` one. A bare kind keeps the scenario's own
+/// settings when it has them ([`SimulatorArg::or_scenario`]).
+fn chosen<E, A>(peer: &str, arg: Option<A>, configured: &E) -> anyhow::Result<E>
+where
+    E: Clone,
+    A: TryInto<SimulatorArg<E>, Error: std::fmt::Display>,
+{
+    match arg {
+        Some(a) => {
+            let a = a.try_into().map_err(|e| anyhow::anyhow!("{peer}: {e}"))?;
+            Ok(a.or_scenario(configured))
         }
-        Some("auv") if matches!(configured, SimulatorEndpoint::AuvInterface(_)) => {
-            Ok(configured.clone())
-        }
-        Some(e) => e
-            .parse()
-            .map_err(|e: String| anyhow::anyhow!("{peer}: {e}")),
         None => Ok(configured.clone()),
     }
 }
 
-/// The link to the physics simulator: `endpoint` if given, else the scenario's choice.
-pub async fn physics_simulator(
+/// The link to the physics simulator: `arg` if given (see [`SimulatorArg`]), else the
+/// scenario's choice. The one place a [`PhysicsEndpoint`] becomes a [`Link`].
+pub async fn physics_simulator<A>(
     loaded: &LoadedScenario,
-    endpoint: Option<&str>,
+    arg: Option<A>,
     out_dir: Option<&Path>,
-) -> anyhow::Result<Link> {
-    let endpoint = chosen(
-        "physics simulator",
-        endpoint,
-        &loaded.scenario.simulators.physics,
-    )?;
-    anyhow::ensure!(
-        !matches!(endpoint, SimulatorEndpoint::Ns3(_)),
-        "physics simulator: ns-3 is a network simulator (--network-sim ns3)"
-    );
-    if let SimulatorEndpoint::Gazebo(settings) = &endpoint {
-        return gazebo(loaded, settings);
-    }
-    if let SimulatorEndpoint::AuvInterface(settings) = &endpoint {
-        let report = out_dir.map(|d| d.join("auv_interface.json"));
-        let c = crate::io::auv_client::AuvClient::connect(loaded, settings, report).await?;
-        return Ok(Link::new(c.peer(), timeout(loaded), Box::new(c)));
-    }
+) -> anyhow::Result<Link>
+where
+    A: TryInto<SimulatorArg<PhysicsEndpoint>, Error: std::fmt::Display>,
+{
+    let peer = "physics simulator";
     Ok(
-        match Link::connect(
-            "physics simulator",
-            &endpoint,
-            timeout(loaded),
-            startup_timeout(loaded),
-        )
-        .await?
-        {
-            Some(link) => link,
-            None => {
+        match chosen(peer, arg, &loaded.scenario.simulators.physics)? {
+            PhysicsEndpoint::Embedded => {
                 let (peer, sim) = (
                     "embedded physics simulator",
                     embedded_physics(loaded, out_dir).await?,
@@ -88,6 +65,16 @@ pub async fn physics_simulator(
                 } else {
                     Link::local(peer, sim)
                 }
+            }
+            PhysicsEndpoint::Peer(endpoint) => {
+                Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
+            }
+            PhysicsEndpoint::Gazebo(settings) => gazebo(loaded, &settings)?,
+            PhysicsEndpoint::AuvInterface(settings) => {
+                let report = out_dir.map(|d| d.join("auv_interface.json"));
+                let c =
+                    crate::io::auv_client::AuvClient::connect(loaded, &settings, report).await?;
+                Link::new(c.peer(), timeout(loaded), Box::new(c))
             }
         },
     )
@@ -131,48 +118,50 @@ fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Resu
     )
 }
 
-/// The link to the network simulator: `endpoint` if given, else the scenario's choice. An ns-3
-/// adapter is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`])
-/// unless the settings name the `endpoint` of one already running.
+/// The link to the network simulator: `arg` if given (see [`SimulatorArg`]), else the
+/// scenario's choice. The one place a [`NetworkEndpoint`] becomes a [`Link`]. An ns-3 adapter
+/// is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`]) unless the
+/// settings name the `endpoint` of one already running.
 /// The embedded one reads the channels a physics coordinator in this process decoded from
 /// `memo` (pass a new one if there is none).
-pub async fn network_simulator(
+pub async fn network_simulator<A>(
     loaded: &LoadedScenario,
-    endpoint: Option<&str>,
+    arg: Option<A>,
     out_dir: Option<&Path>,
     memo: ChannelMemo,
-) -> anyhow::Result<Link> {
-    let endpoint = chosen(
-        "network simulator",
-        endpoint,
-        &loaded.scenario.simulators.network,
-    )?;
-    if let SimulatorEndpoint::Ns3(settings) = &endpoint {
-        let Some(remote) = &settings.endpoint else {
-            return crate::io::ns3::start(loaded, settings, out_dir).await;
-        };
-        // Started by someone else, maybe on another host: say how it should have been.
-        let args = crate::model::ns3::adapter_args(loaded, settings)?;
-        tracing::info!(
-            "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
-            crate::io::ns3::PROGRAM,
-            args.join(" ")
-        );
-    }
+) -> anyhow::Result<Link>
+where
+    A: TryInto<SimulatorArg<NetworkEndpoint>, Error: std::fmt::Display>,
+{
+    let peer = "network simulator";
     Ok(
-        match Link::connect(
-            "network simulator",
-            &endpoint,
-            timeout(loaded),
-            startup_timeout(loaded),
-        )
-        .await?
-        {
-            Some(link) => link,
-            None => Link::local(
+        match chosen(peer, arg, &loaded.scenario.simulators.network)? {
+            NetworkEndpoint::Embedded => Link::local(
                 "embedded network simulator",
                 Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
             ),
+            NetworkEndpoint::Peer(endpoint) => {
+                Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
+            }
+            NetworkEndpoint::Ns3(settings) => {
+                let Some(remote) = &settings.endpoint else {
+                    return crate::io::ns3::start(loaded, &settings, out_dir).await;
+                };
+                // Started by someone else, maybe on another host: say how it should have been.
+                let args = crate::model::ns3::adapter_args(loaded, &settings)?;
+                tracing::info!(
+                    "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
+                    crate::io::ns3::PROGRAM,
+                    args.join(" ")
+                );
+                Link::zeromq(
+                    "ns-3 adapter",
+                    remote.as_str(),
+                    timeout(loaded),
+                    startup_timeout(loaded),
+                )
+                .await?
+            }
         },
     )
 }

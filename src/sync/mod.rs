@@ -14,8 +14,10 @@
 //! - [`rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
 //!   (length + gzip) over a Unix socket or TCP.
 //!
-//! The scenario's (or command line's) [`SimulatorEndpoint`] picks the transport in one place,
-//! [`Link::connect`] (and [`serve`] on the peer side). All carry the same serialized protobuf
+//! A [`PeerEndpoint`] (a simulator process of either role, from the scenario or the command
+//! line) picks the transport in one place, [`Link::connect`] (and [`serve`] on the peer side);
+//! which simulator a coordinator links to is its role's choice (`crate::coord`'s
+//! `physics_simulator` and `network_simulator`). All carry the same serialized protobuf
 //! messages, so a run gives byte-identical results whichever transport carries it. A peer that
 //! misses its END within the timeout, answers out of turn or disconnects ends the run with a
 //! [`LinkError`] naming the peer and window.
@@ -26,31 +28,19 @@ pub mod rosnetsim;
 pub mod thread;
 pub mod zmq;
 
-use crate::config::{RosnetsimAddress, SimulatorEndpoint};
+use crate::config::{PeerEndpoint, RosnetsimAddress};
 use std::{future::Future, pin::Pin, time::Duration};
 
 /// Serves `service` at `bind` (the peer side of [`Link::connect`]) until it has answered its
 /// last window, or nothing arrives for `idle`.
 pub async fn serve(
-    bind: &SimulatorEndpoint,
+    bind: &PeerEndpoint,
     service: &mut dyn Service,
     idle: Duration,
 ) -> anyhow::Result<zmq::ServeEnd> {
     match bind {
-        SimulatorEndpoint::Zeromq { endpoint } => {
-            zmq::serve(endpoint.as_str(), service, idle).await
-        }
-        SimulatorEndpoint::Rosnetsim { address } => rosnetsim::serve(address, service, idle).await,
-        SimulatorEndpoint::Embedded => anyhow::bail!("`embedded` is not an endpoint to serve at"),
-        SimulatorEndpoint::Ns3(_) => anyhow::bail!(
-            "`ns3` is not an endpoint to serve at: the ns-3 adapter netsim-ns3 serves itself"
-        ),
-        SimulatorEndpoint::Gazebo(_) => anyhow::bail!(
-            "`gazebo` is not an endpoint to serve at: Gazebo is reached through ros_gz_bridge"
-        ),
-        SimulatorEndpoint::AuvInterface(_) => anyhow::bail!(
-            "`auv` is not an endpoint to serve at: the embedded physics serves the AUV interface itself for thruster-driven vehicles"
-        ),
+        PeerEndpoint::Zeromq(endpoint) => zmq::serve(endpoint.as_str(), service, idle).await,
+        PeerEndpoint::Rosnetsim(address) => rosnetsim::serve(address, service, idle).await,
     }
 }
 
@@ -104,8 +94,9 @@ pub enum LinkError {
 }
 
 /// How a coordinator reaches a peer: one implementation per kind of peer (in-process
-/// [`local::Local`], [`zmq::Client`], [`rosnetsim::Client`]). A new kind of simulator is one
-/// new file implementing this, plus its variant in the scenario's simulator choice.
+/// [`local::Local`], [`zmq::Client`], [`rosnetsim::Client`]). A new transport is one new file
+/// implementing this, plus its variant in [`PeerEndpoint`]; a simulator a coordinator follows
+/// in its own way implements it too, as a variant of the role's endpoint it takes.
 pub trait Transport: Send {
     /// Sends one request and waits for its one reply, at most `timeout` (a peer in this
     /// process answers without one).
@@ -171,45 +162,23 @@ impl Link {
         }
     }
 
-    /// The simulator `endpoint` names, reached by the transport its variant names; `None` for
-    /// the embedded one (the coordinator builds it in its own process). Waits up to
-    /// `connect_timeout` for the peer to accept. An ns-3 adapter is reached at its `endpoint`;
-    /// one to start is the coordinator's (`crate::io::ns3`), and an error here.
+    /// The simulator process at `endpoint`, reached by the transport its variant names,
+    /// named `peer` in errors (with the endpoint). Waits up to `connect_timeout` for the peer to
+    /// accept.
     pub async fn connect(
         peer: &str,
-        endpoint: &SimulatorEndpoint,
+        endpoint: &PeerEndpoint,
         timeout: Duration,
         connect_timeout: Duration,
-    ) -> Result<Option<Link>, LinkError> {
-        Ok(match endpoint {
-            SimulatorEndpoint::Embedded => None,
-            SimulatorEndpoint::Ns3(settings) => match &settings.endpoint {
-                Some(e) => {
-                    Some(Link::zeromq("ns-3 adapter", e.as_str(), timeout, connect_timeout).await?)
-                }
-                None => {
-                    let reason = "an ns-3 adapter without `endpoint` is started by the coordinator, not connected to".to_owned();
-                    return Err(LinkError::Failed {
-                        peer: format!("ns-3 adapter for the {peer}"),
-                        window: 0,
-                        reason,
-                    });
-                }
-            },
-            SimulatorEndpoint::Gazebo(_) | SimulatorEndpoint::AuvInterface(_) => {
-                return Err(LinkError::Failed {
-                    peer: format!("{endpoint} as the {peer}"),
-                    window: 0,
-                    reason: "the coordinator follows this simulator itself (Gazebo through ROS 2, an AUV interface simulator through its sockets): it is not connected to as a peer".to_owned(),
-                });
+    ) -> Result<Link, LinkError> {
+        match endpoint {
+            PeerEndpoint::Zeromq(endpoint) => {
+                Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await
             }
-            SimulatorEndpoint::Zeromq { endpoint } => {
-                Some(Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await?)
+            PeerEndpoint::Rosnetsim(address) => {
+                Link::rosnetsim(peer, address, timeout, connect_timeout).await
             }
-            SimulatorEndpoint::Rosnetsim { address } => {
-                Some(Link::rosnetsim(peer, address, timeout, connect_timeout).await?)
-            }
-        })
+        }
     }
 
     /// A peer bound at a ZeroMQ endpoint (`tcp://host:port`, `ipc://path`).
