@@ -2,7 +2,7 @@
 //! The binaries themselves only parse arguments and call into the library.
 
 use crate::config::{self, LoadedScenario};
-use crate::coord::{RunReport, WindowObserver, WindowView};
+use crate::coord::{Ended, Participant, RunReport, WindowView};
 use crate::net::ledger::LedgerSummary;
 use crate::output::report;
 use std::io::{IsTerminal, Write};
@@ -100,13 +100,13 @@ impl ProgressBarObserver {
     }
 }
 
-impl WindowObserver for ProgressBarObserver {
-    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
+impl Participant for ProgressBarObserver {
+    fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         self.bar.set_position(u64::from(view.window) + 1);
         Ok(())
     }
 
-    fn finish(&mut self) {
+    fn stop(&mut self) {
         self.bar.finish_and_clear();
         if let Ok(mut p) = PROGRESS.lock() {
             *p = None;
@@ -116,7 +116,7 @@ impl WindowObserver for ProgressBarObserver {
 
 impl Drop for ProgressBarObserver {
     fn drop(&mut self) {
-        self.finish();
+        self.stop();
     }
 }
 
@@ -445,19 +445,25 @@ pub async fn run_physics(
             &pattern,
             params.bridge_wait_for_subscribers.unwrap_or(0),
         )?;
-        c.observers.push(Box::new(bridges));
+        c = c.with_participant(bridges);
     }
     #[cfg(feature = "ros")]
     if let Some(ros) = ros {
-        c.observers.push(Box::new(ros.publisher(&loaded)?));
+        c = c.with_participant(ros.publisher(&loaded)?);
     }
     #[cfg(not(feature = "ros"))]
     let _ = ros;
-    if let Some(bar) = ProgressBarObserver::for_run(c.schedule) {
-        // The bar replaces the periodic progress line.
-        c.progress_every = None;
-        c.observers.push(Box::new(bar));
-    }
+    // The bar, on a terminal, or else a progress line every 2 s.
+    let schedule = c.schedule();
+    c = match ProgressBarObserver::for_run(schedule) {
+        Some(bar) => c.with_participant(bar),
+        None => {
+            let every = std::time::Duration::from_secs(2);
+            c.with_participant(crate::coord::participants::ProgressLog::new(
+                schedule, every,
+            ))
+        }
+    };
     let report_ = c.run(stop).await?;
     report(&report_, &out)
 }
