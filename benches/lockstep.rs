@@ -103,24 +103,10 @@ fn schedule(windows: u32) -> Schedule {
 }
 
 async fn coordinator(physics: Link, network: Link, windows: u32) -> f64 {
-    let c = PhysicsCoordinator {
-        physics,
-        network,
-        schedule: schedule(windows),
-        real_time_factor: 0.0,
-        startup: TIMEOUT,
-        recorder: None,
-        scenario: "bench".into(),
-        vehicles: VEHICLES,
-        progress_every: None,
-        nav: None,
-        live: None,
-        observers: Vec::new(),
-        modem_bridges: None,
-        programs: None,
-        stages: Default::default(),
-        channel_memo: Default::default(),
-    };
+    let c = PhysicsCoordinator::new(physics, network, schedule(windows))
+        .with_startup_timeout(TIMEOUT)
+        .with_scenario_name("bench")
+        .with_vehicles(VEHICLES);
     let report = c.run(std::future::pending()).await.expect("bench run");
     assert_eq!(report.windows, windows);
     report.windows_per_second

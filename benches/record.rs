@@ -13,7 +13,7 @@
 //! (default 2), interleaved, after a warm-up; the figures are each variant's median.
 //!
 //! On a shared machine the difference of two runs' CPU times is noisy, so a fourth variant
-//! measures the record's cost directly: the baseline run with a `WindowObserver` that writes
+//! measures the record's cost directly: the baseline run with a `Participant` that writes
 //! the same record through its own `Recorder`, timing every call on the calling thread's CPU
 //! clock; its share is that time over the run's CPU time.
 //!
@@ -26,7 +26,7 @@
 
 use netsim_cosim::{
     config,
-    coord::{PhysicsCoordinator, WindowObserver, WindowView},
+    coord::{Ended, Participant, PhysicsCoordinator, WindowView},
     output::Recorder,
 };
 use rand::{Rng, SeedableRng};
@@ -133,8 +133,8 @@ impl TimedRecorder {
     }
 }
 
-impl WindowObserver for TimedRecorder {
-    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
+impl Participant for TimedRecorder {
+    fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         let t0 = thread_cpu();
         if let Some(r) = &mut self.recorder {
             r.window(view.window, view.start_ns, &view.channel, view.network_end)?;
@@ -144,7 +144,7 @@ impl WindowObserver for TimedRecorder {
         Ok(())
     }
 
-    fn finish(&mut self) {
+    fn stop(&mut self) {
         if let Some(r) = self.recorder.take() {
             self.timed(|| r.finish(&serde_json::json!({})).unwrap());
         }
@@ -207,13 +207,12 @@ fn run(
         let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, out_dir)
             .await
             .unwrap();
-        c.progress_every = None;
         if variant == Variant::Observed {
             let recorder = Some(Recorder::for_scenario(&out, &loaded).unwrap());
-            c.observers.push(Box::new(TimedRecorder {
+            c = c.with_participant(TimedRecorder {
                 recorder,
                 spent: spent.clone(),
-            }));
+            });
         }
         let (t0, c0) = (Instant::now(), process_cpu());
         let report = c.run(std::future::pending()).await.unwrap();

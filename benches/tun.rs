@@ -227,8 +227,7 @@ fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32) -> Figures 
         .build()
         .unwrap();
     rt.block_on(async {
-        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, None).await.unwrap();
-        c.progress_every = None;
+        let c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, None).await.unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let m = tokio::task::spawn_blocking(move || {
             std::thread::sleep(Duration::from_millis(300));

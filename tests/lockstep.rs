@@ -321,24 +321,9 @@ fn coordinator(physics: Link, windows: u32) -> PhysicsCoordinator {
             Duration::from_secs(5),
         )),
     );
-    PhysicsCoordinator {
-        physics,
-        network,
-        schedule,
-        real_time_factor: 0.0,
-        startup: Duration::from_secs(5),
-        recorder: None,
-        scenario: "test".into(),
-        vehicles: 0,
-        progress_every: None,
-        nav: None,
-        live: None,
-        observers: Vec::new(),
-        modem_bridges: None,
-        programs: None,
-        stages: Default::default(),
-        channel_memo: Default::default(),
-    }
+    PhysicsCoordinator::new(physics, network, schedule)
+        .with_startup_timeout(Duration::from_secs(5))
+        .with_scenario_name("test")
 }
 
 #[tokio::test]
@@ -385,11 +370,11 @@ impl Service for StrayPath {
 
 #[tokio::test]
 async fn a_channel_naming_an_unknown_vehicle_is_a_protocol_error_naming_the_window_and_field() {
-    let mut c = coordinator(
+    let c = coordinator(
         Link::local("scripted physics simulator", Box::new(StrayPath(0))),
         10,
-    );
-    c.vehicles = 2;
+    )
+    .with_vehicles(2);
     let err = c.run(std::future::pending()).await.unwrap_err();
     let err = err.downcast::<LinkError>().unwrap();
     assert_eq!(

@@ -320,18 +320,18 @@ fn a_link_state_naming_no_vehicle_is_a_protocol_error_naming_it() {
         .unwrap();
     let out = dir.path().join("out");
     let err = rt.block_on(async {
-        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, Some(out.clone()))
+        let c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, Some(out.clone()))
             .await
             .unwrap();
         let sim = Link::local("scripted network simulator", Box::new(StrayLinkState));
-        c.network = Link::local(
+        let c = c.with_network(Link::local(
             "network coordinator",
             Box::new(NetworkCoordinator::new(
                 sim,
                 loaded.schedule(),
                 Duration::from_secs(5),
             )),
-        );
+        ));
         c.run(std::future::pending()).await.unwrap_err()
     });
     assert_eq!(

@@ -9,7 +9,7 @@ pub mod soak;
 pub use report::{compare, report, report_folder, report_network};
 
 use crate::config::{self, LoadedScenario};
-use crate::coord::{WindowObserver, WindowView};
+use crate::coord::{Ended, Participant, WindowView};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -105,13 +105,13 @@ impl ProgressBarObserver {
     }
 }
 
-impl WindowObserver for ProgressBarObserver {
-    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
+impl Participant for ProgressBarObserver {
+    fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         self.bar.set_position(u64::from(view.window) + 1);
         Ok(())
     }
 
-    fn finish(&mut self) {
+    fn stop(&mut self) {
         self.bar.finish_and_clear();
         if let Ok(mut p) = PROGRESS.lock() {
             *p = None;
@@ -121,7 +121,7 @@ impl WindowObserver for ProgressBarObserver {
 
 impl Drop for ProgressBarObserver {
     fn drop(&mut self) {
-        self.finish();
+        self.stop();
     }
 }
 
@@ -286,19 +286,25 @@ pub async fn run_physics(
             &pattern,
             params.bridge_wait_for_subscribers.unwrap_or(0),
         )?;
-        c.observers.push(Box::new(bridges));
+        c = c.with_participant(bridges);
     }
     #[cfg(feature = "ros")]
     if let Some(ros) = ros {
-        c.observers.push(Box::new(ros.publisher(&loaded)?));
+        c = c.with_participant(ros.publisher(&loaded)?);
     }
     #[cfg(not(feature = "ros"))]
     let _ = ros;
-    if let Some(bar) = ProgressBarObserver::for_run(c.schedule) {
-        // The bar replaces the periodic progress line.
-        c.progress_every = None;
-        c.observers.push(Box::new(bar));
-    }
+    // The bar, on a terminal, or else a progress line every 2 s.
+    let schedule = c.schedule();
+    c = match ProgressBarObserver::for_run(schedule) {
+        Some(bar) => c.with_participant(bar),
+        None => {
+            let every = std::time::Duration::from_secs(2);
+            c.with_participant(crate::coord::participants::ProgressLog::new(
+                schedule, every,
+            ))
+        }
+    };
     let report_ = c.run(stop).await?;
     report(&report_, &out)
 }

@@ -1,92 +1,83 @@
 //! The physics coordinator: owns the clock and drives the physics simulator and the network
-//! coordinator window by window (see the [module docs](super)).
+//! coordinator window by window (see the [module docs](super)); what else takes part in a run
+//! does so as a [`Participant`].
 
+use super::network::NetworkCoordinator;
+use super::participant::{Participant, Participants, WindowOpen, WindowView};
+use super::participants::{
+    LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant, RecordParticipant,
+};
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
-use super::{NetworkCoordinator, RunReport};
+use crate::output::summary::RunReport;
 use crate::clock::{Opening, Pacer, Schedule};
 use crate::config::LoadedScenario;
 use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::ModemBridges;
 use crate::io::netsim_manager::NavSource;
 use crate::io::programs::Programs;
-use crate::net::ledger::CopyEnd;
 use crate::output::{
     stages::{Stage, Stages},
     Recorder,
 };
+use crate::sim::network::ChannelMemo;
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin},
     Link, LinkError,
 };
-use crate::wire::channel::{ChannelMemo, ChannelView, Decoded};
+use crate::wire::channel::{ChannelView, Decoded};
 use crate::wire::proto::rosnetsim::{network_update, physics_update};
+use crate::wire::proto::SetPose;
 use crate::wire::update::NetworkView;
-use anyhow::Context;
 use prost::bytes::Bytes;
 use prost::Message;
 use std::{
+    future::Future,
+    ops::ControlFlow,
     path::PathBuf,
+    pin::Pin,
     sync::Arc,
     time::{Duration, Instant},
 };
 
-/// One completed window as the physics coordinator saw it: handed to every
-/// [`WindowObserver`] after the network side's END for the window arrived.
-#[derive(Debug, Clone, Copy)]
-pub struct WindowView<'a> {
-    /// The window index k.
-    pub window: u32,
-    /// Sim time at the window's start (k·W), ns; the channel was sampled then.
-    pub start_ns: u64,
-    /// W, ns.
-    pub window_ns: u64,
-    /// The channel the network side used for this window, checked against the vehicles.
-    pub channel: ChannelView<'a>,
-    /// The network side's END for this window: deliveries (and, from simulators that report
-    /// them, drops) during [kW, (k+1)W).
-    pub network_end: &'a NetworkView,
-}
-
-/// Something that watches the run window by window (the ROS 2 publishers, for one). It sees
-/// only what the coordinator already has; an error ends the run.
-pub trait WindowObserver: Send {
-    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()>;
-    /// The run is over (finished or interrupted).
-    fn finish(&mut self) {}
-}
-
-/// The physics coordinator and the run it drives.
+/// The physics coordinator and the run it drives: the window protocol with the physics
+/// simulator and the network coordinator, the pacing, and the run's participants.
 pub struct PhysicsCoordinator {
-    pub physics: Link,
-    pub network: Link,
-    pub schedule: Schedule,
+    physics: Link,
+    network: Link,
+    schedule: Schedule,
     /// Wall-clock pacing; 0 = as fast as the simulators go.
-    pub real_time_factor: f64,
-    pub startup: Duration,
-    /// The run record (and, on request, the per-window timeline); none: nothing is written.
-    pub recorder: Option<Recorder>,
-    pub scenario: String,
+    real_time_factor: f64,
+    /// The timeout of window 0's exchanges (the simulators may take time to start).
+    startup: Duration,
+    scenario: String,
     /// Number of vehicles: every window's ChannelData is checked against it.
-    pub vehicles: usize,
-    /// Log a progress line at most this often.
-    pub progress_every: Option<Duration>,
-    /// The NETSIM manager, if any: its accepted fixes go into each physics BEGIN.
-    pub nav: Option<NavSource>,
-    /// The in-process network coordinator's live side, if it captures traffic.
-    pub live: Option<Arc<LiveNetwork>>,
-    /// Called after every window, in order; none by default (then the loop does no extra work).
-    pub observers: Vec<Box<dyn WindowObserver>>,
-    /// The modem bridges (`acoustic_modems`), fed every window's ChannelData.
-    pub modem_bridges: Option<ModemBridges>,
-    /// The scenario's programs (`programs`), started at window openings and stopped at the end.
-    pub programs: Option<Programs>,
+    vehicles: usize,
     /// Where the wall time goes, shared with the in-process network coordinator and live side.
-    pub stages: Arc<Stages>,
+    stages: Arc<Stages>,
     /// Each window's decoded channel, for an embedded network simulator in this process.
-    pub channel_memo: ChannelMemo,
+    channel_memo: ChannelMemo,
+    /// In the order added; none by default (then a window costs nothing beyond the protocol).
+    participants: Participants,
 }
 
 impl PhysicsCoordinator {
+    /// The coordinator of `physics` and `network` (the network coordinator) over `schedule`:
+    /// unpaced, 10 s for window 0's exchanges, no vehicles and no participants.
+    pub fn new(physics: Link, network: Link, schedule: Schedule) -> PhysicsCoordinator {
+        PhysicsCoordinator {
+            physics,
+            network,
+            schedule,
+            real_time_factor: 0.0,
+            startup: Duration::from_secs(10),
+            scenario: String::new(),
+            vehicles: 0,
+            stages: Arc::default(),
+            channel_memo: ChannelMemo::default(),
+            participants: Participants::default(),
+        }
+    }
+
     /// The coordinator for a scenario: its physics simulator, the network coordinator (in
     /// this process unless `network_coordinator` names a ZeroMQ endpoint) and the run record in
     /// `out_dir` (none if `None`).
@@ -144,104 +135,133 @@ impl PhysicsCoordinator {
         if let (None, Some(l)) = (&recorder, &live) {
             l.without_copy_ends();
         }
-        Ok(PhysicsCoordinator {
-            physics,
-            network,
-            schedule,
-            real_time_factor: s.real_time_factor,
-            startup: startup_timeout(loaded),
-            recorder,
-            scenario: s.name.clone(),
-            vehicles: s.vehicles.len(),
-            progress_every: Some(Duration::from_secs(2)),
-            nav,
-            live,
-            observers: Vec::new(),
-            modem_bridges,
-            programs,
-            stages,
-            channel_memo,
-        })
+        let collect = recorder.is_some();
+        let modem_names = modem_bridges
+            .as_ref()
+            .map(|m| m.modem_names().to_vec())
+            .unwrap_or_default();
+        let mut c = PhysicsCoordinator::new(physics, network, schedule)
+            .with_real_time_factor(s.real_time_factor)
+            .with_startup_timeout(startup_timeout(loaded))
+            .with_scenario_name(s.name.clone())
+            .with_vehicles(s.vehicles.len())
+            .with_stages(stages)
+            .with_channel_memo(channel_memo);
+        // The order is the record's: programs end while their namespaces exist, the live side
+        // and the modems hand the recorder what ended.
+        if let Some(p) = programs {
+            c = c.with_participant(ProgramParticipant::new(p));
+        }
+        if let Some(n) = nav {
+            c = c.with_participant(NavParticipant::new(n));
+        }
+        if let Some(l) = live {
+            c = c.with_participant(LiveParticipant::new(l, collect));
+        }
+        if let Some(m) = modem_bridges {
+            c = c.with_participant(ModemParticipant::new(m, collect));
+        }
+        if let Some(r) = recorder {
+            c = c.with_participant(RecordParticipant::new(r, modem_names));
+        }
+        Ok(c)
+    }
+
+    /// Paces the windows at `factor` × real time (0: as fast as the simulators go).
+    pub fn with_real_time_factor(mut self, factor: f64) -> Self {
+        self.real_time_factor = factor;
+        self
+    }
+
+    /// The timeout of window 0's exchanges (and so of the simulators' start).
+    pub fn with_startup_timeout(mut self, startup: Duration) -> Self {
+        self.startup = startup;
+        self
+    }
+
+    /// The scenario's name, for the report.
+    pub fn with_scenario_name(mut self, name: impl Into<String>) -> Self {
+        self.scenario = name.into();
+        self
+    }
+
+    /// Checks every window's ChannelData against `vehicles` vehicles.
+    pub fn with_vehicles(mut self, vehicles: usize) -> Self {
+        self.vehicles = vehicles;
+        self
+    }
+
+    /// Adds its stages' time to `stages` (shared with the network coordinator and live side).
+    pub fn with_stages(mut self, stages: Arc<Stages>) -> Self {
+        self.stages = stages;
+        self
+    }
+
+    /// Leaves each window's decoded channel in `memo`, for an embedded network simulator in
+    /// this process.
+    pub fn with_channel_memo(mut self, memo: ChannelMemo) -> Self {
+        self.channel_memo = memo;
+        self
+    }
+
+    /// Exchanges the windows with `network` (the network coordinator) instead.
+    pub fn with_network(mut self, network: Link) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// Adds `participant` after those already added.
+    pub fn with_participant(mut self, participant: impl Participant + 'static) -> Self {
+        self.participants.push(Box::new(participant));
+        self
+    }
+
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
     }
 
     /// Runs every window, or until `stop` resolves (then the window under way is abandoned, the
-    /// run ends as after its last window and the report says `interrupted`). The record gets
-    /// every completed window and ends with the report as `/summary`.
-    pub async fn run(
-        mut self,
-        stop: impl std::future::Future<Output = ()>,
-    ) -> anyhow::Result<RunReport> {
+    /// run ends as after its last window and the report says `interrupted`). The participants
+    /// see every completed window and finish in order; the recorder ends the record with the
+    /// report as `/summary`.
+    pub async fn run(mut self, stop: impl Future<Output = ()>) -> anyhow::Result<RunReport> {
         tokio::pin!(stop);
         let n = self.schedule.windows;
         let started = Instant::now();
         let mut pacer = Pacer::new(self.schedule, self.real_time_factor, started);
-        let mut last_progress = started;
         let mut interrupted = false;
         let mut done = 0;
-        let mut copy_ends: Vec<CopyEnd> = Vec::new();
-        let mut frames = Vec::new();
-        // The last channel decoded, with its bytes (buffers reused from window to window), also
-        // left in the memo for an embedded network simulator.
+        // The last channel decoded, with its bytes (buffers reused from window to window).
         let mut decoded = Arc::new(Decoded::default());
-
-        let mut pending = Some(
-            Self::physics_exchange(&mut self.physics, self.nav.as_ref(), 0, Some(self.startup))
-                .await?,
-        );
+        let poses = self.participants.poses();
+        let first = Self::physics_exchange(&mut self.physics, poses, 0, Some(self.startup)).await;
+        let mut pending = Some(first?);
         // The wall instant the next window opens at: its due time on the paced schedule (the
         // timer wakes a little after it), else when it starts.
         let mut opens: Option<Instant> = None;
         for k in 0..n {
             let opened = opens.take().unwrap_or_else(Instant::now);
-            if let Some(p) = &mut self.programs {
-                p.tick(self.schedule.start_ns(k));
-            }
             let channel_bytes = pending
                 .take()
                 .expect("the physics END for this window is in hand");
-            let decoding = Instant::now();
-            // A channel byte for byte the last one (sampled less often than every window) is
-            // not decoded again.
-            if k == 0 || channel_bytes != decoded.bytes {
-                self.channel_memo.take();
-                let d = Arc::make_mut(&mut decoded);
-                d.channel
-                    .decode_from(&channel_bytes)
-                    .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
-                d.bytes = channel_bytes.clone();
-                self.channel_memo.put(decoded.clone());
-            }
-            let checked = ChannelView::check(&decoded.channel, self.vehicles)
-                .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
-            self.stages.since(Stage::Channel, decoding);
-            if let Some(a) = &mut self.modem_bridges {
-                a.on_window(k, self.schedule.start_ns(k), opened, &checked);
-            }
-            // The network side anchors the window where it opened here, not at the BEGIN's
-            // arrival (in this process or another).
-            let mut network_request = network_begin(k, channel_bytes);
-            network_request.window_opened_unix_ns = crate::io::timer::unix_ns_of(opened);
-            let network_request = network_request.encode_to_vec();
-            let first = (k == 0).then_some(self.startup);
-            let (physics, network, nav) = (&mut self.physics, &mut self.network, self.nav.as_ref());
-            let stages = &self.stages;
-            let next_physics = async {
-                if k + 1 < n {
-                    let started = Instant::now();
-                    let end = Self::physics_exchange(physics, nav, k + 1, None).await;
-                    stages.since(Stage::Physics, started);
-                    Some(end).transpose()
-                } else {
-                    Ok(None)
-                }
+            let channel = self.channel(k, &channel_bytes, &mut decoded)?;
+            let (start_ns, window_ns) = (self.schedule.start_ns(k), self.schedule.window_ns);
+            let open = WindowOpen {
+                window: k,
+                start_ns,
+                window_ns,
+                opened,
+                channel,
             };
-            let network_window = async {
-                let reply = network.exchange(k, network_request, first).await?;
-                expect_network(&reply, network_update::MsgType::End, k)
-                    .map_err(|e| network.protocol_error(k, e))
+            self.participants.open(&open)?;
+            let poses = if k + 1 < n {
+                self.participants.poses()
+            } else {
+                Vec::new()
             };
+            let exchanges = self.exchange(k, channel_bytes, opened, poses);
             let (next, end) = tokio::select! {
-                r = async { tokio::join!(next_physics, network_window) } => r,
+                r = exchanges => r,
                 _ = &mut stop => { interrupted = true; break; }
             };
             let end = end?;
@@ -249,110 +269,128 @@ impl PhysicsCoordinator {
                 .map_err(|e| self.network.protocol_error(k, e))?;
             pending = next?;
             done = k + 1;
-            let recording = Instant::now();
-            if let Some(r) = &mut self.recorder {
-                let writing = |r: &Recorder| format!("writing {}", r.path().display());
-                r.window(k, self.schedule.start_ns(k), &checked, &end)
-                    .with_context(|| writing(r))?;
-                if let Some(live) = &self.live {
-                    live.drain_copy_ends(&mut copy_ends);
-                    r.packets(&copy_ends).with_context(|| writing(r))?;
-                    copy_ends.clear();
-                }
-                if let Some(m) = &mut self.modem_bridges {
-                    if m.drain_frames(&mut frames) > 0 {
-                        r.modem_frames(&frames, m.modem_names())
-                            .with_context(|| writing(r))?;
-                        frames.clear();
-                    }
-                }
-            }
-            self.stages.since(Stage::Record, recording);
-            let observing = Instant::now();
-            if !self.observers.is_empty() {
-                let view = WindowView {
-                    window: k,
-                    start_ns: self.schedule.start_ns(k),
-                    window_ns: self.schedule.window_ns,
-                    channel: checked,
-                    network_end: &end,
-                };
-                for o in &mut self.observers {
-                    o.window(&view)?;
-                }
-            }
-            self.stages.since(Stage::Observers, observing);
-
-            let opening = if pacer.paced() {
-                pacer.open(k + 1, Instant::now())
-            } else {
-                None
+            let network_end = &end;
+            let view = WindowView {
+                window: k,
+                start_ns,
+                window_ns,
+                opened,
+                channel,
+                network_end,
             };
-            match opening {
-                None => {}
-                Some(Opening::Late(anchor)) => opens = Some(anchor),
-                Some(Opening::At(due)) => {
-                    let waiting = Instant::now();
-                    tokio::select! {
-                        _ = crate::io::timer::sleep_until(due) => {}
-                        _ = &mut stop => { interrupted = true; break; }
-                    }
-                    opens = Some(due);
-                    self.stages.since(Stage::Pacing, waiting);
-                }
-            }
-            if let Some(every) = self.progress_every {
-                if last_progress.elapsed() >= every {
-                    last_progress = Instant::now();
-                    let wall = started.elapsed().as_secs_f64();
-                    tracing::info!(
-                        "window {done}/{n}  sim {:.2}/{:.2} s  wall {wall:.1} s  {:.0} windows/s",
-                        self.schedule.start_ns(done) as f64 / 1e9,
-                        self.schedule.duration_ns() as f64 / 1e9,
-                        done as f64 / wall
-                    );
+            self.participants.window(&view, &self.stages)?;
+            match Self::pace(&self.stages, &mut pacer, k + 1, stop.as_mut()).await {
+                ControlFlow::Continue(at) => opens = at,
+                ControlFlow::Break(()) => {
+                    interrupted = true;
+                    break;
                 }
             }
         }
-        for o in &mut self.observers {
-            o.finish();
+        self.finish(done, interrupted, started, &pacer).await
+    }
+
+    /// Window k's ChannelData decoded (unless byte for byte the last one: a channel sampled
+    /// less often than every window is not decoded again), left in the memo and checked.
+    fn channel<'d>(
+        &self,
+        k: u32,
+        bytes: &Bytes,
+        decoded: &'d mut Arc<Decoded>,
+    ) -> anyhow::Result<ChannelView<'d>> {
+        let decoding = Instant::now();
+        if k == 0 || *bytes != decoded.bytes {
+            self.channel_memo.take();
+            let d = Arc::make_mut(decoded);
+            d.channel
+                .decode_from(bytes)
+                .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
+            d.bytes = bytes.clone();
+            self.channel_memo.put(decoded.clone());
         }
+        let decoded: &'d Decoded = decoded;
+        let checked = ChannelView::check(&decoded.channel, self.vehicles)
+            .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
+        self.stages.since(Stage::Channel, decoding);
+        Ok(checked)
+    }
+
+    /// Window k with the network coordinator, beside window k+1 with the physics simulator
+    /// (with `poses`); returns the next physics END's ChannelData (none after the last window)
+    /// and the network END.
+    async fn exchange(
+        &mut self,
+        k: u32,
+        channel_bytes: Bytes,
+        opened: Instant,
+        poses: Vec<SetPose>,
+    ) -> (
+        Result<Option<Bytes>, LinkError>,
+        Result<NetworkView, LinkError>,
+    ) {
+        // The network side anchors the window where it opened here, not at the BEGIN's
+        // arrival (in this process or another).
+        let mut network_request = network_begin(k, channel_bytes);
+        network_request.window_opened_unix_ns = crate::io::timer::unix_ns_of(opened);
+        let network_request = network_request.encode_to_vec();
+        let first = (k == 0).then_some(self.startup);
+        let n = self.schedule.windows;
+        let (physics, network, stages) = (&mut self.physics, &mut self.network, &self.stages);
+        let next_physics = async {
+            if k + 1 < n {
+                let started = Instant::now();
+                let end = Self::physics_exchange(physics, poses, k + 1, None).await;
+                stages.since(Stage::Physics, started);
+                Some(end).transpose()
+            } else {
+                Ok(None)
+            }
+        };
+        let network_window = async {
+            let reply = network.exchange(k, network_request, first).await?;
+            expect_network(&reply, network_update::MsgType::End, k)
+                .map_err(|e| network.protocol_error(k, e))
+        };
+        tokio::join!(next_physics, network_window)
+    }
+
+    /// Waits for window `next`'s due time when paced; returns the instant it opens at (none
+    /// when unpaced or on time to the wake-up), or breaks if `stop` resolved meanwhile.
+    async fn pace(
+        stages: &Stages,
+        pacer: &mut Pacer,
+        next: u32,
+        stop: Pin<&mut impl Future<Output = ()>>,
+    ) -> ControlFlow<(), Option<Instant>> {
+        if !pacer.paced() {
+            return ControlFlow::Continue(None);
+        }
+        match pacer.open(next, Instant::now()) {
+            None => ControlFlow::Continue(None),
+            Some(Opening::Late(anchor)) => ControlFlow::Continue(Some(anchor)),
+            Some(Opening::At(due)) => {
+                let waiting = Instant::now();
+                tokio::select! {
+                    _ = crate::io::timer::sleep_until(due) => {}
+                    _ = stop => return ControlFlow::Break(()),
+                }
+                stages.since(Stage::Pacing, waiting);
+                ControlFlow::Continue(Some(due))
+            }
+        }
+    }
+
+    /// Ends the run after `done` windows: the participants stop, finish in order (adding their
+    /// parts to the report) and get the complete report.
+    async fn finish(
+        mut self,
+        done: u32,
+        interrupted: bool,
+        started: Instant,
+        pacer: &Pacer,
+    ) -> anyhow::Result<RunReport> {
+        self.participants.stop();
         let wall_seconds = started.elapsed().as_secs_f64();
-        let mut recorder = self.recorder.take();
-        let writing = |r: &Recorder| format!("writing {}", r.path().display());
-        // Programs stop while their namespaces still exist.
-        let programs = match self.programs.take() {
-            Some(mut p) => p.stop_all(self.schedule.start_ns(done)).await,
-            None => Vec::new(),
-        };
-        if let Some(r) = &mut recorder {
-            r.programs(&programs).with_context(|| writing(r))?;
-        }
-        let network = match self.live.take() {
-            Some(live) => {
-                let summary = live.shutdown();
-                if let Some(r) = &mut recorder {
-                    live.drain_copy_ends(&mut copy_ends);
-                    r.packets(&copy_ends).with_context(|| writing(r))?;
-                }
-                Some(summary)
-            }
-            None => None,
-        };
-        let modem_names = self
-            .modem_bridges
-            .as_ref()
-            .map(|m| m.modem_names().to_vec())
-            .unwrap_or_default();
-        let modems = self
-            .modem_bridges
-            .take()
-            .map(|a| a.finish(self.schedule.start_ns(done)));
-        if let (Some(r), Some(m)) = (&mut recorder, &modems) {
-            r.modem_frames(&m.entries[m.drained..], &modem_names)
-                .with_context(|| writing(r))?;
-        }
-        let pairs = recorder.as_ref().map(Recorder::pairs).unwrap_or_default();
         let mut report = RunReport {
             scenario: self.scenario,
             windows: done,
@@ -364,36 +402,30 @@ impl PhysicsCoordinator {
             max_late_ms: pacer.lateness().1.as_secs_f64() * 1e3,
             windows_per_second: done as f64 / wall_seconds.max(1e-9),
             interrupted,
-            record: recorder.as_ref().map(|r| r.path().to_path_buf()),
+            record: None,
             timeline: None,
-            pairs,
-            network,
-            modems,
-            programs,
-            stages: self.stages.summary(done),
+            pairs: Vec::new(),
+            network: None,
+            modems: None,
+            programs: Vec::new(),
+            stages: Default::default(),
         };
-        if let Some(r) = recorder {
-            let path = r.path().to_path_buf();
-            report.timeline = r.timeline_path();
-            let files = r
-                .finish(&serde_json::to_value(&report)?)
-                .with_context(|| format!("writing {}", path.display()))?;
-            report.record = Some(files.record);
-        }
+        let end_ns = self.schedule.start_ns(done);
+        self.participants.finish(done, end_ns, &mut report).await?;
+        report.stages = self.stages.summary(done);
+        self.participants.report(&mut report)?;
         Ok(report)
     }
 
-    /// BEGIN(k), with the nav fixes accepted since the last BEGIN, → END(k); returns the END's
-    /// serialized ChannelData.
+    /// BEGIN(k) with `poses` → END(k); returns the END's serialized ChannelData.
     async fn physics_exchange(
         physics: &mut Link,
-        nav: Option<&NavSource>,
+        poses: Vec<SetPose>,
         k: u32,
         timeout: Option<Duration>,
     ) -> Result<Bytes, LinkError> {
-        let fixes = nav.map(NavSource::take).unwrap_or_default();
         let reply = physics
-            .exchange(k, physics_begin(k, fixes), timeout)
+            .exchange(k, physics_begin(k, poses), timeout)
             .await?;
         let end = expect_physics(reply, physics_update::MsgType::End, k)
             .map_err(|e| physics.protocol_error(k, e))?;

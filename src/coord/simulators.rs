@@ -5,9 +5,9 @@
 
 use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg};
 use crate::io::auv_server::AuvInterfaceSim;
+use crate::sim::network::ChannelMemo;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{Link, Service};
-use crate::wire::channel::ChannelMemo;
 use std::{path::Path, time::Duration};
 
 /// How long a peer may take to come up and answer window 0.

@@ -17,7 +17,7 @@
 //! `<window> <start_ns> <x> <y> <z> <qw> <qx> <qy> <qz>` (the vehicle's pose at the window's
 //! start, ENU). The bridge exits at end of input.
 
-use crate::coord::{WindowObserver, WindowView};
+use crate::coord::{Ended, Participant, WindowView};
 use anyhow::Context;
 use std::{
     io::Write,
@@ -85,7 +85,7 @@ struct Bridge {
 }
 
 /// The parent side: one bridge process per vehicle whose namespace exists; a
-/// [`WindowObserver`] that writes every window's sample to each bridge.
+/// [`Participant`] that writes every window's sample to each bridge.
 pub struct VehicleBridges {
     bridges: Vec<Bridge>,
 }
@@ -152,8 +152,8 @@ impl VehicleBridges {
     }
 }
 
-impl WindowObserver for VehicleBridges {
-    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
+impl Participant for VehicleBridges {
+    fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         for b in &mut self.bridges {
             let Some(pose) = view.channel.pose(b.index) else {
                 continue;
@@ -178,7 +178,7 @@ impl WindowObserver for VehicleBridges {
         Ok(())
     }
 
-    fn finish(&mut self) {
+    fn stop(&mut self) {
         for b in &mut self.bridges {
             b.stdin.take(); // end of input: the bridge publishes what it has and exits
         }

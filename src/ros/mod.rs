@@ -1,5 +1,6 @@
-//! The ROS 2 layer. It only observes: the physics coordinator hands it every completed window
-//! ([`crate::coord::WindowObserver`]) and it publishes what the model already knows.
+//! The ROS 2 layer. It only observes: as a participant of the run ([`crate::coord::Participant`])
+//! it gets every completed window from the physics coordinator and publishes what the model
+//! already knows.
 //!
 //! Always compiled (no ROS needed, unit-tested): [`state`] turns a window's ChannelData and
 //! network END into per-vehicle poses and per-pair link states; [`params`] holds the node

@@ -1,4 +1,4 @@
-//! The ROS 2 publishers fed by the physics coordinator (a [`WindowObserver`]).
+//! The ROS 2 publishers fed by the physics coordinator (a [`Participant`]).
 //!
 //! | topic | type | QoS | content |
 //! |---|---|---|---|
@@ -15,7 +15,7 @@ use super::{
     names,
     state::{ros_time, HeldLinks, PairState, Vehicles, WindowState},
 };
-use crate::coord::{WindowObserver, WindowView};
+use crate::coord::{Ended, Participant, WindowView};
 use prost::Message;
 use r2r::{
     builtin_interfaces::msg::Time,
@@ -316,8 +316,8 @@ fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
     }
 }
 
-impl WindowObserver for RosPublisher {
-    fn window(&mut self, view: &WindowView<'_>) -> anyhow::Result<()> {
+impl Participant for RosPublisher {
+    fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         let mut state =
             self.vehicles
                 .window(view.window, view.start_ns, &view.channel, view.network_end);
@@ -330,7 +330,7 @@ impl WindowObserver for RosPublisher {
         Ok(())
     }
 
-    fn finish(&mut self) {
+    fn stop(&mut self) {
         let until = Instant::now() + self.linger;
         while Instant::now() < until {
             self.node.spin_once(Duration::from_millis(20));

@@ -70,7 +70,7 @@ use crate::sync::{
     protocol::{expect_network, Received, WindowCounter},
     Reply, Service,
 };
-use crate::wire::channel::{Channel, ChannelMemo, ChannelView};
+use crate::wire::channel::{Channel, ChannelView, Decoded};
 use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
 use prost::bytes::Bytes;
@@ -79,6 +79,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 
 pub use crate::sim::passthrough::PassthroughNetwork;
 
@@ -121,6 +122,38 @@ struct Pending {
     budget: Budget,
     /// Its copy in the acoustic medium (acoustic links only).
     medium: Option<CopyId>,
+}
+
+/// The channel last decoded in this process, for the next reader of the same bytes: the physics
+/// coordinator decodes every window's ChannelData, and the embedded network simulator in the
+/// same process ([`NetworkSim::with_memo`]) takes it from here instead of decoding it a second
+/// time. A reader compares the bytes, so it can only ever take the decoding of exactly what it
+/// holds.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelMemo(Arc<Mutex<Option<Arc<Decoded>>>>);
+
+impl ChannelMemo {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Decoded>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Leaves `decoded` for the next reader.
+    pub fn put(&self, decoded: Arc<Decoded>) {
+        *self.slot() = Some(decoded);
+    }
+
+    /// Takes back what was left (so its owner may reuse the buffers).
+    pub fn take(&self) -> Option<Arc<Decoded>> {
+        self.slot().take()
+    }
+
+    /// The decoding of `bytes`, if it is what was left.
+    pub fn get(&self, bytes: &[u8]) -> Option<Arc<Decoded>> {
+        self.slot()
+            .as_ref()
+            .filter(|d| d.bytes.as_ref() == bytes)
+            .cloned()
+    }
 }
 
 pub struct NetworkSim {

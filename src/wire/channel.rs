@@ -30,7 +30,6 @@ use prost::encoding::{
     WireType,
 };
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
 
 /// A ChannelData in flat buffers (see the module docs): what [`ChannelView::check`] checks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -56,37 +55,6 @@ struct PathSpans {
 pub struct Decoded {
     pub bytes: Bytes,
     pub channel: Channel,
-}
-
-/// The channel last decoded in this process, for the next reader of the same bytes: the physics
-/// coordinator decodes every window's ChannelData, and an embedded network simulator in the same
-/// process takes it from here instead of decoding it a second time. A reader compares the bytes,
-/// so it can only ever take the decoding of exactly what it holds.
-#[derive(Debug, Clone, Default)]
-pub struct ChannelMemo(Arc<Mutex<Option<Arc<Decoded>>>>);
-
-impl ChannelMemo {
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Decoded>>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Leaves `decoded` for the next reader.
-    pub fn put(&self, decoded: Arc<Decoded>) {
-        *self.slot() = Some(decoded);
-    }
-
-    /// Takes back what was left (so its owner may reuse the buffers).
-    pub fn take(&self) -> Option<Arc<Decoded>> {
-        self.slot().take()
-    }
-
-    /// The decoding of `bytes`, if it is what was left.
-    pub fn get(&self, bytes: &[u8]) -> Option<Arc<Decoded>> {
-        self.slot()
-            .as_ref()
-            .filter(|d| d.bytes.as_ref() == bytes)
-            .cloned()
-    }
 }
 
 /// The field a decode is in, named only if it fails.
