@@ -18,7 +18,7 @@
 
 use crate::model::modem::ledger::FrameLedgerSummary;
 use crate::net::ledger::{Balance, LedgerSummary};
-use crate::output::report::ThroughputRow;
+use crate::output::report::series::ThroughputRow;
 use crate::output::summary::RunReport;
 use anyhow::Context;
 use serde::Serialize;

@@ -15,8 +15,8 @@ use crate::output::record::{Record, RecordError, RECORD_FILE};
 use crate::output::schema::ProgramRecord;
 use crate::output::summary::RunReport;
 use plots::{Bar, Plot};
-use serde::{Deserialize, Serialize};
-use series::{outcome_rank, Analysis, ChannelState, PacketFold};
+use serde::Serialize;
+use series::{outcome_rank, Analysis, ChannelState, PacketFold, ThroughputRow};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -365,35 +365,6 @@ fn csv_file<R: Serialize>(
     }
     w.flush().map_err(io(path))?;
     Ok(path.to_path_buf())
-}
-
-/// One row of `series/throughput.csv`: a directed link's delivered copies in one time bin
-/// (written by the report, read back by `cosim soak`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ThroughputRow<'a> {
-    pub src: Cow<'a, str>,
-    pub dst: Cow<'a, str>,
-    pub bin_start_s: f64,
-    pub bin_end_s: f64,
-    pub delivered_packets: u64,
-    pub delivered_bytes: u64,
-    pub mbit_per_s: f64,
-    /// Absent (an empty cell) in a bin without deliveries.
-    pub mean_delay_s: Option<f64>,
-}
-
-impl ThroughputRow<'_> {
-    /// The columns, in order.
-    pub const HEADER: [&'static str; 8] = [
-        "src",
-        "dst",
-        "bin_start_s",
-        "bin_end_s",
-        "delivered_packets",
-        "delivered_bytes",
-        "mbit_per_s",
-        "mean_delay_s",
-    ];
 }
 
 #[derive(Serialize)]

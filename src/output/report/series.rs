@@ -9,7 +9,8 @@ use crate::output::schema::{
     LinkState, ModemFrame, Outcome, PacketRecord, PairChannel, ProgramRecord, RunInfo,
 };
 use crate::output::summary::RunReport;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// The destination shown for copies of packets that named no vehicle.
@@ -223,6 +224,35 @@ impl LinkSeries {
 /// Mbit/s of `bytes` in `bin_s` seconds.
 pub fn mbit_s(bytes: u64, bin_s: f64) -> f64 {
     bytes as f64 * 8.0 / bin_s / 1e6
+}
+
+/// One row of `series/throughput.csv`: a directed link's delivered copies in one time bin
+/// (written by the report, read back by `cosim soak`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputRow<'a> {
+    pub src: Cow<'a, str>,
+    pub dst: Cow<'a, str>,
+    pub bin_start_s: f64,
+    pub bin_end_s: f64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    pub mbit_per_s: f64,
+    /// Absent (an empty cell) in a bin without deliveries.
+    pub mean_delay_s: Option<f64>,
+}
+
+impl ThroughputRow<'_> {
+    /// The columns, in order.
+    pub const HEADER: [&'static str; 8] = [
+        "src",
+        "dst",
+        "bin_start_s",
+        "bin_end_s",
+        "delivered_packets",
+        "delivered_bytes",
+        "mbit_per_s",
+        "mean_delay_s",
+    ];
 }
 
 /// Modem frames of one (sender, addressed receiver).
