@@ -243,13 +243,6 @@ const ALLOWED_CIRCLES: &[&[&str]] = &[
     // (validate, check_inside_world, check_against_terrain, ns3_settings, ns3_links,
     // gazebo_settings, auv_client_settings, Ctx).
     &["config/mod.rs", "config/validate.rs"],
-    // html.rs uses mod.rs's Figures and exit_text, table.rs its exit_text; mod.rs calls
-    // html::page and table::terminal.
-    &[
-        "output/report/html.rs",
-        "output/report/mod.rs",
-        "output/report/table.rs",
-    ],
     // Each transport uses mod.rs's Service, Transport, Reply, TransportError and within;
     // mod.rs builds them (local::Local, thread::Thread, zmq::{Client, serve, ServeEnd},
     // rosnetsim::{Client, serve}).

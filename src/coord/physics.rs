@@ -8,13 +8,13 @@ use super::participants::{
     LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant, RecordParticipant,
 };
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
-use crate::output::summary::RunReport;
 use crate::clock::{Opening, Pacer, Schedule};
 use crate::config::LoadedScenario;
 use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::ModemBridges;
 use crate::io::netsim_manager::NavSource;
 use crate::io::programs::Programs;
+use crate::output::summary::RunReport;
 use crate::output::{
     stages::{Stage, Stages},
     Recorder,

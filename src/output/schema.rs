@@ -173,6 +173,16 @@ impl ProgramRecord {
     pub fn has_note(&self) -> bool {
         self.end != ProgramEnd::Exited || self.leftovers_killed
     }
+
+    /// Its exit in words: `exit 0`, `signal 15`, or why it has none.
+    pub fn exit_text(&self) -> String {
+        match (self.exit_code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("signal {s}"),
+            (None, None) if self.started_s.is_none() => "not started".into(),
+            (None, None) => "unknown".into(),
+        }
+    }
 }
 
 /// How a program's run ended, beyond its exit status.

@@ -2,10 +2,10 @@
 //! script, nothing loaded from elsewhere) with the run's summary, every plot, the ledgers and
 //! the programs.
 
+use super::figures::Figures;
 use super::plots::Plot;
 use super::series::{outcome_rank, Analysis, ChannelState, LinkSeries};
 use super::table::{duration, headline};
-use super::Figures;
 use base64::Engine;
 use std::fmt::Write;
 
@@ -416,7 +416,7 @@ fn programs(o: &mut String, a: &Analysis) {
         .programs
         .iter()
         .map(|p| {
-            let exit = super::exit_text(p);
+            let exit = p.exit_text();
             // A program stopped by a signal at the end of the run is no failure.
             let class = match (p.exit_code, p.signal) {
                 (Some(0), _) => "ok",

@@ -264,7 +264,7 @@ fn programs(a: &Analysis) -> String {
             p.ended_s
                 .map(|s| format!("{s:.2}"))
                 .unwrap_or_else(|| "–".into()),
-            super::exit_text(p),
+            p.exit_text(),
         ]);
     }
     format!("{t}\n")

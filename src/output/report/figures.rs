@@ -1,0 +1,163 @@
+//! The report's plots by the section of the page they belong to, drawn from an [`Analysis`]
+//! ([`draw`]); `report.html` lays them out and [`super::write`] saves them as PNG files.
+
+use super::plots::{self, Bar, Plot};
+use super::series::Analysis;
+
+/// At most this many links get their own plots (the ones with the most copies).
+pub const MAX_LINK_PLOTS: usize = 16;
+
+/// The plots of one directed link.
+#[derive(Debug, Default)]
+pub struct LinkFigures {
+    /// Index into [`Analysis::links`].
+    pub link: usize,
+    pub over_time: Option<Plot>,
+    pub stats: Option<Plot>,
+}
+
+/// Every plot, by the section of the page it belongs to.
+#[derive(Debug, Default)]
+pub struct Figures {
+    pub channel: Option<Plot>,
+    pub channel_pairs_left_out: usize,
+    pub links: Vec<LinkFigures>,
+    pub links_left_out: usize,
+    pub snr: Option<Plot>,
+    pub modem: Option<Plot>,
+    pub ledger_packets: Option<Plot>,
+    pub ledger_modem: Option<Plot>,
+}
+
+impl Figures {
+    pub(super) fn all(&self) -> impl Iterator<Item = &Plot> {
+        let links = self.links.iter().flat_map(|l| [&l.over_time, &l.stats]);
+        [&self.channel]
+            .into_iter()
+            .chain(links)
+            .chain([
+                &self.snr,
+                &self.modem,
+                &self.ledger_packets,
+                &self.ledger_modem,
+            ])
+            .flatten()
+    }
+}
+
+/// Draws every plot that has data; a plot that fails is left out with a note.
+pub fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
+    let mut f = Figures::default();
+    let keep = |file: String,
+                title: String,
+                r: Result<Vec<u8>, String>,
+                notes: &mut Vec<String>| match r {
+        Ok(png) => Some(Plot { file, title, png }),
+        Err(e) => {
+            notes.push(format!("plot {file} not drawn: {e}"));
+            None
+        }
+    };
+    if let Some(r) = plots::channel(a) {
+        f.channel = keep("channel.png".into(), "Channel per pair".into(), r, notes);
+        f.channel_pairs_left_out = a
+            .pairs
+            .iter()
+            .filter(|p| !p.samples.is_empty())
+            .count()
+            .saturating_sub(plots::MAX_PAIRS);
+    }
+    // Throughput and delay over time for links that delivered something; a link whose every copy
+    // was dropped shows in the ledger tables and charts.
+    let mut busy: Vec<usize> = (0..a.links.len())
+        .filter(|&i| a.links[i].ledger.delivered.copies > 0)
+        .collect();
+    f.links_left_out = busy.len().saturating_sub(MAX_LINK_PLOTS);
+    if busy.len() > MAX_LINK_PLOTS {
+        busy.sort_by_key(|&i| std::cmp::Reverse(a.links[i].ledger.total.copies));
+        busy.truncate(MAX_LINK_PLOTS);
+        busy.sort_unstable();
+    }
+    for i in busy {
+        let l = &a.links[i];
+        let pair = a
+            .pairs
+            .iter()
+            .find(|p| (p.a == l.src && p.b == l.dst) || (p.a == l.dst && p.b == l.src));
+        let stem = format!(
+            "link_{:02}_{}_{}",
+            i,
+            plots::slug(&l.src),
+            plots::slug(&l.dst)
+        );
+        let over_time = keep(
+            format!("{stem}.png"),
+            format!("{} → {}: throughput and delay", l.src, l.dst),
+            plots::link_over_time(a, l, pair),
+            notes,
+        );
+        let stats = keep(
+            format!("{stem}_stats.png"),
+            format!("{} → {}: rate and delay", l.src, l.dst),
+            plots::link_statistics(a, l),
+            notes,
+        );
+        f.links.push(LinkFigures {
+            link: i,
+            over_time,
+            stats,
+        });
+    }
+    if let Some(r) = plots::snr(a) {
+        f.snr = keep("snr.png".into(), "SNR over time".into(), r, notes);
+    }
+    if let Some(r) = plots::modem_frames(a) {
+        f.modem = keep(
+            "modem_frames.png".into(),
+            "Modem frames over time by outcome".into(),
+            r,
+            notes,
+        );
+    }
+    let packet_bars: Vec<Bar> = a
+        .traffic_links()
+        .map(|l| {
+            let mut outcomes = vec![("delivered".to_string(), l.ledger.delivered.copies)];
+            outcomes.extend(l.ledger.dropped.iter().map(|(r, c)| (r.clone(), c.copies)));
+            Bar {
+                name: format!("{} → {}", l.src, l.dst),
+                outcomes,
+            }
+        })
+        .collect();
+    if let Some(r) = plots::ledger("Packet ledger: copies by outcome", "copies", &packet_bars) {
+        f.ledger_packets = keep(
+            "ledger_packets.png".into(),
+            "Packet ledger".into(),
+            r,
+            notes,
+        );
+    }
+    let modem_bars: Vec<Bar> = a
+        .modem
+        .links
+        .iter()
+        .map(|l| Bar {
+            name: format!("{} → {}", l.src, l.dst.as_deref().unwrap_or("(nobody)")),
+            outcomes: l.by_outcome.iter().map(|(o, n)| (o.clone(), *n)).collect(),
+        })
+        .collect();
+    if let Some(r) = plots::ledger(
+        "Modem frame ledger: frames by outcome",
+        "frames",
+        &modem_bars,
+    ) {
+        f.ledger_modem = keep(
+            "ledger_modem.png".into(),
+            "Modem frame ledger".into(),
+            r,
+            notes,
+        );
+    }
+    f
+}
