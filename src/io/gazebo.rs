@@ -26,7 +26,6 @@ use crate::sync::{
 };
 use futures::{stream::SelectAll, Stream, StreamExt};
 use nalgebra::{Point3, Quaternion, UnitQuaternion};
-use prost::Message;
 use r2r::geometry_msgs::msg::PoseStamped;
 use r2r::ros_gz_interfaces::{msg::WorldControl, srv::ControlWorld};
 use r2r::QosProfile;

@@ -16,7 +16,6 @@ use super::{
     state::{ros_time, HeldLinks, PairState, Vehicles, WindowState},
 };
 use crate::coord::{Ended, Participant, WindowView};
-use prost::Message;
 use r2r::{
     builtin_interfaces::msg::Time,
     diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue},
