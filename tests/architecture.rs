@@ -234,27 +234,6 @@ fn the_check_finds_a_reverse_import_and_ignores_comments() {
 // not, and neither is a `pub use` itself (it is resolved through, to the defining file). A set
 // of files that reach each other along these edges is a circle.
 
-/// The circles this test tolerates, each as the sorted files (under `src/`) of one circle, with
-/// the names that make it. Only these pass, and only exactly as listed: a circle with a file
-/// more or less fails, and so does an entry that no longer matches a circle, so the list only
-/// shrinks. It is to be empty.
-const ALLOWED_CIRCLES: &[&[&str]] = &[
-    // validate.rs uses mod.rs's ConfigError (and baud_supported); mod.rs calls validate::
-    // (validate, check_inside_world, check_against_terrain, ns3_settings, ns3_links,
-    // gazebo_settings, auv_client_settings, Ctx).
-    &["config/mod.rs", "config/validate.rs"],
-    // Each transport uses mod.rs's Service, Transport, Reply, TransportError and within;
-    // mod.rs builds them (local::Local, thread::Thread, zmq::{Client, serve, ServeEnd},
-    // rosnetsim::{Client, serve}).
-    &[
-        "sync/local.rs",
-        "sync/mod.rs",
-        "sync/rosnetsim.rs",
-        "sync/thread.rs",
-        "sync/zmq.rs",
-    ],
-];
-
 /// One token of Rust code: an identifier or keyword, `::`, or one other character.
 #[derive(Debug)]
 struct Token {
@@ -867,34 +846,15 @@ fn circles(files: &[(String, String)]) -> Vec<Circle> {
 #[test]
 fn no_import_circle_between_files() {
     let found = circles(&src_files());
-    let unexpected: Vec<String> = found
+    let report: Vec<String> = found
         .iter()
-        .filter(|c| {
-            !ALLOWED_CIRCLES.contains(
-                &c.files
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>()
-                    .as_slice(),
-            )
-        })
         .map(|c| format!("{}:\n  {}", c.files.join(", "), c.chain.join("\n  ")))
         .collect();
-    let stale: Vec<String> = ALLOWED_CIRCLES
-        .iter()
-        .filter(|a| !found.iter().any(|c| c.files == **a))
-        .map(|a| a.join(", "))
-        .collect();
     assert!(
-        unexpected.is_empty(),
+        report.is_empty(),
         "import circles between files (under src/; each file on a circle reaches the others \
          through the imports listed; a type both use belongs in a module both import):\n{}",
-        unexpected.join("\n")
-    );
-    assert!(
-        stale.is_empty(),
-        "ALLOWED_CIRCLES lists circles that no longer exist: remove them:\n{}",
-        stale.join("\n")
+        report.join("\n")
     );
 }
 

@@ -1226,3 +1226,202 @@ fn record_section_has_defaults_and_positive_intervals() {
         assert_error(&err, key, line);
     }
 }
+
+/// The rules for the network and physics simulators a scenario names (ns-3's links and
+/// settings, Gazebo's, a kind in the wrong role), through the loader.
+mod simulator_rules {
+    use netsim_cosim::config;
+    use std::path::Path;
+
+    /// Three vessels and an AUV, all but the links and the network simulator fixed.
+    fn scenario(links: &str, network: &str) -> String {
+        format!(
+            "name: n
+window_ms: 1
+duration_s: 1
+world:
+  origin: {{lat_deg: 0, lon_deg: 0}}
+  terrain: {{kind: procedural, size_m: [400, 400], cell_size_m: 10, base_height_m: -40}}
+vehicles:
+  - {{name: usv1, addresses: [10.0.0.1/24], start: {{x: 0, y: 0, z: 1}}, motion: {{kind: stationary}}}}
+  - {{name: usv2, addresses: [10.0.0.2/24], start: {{x: 10, y: 0, z: 1}}, motion: {{kind: stationary}}}}
+  - {{name: usv3, addresses: [10.0.0.3/24], start: {{x: 20, y: 0, z: 1}}, motion: {{kind: stationary}}}}
+  - {{name: auv1, addresses: [10.0.0.4/24], start: {{x: 30, y: 0, z: -10}}, motion: {{kind: stationary}}}}
+links:
+{links}
+simulators:
+  network:
+{network}
+"
+        )
+    }
+
+    fn load(links: &str, network: &str) -> Result<(), String> {
+        config::parse_str(&scenario(links, network), Path::new("s.yaml"))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    const NS3: &str = "    kind: ns3";
+    const VESSELS_RF: &str = "  default: {model: none}
+  pairs:
+    - {between: [usv1, usv2], model: rf}
+    - {between: [usv1, usv3], model: rf}
+    - {between: [usv2, usv3], model: rf}";
+
+    #[test]
+    fn a_scenario_that_ns3_can_build_loads() {
+        load(VESSELS_RF, NS3).unwrap();
+        load("  default: {model: none}", NS3).unwrap();
+        load("  default: {model: acoustic}", NS3).unwrap();
+        load(
+            VESSELS_RF,
+            "    kind: ns3\n    wifi: {rate_manager: constant, data_mode: ErpOfdmRate54Mbps}",
+        )
+        .unwrap();
+        load(
+            VESSELS_RF,
+            "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn ns3_has_no_ideal_or_disk_link() {
+        assert_eq!(load("  default: {model: ideal}", NS3).unwrap_err(), "s.yaml:13:13: links.default.model: usv1 - usv2: ns-3 has no `ideal` link; use rf, acoustic or none");
+        let disk =
+            format!("{VESSELS_RF}\n    - {{between: [usv3, auv1], model: disk, range_m: 50}}");
+        assert_eq!(load(&disk, NS3).unwrap_err(), "s.yaml:18:31: links.pairs[3].model: usv3 - auv1: ns-3 has no `disk` link; use rf, acoustic or none");
+        // The embedded simulator has both.
+        load(&disk, "    kind: embedded").unwrap();
+    }
+
+    #[test]
+    fn every_rf_pair_shares_one_channel() {
+        let differ = VESSELS_RF.replace(
+            "[usv2, usv3], model: rf}",
+            "[usv2, usv3], model: rf, tx_power_dbm: 23}",
+        );
+        assert_eq!(
+            load(&differ, NS3).unwrap_err(),
+            "s.yaml:17:7: links.pairs[2]: usv2 - usv3: under ns-3 every rf link is one Wi-Fi channel with one set of settings, \
+             and this one differs from links.pairs[0] (line 15); give every rf pair the same settings"
+        );
+        let acoustic = "  default: {model: acoustic}\n  pairs:\n    - {between: [usv1, auv1], model: acoustic, micromodem_rate: 5}";
+        assert!(load(acoustic, NS3).unwrap_err().contains(
+            "links.pairs[0]: usv1 - auv1: under ns-3 every acoustic link is one UAN channel"
+        ));
+    }
+
+    #[test]
+    fn a_vehicle_has_one_kind_of_device_and_a_none_pair_no_shared_channel() {
+        let both = format!("{VESSELS_RF}\n    - {{between: [usv3, auv1], model: acoustic}}");
+        assert_eq!(
+            load(&both, NS3).unwrap_err(),
+            "s.yaml:18:7: links.pairs[3]: usv3 has an rf link (links.pairs[1] (line 16)) and an acoustic one: under ns-3 a vehicle has one device, Wi-Fi or UAN"
+        );
+        let gap = VESSELS_RF.replace("[usv2, usv3], model: rf}", "[usv2, usv3], model: none}");
+        assert_eq!(
+            load(&gap, NS3).unwrap_err(),
+            "s.yaml:17:31: links.pairs[2].model: usv2 - usv3: both have Wi-Fi devices (from their rf links) and ns-3 puts every Wi-Fi device \
+             on one channel, so this `none` link would carry their packets; make it rf like their other links"
+        );
+    }
+
+    #[test]
+    fn ns3_settings_are_checked() {
+        let err = |network: &str| load(VESSELS_RF, network).unwrap_err();
+        assert_eq!(
+            err("    kind: ns3\n    wifi: {rate_manager: constant}"),
+            "s.yaml:21:12: simulators.network.wifi.rate_manager: `constant` needs wifi.data_mode, the ns-3 mode name: e.g. ErpOfdmRate54Mbps (802.11g), OfdmRate54Mbps (802.11a), HtMcs7 (802.11n)"
+        );
+        assert_eq!(err("    kind: ns3\n    wifi: {data_mode: HtMcs7}"), "s.yaml:21:12: simulators.network.wifi.data_mode: only rate_manager: constant uses a data_mode (rate_manager is minstrel)");
+        assert!(
+            err("    kind: ns3\n    wifi: {rate_manager: constant, data_mode: 'Ht Mcs7'}")
+                .contains("\"Ht Mcs7\" is not an ns-3 mode name")
+        );
+        assert_eq!(
+            err("    kind: ns3\n    wifi: {queue_packets: 0}"),
+            "s.yaml:21:12: simulators.network.wifi.queue_packets: must be > 0"
+        );
+        assert_eq!(
+            err("    kind: ns3\n    endpoint: tcp://h:5602\n    program: /opt/netsim-ns3"),
+            "s.yaml:22:5: simulators.network.program: is not used with `endpoint`: the adapter at tcp://h:5602 is already running"
+        );
+        assert!(err("    kind: ns3\n    wifi: {standard: 80211ac}").contains("simulators.network"));
+        assert!(err("    kind: ns3\n    colour: blue").contains("unknown field `colour`"));
+        let offload = format!("{VESSELS_RF}\nnetwork: {{offload: true}}");
+        let e = load(&offload, NS3).unwrap_err();
+        assert!(
+            e.starts_with(
+                "s.yaml:18:11: network.offload: must be false with ns-3: an offloaded packet"
+            ),
+            "{e}"
+        );
+        load(&offload, "    kind: embedded").unwrap();
+    }
+
+    #[test]
+    fn ns3_is_no_physics_simulator() {
+        let text = scenario(VESSELS_RF, "    kind: embedded")
+            .replace("simulators:\n", "simulators:\n  physics: {kind: ns3}\n");
+        let e = config::parse_str(&text, Path::new("s.yaml")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network (--network-sim ns3); \
+             the physics simulator is one of embedded, zeromq, rosnetsim, gazebo, auv_interface"
+        );
+    }
+
+    /// The scenario of these tests with Gazebo as its physics simulator (`physics` its keys)
+    /// and every motion `motion`.
+    fn gazebo(physics: &str, motion: &str) -> Result<(), String> {
+        let text = scenario(VESSELS_RF, "    kind: embedded")
+            .replace(
+                "simulators:\n",
+                &format!("simulators:\n  physics: {{kind: gazebo{physics}}}\n"),
+            )
+            .replace("motion: {kind: stationary}", motion);
+        config::parse_str(&text, Path::new("s.yaml"))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn gazebo_settings_are_checked() {
+        const EXT: &str = "motion: {kind: external}";
+        gazebo("", EXT).unwrap();
+        gazebo(
+            ", world: harbour, step_ms: 0.5, models: {usv1: boat_1}",
+            EXT,
+        )
+        .unwrap();
+        assert_eq!(gazebo(", step_ms: 0.3", EXT).unwrap_err(), "s.yaml:19:27: simulators.physics.step_ms: the window (1 ms) must be a whole number of Gazebo steps of 0.3 ms (it is 3.333333 of them)");
+        assert_eq!(gazebo(", step_ms: 2", EXT).unwrap_err(), "s.yaml:19:27: simulators.physics.step_ms: the window (1 ms) must be a whole number of Gazebo steps of 2 ms (it is 0.500000 of them)");
+        assert!(gazebo(", models: {usv9: boat}", EXT)
+            .unwrap_err()
+            .contains("simulators.physics.models.usv9: \"usv9\" is not a vehicle of the scenario"));
+        assert!(gazebo(", models: {usv1: usv2}", EXT).unwrap_err().ends_with("simulators.physics.models: vehicles \"usv1\" and \"usv2\" are both the Gazebo model \"usv2\""));
+        assert!(gazebo(", models: {usv1: 'a b'}", EXT)
+            .unwrap_err()
+            .contains("\"a b\" cannot name a Gazebo model"));
+        assert!(gazebo(", world: my-world", EXT)
+            .unwrap_err()
+            .contains("simulators.physics.world: \"my-world\" cannot name a Gazebo world"));
+        assert!(gazebo("", "motion: {kind: stationary}").unwrap_err().ends_with("vehicles[0].motion: Gazebo moves the vehicles: \"usv1\"'s motion must be `{kind: external}`"));
+        let net = scenario(VESSELS_RF, "    kind: gazebo");
+        let e = config::parse_str(&net, Path::new("s.yaml")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("simulators.network.kind: Gazebo is a physics simulator"),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "s.yaml:20:5: simulators.network.kind: {}",
+                config::WrongRole::GazeboAsNetwork
+            )
+        );
+    }
+}

@@ -185,7 +185,7 @@ impl Client {
 
 impl super::Transport for Client {
     fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Reply<'a> {
-        Box::pin(super::within(timeout, async move {
+        Box::pin(super::transport::within(timeout, async move {
             self.request(&request).await.map_err(|e| match e {
                 FrameError::Disconnected => super::TransportError::Disconnected,
                 e => super::TransportError::Failed(e.to_string()),
