@@ -752,3 +752,107 @@ fn switching_to_ns3_on_the_command_line_checks_the_links_and_finds_the_program()
         "{err}"
     );
 }
+
+// ---- participants ----
+
+/// Logs every call it gets; as `producer` it adds one copy end per window.
+struct Logged {
+    name: &'static str,
+    producer: bool,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Logged {
+    fn note(&self, what: String) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} {what}", self.name));
+    }
+}
+
+impl netsim_cosim::coord::Participant for Logged {
+    fn open(&mut self, w: &netsim_cosim::coord::WindowOpen<'_>) -> anyhow::Result<()> {
+        self.note(format!("open {} at {} ns", w.window, w.start_ns));
+        Ok(())
+    }
+
+    fn window(
+        &mut self,
+        view: &netsim_cosim::coord::WindowView<'_>,
+        ended: &mut netsim_cosim::coord::Ended,
+    ) -> anyhow::Result<()> {
+        self.note(format!(
+            "window {} sees {}",
+            view.window,
+            ended.copy_ends.len()
+        ));
+        if self.producer {
+            ended.copy_ends.push(netsim_cosim::net::ledger::CopyEnd {
+                captured_ns: view.start_ns,
+                src: 0,
+                dst: None,
+                bytes: 1,
+                fate: netsim_cosim::model::fate::Fate::Delivered,
+                end_ns: view.start_ns,
+                corrupted: false,
+            });
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        self.note("stop".into());
+    }
+
+    fn finish<'a>(
+        &'a mut self,
+        end: netsim_cosim::coord::RunEnd<'a>,
+    ) -> netsim_cosim::coord::Finishing<'a> {
+        self.note(format!("finish after {} windows", end.windows));
+        end.report.scenario.push_str(self.name);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn report(&mut self, report: &mut netsim_cosim::coord::RunReport) -> anyhow::Result<()> {
+        self.note(format!("report {}", report.scenario));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn participants_take_part_in_the_order_added_and_see_what_those_before_produced() {
+    let log = std::sync::Arc::default();
+    let logged = |name, producer| Logged {
+        name,
+        producer,
+        log: std::sync::Arc::clone(&log),
+    };
+    let report = coordinator(
+        Link::local("scripted physics simulator", Box::new(OffByOne(0))),
+        2,
+    )
+    .with_participant(logged("a", true))
+    .with_participant(logged("b", false))
+    .run(std::future::pending())
+    .await
+    .unwrap();
+    assert_eq!(report.scenario, "testab");
+    let expected = [
+        "a open 0 at 0 ns",
+        "b open 0 at 0 ns",
+        "a window 0 sees 0",
+        "b window 0 sees 1",
+        "a open 1 at 10000000 ns",
+        "b open 1 at 10000000 ns",
+        "a window 1 sees 0",
+        "b window 1 sees 1",
+        "a stop",
+        "b stop",
+        "a finish after 2 windows",
+        "b finish after 2 windows",
+        "a report testab",
+        "b report testab",
+    ];
+    assert_eq!(*log.lock().unwrap(), expected);
+}
