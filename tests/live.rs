@@ -336,7 +336,7 @@ fn live_run(
                 tokio::spawn(async move {
                     zmq::serve(&bind, sim.as_mut(), Duration::from_secs(60)).await
                 });
-                Some(ep)
+                Some(ep.parse().unwrap())
             }
             None => None,
         };
@@ -344,7 +344,7 @@ fn live_run(
             &loaded,
             None,
             None,
-            endpoint.as_deref(),
+            endpoint.as_ref(),
             Some(out.to_path_buf()),
         )
         .await
@@ -1324,7 +1324,8 @@ fn late_begins_to_a_network_coordinator_of_its_own_never_release_a_packet_early(
         };
         let bind = proxy_ep.clone();
         tokio::spawn(async move { zmq::serve(&bind, &mut proxy, Duration::from_secs(20)).await });
-        let c = PhysicsCoordinator::for_scenario(&loaded, None, Some(&proxy_ep), None, None)
+        let proxy: netsim_cosim::config::ZmqEndpoint = proxy_ep.parse().unwrap();
+        let c = PhysicsCoordinator::for_scenario(&loaded, None, Some(&proxy), None, None)
             .await
             .unwrap();
         // One-way times of timestamped UDP datagrams (both namespaces read one system clock).

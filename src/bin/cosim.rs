@@ -171,8 +171,8 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             duration_s,
         } => {
             let peers = cli::Peers {
-                physics_sim: physics_sim.map(|a| a.to_string()),
-                network_sim: network_sim.map(|a| a.to_string()),
+                physics_sim,
+                network_sim,
                 network_coordinator: None,
             };
             cli::run_physics(

@@ -45,9 +45,9 @@ async fn main() {
     cli::init_logging();
     let a = Args::parse_from(cli::args());
     let peers = cli::Peers {
-        physics_sim: a.physics_sim.map(|e| e.to_string()),
-        network_coordinator: a.network_coordinator.map(|e| e.to_string()),
-        network_sim: a.network_sim.map(|e| e.to_string()),
+        physics_sim: a.physics_sim,
+        network_coordinator: a.network_coordinator,
+        network_sim: a.network_sim,
     };
     cli::exit_with(
         cli::run_physics(

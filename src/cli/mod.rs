@@ -8,7 +8,9 @@ pub mod soak;
 
 pub use report::{compare, report, report_folder, report_network};
 
-use crate::config::{self, LoadedScenario};
+use crate::config::{
+    self, LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint,
+};
 use crate::coord::{Ended, Participant, WindowView};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -167,15 +169,12 @@ pub fn args() -> Vec<String> {
 }
 
 /// Where the physics coordinator's peers are (`None`: the scenario's choice, in-process), as
-/// written on the command line: `physics_sim` a [`config::SimulatorArg`] of a
-/// [`config::PhysicsEndpoint`], `network_sim` of a [`config::NetworkEndpoint`] (both checked
-/// for their role when the arguments are parsed), `network_coordinator` a
-/// [`config::ZmqEndpoint`].
+/// the command line gave them, checked for their role when the arguments were parsed.
 #[derive(Debug, Clone, Default)]
 pub struct Peers {
-    pub physics_sim: Option<String>,
-    pub network_coordinator: Option<String>,
-    pub network_sim: Option<String>,
+    pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
+    pub network_coordinator: Option<ZmqEndpoint>,
+    pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
 }
 
 /// The node parameters: read from `--ros-args` by the ROS node `node_name` when built with the
@@ -263,9 +262,9 @@ pub async fn run_physics(
     let out = output_dir(&loaded, out.or(params.out.clone()));
     let mut c = crate::coord::PhysicsCoordinator::for_scenario(
         &loaded,
-        peers.physics_sim.as_deref(),
-        peers.network_coordinator.as_deref(),
-        peers.network_sim.as_deref(),
+        peers.physics_sim.as_ref(),
+        peers.network_coordinator.as_ref(),
+        peers.network_sim.as_ref(),
         Some(out.clone()),
     )
     .await?;

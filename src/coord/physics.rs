@@ -9,7 +9,7 @@ use super::participants::{
 };
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
 use crate::clock::{Opening, Pacer, Schedule};
-use crate::config::LoadedScenario;
+use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint};
 use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::ModemBridges;
 use crate::io::netsim_manager::NavSource;
@@ -83,9 +83,9 @@ impl PhysicsCoordinator {
     /// `out_dir` (none if `None`).
     pub async fn for_scenario(
         loaded: &LoadedScenario,
-        physics_endpoint: Option<&str>,
-        network_coordinator: Option<&str>,
-        network_endpoint: Option<&str>,
+        physics_endpoint: Option<&SimulatorArg<PhysicsEndpoint>>,
+        network_coordinator: Option<&ZmqEndpoint>,
+        network_endpoint: Option<&SimulatorArg<NetworkEndpoint>>,
         out_dir: Option<PathBuf>,
     ) -> anyhow::Result<PhysicsCoordinator> {
         let s = &loaded.scenario;
@@ -102,7 +102,7 @@ impl PhysicsCoordinator {
             Some(ep) => {
                 Link::zeromq(
                     "network coordinator",
-                    ep,
+                    ep.as_str(),
                     timeout(loaded),
                     startup_timeout(loaded),
                 )
