@@ -23,9 +23,11 @@ pub enum Stage {
     Capture,
     /// Writing deliveries into the receivers' TUN interfaces.
     Release,
-    /// The run record (windows, packets, modem frames).
+    /// The run record (windows, packets, modem frames), with the live side and the modem
+    /// bridges handing it their packet copies and frames.
     Record,
-    /// The window observers (the ROS 2 publishers).
+    /// The run's other participants' window work (the ROS 2 layer, the programs, the NETSIM nav
+    /// source, the progress bar or line).
     Observers,
     /// Waiting for the next window's due time on the paced schedule.
     Pacing,
