@@ -35,10 +35,10 @@ fuzz_target!(|data: &[u8]| {
         captured(&mut engine, s);
         engine.fill_begin(0, &mut NetworkUpdate::default());
         for d in engine.apply_end(0, &end) {
-            assert!(d.t_ns <= loaded.schedule.last_ns(0));
+            assert!(d.t_ns <= loaded.schedule().last_ns(0));
             engine.delivered(&d, true);
         }
-        engine.shutdown(loaded.schedule.start_ns(1));
+        engine.shutdown(loaded.schedule().start_ns(1));
         assert!(engine.ledger.balances(), "{:?}", engine.ledger);
         let _ = end.check_nodes(s.vehicles.len());
         netsim_cosim::ros::state::HeldLinks::new(s.vehicles.len()).update(&end);

@@ -71,7 +71,7 @@ pub fn channel_at_start(s: &Scenario) -> Channel {
 pub fn engine(loaded: &LoadedScenario) -> Engine {
     let s = &loaded.scenario;
     let cfg = EngineConfig {
-        schedule: loaded.schedule,
+        schedule: loaded.schedule(),
         queue_limit: s.network.queue_limit,
         max_hold_windows: s.network.max_hold_windows,
         crc: s.network.crc,
