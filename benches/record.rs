@@ -137,7 +137,12 @@ impl Participant for TimedRecorder {
     fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         let t0 = thread_cpu();
         if let Some(r) = &mut self.recorder {
-            r.window(view.window, view.start_ns, &view.channel, view.network_end)?;
+            r.window(
+                view.open.window,
+                view.open.start_ns,
+                &view.open.channel,
+                view.network_end,
+            )?;
         }
         self.spent
             .fetch_add((thread_cpu() - t0).as_nanos() as u64, Ordering::Relaxed);

@@ -784,17 +784,17 @@ impl netsim_cosim::coord::Participant for Logged {
     ) -> anyhow::Result<()> {
         self.note(format!(
             "window {} sees {}",
-            view.window,
+            view.open.window,
             ended.copy_ends.len()
         ));
         if self.producer {
             ended.copy_ends.push(netsim_cosim::net::ledger::CopyEnd {
-                captured_ns: view.start_ns,
+                captured_ns: view.open.start_ns,
                 src: 0,
                 dst: None,
                 bytes: 1,
                 fate: netsim_cosim::model::fate::Fate::Delivered,
-                end_ns: view.start_ns,
+                end_ns: view.open.start_ns,
                 corrupted: false,
             });
         }

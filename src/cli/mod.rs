@@ -109,7 +109,7 @@ impl ProgressBarObserver {
 
 impl Participant for ProgressBarObserver {
     fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
-        self.bar.set_position(u64::from(view.window) + 1);
+        self.bar.set_position(u64::from(view.open.window) + 1);
         Ok(())
     }
 

@@ -491,11 +491,6 @@ pub struct SimulatorArg<E> {
 }
 
 impl<E: Clone> SimulatorArg<E> {
-    /// The endpoint the text gives.
-    pub fn endpoint(&self) -> &E {
-        &self.endpoint
-    }
-
     /// The simulator to use instead of the scenario's `configured` one: the scenario's own if
     /// the text only named the kind it already is, else the endpoint the text gives.
     pub fn or_scenario(&self, configured: &E) -> E {
@@ -517,20 +512,6 @@ impl<E: FromStr<Err = String>> FromStr for SimulatorArg<E> {
             endpoint: s.parse()?,
             text: s.to_owned(),
         })
-    }
-}
-
-impl<E: FromStr<Err = String>> TryFrom<&str> for SimulatorArg<E> {
-    type Error = String;
-
-    fn try_from(s: &str) -> Result<SimulatorArg<E>, String> {
-        s.parse()
-    }
-}
-
-impl<E: Clone> From<&SimulatorArg<E>> for SimulatorArg<E> {
-    fn from(a: &SimulatorArg<E>) -> SimulatorArg<E> {
-        a.clone()
     }
 }
 

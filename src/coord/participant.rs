@@ -36,16 +36,8 @@ pub struct WindowOpen<'a> {
 /// it arrived.
 #[derive(Debug, Clone, Copy)]
 pub struct WindowView<'a> {
-    /// The window index k.
-    pub window: u32,
-    /// Sim time at the window's start (k·W), ns; the channel was sampled then.
-    pub start_ns: u64,
-    /// W, ns.
-    pub window_ns: u64,
-    /// The wall instant the window opened at.
-    pub opened: Instant,
-    /// The channel the network side used for this window, checked against the vehicles.
-    pub channel: ChannelView<'a>,
+    /// The window as it opened: its index, times and the channel the network side used.
+    pub open: WindowOpen<'a>,
     /// The network side's END for this window: deliveries (and, from simulators that report
     /// them, drops) during [kW, (k+1)W).
     pub network_end: &'a NetworkView,

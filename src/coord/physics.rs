@@ -245,11 +245,10 @@ impl PhysicsCoordinator {
                 .take()
                 .expect("the physics END for this window is in hand");
             let channel = self.channel(k, &channel_bytes, &mut decoded)?;
-            let (start_ns, window_ns) = (self.schedule.start_ns(k), self.schedule.window_ns);
             let open = WindowOpen {
                 window: k,
-                start_ns,
-                window_ns,
+                start_ns: self.schedule.start_ns(k),
+                window_ns: self.schedule.window_ns,
                 opened,
                 channel,
             };
@@ -269,14 +268,9 @@ impl PhysicsCoordinator {
                 .map_err(|e| self.network.protocol_error(k, e))?;
             pending = next?;
             done = k + 1;
-            let network_end = &end;
             let view = WindowView {
-                window: k,
-                start_ns,
-                window_ns,
-                opened,
-                channel,
-                network_end,
+                open,
+                network_end: &end,
             };
             self.participants.window(&view, &self.stages)?;
             match Self::pace(&self.stages, &mut pacer, k + 1, stop.as_mut()).await {

@@ -19,65 +19,48 @@ pub(super) fn timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.timeout_ms)
 }
 
-/// The simulator a coordinator uses: `arg` if given (a [`SimulatorArg`], or its text form as
-/// the command line gives it, e.g. `tcp://host:5601`, `unix:/path`, `ns3` or `gazebo`, parsed
-/// for the role), else the scenario's `configured` one. A bare kind keeps the scenario's own
-/// settings when it has them ([`SimulatorArg::or_scenario`]).
-fn chosen<E, A>(peer: &str, arg: Option<A>, configured: &E) -> anyhow::Result<E>
-where
-    E: Clone,
-    A: TryInto<SimulatorArg<E>, Error: std::fmt::Display>,
-{
-    match arg {
-        Some(a) => {
-            let a = a.try_into().map_err(|e| anyhow::anyhow!("{peer}: {e}"))?;
-            Ok(a.or_scenario(configured))
-        }
-        None => Ok(configured.clone()),
-    }
+/// The simulator a coordinator uses: `arg` if the command line gave one, else the scenario's
+/// `configured` one. A bare kind keeps the scenario's own settings when it has them
+/// ([`SimulatorArg::or_scenario`]).
+fn chosen<E: Clone>(arg: Option<&SimulatorArg<E>>, configured: &E) -> E {
+    arg.map_or_else(|| configured.clone(), |a| a.or_scenario(configured))
 }
 
 /// The link to the physics simulator: `arg` if given (see [`SimulatorArg`]), else the
 /// scenario's choice. The one place a [`PhysicsEndpoint`] becomes a [`Link`].
-pub async fn physics_simulator<A>(
+pub async fn physics_simulator(
     loaded: &LoadedScenario,
-    arg: Option<A>,
+    arg: Option<&SimulatorArg<PhysicsEndpoint>>,
     out_dir: Option<&Path>,
-) -> anyhow::Result<Link>
-where
-    A: TryInto<SimulatorArg<PhysicsEndpoint>, Error: std::fmt::Display>,
-{
+) -> anyhow::Result<Link> {
     let peer = "physics simulator";
-    Ok(
-        match chosen(peer, arg, &loaded.scenario.simulators.physics)? {
-            PhysicsEndpoint::Embedded => {
-                let (peer, sim) = (
-                    "embedded physics simulator",
-                    embedded_physics(loaded, out_dir).await?,
-                );
-                // With many pairs, on a thread of its own: it computes window k+1 while the
-                // network side runs k. With few, the hand-off between threads would cost more
-                // than the window's work. The AUV interface's sockets stay on this runtime.
-                if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
-                    && !AuvInterfaceSim::wanted(loaded)
-                {
-                    Link::threaded(peer, sim)?
-                } else {
-                    Link::local(peer, sim)
-                }
+    Ok(match chosen(arg, &loaded.scenario.simulators.physics) {
+        PhysicsEndpoint::Embedded => {
+            let (peer, sim) = (
+                "embedded physics simulator",
+                embedded_physics(loaded, out_dir).await?,
+            );
+            // With many pairs, on a thread of its own: it computes window k+1 while the
+            // network side runs k. With few, the hand-off between threads would cost more
+            // than the window's work. The AUV interface's sockets stay on this runtime.
+            if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
+                && !AuvInterfaceSim::wanted(loaded)
+            {
+                Link::threaded(peer, sim)?
+            } else {
+                Link::local(peer, sim)
             }
-            PhysicsEndpoint::Peer(endpoint) => {
-                Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
-            }
-            PhysicsEndpoint::Gazebo(settings) => gazebo(loaded, &settings)?,
-            PhysicsEndpoint::AuvInterface(settings) => {
-                let report = out_dir.map(|d| d.join("auv_interface.json"));
-                let c =
-                    crate::io::auv_client::AuvClient::connect(loaded, &settings, report).await?;
-                Link::new(c.peer(), timeout(loaded), Box::new(c))
-            }
-        },
-    )
+        }
+        PhysicsEndpoint::Peer(endpoint) => {
+            Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
+        }
+        PhysicsEndpoint::Gazebo(settings) => gazebo(loaded, &settings)?,
+        PhysicsEndpoint::AuvInterface(settings) => {
+            let report = out_dir.map(|d| d.join("auv_interface.json"));
+            let c = crate::io::auv_client::AuvClient::connect(loaded, &settings, report).await?;
+            Link::new(c.peer(), timeout(loaded), Box::new(c))
+        }
+    })
 }
 
 /// From this many vehicles (120 pairs) on, the embedded physics simulator (without the AUV
@@ -124,44 +107,39 @@ fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Resu
 /// settings name the `endpoint` of one already running.
 /// The embedded one reads the channels a physics coordinator in this process decoded from
 /// `memo` (pass a new one if there is none).
-pub async fn network_simulator<A>(
+pub async fn network_simulator(
     loaded: &LoadedScenario,
-    arg: Option<A>,
+    arg: Option<&SimulatorArg<NetworkEndpoint>>,
     out_dir: Option<&Path>,
     memo: ChannelMemo,
-) -> anyhow::Result<Link>
-where
-    A: TryInto<SimulatorArg<NetworkEndpoint>, Error: std::fmt::Display>,
-{
+) -> anyhow::Result<Link> {
     let peer = "network simulator";
-    Ok(
-        match chosen(peer, arg, &loaded.scenario.simulators.network)? {
-            NetworkEndpoint::Embedded => Link::local(
-                "embedded network simulator",
-                Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
-            ),
-            NetworkEndpoint::Peer(endpoint) => {
-                Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
-            }
-            NetworkEndpoint::Ns3(settings) => {
-                let Some(remote) = &settings.endpoint else {
-                    return crate::io::ns3::start(loaded, &settings, out_dir).await;
-                };
-                // Started by someone else, maybe on another host: say how it should have been.
-                let args = crate::model::ns3::adapter_args(loaded, &settings)?;
-                tracing::info!(
-                    "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
-                    crate::io::ns3::PROGRAM,
-                    args.join(" ")
-                );
-                Link::zeromq(
-                    "ns-3 adapter",
-                    remote.as_str(),
-                    timeout(loaded),
-                    startup_timeout(loaded),
-                )
-                .await?
-            }
-        },
-    )
+    Ok(match chosen(arg, &loaded.scenario.simulators.network) {
+        NetworkEndpoint::Embedded => Link::local(
+            "embedded network simulator",
+            Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
+        ),
+        NetworkEndpoint::Peer(endpoint) => {
+            Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
+        }
+        NetworkEndpoint::Ns3(settings) => {
+            let Some(remote) = &settings.endpoint else {
+                return crate::io::ns3::start(loaded, &settings, out_dir).await;
+            };
+            // Started by someone else, maybe on another host: say how it should have been.
+            let args = crate::model::ns3::adapter_args(loaded, &settings)?;
+            tracing::info!(
+                "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
+                crate::io::ns3::PROGRAM,
+                args.join(" ")
+            );
+            Link::zeromq(
+                "ns-3 adapter",
+                remote.as_str(),
+                timeout(loaded),
+                startup_timeout(loaded),
+            )
+            .await?
+        }
+    })
 }

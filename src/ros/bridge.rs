@@ -155,12 +155,12 @@ impl VehicleBridges {
 impl Participant for VehicleBridges {
     fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
         for b in &mut self.bridges {
-            let Some(pose) = view.channel.pose(b.index) else {
+            let Some(pose) = view.open.channel.pose(b.index) else {
                 continue;
             };
             let sample = VehicleSample {
-                window: view.window,
-                start_ns: view.start_ns,
+                window: view.open.window,
+                start_ns: view.open.start_ns,
                 pose,
             };
             if let Some(stdin) = &mut b.stdin {

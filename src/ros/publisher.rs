@@ -317,14 +317,17 @@ fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
 
 impl Participant for RosPublisher {
     fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
-        let mut state =
-            self.vehicles
-                .window(view.window, view.start_ns, &view.channel, view.network_end);
+        let mut state = self.vehicles.window(
+            view.open.window,
+            view.open.start_ns,
+            &view.open.channel,
+            view.network_end,
+        );
         self.links.update(view.network_end);
         for p in &mut state.pairs {
             p.model = self.links.figures(p.a, p.b);
         }
-        self.publish(&state, view.channel.data().encode_to_vec())
+        self.publish(&state, view.open.channel.data().encode_to_vec())
             .map_err(err)?;
         Ok(())
     }

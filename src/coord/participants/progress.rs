@@ -38,7 +38,7 @@ impl Participant for ProgressLog {
         };
         if self.last.elapsed() >= self.every {
             self.last = Instant::now();
-            let done = view.window + 1;
+            let done = view.open.window + 1;
             let wall = started.elapsed().as_secs_f64();
             tracing::info!(
                 "window {done}/{n}  sim {:.2}/{:.2} s  wall {wall:.1} s  {:.0} windows/s",

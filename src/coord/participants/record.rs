@@ -36,8 +36,13 @@ impl Participant for RecordParticipant {
         let Some(r) = &mut self.recorder else {
             return Ok(());
         };
-        r.window(view.window, view.start_ns, &view.channel, view.network_end)
-            .with_context(|| writing(r))?;
+        r.window(
+            view.open.window,
+            view.open.start_ns,
+            &view.open.channel,
+            view.network_end,
+        )
+        .with_context(|| writing(r))?;
         r.packets(&ended.copy_ends).with_context(|| writing(r))?;
         if !ended.frames.is_empty() {
             r.modem_frames(&ended.frames, &self.modem_names)
