@@ -1,7 +1,7 @@
 //! The layer order and the import graph, enforced: every `crate::…` path in `src/` (outside
 //! comments) may name only its own layer or a layer below it, so no import cycle between layers
-//! can come back; and no files of one layer may import each other in a circle. The README's
-//! layer table lists the same layers in the same order.
+//! can come back; and no files of one layer may import each other in a circle. The book's
+//! layer table (docs/src/development/architecture.md) lists the same layers in the same order.
 
 use std::path::{Path, PathBuf};
 
@@ -173,13 +173,15 @@ fn every_top_level_module_has_a_layer() {
 }
 
 #[test]
-fn the_readme_table_lists_the_layers_in_this_order() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let table = readme
+fn the_book_table_lists_the_layers_in_this_order() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/development/architecture.md"),
+    )
+    .unwrap();
+    let table = page
         .split("| layer | where | what |")
         .nth(1)
-        .expect("README has the layer table");
+        .expect("the book's architecture page has the layer table");
     // Each row's `where` names its modules as `src/<module>/` or `src/<module>.rs`.
     let mut order = Vec::new();
     for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
@@ -194,7 +196,7 @@ fn the_readme_table_lists_the_layers_in_this_order() {
             }
         }
     }
-    assert_eq!(order, LAYERS, "the README's layer table, top to bottom");
+    assert_eq!(order, LAYERS, "the book's layer table, top to bottom");
 }
 
 #[test]
