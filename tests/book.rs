@@ -297,6 +297,10 @@ fn the_book_builds_and_every_internal_link_resolves() {
     let out = tempfile::tempdir().unwrap();
     build(&repo().join("docs"), out.path());
     let report = check_links(out.path());
+    eprintln!(
+        "{} pages: {} internal links, {} anchors checked",
+        report.pages, report.links, report.anchors
+    );
     assert!(
         report.broken.is_empty(),
         "{} broken links in the book:\n{}",
@@ -306,7 +310,7 @@ fn the_book_builds_and_every_internal_link_resolves() {
     // Not vacuous: the book has its pages, their links and anchors were followed.
     assert!(report.pages >= 45, "only {} pages built", report.pages);
     assert!(
-        report.links > 2000,
+        report.links > 1500,
         "only {} internal links checked",
         report.links
     );
