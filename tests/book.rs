@@ -44,12 +44,21 @@ fn build(book: &Path, dest: &Path) {
         .arg(dest)
         .output()
         .expect("run mdbook");
-    assert!(
-        out.status.success(),
-        "mdbook build {} failed:\n{}{}",
-        book.display(),
+    let log = format!(
+        "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "mdbook build {} failed:\n{log}",
+        book.display()
+    );
+    // mdBook logs an `{{#include}}` it cannot read as an error and still succeeds.
+    assert!(
+        !log.contains("[ERROR]"),
+        "mdbook build {} logged errors:\n{log}",
+        book.display()
     );
 }
 
