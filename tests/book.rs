@@ -398,3 +398,36 @@ fn the_link_check_reads_attributes_and_paths_as_a_browser_does() {
     assert_eq!(resolve(Path::new("reference"), "../../README.md"), None);
     assert_eq!(percent_decode("a%20b%2"), "a b%2");
 }
+
+/// The relative link targets of Markdown `text`: `[..](target)` and `![..](target)`, without
+/// a scheme, their `#fragment` dropped.
+fn markdown_links(text: &str) -> Vec<String> {
+    text.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .map(|t| t.split('#').next().unwrap_or("").trim().to_owned())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .collect()
+}
+
+#[test]
+fn the_readme_is_a_front_page_whose_links_lead_into_the_repository() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines (at most 200)");
+    let links = markdown_links(&readme);
+    let missing: Vec<&String> = links.iter().filter(|l| !repo().join(l).exists()).collect();
+    assert!(
+        missing.is_empty(),
+        "README.md links to missing files: {missing:?}"
+    );
+    // It leads into the book and shows a picture kept in the book.
+    let into_book = links.iter().filter(|l| l.starts_with("docs/src/")).count();
+    assert!(into_book >= 10, "only {into_book} links into the book");
+    assert!(
+        links
+            .iter()
+            .any(|l| l.starts_with("docs/src/images/") && l.ends_with(".png")),
+        "README.md shows no picture from docs/src/images/"
+    );
+}
