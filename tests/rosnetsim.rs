@@ -702,3 +702,49 @@ async fn a_channel_from_a_rosnetsim_peer_that_cannot_be_used_is_refused_naming_t
         }
     }
 }
+
+#[test]
+fn our_simulators_served_over_rosnetsim_give_the_in_process_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = scenario(d, "{kind: embedded}", "{kind: embedded}");
+    let timeline = |out: &Path, extra: &[&str]| {
+        let run = Command::new(COSIM)
+            .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .arg("--timeline")
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        std::fs::read(out.join("timeline.jsonl")).unwrap()
+    };
+    let in_process = timeline(&d.join("a"), &[]);
+    let (phy, net) = (
+        format!("unix:{}/phy_server_socket", d.display()),
+        format!("unix:{}/net_server_socket", d.display()),
+    );
+    let serve = |cmd: &str, bind: &str| {
+        Command::new(COSIM)
+            .args([cmd, s.to_str().unwrap(), "--bind", bind])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let _procs = Procs(vec![serve("physics-sim", &phy), serve("network-sim", &net)]);
+    let served = timeline(
+        &d.join("b"),
+        &["--physics-sim", &phy, "--network-sim", &net],
+    );
+    assert!(!in_process.is_empty());
+    assert!(
+        in_process == served,
+        "the ROS-NetSim dialect round trip changed the run"
+    );
+}

@@ -408,6 +408,50 @@ mod tests {
         );
     }
 
+    #[test]
+    fn whatever_translates_passes_our_check_and_nothing_panics() {
+        use crate::wire::channel::ChannelView;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(30);
+        let p = |x: f64| [x, x, x, x];
+        let theirs = channel(
+            3,
+            vec![
+                path(&[2, 1], true, &[1, 2], [p(1.0), p(2.0), p(3.0)].concat()),
+                path(&[2, 3], false, &[], vec![]),
+                path(&[1, 2], false, &[2], [p(4.0), p(5.0)].concat()),
+            ],
+        )
+        .encode_to_vec();
+        let mut translated = 0;
+        for i in 0..3000 {
+            let mut bytes = theirs.clone();
+            crate::wire::mutate(
+                &mut rng,
+                &mut bytes,
+                &[0, 1, 2, 3, 4, 0x0a, 0x12, 0x1a, 0x22],
+            );
+            let field = if rng.random_bool(0.5) {
+                gzip(&bytes)
+            } else {
+                bytes
+            };
+            let Ok(ours) = channel_from_rosnetsim(&field) else {
+                continue;
+            };
+            translated += 1;
+            let c = Channel::decode(&ours).unwrap();
+            let nodes = ChannelData::decode(ours.as_slice())
+                .unwrap()
+                .node_list
+                .len();
+            if nodes % 7 == 0 {
+                ChannelView::check(&c, nodes / 7).unwrap_or_else(|e| panic!("case {i}: {e}"));
+            }
+        }
+        assert!(translated > 300, "{translated}");
+    }
+
     fn end() -> NetworkUpdate {
         NetworkUpdate {
             msg_type: network_update::MsgType::End as i32,
