@@ -285,6 +285,11 @@ impl Drop for Procs {
 /// .2 with both simulators on Unix sockets in `dir` under ROS-NetSim's socket names, plus the
 /// test peers' own keys (`seed`, `report`, `packets`).
 fn rosnetsim_config(dir: &Path, name: &str, extra: &str) -> PathBuf {
+    rosnetsim_config_with(dir, name, None, extra)
+}
+
+/// [`rosnetsim_config`], with the network simulator on TCP at 127.0.0.1:`port` if given.
+fn rosnetsim_config_with(dir: &Path, name: &str, net_port: Option<u16>, extra: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(
         &path,
@@ -292,13 +297,17 @@ fn rosnetsim_config(dir: &Path, name: &str, extra: &str) -> PathBuf {
             "ip_list: [192.168.0.1, 192.168.0.2]\n\
              mac_list: [a1, a2]\n\
              phy_use_uds: true\n\
-             net_use_uds: true\n\
+             net_use_uds: {uds}\n\
+             netsim_ip_server_address: 127.0.0.1\n\
+             netsim_ip_server_port: {port}\n\
              phy_uds_server_address: {d}/phy_server_socket\n\
              netsim_uds_server_address: {d}/net_server_socket\n\
              do_driver_transfer: false\n\
              seed: 7\n\
              {extra}\n",
-            d = dir.display()
+            d = dir.display(),
+            uds = net_port.is_none(),
+            port = net_port.unwrap_or(10000),
         ),
     )
     .unwrap();
@@ -471,18 +480,21 @@ fn their_physics_simulator_with_our_network_simulator_completes() {
 }
 
 #[test]
-fn our_physics_simulator_with_their_network_simulator_completes() {
+fn our_physics_simulator_with_their_network_simulator_over_tcp_completes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let cfg = rosnetsim_config(d, "net.yaml", &format!("report: {}/net.json", d.display()));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let report = format!("report: {}/net.json", d.display());
+    let cfg = rosnetsim_config_with(d, "net.yaml", Some(port), &report);
     let net = peer("net_sim.py", &cfg);
     let s = scenario(
         d,
         "{kind: embedded}",
-        &format!(
-            "{{kind: rosnetsim, address: unix:{}/net_server_socket}}",
-            d.display()
-        ),
+        &format!("{{kind: rosnetsim, address: 'tcp:127.0.0.1:{port}'}}"),
     );
     let out = run(&s, &d.join("out"));
     assert_ran(&out, d);
