@@ -32,15 +32,7 @@ pub mod zmq;
 use crate::config::{PeerEndpoint, RosnetsimAddress};
 use std::time::Duration;
 
-pub use transport::{ready, Reply, Service, Transport, TransportError};
-
-/// Which simulator a peer is, and so which messages its link carries: PhysicsUpdate or
-/// NetworkUpdate (a transport that translates them, [`rosnetsim`], needs to know).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Physics,
-    Network,
-}
+pub use transport::{ready, Reply, Role, Service, Transport, TransportError};
 
 /// Serves `service`, the `role` simulator, at `bind` (the peer side of [`Link::connect`])
 /// until it has answered its last window, or nothing arrives for `idle`.
