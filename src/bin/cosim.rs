@@ -5,6 +5,7 @@ use netsim_cosim::{
     cli,
     config::{NetworkEndpoint, PeerEndpoint, PhysicsEndpoint, SimulatorArg},
     sim::network::NetworkSim,
+    sync::Role,
 };
 use std::{path::PathBuf, time::Duration};
 
@@ -277,7 +278,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = netsim_cosim::coord::embedded_physics(&loaded, None).await?;
-            serve(&bind, sim.as_mut(), idle_timeout_s).await
+            serve(&bind, Role::Physics, sim.as_mut(), idle_timeout_s).await
         }
         Command::Exec {
             vehicle,
@@ -299,19 +300,20 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         } => {
             let loaded = cli::load(&scenario)?;
             let mut sim = NetworkSim::from_scenario(&loaded);
-            serve(&bind, &mut sim, idle_timeout_s).await
+            serve(&bind, Role::Network, &mut sim, idle_timeout_s).await
         }
     }
 }
 
 async fn serve(
     bind: &PeerEndpoint,
+    role: Role,
     service: &mut dyn netsim_cosim::sync::Service,
     idle_timeout_s: f64,
 ) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
     cli::serve_until(
-        netsim_cosim::sync::serve(bind, service, idle),
+        netsim_cosim::sync::serve(bind, role, service, idle),
         idle_timeout_s,
         cli::shutdown_signal(),
     )

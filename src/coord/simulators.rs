@@ -7,7 +7,7 @@ use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorA
 use crate::io::auv_server::AuvInterfaceSim;
 use crate::sim::network::ChannelMemo;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
-use crate::sync::{Link, Service};
+use crate::sync::{Link, Role, Service};
 use std::{path::Path, time::Duration};
 
 /// How long a peer may take to come up and answer window 0.
@@ -52,7 +52,8 @@ pub async fn physics_simulator(
             }
         }
         PhysicsEndpoint::Peer(endpoint) => {
-            Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
+            let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
+            Link::connect(peer, Role::Physics, &endpoint, timeout, startup).await?
         }
         PhysicsEndpoint::Gazebo(settings) => gazebo(loaded, &settings)?,
         PhysicsEndpoint::AuvInterface(settings) => {
@@ -120,7 +121,8 @@ pub async fn network_simulator(
             Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
         ),
         NetworkEndpoint::Peer(endpoint) => {
-            Link::connect(peer, &endpoint, timeout(loaded), startup_timeout(loaded)).await?
+            let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
+            Link::connect(peer, Role::Network, &endpoint, timeout, startup).await?
         }
         NetworkEndpoint::Ns3(settings) => {
             let Some(remote) = &settings.endpoint else {

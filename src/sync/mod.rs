@@ -12,7 +12,7 @@
 //! - [`zmq`]: a peer process reached over a ZeroMQ REQ socket (the peer binds a REP socket,
 //!   see [`zmq::serve`]), possibly on another host;
 //! - [`rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
-//!   (length + gzip) over a Unix socket or TCP.
+//!   (length + gzip) over a Unix socket or TCP, its messages in ROS-NetSim's dialect.
 //!
 //! A [`PeerEndpoint`] (a simulator process of either role, from the scenario or the command
 //! line) picks the transport in one place, [`Link::connect`] (and [`serve`] on the peer side);
@@ -32,18 +32,19 @@ pub mod zmq;
 use crate::config::{PeerEndpoint, RosnetsimAddress};
 use std::time::Duration;
 
-pub use transport::{ready, Reply, Service, Transport, TransportError};
+pub use transport::{ready, Reply, Role, Service, Transport, TransportError};
 
-/// Serves `service` at `bind` (the peer side of [`Link::connect`]) until it has answered its
-/// last window, or nothing arrives for `idle`.
+/// Serves `service`, the `role` simulator, at `bind` (the peer side of [`Link::connect`])
+/// until it has answered its last window, or nothing arrives for `idle`.
 pub async fn serve(
     bind: &PeerEndpoint,
+    role: Role,
     service: &mut dyn Service,
     idle: Duration,
 ) -> anyhow::Result<zmq::ServeEnd> {
     match bind {
         PeerEndpoint::Zeromq(endpoint) => zmq::serve(endpoint.as_str(), service, idle).await,
-        PeerEndpoint::Rosnetsim(address) => rosnetsim::serve(address, service, idle).await,
+        PeerEndpoint::Rosnetsim(address) => rosnetsim::serve(address, role, service, idle).await,
     }
 }
 
@@ -109,11 +110,12 @@ impl Link {
         }
     }
 
-    /// The simulator process at `endpoint`, reached by the transport its variant names,
+    /// The `role` simulator process at `endpoint`, reached by the transport its variant names,
     /// named `peer` in errors (with the endpoint). Waits up to `connect_timeout` for the peer to
     /// accept.
     pub async fn connect(
         peer: &str,
+        role: Role,
         endpoint: &PeerEndpoint,
         timeout: Duration,
         connect_timeout: Duration,
@@ -123,7 +125,7 @@ impl Link {
                 Link::zeromq(peer, endpoint.as_str(), timeout, connect_timeout).await
             }
             PeerEndpoint::Rosnetsim(address) => {
-                Link::rosnetsim(peer, address, timeout, connect_timeout).await
+                Link::rosnetsim(peer, role, address, timeout, connect_timeout).await
             }
         }
     }
@@ -151,16 +153,17 @@ impl Link {
         })
     }
 
-    /// A ROS-NetSim simulator listening at `address` (`unix:/path` or `tcp:host:port`).
-    /// Waits up to `connect_timeout` for it to accept.
+    /// A ROS-NetSim `role` simulator listening at `address` (`unix:/path` or
+    /// `tcp:host:port`). Waits up to `connect_timeout` for it to accept.
     pub async fn rosnetsim(
         peer: impl Into<String>,
+        role: Role,
         address: &RosnetsimAddress,
         timeout: Duration,
         connect_timeout: Duration,
     ) -> Result<Link, LinkError> {
         let peer = format!("{} at {address}", peer.into());
-        let client = rosnetsim::Client::connect_within(address, connect_timeout)
+        let client = rosnetsim::Client::connect_within(address, role, connect_timeout)
             .await
             .map_err(|e| LinkError::Failed {
                 peer: peer.clone(),

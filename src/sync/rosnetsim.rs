@@ -13,14 +13,23 @@
 //! makes our network coordinator connect to a ROS-NetSim network simulator listening there, and
 //! [`serve`] lets our embedded simulators stand in for one (`cosim network-sim --bind unix:/path`).
 //!
+//! **Dialect.** ROS-NetSim's components write some fields their own way: `channel_data` holds
+//! the gzip of the ChannelData, path ids count vehicles from 1, a pair may come in either order,
+//! more than once or with several paths, and a network END lists its deliveries in `pkt_id`.
+//! Every message this transport carries is translated between that dialect and ours
+//! ([`crate::wire::rosnetsim`]), on both sides, so the bytes on the socket are ROS-NetSim's and
+//! the coordinators and simulators on our side see ours. Which messages a connection carries
+//! is its [`Role`]: PhysicsUpdate to a physics simulator, NetworkUpdate to a network simulator.
+//!
 //! **Robustness.** Reads loop until the whole frame is in (ROS-NetSim's C++ adapters read a
 //! frame with a single `read_some` and break on partial reads); a frame over
 //! [`MAX_FRAME_BYTES`], or one that gunzips to more than [`MAX_MESSAGE_BYTES`] (a gzip bomb),
 //! is refused without allocating it; every error names the peer's address. [`decode_frame`]
 //! is the same decoder on a byte slice, with the same bounds.
 
-use super::Service;
+use super::{Role, Service};
 use crate::config::RosnetsimAddress as Address;
+use crate::wire::rosnetsim as dialect;
 use flate2::{read::MultiGzDecoder, write::GzEncoder, Compression};
 use std::io::{Read, Write};
 use std::pin::Pin;
@@ -127,17 +136,39 @@ pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
     Ok(())
 }
 
+/// A message of ours for `role`'s link, in ROS-NetSim's dialect.
+fn to_rosnetsim(role: Role, message: Vec<u8>) -> Result<Vec<u8>, String> {
+    match role {
+        Role::Physics => dialect::physics_to_rosnetsim(message),
+        Role::Network => dialect::network_to_rosnetsim(message),
+    }
+}
+
+/// A message from `role`'s link, in ours.
+fn from_rosnetsim(role: Role, message: Vec<u8>) -> Result<Vec<u8>, String> {
+    match role {
+        Role::Physics => dialect::physics_from_rosnetsim(message),
+        Role::Network => dialect::network_from_rosnetsim(message),
+    }
+}
+
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
 /// The coordinator's side: a connection to a listening ROS-NetSim simulator.
 pub struct Client {
     stream: Pin<Box<dyn Io>>,
+    role: Role,
 }
 
 impl Client {
-    /// Connects to `address`, retrying every 100 ms until the peer listens or `timeout` passes.
-    pub async fn connect_within(addr: &Address, timeout: Duration) -> Result<Client, String> {
+    /// Connects to the `role` simulator at `address`, retrying every 100 ms until it listens or
+    /// `timeout` passes.
+    pub async fn connect_within(
+        addr: &Address,
+        role: Role,
+        timeout: Duration,
+    ) -> Result<Client, String> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let attempt: std::io::Result<Pin<Box<dyn Io>>> = match addr {
@@ -150,7 +181,7 @@ impl Client {
                 }),
             };
             match attempt {
-                Ok(stream) => return Ok(Client { stream }),
+                Ok(stream) => return Ok(Client { stream, role }),
                 Err(e) if tokio::time::Instant::now() >= deadline => {
                     return Err(format!(
                         "nobody accepted at {addr} within {} ms ({e})",
@@ -162,7 +193,8 @@ impl Client {
         }
     }
 
-    /// One request frame, one reply frame.
+    /// One request frame, one reply frame: the bytes as they cross the socket (ROS-NetSim's
+    /// dialect).
     pub async fn request(&mut self, request: &[u8]) -> Result<Vec<u8>, FrameError> {
         write_frame(&mut self.stream, request)
             .await
@@ -186,20 +218,24 @@ impl Client {
 impl super::Transport for Client {
     fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Reply<'a> {
         Box::pin(super::transport::within(timeout, async move {
-            self.request(&request).await.map_err(|e| match e {
+            let request =
+                to_rosnetsim(self.role, request).map_err(super::TransportError::Failed)?;
+            let reply = self.request(&request).await.map_err(|e| match e {
                 FrameError::Disconnected => super::TransportError::Disconnected,
                 e => super::TransportError::Failed(e.to_string()),
-            })
+            })?;
+            from_rosnetsim(self.role, reply).map_err(super::TransportError::Failed)
         }))
     }
 }
 
 /// Listens at `address` (a stale Unix socket file is replaced), accepts one coordinator and
-/// answers its frames with `service` until [`Service::finished`], the coordinator hangs up, or
-/// nothing arrives for `idle`. A request the service rejects ends the loop with that error
-/// (the coordinator then sees the connection close).
+/// answers its frames with `service`, the `role` simulator, until [`Service::finished`], the
+/// coordinator hangs up, or nothing arrives for `idle`. A request the service rejects ends the
+/// loop with that error (the coordinator then sees the connection close).
 pub async fn serve(
     addr: &Address,
+    role: Role,
     service: &mut dyn Service,
     idle: Duration,
 ) -> anyhow::Result<super::zmq::ServeEnd> {
@@ -237,10 +273,13 @@ pub async fn serve(
             Ok(Err(e)) => anyhow::bail!("coordinator at {addr}: {e}"),
             Ok(Ok(Some(m))) => m,
         };
+        let request = from_rosnetsim(role, request)
+            .map_err(|e| anyhow::anyhow!("coordinator at {addr}: {e}"))?;
         let reply = service
             .call(request)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let reply = to_rosnetsim(role, reply).map_err(|e| anyhow::anyhow!("{e}"))?;
         write_frame(&mut stream, &reply)
             .await
             .map_err(|e| anyhow::anyhow!("coordinator at {addr}: {e}"))?;

@@ -1,5 +1,6 @@
 //! What every transport shares: a [`Service`] answering requests in this process, the
-//! [`Transport`] trait one file per kind of peer implements, and why an exchange failed.
+//! [`Transport`] trait one file per kind of peer implements, the [`Role`] of a peer, and why
+//! an exchange failed.
 
 use std::{future::Future, pin::Pin, time::Duration};
 
@@ -35,6 +36,14 @@ pub trait Transport: Send {
     /// Sends one request and waits for its one reply, at most `timeout` (a peer in this
     /// process answers without one).
     fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Reply<'a>;
+}
+
+/// Which simulator a peer is, and so which messages its link carries: PhysicsUpdate or
+/// NetworkUpdate (a transport that translates them, [`super::rosnetsim`], needs to know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Physics,
+    Network,
 }
 
 /// Why a peer returned no reply (a service in this process only ever fails); [`super::Link`] adds

@@ -7,6 +7,8 @@
 //! - [`pcap`]: pcap files of what each vehicle sent and received.
 //! - [`channel`]: a ChannelData checked once against the scenario's vehicles.
 //! - [`update`]: a NetworkUpdate's parallel lists checked once, read as records.
+//! - [`rosnetsim`]: ROS-NetSim's dialect of the window messages (gzip `channel_data`, ids
+//!   from 1, its delivery lists) translated to and from ours.
 //! - [`nmea`]: Micro-Modem NMEA sentences, framing and the typed catalogue of commands and reports.
 //! - [`netsim_line`]: the NETSIM manager's `NETSIM|name|base64` lines.
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
@@ -18,6 +20,7 @@ pub mod netsim_line;
 pub mod nmea;
 pub mod pcap;
 pub mod proto;
+pub mod rosnetsim;
 pub mod update;
 pub mod utc;
 
