@@ -1759,3 +1759,55 @@ fn the_schema_takes_every_shipped_scenario_and_refuses_mistakes() {
         assert!(error.is_some(), "the schema takes the {name}");
     }
 }
+
+/// `config/default.yaml` documents every key: each key the schema knows is written in it, as a
+/// key or in its comments, and its commented `auv_interface` section is a valid one.
+#[test]
+fn the_default_scenario_names_every_key_of_the_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schema/scenario.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    fn collect(v: &serde_json::Value, keys: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(serde_json::Value::Object(p)) = m.get("properties") {
+                    keys.extend(p.keys().cloned());
+                }
+                m.values().for_each(|v| collect(v, keys));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| collect(v, keys)),
+            _ => {}
+        }
+    }
+    collect(&schema, &mut keys);
+    assert!(keys.len() > 100, "{keys:?}");
+    let text = std::fs::read_to_string(root.join("config/default.yaml")).unwrap();
+    let words: std::collections::BTreeSet<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| !words.contains(k.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "config/default.yaml does not show these keys: {missing:?}"
+    );
+
+    let (_, section) = text.split_once("\n# auv_interface:\n").unwrap();
+    let section: String = section
+        .lines()
+        .map(|l| l.strip_prefix("# ").unwrap_or_else(|| panic!("{l:?}")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let with = format!("{text}auv_interface:\n{section}");
+    let loaded = config::parse_str(&with, &root.join("config/default.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        loaded.scenario.auv_interface,
+        config::AuvInterface::default()
+    );
+}

@@ -3,7 +3,11 @@
 //! # Format
 //!
 //! A scenario is a single YAML document whose schema is [`Scenario`] (see [`types`]; the
-//! shipped `config/default.yaml` explains every key). Units are SI and usually part of the
+//! shipped `config/default.yaml` explains every key). `schema/scenario.schema.json` is its
+//! JSON Schema, generated from these types and their doc comments ([`Scenario::schema_text`];
+//! a test keeps the two equal): every shipped scenario names it on its first line
+//! (`# yaml-language-server: $schema=../schema/scenario.schema.json`) so that editors complete
+//! and check keys. Units are SI and usually part of the
 //! key name (`window_ms`, `speed_mps`); the local frame is ENU (x east, y north, z up, metres)
 //! centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
 //! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`, `links.pairs[i]`). Unknown keys
@@ -36,6 +40,10 @@
 //! from serde_yaml's own location where it has one, and otherwise from a [`SourceMap`] built
 //! from the raw text. Checks made by other modules after loading use
 //! [`LoadedScenario::error_at`] so that they report the same way.
+//!
+//! Before the typed pass, a file with no document (nothing but comments, blank lines, `---`
+//! or a null) is reported as empty, and a key written twice in one mapping at its second
+//! occurrence, naming the first one's line. A tab in indentation is reported at the tab.
 //!
 //! Loading stops at the first problem, so one run reports one error: syntax, then types,
 //! unknown keys and the values parsed with them (addresses, times, endpoints, a simulator
