@@ -7,9 +7,10 @@
 //! JSON Schema, generated from these types and their doc comments ([`Scenario::schema_text`];
 //! a test keeps the two equal): every shipped scenario names it on its first line
 //! (`# yaml-language-server: $schema=../schema/scenario.schema.json`) so that editors complete
-//! and check keys. Units are SI and usually part of the
-//! key name (`window_ms`, `speed_mps`); the local frame is ENU (x east, y north, z up, metres)
-//! centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
+//! and check keys.
+//!
+//! Units are SI and usually part of the key name (`window_ms`, `speed_mps`); the local frame
+//! is ENU (x east, y north, z up, metres) centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
 //! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`, `links.pairs[i]`). Unknown keys
 //! are errors, never silently ignored. Terrain files (`kind: png` / `kind: csv`) are resolved
 //! relative to the directory of the scenario file; after loading, their `path` holds the
@@ -373,7 +374,7 @@ fn deserialize(text: &str, file: &Path, source: &SourceMap) -> Result<Scenario, 
             key_path: String::new(),
             line: Some(line),
             column: Some(column),
-            message: format!("a tab here: tabs cannot indent YAML, indent with spaces ({info})"),
+            message: format!("tabs cannot indent YAML: use spaces (scanner: {info})"),
         });
     }
     let key_path = key_path_of(err.path());
