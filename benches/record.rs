@@ -255,7 +255,7 @@ fn main() {
     // Warm-up: terrain pages, thread pools, allocator.
     let mut warm = loaded.clone();
     warm.scenario.duration_s = 0.3;
-    warm.set_window_ms(1.0);
+    warm.set_window_ms(1.0).unwrap();
     run(&rt, &warm, Variant::Baseline, work.path());
 
     let variants = [

@@ -1425,3 +1425,389 @@ simulators:
         );
     }
 }
+
+// ---- Empty files, duplicate keys, tabs ----
+
+/// A file with no scenario in it says so, naming the file, instead of a missing `name`.
+#[test]
+fn an_empty_or_comment_only_scenario_says_the_file_is_empty() {
+    for text in [
+        "",
+        "\n\n",
+        "# a comment\n",
+        "# yaml-language-server: $schema=../schema/scenario.schema.json\n# nothing else\n",
+        "---\n",
+        "--- # a comment\n",
+        "~\n",
+        "null\n",
+    ] {
+        let err = error(text);
+        assert_eq!(err.file, PathBuf::from(FILE), "{text:?}: {err}");
+        assert_eq!((err.key_path.as_str(), err.line), ("", None), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("scenarios/test.yaml: the scenario file is empty"),
+            "{text:?}: {err}"
+        );
+        assert!(!err.message.contains("missing field"), "{err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.yaml");
+    std::fs::write(&file, "# to do\n").unwrap();
+    let err = config::load(&file).unwrap_err();
+    assert_eq!(err.file, file);
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}: the scenario file is empty", file.display())),
+        "{err}"
+    );
+    // A quoted empty string is a value, not an empty file.
+    let err = error("''\n");
+    assert!(!err.message.contains("is empty"), "{err}");
+}
+
+/// A key written twice is reported at the second one, naming the first one's line.
+#[test]
+fn a_duplicate_key_is_reported_at_its_own_line() {
+    // At the top level.
+    let err = error(&insert_after(3, "window_ms: 20"));
+    assert_error(&err, "window_ms", 4);
+    assert_eq!(err.column, Some(1), "{err}");
+    assert!(
+        err.message
+            .contains("duplicate key `window_ms` (first written at line 2)"),
+        "{err}"
+    );
+    // Deep in a block mapping, far from the mapping's start.
+    let err = error(&insert_after(32, "      speed_mps: 2"));
+    assert_error(&err, "vehicles[1].motion.speed_mps", 33);
+    assert_eq!(err.column, Some(7), "{err}");
+    assert!(err.message.contains("first written at line 32"), "{err}");
+    // In a flow mapping: the line and the column of the second `x`.
+    let err = error(&replace_line(29, "    start: {x: 0, y: 10, x: 5, z: -10}"));
+    assert_error(&err, "vehicles[1].start.x", 29);
+    assert_eq!(err.column, Some(26), "{err}");
+    assert!(err.message.contains("first written at line 29"), "{err}");
+    // In a map of free keys (a program's environment), where serde would keep the last one.
+    let err = error(&format!(
+        "{BASE}programs:\n  - name: p\n    command: 'true'\n    env:\n      A: 1\n      B: 2\n      A: 3\n"
+    ));
+    assert_error(&err, "programs[0].env.A", 46);
+    assert!(
+        err.message
+            .contains("duplicate key `A` (first written at line 44)"),
+        "{err}"
+    );
+    // The same key in two different mappings is no duplicate.
+    parse(BASE).unwrap();
+}
+
+/// A tab in indentation is reported at the tab, saying YAML cannot be indented with tabs.
+#[test]
+fn a_tab_is_reported_at_its_line_and_column() {
+    for (line, text, column) in [
+        (9, "\tcell_size_m: 2", 1),
+        (9, "  \tcell_size_m: 2", 3),
+        (2, "\twindow_ms: 10", 1),
+        (36, "\t\t- [0, 30, -10]", 1),
+    ] {
+        let err = error(&replace_line(line, text));
+        assert_eq!(err.file, PathBuf::from(FILE));
+        assert_eq!(
+            (err.line, err.column),
+            (Some(line), Some(column)),
+            "{text:?}: {err}"
+        );
+        assert_eq!(err.key_path, "", "{text:?}: {err}");
+        assert!(
+            err.message.contains("tabs cannot indent YAML"),
+            "{text:?}: {err}"
+        );
+    }
+}
+
+// ---- A whole number of windows ----
+
+/// `duration_s` must be a whole number of windows: 0.015 s at W = 10 ms is refused, naming both
+/// keys, their values and the two nearest durations that are; float noise (0.1 s / 0.01 s) is
+/// not an error. The command line's `--duration-s` and the `window_ms` parameter follow the
+/// same rule.
+#[test]
+fn a_duration_not_a_whole_number_of_windows_is_refused() {
+    let err = error(&replace_line(3, "duration_s: 0.015"));
+    assert_error(&err, "duration_s", 3);
+    assert_eq!(
+        err.to_string(),
+        "scenarios/test.yaml:3:1: duration_s: duration_s = 0.015 s is not a whole number of \
+         windows of window_ms = 10 ms (it is 1.5 windows): the nearest durations that are whole \
+         numbers of windows are 0.01 s (1 window) and 0.02 s (2 windows)"
+    );
+    let err = error(&replace_lines(2, 3, "window_ms: 3\nduration_s: 5"));
+    assert_error(&err, "duration_s", 3);
+    assert!(
+        err.message
+            .contains("4.998 s (1666 windows) and 5.001 s (1667 windows)"),
+        "{err}"
+    );
+    // Whole numbers of windows, whatever the binary fractions make of them.
+    for (w, d, windows) in [
+        ("10", "0.1", 10),
+        ("0.01", "0.1", 10_000),
+        ("0.1", "0.3", 3000),
+        ("10", "5", 500),
+        ("1.5", "0.0045", 3),
+        ("20", "3600", 180_000),
+    ] {
+        let loaded = parse(&replace_lines(
+            2,
+            3,
+            &format!("window_ms: {w}\nduration_s: {d}"),
+        ))
+        .unwrap_or_else(|e| panic!("W {w} ms, {d} s: {e}"));
+        assert_eq!(loaded.schedule().windows, windows, "W {w} ms, {d} s");
+    }
+
+    // The overrides.
+    let mut loaded = parse(BASE).unwrap();
+    let e = loaded.set_duration_s(0.015).unwrap_err();
+    assert!(
+        e.contains("duration_s = 0.015 s is not a whole number of windows of window_ms = 10 ms")
+            && e.contains("0.01 s (1 window) and 0.02 s (2 windows)"),
+        "{e}"
+    );
+    assert_eq!(loaded.scenario.duration_s, 5.0);
+    loaded.set_duration_s(0.02).unwrap();
+    assert_eq!(loaded.schedule().windows, 2);
+    let mut loaded = parse(BASE).unwrap();
+    let e = loaded.set_window_ms(3.0).unwrap_err();
+    assert!(
+        e.contains("duration_s = 5 s is not a whole number of windows of window_ms = 3 ms"),
+        "{e}"
+    );
+    assert_eq!(loaded.scenario.window_ms, 10.0);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(loaded.set_window_ms(bad).is_err(), "{bad}");
+    }
+    assert!(loaded
+        .set_window_ms(6000.0)
+        .unwrap_err()
+        .contains("shorter than one window"));
+    loaded.set_window_ms(20.0).unwrap();
+    assert_eq!(loaded.schedule().windows, 250);
+    // W must also keep the channel sampling interval a whole number of windows.
+    let mut loaded = parse(&format!("{BASE}simulators:\n  channel_interval_ms: 20\n")).unwrap();
+    let e = loaded.set_window_ms(8.0).unwrap_err();
+    assert!(
+        e.contains(
+            "simulators.channel_interval_ms = 20 ms: must be a whole multiple of window_ms (8 ms)"
+        ),
+        "{e}"
+    );
+    loaded.set_window_ms(5.0).unwrap();
+}
+
+// ---- The JSON Schema of the scenario file ----
+
+/// The line that points editors (yaml-language-server) at the schema.
+const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/scenario.schema.json";
+
+/// The shipped scenarios: `config/*.yaml` but the node parameters.
+fn shipped_scenarios() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .filter(|p| p.file_name().is_some_and(|n| n != "params.yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    files
+}
+
+#[test]
+fn every_shipped_scenario_names_the_schema_on_its_first_line() {
+    for file in shipped_scenarios() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            text.lines().next(),
+            Some(SCHEMA_LINE),
+            "{} must start with `{SCHEMA_LINE}`",
+            file.display()
+        );
+        // The path is relative to the scenario, as in the installed share/netsim_cosim/.
+        let schema = file
+            .parent()
+            .unwrap()
+            .join(SCHEMA_LINE.split_once("$schema=").unwrap().1);
+        assert!(schema.is_file(), "{}", schema.display());
+    }
+}
+
+/// Validates `instances` (name, YAML text) against the committed schema with Python's
+/// `jsonschema` (draft 2020-12), the YAML read by the crate's own YAML parser; returns each
+/// name with `None` if valid, else the validator's first errors.
+fn validate_with_jsonschema(instances: &[(String, String)]) -> Vec<(String, Option<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schema/scenario.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let instances: Vec<serde_json::Value> = instances
+        .iter()
+        .map(|(name, yaml)| {
+            let value: serde_json::Value = serde_yaml::from_str(yaml)
+                .unwrap_or_else(|e| panic!("{name}: not YAML the loader reads: {e}"));
+            serde_json::json!([name, value])
+        })
+        .collect();
+    let input = serde_json::json!({"schema": schema, "instances": instances});
+    let script = r#"
+import json, sys
+from jsonschema import Draft202012Validator
+d = json.load(sys.stdin)
+Draft202012Validator.check_schema(d["schema"])
+v = Draft202012Validator(d["schema"])
+out = []
+for name, inst in d["instances"]:
+    errs = sorted(v.iter_errors(inst), key=lambda e: list(map(str, e.absolute_path)))
+    out.append([name, "; ".join("/".join(map(str, e.absolute_path)) + ": " + e.message[:300] for e in errs[:3]) or None])
+json.dump(out, sys.stdout)
+"#;
+    let python = root.join(".venv-test/bin/python");
+    let mut child = std::process::Command::new(&python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (scripts/setup --test installs it with jsonschema)",
+                python.display()
+            )
+        });
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the validator failed (scripts/setup --test installs jsonschema into .venv-test): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every shipped scenario is valid under the schema; a misspelt key, a wrongly typed value and
+/// a simulator in the wrong role are not (nor does the loader take them).
+#[test]
+fn the_schema_takes_every_shipped_scenario_and_refuses_mistakes() {
+    let mut instances: Vec<(String, String)> = shipped_scenarios()
+        .iter()
+        .map(|f| {
+            (
+                f.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(f).unwrap(),
+            )
+        })
+        .collect();
+    let shipped = instances.len();
+    instances.push(("BASE".into(), BASE.into()));
+    let mistakes = [
+        ("misspelt top-level key", insert_after(3, "sed: 4")),
+        (
+            "misspelt nested key",
+            replace_line(29, "    start: {x: 0, y: 10, z: -10, heading_dg: 90}"),
+        ),
+        (
+            "misspelt key of a tagged choice",
+            insert_after(32, "      capture_radius: 3"),
+        ),
+        ("wrongly typed value", replace_line(2, "window_ms: ten")),
+        (
+            "wrongly typed nested value",
+            replace_line(18, "      speed_mps: fast"),
+        ),
+        ("unknown kind", replace_line(17, "      kind: hover")),
+        (
+            "a network simulator as the physics simulator",
+            format!("{BASE}simulators:\n  physics: {{kind: ns3}}\n"),
+        ),
+        (
+            "a ZeroMQ endpoint without its scheme",
+            format!("{BASE}simulators:\n  network: {{kind: zeromq, endpoint: '127.0.0.1:5601'}}\n"),
+        ),
+    ];
+    for (name, text) in &mistakes {
+        assert!(parse(text).is_err(), "the loader takes the {name}");
+        instances.push((name.to_string(), text.clone()));
+    }
+    let results = validate_with_jsonschema(&instances);
+    assert_eq!(results.len(), instances.len());
+    for (name, error) in &results[..=shipped] {
+        assert!(
+            error.is_none(),
+            "{name} is not valid under the schema: {error:?}"
+        );
+    }
+    for (name, error) in &results[shipped + 1..] {
+        assert!(error.is_some(), "the schema takes the {name}");
+    }
+}
+
+/// `config/default.yaml` documents every key: each key the schema knows is written in it, as a
+/// key or in its comments, and its commented `auv_interface` section is a valid one.
+#[test]
+fn the_default_scenario_names_every_key_of_the_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schema/scenario.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    fn collect(v: &serde_json::Value, keys: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(serde_json::Value::Object(p)) = m.get("properties") {
+                    keys.extend(p.keys().cloned());
+                }
+                m.values().for_each(|v| collect(v, keys));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| collect(v, keys)),
+            _ => {}
+        }
+    }
+    collect(&schema, &mut keys);
+    assert!(keys.len() > 100, "{keys:?}");
+    let text = std::fs::read_to_string(root.join("config/default.yaml")).unwrap();
+    let words: std::collections::BTreeSet<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| !words.contains(k.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "config/default.yaml does not show these keys: {missing:?}"
+    );
+
+    let (_, section) = text.split_once("\n# auv_interface:\n").unwrap();
+    let section: String = section
+        .lines()
+        .map(|l| l.strip_prefix("# ").unwrap_or_else(|| panic!("{l:?}")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let with = format!("{text}auv_interface:\n{section}");
+    let loaded = config::parse_str(&with, &root.join("config/default.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        loaded.scenario.auv_interface,
+        config::AuvInterface::default()
+    );
+}

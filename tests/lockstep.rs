@@ -739,7 +739,7 @@ fn switching_to_ns3_on_the_command_line_checks_the_links_and_finds_the_program()
     // patrol.yaml's links are `ideal`: ns-3 has none.
     let (code, err) = run(&repo("config/patrol.yaml"), "/nonexistent/netsim-ns3");
     assert_eq!(code, Some(1));
-    assert!(err.contains("config/patrol.yaml:108:5: links.default.model: auv1 - auv2: ns-3 has no `ideal` link; use rf, acoustic or none"), "{err}");
+    assert!(err.contains("config/patrol.yaml:109:5: links.default.model: auv1 - auv2: ns-3 has no `ideal` link; use rf, acoustic or none"), "{err}");
     // With rf links, the missing program.
     let scenario = ns3_scenario(dir.path(), 0.0, 2000);
     let (code, err) = run(&scenario, "/nonexistent/netsim-ns3");

@@ -22,6 +22,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Where the physics simulator lives.
@@ -167,13 +168,14 @@ impl TryFrom<Written> for NetworkEndpoint {
 
 /// `simulators.physics: {kind: auv_interface, ...}`: where the simulator is. Its vehicles are
 /// the scenario's `motion: {kind: thrusters}` ones, by `auv_id`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuvClientSettings {
     /// The simulator's host (default 127.0.0.1).
     pub host: String,
-    /// Its telemetry PUB port (default 5557) and thruster PULL port (default 5556).
+    /// Its telemetry PUB port (default 5557).
     pub telemetry_port: u16,
+    /// Its thruster PULL port (default 5556).
     pub thrusters_port: u16,
     /// A vehicle without telemetry for this long (ms of wall time) ends the run (default 1000).
     pub stale_ms: u64,
@@ -196,7 +198,7 @@ impl Default for AuvClientSettings {
 
 /// `simulators.physics: {kind: gazebo, ...}`: which Gazebo world, and which of its models is
 /// which vehicle. `cosim export-gazebo` writes a world that matches these settings.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GazeboSettings {
     /// The world's name (`<world name=…>`); absent: the scenario's `name`.
@@ -213,8 +215,8 @@ pub struct GazeboSettings {
 }
 
 /// `simulators.network: {kind: ns3, ...}`: how to reach the ns-3 adapter and the ns-3 models
-/// it builds. The radio parameters come from the scenario's `links` (see the README, "ns-3").
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+/// it builds. The radio parameters come from the scenario's `links` (see ns-3 in the book).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Ns3Settings {
     /// An adapter already running (possibly on another host), e.g. `tcp://10.0.0.5:5602`;
@@ -225,25 +227,31 @@ pub struct Ns3Settings {
     /// `$NETSIM_NS3`, then `target/ns3/netsim-ns3` beside the running executable, then `PATH`.
     #[serde(default)]
     pub program: Option<PathBuf>,
+    /// The Wi-Fi devices of the vehicles in `rf` pairs (defaults below).
     #[serde(default)]
     pub wifi: Ns3Wifi,
+    /// The UAN devices of the vehicles in `acoustic` pairs (defaults below).
     #[serde(default)]
     pub uan: Ns3Uan,
 }
 
 /// The Wi-Fi devices of the vehicles in `rf` pairs (ad-hoc, one channel).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Ns3Wifi {
+    /// The 802.11 standard: `80211a`, `80211g` (default), `80211n-2.4` or `80211n-5` (also
+    /// written `802.11a`, ...).
     #[serde(default)]
     pub standard: WifiStandard,
+    /// How the devices choose their rate: `minstrel` (default), `constant` (at `data_mode`) or
+    /// `ideal`.
     #[serde(default)]
     pub rate_manager: WifiRateManager,
     /// The constant rate manager's ns-3 mode name, e.g. `ErpOfdmRate54Mbps` (802.11g),
     /// `OfdmRate54Mbps` (802.11a), `HtMcs7` (802.11n); required with `rate_manager: constant`.
     #[serde(default)]
     pub data_mode: Option<String>,
-    /// Packets a device's queue holds; absent: `links.queue_packets`.
+    /// Packets a device's queue holds (> 0); absent: `links.queue_packets`.
     #[serde(default)]
     pub queue_packets: Option<u32>,
 }
@@ -312,7 +320,8 @@ impl GazeboSettings {
 }
 
 /// The IEEE 802.11 standard of the Wi-Fi devices, as the adapter's `--wifiStandard` names it.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[schemars(extend("enum" = ["80211a", "802.11a", "80211g", "802.11g", "80211n-2.4", "802.11n-2.4", "80211n-5", "802.11n-5"]))]
 pub enum WifiStandard {
     #[serde(rename = "80211a", alias = "802.11a")]
     A,
@@ -338,7 +347,7 @@ impl WifiStandard {
 }
 
 /// How the Wi-Fi devices choose their data rate.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum WifiRateManager {
     /// ns-3's MinstrelWifiManager (Minstrel; MinstrelHt for 802.11n).
@@ -362,15 +371,16 @@ impl WifiRateManager {
 }
 
 /// The UAN devices of the vehicles in `acoustic` pairs.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Ns3Uan {
+    /// The MAC: `aloha` (default) or `cw`.
     #[serde(default)]
     pub mac: UanMac,
 }
 
 /// The UAN MAC: ns-3's UanMacAloha or UanMacCw.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum UanMac {
     #[default]
@@ -655,6 +665,109 @@ impl fmt::Display for RosnetsimAddress {
             RosnetsimAddress::Unix(p) => write!(f, "unix:{}", p.display()),
             RosnetsimAddress::Tcp(hp) => write!(f, "tcp:{hp}"),
         }
+    }
+}
+
+// The JSON Schema of the scenario file's simulators (`schema/scenario.schema.json`): each role
+// lists only the kinds it takes, each with its own keys.
+
+// Only its JSON Schema is used.
+/// Where the physics simulator lives, by `kind`.
+#[derive(JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(dead_code)]
+enum PhysicsSchema {
+    /// Ours, inside the coordinator's process (the default).
+    Embedded,
+    /// A simulator process reached over the window protocol on ZeroMQ: it binds, the
+    /// coordinator connects.
+    Zeromq {
+        /// `tcp://host:port` or `ipc://path`. Required.
+        endpoint: ZmqEndpoint,
+    },
+    /// A ROS-NetSim simulator adapter (ROS-NetSim's framing): it listens, the coordinator
+    /// connects.
+    Rosnetsim {
+        /// `unix:/path` or `tcp:host:port`. Required.
+        address: RosnetsimAddress,
+    },
+    /// Gazebo (gz-sim) through `ros_gz_bridge` (a build with the cargo feature `gazebo`),
+    /// stepped by W each window.
+    Gazebo(GazeboSettings),
+    /// A simulator speaking the ZeroMQ AUV simulator interface, followed in real time.
+    AuvInterface(AuvClientSettings),
+}
+
+// Only its JSON Schema is used.
+/// Where the network simulator lives, by `kind`.
+#[derive(JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(dead_code)]
+enum NetworkSchema {
+    /// Ours, inside the network coordinator's process (the default).
+    Embedded,
+    /// A simulator process reached over the window protocol on ZeroMQ: it binds, the
+    /// coordinator connects.
+    Zeromq {
+        /// `tcp://host:port` or `ipc://path`. Required.
+        endpoint: ZmqEndpoint,
+    },
+    /// A ROS-NetSim simulator adapter (ROS-NetSim's framing): it listens, the coordinator
+    /// connects.
+    Rosnetsim {
+        /// `unix:/path` or `tcp:host:port`. Required.
+        address: RosnetsimAddress,
+    },
+    /// ns-3 through the adapter `netsim-ns3`, started by the coordinator or already running
+    /// at `endpoint`.
+    Ns3(Ns3Settings),
+}
+
+impl JsonSchema for PhysicsEndpoint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PhysicsEndpoint".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        PhysicsSchema::json_schema(generator)
+    }
+}
+
+impl JsonSchema for NetworkEndpoint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NetworkEndpoint".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        NetworkSchema::json_schema(generator)
+    }
+}
+
+impl JsonSchema for ZmqEndpoint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ZmqEndpoint".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A ZeroMQ endpoint: `tcp://host:port` or `ipc://path`.",
+            "type": "string",
+            "pattern": "^(tcp|ipc)://"
+        })
+    }
+}
+
+impl JsonSchema for RosnetsimAddress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RosnetsimAddress".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Where a ROS-NetSim peer listens: `unix:/path` or `tcp:host:port` (`tcp://host:port` is accepted too).",
+            "type": "string",
+            "pattern": "^(unix:.+|tcp:(//)?.+:[0-9]+)$"
+        })
     }
 }
 

@@ -3,9 +3,14 @@
 //! # Format
 //!
 //! A scenario is a single YAML document whose schema is [`Scenario`] (see [`types`]; the
-//! shipped `config/default.yaml` explains every key). Units are SI and usually part of the
-//! key name (`window_ms`, `speed_mps`); the local frame is ENU (x east, y north, z up, metres)
-//! centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
+//! shipped `config/default.yaml` explains every key). `schema/scenario.schema.json` is its
+//! JSON Schema, generated from these types and their doc comments ([`Scenario::schema_text`];
+//! a test keeps the two equal): every shipped scenario names it on its first line
+//! (`# yaml-language-server: $schema=../schema/scenario.schema.json`) so that editors complete
+//! and check keys.
+//!
+//! Units are SI and usually part of the key name (`window_ms`, `speed_mps`); the local frame
+//! is ENU (x east, y north, z up, metres) centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
 //! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`, `links.pairs[i]`). Unknown keys
 //! are errors, never silently ignored. Terrain files (`kind: png` / `kind: csv`) are resolved
 //! relative to the directory of the scenario file; after loading, their `path` holds the
@@ -37,6 +42,10 @@
 //! from the raw text. Checks made by other modules after loading use
 //! [`LoadedScenario::error_at`] so that they report the same way.
 //!
+//! Before the typed pass, a file with no document (nothing but comments, blank lines, `---`
+//! or a null) is reported as empty, and a key written twice in one mapping at its second
+//! occurrence, naming the first one's line. A tab in indentation is reported at the tab.
+//!
 //! Loading stops at the first problem, so one run reports one error: syntax, then types,
 //! unknown keys and the values parsed with them (addresses, times, endpoints, a simulator
 //! kind in the role it can take), then the
@@ -48,8 +57,12 @@
 //! # Validation rules
 //!
 //! - `name`: non-empty, only `[A-Za-z0-9_-]`.
-//! - `window_ms` > 0 and finite; `duration_s` > 0, finite and at least one window;
-//!   `real_time_factor` ≥ 0 and finite.
+//! - `window_ms` > 0 and finite; `duration_s` > 0, finite and a whole number of windows (at
+//!   least one): sim time is counted in whole nanoseconds, so both are taken to the nearest
+//!   nanosecond and the duration must then be an exact multiple of W (0.1 s at W = 10 ms is 10
+//!   windows; 0.015 s is refused, naming 0.01 s and 0.02 s). The same holds for the command
+//!   line's `--duration-s` and the `window_ms` parameter ([`LoadedScenario::set_duration_s`],
+//!   [`LoadedScenario::set_window_ms`]). `real_time_factor` ≥ 0 and finite.
 //! - `world.origin`: latitude in [-90, 90], longitude in [-180, 180], all finite;
 //!   `penetration_loss_db_per_m` ≥ 0 and finite.
 //! - `world.terrain`: `cell_size_m` and sizes > 0 and finite; a procedural grid has at most
@@ -144,14 +157,27 @@ impl LoadedScenario {
         Schedule::new(self.scenario.window_ms, self.scenario.duration_s)
     }
 
-    /// Sets W (a `window_ms` override, e.g. a node parameter).
-    pub fn set_window_ms(&mut self, window_ms: f64) {
+    /// Sets W (a `window_ms` override, e.g. a node parameter) under the file's rules: W finite
+    /// and positive, the run a whole number of windows (as `duration_s` in the file, see the
+    /// module docs) and `simulators.channel_interval_ms` a whole multiple of W. The error says
+    /// which rule.
+    pub fn set_window_ms(&mut self, window_ms: f64) -> Result<(), String> {
+        if !(window_ms.is_finite() && window_ms > 0.0) {
+            return Err(format!("window_ms = {window_ms}: must be > 0"));
+        }
+        validate::whole_windows(window_ms, self.scenario.duration_s)?;
+        if let Some(c) = self.scenario.simulators.channel_interval_ms {
+            validate::channel_interval_in_windows(c, window_ms)
+                .map_err(|e| format!("simulators.channel_interval_ms = {c} ms: {e}"))?;
+        }
         self.scenario.window_ms = window_ms;
+        Ok(())
     }
 
     /// Sets the run's length (a `duration_s` override: `cosim run --duration-s`, `cosim soak`)
-    /// under the file's rules: finite, > 0, at least one window, and
-    /// after every program's `start_s`. The error says which rule, and which program.
+    /// under the file's rules: finite, > 0, a whole number of windows (at least one; see the
+    /// module docs), and after every program's `start_s`. The error says which rule, and which
+    /// program.
     pub fn set_duration_s(&mut self, duration_s: f64) -> Result<(), String> {
         let s = &self.scenario;
         if !(duration_s.is_finite() && duration_s > 0.0) {
@@ -163,6 +189,7 @@ impl LoadedScenario {
                 s.window_ms
             ));
         }
+        validate::whole_windows(s.window_ms, duration_s)?;
         if let Some(p) = s.programs.iter().find(|p| p.start_s >= duration_s) {
             return Err(format!(
                 "duration {duration_s} s: program {} starts at {} s, after the run would end",
@@ -255,6 +282,26 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
             message,
         });
     }
+    if source.is_empty_document() {
+        return Err(ConfigError::whole_file(
+            file,
+            "the scenario file is empty (nothing but comments, blank lines or a null): a \
+             scenario is a mapping with at least `name`, `window_ms`, `duration_s`, `world` and \
+             `vehicles` (config/default.yaml shows every key)",
+        ));
+    }
+    if let Some(d) = source.duplicate() {
+        return Err(ConfigError {
+            file: file.to_owned(),
+            key_path: d.key_path.clone().unwrap_or_default(),
+            line: Some(d.line),
+            column: Some(d.column),
+            message: format!(
+                "duplicate key `{}` (first written at line {}): a key may appear once per mapping",
+                d.key, d.first_line
+            ),
+        });
+    }
     let mut scenario = deserialize(text, file, &source)?;
     resolve_terrain_path(&mut scenario, file);
     let cx = validate::Ctx {
@@ -313,6 +360,23 @@ fn deserialize(text: &str, file: &Path, source: &SourceMap) -> Result<Scenario, 
         Ok(scenario) => return Ok(scenario),
         Err(err) => err,
     };
+    // A tab in indentation: the typed pass's parser stops at it or after it, with a message
+    // that does not say why (and the key path it was in); the source map's scanner names the
+    // tab itself. An error of the typed pass before the tab is that error.
+    let before_the_tab = |tab_line: usize| {
+        err.inner()
+            .location()
+            .is_some_and(|l| l.line() > 0 && l.line() < tab_line)
+    };
+    if let Some((line, column, info)) = source.tab_error(text).filter(|t| !before_the_tab(t.0)) {
+        return Err(ConfigError {
+            file: file.to_owned(),
+            key_path: String::new(),
+            line: Some(line),
+            column: Some(column),
+            message: format!("tabs cannot indent YAML: use spaces (scanner: {info})"),
+        });
+    }
     let key_path = key_path_of(err.path());
     let inner = err.into_inner();
     let location = inner.location();

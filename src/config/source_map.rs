@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust2::scanner::Marker;
+use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// Nodes nested deeper than this are not recorded (their lookups fall back to an ancestor);
 /// this keeps the key-path strings, and so the map, linear in the input size.
@@ -59,6 +59,25 @@ pub struct SourceMap {
     too_deep: Option<(usize, usize)>,
     /// The scanner's error, if the text is not YAML: message, char index, line, column.
     syntax_error: Option<(String, usize, usize, usize)>,
+    /// The first key written twice in one mapping, in text order.
+    duplicate: Option<Duplicate>,
+    /// Whether the first document is a null (`~`, `null` or nothing) rather than a
+    /// collection or a value.
+    root_null: bool,
+}
+
+/// A key written twice in one mapping.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Duplicate {
+    /// Key path of the key (that of the first occurrence); `None` where keys are not recorded
+    /// (nested deeper than the map records).
+    pub key_path: Option<String>,
+    pub key: String,
+    /// 1-based line and column of the second occurrence.
+    pub line: usize,
+    pub column: usize,
+    /// 1-based line of the first occurrence.
+    pub first_line: usize,
 }
 
 impl SourceMap {
@@ -128,6 +147,46 @@ impl SourceMap {
                 ),
             )
         })
+    }
+
+    /// Whether the text holds no document, or only a null one: nothing but comments, blank
+    /// lines, `---` or `~`.
+    pub(crate) fn is_empty_document(&self) -> bool {
+        self.syntax_error.is_none() && (self.root_null || !self.entries.contains_key(""))
+    }
+
+    /// The first key written twice in one mapping, if the text is YAML (a duplicate before a
+    /// syntax error is left to the syntax error).
+    pub(crate) fn duplicate(&self) -> Option<&Duplicate> {
+        self.duplicate
+            .as_ref()
+            .filter(|_| self.syntax_error.is_none())
+    }
+
+    /// Line, column and message of the scanner's error if it is about a tab where YAML allows
+    /// none (in indentation), else `None`. The line and column are the tab's own (the scanner
+    /// may stop after it, or at the start of the scalar it was reading): the first tab in a
+    /// line's indentation from the scanner's line on, else the first tab on that line, else
+    /// where the scanner stopped. `text` is the text this map was built from.
+    pub(crate) fn tab_error<'a>(&'a self, text: &str) -> Option<(usize, usize, &'a str)> {
+        let (info, _, line, column) = self.syntax_error.as_ref()?;
+        if !info.contains("tab") {
+            return None;
+        }
+        let lines = || text.lines().enumerate().skip(line - 1);
+        let indenting = lines().find_map(|(n, l)| {
+            l.chars()
+                .take_while(|c| matches!(c, ' ' | '\t'))
+                .position(|c| c == '\t')
+                .map(|i| (n + 1, i + 1))
+        });
+        let on_line = || {
+            lines()
+                .next()
+                .and_then(|(n, l)| l.chars().position(|c| c == '\t').map(|i| (n + 1, i + 1)))
+        };
+        let (line, column) = indenting.or_else(on_line).unwrap_or((*line, *column));
+        Some((line, column, info.as_str()))
     }
 
     /// Whether `key_path` exists in the text.
@@ -200,6 +259,8 @@ enum Frame {
         /// The path of the key whose value comes next; `None` while a key is expected.
         value_of: Option<Option<String>>,
         count: usize,
+        /// The scalar keys seen so far, with the line of each.
+        keys: HashMap<String, usize>,
     },
     Sequence {
         path: Option<String>,
@@ -267,13 +328,32 @@ impl Builder {
                 path,
                 value_of,
                 count,
+                keys,
             }) => match value_of.take() {
                 None => {
                     // A key. Only scalar keys name a path; complex keys are skipped.
-                    let child = match (&kind, path) {
+                    let child = match (&kind, &*path) {
                         (NodeKind::Scalar(key), Some(p)) if depth_ok => Some(join_key(p, key)),
                         _ => None,
                     };
+                    if let NodeKind::Scalar(key) = &kind {
+                        let line = mark.line().max(1);
+                        match keys.get(key) {
+                            Some(&first_line) if self.map.duplicate.is_none() => {
+                                self.map.duplicate = Some(Duplicate {
+                                    key_path: child.clone(),
+                                    key: key.clone(),
+                                    line,
+                                    column: mark.col() + 1,
+                                    first_line,
+                                });
+                            }
+                            Some(_) => {}
+                            None => {
+                                keys.insert(key.clone(), line);
+                            }
+                        }
+                    }
                     *count += 1;
                     *value_of = Some(child.clone());
                     self.record(&child, mark, NodeKind::Unknown);
@@ -318,7 +398,11 @@ impl MarkedEventReceiver for Builder {
                     self.done = true;
                 }
             }
-            Event::Scalar(value, ..) => {
+            Event::Scalar(value, style, ..) => {
+                if self.stack.is_empty() && self.documents <= 1 {
+                    self.map.root_null = style == TScalarStyle::Plain
+                        && matches!(value.as_str(), "" | "~" | "null" | "Null" | "NULL");
+                }
                 self.node(mark, NodeKind::Scalar(value));
             }
             Event::Alias(_) => {
@@ -336,6 +420,7 @@ impl MarkedEventReceiver for Builder {
                     path,
                     value_of: None,
                     count: 0,
+                    keys: HashMap::new(),
                 });
                 self.check_depth(mark);
             }

@@ -9,6 +9,7 @@
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 
 use super::endpoint::{NetworkEndpoint, PhysicsEndpoint};
@@ -19,37 +20,55 @@ fn default_nice() -> i32 {
 }
 
 /// A whole scenario: `cosim run <file>` runs exactly one.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// Short name; the default output folder is `out/<name>`.
+    /// Short name of the scenario: letters, digits, `_` and `-`. It names the default output
+    /// folder (`out/<name>`) and, with Gazebo, the default world. Required.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]+$"))]
     pub name: String,
-    /// Lockstep window W in milliseconds (sim time). Must be > 0.
+    /// The lockstep window W, milliseconds of sim time (> 0): the coordinators exchange poses,
+    /// channels and packets once per window. Required.
     pub window_ms: f64,
-    /// Simulated duration in seconds; the run ends after `ceil(duration_s / W)` windows.
+    /// Simulated duration, seconds: a whole number of windows (at least one). Sim time is
+    /// counted in whole nanoseconds, so `window_ms` and `duration_s` are taken to the nearest
+    /// nanosecond and the duration must then be an exact multiple of W: 0.1 s at W = 10 ms is
+    /// 10 windows, 0.015 s at W = 10 ms is refused (the error names the nearest durations that
+    /// are whole numbers of windows, 0.01 s and 0.02 s). The same rule holds for `cosim run
+    /// --duration-s` and the `window_ms` node parameter. Required.
     pub duration_s: f64,
-    /// Seed for every random draw (procedural terrain, packet error draws, ...).
+    /// Seed of every random draw (procedural terrain noise, packet error draws, ...); default 0.
     #[serde(default)]
     pub seed: u64,
-    /// Wall-clock pacing: 1.0 = real time, 2.0 = twice as fast, 0 = as fast as possible.
+    /// Wall-clock pacing: 1.0 = real time, 2.0 = twice as fast, 0 = as fast as possible
+    /// (default 0); ≥ 0.
     #[serde(default)]
     pub real_time_factor: f64,
     /// The nice value (−20 to 19) of the coordinators' threads while a run is paced
     /// (`real_time_factor` > 0), so that the vehicles' programs competing for the CPU delay
     /// neither window starts nor packet captures and releases; default −5 (at −10 the
     /// coordinator's threads, woken every few packets, took a 2-core machine from a program
-    /// receiving a flood; README, Lockstep). The programs the run starts keep the nice value
-    /// the coordinator had before. Needs root (or CAP_SYS_NICE) to go below it; otherwise the
-    /// run goes on at it and says so in the log.
+    /// receiving a flood; see Lockstep in the book). The programs the run starts keep the nice
+    /// value the coordinator had before. Needs root (or CAP_SYS_NICE) to go below it; otherwise
+    /// the run goes on at it and says so in the log.
     #[serde(default = "default_nice")]
+    #[schemars(range(min = -20, max = 19))]
     pub nice: i32,
-    /// Output folder (relative to the working directory); default `out/<name>`.
+    /// Output folder (relative to the working directory); absent: `out/<name>`.
     #[serde(default)]
     pub output_dir: Option<String>,
+    /// The world: the geodetic origin of the local frame, the terrain or bathymetry, the
+    /// water. Required.
     pub world: World,
+    /// The vehicles (at least one), each with its name, addresses, start pose and motion.
+    /// Required.
     pub vehicles: Vec<Vehicle>,
+    /// The link models between vehicles, used by the embedded network simulator (ns-3 builds
+    /// its devices from them too). Default: every pair `ideal`.
     #[serde(default)]
     pub links: Links,
+    /// Where the physics and the network simulator live, and how long the coordinators wait
+    /// for them. Default: both embedded.
     #[serde(default)]
     pub simulators: Simulators,
     /// The NETSIM manager (TCP, `NETSIM|name|base64` lines) that external vehicle simulators
@@ -71,13 +90,13 @@ pub struct Scenario {
     #[serde(default)]
     pub record: RecordSettings,
     /// The ZeroMQ AUV simulator interface served for the vehicles with `motion: {kind:
-    /// thrusters}` (README, "ZeroMQ AUV simulator interface"): where, and how often.
+    /// thrusters}`: where, and how often (defaults below).
     #[serde(default)]
     pub auv_interface: AuvInterface,
 }
 
 /// The ZeroMQ AUV simulator interface: sockets, telemetry rate and cameras.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuvInterface {
     /// Address the three sockets bind (default 127.0.0.1; `0.0.0.0` for every interface).
@@ -90,6 +109,7 @@ pub struct AuvInterface {
     pub telemetry_port: u16,
     /// Telemetry messages per vehicle per second of sim time (default 20).
     pub telemetry_hz: f64,
+    /// The front and bottom cameras (defaults below).
     pub cameras: Cameras,
 }
 
@@ -107,11 +127,12 @@ impl Default for AuvInterface {
 }
 
 /// The front and bottom cameras, rendered by raycasting the terrain (range-shaded JPEGs).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Cameras {
-    /// Pixels (default 320 × 240).
+    /// Image width, pixels (default 320).
     pub width: u32,
+    /// Image height, pixels (default 240).
     pub height: u32,
     /// Horizontal field of view, degrees (default 90).
     pub fov_deg: f64,
@@ -121,6 +142,7 @@ pub struct Cameras {
     /// Range (m) at which the seafloor fades into the water's colour (default 30).
     pub max_range_m: f64,
     /// JPEG quality 1–100 (default 80).
+    #[schemars(range(min = 1, max = 100))]
     pub jpeg_quality: u8,
 }
 
@@ -137,9 +159,9 @@ impl Default for Cameras {
     }
 }
 
-/// The run record's sampling (README, "Output"). Intervals are sim time; one shorter than the
-/// window W means every window.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// The run record's sampling. Intervals are sim time; one shorter than the window W means
+/// every window.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSettings {
     /// Every vehicle's position is written this often (`/poses`). Default 0.1 s.
@@ -171,11 +193,13 @@ impl Default for RecordSettings {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// The world: origin, terrain or bathymetry, water.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct World {
-    /// Geodetic origin of the local ENU frame.
+    /// Geodetic origin of the local ENU frame (x east, y north, z up, metres). Required.
     pub origin: GeoOrigin,
+    /// Terrain or bathymetry: `kind: procedural`, `png` or `csv`. Required.
     pub terrain: Terrain,
     /// Loss charged per metre of terrain a path crosses, in dB/m (default 2.0).
     #[serde(default = "default_penetration_loss")]
@@ -190,54 +214,71 @@ fn default_penetration_loss() -> f64 {
     2.0
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+/// A geodetic position: the origin of the local ENU frame.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GeoOrigin {
+    /// Latitude, degrees north, in [-90, 90]. Required.
     pub lat_deg: f64,
+    /// Longitude, degrees east, in [-180, 180]. Required.
     pub lon_deg: f64,
+    /// Altitude, metres (default 0).
     #[serde(default)]
     pub alt_m: f64,
 }
 
 /// Terrain or bathymetry: a height grid, centred on the origin, heights in metres (z up).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Terrain {
     /// A seeded generator: gentle noise plus explicit ridges and hills.
     Procedural {
-        /// Extent in metres, `[x, y]`.
+        /// Extent `[x, y]`, metres, centred on the origin (> 0). Required.
         size_m: [f64; 2],
+        /// Spacing of the height samples, metres (> 0; at most 8192 cells per side).
+        /// Required.
         cell_size_m: f64,
-        /// Height of the flat floor (negative for a seafloor).
+        /// Height of the flat floor, metres (negative for a seafloor). Required.
         base_height_m: f64,
-        /// Peak-to-peak amplitude of the seeded noise on top of the floor.
+        /// Peak-to-peak amplitude of the seeded noise on top of the floor, metres (default 0).
         #[serde(default)]
         relief_m: f64,
-        /// Seed of the noise; default the scenario's `seed`.
+        /// Seed of the noise; absent: the scenario's `seed`.
         #[serde(default)]
         seed: Option<u64>,
+        /// Raised bands on the floor (default none).
         #[serde(default)]
         ridges: Vec<Ridge>,
     },
     /// A grayscale PNG (8 or 16 bit): black = `min_height_m`, white = `max_height_m`.
     /// Row 0 is the northern edge, column 0 the western edge.
     Png {
-        /// Relative to the scenario file.
+        /// The PNG file, relative to the scenario file's directory. Required.
         path: String,
+        /// Spacing of the pixels, metres (> 0). Required.
         cell_size_m: f64,
+        /// Height of black, metres. Required.
         min_height_m: f64,
+        /// Height of white, metres (above `min_height_m`). Required.
         max_height_m: f64,
     },
     /// A CSV grid of heights in metres (comma separated, one row per line, `#` comments).
     /// Row 0 is the northern edge, column 0 the western edge.
-    Csv { path: String, cell_size_m: f64 },
+    Csv {
+        /// The CSV file, relative to the scenario file's directory. Required.
+        path: String,
+        /// Spacing of the samples, metres (> 0). Required.
+        cell_size_m: f64,
+    },
 }
 
 /// A ridge: a raised band between two points with a cosine cross-section.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Ridge {
+    /// One end of the crest line, `[x, y]`, metres. Required.
     pub from: [f64; 2],
+    /// The other end, `[x, y]`, metres. Required.
     pub to: [f64; 2],
     /// Crest height (absolute z, metres).
     pub crest_height_m: f64,
@@ -245,26 +286,50 @@ pub struct Ridge {
     pub width_m: f64,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// A vehicle: its name, network addresses, modem, start pose and motion.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Vehicle {
+    /// Unique; lowercase letters, digits, `_` and `-`, at most 12 characters (it names the
+    /// vehicle's network namespace `ncs-<name>` and its interfaces). Required.
+    #[schemars(regex(pattern = r"^[a-z0-9_-]{1,12}$"))]
     pub name: String,
     /// Addresses of the vehicle's interface, with prefix length: `10.10.0.1/24`, `fd00::1/64`;
-    /// each a unicast host address (see [`parse_host_address`]).
+    /// each a unicast host address (not unspecified, loopback, multicast or broadcast), and no
+    /// IP twice in the scenario. At least one. Required.
     #[serde(deserialize_with = "host_addresses")]
+    #[schemars(schema_with = "host_addresses_schema")]
     pub addresses: Vec<IpNet>,
+    /// Its acoustic modem (bridged when `acoustic_modems` is set). Absent: none.
     #[serde(default)]
     pub modem: Option<Modem>,
+    /// Start pose, ENU metres: inside the world and above the terrain. Required.
     pub start: Pose,
+    /// How it moves: `kind: stationary`, `patrol`, `external` or `thrusters`. Required.
     pub motion: Motion,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// The schema of `vehicles[].addresses`: strings `IP/prefix`.
+fn host_addresses_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f:.]+/[0-9]{1,3}$"
+        }
+    })
+}
+
+/// A vehicle's acoustic modem.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Modem {
-    /// TCP port of the emulated modem's bridge (62000–62007 by convention).
+    /// TCP port of the emulated modem's bridge (non-zero, unique; 62000–62007 by convention).
+    /// Required.
+    #[schemars(range(min = 1))]
     pub tcp_port: u16,
-    /// Acoustic address (SRC) of the modem, 0–127.
+    /// Acoustic address (SRC) of the modem, 0–127, unique. Required.
+    #[schemars(range(max = 127))]
     pub id: u8,
     /// The only source address allowed to send this vehicle's NETSIM nav updates (the
     /// reference manager's `endpoint_ip_address`). Default 127.0.0.1.
@@ -331,27 +396,37 @@ fn default_nav_source() -> std::net::IpAddr {
     std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+/// A pose in the local ENU frame.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Pose {
+    /// East, metres. Required.
     pub x: f64,
+    /// North, metres. Required.
     pub y: f64,
+    /// Up, metres (negative under water). Required.
     pub z: f64,
-    /// Heading in degrees, compass convention (0 = north, 90 = east).
+    /// Heading in degrees, compass convention (0 = north, 90 = east); default 0.
     #[serde(default)]
     pub heading_deg: f64,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// How a vehicle moves (`kind`).
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Motion {
     /// Holds its start pose.
     Stationary,
     /// Patrols `waypoints` (`[x, y, z]`) in order, looping back to the first.
     Patrol {
+        /// Cruise speed, m/s (> 0). Required.
         speed_mps: f64,
+        /// Largest turn rate, degrees per second (> 0). Required.
         max_turn_rate_deg_s: f64,
+        /// Largest vertical speed, m/s (> 0). Required.
         max_depth_rate_mps: f64,
+        /// The waypoints `[x, y, z]`, ENU metres, inside the world and above the terrain; at
+        /// least one. Required.
         waypoints: Vec<[f64; 3]>,
         /// A waypoint counts as reached within this horizontal distance (default 2 m).
         #[serde(default = "default_capture_radius")]
@@ -362,7 +437,9 @@ pub enum Motion {
     /// Driven by its four thrusters through the ZeroMQ AUV simulator interface, as the AUV
     /// with id `auv_id`; `dynamics` overrides the default small AUV's parameters.
     Thrusters {
+        /// The vehicle's id on the AUV simulator interface. Required.
         auv_id: u8,
+        /// Overrides of the default vehicle's parameters (any subset).
         #[serde(default)]
         dynamics: AuvDynamics,
     },
@@ -382,28 +459,31 @@ impl Motion {
 /// model with diagonal mass and damping. Defaults: the BlueROV2 (Heavy frame for the thruster
 /// layout) as identified by Wu (2018) and used by von Benzon et al. (2022), "An open-source
 /// benchmark simulator: control of a BlueROV2 underwater robot", J. Mar. Sci. Eng. 10(12) 1898;
-/// thrust of Blue Robotics' T200 at 16 V. Sources per value in the README.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+/// thrust of Blue Robotics' T200 at 16 V. Sources per value in the book (AUV interface).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuvDynamics {
-    /// Mass (kg); neutrally buoyant.
+    /// Mass (kg); neutrally buoyant (default 11.5).
     pub mass_kg: f64,
-    /// Moment of inertia about the vertical axis (kg m²).
+    /// Moment of inertia about the vertical axis (kg m²; default 0.245).
     pub inertia_z_kg_m2: f64,
-    /// Added mass in surge, sway, heave (kg) and yaw (kg m²), positive.
+    /// Added mass in surge, sway, heave (kg) and yaw (kg m²), positive (default [5.5, 12.7,
+    /// 14.57, 0.12]).
     pub added_mass: [f64; 4],
-    /// Linear damping in surge, sway, heave (N s/m) and yaw (N m s), positive.
+    /// Linear damping in surge, sway, heave (N s/m) and yaw (N m s), positive (default [4.03,
+    /// 6.22, 5.18, 0.07]).
     pub linear_damping: [f64; 4],
-    /// Quadratic damping in surge, sway, heave (N s²/m²) and yaw (N m s²), positive.
+    /// Quadratic damping in surge, sway, heave (N s²/m²) and yaw (N m s²), positive (default
+    /// [18.18, 21.66, 36.99, 1.55]).
     pub quadratic_damping: [f64; 4],
     /// Thrust of one thruster at power +100 and −100 (N, magnitudes); thrust follows power
-    /// squared in between (sign kept).
+    /// squared in between (sign kept). Default [51.5, 40.2].
     pub max_thrust_n: [f64; 2],
-    /// Distance of the left and right thrusters from the centre line (m).
+    /// Distance of the left and right thrusters from the centre line (m; default 0.2).
     pub thruster_arm_m: f64,
-    /// Depth (m below the surface) the vehicle cannot rise above, and height above the
-    /// seafloor it cannot sink below.
+    /// Depth (m below the surface) the vehicle cannot rise above (default 0).
     pub min_depth_m: f64,
+    /// Height above the seafloor (m) the vehicle cannot sink below (default 0.5).
     pub min_altitude_m: f64,
 }
 
@@ -427,12 +507,13 @@ fn default_capture_radius() -> f64 {
     2.0
 }
 
-/// Link models between vehicles; used by the embedded network simulator
-/// ([`crate::sim::network`]; formulas and sources in [`crate::model::link`]).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// Link models between vehicles, used by the embedded network simulator (`sim::network`;
+/// formulas and sources in `model::link` and the book's Link models page).
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Links {
-    /// The model of every pair not listed in `pairs`.
+    /// The model of every pair not listed in `pairs` (default `ideal`: 1 Gb/s, no delay); it
+    /// has no `between`.
     #[serde(default)]
     pub default: LinkModel,
     /// Per-pair overrides: `{between: [a, b], model: ..., <model fields>}` (either direction).
@@ -464,66 +545,90 @@ fn default_queue_packets() -> u32 {
     64
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+/// What a bit error does to a packet copy.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorHandling {
+    /// Each copy is drawn against its PER; failures are dropped (PACKET_ERROR).
     #[default]
     Drop,
+    /// Every copy is delivered with its link's BER, for the receiving side to flip bits.
     Flip,
 }
 
 /// One link model. `between` names the pair in `links.pairs` and is not allowed in
 /// `links.default`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LinkModel {
     /// Every packet arrives after `delay_ms`, serialized at `rate_bps`, no errors.
     Ideal {
+        /// The pair, `[a, b]` (vehicle names, either order): only in `links.pairs`, where it
+        /// is required.
         #[serde(default)]
         between: Option<[String; 2]>,
+        /// Serialization rate, bit/s (> 0; default 1e9).
         #[serde(default = "default_ideal_rate")]
         rate_bps: f64,
+        /// Delay, ms (≥ 0; default 0).
         #[serde(default)]
         delay_ms: f64,
     },
     /// As `ideal` within `range_m` (and only in line of sight if `los_required`); no link beyond.
     Disk {
+        /// The pair, `[a, b]` (vehicle names, either order): only in `links.pairs`, where it
+        /// is required.
         #[serde(default)]
         between: Option<[String; 2]>,
+        /// Range, metres (> 0). Required.
         range_m: f64,
+        /// Serialization rate, bit/s (> 0; default 1e9).
         #[serde(default = "default_ideal_rate")]
         rate_bps: f64,
+        /// Delay, ms (≥ 0; default 0).
         #[serde(default)]
         delay_ms: f64,
+        /// Only in line of sight (default false).
         #[serde(default)]
         los_required: bool,
     },
     /// No link: every copy is dropped as out of range, and the pair takes no transmitter time
     /// (vehicles without a radio in common, e.g. AUVs that talk through their modems only).
     None {
+        /// The pair, `[a, b]` (vehicle names, either order): only in `links.pairs`, where it
+        /// is required.
         #[serde(default)]
         between: Option<[String; 2]>,
     },
     /// Log-distance path loss plus the path's penetration losses → SNR → 802.11-like rate.
     Rf {
+        /// The pair, `[a, b]` (vehicle names, either order): only in `links.pairs`, where it
+        /// is required.
         #[serde(default)]
         between: Option<[String; 2]>,
+        /// Carrier frequency, GHz (> 0; default 2.4).
         #[serde(default = "default_rf_frequency")]
         frequency_ghz: f64,
+        /// Transmit power, dBm (default 20).
         #[serde(default = "default_rf_tx_power")]
         tx_power_dbm: f64,
+        /// Path loss exponent n of the log-distance model (> 0; default 3).
         #[serde(default = "default_rf_exponent")]
         path_loss_exponent: f64,
+        /// Reference distance d0, metres (> 0; default 1).
         #[serde(default = "default_one")]
         reference_distance_m: f64,
-        /// Loss at the reference distance; default the free-space loss there.
+        /// Loss at the reference distance, dB; absent: the free-space loss there.
         #[serde(default)]
         reference_loss_db: Option<f64>,
+        /// Receiver noise floor, dBm (default −94).
         #[serde(default = "default_rf_noise_floor")]
         noise_floor_dbm: f64,
-        /// SNR thresholds → rates; default the 802.11a/g OFDM table.
+        /// SNR thresholds → rates, `snr_db` strictly increasing; absent: the 802.11a/g OFDM
+        /// table.
         #[serde(default)]
         rates: Option<Vec<RateStep>>,
+        /// Delay, ms (≥ 0; default 0).
         #[serde(default)]
         delay_ms: f64,
     },
@@ -531,49 +636,60 @@ pub enum LinkModel {
     /// Wenz noise → SNR → BER/PER of a WHOI Micro-Modem rate; delay d/c; half-duplex and
     /// collisions at the receiver.
     Acoustic {
+        /// The pair, `[a, b]` (vehicle names, either order): only in `links.pairs`, where it
+        /// is required.
         #[serde(default)]
         between: Option<[String; 2]>,
         /// Micro-Modem rate 0–6 (default 1): modulation, bit rate and coding gain.
         #[serde(default = "default_one_u8")]
+        #[schemars(range(max = 6))]
         micromodem_rate: u8,
-        /// Overrides the rate's nominal bit rate.
+        /// Bit rate, bit/s (> 0); absent: the rate's nominal bit rate.
         #[serde(default)]
         bit_rate_bps: Option<f64>,
-        /// Overrides the rate's assumed coding gain.
+        /// Coding gain, dB; absent: the rate's assumed coding gain.
         #[serde(default)]
         coding_gain_db: Option<f64>,
+        /// Centre frequency, kHz (> 0; default 25).
         #[serde(default = "default_acoustic_frequency")]
         frequency_khz: f64,
+        /// Bandwidth, kHz (> 0; default 5).
         #[serde(default = "default_acoustic_bandwidth")]
         bandwidth_khz: f64,
-        /// dB re 1 µPa at 1 m.
+        /// Source level, dB re 1 µPa at 1 m (default 185).
         #[serde(default = "default_source_level")]
         source_level_db: f64,
-        /// k in TL = k·10·log10(d) + α·d.
+        /// k in TL = k·10·log10(d) + α·d, in [0, 3] (default 1.5).
         #[serde(default = "default_spreading")]
         spreading_factor: f64,
+        /// The absorption α: `francois_garrison` (default) or `thorp`.
         #[serde(default)]
         absorption: Absorption,
         /// Capture: of overlapping receptions at one receiver, one at least this many dB
-        /// stronger than each other survives; default none (every overlap destroys both).
+        /// (≥ 0) stronger than each other survives; absent: every overlap destroys both.
         #[serde(default)]
         capture_sir_db: Option<f64>,
     },
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+/// The acoustic absorption model.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Absorption {
+    /// Thorp's formula (frequency only).
     Thorp,
+    /// Francois and Garrison's (frequency, temperature, salinity, pH, depth).
     #[default]
     FrancoisGarrison,
 }
 
 /// One row of a rate table: `rate_bps` is usable from `snr_db` up.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateStep {
+    /// SNR from which the rate is usable, dB. Required.
     pub snr_db: f64,
+    /// The rate, bit/s (> 0). Required.
     pub rate_bps: f64,
 }
 
@@ -635,6 +751,17 @@ impl LinkModel {
 }
 
 impl Scenario {
+    /// The JSON Schema of a scenario file (`schema/scenario.schema.json`), as text: every key
+    /// with its meaning, unit and default (the doc comments of these types), unknown keys
+    /// refused as the loader refuses them. The loader's semantic rules beyond types, ranges and
+    /// patterns (unique names, a whole number of windows, ...) are in the descriptions.
+    pub fn schema_text() -> String {
+        let mut text = serde_json::to_string_pretty(&schemars::schema_for!(Scenario))
+            .expect("a derived JSON schema serializes");
+        text.push('\n');
+        text
+    }
+
     /// Every pair of vehicles `(a, b)`, a < b in vehicle order, with its link model: the
     /// `links.pairs` entry naming it (`Some(index)`) or `links.default` (`None`).
     pub fn pair_links(&self) -> Vec<(usize, usize, Option<usize>, &LinkModel)> {
@@ -660,22 +787,26 @@ impl Scenario {
 }
 
 /// The water the acoustic links run through (`world.water`).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Water {
+    /// Temperature, °C, in [−2, 40] (default 10).
     #[serde(default = "default_temperature")]
     pub temperature_c: f64,
+    /// Salinity, ppt, in [0, 45] (default 35).
     #[serde(default = "default_salinity")]
     pub salinity_ppt: f64,
+    /// pH, in [6, 9.5] (default 8).
     #[serde(default = "default_ph")]
     pub ph: f64,
-    /// `mackenzie` (default; from temperature, salinity and depth) or a fixed speed in m/s.
+    /// `mackenzie` (default; from temperature, salinity and depth) or a fixed speed in m/s,
+    /// in [1300, 1700].
     #[serde(default)]
     pub sound_speed: SoundSpeed,
-    /// Surface wind speed for the Wenz noise (m/s).
+    /// Surface wind speed for the Wenz noise, m/s (≥ 0; default 5).
     #[serde(default = "default_wind")]
     pub wind_mps: f64,
-    /// Shipping activity factor in [0, 1] for the Wenz noise.
+    /// Shipping activity factor in [0, 1] for the Wenz noise (default 0.5).
     #[serde(default = "default_shipping")]
     pub shipping: f64,
 }
@@ -709,10 +840,13 @@ fn default_shipping() -> f64 {
     0.5
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+/// The speed of sound: a fixed value or a model.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum SoundSpeed {
+    /// A fixed speed, m/s.
     Fixed(f64),
+    /// A model of temperature, salinity and depth.
     Model(SoundSpeedModel),
 }
 
@@ -722,34 +856,44 @@ impl Default for SoundSpeed {
     }
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+/// A sound speed model.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SoundSpeedModel {
+    /// Mackenzie's nine-term equation (1981).
     Mackenzie,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// Where the simulators live, and how long the coordinators wait for them.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Simulators {
-    /// Where the physics simulator lives (default: embedded).
+    /// Where the physics simulator lives: `kind: embedded` (default), `zeromq`, `rosnetsim`,
+    /// `gazebo` or `auv_interface`.
     #[serde(default)]
     pub physics: PhysicsEndpoint,
-    /// Where the network simulator lives (default: embedded).
+    /// Where the network simulator lives: `kind: embedded` (default), `zeromq`, `rosnetsim`
+    /// or `ns3`.
     #[serde(default)]
     pub network: NetworkEndpoint,
-    /// How long a coordinator waits for a simulator's END before it ends the run.
+    /// How long a coordinator waits for a simulator's END before it ends the run, ms of wall
+    /// time (> 0; default 2000).
     #[serde(default = "default_timeout_ms")]
+    #[schemars(range(min = 1))]
     pub timeout_ms: u64,
     /// How long a coordinator waits for a simulator to accept the connection and answer
-    /// window 0 (a simulator may need time to load its world).
+    /// window 0, ms of wall time (> 0; default 30000: a simulator may need time to load its
+    /// world).
     #[serde(default = "default_startup_timeout_ms")]
+    #[schemars(range(min = 1))]
     pub startup_timeout_ms: u64,
-    /// Internal integration step of the embedded physics simulator (ms, ≤ W is used).
+    /// Internal integration step of the embedded physics simulator, ms (> 0; default 10; a
+    /// window is split into the fewest equal steps no longer than this).
     #[serde(default = "default_physics_step_ms")]
     pub physics_step_ms: f64,
     /// How often the embedded physics simulator publishes a channel sample (poses and paths,
     /// ms): a whole multiple of W; between samples every window carries the last one, and each
-    /// sample is traced over the interval before it (README, Scale). Absent: W.
+    /// sample is traced over the interval before it (see Scale in the book). Absent: W.
     #[serde(default)]
     pub channel_interval_ms: Option<f64>,
 }
@@ -779,7 +923,7 @@ impl Default for Simulators {
 
 /// The NETSIM manager: the reference system's `manager_tcp_port` and `env_bounds`; each
 /// vehicle's modem gives the `sim_env_pair` (tcp_port, nav_source_address, environment_id).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NetsimManager {
     /// Address to listen on. Default 127.0.0.1 (only local vehicle simulators).
@@ -797,22 +941,29 @@ fn default_manager_port() -> u16 {
 }
 
 /// A region, as the reference's `env_bounds`: latitude/longitude in degrees, depth in metres.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Environment {
+    /// The environment's id (a vehicle's `modem.environment_id`). Required.
     pub id: i32,
+    /// Southern bound, degrees. Required.
     pub lat_min: f64,
+    /// Western bound, degrees. Required.
     pub lon_min: f64,
+    /// Northern bound, degrees. Required.
     pub lat_max: f64,
+    /// Eastern bound, degrees. Required.
     pub lon_max: f64,
+    /// Shallowest depth, metres (default 0).
     #[serde(default)]
     pub depth_min: f64,
+    /// Deepest depth, metres. Required.
     pub depth_max: f64,
 }
 
 /// The network coordinator's live side: vehicle traffic captured from one TUN interface per
 /// vehicle (each in its own network namespace) and released as the network simulator decides.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Network {
     /// `none` (default): no live traffic; `tun`: a namespace and TUN interface per vehicle.
@@ -843,11 +994,14 @@ pub struct Network {
     pub offload: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+/// Whether the vehicles' own traffic is captured.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Capture {
+    /// No live traffic.
     #[default]
     None,
+    /// A network namespace `ncs-<vehicle>` and a TUN interface per vehicle (needs root).
     Tun,
 }
 
@@ -880,15 +1034,22 @@ impl Default for Network {
 
 /// Where a passthrough modem's bytes go: a serial device opened raw at `baud`, or a TCP
 /// address (`host:port`), e.g. a `socat` bridge in front of a real modem.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum ModemPassthrough {
+    /// A serial device opened raw.
     Serial {
+        /// The device, e.g. `/dev/ttyUSB0`. Required.
         serial: String,
+        /// Baud rate: 1200, 2400, 4800, 9600, 19200 (default), 38400, 57600, 115200 or
+        /// 230400.
         #[serde(default = "default_baud")]
+        #[schemars(extend("enum" = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400]))]
         baud: u32,
     },
+    /// A TCP address.
     Tcp {
+        /// `host:port`. Required.
         tcp: String,
     },
 }
@@ -907,28 +1068,37 @@ pub fn baud_supported(baud: u32) -> Option<u32> {
 
 /// The emulated Micro-Modems (`acoustic_modems`): bridges and the acoustic front end shared
 /// by every vehicle's modem. Channel numbers default to a Micro-Modem's 25 kHz band.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AcousticModems {
     /// Address the modem bridges listen on (default 127.0.0.1).
     #[serde(default = "default_nav_source")]
     pub bind: std::net::IpAddr,
-    /// UTC time of sim time 0, `YYYY-MM-DDThh:mm:ssZ`: the modems' clocks read this plus the
-    /// sim time (plus whatever offset the host sets). Default 2026-01-01T00:00:00Z.
+    /// UTC time of sim time 0, `YYYY-MM-DDThh:mm:ss[.f]Z`: the modems' clocks read this plus
+    /// the sim time (plus whatever offset the host sets). Default 2026-01-01T00:00:00Z.
     #[serde(default = "default_modem_epoch", deserialize_with = "utc_time")]
+    #[schemars(
+        with = "String",
+        regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$")
+    )]
     pub epoch_utc: UtcTime,
+    /// Centre frequency of the modems' band, kHz (> 0; default 25).
     #[serde(default = "default_acoustic_frequency")]
     pub frequency_khz: f64,
+    /// Bandwidth, kHz (> 0; default 5).
     #[serde(default = "default_acoustic_bandwidth")]
     pub bandwidth_khz: f64,
-    /// dB re 1 µPa at 1 m.
+    /// Source level, dB re 1 µPa at 1 m (default 185).
     #[serde(default = "default_source_level")]
     pub source_level_db: f64,
+    /// k in TL = k·10·log10(d) + α·d, in [0, 3] (default 1.5).
     #[serde(default = "default_spreading")]
     pub spreading_factor: f64,
+    /// The absorption α: `francois_garrison` (default) or `thorp`.
     #[serde(default)]
     pub absorption: Absorption,
-    /// Capture threshold for overlapping receptions (dB); default none.
+    /// Capture threshold for overlapping receptions, dB (≥ 0); absent: every overlap destroys
+    /// both.
     #[serde(default)]
     pub capture_sir_db: Option<f64>,
     /// Period of the `$CAREV,...,AUV` heartbeat (sim seconds, default 10).
@@ -946,7 +1116,7 @@ fn default_heartbeat_s() -> f64 {
 
 /// A program the run starts (`programs[]`): its output goes to
 /// `<out>/programs/<name>.stdout.log` and `.stderr.log`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Program {
     /// Unique, `[A-Za-z0-9_-]`, at most 32 characters; names the log files.
@@ -958,15 +1128,19 @@ pub struct Program {
     /// Sim time to start at (s, default 0, below `duration_s`).
     #[serde(default)]
     pub start_s: f64,
+    /// The program: a string run by `sh -c`, or a list of strings (the program and its
+    /// arguments, no shell). Required.
     pub command: ProgramCommand,
     /// Extra environment variables (on top of the run's own and the `COSIM_*` ones); numbers
-    /// and booleans are taken as written.
+    /// and booleans are taken as written. Default none.
     #[serde(default, deserialize_with = "scalar_map")]
+    #[schemars(schema_with = "scalar_map_schema")]
     pub env: std::collections::BTreeMap<String, String>,
     /// Working directory, relative to the scenario file's directory (default that directory).
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Signal sent to the program's process group at the end of the run (default `INT`).
+    /// Signal sent to the program's process group at the end of the run: `INT` (default) or
+    /// `TERM` (`SIGINT` and `SIGTERM` are accepted too).
     #[serde(default)]
     pub stop_signal: StopSignal,
     /// How long the group may take to end after the stop signal before it is killed (s,
@@ -1045,6 +1219,31 @@ impl<'de> Deserialize<'de> for Scalar {
     }
 }
 
+/// The schema of a `programs[].env`: names to strings, numbers or booleans.
+fn scalar_map_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "additionalProperties": { "type": ["string", "number", "boolean"] }
+    })
+}
+
+/// `command`: a string, or a list of strings and numbers.
+impl JsonSchema for ProgramCommand {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProgramCommand".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A string run by `sh -c`, or a list of strings (the program and its arguments; numbers and booleans are taken as written).",
+            "anyOf": [
+                { "type": "string" },
+                { "type": "array", "items": { "type": ["string", "number", "boolean"] } }
+            ]
+        })
+    }
+}
+
 fn scalar_map<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
@@ -1052,8 +1251,10 @@ fn scalar_map<'de, D: Deserializer<'de>>(
     Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
 }
 
-/// The signal that asks a program to stop.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+/// The signal that asks a program to stop: `INT` or `TERM` (also written `SIGINT`,
+/// `SIGTERM`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[schemars(extend("enum" = ["INT", "SIGINT", "TERM", "SIGTERM"]))]
 pub enum StopSignal {
     #[default]
     #[serde(rename = "INT", alias = "SIGINT")]
@@ -1107,6 +1308,27 @@ mod tests {
             let e = parse_host_address(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    /// Where the committed schema lives, from the crate's root.
+    const SCHEMA_FILE: &str = "schema/scenario.schema.json";
+
+    #[test]
+    fn the_committed_schema_is_the_scenario_types_schema() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA_FILE);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        let current = Scenario::schema_text();
+        if std::env::var_os("COSIM_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &current).unwrap();
+            return;
+        }
+        assert!(
+            committed == current,
+            "{SCHEMA_FILE} is not the schema of the scenario types (config::Scenario): a key \
+             of the scenario file, or its doc comment, was added, renamed, retyped or removed. \
+             If that is meant, regenerate it with `COSIM_WRITE_SCHEMA=1 cargo test --lib \
+             config::types` and commit it (the book's scenario reference includes it)."
+        );
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub(super) fn validate(cx: &Ctx) -> Check {
             ),
         ));
     }
+    whole_windows(s.window_ms, s.duration_s).map_err(|e| cx.err("duration_s", e))?;
     cx.non_negative("real_time_factor", s.real_time_factor)?;
     if !(-20..=19).contains(&s.nice) {
         return Err(cx.err(
@@ -115,6 +116,60 @@ pub(super) fn validate(cx: &Ctx) -> Check {
 
     if let Terrain::Procedural { size_m, .. } = &s.world.terrain {
         check_inside_world(cx, [size_m[0] / 2.0, size_m[1] / 2.0])?;
+    }
+    Ok(())
+}
+
+/// The run's length is a whole number of windows: sim time is counted in whole nanoseconds
+/// ([`crate::clock::Schedule`]), so `window_ms` and `duration_s` are taken to the nearest
+/// nanosecond and the duration must then be 1 to 2³² − 1 windows exactly (0.1 s at W = 10 ms is
+/// 10 windows; 0.015 s is refused). The error names both keys and the two nearest durations
+/// that are whole numbers of windows. `window_ms` > 0 and `duration_s` > 0 are checked before.
+pub(super) fn whole_windows(window_ms: f64, duration_s: f64) -> Result<(), String> {
+    let window_ns = ((window_ms * 1e6).round() as u64).max(1);
+    let duration_ns = (duration_s * 1e9).round() as u64;
+    let windows = duration_ns / window_ns;
+    let seconds = |ns: u64| ns as f64 / 1e9;
+    let count = |n: u64| match n {
+        1 => "1 window".to_owned(),
+        n => format!("{n} windows"),
+    };
+    if windows == 0 {
+        return Err(format!(
+            "duration_s = {duration_s} s is shorter than one window (window_ms = {window_ms} ms)"
+        ));
+    }
+    if windows > u64::from(u32::MAX) {
+        return Err(format!(
+            "duration_s = {duration_s} s is more than {} windows of window_ms = {window_ms} ms",
+            u32::MAX
+        ));
+    }
+    if duration_ns % window_ns != 0 {
+        let lower = windows * window_ns;
+        let upper = lower + window_ns;
+        let ratio = format!("{:.3}", duration_ns as f64 / window_ns as f64);
+        let ratio = ratio.trim_end_matches('0').trim_end_matches('.');
+        return Err(format!(
+            "duration_s = {duration_s} s is not a whole number of windows of window_ms = \
+             {window_ms} ms (it is {ratio} windows): the nearest durations that are whole numbers \
+             of windows are {} s ({}) and {} s ({})",
+            seconds(lower),
+            count(windows),
+            seconds(upper),
+            count(windows + 1),
+        ));
+    }
+    Ok(())
+}
+
+/// `simulators.channel_interval_ms` is a whole multiple of W.
+pub(super) fn channel_interval_in_windows(interval_ms: f64, window_ms: f64) -> Result<(), String> {
+    let n = interval_ms / window_ms;
+    if (n - n.round()).abs() > 1e-9 * n.max(1.0) || n.round() < 1.0 {
+        return Err(format!(
+            "must be a whole multiple of window_ms ({window_ms} ms); {interval_ms} ms is {n:.6} windows"
+        ));
     }
     Ok(())
 }
@@ -618,16 +673,8 @@ fn simulators(cx: &Ctx) -> Check {
     cx.positive("simulators.physics_step_ms", s.physics_step_ms)?;
     if let Some(c) = s.channel_interval_ms {
         cx.positive("simulators.channel_interval_ms", c)?;
-        let n = c / cx.scenario.window_ms;
-        if (n - n.round()).abs() > 1e-9 * n.max(1.0) || n.round() < 1.0 {
-            return Err(cx.err(
-                "simulators.channel_interval_ms",
-                format!(
-                    "must be a whole multiple of window_ms ({} ms); {c} ms is {n:.6} windows",
-                    cx.scenario.window_ms
-                ),
-            ));
-        }
+        channel_interval_in_windows(c, cx.scenario.window_ms)
+            .map_err(|e| cx.err("simulators.channel_interval_ms", e))?;
     }
     // A kind in the wrong role is refused while typing (`WrongRole`).
     if let NetworkEndpoint::Ns3(settings) = &s.network {

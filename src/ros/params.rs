@@ -37,7 +37,9 @@ impl RunParams {
                 w.is_finite() && w > 0.0,
                 "parameter window_ms = {w}: must be > 0"
             );
-            loaded.set_window_ms(w);
+            loaded
+                .set_window_ms(w)
+                .map_err(|e| anyhow::anyhow!("parameter window_ms = {w}: {e}"))?;
         }
         if let Some(r) = self.real_time_factor {
             anyhow::ensure!(
