@@ -5,7 +5,7 @@
 
 Arguments:
   scenario          scenario file (default: the package's config/default.yaml)
-  params_file       node parameters (default: the package's config/params.yaml)
+  params_file       node parameters (default: the package's params/params.yaml)
   network_endpoint  where the network coordinator listens (default: tcp://127.0.0.1:5600)
 """
 import os
@@ -24,7 +24,7 @@ def generate_launch_description():
     endpoint = LaunchConfiguration("network_endpoint")
     return LaunchDescription([
         DeclareLaunchArgument("scenario", default_value=os.path.join(share, "config", "default.yaml")),
-        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "params.yaml")),
+        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "params", "params.yaml")),
         DeclareLaunchArgument("network_endpoint", default_value="tcp://127.0.0.1:5600"),
         Node(
             package="netsim_cosim",

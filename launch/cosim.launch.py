@@ -4,7 +4,7 @@
 
 Arguments:
   scenario     scenario file (default: the package's config/default.yaml)
-  params_file  node parameters (default: the package's config/params.yaml)
+  params_file  node parameters (default: the package's params/params.yaml)
 """
 import os
 
@@ -19,7 +19,7 @@ def generate_launch_description():
     share = get_package_share_directory("netsim_cosim")
     return LaunchDescription([
         DeclareLaunchArgument("scenario", default_value=os.path.join(share, "config", "default.yaml")),
-        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "params.yaml")),
+        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "params", "params.yaml")),
         Node(
             package="netsim_cosim",
             executable="cosim",

@@ -11,7 +11,7 @@ steps Gazebo by W per window. The launch ends when the run does.
 Arguments:
   scenario     scenario file whose `simulators.physics` is `{kind: gazebo}` (default: the
                package's config/gazebo.yaml)
-  params_file  node parameters (default: the package's config/params.yaml)
+  params_file  node parameters (default: the package's params/params.yaml)
   world_dir    folder of an exported world to use, or to export into when it has no world.sdf
                (default: /tmp/netsim_cosim_gazebo/<scenario file's stem>)
   gz_args      more arguments for `gz sim`, e.g. `-s` for the server alone (no GUI)
@@ -66,7 +66,7 @@ def generate_launch_description():
     share = get_package_share_directory("netsim_cosim")
     return LaunchDescription([
         DeclareLaunchArgument("scenario", default_value=os.path.join(share, "config", "gazebo.yaml")),
-        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "params.yaml")),
+        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "params", "params.yaml")),
         DeclareLaunchArgument("world_dir", default_value=""),
         DeclareLaunchArgument("gz_args", default_value=""),
         OpaqueFunction(function=start),

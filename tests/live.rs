@@ -1391,3 +1391,69 @@ fn late_begins_to_a_network_coordinator_of_its_own_never_release_a_packet_early(
     assert_balanced(&net);
     assert!(!tun_up(&names));
 }
+
+#[test]
+fn packets_sent_while_the_programs_stop_end_as_after_end_and_the_run_ends_at_its_last_window() {
+    let _serial = require_root();
+    let names = ["aea", "aeb"];
+    let dir = tempfile::tempdir().unwrap();
+    // A program in aea that sends five 100-byte datagrams to aeb only once it is told to stop
+    // (SIGINT at the end of the run), 20 ms apart, then exits.
+    let script = dir.path().join("at_stop.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import signal, socket, sys, time\n\
+             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+             def stop(*_):\n    for _ in range(5):\n        s.sendto(b'x' * 100, ('{}', 9))\n        time.sleep(0.02)\n    sys.exit(0)\n\
+             signal.signal(signal.SIGINT, stop)\n\
+             print('ready', flush=True)\n\
+             while True:\n    time.sleep(1)\n",
+            ip_of(76, 1)
+        ),
+    )
+    .unwrap();
+    let s = scenario(
+        dir.path(),
+        &names,
+        76,
+        1.0,
+        5.0,
+        &format!(
+            "links:\n  default: {{model: ideal, rate_bps: 1.0e6, delay_ms: 1}}\nnetwork: {{capture: tun}}\n\
+             programs:\n  - {{name: at-stop, vehicle: aea, command: [python3, \"{}\"]}}\n",
+            script.display()
+        ),
+    );
+    let out = dir.path().join("out");
+    let summary = live_run(&s, &out, None, || {});
+    assert_eq!(summary["sim_seconds"], 1.0);
+    let net = &summary["network"];
+    assert_balanced(net);
+    let r = Record::read(&out).unwrap();
+    let after: Vec<_> = r
+        .packets
+        .iter()
+        .filter(|p| p.src == "aea" && p.dst.as_deref() == Some("aeb") && p.bytes == 128)
+        .collect();
+    assert_eq!(after.len(), 5, "{:?}", r.packets);
+    for p in &after {
+        assert_eq!(p.reason.as_deref(), Some("after end"), "{p:?}");
+        assert!(p.t_s >= 1.0 && p.end_s == p.t_s, "{p:?}");
+    }
+    assert!(
+        net["drops"]["after end"].as_u64() >= Some(5),
+        "the ledger counts them: {net}"
+    );
+    // Every copy that ended as `shutdown` was in flight at the end of the last window.
+    for p in r
+        .packets
+        .iter()
+        .filter(|p| p.reason.as_deref() == Some("shutdown"))
+    {
+        assert!(p.t_s < 1.0 && p.end_s == 1.0, "{p:?}");
+    }
+    // The report's run ends at the last window, not at the latest capture.
+    let files = netsim_cosim::output::report::generate(&out).unwrap();
+    assert_eq!(files.analysis.end_s, 1.0);
+}

@@ -25,6 +25,8 @@ const END_S: f64 = 60.0;
 const NLOS_FROM: f64 = 20.3;
 const OUT_FROM: f64 = 40.0;
 const DATA_BYTES: u32 = 1448;
+/// Capture times of copies sent after the last window (while the programs were being stopped).
+const AFTER_END: [f64; 3] = [60.0015, 60.05, 60.208];
 const ACK_BYTES: u32 = 66;
 
 fn ns(t: f64) -> u64 {
@@ -173,10 +175,11 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
                     .or_default()
                     .entry(reason.to_string())
                     .or_default() += 1;
-                let end = if reason == "shutdown" {
-                    END_S
-                } else {
-                    t + 0.001
+                // In flight at the end: dropped then; captured after it: dropped as captured.
+                let end = match reason {
+                    "shutdown" => END_S,
+                    "after end" => t,
+                    _ => t + 0.001,
                 };
                 (Outcome::Dropped, Some(reason.to_string()), end, false)
             }
@@ -229,6 +232,10 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
         } else {
             0.2
         };
+    }
+    // Copies captured after the last window, while the programs were being stopped.
+    for t in AFTER_END {
+        packet(t, "usv1", "usv2", DATA_BYTES, Err("after end"), &mut truth);
     }
     for p in packets {
         messages.push((p.end_s, 3, serde_json::to_value(p).unwrap()));
@@ -681,7 +688,13 @@ fn delays_channel_states_and_ledger_follow_the_record() {
     }
     assert_eq!(&dropped, &truth.dropped);
     assert_eq!(&frames, &truth.frames);
-    for reason in ["packet error", "queue full", "out of range", "shutdown"] {
+    for reason in [
+        "packet error",
+        "queue full",
+        "out of range",
+        "shutdown",
+        "after end",
+    ] {
         assert!(
             truth.dropped[&("usv1".to_string(), "usv2".to_string())][reason] > 0,
             "{reason}"
@@ -691,6 +704,53 @@ fn delays_channel_states_and_ledger_follow_the_record() {
     // The SNR series: the link states as recorded.
     let (_, rows) = read_csv(&files.dir.join("series/link_states.csv"));
     assert_eq!(rows.len(), record.link_states.len());
+}
+
+#[test]
+fn the_run_ends_at_its_last_window_though_copies_were_captured_after_it() {
+    let Shared { dir, truth, files } = shared();
+    let record = Record::read(dir).unwrap();
+    let latest = record
+        .packets
+        .iter()
+        .map(|p| p.t_s.max(p.end_s))
+        .fold(0.0, f64::max);
+    assert_eq!(latest, AFTER_END[2]);
+    let rf = ("usv1".to_string(), "usv2".to_string());
+    assert_eq!(truth.dropped[&rf]["after end"], AFTER_END.len() as u64);
+    // The run's end is the summary's windows × W, 60000 × 1 ms, not the latest capture.
+    assert_eq!(files.analysis.end_s, END_S);
+    let table = files.table();
+    assert!(
+        table.starts_with("report-test: 60000 windows of 1 ms = 60.00 s simulated in"),
+        "{table}"
+    );
+    let html = std::fs::read_to_string(&files.html).unwrap();
+    assert!(
+        html.contains("<td>simulated</td><td class=\"n\">60.000 s</td>"),
+        "{html}"
+    );
+    // The pair's LOS share is the summary's (20300 of 60000 windows), the same in every table.
+    let summary = RunReport::from_value(record.summary.clone().unwrap()).unwrap();
+    let s = &summary.pairs[0];
+    let los = s.los_windows as f64 / (s.los_windows + s.nlos_windows) as f64;
+    let pair = files
+        .analysis
+        .pairs
+        .iter()
+        .find(|p| (p.a.as_str(), p.b.as_str()) == ("usv1", "usv2"))
+        .unwrap();
+    let share = pair.share(report::series::ChannelState::Los).unwrap();
+    assert!((share - los).abs() < 1e-12, "{share} against {los}");
+    assert!(table.contains("33.8 %"), "{table}");
+    let json: Value = serde_json::from_slice(&std::fs::read(&files.json).unwrap()).unwrap();
+    assert_eq!(json["end_s"], END_S);
+    // The copies captured after the end are in the ledger, under a reason of their own.
+    assert_eq!(
+        summary.network.as_ref().unwrap().drops["after end"],
+        AFTER_END.len() as u64
+    );
+    assert!(table.contains("after end 3"), "{table}");
 }
 
 #[test]

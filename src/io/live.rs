@@ -10,7 +10,7 @@
 
 use super::netns::Namespaces;
 use super::tun;
-use crate::clock::WindowClock;
+use crate::clock::{SimNanos, WindowClock};
 use crate::config::{Capture, LoadedScenario};
 use crate::model::fate::DropReason;
 use crate::net::{
@@ -282,9 +282,24 @@ impl LiveNetwork {
         )
     }
 
-    /// Ends the live side: stops the tasks, drops whatever is in flight (`shutdown`), flushes
-    /// the pcaps, closes the TUNs and removes the namespaces. Idempotent; returns the ledger.
+    /// Ends the live side after the last window it opened: [`Self::shutdown_at`] the end of
+    /// that window (sim time 0 if none opened).
     pub fn shutdown(&self) -> LedgerSummary {
+        let end_ns = {
+            let st = self.shared.lock();
+            st.clock.open.map_or(0, |(k, _, _)| {
+                st.clock.schedule.start_ns(k.saturating_add(1))
+            })
+        };
+        self.shutdown_at(end_ns)
+    }
+
+    /// Ends the live side of a run whose last window ended at sim time `end_ns`: stops the
+    /// tasks, drops whatever is in flight (`shutdown`, at `end_ns`) and what was captured after
+    /// that end while the programs were being stopped (`after_end`, at its capture time),
+    /// flushes the pcaps, closes the TUNs and removes the namespaces. Idempotent (the first
+    /// call's end counts); returns the ledger.
+    pub fn shutdown_at(&self, end_ns: SimNanos) -> LedgerSummary {
         if let Some(s) = self
             .summary
             .lock()
@@ -314,15 +329,14 @@ impl LiveNetwork {
         }
         let summary = {
             let mut st = self.shared.lock();
-            let now = st.clock.sim_at(Instant::now());
             while let Some(Reverse(s)) = st.releases.pop() {
                 st.engine.drop_delivery(
                     &s.delivery,
                     DropReason::Shutdown,
-                    now.max(s.delivery.captured_ns),
+                    end_ns.max(s.delivery.captured_ns),
                 );
             }
-            st.engine.shutdown(now);
+            st.engine.shutdown(end_ns);
             for w in st.pcaps.iter_mut().flatten() {
                 let _ = w.flush();
             }

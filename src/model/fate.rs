@@ -34,8 +34,10 @@ pub enum DropReason {
     NoReceiver,
     /// Not an IP packet (truncated, bad version, bad lengths).
     Malformed,
-    /// In flight (or still in the water) when the run ended.
+    /// In flight (or still in the water) at the end of the run's last window.
     Shutdown,
+    /// Captured after the run's last window, while its programs were being stopped.
+    AfterEnd,
     /// A simulator dropped it without a reason (DROP_UNSPECIFIED), or named an unknown vehicle.
     Unspecified,
     /// Writing to the receiver's TUN failed.
@@ -43,7 +45,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 14] = [
+    pub const ALL: [DropReason; 15] = [
         DropReason::OutOfRange,
         DropReason::PacketError,
         DropReason::Collision,
@@ -56,6 +58,7 @@ impl DropReason {
         DropReason::NoReceiver,
         DropReason::Malformed,
         DropReason::Shutdown,
+        DropReason::AfterEnd,
         DropReason::Unspecified,
         DropReason::WriteError,
     ];
@@ -102,8 +105,40 @@ impl DropReason {
             DropReason::NoReceiver => "no receiver",
             DropReason::Malformed => "malformed",
             DropReason::Shutdown => "shutdown",
+            DropReason::AfterEnd => "after end",
             DropReason::Unspecified => "unspecified",
             DropReason::WriteError => "write error",
+        }
+    }
+}
+
+impl DropReason {
+    /// What the reason means, in one sentence.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            DropReason::OutOfRange => "the receiver cannot decode the signal: no usable link",
+            DropReason::PacketError => "the packet-error draw failed (PER from the bit error rate)",
+            DropReason::Collision => "another signal overlapped the reception and was not captured",
+            DropReason::HalfDuplex => "the receiver was transmitting during the reception",
+            DropReason::QueueFull => "a bounded queue was full (ours or the simulator's)",
+            DropReason::RetryLimit => {
+                "the simulator's MAC got no acknowledgement after its last retry"
+            }
+            DropReason::BitErrors => "bits were flipped and the link checks a CRC",
+            DropReason::HeldTooLong => "neither released nor dropped within max_hold_windows",
+            DropReason::NoRoute => "the destination IP address belongs to no vehicle",
+            DropReason::NoReceiver => "the destination acoustic address belongs to no other modem",
+            DropReason::Malformed => "not an IP packet (truncated, bad version, bad lengths)",
+            DropReason::Shutdown => {
+                "in flight (or still in the water) at the end of the last window"
+            }
+            DropReason::AfterEnd => {
+                "captured after the run's last window, while its programs were being stopped"
+            }
+            DropReason::Unspecified => {
+                "a simulator dropped it without a reason, or named an unknown vehicle"
+            }
+            DropReason::WriteError => "writing to the receiver's TUN failed",
         }
     }
 }
@@ -185,5 +220,14 @@ mod tests {
             "\"retry_limit\""
         );
         assert_eq!(DropReason::RetryLimit.label(), "retry limit");
+        assert_eq!(json(Fate::Dropped(DropReason::AfterEnd)), "\"after_end\"");
+        assert_eq!(DropReason::AfterEnd.label(), "after end");
+        assert_ne!(
+            DropReason::AfterEnd.meaning(),
+            DropReason::Shutdown.meaning()
+        );
+        let labels: std::collections::BTreeSet<&str> =
+            DropReason::ALL.iter().map(|r| r.label()).collect();
+        assert_eq!(labels.len(), DropReason::ALL.len(), "labels are distinct");
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! End times: a delivery at its delivery time; a drop at capture at the capture time; a drop the
 //! simulator reports in END(k), or a copy held too long, at the window's start kW; a copy lost
-//! when writing or at shutdown at the time given.
+//! when writing at the time given; a copy in flight at the end of the last window at that end;
+//! a copy captured after it at its capture time.
 
 use super::addr::AddressBook;
 use super::ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary};
@@ -464,19 +465,26 @@ impl Engine {
         );
     }
 
-    /// The run ends at sim time `end_ns`: everything queued or with the simulator is dropped as
-    /// `shutdown`.
+    /// The run's last window ended at sim time `end_ns`: every copy queued or with the
+    /// simulator is dropped, as `shutdown` at `end_ns` if it was captured before it, as
+    /// `after_end` at its capture time if it was captured at or after it (while the run's
+    /// programs were being stopped).
     pub fn shutdown(&mut self, end_ns: SimNanos) {
         let queued: Vec<Queued> = self.queue.drain(..).collect();
         for q in queued {
+            let (reason, at) = if q.t_ns < end_ns {
+                (DropReason::Shutdown, end_ns)
+            } else {
+                (DropReason::AfterEnd, q.t_ns)
+            };
             for d in q.dsts {
                 self.end_copy(
                     q.src,
                     Some(d),
                     q.frame.ip().len(),
                     q.t_ns,
-                    Fate::Dropped(DropReason::Shutdown),
-                    end_ns.max(q.t_ns),
+                    Fate::Dropped(reason),
+                    at,
                     false,
                 );
             }
@@ -720,6 +728,51 @@ mod tests {
         assert_eq!(e.ledger.dropped(DropReason::Shutdown), 2);
         assert!(e.ledger.balances());
         assert_eq!(e.ledger.total.in_flight, 0);
+    }
+
+    #[test]
+    fn copies_captured_after_the_last_window_end_as_after_end_not_shutdown() {
+        // The run's last window ends at 60 ms: a copy with the simulator and one queued before
+        // that end were in flight (shutdown, at the end); two captured after it, while the
+        // programs were being stopped, end as after_end at their capture times.
+        let end_ns = 60_000_000;
+        let mut e = engine(16, true);
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 10), 45_000_000);
+        e.fill_begin(5, &mut NetworkUpdate::default());
+        e.capture(0, udp("10.0.0.1", "10.0.0.2", 10), 55_000_000);
+        e.capture(0, udp("10.0.0.1", "239.255.0.1", 10), 60_000_000);
+        e.capture(1, udp("10.0.0.2", "10.0.0.1", 10), 60_208_000);
+        e.shutdown(end_ns);
+        assert_eq!(e.ledger.dropped(DropReason::Shutdown), 2);
+        assert_eq!(
+            e.ledger.dropped(DropReason::AfterEnd),
+            3,
+            "a multicast: 2 copies"
+        );
+        assert!(e.ledger.balances());
+        assert_eq!(e.ledger.total.in_flight, 0);
+        let mut ends = Vec::new();
+        e.ends.drain_into(&mut ends);
+        let mut seen: Vec<(u64, Fate, u64)> = ends
+            .iter()
+            .map(|c| (c.captured_ns, c.fate, c.end_ns))
+            .collect();
+        seen.sort_by_key(|s| (s.0, s.2));
+        let shutdown = Fate::Dropped(DropReason::Shutdown);
+        let after = Fate::Dropped(DropReason::AfterEnd);
+        assert_eq!(
+            seen,
+            vec![
+                (45_000_000, shutdown, end_ns),
+                (55_000_000, shutdown, end_ns),
+                (60_000_000, after, 60_000_000),
+                (60_000_000, after, 60_000_000),
+                (60_208_000, after, 60_208_000),
+            ]
+        );
+        let s = e.summary();
+        assert_eq!((s.drops["shutdown"], s.drops["after end"]), (2, 3));
+        assert!(s.balanced);
     }
 
     #[test]

@@ -206,6 +206,7 @@ pub struct LinkSummary {
     pub dropped: u64,
     pub in_flight: u64,
     pub balanced: bool,
+    /// Dropped copies by reason label, as in [`LedgerSummary::drops`].
     pub drops: BTreeMap<String, u64>,
     pub delivered_corrupted: u64,
     pub captured_bytes: u64,
@@ -220,6 +221,11 @@ pub struct LedgerSummary {
     pub dropped: u64,
     pub in_flight: u64,
     pub balanced: bool,
+    /// Dropped copies by reason label (only reasons that occurred): `out of range`,
+    /// `packet error`, `collision`, `half-duplex`, `queue full`, `retry limit`, `bit errors`,
+    /// `held too long`, `no route`, `no receiver`, `malformed`, `shutdown` (in flight at the end
+    /// of the last window), `after end` (captured after the run's last window, while its
+    /// programs were being stopped), `unspecified`, `write error`.
     pub drops: BTreeMap<String, u64>,
     pub delivered_corrupted: u64,
     pub captured_bytes: u64,
@@ -395,6 +401,14 @@ mod tests {
         // A link that lost count no longer balances the whole.
         l.links.get_mut(&(0, Some(1))).unwrap().delivered_bytes += 1;
         assert!(!l.balances());
+    }
+
+    #[test]
+    fn the_summary_schema_names_every_drop_reason() {
+        let schema = serde_json::to_string(&schemars::schema_for!(LedgerSummary)).unwrap();
+        for r in DropReason::ALL {
+            assert!(schema.contains(&format!("`{}`", r.label())), "{r:?}");
+        }
     }
 
     #[test]

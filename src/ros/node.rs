@@ -2,7 +2,11 @@
 //! `network_coordinator`. rcl reads `--ros-args` (remaps, `--params-file`) from the process's
 //! command line itself; [`start`] creates the node and reads its [`RunParams`].
 
-use super::{params::RunParams, publisher::RosPublisher, state::Vehicles};
+use super::{
+    params::{Param, RunParams},
+    publisher::RosPublisher,
+    state::Vehicles,
+};
 use crate::config::LoadedScenario;
 use r2r::ParameterValue;
 use std::time::Duration;
@@ -12,31 +16,21 @@ pub struct RosNode {
     pub params: RunParams,
 }
 
-fn param(node: &r2r::Node, name: &str) -> ParameterValue {
-    node.params
+fn param(node: &r2r::Node, name: &str) -> Param {
+    let value = node
+        .params
         .lock()
         .expect("parameter map")
         .get(name)
         .map(|p| p.value.clone())
-        .unwrap_or(ParameterValue::NotSet)
-}
-
-fn number(node: &r2r::Node, name: &str) -> anyhow::Result<Option<f64>> {
-    Ok(match param(node, name) {
-        ParameterValue::NotSet => None,
-        ParameterValue::Double(v) => Some(v),
-        ParameterValue::Integer(v) => Some(v as f64),
-        other => anyhow::bail!("parameter {name}: expected a number, got {other:?}"),
-    })
-}
-
-fn string(node: &r2r::Node, name: &str) -> anyhow::Result<Option<String>> {
-    Ok(match param(node, name) {
-        ParameterValue::NotSet => None,
-        ParameterValue::String(s) if s.is_empty() => None,
-        ParameterValue::String(s) => Some(s),
-        other => anyhow::bail!("parameter {name}: expected a string, got {other:?}"),
-    })
+        .unwrap_or(ParameterValue::NotSet);
+    match value {
+        ParameterValue::NotSet => Param::NotSet,
+        ParameterValue::Double(v) => Param::Number(v),
+        ParameterValue::Integer(v) => Param::Number(v as f64),
+        ParameterValue::String(s) => Param::Text(s),
+        other => Param::Other(format!("{other:?}")),
+    }
 }
 
 /// Creates the ROS context and the node `name` and reads its parameters.
@@ -44,15 +38,7 @@ pub fn start(name: &str) -> anyhow::Result<RosNode> {
     let ctx = r2r::Context::create().map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))?;
     let node =
         r2r::Node::create(ctx, name, "").map_err(|e| anyhow::anyhow!("ROS 2 node {name}: {e}"))?;
-    let params = RunParams {
-        scenario: string(&node, "scenario")?.map(Into::into),
-        window_ms: number(&node, "window_ms")?,
-        out: string(&node, "out")?.map(Into::into),
-        real_time_factor: number(&node, "real_time_factor")?,
-        wait_for_subscribers: number(&node, "wait_for_subscribers")?.map(|n| n.max(0.0) as u32),
-        bridge_wait_for_subscribers: number(&node, "bridge_wait_for_subscribers")?
-            .map(|n| n.max(0.0) as u32),
-    };
+    let params = RunParams::read(|name| param(&node, name))?;
     tracing::info!("ROS 2 node /{name}, parameters {params:?}");
     Ok(RosNode { node, params })
 }

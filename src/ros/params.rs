@@ -1,8 +1,31 @@
-//! Node parameters (`--ros-args --params-file config/params.yaml`) and how they apply to a
-//! run. Read by [`super::node`]; kept here so the rules are testable without ROS.
+//! Node parameters (`--ros-args --params-file params/params.yaml`, `-p name:=value`) and how
+//! they apply to a run: a parameter left unset (or an empty string) means the scenario's value
+//! or the command line's. Read by [`super::node`]; kept here so the rules are testable without
+//! ROS.
 
 use crate::config::LoadedScenario;
 use std::path::PathBuf;
+
+/// Every parameter the nodes read (`use_sim_time` is rcl's own).
+pub const NAMES: [&str; 7] = [
+    "scenario",
+    "window_ms",
+    "out",
+    "real_time_factor",
+    "wait_for_subscribers",
+    "bridge_wait_for_subscribers",
+    "use_sim_time",
+];
+
+/// One parameter's value as the node sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Param {
+    NotSet,
+    Number(f64),
+    Text(String),
+    /// Any other type (a bool, an array), described.
+    Other(String),
+}
 
 /// The parameters of the `netsim_cosim` and `physics_coordinator` nodes (the
 /// `network_coordinator` node reads `scenario` and `window_ms`). Unset = not given.
@@ -23,6 +46,43 @@ pub struct RunParams {
 }
 
 impl RunParams {
+    /// The parameters from `get` (a parameter's value by name): unset and empty strings are
+    /// not given; numbers may be integers or doubles; a wait count below 0 is 0.
+    pub fn read(get: impl Fn(&str) -> Param) -> anyhow::Result<RunParams> {
+        let number = |name: &str| -> anyhow::Result<Option<f64>> {
+            match get(name) {
+                Param::NotSet => Ok(None),
+                Param::Number(v) => Ok(Some(v)),
+                Param::Text(t) => {
+                    anyhow::bail!("parameter {name}: expected a number, got the string {t:?}")
+                }
+                Param::Other(o) => anyhow::bail!("parameter {name}: expected a number, got {o}"),
+            }
+        };
+        let string = |name: &str| -> anyhow::Result<Option<String>> {
+            match get(name) {
+                Param::NotSet => Ok(None),
+                Param::Text(t) if t.is_empty() => Ok(None),
+                Param::Text(t) => Ok(Some(t)),
+                Param::Number(v) => {
+                    anyhow::bail!("parameter {name}: expected a string, got the number {v}")
+                }
+                Param::Other(o) => anyhow::bail!("parameter {name}: expected a string, got {o}"),
+            }
+        };
+        let count = |name: &str| -> anyhow::Result<Option<u32>> {
+            Ok(number(name)?.map(|n| n.clamp(0.0, f64::from(u32::MAX)) as u32))
+        };
+        Ok(RunParams {
+            scenario: string("scenario")?.map(Into::into),
+            window_ms: number("window_ms")?,
+            out: string("out")?.map(Into::into),
+            real_time_factor: number("real_time_factor")?,
+            wait_for_subscribers: count("wait_for_subscribers")?,
+            bridge_wait_for_subscribers: count("bridge_wait_for_subscribers")?,
+        })
+    }
+
     /// The scenario to load: the command line's, else the parameter.
     pub fn scenario(&self, cli: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         cli.or_else(|| self.scenario.clone()).ok_or_else(|| {
@@ -123,6 +183,62 @@ mod tests {
         let (ours, ros) = split_ros_args(args.iter().map(|s| s.to_string()));
         assert_eq!(ours, args);
         assert!(ros.is_empty());
+    }
+
+    #[test]
+    fn unset_parameters_leave_the_scenario_s_values() {
+        let given = |name: &str| match name {
+            "real_time_factor" => Param::Number(2.0),
+            "window_ms" => Param::Number(5.0),
+            "scenario" => Param::Text("s.yaml".into()),
+            "wait_for_subscribers" => Param::Number(-3.0),
+            _ => Param::NotSet,
+        };
+        let p = RunParams::read(given).unwrap();
+        assert_eq!(
+            p,
+            RunParams {
+                scenario: Some("s.yaml".into()),
+                window_ms: Some(5.0),
+                real_time_factor: Some(2.0),
+                wait_for_subscribers: Some(0),
+                ..Default::default()
+            }
+        );
+        let unset = RunParams::read(|name| match name {
+            "scenario" | "out" => Param::Text(String::new()),
+            _ => Param::NotSet,
+        })
+        .unwrap();
+        assert_eq!(unset, RunParams::default());
+        let e = RunParams::read(|name| match name {
+            "real_time_factor" => Param::Text("1".into()),
+            _ => Param::NotSet,
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter real_time_factor: expected a number, got the string \"1\""
+        );
+    }
+
+    #[test]
+    fn the_nodes_read_every_named_parameter_but_rcl_s_own() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        RunParams::read(|name| {
+            asked.borrow_mut().push(name.to_owned());
+            Param::NotSet
+        })
+        .unwrap();
+        let mut asked = asked.into_inner();
+        asked.sort();
+        let mut names: Vec<&str> = NAMES
+            .iter()
+            .copied()
+            .filter(|n| *n != "use_sim_time")
+            .collect();
+        names.sort();
+        assert_eq!(asked, names);
     }
 
     #[test]

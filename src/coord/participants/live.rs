@@ -1,5 +1,6 @@
 //! The live network (`network.capture: tun`) as a participant: the packet copies that ended
-//! in each window, and at the end its shutdown, the ledger and the copies it dropped.
+//! in each window, and at the end its shutdown at the end of the last window, the ledger and
+//! the copies it dropped.
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowView};
 use crate::io::live::LiveNetwork;
@@ -33,9 +34,10 @@ impl Participant for LiveParticipant {
     }
 
     /// Runs after the programs' (their namespaces still exist until here); the report's
-    /// `network`.
+    /// `network`. What the programs sent while being stopped, after the last window, ends as
+    /// `after_end`.
     fn finish<'a>(&'a mut self, end: RunEnd<'a>) -> Finishing<'a> {
-        let summary = self.live.shutdown();
+        let summary = self.live.shutdown_at(end.end_ns);
         if self.collect {
             self.live.drain_copy_ends(&mut end.ended.copy_ends);
         }

@@ -112,6 +112,7 @@ pub fn outcome_colour(label: &str) -> RGBColor {
         "no receiver" => RGBColor(31, 119, 180),
         "malformed" => RGBColor(100, 100, 0),
         "shutdown" => RGBColor(60, 60, 60),
+        "after end" => RGBColor(170, 170, 170),
         _ => {
             let h = label
                 .bytes()

@@ -299,7 +299,9 @@ pub struct Analysis {
     pub run: Option<RunInfo>,
     /// The run summary (from the record, else `summary.json`).
     pub summary: Option<RunReport>,
-    /// The run's end (s): the summary's `sim_seconds`, or the last time in the record.
+    /// The run's end (s): the summary's `sim_seconds` (its windows × W; copies captured after
+    /// the last window, while the programs were being stopped, do not extend it), or without a
+    /// summary (a record cut short) the last time in the record.
     pub end_s: f64,
     /// Width of the time bins (s) and their number.
     pub bin_s: f64,
@@ -408,8 +410,10 @@ enum Event {
     Usable(usize, bool),
 }
 
-/// The intervals of constant state from `events` (any order) up to `end_s`.
+/// The intervals of constant state from `events` (any order) up to `end_s`; events at or after
+/// `end_s` change nothing.
 fn intervals(mut events: Vec<(f64, Event)>, end_s: f64) -> Vec<Interval> {
+    events.retain(|e| e.0 < end_s);
     events.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut los = None;
     let mut usable = [None; 2];
@@ -546,18 +550,18 @@ impl Analysis {
                 .unwrap_or_default(),
         );
 
-        let mut end_s = summary.as_ref().map_or(0.0, |s| s.sim_seconds);
-        let times = record
-            .poses
-            .iter()
-            .map(|p| p.t_s)
-            .chain(record.channel.iter().map(|c| c.t_s))
-            .chain(record.link_states.iter().map(|l| l.t_s))
-            .chain(packets.latest_s)
-            .chain(record.modem_frames.iter().map(|f| f.decided_s.max(f.t_s)));
-        for t in times {
-            end_s = end_s.max(t);
-        }
+        let end_s = match &summary {
+            Some(s) => s.sim_seconds,
+            None => record
+                .poses
+                .iter()
+                .map(|p| p.t_s)
+                .chain(record.channel.iter().map(|c| c.t_s))
+                .chain(record.link_states.iter().map(|l| l.t_s))
+                .chain(packets.latest_s)
+                .chain(record.modem_frames.iter().map(|f| f.decided_s.max(f.t_s)))
+                .fold(0.0, f64::max),
+        };
         let bin_s = bin_width(end_s);
         let bins = ((end_s / bin_s).ceil() as usize).max(1);
 
@@ -914,6 +918,74 @@ mod tests {
         assert_eq!(
             (a.links.len(), link(NO_VEHICLE).ledger.total.copies),
             (2, 1)
+        );
+    }
+
+    #[test]
+    fn a_summarised_run_ends_at_its_last_window_though_copies_were_captured_after_it() {
+        // 60 windows of 1 s; the pair is LOS for the first 21 s. Copies captured after the last
+        // window (while the programs were being stopped) end as `after end`, up to 60.208 s.
+        let sample = |t_s: f64, los: bool| PairChannel {
+            t_s,
+            a: "a".into(),
+            b: "b".into(),
+            los,
+            distance_m: 100.0,
+            loss_db: 0.0,
+            hops: 0,
+            change: false,
+        };
+        let record = Record {
+            channel: (0..60).map(|s| sample(s as f64, s < 21)).collect(),
+            ..Default::default()
+        };
+        let mut fold = PacketFold::default();
+        for t_s in [59.9995, 60.0015, 60.1, 60.208] {
+            fold.add(&PacketRecord {
+                t_s,
+                src: "a".into(),
+                dst: Some("b".into()),
+                bytes: 100,
+                outcome: Outcome::Dropped,
+                reason: Some(if t_s < 60.0 { "shutdown" } else { "after end" }.into()),
+                end_s: t_s.max(60.0),
+                corrupted: false,
+            });
+        }
+        let summary = RunReport {
+            scenario: "s".into(),
+            windows: 60,
+            window_ms: 1000.0,
+            sim_seconds: 60.0,
+            wall_seconds: 60.3,
+            slipped_seconds: 0.0,
+            late_windows: 0,
+            max_late_ms: 0.0,
+            windows_per_second: 1.0,
+            interrupted: false,
+            record: None,
+            timeline: None,
+            pairs: Vec::new(),
+            network: None,
+            modems: None,
+            programs: Vec::new(),
+            stages: BTreeMap::new(),
+        };
+        let a = Analysis::with_packets(&record, fold, Some(summary));
+        assert_eq!((a.end_s, a.bin_s, a.bins), (60.0, 1.0, 60));
+        let p = &a.pairs[0];
+        assert_eq!(p.share(ChannelState::Los), Some(21.0 / 60.0));
+        assert_eq!(p.intervals.last().map(|i| i.end_s), Some(60.0));
+        assert!(super::super::table::headline(&a)
+            .starts_with("s: 60 windows of 1000 ms = 60.00 s simulated"));
+        let ledger = &a.links[0].ledger;
+        assert_eq!(
+            (
+                ledger.total.copies,
+                ledger.dropped["after end"].copies,
+                ledger.dropped["shutdown"].copies
+            ),
+            (4, 3, 1)
         );
     }
 

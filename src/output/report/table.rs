@@ -69,7 +69,7 @@ pub fn headline(a: &Analysis) -> String {
     };
     let mut line = format!(
         "{name}: {} windows of {} ms = {:.2} s simulated in {:.2} s wall ({:.0} windows/s)",
-        s.windows, s.window_ms, a.end_s, s.wall_seconds, s.windows_per_second
+        s.windows, s.window_ms, s.sim_seconds, s.wall_seconds, s.windows_per_second
     );
     if s.interrupted {
         line.push_str(", interrupted");
