@@ -11,7 +11,7 @@
 
 mod book_commands;
 
-use book_commands::{blocks, expect_lines, pages_in, run_page, Kind, PageRun};
+use book_commands::{blocks, expect_lines, pages_in, run_markdown, run_page, Kind, PageRun};
 use std::time::Duration;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
@@ -36,7 +36,7 @@ const PAGES: &[&str] = &[
 fn page(rel: &str, tools: &[&str]) -> PageRun {
     let _one = book_commands::root_and_alone();
     book_commands::require_tools(tools, "scripts/setup --test");
-    run_page(rel, COSIM, &[], Duration::from_secs(150))
+    run_page(rel, COSIM, Duration::from_secs(150))
 }
 
 /// The page ran `run` commands, showed `not_run` without running them, and had at least
@@ -196,4 +196,67 @@ fn shown_output_matches_printed_lines_in_order() {
     ] {
         assert!(expect_lines(bad, &printed).is_err(), "{why}: {bad:?}");
     }
+}
+
+/// The runner against small pages: what it runs and writes, and each way a page fails.
+#[test]
+fn pages_run_in_order_and_fail_with_their_command() {
+    let fence = "```";
+    let page = format!(
+        "{fence}sh\necho one\nX=2\n{fence}\n\
+         {fence}text,output\none\n{fence}\n\
+         {fence}text,file=sub/a.txt\nsaved\n{fence}\n\
+         {fence}sh,norun\ngz sim\n{fence}\n\
+         {fence}sh\necho \"$X\" $(cat sub/a.txt) && ls config/default.yaml\ncommand -v cosim\n{fence}\n\
+         {fence}text,output\n2 saved\nconfig/default.yaml\n…/cosim\n{fence}\n"
+    );
+    let r = run_markdown("ok.md", &page, COSIM, Duration::from_secs(20));
+    assert_eq!(
+        (
+            r.commands_run,
+            r.commands_not_run,
+            r.outputs_checked,
+            r.output_lines_matched
+        ),
+        (4, 1, 2, 4),
+        "{r:?}"
+    );
+
+    let fails = |name: &str, md: String, limit: u64| -> String {
+        let err =
+            std::panic::catch_unwind(|| run_markdown(name, &md, COSIM, Duration::from_secs(limit)))
+                .expect_err(name);
+        err.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let msg = fails(
+        "wrong-output.md",
+        format!("{fence}sh\necho one\n{fence}\n{fence}text,output\ntwo\n{fence}\n"),
+        20,
+    );
+    assert!(
+        msg.contains("shows\n  two\nwhich the block at line 1 did not print"),
+        "{msg}"
+    );
+    let msg = fails(
+        "failing.md",
+        format!("intro\n\n{fence}sh\necho before\nfalse\necho after\n{fence}\n"),
+        20,
+    );
+    assert!(
+        msg.contains("failing.md, the block at line 3, command `false`") && !msg.contains("after"),
+        "{msg}"
+    );
+    let msg = fails(
+        "left-running.md",
+        format!("{fence}sh\nsleep 30 &\n{fence}\n"),
+        20,
+    );
+    assert!(msg.contains("left processes running"), "{msg}");
+    let msg = fails("slow.md", format!("{fence}sh\nsleep 30\n{fence}\n"), 1);
+    assert!(
+        msg.contains("still running after 1s") && msg.contains("`sleep 30`"),
+        "{msg}"
+    );
+    let msg = fails("nothing.md", "no commands\n".into(), 1);
+    assert!(msg.contains("nothing.md: no ```sh block to run"), "{msg}");
 }

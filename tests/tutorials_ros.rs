@@ -23,7 +23,7 @@ fn ros2_node() {
         rclpy,
         "python3 on the PATH has no rclpy: source .ros/env.sh (scripts/setup --ros) or a ROS 2 installation"
     );
-    let r = book_commands::run_page(rel, COSIM, &[], Duration::from_secs(120));
+    let r = book_commands::run_page(rel, COSIM, Duration::from_secs(120));
     assert_eq!(
         (r.commands_run, r.commands_not_run),
         (3, 3),

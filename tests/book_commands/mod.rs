@@ -228,14 +228,18 @@ pub struct PageRun {
     pub output_lines_matched: usize,
 }
 
-/// Runs the page `rel` (under `docs/src/`) with the `cosim` at `cosim` first on `PATH`, `env`
-/// added to the environment, for at most `limit`; panics with the page, block, command and
-/// output on the first failure.
-pub fn run_page(rel: &str, cosim: &str, env: &[(&str, String)], limit: Duration) -> PageRun {
+/// Runs the page `rel` (under `docs/src/`) with the `cosim` at `cosim` first on `PATH`, for at
+/// most `limit`; panics with the page, block, command and output on the first failure.
+pub fn run_page(rel: &str, cosim: &str, limit: Duration) -> PageRun {
     let page = repo().join("docs/src").join(rel);
     let markdown =
         std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
-    let blocks = blocks(&markdown).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    run_markdown(rel, &markdown, cosim, limit)
+}
+
+/// Runs the Markdown `markdown`, named `rel` in messages, as [`run_page`] runs a page.
+pub fn run_markdown(rel: &str, markdown: &str, cosim: &str, limit: Duration) -> PageRun {
+    let blocks = blocks(markdown).unwrap_or_else(|e| panic!("{rel}: {e}"));
 
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
@@ -313,9 +317,6 @@ pub fn run_page(rel: &str, cosim: &str, env: &[(&str, String)], limit: Duration)
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .process_group(0);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
     let started = Instant::now();
     let mut child = cmd.spawn().expect("start bash");
     let pgid = child.id() as i32;
@@ -429,19 +430,37 @@ pub fn run_page(rel: &str, cosim: &str, env: &[(&str, String)], limit: Duration)
 
 /// Sends SIGTERM, then SIGKILL, to what is left of process group `pgid`; whether anything was.
 fn stop_group(pgid: i32) -> bool {
-    let alive = || unsafe { libc::kill(-pgid, 0) } == 0;
-    if !alive() {
+    if !group_alive(pgid) {
         return false;
     }
     unsafe { libc::kill(-pgid, libc::SIGTERM) };
     let t = Instant::now();
-    while alive() && t.elapsed() < Duration::from_secs(5) {
+    while group_alive(pgid) && t.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    if alive() {
+    if group_alive(pgid) {
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
     true
+}
+
+/// Whether a process of group `pgid` is running (zombies, waiting to be reaped, are not).
+fn group_alive(pgid: i32) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return unsafe { libc::kill(-pgid, 0) } == 0;
+    };
+    procs.filter_map(|e| e.ok()).any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid pgrp ...: the fields after the command's closing parenthesis.
+        let mut rest = stat
+            .rsplit_once(") ")
+            .map(|(_, r)| r)
+            .unwrap_or("")
+            .split(' ');
+        let state = rest.next();
+        let pgrp = rest.nth(1).and_then(|g| g.parse::<i32>().ok());
+        pgrp == Some(pgid) && state.is_some_and(|s| s != "Z" && s != "X")
+    })
 }
 
 /// The output split at the markers: what each command printed (and its background jobs until
