@@ -1136,10 +1136,11 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
         "{mbps} in both columns:\n{stdout}"
     );
 
-    // Without --phase: one phase from 0 to the latest time of any copy in the records, other
-    // links' included, though only the link's copies are folded in. Shown on a link whose own
-    // copies end earlier.
-    let all = Record::read(dir.path()).unwrap().packets;
+    // Without --phase: one phase from 0 to the run's end, its windows × W (the summary's
+    // simulated seconds), though copies were captured after it and the link's own copies end
+    // earlier.
+    let record = Record::read(dir.path()).unwrap();
+    let all = &record.packets;
     let latest = |src: Option<&str>, dst: Option<&str>| {
         all.iter()
             .filter(|p| {
@@ -1148,12 +1149,15 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
             .map(|p| p.end_s)
             .fold(0.0, f64::max)
     };
-    let end = latest(None, None);
+    let end = record.summary.as_ref().unwrap()["sim_seconds"]
+        .as_f64()
+        .unwrap();
+    assert!(latest(None, None) > end, "copies after the run's end");
     let ((src, dst), &(_, bytes)) = truth
         .delivered
         .iter()
         .find(|((s, d), _)| latest(Some(s), Some(d)) < end)
-        .expect("a link whose copies end before the record's latest");
+        .expect("a link whose copies end before the run's end");
     let out = compare(&[run, "--link", &format!("{src}:{dst}")]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mbps = format!("{:.2} Mbit/s", bytes as f64 * 8.0 / end / 1e6);

@@ -70,7 +70,8 @@ pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
 /// `cosim compare LABEL=RUN... --link SRC:DST [--phase NAME=FROM-TO]...`: one link of several
 /// runs side by side, per phase, printed as a Markdown table. Each record's copies are folded
 /// into its phases as it is read ([`report::compare::PhaseFold`]); without `--phase`, one phase
-/// holds every copy and runs from 0 to the latest time of any copy in the records.
+/// holds every copy and runs from 0 to the end of the longest run (its windows × W; for a
+/// record cut short, the latest time of any copy in it).
 pub fn compare(
     runs: &[String],
     link: &str,
@@ -100,13 +101,20 @@ pub fn compare(
             phases.iter().map(PhaseFold::new).collect()
         };
         let mut seen = false;
-        Record::read_with(&dir, &mut |p| {
-            end = end.max(p.end_s);
+        let mut latest = 0.0_f64;
+        let record = Record::read_with(&dir, &mut |p| {
+            latest = latest.max(p.end_s);
             if p.src == src && p.dst.as_deref() == Some(dst) {
                 seen = true;
                 folds.iter_mut().for_each(|f| f.add(&p));
             }
         })?;
+        // A run ends at its last window; a record cut short (no summary) at its latest copy.
+        let simulated = record
+            .summary
+            .and_then(|v| crate::output::summary::RunReport::from_value(v).ok())
+            .map(|s| s.sim_seconds);
+        end = end.max(simulated.unwrap_or(latest));
         if !seen {
             anyhow::bail!(
                 "{}: no packet from {src} to {dst} in the record",
