@@ -109,11 +109,11 @@ pub async fn run(
         );
     }
     let out = super::output_dir(&loaded, opts.out.clone());
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    // A summary left by an earlier run would end the sampled run phase at once.
-    for stale in ["summary.json", "soak.json"] {
-        let _ = std::fs::remove_file(out.join(stale));
+    // One run per folder (its summary would also end the sampled run phase at once).
+    if let Some(line) = super::run_folder::prepare(&out, &super::vehicle_names(&loaded))? {
+        tracing::info!("{line}");
     }
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let namespaces: Vec<String> = loaded
         .scenario
         .vehicles
