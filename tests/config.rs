@@ -1529,9 +1529,16 @@ fn without_the_ros_feature_ros_arguments_and_commands_are_refused_by_name() {
         )
     );
     let how = "build with `cargo build --features ros`";
+    // A short unpaced scenario: a build that took these would run it and exit 0 at once.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
     let (code, _, stderr) = cosim(&[
         "run",
-        "config/default.yaml",
+        "config/patrol.yaml",
+        "--duration-s",
+        "0.1",
+        "--out",
+        out,
         "--ros-args",
         "-p",
         "real_time_factor:=1.0",
@@ -1544,7 +1551,11 @@ fn without_the_ros_feature_ros_arguments_and_commands_are_refused_by_name() {
     );
     let (code, _, stderr) = cosim(&[
         "run",
-        "config/default.yaml",
+        "config/patrol.yaml",
+        "--duration-s",
+        "0.1",
+        "--out",
+        out,
         "--vehicle-netns",
         "ncs-{vehicle}",
     ]);
@@ -1552,6 +1563,10 @@ fn without_the_ros_feature_ros_arguments_and_commands_are_refused_by_name() {
     assert!(
         stderr.starts_with("error: --vehicle-netns: ") && stderr.contains(how),
         "{stderr}"
+    );
+    assert!(
+        std::fs::read_dir(out).unwrap().next().is_none(),
+        "refused before anything runs"
     );
     let (code, _, stderr) = cosim(&["ros-vehicle-bridge", "--vehicle", "usv1"]);
     assert_eq!(code, Some(1));
@@ -1564,6 +1579,23 @@ fn without_the_ros_feature_ros_arguments_and_commands_are_refused_by_name() {
     assert_eq!(code, Some(2));
     assert!(
         stderr.contains("Needs a build with the `ros` feature"),
+        "{stderr}"
+    );
+}
+
+/// An argument that is not UTF-8 is refused by position, never a panic.
+#[test]
+fn an_argument_that_is_not_utf8_is_refused_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .arg("check")
+        .arg(std::ffi::OsStr::from_bytes(b"\xff.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: argument 2 (\u{fffd}.yaml) is not valid UTF-8"),
         "{stderr}"
     );
 }

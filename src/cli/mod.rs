@@ -187,7 +187,20 @@ pub fn error_text(e: &anyhow::Error) -> String {
 /// A build without the `ros` feature has nothing to read them: it exits with code 2 and says
 /// so ([`ros_args_refused`]) rather than run without what they set.
 pub fn args() -> Vec<String> {
-    let (ours, ros) = crate::ros::params::split_ros_args(std::env::args());
+    let mut all = Vec::new();
+    for (i, arg) in std::env::args_os().enumerate() {
+        match arg.into_string() {
+            Ok(arg) => all.push(arg),
+            Err(arg) => {
+                eprintln!(
+                    "error: argument {i} ({}) is not valid UTF-8",
+                    arg.to_string_lossy()
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let (ours, ros) = crate::ros::params::split_ros_args(all);
     if let Some(why) = ros_args_refused(&ros) {
         eprintln!("error: {why}");
         std::process::exit(2);
