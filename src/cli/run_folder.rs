@@ -19,9 +19,10 @@ pub const RUN_FILES: &[&str] = &[
     "network_summary.json",
     "ns3.sock",
     "ns3.log",
-    "soak.json",
-    "soak_memory.csv",
-    "cosim_run.stderr.log",
+    super::soak::SOAK_JSON,
+    super::soak::MEMORY_CSV,
+    super::soak::RUN_STDOUT_LOG,
+    super::soak::RUN_STDERR_LOG,
 ];
 
 /// The files whose presence says the folder holds a run.
@@ -245,13 +246,19 @@ mod tests {
     #[test]
     fn files_of_a_run_without_its_record_or_summary_stay() {
         // What `cosim soak` writes before its run starts.
+        use crate::cli::soak::{MEMORY_CSV, RUN_STDERR_LOG, RUN_STDOUT_LOG};
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("soak_memory.csv"), b"x").unwrap();
-        std::fs::write(dir.path().join("cosim_run.stderr.log"), b"x").unwrap();
+        for f in [MEMORY_CSV, RUN_STDOUT_LOG, RUN_STDERR_LOG] {
+            std::fs::write(dir.path().join(f), b"x").unwrap();
+        }
         assert_eq!(prepare(dir.path(), &vehicles()).unwrap(), None);
         assert_eq!(
             listing(dir.path()),
-            ["cosim_run.stderr.log", "soak_memory.csv"]
+            [
+                "cosim_run.stderr.log",
+                "cosim_run.stdout.log",
+                "soak_memory.csv"
+            ]
         );
     }
 
