@@ -327,10 +327,10 @@ fn zeromq_endpoint_scheme() {
 }
 
 /// A simulator kind in a role it cannot take: the scenario file is refused at load, located at
-/// the `kind`, with the message the command line gives for the same mistake when the
-/// coordinators' arguments are parsed (located by the flag), naming the kinds the role takes.
+/// the `kind`, naming the kinds the role takes; the command line when the coordinators'
+/// arguments are parsed (exit 2, located by the flag), naming only the forms that flag takes.
 #[test]
-fn a_simulator_in_the_wrong_role_is_refused_alike_in_the_file_and_on_the_command_line() {
+fn a_simulator_in_the_wrong_role_is_refused_in_the_file_and_on_the_command_line() {
     use netsim_cosim::config::WrongRole;
     let cosim = env!("CARGO_BIN_EXE_cosim");
     let physics_coordinator = env!("CARGO_BIN_EXE_physics_coordinator");
@@ -391,7 +391,8 @@ fn a_simulator_in_the_wrong_role_is_refused_alike_in_the_file_and_on_the_command
             assert_eq!(out.status.code(), Some(2), "{exe} {args:?}: {stderr}");
             assert!(
                 stderr.contains(&format!(
-                    "invalid value '{arg}' for '{flag} <ENDPOINT>': {wrong}\n"
+                    "invalid value '{arg}' for '{flag} <ENDPOINT>': {}\n",
+                    wrong.on_command_line()
                 )),
                 "{exe} {args:?}: {stderr}"
             );
@@ -408,7 +409,7 @@ fn a_simulator_in_the_wrong_role_is_refused_alike_in_the_file_and_on_the_command
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr)
-        .contains(&WrongRole::AuvInterfaceAsNetwork.to_string()));
+        .contains(&WrongRole::AuvInterfaceAsNetwork.on_command_line()));
     // What a served simulator cannot listen at is refused when the arguments are parsed.
     for (bind, why) in [
         ("embedded", "`embedded` is not an endpoint to serve at"),
@@ -1809,5 +1810,178 @@ fn the_default_scenario_names_every_key_of_the_schema() {
     assert_eq!(
         loaded.scenario.auv_interface,
         config::AuvInterface::default()
+    );
+}
+
+// ---- The command line: `cosim check`, the overrides it shares with `cosim run`, ROS 2 ----
+
+/// `cosim ARGS` from the crate's root: exit code, stdout, stderr.
+fn cosim(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The terrain is told by its height samples, their spacing and the extent they span (the
+/// default scenario's 1000 m × 400 m at 2 m: 501 × 201 samples); an ns-3 scenario's adapter
+/// line has only the devices the scenario has.
+#[test]
+fn cosim_check_describes_the_terrain_and_only_what_the_scenario_has() {
+    let (code, stdout, stderr) = cosim(&["check", "config/default.yaml"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stdout.lines().next().unwrap(),
+        "config/default.yaml: ok — 5 vehicles, 60000 windows of 1 ms (60 s), terrain 501×201 samples, 2 m spacing, 1000 m × 400 m",
+    );
+    assert!(!stdout.contains("cells"), "{stdout}");
+    let (code, stdout, stderr) = cosim(&["check", "config/ns3_acoustic.yaml"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let adapter = stdout
+        .lines()
+        .find(|l| l.starts_with("ns-3 adapter: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(adapter.contains("--uanNodes=0,1,2"), "{adapter}");
+    assert!(
+        !adapter.contains("wifi"),
+        "no Wi-Fi in the scenario: {adapter}"
+    );
+}
+
+/// `cosim check` takes `cosim run`'s overrides and checks the simulators they choose as a
+/// scenario file choosing them is checked.
+#[test]
+fn cosim_check_validates_the_overrides_run_takes() {
+    let (code, stdout, stderr) = cosim(&[
+        "check",
+        "config/default.yaml",
+        "--network-sim",
+        "ns3",
+        "--duration-s",
+        "5",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("5000 windows of 1 ms (5 s)")
+            && stdout.contains("network ns3")
+            && stdout.contains("ns-3 adapter: netsim-ns3 --bind=ENDPOINT --nodes=5")
+            && stdout.contains("--windows=5000"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = cosim(&["check", "config/default.yaml", "--physics-sim", "gazebo"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.starts_with("error: --physics-sim gazebo: config/default.yaml:")
+            && stderr.contains("Gazebo moves the vehicles"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = cosim(&["check", "config/acoustic.yaml", "--network-sim", "ns3"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("--network-sim ns3: config/acoustic.yaml:")
+            && stderr.contains("every acoustic link is one UAN channel"),
+        "{stderr}"
+    );
+    // A simulator in the wrong role is refused as `cosim run` refuses it.
+    let (code, _, stderr) = cosim(&["check", "config/default.yaml", "--network-sim", "gazebo"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(&config::WrongRole::GazeboAsNetwork.on_command_line()),
+        "{stderr}"
+    );
+}
+
+/// A build without the `ros` feature refuses what only ROS 2 gives, each saying how to build
+/// with it, before anything runs; `--version` names the build's features.
+#[test]
+fn without_the_ros_feature_ros_arguments_and_commands_are_refused_by_name() {
+    let (code, stdout, _) = cosim(&["--version"]);
+    assert_eq!(code, Some(0));
+    if cfg!(feature = "ros") {
+        assert!(stdout.contains("(features: ros"), "{stdout}");
+        return;
+    }
+    assert_eq!(
+        stdout,
+        format!(
+            "cosim {} (features: none; without ros, gazebo)\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let how = "build with `cargo build --features ros`";
+    // A short unpaced scenario: a build that took these would run it and exit 0 at once.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (code, _, stderr) = cosim(&[
+        "run",
+        "config/patrol.yaml",
+        "--duration-s",
+        "0.1",
+        "--out",
+        out,
+        "--ros-args",
+        "-p",
+        "real_time_factor:=1.0",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: `--ros-args -p real_time_factor:=1.0`: ")
+            && stderr.contains(how),
+        "{stderr}"
+    );
+    let (code, _, stderr) = cosim(&[
+        "run",
+        "config/patrol.yaml",
+        "--duration-s",
+        "0.1",
+        "--out",
+        out,
+        "--vehicle-netns",
+        "ncs-{vehicle}",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.starts_with("error: --vehicle-netns: ") && stderr.contains(how),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::read_dir(out).unwrap().next().is_none(),
+        "refused before anything runs"
+    );
+    let (code, _, stderr) = cosim(&["ros-vehicle-bridge", "--vehicle", "usv1"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.starts_with("error: ros-vehicle-bridge: ") && stderr.contains(how),
+        "{stderr}"
+    );
+    // Without arguments: its help, which says what it needs.
+    let (code, _, stderr) = cosim(&["ros-vehicle-bridge"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("Needs a build with the `ros` feature"),
+        "{stderr}"
+    );
+}
+
+/// An argument that is not UTF-8 is refused by position, never a panic.
+#[test]
+fn an_argument_that_is_not_utf8_is_refused_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosim"))
+        .arg("check")
+        .arg(std::ffi::OsStr::from_bytes(b"\xff.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: argument 2 (\u{fffd}.yaml) is not valid UTF-8"),
+        "{stderr}"
     );
 }

@@ -264,3 +264,61 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+/// An output folder holds one run: a second run into the folder of a first removes the first's
+/// files before it starts (its timeline, which the second run does not write, included) and
+/// says so in one log line; a folder holding a file no run writes is refused, naming the file,
+/// and nothing in it is removed. (The patrol scenario, one second, unpaced: no root needed.)
+#[test]
+fn an_output_folder_holds_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let run = |extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_cosim"))
+            .args([
+                "run",
+                repo("config/patrol.yaml").to_str().unwrap(),
+                "--duration-s",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&["--timeline"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(out.join("timeline.jsonl").exists());
+    assert!(!stderr.contains("held a run"), "{stderr}");
+    let (code, stderr) = run(&[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !out.join("timeline.jsonl").exists(),
+        "a file of the earlier run is left"
+    );
+    assert!(out.join("record.mcap").exists() && out.join("summary.json").exists());
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("held a run"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains("removed its ") && said[0].contains("timeline.jsonl"),
+        "{stderr}"
+    );
+    let mine = out.join("notes.txt");
+    std::fs::write(&mine, "mine").unwrap();
+    let (code, stderr) = run(&[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} is not a file a run writes", mine.display())),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+    assert!(out.join("record.mcap").exists(), "nothing is removed");
+}

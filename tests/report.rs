@@ -1006,6 +1006,50 @@ fn cosim_report_regenerates_the_report_from_the_record() {
     );
 }
 
+/// `cosim report` on a path that does not exist and on a folder without a record: one line
+/// each, naming what is missing, with no cause said twice.
+#[test]
+fn cosim_report_names_a_missing_folder_and_a_folder_without_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = |p: &Path| {
+        let out = Command::new(COSIM)
+            .args(["report", p.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!stderr.contains("os error"), "{stderr}");
+        stderr
+    };
+    let nowhere = dir.path().join("nowhere");
+    let e = report(&nowhere);
+    assert!(
+        e.starts_with(&format!(
+            "error: {}: no such run folder or record",
+            nowhere.display()
+        )),
+        "{e}"
+    );
+    let e = report(dir.path());
+    assert!(
+        e.starts_with(&format!(
+            "error: {}: no {RECORD_FILE} in this folder, so no run to report: a run folder holds",
+            dir.path().display()
+        )),
+        "{e}"
+    );
+    // A record that cannot be read: its cause once.
+    std::fs::create_dir(dir.path().join(RECORD_FILE)).unwrap();
+    let out = Command::new(COSIM)
+        .args(["report", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert_eq!(e.matches("os error").count(), 1, "{e}");
+}
+
 /// Loads `page` in headless Chromium with a probe that writes, once the page has loaded, how
 /// many images it has, how many decoded (naturalWidth > 0), how many decoded to their last
 /// pixel (drawn on a canvas, the bottom-right pixel is opaque: the plots have no transparency,

@@ -3,28 +3,15 @@
 //! command topic in, telemetry as PoseStamped and Odometry and the cameras as CompressedImage
 //! out, stamped with the coordinator's `/clock`.
 use clap::Parser;
-use netsim_cosim::{cli, ros::auv_bridge};
-use std::path::PathBuf;
-
-#[derive(Parser)]
-#[command(
-    version,
-    about = "ROS 2 bridge of the ZeroMQ AUV simulator interface (node auv_bridge)."
-)]
-struct Args {
-    /// The scenario file (YAML), or the `scenario` parameter: its thruster-driven vehicles and
-    /// `auv_interface` ports.
-    scenario: Option<PathBuf>,
-    /// The host serving the interface (the coordinator, or the client adapter's forwarding
-    /// port for thrusters).
-    #[arg(long, default_value = "127.0.0.1")]
-    host: String,
-}
+use netsim_cosim::{
+    cli::{self, args::AuvBridgeArgs},
+    ros::auv_bridge,
+};
 
 #[tokio::main]
 async fn main() {
     cli::init_logging();
-    let a = Args::parse_from(cli::args());
+    let a = AuvBridgeArgs::parse_from(cli::args());
     cli::exit_with(
         async {
             let (params, node) = cli::node("auv_bridge")?;

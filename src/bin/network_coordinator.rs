@@ -1,46 +1,20 @@
 //! `network_coordinator`: serves the physics coordinator's NetworkUpdate windows over
-//! ZeroMQ, running each with its network simulator.
+//! ZeroMQ, running each with its network simulator (its command line:
+//! `netsim_cosim::cli::args::NetworkCoordinatorArgs`).
 
 use clap::Parser;
 use netsim_cosim::{
-    cli,
-    config::{NetworkEndpoint, SimulatorArg, ZmqEndpoint},
+    cli::{self, args::NetworkCoordinatorArgs},
     coord::{network_simulator, startup_timeout, NetworkCoordinator},
     io::live::LiveNetwork,
     sync::zmq,
 };
-use std::{path::PathBuf, time::Duration};
-
-#[derive(Parser)]
-#[command(
-    version,
-    about = "Network coordinator: runs the network simulator window by window for the physics coordinator."
-)]
-struct Args {
-    /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
-    /// `network_coordinator`).
-    scenario: Option<PathBuf>,
-    /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
-    #[arg(long)]
-    bind: ZmqEndpoint,
-    /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`), `ns3` (start the ns-3 adapter) or `embedded` (default: the scenario's
-    /// `simulators.network`).
-    #[arg(long, value_name = "ENDPOINT")]
-    network_sim: Option<SimulatorArg<NetworkEndpoint>>,
-    /// Output folder for `network_summary.json` and pcaps (default: the scenario's output_dir,
-    /// else out/<name>).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Exit when the physics coordinator sends nothing for this long (seconds).
-    #[arg(long, default_value_t = 60.0)]
-    idle_timeout_s: f64,
-}
+use std::time::Duration;
 
 #[tokio::main]
 async fn main() {
     cli::init_logging();
-    let a = Args::parse_from(cli::args());
+    let a = NetworkCoordinatorArgs::parse_from(cli::args());
     cli::exit_with(
         async {
             let stop = cli::shutdown_signal();

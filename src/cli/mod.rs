@@ -1,9 +1,13 @@
-//! What the binaries share: logging, signals, loading a scenario, running the physics side;
-//! the commands beside it: a run's summary and report printed, `cosim report` and `cosim
-//! compare` ([`mod@report`]), `cosim soak` ([`soak`]). The binaries themselves only parse
-//! arguments and call into the library.
+//! What the binaries share: their command lines ([`args`]), logging, signals, loading a
+//! scenario, the output folder ([`run_folder`]), running the physics side; the commands beside
+//! it: `cosim check` ([`check`]), a run's summary and report printed, `cosim report` and
+//! `cosim compare` ([`mod@report`]), `cosim soak` ([`soak`]). The binaries themselves only
+//! parse arguments and call into the library.
 
+pub mod args;
+pub mod check;
 pub mod report;
+pub mod run_folder;
 pub mod soak;
 
 pub use report::{compare, report, report_folder, report_network};
@@ -157,15 +161,64 @@ pub fn exit_with(result: anyhow::Result<i32>) -> ! {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             std::process::exit(1);
         }
     }
 }
 
+/// An error and its causes on one line, `outer: cause: …`; a cause the text before it already
+/// ends with (an error that writes its source into its own message) is said once.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let cause = cause.to_string();
+        if text.is_empty() {
+            text = cause;
+        } else if !text.ends_with(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 /// The command line without the ROS arguments (`--ros-args ... [--]`), which rcl reads itself.
+/// A build without the `ros` feature has nothing to read them: it exits with code 2 and says
+/// so ([`ros_args_refused`]) rather than run without what they set.
 pub fn args() -> Vec<String> {
-    crate::ros::params::split_ros_args(std::env::args()).0
+    let mut all = Vec::new();
+    for (i, arg) in std::env::args_os().enumerate() {
+        match arg.into_string() {
+            Ok(arg) => all.push(arg),
+            Err(arg) => {
+                eprintln!(
+                    "error: argument {i} ({}) is not valid UTF-8",
+                    arg.to_string_lossy()
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let (ours, ros) = crate::ros::params::split_ros_args(all);
+    if let Some(why) = ros_args_refused(&ros) {
+        eprintln!("error: {why}");
+        std::process::exit(2);
+    }
+    ours
+}
+
+/// Why ROS arguments `ros` (`--ros-args …`, as split off the command line) cannot be taken:
+/// `None` when there are none or this build has the `ros` feature.
+pub fn ros_args_refused(ros: &[String]) -> Option<String> {
+    if cfg!(feature = "ros") || ros.is_empty() {
+        return None;
+    }
+    let given: String = ros.join(" ").chars().take(200).collect();
+    Some(format!(
+        "`{given}`: ROS arguments are read by the ROS 2 node, and {}",
+        args::NEEDS_ROS
+    ))
 }
 
 /// Where the physics coordinator's peers are (`None`: the scenario's choice, in-process), as
@@ -244,6 +297,11 @@ pub async fn run_physics(
     timeline: bool,
     duration_s: Option<f64>,
 ) -> anyhow::Result<i32> {
+    anyhow::ensure!(
+        vehicle_netns.is_none() || cfg!(feature = "ros"),
+        "--vehicle-netns: the vehicle bridges are ROS 2 nodes, and {}",
+        args::NEEDS_ROS
+    );
     // Signal handlers first: a Ctrl-C while namespaces are being set up must still clean up.
     let stop = shutdown_signal();
     let (params, ros) = node(node_name)?;
@@ -260,6 +318,12 @@ pub async fn run_physics(
     }
     loaded.scenario.record.timeline_jsonl |= timeline;
     let out = output_dir(&loaded, out.or(params.out.clone()));
+    // With a network coordinator of its own the folder is shared with it: nothing is removed.
+    if peers.network_coordinator.is_none() {
+        if let Some(line) = run_folder::prepare(&out, &vehicle_names(&loaded))? {
+            tracing::info!("{line}");
+        }
+    }
     let mut c = crate::coord::PhysicsCoordinator::for_scenario(
         &loaded,
         peers.physics_sim.as_ref(),
@@ -269,19 +333,9 @@ pub async fn run_physics(
     )
     .await?;
     if let Some(pattern) = vehicle_netns {
-        anyhow::ensure!(
-            cfg!(feature = "ros"),
-            "--vehicle-netns needs a build with the `ros` feature"
-        );
-        let names: Vec<String> = loaded
-            .scenario
-            .vehicles
-            .iter()
-            .map(|v| v.name.clone())
-            .collect();
         let bridges = crate::ros::bridge::VehicleBridges::spawn(
             &bridge_exe()?,
-            &names,
+            &vehicle_names(&loaded),
             &pattern,
             params.bridge_wait_for_subscribers.unwrap_or(0),
         )?;
@@ -306,6 +360,16 @@ pub async fn run_physics(
     };
     let report_ = c.run(stop).await?;
     report(&report_, &out)
+}
+
+/// The scenario's vehicle names, in its order.
+pub fn vehicle_names(loaded: &LoadedScenario) -> Vec<String> {
+    loaded
+        .scenario
+        .vehicles
+        .iter()
+        .map(|v| v.name.clone())
+        .collect()
 }
 
 /// The `cosim` executable (which serves `cosim ros-vehicle-bridge`): this one, or its sibling.
@@ -333,5 +397,52 @@ pub async fn serve_until(
             ServeEnd::Idle => anyhow::bail!("no request for {idle_timeout_s} s; exiting"),
         },
         _ = stop => Ok(EXIT_INTERRUPTED),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error that writes its source into its own message is said once, the rest of the
+    /// chain as it is.
+    #[test]
+    fn an_error_s_cause_is_said_once() {
+        let missing = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = anyhow::Error::from(crate::output::report::ReportError::Io {
+            path: "run/record.mcap".into(),
+            source: missing(),
+        });
+        assert_eq!(error_text(&e), format!("run/record.mcap: {}", missing()));
+        let e = e.context("cosim report");
+        assert_eq!(
+            error_text(&e),
+            format!("cosim report: run/record.mcap: {}", missing())
+        );
+        let e = anyhow::Error::from(missing()).context("reading run/summary.json");
+        assert_eq!(
+            error_text(&e),
+            format!("reading run/summary.json: {}", missing())
+        );
+    }
+
+    #[test]
+    fn ros_arguments_are_refused_by_a_build_without_ros() {
+        assert_eq!(ros_args_refused(&[]), None);
+        let given = ["--ros-args", "-p", "real_time_factor:=1.0"].map(String::from);
+        let refused = ros_args_refused(&given);
+        if cfg!(feature = "ros") {
+            assert_eq!(refused, None);
+        } else {
+            let why = refused.unwrap();
+            assert!(
+                why.starts_with("`--ros-args -p real_time_factor:=1.0`: ")
+                    && why.contains("`cargo build --features ros`"),
+                "{why}"
+            );
+            // Bounded, whatever the command line.
+            let long = vec!["--ros-args".to_owned(), "x".repeat(100_000)];
+            assert!(ros_args_refused(&long).unwrap().len() < 600);
+        }
     }
 }

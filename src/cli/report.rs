@@ -61,7 +61,21 @@ fn print_report(r: &report::ReportFiles) {
 }
 
 /// `cosim report <run folder>`: the report regenerated from the run's record, and its tables.
+/// A folder that does not exist, or holds no record, is named as such.
 pub fn report_folder(run_dir: &Path) -> anyhow::Result<i32> {
+    use crate::output::record::RECORD_FILE;
+    match std::fs::metadata(run_dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+            "{}: no such run folder or record (a run writes its folder where --out says, by default out/<scenario name>)",
+            run_dir.display()
+        ),
+        Ok(m) if m.is_dir() && !run_dir.join(RECORD_FILE).exists() => anyhow::bail!(
+            "{}: no {RECORD_FILE} in this folder, so no run to report: a run folder holds the run's \
+             {RECORD_FILE} (with summary.json and report/), as `cosim run` writes it",
+            run_dir.display()
+        ),
+        _ => {}
+    }
     let r = report::generate(run_dir)?;
     print_report(&r);
     Ok(0)

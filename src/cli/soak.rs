@@ -24,6 +24,11 @@ use std::time::{Duration, Instant};
 
 /// The scenario a soak runs unless told otherwise: the default scenario's traffic, kept going.
 pub const DEFAULT_SCENARIO: &str = "config/soak.yaml";
+/// The files a soak writes into the run's output folder, beside the run's own.
+pub const SOAK_JSON: &str = "soak.json";
+pub const MEMORY_CSV: &str = "soak_memory.csv";
+pub const RUN_STDOUT_LOG: &str = "cosim_run.stdout.log";
+pub const RUN_STDERR_LOG: &str = "cosim_run.stderr.log";
 /// How often a progress line is logged.
 const PROGRESS_EVERY: Duration = Duration::from_secs(60);
 
@@ -61,7 +66,7 @@ pub async fn command(
     };
     let s = run(opts, stop).await?;
     print!("{}", table::soak(&s));
-    println!("soak: {}", s.out.join("soak.json").display());
+    println!("soak: {}", s.out.join(SOAK_JSON).display());
     if s.passed {
         println!("soak passed");
         Ok(0)
@@ -109,11 +114,11 @@ pub async fn run(
         );
     }
     let out = super::output_dir(&loaded, opts.out.clone());
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    // A summary left by an earlier run would end the sampled run phase at once.
-    for stale in ["summary.json", "soak.json"] {
-        let _ = std::fs::remove_file(out.join(stale));
+    // One run per folder (its summary would also end the sampled run phase at once).
+    if let Some(line) = super::run_folder::prepare(&out, &super::vehicle_names(&loaded))? {
+        tracing::info!("{line}");
     }
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let namespaces: Vec<String> = loaded
         .scenario
         .vehicles
@@ -127,7 +132,7 @@ pub async fn run(
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes plain integers and only marks this process.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
 
-    let csv_path = out.join("soak_memory.csv");
+    let csv_path = out.join(MEMORY_CSV);
     let mut csv = std::io::BufWriter::new(
         std::fs::File::create(&csv_path)
             .with_context(|| format!("cannot create {}", csv_path.display()))?,
@@ -206,7 +211,7 @@ pub async fn run(
         status: status.to_string(),
         success: status.success(),
         interrupted,
-        stderr_log: out.join("cosim_run.stderr.log"),
+        stderr_log: out.join(RUN_STDERR_LOG),
     };
     let expected = Expected {
         live: loaded.scenario.network.capture == Capture::Tun,
@@ -241,7 +246,7 @@ pub async fn run(
         checks,
         passed,
     };
-    let json = out.join("soak.json");
+    let json = out.join(SOAK_JSON);
     std::fs::write(&json, serde_json::to_vec_pretty(&soak)?)
         .with_context(|| format!("cannot write {}", json.display()))?;
     Ok(soak)
@@ -267,8 +272,8 @@ fn spawn_run(
         .arg("--duration-s")
         .arg(duration_s.to_string())
         .stdin(Stdio::null())
-        .stdout(log("cosim_run.stdout.log")?)
-        .stderr(log("cosim_run.stderr.log")?);
+        .stdout(log(RUN_STDOUT_LOG)?)
+        .stderr(log(RUN_STDERR_LOG)?);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     crate::io::child::die_with_parent(&mut cmd, libc::SIGTERM, "the soak is gone");
     tokio::process::Command::from(cmd)

@@ -7,8 +7,8 @@
 //! an AUV interface simulator only as a [`PhysicsEndpoint`]; both roles share `embedded` and a
 //! [`PeerEndpoint`], a simulator process reached over the window protocol (ZeroMQ or
 //! ROS-NetSim framing), which is also all a served simulator can listen at. A kind named for
-//! the wrong role is refused with one message ([`WrongRole`]), at argument parsing for the
-//! command line and at load for a scenario file.
+//! the wrong role is refused ([`WrongRole`]) at argument parsing for the command line, naming
+//! the forms that flag takes, and at load for a scenario file, naming the kinds that role takes.
 //!
 //! Text forms (the command line): `embedded`; `ns3` (the ns-3 adapter with default
 //! settings, network); `gazebo` (Gazebo through ros_gz with default settings, physics);
@@ -70,8 +70,8 @@ pub enum PeerEndpoint {
     Rosnetsim(RosnetsimAddress),
 }
 
-/// A simulator named for a role it cannot take. The same message whether the name came from
-/// the command line or from a scenario file (there located at the `kind`).
+/// A simulator named for a role it cannot take: in a scenario file (displayed, located at the
+/// `kind`) or on the command line ([`WrongRole::on_command_line`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WrongRole {
     /// `ns3` as the physics simulator.
@@ -108,6 +108,22 @@ impl WrongRole {
                 "an AUV interface simulator is a physics simulator: `auv_interface` belongs in simulators.physics \
                  (--physics-sim auv[:HOST]); the network simulator is one of embedded, zeromq, rosnetsim, ns3"
             }
+        }
+    }
+
+    /// The refusal of `--physics-sim`/`--network-sim` (clap names the flag and the value): the
+    /// flag the simulator belongs to, and only the forms the refused flag takes.
+    pub fn on_command_line(self) -> String {
+        match self {
+            WrongRole::Ns3AsPhysics => {
+                format!("ns-3 is a network simulator (--network-sim ns3); {PHYSICS_FORMS}")
+            }
+            WrongRole::GazeboAsNetwork => {
+                format!("Gazebo is a physics simulator (--physics-sim gazebo); {NETWORK_FORMS}")
+            }
+            WrongRole::AuvInterfaceAsNetwork => format!(
+                "an AUV interface simulator is a physics simulator (--physics-sim auv[:HOST]); {NETWORK_FORMS}"
+            ),
         }
     }
 }
@@ -401,6 +417,10 @@ impl UanMac {
 /// The command line's text forms of a ZeroMQ endpoint and a ROS-NetSim address.
 const PEER_FORMS: &str =
     "a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
+/// What `--physics-sim` takes.
+const PHYSICS_FORMS: &str = "--physics-sim takes `embedded`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
+/// What `--network-sim` takes.
+const NETWORK_FORMS: &str = "--network-sim takes `embedded`, `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
 
 impl PeerEndpoint {
     /// `s` as a peer if it has a transport's prefix (`tcp://`, `ipc://`, `unix:`, `tcp:`), with
@@ -446,7 +466,7 @@ impl FromStr for PhysicsEndpoint {
             "embedded" => return Ok(PhysicsEndpoint::Embedded),
             "gazebo" => return Ok(PhysicsEndpoint::Gazebo(GazeboSettings::default())),
             "auv" => return Ok(PhysicsEndpoint::AuvInterface(AuvClientSettings::default())),
-            "ns3" => return Err(WrongRole::Ns3AsPhysics.to_string()),
+            "ns3" => return Err(WrongRole::Ns3AsPhysics.on_command_line()),
             _ => {}
         }
         if let Some(host) = s.strip_prefix("auv:") {
@@ -474,9 +494,9 @@ impl FromStr for NetworkEndpoint {
         match s {
             "embedded" => return Ok(NetworkEndpoint::Embedded),
             "ns3" => return Ok(NetworkEndpoint::Ns3(Ns3Settings::default())),
-            "gazebo" => return Err(WrongRole::GazeboAsNetwork.to_string()),
+            "gazebo" => return Err(WrongRole::GazeboAsNetwork.on_command_line()),
             _ if s == "auv" || s.starts_with("auv:") => {
-                return Err(WrongRole::AuvInterfaceAsNetwork.to_string())
+                return Err(WrongRole::AuvInterfaceAsNetwork.on_command_line())
             }
             _ => {}
         }
@@ -866,16 +886,16 @@ mod tests {
     fn each_role_has_only_its_kinds() {
         assert_eq!(
             "ns3".parse::<PhysicsEndpoint>().unwrap_err(),
-            WrongRole::Ns3AsPhysics.to_string()
+            WrongRole::Ns3AsPhysics.on_command_line()
         );
         assert_eq!(
             "gazebo".parse::<NetworkEndpoint>().unwrap_err(),
-            WrongRole::GazeboAsNetwork.to_string()
+            WrongRole::GazeboAsNetwork.on_command_line()
         );
         for auv in ["auv", "auv:10.0.0.7"] {
             assert_eq!(
                 auv.parse::<NetworkEndpoint>().unwrap_err(),
-                WrongRole::AuvInterfaceAsNetwork.to_string()
+                WrongRole::AuvInterfaceAsNetwork.on_command_line()
             );
         }
         assert_eq!(
@@ -963,8 +983,47 @@ mod tests {
             "gazebo"
                 .parse::<SimulatorArg<NetworkEndpoint>>()
                 .unwrap_err(),
-            WrongRole::GazeboAsNetwork.to_string()
+            WrongRole::GazeboAsNetwork.on_command_line()
         );
+    }
+
+    /// A flag's refusal offers only the forms that flag takes: never a physics simulator for
+    /// `--network-sim`, never ns-3 for `--physics-sim`; the file's names the scenario's kinds.
+    #[test]
+    fn a_wrong_role_on_the_command_line_offers_only_that_flag_s_forms() {
+        for (text, wrong) in [
+            ("gazebo", WrongRole::GazeboAsNetwork),
+            ("auv", WrongRole::AuvInterfaceAsNetwork),
+            ("auv:10.0.0.7", WrongRole::AuvInterfaceAsNetwork),
+        ] {
+            let e = text.parse::<NetworkEndpoint>().unwrap_err();
+            let (why, offered) = e.split_once("; ").unwrap();
+            assert_eq!(offered, NETWORK_FORMS, "{e}");
+            assert!(why.contains("--physics-sim"), "{e}");
+            assert_eq!(e, wrong.on_command_line());
+        }
+        for form in ["gazebo", "auv", "zeromq", "rosnetsim", "simulators."] {
+            assert!(!NETWORK_FORMS.contains(form), "{NETWORK_FORMS}");
+        }
+        let e = "ns3".parse::<PhysicsEndpoint>().unwrap_err();
+        assert_eq!(
+            e,
+            "ns-3 is a network simulator (--network-sim ns3); --physics-sim takes `embedded`, \
+             `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a \
+             ROS-NetSim address (unix:/path, tcp:host:port)"
+        );
+        assert!(!PHYSICS_FORMS.contains("ns3"), "{PHYSICS_FORMS}");
+        assert_eq!(
+            "gazebo".parse::<NetworkEndpoint>().unwrap_err(),
+            "Gazebo is a physics simulator (--physics-sim gazebo); --network-sim takes `embedded`, \
+             `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address \
+             (unix:/path, tcp:host:port)"
+        );
+        // A scenario file's refusal names the role's kinds as the file writes them.
+        for w in WrongRole::ALL {
+            assert_ne!(w.to_string(), w.on_command_line());
+            assert!(w.to_string().contains("belongs in simulators."), "{w}");
+        }
     }
 
     #[test]

@@ -18,8 +18,9 @@
 //! | `--uanFrequencyKhz`, `--uanBandwidthKhz`, `--uanSourceLevelDb`, `--uanSpreading` | acoustic `frequency_khz`, `bandwidth_khz`, `source_level_db`, `spreading_factor` |
 //! | `--wifiStandard`, `--wifiRateManager`, `--wifiDataMode`, `--uanMac` | the [`Ns3Settings`] |
 //!
-//! Radio options and node lists are given only for a kind of device some vehicle has: an
-//! absent list means no such device (ns-3's command line refuses an empty value).
+//! Radio options, device settings and node lists are given only for a kind of device some
+//! vehicle has: an absent list means no such device (ns-3's command line refuses an empty
+//! value).
 
 use crate::config::{ConfigError, LinkModel, LoadedScenario, Ns3Settings};
 use crate::model::link::LinkSpec;
@@ -100,17 +101,21 @@ pub fn adapter_args(
         arg("windows", &schedule.windows),
         arg("seed", &s.seed),
         arg("idleTimeoutS", &idle_s),
-        arg("wifiStandard", &settings.wifi.standard.name()),
-        arg("wifiRateManager", &settings.wifi.rate_manager.name()),
     ];
-    if let Some(mode) = &settings.wifi.data_mode {
-        args.push(arg("wifiDataMode", mode));
+    if !wifi.is_empty() {
+        args.push(arg("wifiStandard", &settings.wifi.standard.name()));
+        args.push(arg("wifiRateManager", &settings.wifi.rate_manager.name()));
+        if let Some(mode) = &settings.wifi.data_mode {
+            args.push(arg("wifiDataMode", mode));
+        }
+        args.push(arg(
+            "wifiQueuePackets",
+            &settings.wifi.queue_packets.unwrap_or(s.links.queue_packets),
+        ));
     }
-    args.push(arg(
-        "wifiQueuePackets",
-        &settings.wifi.queue_packets.unwrap_or(s.links.queue_packets),
-    ));
-    args.push(arg("uanMac", &settings.uan.mac.name()));
+    if !uan.is_empty() {
+        args.push(arg("uanMac", &settings.uan.mac.name()));
+    }
 
     for (name, nodes) in [("wifiNodes", &wifi), ("uanNodes", &uan)] {
         if !nodes.is_empty() {
@@ -207,9 +212,10 @@ mod tests {
                 v("wifiStandard"),
                 v("wifiRateManager"),
                 v("wifiQueuePackets"),
-                v("uanMac")
+                value(&args, "uanMac")
             ),
-            ("80211g", "minstrel", "64", "aloha")
+            ("80211g", "minstrel", "64", None),
+            "no UAN device: no UAN setting"
         );
         assert_eq!(
             (
@@ -266,6 +272,15 @@ mod tests {
             ("250", "25", "5", "185", "1.5")
         );
         assert_eq!(value(&args, "txPowerDbm"), None, "no rf pair");
+        assert_eq!(v("uanMac"), "aloha");
+        for wifi in [
+            "wifiStandard",
+            "wifiRateManager",
+            "wifiDataMode",
+            "wifiQueuePackets",
+        ] {
+            assert_eq!(value(&args, wifi), None, "no Wi-Fi device: no --{wifi}");
+        }
 
         let own_rate = one_rate
             .replace(
@@ -302,10 +317,13 @@ mod tests {
                 v("wifiRateManager"),
                 v("wifiDataMode"),
                 v("wifiQueuePackets"),
-                v("uanMac")
             ),
-            ("80211a", "constant", "OfdmRate24Mbps", "100", "cw")
+            ("80211a", "constant", "OfdmRate24Mbps", "100")
         );
+        assert_eq!(value(&args, "uanMac"), None, "no UAN device");
+        let acoustic = load("config/ns3_acoustic.yaml");
+        let args = adapter_args(&acoustic, &settings).unwrap();
+        assert_eq!(value(&args, "uanMac"), Some("cw"));
         settings.wifi.data_mode = None;
         let e = adapter_args(&loaded, &settings).unwrap_err();
         assert_eq!(e.key_path, "simulators.network.wifi.rate_manager");
