@@ -668,8 +668,6 @@ fn every_shipped_scenario_loads() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        // config/params.yaml holds ROS 2 node parameters, not a scenario.
-        .filter(|p| p.file_name().is_some_and(|n| n != "params.yaml"))
         .collect();
     files.sort();
     assert!(files.len() >= 4, "{files:?}");
@@ -1612,14 +1610,13 @@ fn a_duration_not_a_whole_number_of_windows_is_refused() {
 /// The line that points editors (yaml-language-server) at the schema.
 const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/scenario.schema.json";
 
-/// The shipped scenarios: `config/*.yaml` but the node parameters.
+/// The shipped scenarios: every `config/*.yaml`.
 fn shipped_scenarios() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .filter(|p| p.file_name().is_some_and(|n| n != "params.yaml"))
         .collect();
     files.sort();
     assert!(files.len() >= 4, "{files:?}");

@@ -54,7 +54,7 @@ pub struct Cosim {
 pub enum Command {
     /// Run a scenario: physics and network side in lockstep; writes the run record.
     /// Built with the `ros` feature it is the ROS 2 node `netsim_cosim` (parameters via
-    /// `--ros-args --params-file config/params.yaml`; a build without it refuses `--ros-args`).
+    /// `--ros-args --params-file params/params.yaml`; a build without it refuses `--ros-args`).
     Run(RunArgs),
     /// Endurance: run a scenario's live traffic for a long time (`cosim run` as a child
     /// process), sample its resident memory, then check that memory stayed flat after the
@@ -143,7 +143,8 @@ pub struct Overrides {
     /// started for the run, or `embedded`.
     #[arg(long, value_name = "ENDPOINT")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
-    /// Run for this many seconds of sim time instead of the scenario's `duration_s`.
+    /// Run for this many seconds of sim time instead of the scenario's `duration_s` (a whole
+    /// number of windows, as `duration_s` must be).
     #[arg(long, value_name = "SECONDS")]
     pub duration_s: Option<f64>,
 }
