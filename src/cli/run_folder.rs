@@ -19,11 +19,17 @@ pub const RUN_FILES: &[&str] = &[
     "network_summary.json",
     "ns3.sock",
     "ns3.log",
-    super::soak::SOAK_JSON,
-    super::soak::MEMORY_CSV,
-    super::soak::RUN_STDOUT_LOG,
-    super::soak::RUN_STDERR_LOG,
+    SOAK_JSON,
+    MEMORY_CSV,
+    RUN_STDOUT_LOG,
+    RUN_STDERR_LOG,
 ];
+
+/// The files `cosim soak` writes into the run's output folder, beside the run's own.
+pub const SOAK_JSON: &str = "soak.json";
+pub const MEMORY_CSV: &str = "soak_memory.csv";
+pub const RUN_STDOUT_LOG: &str = "cosim_run.stdout.log";
+pub const RUN_STDERR_LOG: &str = "cosim_run.stderr.log";
 
 /// The files whose presence says the folder holds a run.
 const RUN_MARKERS: [&str; 2] = ["summary.json", crate::output::record::RECORD_FILE];
@@ -246,7 +252,7 @@ mod tests {
     #[test]
     fn files_of_a_run_without_its_record_or_summary_stay() {
         // What `cosim soak` writes before its run starts.
-        use crate::cli::soak::{MEMORY_CSV, RUN_STDERR_LOG, RUN_STDOUT_LOG};
+        use super::{MEMORY_CSV, RUN_STDERR_LOG, RUN_STDOUT_LOG};
         let dir = tempfile::tempdir().unwrap();
         for f in [MEMORY_CSV, RUN_STDOUT_LOG, RUN_STDERR_LOG] {
             std::fs::write(dir.path().join(f), b"x").unwrap();

@@ -11,6 +11,7 @@
 //! run's `summary.json` and its report are judged ([`crate::output::soak`]), and `soak.json`
 //! (every figure and check) is written next to the run's own output.
 
+use super::run_folder::{MEMORY_CSV, RUN_STDERR_LOG, RUN_STDOUT_LOG, SOAK_JSON};
 use crate::config::Capture;
 use crate::io::{netns, procfs};
 use crate::output::report::table;
@@ -24,11 +25,6 @@ use std::time::{Duration, Instant};
 
 /// The scenario a soak runs unless told otherwise: the default scenario's traffic, kept going.
 pub const DEFAULT_SCENARIO: &str = "config/soak.yaml";
-/// The files a soak writes into the run's output folder, beside the run's own.
-pub const SOAK_JSON: &str = "soak.json";
-pub const MEMORY_CSV: &str = "soak_memory.csv";
-pub const RUN_STDOUT_LOG: &str = "cosim_run.stdout.log";
-pub const RUN_STDERR_LOG: &str = "cosim_run.stderr.log";
 /// How often a progress line is logged.
 const PROGRESS_EVERY: Duration = Duration::from_secs(60);
 
