@@ -431,3 +431,75 @@ fn the_readme_is_a_front_page_whose_links_lead_into_the_repository() {
         "README.md shows no picture from docs/src/images/"
     );
 }
+
+/// The rows of `reference/drop-reasons.md`'s table that do not say what the code says: for each
+/// `DropReason`, in `DropReason::ALL`'s order, a row with its label, its snake_case name, its
+/// protocol value (— for a reason no network simulator reports) and its `meaning()` word for
+/// word; and no other row.
+fn drop_reason_rows_that_differ(page: &str) -> Vec<String> {
+    use netsim_cosim::model::fate::DropReason;
+    use netsim_cosim::wire::proto::rosnetsim::network_update::DropReason as WireReason;
+    let header = "| label | name | protocol value | meaning |";
+    let Some(start) = page.find(header) else {
+        return vec![format!("no table starting `{header}`")];
+    };
+    let rows: Vec<Vec<&str>> = page[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    let mut differ = Vec::new();
+    if rows.len() != DropReason::ALL.len() {
+        differ.push(format!(
+            "{} rows for {} reasons",
+            rows.len(),
+            DropReason::ALL.len()
+        ));
+    }
+    for (i, &r) in DropReason::ALL.iter().enumerate() {
+        let name = serde_json::to_value(r).unwrap();
+        let name = format!("`{}`", name.as_str().unwrap());
+        let wire = match (r.to_wire(), r) {
+            (0, DropReason::Unspecified) | (1.., _) => {
+                let w = WireReason::try_from(r.to_wire()).unwrap();
+                format!("`{}`", w.as_str_name())
+            }
+            _ => "—".to_owned(),
+        };
+        let want = [r.label(), name.as_str(), wire.as_str(), r.meaning()];
+        match rows.get(i) {
+            Some(row) if row.len() >= 4 && row[..4] == want => {}
+            Some(row) => differ.push(format!("row {}: {row:?}, want {want:?}", i + 1)),
+            None => differ.push(format!("no row for {want:?}")),
+        }
+    }
+    differ
+}
+
+#[test]
+fn the_drop_reasons_page_says_what_the_code_says() {
+    let page = std::fs::read_to_string(repo().join("docs/src/reference/drop-reasons.md")).unwrap();
+    let differ = drop_reason_rows_that_differ(&page);
+    assert!(
+        differ.is_empty(),
+        "docs/src/reference/drop-reasons.md differs from model::fate::DropReason:\n{}",
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn a_drop_reason_missing_or_reworded_in_the_page_is_found() {
+    let page = std::fs::read_to_string(repo().join("docs/src/reference/drop-reasons.md")).unwrap();
+    let after_end = page
+        .lines()
+        .find(|l| l.starts_with("| after end |"))
+        .expect("the page has a row for `after end`");
+    let without = page.replace(&format!("{after_end}\n"), "");
+    assert!(!drop_reason_rows_that_differ(&without).is_empty());
+    let reworded = page.replace("at the end of the last window |", "at the end of the run |");
+    assert_ne!(reworded, page);
+    let differ = drop_reason_rows_that_differ(&reworded);
+    assert_eq!(differ.len(), 1, "{differ:?}");
+    assert!(differ[0].contains("shutdown"), "{differ:?}");
+}

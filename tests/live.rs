@@ -1019,7 +1019,8 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
     assert_balanced(&summary["network"]);
 }
 
-/// The ROS 2 Python environment (`.ros`, see the README): created if missing. Idempotent.
+/// The ROS 2 Python environment (`.ros`, docs/src/reference/ros.md, "Set-up without a ROS 2
+/// installation"): created if missing. Idempotent.
 fn ros_python() -> PathBuf {
     let venv = repo(".ros");
     let python = venv.join("bin/python");

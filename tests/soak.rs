@@ -1,8 +1,8 @@
-//! Endurance: `cosim soak` (README, "Endurance"). Two real minutes of config/soak.yaml (root;
-//! iperf3 and rclpy from `scripts/setup --run` or `--test`) through the built binary, every
-//! check of its soak.json held to account and the memory series shown to cover the run; that
-//! config/soak.yaml is the default scenario with only its documented differences; and options
-//! the soak refuses, by name.
+//! Endurance: `cosim soak` (docs/src/development/scale.md, "Endurance"). Two real minutes of
+//! config/soak.yaml (root; iperf3 and rclpy from `scripts/setup --run` or `--test`) through the
+//! built binary, every check of its soak.json held to account and the memory series shown to
+//! cover the run; that config/soak.yaml is the default scenario with only its documented
+//! differences; and options the soak refuses, by name.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

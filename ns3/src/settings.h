@@ -1,5 +1,5 @@
 // What the adapter is told on its command line: the run (nodes, W, windows, seed) and the two
-// radios (Wi-Fi, UAN), each with the default the README documents.
+// radios (Wi-Fi, UAN), each with the default docs/src/reference/ns3.md documents.
 #pragma once
 
 #include <cstdint>

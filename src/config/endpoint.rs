@@ -231,7 +231,7 @@ pub struct GazeboSettings {
 }
 
 /// `simulators.network: {kind: ns3, ...}`: how to reach the ns-3 adapter and the ns-3 models
-/// it builds. The radio parameters come from the scenario's `links` (see ns-3 in the book).
+/// it builds. The radio parameters come from the scenario's `links` (docs/src/reference/ns3.md).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Ns3Settings {

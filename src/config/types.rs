@@ -48,9 +48,9 @@ pub struct Scenario {
     /// (`real_time_factor` > 0), so that the vehicles' programs competing for the CPU delay
     /// neither window starts nor packet captures and releases; default −5 (at −10 the
     /// coordinator's threads, woken every few packets, took a 2-core machine from a program
-    /// receiving a flood; see Lockstep in the book). The programs the run starts keep the nice
-    /// value the coordinator had before. Needs root (or CAP_SYS_NICE) to go below it; otherwise
-    /// the run goes on at it and says so in the log.
+    /// receiving a flood; docs/src/explanation/lockstep.md, "Priority"). The programs the run
+    /// starts keep the nice value the coordinator had before. Needs root (or CAP_SYS_NICE) to go
+    /// below it; otherwise the run goes on at it and says so in the log.
     #[serde(default = "default_nice")]
     #[schemars(range(min = -20, max = 19))]
     pub nice: i32,
@@ -459,7 +459,8 @@ impl Motion {
 /// model with diagonal mass and damping. Defaults: the BlueROV2 (Heavy frame for the thruster
 /// layout) as identified by Wu (2018) and used by von Benzon et al. (2022), "An open-source
 /// benchmark simulator: control of a BlueROV2 underwater robot", J. Mar. Sci. Eng. 10(12) 1898;
-/// thrust of Blue Robotics' T200 at 16 V. Sources per value in the book (AUV interface).
+/// thrust of Blue Robotics' T200 at 16 V. Sources per value: docs/src/reference/auv-interface.md,
+/// "Dynamics".
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuvDynamics {
@@ -893,7 +894,7 @@ pub struct Simulators {
     pub physics_step_ms: f64,
     /// How often the embedded physics simulator publishes a channel sample (poses and paths,
     /// ms): a whole multiple of W; between samples every window carries the last one, and each
-    /// sample is traced over the interval before it (see Scale in the book). Absent: W.
+    /// sample is traced over the interval before it (docs/src/development/scale.md). Absent: W.
     #[serde(default)]
     pub channel_interval_ms: Option<f64>,
 }

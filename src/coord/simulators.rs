@@ -98,7 +98,7 @@ fn gazebo(
 fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Result<Link> {
     anyhow::bail!(
         "physics simulator: Gazebo is reached through ROS 2, and this program was built without it: \
-         build with `cargo build --features gazebo` (ROS 2 with ros_gz_interfaces, see the README's Gazebo section)"
+         build with `cargo build --features gazebo` (ROS 2 with ros_gz_interfaces; see docs/src/reference/gazebo.md)"
     )
 }
 

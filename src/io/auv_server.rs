@@ -1,6 +1,6 @@
 //! The ZeroMQ AUV simulator interface served from the embedded physics: the vehicles with
 //! `motion: {kind: thrusters}` take thruster frames on a PULL socket and publish telemetry and
-//! camera images on two PUB sockets (README, "ZeroMQ AUV simulator interface").
+//! camera images on two PUB sockets (docs/src/reference/auv-interface.md).
 //!
 //! [`AuvInterfaceSim`] wraps the embedded [`PhysicsSim`] as the physics coordinator's
 //! simulator. Before each window it applies the thruster frames that arrived; after it, when

@@ -29,7 +29,8 @@ pub mod vehicle;
 #[cfg(feature = "ros")]
 r2r::assert_compiled_with_use_sim_time_support!();
 
-/// Topic names and frames (one place, so the README and the tests agree).
+/// Topic names and frames (one place, so the book's ROS 2 reference, docs/src/reference/ros.md,
+/// and the tests agree).
 pub mod names {
     pub const CLOCK: &str = "/clock";
     pub const TF: &str = "/tf";

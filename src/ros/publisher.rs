@@ -30,7 +30,7 @@ use r2r::{
 };
 use std::time::{Duration, Instant};
 
-/// QoS of each topic, and why (also in the README).
+/// QoS of each topic, and why (also in the book: docs/src/reference/ros.md).
 pub mod qos {
     use r2r::QosProfile;
     /// Reliable keep-last 1: a clock consumer needs the newest time, never a backlog.

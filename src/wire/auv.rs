@@ -1,5 +1,5 @@
-//! The ZeroMQ AUV simulator interface's binary messages (`README.md`, "ZeroMQ AUV simulator
-//! interface"): little-endian throughout.
+//! The ZeroMQ AUV simulator interface's binary messages (docs/src/reference/auv-interface.md):
+//! little-endian throughout.
 //!
 //! - Thrusters (PUSH → PULL, port 5556): 5 bytes `[AUV id u8][left i8][right i8][side i8]
 //!   [vertical i8]`, each power in [−100, 100], −127 = leave that thruster as it is.
@@ -70,7 +70,8 @@ impl ThrusterCommand {
     }
 }
 
-/// One vehicle's telemetry: position (m) and attitude (rad), in the frames the README states.
+/// One vehicle's telemetry: position (m) and attitude (rad), in the frames the book states
+/// (docs/src/reference/auv-interface.md, "Units and axes").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Telemetry {
     pub x: f32,
