@@ -1982,3 +1982,138 @@ fn an_argument_that_is_not_utf8_is_refused_without_a_panic() {
         "{stderr}"
     );
 }
+
+/// `ros` at the top is every vehicle's default; a vehicle's own `ros` overrides it key by key;
+/// absent, nothing is set.
+#[test]
+fn ros_settings_default_to_the_top_level_and_a_vehicle_overrides_them() {
+    let loaded = parse(BASE).unwrap();
+    let s = &loaded.scenario;
+    for v in &s.vehicles {
+        assert_eq!(s.vehicle_ros(v), config::RosSettings::default());
+        assert!(s.vehicle_ros(v).env().is_empty());
+        assert!(!s.vehicle_ros(v).sim_time());
+    }
+    let text = insert_after(14, "    ros: {domain_id: 9, use_sim_time: false}")
+        + "ros: {domain_id: 7, use_sim_time: true, namespace: /fleet}\n";
+    let loaded = parse(&text).unwrap();
+    let s = &loaded.scenario;
+    let a = s.vehicle_ros(&s.vehicles[0]);
+    let b = s.vehicle_ros(&s.vehicles[1]);
+    assert_eq!((a.domain_id, a.use_sim_time), (Some(9), Some(false)));
+    assert_eq!(a.namespace.as_deref(), Some("/fleet"));
+    assert_eq!((b.domain_id, b.sim_time()), (Some(7), true));
+    let env = |k: &str| {
+        b.env()
+            .into_iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v)
+    };
+    assert_eq!(env("ROS_DOMAIN_ID").as_deref(), Some("7"));
+    assert_eq!(env("COSIM_ROS_NAMESPACE").as_deref(), Some("/fleet"));
+    assert_eq!(env("COSIM_ROS_USE_SIM_TIME").as_deref(), Some("true"));
+    assert_eq!(
+        env("COSIM_ROS_ARGS").as_deref(),
+        Some("--ros-args -r __ns:=/fleet -p use_sim_time:=true")
+    );
+    assert_eq!(loaded.source.line_of("vehicles[0].ros.domain_id"), Some(15));
+}
+
+/// A domain id beyond ROS 2's 232 and a namespace ROS 2 would refuse are errors at their key
+/// and line; unknown keys too.
+#[test]
+fn ros_settings_are_checked_where_they_are_written() {
+    let err = error(&insert_after(3, "ros: {domain_id: 233}"));
+    assert_error(&err, "ros.domain_id", 4);
+    assert!(err.message.contains("0 to 232 (got 233)"), "{err}");
+    for (ns, why) in [
+        ("fleet", "must start with '/'"),
+        ("/a//b", "empty name"),
+        ("/a/", "empty name"),
+        ("/1a", "\"1a\" starts with a digit"),
+        ("/a-b", "(found '-')"),
+    ] {
+        let err = error(&insert_after(
+            14,
+            &format!("    ros:\n      namespace: \"{ns}\""),
+        ));
+        assert_error(&err, "vehicles[0].ros.namespace", 16);
+        assert!(
+            err.message.contains(why) && err.message.contains(&format!("{ns:?}")),
+            "{ns}: {err}"
+        );
+    }
+    let long = format!("/{}", "a".repeat(300));
+    let err = error(&insert_after(3, &format!("ros: {{namespace: \"{long}\"}}")));
+    assert_error(&err, "ros.namespace", 4);
+    assert!(err.message.len() < 200, "{err}");
+    for ns in ["/", "/fleet/auv_1", "/_x"] {
+        parse(&insert_after(
+            3,
+            &format!("ros: {{namespace: \"{ns}\", domain_id: 232}}"),
+        ))
+        .unwrap_or_else(|e| panic!("{ns}: {e}"));
+    }
+    let err = error(&insert_after(14, "    ros: {domain: 3}"));
+    assert_eq!(err.line, Some(15), "{err}");
+    assert!(err.message.contains("domain"), "{err}");
+}
+
+/// A build without the `ros` feature refuses a live scenario (`network.capture: tun`) that asks
+/// for sim time, naming the key, its line and the feature, in `cosim check` and before `cosim
+/// run` starts anything; without live capture there is no bridge to start.
+#[test]
+fn without_the_ros_feature_a_scenario_on_sim_time_is_refused_by_its_key() {
+    if cfg!(feature = "ros") {
+        return;
+    }
+    let how = "build with `cargo build --features ros`";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.yaml");
+    let path = file.to_str().unwrap();
+    let live = insert_after(3, "network: {capture: tun}\nreal_time_factor: 1");
+    std::fs::write(
+        &file,
+        live.replace(
+            "  - name: b\n",
+            "  - name: b\n    ros: {use_sim_time: true}\n",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = cosim(&["check", path]);
+    assert_ne!(code, Some(0), "{stdout}");
+    assert!(
+        stderr.contains(&format!("{path}:27:"))
+            && stderr.contains(": vehicles[1].ros.use_sim_time: ")
+            && stderr.contains("vehicle b runs on sim time")
+            && stderr.contains(how),
+        "{stderr}"
+    );
+    std::fs::write(
+        &file,
+        insert_after(
+            3,
+            "network: {capture: tun}\nreal_time_factor: 1\nros: {use_sim_time: true}",
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = cosim(&[
+        "run",
+        path,
+        "--duration-s",
+        "0.01",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(": ros.use_sim_time: ") && stderr.contains(how),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "refused before anything runs");
+    // Without live capture: nothing to bridge, the scenario runs.
+    std::fs::write(&file, insert_after(3, "ros: {use_sim_time: true}")).unwrap();
+    let (code, _, stderr) = cosim(&["check", path]);
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -492,6 +492,43 @@ fn a_program_in_a_vehicle_runs_in_its_namespace() {
     );
 }
 
+/// A program inside a vehicle gets the vehicle's ROS 2 settings from the scenario (`ros`, its
+/// vehicle's own `ros` overriding it): `ROS_DOMAIN_ID` and the `COSIM_ROS_*` variables; its own
+/// `env` wins; a host program gets none of them.
+#[test]
+fn a_vehicle_program_gets_its_ros_settings_from_the_scenario() {
+    let _serial = require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        &["rsa", "rsb"],
+        95,
+        0.5,
+        1.0,
+        "network: {capture: tun}\n\
+         ros: {domain_id: 7, namespace: /fleet, use_sim_time: false}\nprograms:\n\
+         \x20 - {name: inside, vehicle: rsa, command: 'echo \"$ROS_DOMAIN_ID|$COSIM_ROS_NAMESPACE|$COSIM_ROS_USE_SIM_TIME|$COSIM_ROS_ARGS\"'}\n\
+         \x20 - {name: own, vehicle: rsb, env: {ROS_DOMAIN_ID: 3}, command: 'echo \"$ROS_DOMAIN_ID\"'}\n\
+         \x20 - {name: host, command: 'echo \"${COSIM_ROS_NAMESPACE-none}|${COSIM_ROS_ARGS-none}\"'}\n",
+    );
+    // rsb's own `ros` overrides the namespace only.
+    let text_ = std::fs::read_to_string(&s).unwrap().replace(
+        "  - name: rsb\n",
+        "  - name: rsb\n    ros: {namespace: /b}\n",
+    );
+    std::fs::write(&s, text_).unwrap();
+    let out = dir.path().join("out");
+    let (o, summary) = run(&s, &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        log(&out, "inside", "stdout"),
+        "7|/fleet|false|--ros-args -r __ns:=/fleet -p use_sim_time:=false\n"
+    );
+    assert_eq!(log(&out, "own", "stdout"), "3\n");
+    assert_eq!(log(&out, "host", "stdout"), "none|none\n");
+    assert_eq!(program(&summary, "inside")["exit_code"], 0);
+}
+
 #[test]
 fn ctrl_c_stops_every_program_and_leaves_no_namespace() {
     let _serial = require_root();

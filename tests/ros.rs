@@ -377,6 +377,65 @@ fn clock_inside_a_vehicle_namespace() {
     assert_eq!(p3[0]["p"][0].as_f64(), Some(190.0));
 }
 
+/// A vehicle whose scenario says `ros: {use_sim_time: true}` gets `/clock` inside its own
+/// namespace with no `--vehicle-netns`, in the scenario's `domain_id` for it; a vehicle without
+/// it gets no bridge.
+#[test]
+fn sim_time_from_the_scenario_serves_clock_inside_the_vehicle_namespace() {
+    require_root();
+    let d = domain();
+    // The run's own domain differs: the bridge takes the vehicle's from the scenario.
+    let run_domain = domain();
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "name: simtimekey\nwindow_ms: 100\nduration_s: 1\nreal_time_factor: 5\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
+         vehicles:\n\
+         \x20 - name: sca\n    addresses: [10.83.0.1/24]\n    start: {{x: 0, y: 0, z: -10}}\n    motion: {{kind: stationary}}\n\
+         \x20   ros: {{domain_id: {d}}}\n\
+         \x20 - name: scb\n    addresses: [10.83.0.2/24]\n    start: {{x: 10, y: 0, z: -10}}\n    motion: {{kind: stationary}}\n\
+         \x20   ros: {{use_sim_time: false}}\n\
+         network: {{capture: tun}}\nros: {{use_sim_time: true}}\n"
+    );
+    let scenario = dir.path().join("scenario.yaml");
+    std::fs::write(&scenario, yaml).unwrap();
+    let out = dir.path().join("out");
+    let mut cosim = Command::new(COSIM);
+    cosim
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--ros-args", "-p", "bridge_wait_for_subscribers:=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    ros_env(&mut cosim, &run_domain);
+    let cosim = cosim.spawn().expect("start cosim run");
+    let t0 = Instant::now();
+    while !Path::new("/run/netns/ncs-sca").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "namespace ncs-sca did not appear"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let l = listen(&d, &["sca"], Some("ncs-sca"));
+    let run = cosim.wait_with_output().unwrap();
+    let msgs = l.collect();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("ROS bridge for sca in namespace ncs-sca"),
+        "{err}"
+    );
+    assert!(!err.contains("ROS bridge for scb"), "{err}");
+    assert_eq!(
+        clock(&msgs),
+        (0..10).map(|k| k * 100_000_000).collect::<Vec<u64>>()
+    );
+    assert!(!on(&msgs, "/sca/pose").is_empty());
+}
+
 fn unsafe_geteuid() -> u32 {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() }

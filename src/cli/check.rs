@@ -11,6 +11,9 @@ pub fn command(args: &CheckArgs) -> anyhow::Result<i32> {
     // Loading reads the terrain and checks every start and waypoint against it.
     let mut loaded = super::load(&args.scenario)?;
     apply(&mut loaded, &args.overrides)?;
+    if let Some(e) = super::sim_time_refused(&loaded) {
+        return Err(e.into());
+    }
     print!("{}", describe(&loaded)?);
     Ok(0)
 }

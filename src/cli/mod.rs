@@ -284,8 +284,9 @@ pub fn without_namespaces(loaded: &mut LoadedScenario) -> Option<String> {
 
 /// `cosim run` and `physics_coordinator`: the ROS node `node_name` (with the `ros` feature),
 /// the scenario, the physics coordinator and its observers, the run, its report.
-/// `vehicle_netns` (e.g. `ncs-{vehicle}`) starts a `/clock` bridge in every vehicle namespace
-/// that exists. `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
+/// A vehicle with `ros.use_sim_time: true` gets a `/clock` bridge in its namespace
+/// `ncs-<vehicle>`; `vehicle_netns` (e.g. `ncs-{vehicle}`) starts one in every vehicle namespace
+/// the pattern names that exists (see [`bridge_targets`]). `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
 /// `duration_s` replaces the scenario's `duration_s` (`cosim run --duration-s`, as `cosim soak`
 /// runs a scenario for as long as it is asked to).
 pub async fn run_physics(
@@ -306,6 +307,9 @@ pub async fn run_physics(
     let stop = shutdown_signal();
     let (params, ros) = node(node_name)?;
     let mut loaded = load_with(&params, scenario)?;
+    if let Some(e) = sim_time_refused(&loaded) {
+        return Err(e.into());
+    }
     if let Some(d) = duration_s {
         loaded
             .set_duration_s(d)
@@ -332,11 +336,11 @@ pub async fn run_physics(
         Some(out.clone()),
     )
     .await?;
-    if let Some(pattern) = vehicle_netns {
+    let targets = bridge_targets(&loaded, vehicle_netns.as_deref());
+    if !targets.is_empty() {
         let bridges = crate::ros::bridge::VehicleBridges::spawn(
             &bridge_exe()?,
-            &vehicle_names(&loaded),
-            &pattern,
+            &targets,
             params.bridge_wait_for_subscribers.unwrap_or(0),
         )?;
         c = c.with_participant(bridges);
@@ -360,6 +364,65 @@ pub async fn run_physics(
     };
     let report_ = c.run(stop).await?;
     report(&report_, &out)
+}
+
+/// The vehicles that get a `/clock` bridge, in the scenario's order: with `vehicle_netns`
+/// (`--vehicle-netns`) every vehicle, in the namespace the pattern names; otherwise those with
+/// `use_sim_time: true`, in `ncs-<vehicle>` — and only when the run has namespaces
+/// (`network.capture: tun`).
+pub fn bridge_targets(
+    loaded: &LoadedScenario,
+    vehicle_netns: Option<&str>,
+) -> Vec<crate::ros::bridge::BridgeTarget> {
+    let s = &loaded.scenario;
+    let namespaces = s.network.capture == config::Capture::Tun;
+    s.vehicles
+        .iter()
+        .enumerate()
+        .filter_map(|(index, v)| {
+            let ros = s.vehicle_ros(v);
+            let netns = match vehicle_netns {
+                Some(pattern) => crate::ros::bridge::namespace_name(pattern, &v.name),
+                None if namespaces && ros.sim_time() => crate::io::netns::ns_name(&v.name),
+                None => return None,
+            };
+            Some(crate::ros::bridge::BridgeTarget {
+                index,
+                vehicle: v.name.clone(),
+                netns,
+                domain_id: ros.domain_id,
+            })
+        })
+        .collect()
+}
+
+/// A build without the `ros` feature refuses a live scenario (`network.capture: tun`) in
+/// which a vehicle asks for `use_sim_time: true`: its `/clock` bridge is a ROS 2 node. The
+/// error names the key that asks (the vehicle's own, or the top-level `ros`) and its line.
+pub fn sim_time_refused(loaded: &LoadedScenario) -> Option<config::ConfigError> {
+    let s = &loaded.scenario;
+    if cfg!(feature = "ros") || s.network.capture != config::Capture::Tun {
+        return None;
+    }
+    let (i, v) = s
+        .vehicles
+        .iter()
+        .enumerate()
+        .find(|(_, v)| s.vehicle_ros(v).sim_time())?;
+    let key = match v.ros.use_sim_time {
+        Some(true) => format!("vehicles[{i}].ros.use_sim_time"),
+        _ => "ros.use_sim_time".to_owned(),
+    };
+    Some(config::ConfigError::at(
+        &loaded.file,
+        &loaded.source,
+        &key,
+        format!(
+            "vehicle {} runs on sim time: its /clock bridge is a ROS 2 node, and {}",
+            v.name,
+            args::NEEDS_ROS
+        ),
+    ))
 }
 
 /// The scenario's vehicle names, in its order.

@@ -2,6 +2,13 @@
 //! vehicle's network namespace) in a process group of its own, its stdout and stderr written
 //! straight to `<out>/programs/<name>.{stdout,stderr}.log`, stopped at the end of the run with
 //! its stop signal (then SIGKILL), its exit recorded as a [`ProgramRecord`].
+//!
+//! A program inside a vehicle gets the vehicle's ROS 2 settings (`ros`, `vehicles[].ros`) as
+//! `ROS_DOMAIN_ID`, `COSIM_ROS_NAMESPACE`, `COSIM_ROS_USE_SIM_TIME` and `COSIM_ROS_ARGS`
+//! (`--ros-args -r __ns:=<namespace> -p use_sim_time:=<bool>`). ROS 2 takes a node's namespace
+//! and `use_sim_time` only from its arguments (ROS 1's `ROS_NAMESPACE` is not read), so they are
+//! handed over as variables for the program's own command line (`talker $COSIM_ROS_ARGS`)
+//! rather than written into arguments the run does not own. The program's own `env` wins.
 
 use super::netns;
 use crate::config::{Capture, LoadedScenario, Program, ProgramCommand};
@@ -42,6 +49,9 @@ struct Entry {
     start_ns: u64,
     state: State,
     record: ProgramRecord,
+    /// Its vehicle's ROS 2 environment (`ROS_DOMAIN_ID`, `COSIM_ROS_*`), from the scenario's
+    /// `ros` and the vehicle's own.
+    ros_env: Vec<(String, String)>,
 }
 
 /// The programs of a run: [`Programs::tick`] at every window opening, [`Programs::stop_all`]
@@ -113,11 +123,18 @@ impl Programs {
                     }
                     _ => State::Waiting,
                 };
+                let ros_env = p
+                    .vehicle
+                    .as_deref()
+                    .and_then(|name| s.vehicles.iter().find(|v| v.name == name))
+                    .map(|v| s.vehicle_ros(v).env())
+                    .unwrap_or_default();
                 Entry {
                     program: p.clone(),
                     start_ns: (p.start_s * 1e9).round() as u64,
                     state,
                     record,
+                    ros_env,
                 }
             })
             .collect();
@@ -221,6 +238,7 @@ impl Programs {
         if let Some(v) = &p.vehicle {
             cmd.env("COSIM_VEHICLE", v);
         }
+        cmd.envs(self.entries[i].ros_env.iter().map(|(k, v)| (k, v)));
         cmd.envs(&p.env);
         let log = |ext: &str| {
             let path = self.logs.join(format!("{}.{ext}.log", p.name));

@@ -555,6 +555,7 @@ mod tests {
                 heading_deg: 0.0,
             },
             motion: Motion::Stationary,
+            ros: Default::default(),
         }
     }
 

@@ -11,6 +11,11 @@
 //! writes to its stdin — a pipe between two processes on the host, not a network: no clock byte
 //! enters any namespace's TUN device.
 //!
+//! Which vehicles get a bridge: every vehicle whose ROS settings say `use_sim_time: true`
+//! (scenario `ros` / `vehicles[].ros`), in its namespace `ncs-<vehicle>`, and, with `cosim run
+//! --vehicle-netns PATTERN`, every vehicle, in the namespace the pattern names (the flag's
+//! namespace wins for a vehicle that has both). A bridge runs in its vehicle's `domain_id`.
+//!
 //! The bridge prints `ready` on stdout once its publishers exist (and, with
 //! `--wait-for-subscribers N`, once `/clock` has N subscribers in the namespace); the run
 //! starts only when every bridge is ready. The stdin protocol is then one line per window:
@@ -90,32 +95,45 @@ pub struct VehicleBridges {
     bridges: Vec<Bridge>,
 }
 
+/// One vehicle's bridge to start: the vehicle's index in the scenario, its name, the network
+/// namespace to serve `/clock` in, and the DDS domain (`ROS_DOMAIN_ID`) of its stack (absent:
+/// the run's own).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BridgeTarget {
+    pub index: usize,
+    pub vehicle: String,
+    pub netns: String,
+    pub domain_id: Option<u32>,
+}
+
 impl VehicleBridges {
-    /// Starts `exe ros-vehicle-bridge --netns <ns> --vehicle <name>` for every vehicle whose
-    /// namespace (`pattern`, e.g. `ncs-{vehicle}`) exists; vehicles without one are skipped
-    /// (and logged). Returns once every bridge said `ready`.
+    /// Starts `exe ros-vehicle-bridge --netns <ns> --vehicle <name>` for every target whose
+    /// namespace exists; targets without one are skipped (and logged). Returns once every
+    /// bridge said `ready`.
     pub fn spawn(
         exe: &Path,
-        names: &[String],
-        pattern: &str,
+        targets: &[BridgeTarget],
         wait_for_subscribers: u32,
     ) -> anyhow::Result<VehicleBridges> {
         let mut bridges = Vec::new();
-        for (index, vehicle) in names.iter().enumerate() {
-            let ns = namespace_name(pattern, vehicle);
-            if !netns_path(&ns).exists() {
+        for t in targets {
+            let (index, vehicle, ns) = (t.index, &t.vehicle, &t.netns);
+            if !netns_path(ns).exists() {
                 tracing::info!("no network namespace {ns}: no ROS bridge for {vehicle}");
                 continue;
             }
-            let mut child = Command::new(exe)
-                .args(["ros-vehicle-bridge", "--netns", &ns, "--vehicle", vehicle])
+            let mut command = Command::new(exe);
+            command
+                .args(["ros-vehicle-bridge", "--netns", ns, "--vehicle", vehicle])
                 .args(["--wait-for-subscribers", &wait_for_subscribers.to_string()])
                 .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .with_context(|| {
-                    format!("starting the ROS bridge for {vehicle} ({})", exe.display())
-                })?;
+                .stdout(Stdio::piped());
+            if let Some(d) = t.domain_id {
+                command.env("ROS_DOMAIN_ID", d.to_string());
+            }
+            let mut child = command.spawn().with_context(|| {
+                format!("starting the ROS bridge for {vehicle} ({})", exe.display())
+            })?;
             let stdin = child.stdin.take();
             let mut ready = String::new();
             std::io::BufRead::read_line(
