@@ -1,5 +1,5 @@
 //! The commands of the book's ROS 2 tutorial (`docs/src/tutorials/ros2-node.md`), run as a
-//! reader runs them: its run serves `/clock` inside the vehicles (`--vehicle-netns`), which
+//! reader runs them: its run serves `/clock` inside the vehicles (`ros: {use_sim_time: true}`), which
 //! needs a build with the `ros` feature, and its nodes need rclpy. How the page marks its
 //! commands and the output it shows: `tests/book_commands/mod.rs`; the other tutorials run in
 //! `tests/tutorials.rs`.
