@@ -159,7 +159,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub overrides: Overrides,
     /// Serve /clock and each vehicle's pose inside its network namespace, named by this
-    /// pattern (e.g. `ncs-{vehicle}`), for every vehicle whose namespace exists (`ros` feature).
+    /// pattern (e.g. `ncs-{vehicle}`), for every vehicle whose namespace exists (`ros` feature;
+    /// without this flag, a vehicle's `ros.use_sim_time: true` in the scenario does so for it).
     #[arg(long, value_name = "PATTERN")]
     pub vehicle_netns: Option<String>,
     /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).
@@ -240,7 +241,7 @@ pub struct PhysicsCoordinatorArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Serve /clock in every vehicle namespace matching this pattern, e.g. `ncs-{vehicle}`
-    /// (`ros` feature).
+    /// (`ros` feature; without this flag, a vehicle's `ros.use_sim_time: true` does so for it).
     #[arg(long, value_name = "PATTERN")]
     pub vehicle_netns: Option<String>,
     /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).

@@ -41,7 +41,8 @@ pub struct RunParams {
     pub real_time_factor: Option<f64>,
     /// Before window 0, wait (up to 30 s) until `/clock` has this many subscribers.
     pub wait_for_subscribers: Option<u32>,
-    /// The same for each vehicle bridge's `/clock` inside its namespace (`--vehicle-netns`).
+    /// The same for each vehicle bridge's `/clock` inside its namespace (`--vehicle-netns`, or a
+    /// vehicle's `ros.use_sim_time`).
     pub bridge_wait_for_subscribers: Option<u32>,
 }
 
