@@ -15,6 +15,7 @@ use std::{
 };
 
 mod common;
+use common::Procs;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 const PHYSICS_COORDINATOR: &str = env!("CARGO_BIN_EXE_physics_coordinator");
@@ -27,17 +28,6 @@ fn repo(p: &str) -> PathBuf {
 fn free_endpoint() -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port())
-}
-
-/// Children are killed when the test ends, whatever happens.
-struct Procs(Vec<Child>);
-impl Drop for Procs {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 fn spawn(bin: &str, args: &[&str]) -> Child {

@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+mod common;
+use common::Procs;
+
 fn read_frame(s: &mut impl Read) -> Option<Vec<u8>> {
     let mut len = [0u8; 4];
     s.read_exact(&mut len).ok()?;
@@ -268,17 +271,6 @@ fn venv_python() -> PathBuf {
         python.display()
     );
     python
-}
-
-/// Children are killed when the test ends, whatever happens.
-struct Procs(Vec<Child>);
-impl Drop for Procs {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 /// A ROS-NetSim config `name` (its keys, as in its example config) for two nodes at 192.168.0.1 and

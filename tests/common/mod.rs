@@ -1,10 +1,11 @@
-//! What the test binaries that need root share.
+//! What the test binaries share: root and tools checked, throughput measured, processes
+//! watched and killed.
 
 /// Checks for root, and runs the tests that use network namespaces one at a time within their
 /// binary: each paces windows to the wall clock (two at once on a 2-core machine would measure
 /// each other), and the same vehicle names cannot run twice at once. A failed test poisons
 /// nothing: the guard is taken again.
-#[must_use]
+#[must_use = "the tests run one at a time while the guard lives"]
 #[allow(dead_code)]
 pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
     assert_eq!(
@@ -64,4 +65,16 @@ pub fn alive(pid: impl std::fmt::Display) -> bool {
         .unwrap_or_default();
     stat.rsplit_once(") ")
         .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+}
+
+/// Children are killed when the test ends, whatever happens.
+#[allow(dead_code)]
+pub struct Procs(pub Vec<std::process::Child>);
+impl Drop for Procs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
