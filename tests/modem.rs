@@ -978,3 +978,44 @@ async fn passthrough_relays_to_a_serial_device() {
     );
     let _ = socat.kill().await;
 }
+
+/// A host that sends its lines and half-closes (`printf … | socat -t 1 - tcp:…`, or a script
+/// that shuts its sending side) still gets the answers to every line it sent, as through a
+/// socat bridge, which relays the other direction for its `-t` after one side ends; and
+/// reconnecting at once is not refused. Many rounds, so that the bridge often reads the end of
+/// the connection before its writer has run.
+#[test]
+fn a_host_that_half_closes_still_gets_its_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let loaded = scenario(dir.path(), &[v("alpha", port, 1, [0.0, 0.0, -20.0])], FLAT);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let bridges = netsim_cosim::io::modem_bridge::ModemBridges::start(&loaded)
+            .await
+            .unwrap()
+            .unwrap();
+        for round in 0..200 {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            s.write_all(b"$CCCFQ,SRC\r\n$CCCFQ,CST\r\n").await.unwrap();
+            s.shutdown().await.unwrap();
+            let mut got = String::new();
+            tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut got))
+                .await
+                .unwrap_or_else(|_| panic!("round {round}: the bridge kept the connection open"))
+                .unwrap();
+            assert_eq!(
+                got.lines().collect::<Vec<_>>(),
+                ["$CACFG,SRC,1*33", "$CACFG,CST,0*34"],
+                "round {round}"
+            );
+        }
+        let stats = bridges.stats();
+        assert_eq!((stats.connections, stats.refused), (200, 0));
+        assert_eq!(stats.dropped_no_client, 0);
+    });
+}

@@ -9,7 +9,9 @@
 //! `$CAERR`) are stamped with the current sim time and fed to the state machine; the lines it
 //! schedules are written when the sim clock reaches them. Output waiting for a slow client is
 //! bounded ([`OUT_QUEUE`] lines); lines with no client or a full queue are dropped and counted
-//! ([`BridgeStats`]), as a serial port with nothing attached loses them.
+//! ([`BridgeStats`]), as a serial port with nothing attached loses them. A host that ends its
+//! side of the connection (`printf '$CCCFQ,SRC\r\n' | socat - tcp:…`) gets the answers to the
+//! lines it sent before the bridge closes the connection.
 //!
 //! # Sim clock
 //! [`ModemBridges::on_window`] is the hook the coordinator calls once per window k with the
@@ -48,6 +50,10 @@ pub const OUT_QUEUE: usize = 4096;
 pub const MAX_FRAMES_PER_DRAIN: usize = 65_536;
 /// How often scheduled output is released (wall time).
 const TICK: Duration = Duration::from_millis(2);
+/// Longest a closing connection spends writing what is queued for its host.
+const FLUSH: Duration = Duration::from_secs(1);
+/// Longest a newcomer waits for the previous connection to wind down before it is refused.
+const WIND_DOWN: Duration = Duration::from_millis(200);
 
 #[derive(Default)]
 struct Counters {
@@ -339,7 +345,12 @@ async fn one_client_at_a_time(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        if current.as_ref().is_some_and(|h| !h.is_finished()) {
+        // A host that has just closed may reconnect before its connection has wound down.
+        let busy = match current.as_mut() {
+            Some(h) if !h.is_finished() => tokio::time::timeout(WIND_DOWN, h).await.is_err(),
+            _ => false,
+        };
+        if busy {
             bump(&shared.counters.refused);
             tokio::spawn(refuse(sock));
             continue;
@@ -369,7 +380,7 @@ async fn connection(
     mut rx: mpsc::Receiver<String>,
 ) {
     let (mut r, mut w) = sock.into_split();
-    let writer = tokio::spawn(async move {
+    let mut writer = tokio::spawn(async move {
         while let Some(line) = rx.recv().await {
             if w.write_all(line.as_bytes()).await.is_err() {
                 break;
@@ -403,10 +414,14 @@ async fn connection(
             }
         }
     }
+    // The host has ended its side (or gone): no further output is queued for it, and what is
+    // queued — the answers to every line it sent — is written before the connection closes.
     if let Ok(mut slot) = shared.clients[modem].lock() {
         slot.take();
     }
-    writer.abort();
+    if tokio::time::timeout(FLUSH, &mut writer).await.is_err() {
+        writer.abort();
+    }
 }
 
 async fn serve_passthrough(listener: TcpListener, shared: Arc<Shared>, target: ModemPassthrough) {
