@@ -1,6 +1,6 @@
 //! The scenario's `programs`: real processes started by a real `cosim run`, their logs, their
 //! start times, how they are stopped (stop signal, SIGKILL after the timeout, their children
-//! too), programs inside a vehicle's namespace (root), Ctrl-C, and a run without root.
+//! too), programs inside a vehicle's namespace, Ctrl-C (a run without root: `tests/rootless.rs`).
 mod common;
 use common::require_root;
 use netsim_cosim::{config, io::netns, io::programs::Programs};
@@ -580,62 +580,4 @@ fn ctrl_c_stops_every_program_and_leaves_no_namespace() {
         "namespaces left: {:?}",
         netns::list()
     );
-}
-
-#[test]
-fn without_root_host_programs_run_and_vehicle_programs_are_skipped() {
-    let _serial = require_root();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let s = scenario(
-        dir.path(),
-        &["nra", "nrb"],
-        98,
-        0.5,
-        1.0,
-        "network: {capture: tun}\nprograms:\n\
-         \x20 - {name: host, command: 'id -u'}\n\
-         \x20 - {name: inside, vehicle: nra, command: 'echo inside'}\n\
-         \x20 - {name: inside2, vehicle: nrb, command: 'echo inside'}\n",
-    );
-    let out = dir.path().join("out");
-    // As the unprivileged user `nobody`.
-    let o = std::os::unix::process::CommandExt::uid(
-        std::os::unix::process::CommandExt::gid(&mut Command::new(COSIM), 65534),
-        65534,
-    )
-    .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("not root")).collect();
-    assert_eq!(
-        lines,
-        ["not root: running without network namespaces — live capture and the 2 programs inside vehicles are skipped (run as root for them)"],
-        "{stderr}"
-    );
-    let summary = summary(&out);
-    assert!(
-        summary.get("network").is_none(),
-        "no live capture: {summary}"
-    );
-    assert_eq!(log(&out, "host", "stdout"), "65534\n");
-    assert_eq!(program(&summary, "host")["exit_code"], 0);
-    for name in ["inside", "inside2"] {
-        let p = program(&summary, name);
-        assert!(p["started_s"].is_null() && p["exit_code"].is_null(), "{p}");
-        assert!(
-            p["note"]
-                .as_str()
-                .unwrap()
-                .starts_with("not started: no network namespace for vehicle"),
-            "{p}"
-        );
-        assert!(!out.join(format!("programs/{name}.stdout.log")).exists());
-    }
 }

@@ -13,10 +13,18 @@ use netsim_cosim::{
 };
 use std::time::Duration;
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    let command = Cosim::parse_from(cli::args()).command;
+    // Before any thread: a run without root may go on in a user namespace of its own.
+    if let Command::Run(a) = &command {
+        cli::user_namespace_for(a.scenario.as_deref());
+    }
     cli::init_logging();
-    cli::exit_with(run(Cosim::parse_from(cli::args()).command).await)
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| cli::exit_with(Err(anyhow::anyhow!("cannot start tokio: {e}"))));
+    cli::exit_with(runtime.block_on(run(command)))
 }
 
 async fn run(command: Command) -> anyhow::Result<i32> {

@@ -264,22 +264,22 @@ pub fn load_with(
     Ok(loaded)
 }
 
-/// For a run without root: turns live capture (`network.capture: tun`) off, so that what
-/// needs no namespaces still runs; programs inside vehicles are then reported as not started.
-/// Returns the line that says so, `None` if the scenario has no live capture.
-pub fn without_namespaces(loaded: &mut LoadedScenario) -> Option<String> {
-    let s = &mut loaded.scenario;
-    if s.network.capture != config::Capture::Tun {
-        return None;
+/// `cosim run` without root, before any thread starts: when the scenario
+/// (`None`: named by ROS parameters, not known yet) has live capture, the run goes on as root of
+/// a user namespace of its own ([`crate::io::userns`]). Where the kernel refuses one, the run
+/// goes on without and its live capture fails with the refusal's line.
+pub fn user_namespace_for(scenario: Option<&Path>) {
+    if unsafe { libc::geteuid() } == 0 {
+        return;
     }
-    s.network.capture = config::Capture::None;
-    let skipped = match s.programs.iter().filter(|p| p.vehicle.is_some()).count() {
-        0 => String::new(),
-        1 => " and the program inside a vehicle".to_owned(),
-        n => format!(" and the {n} programs inside vehicles"),
-    };
-    let verb = if skipped.is_empty() { "is" } else { "are" };
-    Some(format!("not root: running without network namespaces — live capture{skipped} {verb} skipped (run as root for them)"))
+    let live = scenario.is_none_or(|p| {
+        config::load(p).is_ok_and(|l| l.scenario.network.capture == config::Capture::Tun)
+    });
+    if live {
+        if let Err(refusal) = crate::io::userns::enter() {
+            crate::io::userns::remember(refusal);
+        }
+    }
 }
 
 /// `cosim run` and `physics_coordinator`: the ROS node `node_name` (with the `ros` feature),
@@ -314,11 +314,6 @@ pub async fn run_physics(
         loaded
             .set_duration_s(d)
             .map_err(|e| anyhow::anyhow!("--duration-s: {e}"))?;
-    }
-    if unsafe { libc::geteuid() } != 0 {
-        if let Some(line) = without_namespaces(&mut loaded) {
-            eprintln!("{line}");
-        }
     }
     loaded.scenario.record.timeline_jsonl |= timeline;
     let out = output_dir(&loaded, out.or(params.out.clone()));

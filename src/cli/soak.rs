@@ -103,12 +103,6 @@ pub async fn run(
             opts.minutes
         )
     })?;
-    if loaded.scenario.network.capture == Capture::Tun && unsafe { libc::geteuid() } != 0 {
-        anyhow::bail!(
-            "{}: network.capture is tun: a soak of live traffic needs root (network namespaces, TUN devices)",
-            opts.scenario.display()
-        );
-    }
     let out = super::output_dir(&loaded, opts.out.clone());
     // One run per folder (its summary would also end the sampled run phase at once).
     if let Some(line) = super::run_folder::prepare(&out, &super::vehicle_names(&loaded))? {

@@ -7,7 +7,7 @@
 //! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]); with the
 //! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]); a
 //! process and what it started, as `/proc` shows them ([`procfs`]); children that die with
-//! this process ([`child`]).
+//! this process ([`child`]); a run without root in a user namespace of its own ([`userns`]).
 pub mod auv_client;
 pub mod auv_server;
 pub mod child;
@@ -22,3 +22,4 @@ pub mod procfs;
 pub mod programs;
 pub mod timer;
 pub mod tun;
+pub mod userns;

@@ -110,7 +110,10 @@ impl Namespaces {
     /// Cleans up dead runs' leftovers, then creates one namespace per vehicle with `lo` up.
     pub fn create<S: AsRef<str>>(vehicles: &[S]) -> anyhow::Result<Namespaces> {
         if unsafe { libc::geteuid() } != 0 {
-            bail!("live capture (network.capture: tun) needs root: it creates network namespaces and TUN devices");
+            if let Some(refusal) = super::userns::refused() {
+                bail!("{refusal}");
+            }
+            bail!("live capture (network.capture: tun) creates network namespaces and TUN devices: it needs root, or `cosim run`, which runs in a user namespace of its own without root");
         }
         std::fs::create_dir_all(STATE_DIR).with_context(|| format!("cannot create {STATE_DIR}"))?;
         clean_stale();
@@ -122,7 +125,11 @@ impl Namespaces {
             }
             std::fs::write(owner_file(&ns), me())?;
             made.names.push(ns.clone());
-            ip(&["netns", "add", &ns])?;
+            if super::userns::inside() {
+                add_inside_user_namespace(&ns)?;
+            } else {
+                ip(&["netns", "add", &ns])?;
+            }
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
         }
         Ok(made)
@@ -149,6 +156,39 @@ impl Drop for Namespaces {
     fn drop(&mut self) {
         self.remove_all();
     }
+}
+
+/// `ip netns add ns` for a run in its own user namespace ([`super::userns`]), where `ip` fails
+/// returning to the host's network namespace (owned by the host's user namespace): a thread
+/// makes the namespace, binds it to its name, and ends there.
+fn add_inside_user_namespace(ns: &str) -> anyhow::Result<()> {
+    let path = Path::new(NETNS_DIR).join(ns);
+    let at = path.clone();
+    std::thread::spawn(move || -> std::io::Result<()> {
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        std::fs::File::create(&at)?;
+        let target = std::ffi::CString::new(at.as_os_str().as_encoded_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        // SAFETY: NUL-terminated paths that live across the call.
+        if unsafe {
+            libc::mount(
+                c"/proc/thread-self/ns/net".as_ptr(),
+                target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        } != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("the thread making namespace {ns} panicked"))?
+    .with_context(|| format!("cannot make network namespace {}", path.display()))
 }
 
 /// Moves the calling thread into the network namespace `ns`.
