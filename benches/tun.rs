@@ -19,7 +19,11 @@
 //! figure is what each path carries when the sender's timers do not bound it. The TCP sender's
 //! round trip (iperf3's, mean and minimum) is printed with it.
 //!
-//! `cargo bench --bench tun` (BENCH_SECONDS=3 by default per measurement; W via BENCH_WINDOW_MS).
+//! The coordinator is measured as root, then as the user `nobody` in a user namespace of its
+//! own (as `cosim run` goes on without root), and the two compared: TCP and packets/s within 5 %.
+//!
+//! `cargo bench --bench tun` as root (BENCH_SECONDS=3 by default per measurement; W via
+//! BENCH_WINDOW_MS).
 use netsim_cosim::{config, coord::PhysicsCoordinator};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -51,6 +55,7 @@ fn run(v: Vec<String>) -> String {
     sh(&a)
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Figures {
     tcp_bps: f64,
     /// The TCP sender's smoothed round trip, mean and minimum over the run (µs, iperf3's).
@@ -268,11 +273,43 @@ fn print(name: &str, f: &Figures) {
     );
 }
 
-fn main() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("bench tun: needs root (namespaces, TUN devices)");
-        return;
+/// Set in the unprivileged copy of this bench that measures the coordinator without root.
+const UNPRIVILEGED: &str = "BENCH_TUN_UNPRIVILEGED";
+
+/// The coordinator's figures (offload off, on) as the unprivileged user `nobody`: a copy of this
+/// bench, run as nobody, goes on in a user namespace of its own as `cosim run` does.
+fn without_root(secs: u32, window_ms: f64) -> Result<[Figures; 2], String> {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let exe = dir.path().join("bench-tun");
+    std::fs::copy(std::env::current_exe().map_err(|e| e.to_string())?, &exe)
+        .map_err(|e| e.to_string())?;
+    for p in [dir.path(), exe.as_path()] {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
     }
+    let o = Command::new(&exe)
+        .env(UNPRIVILEGED, "1")
+        .env("BENCH_SECONDS", secs.to_string())
+        .env("BENCH_WINDOW_MS", window_ms.to_string())
+        .uid(65534)
+        .gid(65534)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    let figures: Vec<Figures> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l.strip_prefix("figures ")?).ok())
+        .collect();
+    for l in text.lines().filter(|l| !l.starts_with("figures ")) {
+        println!("{l}");
+    }
+    <[Figures; 2]>::try_from(figures)
+        .map_err(|_| format!("the unprivileged bench ended with {:?}", o.status))
+}
+
+fn main() {
     let secs: u32 = std::env::var("BENCH_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -281,10 +318,28 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
+    if std::env::var_os(UNPRIVILEGED).is_some() {
+        // The copy run as nobody: before any thread, into a user namespace of its own.
+        if let Err(refusal) = netsim_cosim::io::userns::enter() {
+            eprintln!("bench tun without root: {refusal}");
+            std::process::exit(1);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for offload in [false, true] {
+            let f = coordinator(dir.path(), window_ms, offload, secs);
+            println!("figures {}", serde_json::to_string(&f).unwrap());
+        }
+        return;
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("bench tun: run it as root (it measures the kernel's veth pair as root, and the coordinator both as root and, as the user nobody, without)");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     println!("live traffic, {secs} s per measurement, W = {window_ms} ms, real_time_factor 1");
     let veth = veth_baseline(secs);
     print("kernel veth pair", &veth);
+    let mut as_root = Vec::new();
     for offload in [false, true] {
         let f = coordinator(dir.path(), window_ms, offload, secs);
         print(
@@ -304,5 +359,29 @@ fn main() {
             (f.rtt_p50_us - veth.rtt_p50_us) / 2.0,
             window_ms * 1000.0 + 100.0
         );
+        as_root.push(f);
+    }
+    println!("without root (the user nobody, in a user namespace of its own):");
+    match without_root(secs, window_ms) {
+        Ok(figures) => {
+            for (offload, (f, root)) in figures.iter().zip(&as_root).enumerate() {
+                print(
+                    if offload == 1 {
+                        "coordinator, offload on, no root"
+                    } else {
+                        "coordinator, offload off, no root"
+                    },
+                    f,
+                );
+                println!(
+                    "    ratio to root: TCP {:.3}, packets/s {:.3} ({:.3} with default buffers), ping RTT p50 {:.3} (target: TCP and packets/s within 5 %)",
+                    f.tcp_bps / root.tcp_bps.max(1.0),
+                    f.pps_64 / root.pps_64.max(1.0),
+                    f.pps_64_default / root.pps_64_default.max(1.0),
+                    f.rtt_p50_us / root.rtt_p50_us.max(1.0)
+                );
+            }
+        }
+        Err(e) => println!("  not measured: {e}"),
     }
 }

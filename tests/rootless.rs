@@ -5,7 +5,8 @@
 //! namespaces gets one line naming the setting and a non-zero exit.
 //!
 //! The tests start as root (to become `nobody`, and to make the refusing user namespace); the
-//! `cosim` binary is copied where `nobody` can run it, wherever the build tree is.
+//! `cosim` binary is copied where `nobody` can run it, wherever the build tree is, and the
+//! build environment's `LD_PRELOAD` (a library `nobody` may not read) is left out.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,7 @@ impl Setup {
             .uid(NOBODY)
             .gid(NOBODY)
             .env("HOME", self.dir.path())
+            .env_remove("LD_PRELOAD")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -283,4 +285,24 @@ fn a_refused_user_namespace_is_one_line_and_a_non_zero_exit() {
         errors[0]
     );
     assert!(!s.out().exists(), "the refused run made its output folder");
+}
+
+/// `cosim exec` without root cannot join a run's namespaces, and says what to do instead.
+#[test]
+fn cosim_exec_without_root_says_where_the_command_belongs() {
+    let _one = common::require_root();
+    let s = setup(95, 1.0, "  - {name: host, command: 'true'}\n");
+    let o = Command::new(&s.cosim)
+        .args(["exec", "rl95a", "--", "true"])
+        .env_remove("LD_PRELOAD")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "error: no namespace ncs-rl95a here: cosim exec joins the namespaces of a run as root; a run without root keeps them to itself (start the command as one of its scenario's programs)"
+    );
 }

@@ -240,6 +240,11 @@ pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     let ns = ns_name(vehicle);
     if !Path::new(NETNS_DIR).join(&ns).exists() {
+        if unsafe { libc::geteuid() } != 0 {
+            return anyhow::anyhow!(
+                "no namespace {ns} here: cosim exec joins the namespaces of a run as root; a run without root keeps them to itself (start the command as one of its scenario's programs)"
+            );
+        }
         return anyhow::anyhow!(
             "no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active?"
         );
