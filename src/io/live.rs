@@ -1,4 +1,5 @@
-//! The network coordinator's live side: the vehicles' namespaces and TUN interfaces, a reader
+//! The network coordinator's live side: the vehicles' namespaces (created, or attached to:
+//! `vehicles[].attach`) and TUN interfaces, a reader
 //! task per vehicle feeding the [`Engine`] (without `network.offload`, each burst split into
 //! its wire packets), and a release thread of its own writing each delivery into the
 //! receiver's TUN at the wall time of the sim time the simulator chose (through the window
@@ -124,10 +125,22 @@ impl LiveNetwork {
             crc: s.network.crc,
             seed: s.seed,
         };
-        let namespaces = Namespaces::create(&book.names)?;
+        let own: Vec<&str> = s
+            .vehicles
+            .iter()
+            .filter(|v| v.attach.is_none())
+            .map(|v| v.name.as_str())
+            .collect();
+        let mut namespaces = Namespaces::create(&own)?;
+        for v in &s.vehicles {
+            if let Some(a) = &v.attach {
+                namespaces.attach(&v.name, a)?;
+            }
+        }
         let mut devices = Vec::new();
-        for (ns, addrs) in namespaces.names().iter().zip(&book.addresses) {
-            devices.push(Arc::new(tun::open(ns, addrs)?));
+        for (name, addrs) in book.names.iter().zip(&book.addresses) {
+            let ns = namespaces.vehicle(name)?;
+            devices.push(Arc::new(tun::open(&ns, addrs)?));
         }
         let mut pcaps = Vec::new();
         for name in &book.names {
@@ -297,7 +310,8 @@ impl LiveNetwork {
     /// Ends the live side of a run whose last window ended at sim time `end_ns`: stops the
     /// tasks, drops whatever is in flight (`shutdown`, at `end_ns`) and what was captured after
     /// that end while the programs were being stopped (`after_end`, at its capture time),
-    /// flushes the pcaps, closes the TUNs and removes the namespaces. Idempotent (the first
+    /// flushes the pcaps, closes the TUNs (which takes their addresses and routes with them)
+    /// and removes the namespaces it created (those attached to stay). Idempotent (the first
     /// call's end counts); returns the ledger.
     pub fn shutdown_at(&self, end_ns: SimNanos) -> LedgerSummary {
         if let Some(s) = self
