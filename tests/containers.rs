@@ -37,6 +37,13 @@ fn podman() -> Command {
     c
 }
 
+/// This machine's host name.
+fn host_name() -> String {
+    text(&run(&mut Command::new(BUSYBOX).arg("hostname")))
+        .trim()
+        .to_owned()
+}
+
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -114,7 +121,8 @@ fn ip_inside(made: &Made, args: &[&str]) -> String {
 /// from x = -300. The path between them is in sight at first, behind the ridge while `own` is
 /// within about 150 m of x = 0, in sight again and then longer than the radio's range (about
 /// 390 m at 25 dBm). Both ping each other every 0.2 s; `att` sends DNS queries (UDP) to `own`,
-/// `own` sends UDP datagrams to `att`'s port 5000.
+/// `own` sends UDP datagrams to `att`'s port 5000; a program of `att` tells its host name and
+/// whether it sees the host's file system.
 fn scenario(dir: &Path, att: &str, own: &str, net: u8, attach: &str) -> PathBuf {
     let (a, b) = (format!("10.{net}.0.1"), format!("10.{net}.0.2"));
     let yaml = format!(
@@ -153,6 +161,9 @@ programs:
   - name: att-udp
     vehicle: {att}
     command: [{BUSYBOX}, sh, -c, "while :; do {BUSYBOX} timeout 1 {BUSYBOX} nslookup -type=a probe.test {b}; {BUSYBOX} sleep 0.2; done"]
+  - name: att-where
+    vehicle: {att}
+    command: [{BUSYBOX}, sh, -c, "{BUSYBOX} hostname; if [ -e /usr ]; then echo host-fs; else echo own-fs; fi; exec {BUSYBOX} sleep 100"]
   - name: own-ping
     vehicle: {own}
     command: [ping, -i, "0.2", {a}]
@@ -234,7 +245,14 @@ fn pcap_count(out: &Path, vehicle: &str, filter: &str) -> usize {
 
 /// Runs the scenario with `att` attached as `attach` (its namespace prepared in `made`) and
 /// checks the traffic, the phases, and what is left afterwards.
-fn attached_vehicle_crosses_the_rf_link(made: &Made, att: &str, own: &str, net: u8, attach: &str) {
+fn attached_vehicle_crosses_the_rf_link(
+    made: &Made,
+    att: &str,
+    own: &str,
+    net: u8,
+    attach: &str,
+    inside: &str,
+) {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path(), att, own, net, attach);
     let out = dir.path().join("out");
@@ -283,7 +301,7 @@ fn attached_vehicle_crosses_the_rf_link(made: &Made, att: &str, own: &str, net: 
     }
     // Both programs of each vehicle sent through the link the whole run, and were stopped by
     // the run (the stop signal reached the container's processes).
-    assert_eq!(r.programs.len(), 4);
+    assert_eq!(r.programs.len(), 5);
     for p in &r.programs {
         assert!(
             matches!(p.end, ProgramEnd::Stopped { .. }) && !p.leftovers_killed,
@@ -291,6 +309,10 @@ fn attached_vehicle_crosses_the_rf_link(made: &Made, att: &str, own: &str, net: 
             p.name
         );
     }
+
+    // The attached vehicle's programs ran where it lives.
+    let whereabouts = std::fs::read_to_string(out.join("programs/att-where.stdout.log")).unwrap();
+    assert_eq!(whereabouts, inside, "att-where: host name and file system");
 
     // The pcaps: what each vehicle sent and what reached it, ICMP and UDP both ways.
     let echo =
@@ -356,6 +378,14 @@ fn a_podman_container_as_a_vehicle_talks_over_the_rf_link_and_keeps_running_unto
     let name = format!("cosim-test-{}", std::process::id());
     start_container(&mut made, &name);
     let before = ip_inside(&made, &["-o", "link"]);
+    let hostname = text(&run(podman().args([
+        "container",
+        "inspect",
+        "-f",
+        "{{.Config.Hostname}}",
+        &name,
+    ])));
+    let hostname = hostname.trim();
     assert!(
         before.lines().count() == 1 && before.contains("lo"),
         "a container with --network none has only lo: {before}"
@@ -366,6 +396,7 @@ fn a_podman_container_as_a_vehicle_talks_over_the_rf_link_and_keeps_running_unto
         "ctrb",
         91,
         &format!("{{container: {name}}}"),
+        &format!("{hostname}\nown-fs\n"),
     );
     let running = text(&run(podman().args([
         "container",
@@ -397,6 +428,7 @@ fn an_existing_namespace_as_a_vehicle_talks_over_the_rf_link_and_stays() {
         "nsxb",
         92,
         &format!("{{netns: /run/netns/{name}}}"),
+        &format!("{}\nhost-fs\n", host_name()),
     );
     assert!(
         Path::new("/run/netns").join(&name).exists(),
@@ -405,18 +437,31 @@ fn an_existing_namespace_as_a_vehicle_talks_over_the_rf_link_and_stays() {
 }
 
 #[test]
-fn a_missing_container_or_namespace_is_one_line_naming_the_vehicle_and_nothing_is_left() {
+fn a_missing_or_stopped_container_or_namespace_is_one_line_naming_the_vehicle_and_nothing_is_left()
+{
     let _serial = require_root();
     require_tools(&["podman", "runc"], SETUP);
+    let mut made = Made::default();
+    let stopped = format!("cosim-test-stopped-{}", std::process::id());
+    start_container(&mut made, &stopped);
+    run(podman().args(["stop", "-t", "0", &stopped]));
     let dir = tempfile::tempdir().unwrap();
-    for (attach, names) in [
+    for (attach, says) in [
         (
             "{container: cosim-test-none}".to_owned(),
-            "container cosim-test-none (podman)",
+            "vehicle msa: container cosim-test-none (podman): podman container inspect cosim-test-none failed: ".to_owned(),
+        ),
+        (
+            format!("{{container: {stopped}}}"),
+            format!("vehicle msa: container {stopped} (podman): is not running"),
         ),
         (
             "{netns: /run/netns/cosim-test-none}".to_owned(),
-            "namespace /run/netns/cosim-test-none",
+            "vehicle msa: namespace /run/netns/cosim-test-none: cannot open /run/netns/cosim-test-none: No such file or directory".to_owned(),
+        ),
+        (
+            "{netns: /proc/self/ns/net}".to_owned(),
+            "vehicle msa: namespace /proc/self/ns/net: is the host's network namespace (the run's own)".to_owned(),
         ),
     ] {
         let s = scenario(dir.path(), "msa", "msb", 93, &attach);
@@ -431,10 +476,116 @@ fn a_missing_container_or_namespace_is_one_line_naming_the_vehicle_and_nothing_i
             .lines()
             .find(|l| l.contains("msa"))
             .unwrap_or_else(|| panic!("no line names the vehicle: {stderr}"));
-        assert!(line.contains(names), "{line}");
+        assert!(line.contains(&says), "{attach}: {line}");
         assert!(
             !Path::new("/run/netns/ncs-msb").exists(),
             "the namespace created for the other vehicle is removed"
         );
     }
+}
+
+/// An existing namespace that already has one of the vehicle's addresses, or a route the run
+/// would add, is refused with a line naming the vehicle, the namespace and what is there, and is
+/// left as it was.
+#[test]
+fn an_address_or_route_already_in_the_namespace_is_refused_and_left_alone() {
+    let _serial = require_root();
+    let mut made = Made::default();
+    let name = format!("cosim-test-taken-{}", std::process::id());
+    made.netns = Some(name.clone());
+    run(Command::new("ip").args(["netns", "add", &name]));
+    run(Command::new("ip").args(["-n", &name, "link", "set", "lo", "up"]));
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        "tka",
+        "tkb",
+        94,
+        &format!("{{netns: /run/netns/{name}}}"),
+    );
+    let ns = format!("vehicle tka: namespace /run/netns/{name}: ");
+    for (setup, undo, says) in [
+        (
+            vec!["addr", "add", "10.94.0.1/32", "dev", "lo"],
+            vec!["addr", "del", "10.94.0.1/32", "dev", "lo"],
+            "address 10.94.0.1 is there already, on interface lo",
+        ),
+        (
+            vec!["route", "add", "default", "dev", "lo"],
+            vec!["route", "del", "default", "dev", "lo"],
+            "a route to default (dev lo) is there already",
+        ),
+        (
+            vec!["route", "add", "10.94.0.0/24", "dev", "lo"],
+            vec!["route", "del", "10.94.0.0/24", "dev", "lo"],
+            "a route to 10.94.0.0/24 (dev lo) is there already",
+        ),
+    ] {
+        run(Command::new("ip").args(["-n", &name]).args(&setup));
+        let before = (
+            ip_inside(&made, &["-o", "link"]),
+            ip_inside(&made, &["-o", "addr"]),
+            ip_inside(&made, &["route"]),
+        );
+        let o = Command::new(COSIM)
+            .args(["run", s.to_str().unwrap(), "--out"])
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("tka"))
+            .unwrap_or_else(|| panic!("no line names the vehicle: {stderr}"));
+        assert!(
+            line.contains(&ns) && line.contains(says),
+            "{setup:?}: {line}"
+        );
+        let after = (
+            ip_inside(&made, &["-o", "link"]),
+            ip_inside(&made, &["-o", "addr"]),
+            ip_inside(&made, &["route"]),
+        );
+        assert_eq!(after, before, "the namespace is left as it was");
+        run(Command::new("ip").args(["-n", &name]).args(&undo));
+    }
+}
+
+/// The live side's shutdown takes its TUN out of an attached namespace at once, while the
+/// process (and its runtime, whose reader tasks held the TUN) still runs.
+#[test]
+fn shutdown_takes_the_tun_out_of_an_attached_namespace_at_once() {
+    let _serial = require_root();
+    let mut made = Made::default();
+    let name = format!("cosim-test-shut-{}", std::process::id());
+    made.netns = Some(name.clone());
+    run(Command::new("ip").args(["netns", "add", &name]));
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        "sha",
+        "shb",
+        95,
+        &format!("{{netns: /run/netns/{name}}}"),
+    );
+    let before = ip_inside(&made, &["-o", "link"]);
+    let loaded = netsim_cosim::config::load(&s).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let live = netsim_cosim::io::live::LiveNetwork::for_scenario(&loaded, None)
+            .unwrap()
+            .unwrap();
+        assert!(ip_inside(&made, &["-o", "link"]).contains("cosim0"));
+        assert!(ip_inside(&made, &["-o", "addr"]).contains("10.95.0.1/24"));
+        live.shutdown();
+        assert_eq!(ip_inside(&made, &["-o", "link"]), before);
+        assert_eq!(ip_inside(&made, &["route"]).trim(), "");
+        assert!(!Path::new("/run/netns/ncs-shb").exists());
+        drop(live);
+    });
 }

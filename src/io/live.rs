@@ -9,7 +9,7 @@
 //! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
 //! shared behind one mutex; critical sections are short (no I/O but the buffered pcap writes).
 
-use super::netns::Namespaces;
+use super::netns::{Namespaces, VehicleNs};
 use super::tun;
 use crate::clock::{SimNanos, WindowClock};
 use crate::config::{Capture, LoadedScenario};
@@ -99,6 +99,8 @@ pub struct LiveNetwork {
     release: Mutex<Option<std::thread::JoinHandle<()>>>,
     devices: Mutex<Vec<Arc<AsyncDevice>>>,
     namespaces: Mutex<Option<Namespaces>>,
+    /// The namespaces attached to (`vehicles[].attach`) and the index of the TUN in each.
+    attached: Mutex<Vec<(VehicleNs, u64)>>,
     summary: Mutex<Option<LedgerSummary>>,
     pub offload: bool,
 }
@@ -138,9 +140,15 @@ impl LiveNetwork {
             }
         }
         let mut devices = Vec::new();
-        for (name, addrs) in book.names.iter().zip(&book.addresses) {
-            let ns = namespaces.vehicle(name)?;
+        let mut attached = Vec::new();
+        for (v, addrs) in s.vehicles.iter().zip(&book.addresses) {
+            let ns = namespaces.vehicle(&v.name)?;
             devices.push(Arc::new(tun::open(&ns, addrs)?));
+            if v.attach.is_some() {
+                if let Some(index) = tun::index_in(&ns) {
+                    attached.push((ns, index));
+                }
+            }
         }
         let mut pcaps = Vec::new();
         for name in &book.names {
@@ -198,6 +206,7 @@ impl LiveNetwork {
             release: Mutex::new(Some(release)),
             devices: Mutex::new(devices),
             namespaces: Mutex::new(Some(namespaces)),
+            attached: Mutex::new(attached),
             summary: Mutex::new(None),
             offload,
         })))
@@ -360,6 +369,14 @@ impl LiveNetwork {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        for (ns, index) in self
+            .attached
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            tun::remove(&ns, index);
+        }
         if let Some(mut ns) = self
             .namespaces
             .lock()

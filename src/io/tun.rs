@@ -89,6 +89,27 @@ pub fn open(ns: &VehicleNs, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> 
     Ok(AsyncDevice::new(dev)?)
 }
 
+/// The index of the interface [`IFNAME`] in `ns`, if it has one.
+pub fn index_in(ns: &VehicleNs) -> Option<u64> {
+    let out = ip_output(ns, &["-j", "link", "show", "dev", IFNAME]).ok()?;
+    let links: serde_json::Value = serde_json::from_str(&out).ok()?;
+    links.get(0)?["ifindex"].as_u64()
+}
+
+/// Removes the interface [`open`] made in `ns` (index `index`) if it is still there. The kernel
+/// removes a TUN when its last file descriptor closes; this makes it so at once, in a namespace
+/// that outlives the run, while a reader being cancelled may still hold one for a moment. An
+/// interface of that name with another index is not the run's and stays.
+pub fn remove(ns: &VehicleNs, index: u64) {
+    if index_in(ns) == Some(index) {
+        if let Err(e) = ip_in(ns, &["link", "del", "dev", IFNAME]) {
+            if index_in(ns) == Some(index) {
+                tracing::warn!("{e:#}");
+            }
+        }
+    }
+}
+
 /// The routes [`open`] adds besides the addresses' own networks.
 const ROUTES: [&str; 5] = [
     "224.0.0.0/4",
