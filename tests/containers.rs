@@ -39,7 +39,7 @@ fn podman() -> Command {
 
 /// This machine's host name.
 fn host_name() -> String {
-    text(&run(&mut Command::new(BUSYBOX).arg("hostname")))
+    text(&run(Command::new(BUSYBOX).arg("hostname")))
         .trim()
         .to_owned()
 }
@@ -194,14 +194,12 @@ fn phase_at(r: &Record, src: &str, dst: &str, t: f64) -> Option<Phase> {
         let los = r
             .channel
             .iter()
-            .filter(|c| pair(&c.a, &c.b) && c.t_s <= t)
-            .last()?
+            .rfind(|c| pair(&c.a, &c.b) && c.t_s <= t)?
             .los;
         let usable = r
             .link_states
             .iter()
-            .filter(|l| l.src == src && l.dst == dst && l.t_s <= t)
-            .last()?
+            .rfind(|l| l.src == src && l.dst == dst && l.t_s <= t)?
             .usable;
         Some(match (los, usable) {
             (false, _) => Phase::Blocked,
