@@ -587,3 +587,41 @@ fn shutdown_takes_the_tun_out_of_an_attached_namespace_at_once() {
         drop(live);
     });
 }
+
+/// `cosim exec VEHICLE --scenario FILE` enters the container a vehicle attaches to (its file
+/// system too), and its exit code is the command's.
+#[test]
+fn cosim_exec_enters_the_container_of_an_attached_vehicle() {
+    let _serial = require_root();
+    require_tools(&["podman", "runc", BUSYBOX], SETUP);
+    let mut made = Made::default();
+    let name = format!("cosim-test-exec-{}", std::process::id());
+    start_container(&mut made, &name);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        "exa",
+        "exb",
+        96,
+        &format!("{{container: {name}}}"),
+    );
+    let exec = |script: &str| {
+        Command::new(COSIM)
+            .args(["exec", "exa", "--scenario", s.to_str().unwrap(), "--"])
+            .args([BUSYBOX, "sh", "-c", script])
+            .output()
+            .unwrap()
+    };
+    let o = exec("/bin/busybox ls /; exit 3");
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let listing = text(&o);
+    assert!(
+        listing.contains("bin") && !listing.contains("usr"),
+        "the container's own /: {listing}"
+    );
+}

@@ -440,7 +440,8 @@ pub fn for_vehicle(vehicle: &str, attach: Option<&Attach>) -> anyhow::Result<Veh
 }
 
 /// Replaces this process with `command` running in `vehicle`'s namespace (the one it
-/// attaches to, with `attach`); returns only on error.
+/// attaches to, with `attach`; in a container, runs it as a child and exits with its exit
+/// code); returns only on error.
 pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     let ns = ns_name(vehicle);
@@ -459,6 +460,22 @@ pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> an
     let mut cmd = Command::new(prog);
     cmd.args(args);
     ns.enter_on_exec(&mut cmd);
-    let err = cmd.exec();
-    anyhow::anyhow!("cannot run {prog} in {}: {err}", ns.what)
+    if ns.others.is_empty() {
+        let err = cmd.exec();
+        return anyhow::anyhow!("cannot run {prog} in {}: {err}", ns.what);
+    }
+    // A mount namespace takes only a process whose file system information no other thread
+    // shares: a child (this process has threads) enters it, and its exit is this one's.
+    match cmd.status() {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            std::process::exit(
+                status
+                    .code()
+                    .or(status.signal().map(|s| 128 + s))
+                    .unwrap_or(1),
+            )
+        }
+        Err(err) => anyhow::anyhow!("cannot run {prog} in {}: {err}", ns.what),
+    }
 }
