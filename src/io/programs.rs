@@ -67,6 +67,10 @@ pub struct Programs {
     env: Vec<(String, String)>,
     scenario_dir: PathBuf,
     logs: PathBuf,
+    /// The namespaces of the vehicles with programs that attach to a container or an existing
+    /// namespace (`vehicles[].attach`), found once at the start: asking a container engine
+    /// takes a good part of a second, too long for a window opening.
+    attached: Vec<netns::VehicleNs>,
 }
 
 impl Programs {
@@ -144,11 +148,24 @@ impl Programs {
                 }
             })
             .collect();
+        let mut attached = Vec::new();
+        if namespaces {
+            for v in &s.vehicles {
+                let has_programs = s
+                    .programs
+                    .iter()
+                    .any(|p| p.vehicle.as_deref() == Some(v.name.as_str()));
+                if let (Some(a), true) = (&v.attach, has_programs) {
+                    attached.push(netns::VehicleNs::attach(&v.name, a)?);
+                }
+            }
+        }
         Ok(Some(Programs {
             entries,
             env,
             scenario_dir,
             logs,
+            attached,
         }))
     }
 
@@ -256,14 +273,13 @@ impl Programs {
         cmd.process_group(0);
         crate::io::timer::start_at_original_nice(&mut cmd);
         // The namespace files stay open until the child has been spawned.
-        let netns = match &p.vehicle {
-            Some(v) => {
-                let ns = netns::for_vehicle(v, self.entries[i].attach.as_ref())?;
-                ns.enter_on_exec(&mut cmd);
-                Some(ns)
+        let mut netns = None;
+        if let Some(v) = &p.vehicle {
+            match self.attached.iter().find(|ns| ns.vehicle() == v) {
+                Some(ns) => ns.enter_on_exec(&mut cmd),
+                None => netns.insert(netns::VehicleNs::created(v)?).enter_on_exec(&mut cmd),
             }
-            None => None,
-        };
+        }
         let mut child = tokio::process::Command::from(cmd)
             .spawn()
             .with_context(|| {
