@@ -1740,6 +1740,21 @@ fn the_schema_takes_every_shipped_scenario_and_refuses_mistakes() {
             "a ZeroMQ endpoint without its scheme",
             format!("{BASE}simulators:\n  network: {{kind: zeromq, endpoint: '127.0.0.1:5601'}}\n"),
         ),
+        (
+            "an attach naming neither a container nor a namespace",
+            insert_after(28, "    attach: {engine: docker}")
+                + "real_time_factor: 1\nnetwork: {capture: tun}\n",
+        ),
+        (
+            "an attach naming both a container and a namespace",
+            insert_after(28, "    attach: {container: ct, netns: /run/netns/lab}")
+                + "real_time_factor: 1\nnetwork: {capture: tun}\n",
+        ),
+        (
+            "an engine for a namespace",
+            insert_after(28, "    attach: {netns: /run/netns/lab, engine: podman}")
+                + "real_time_factor: 1\nnetwork: {capture: tun}\n",
+        ),
     ];
     for (name, text) in &mistakes {
         assert!(parse(text).is_err(), "the loader takes the {name}");

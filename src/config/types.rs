@@ -333,6 +333,7 @@ pub const OWN_NETNS_PREFIX: &str = "ncs-";
 /// `netns`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["container"]}, {"required": ["netns"], "not": {"required": ["engine"]}}]))]
 pub struct Attach {
     /// Name (or id) of a running container: letters, digits, `_`, `.` and `-`, starting with a
     /// letter or digit. Its network namespace is the one of the process `<engine> inspect -f

@@ -277,7 +277,9 @@ impl Programs {
         if let Some(v) = &p.vehicle {
             match self.attached.iter().find(|ns| ns.vehicle() == v) {
                 Some(ns) => ns.enter_on_exec(&mut cmd),
-                None => netns.insert(netns::VehicleNs::created(v)?).enter_on_exec(&mut cmd),
+                None => netns
+                    .insert(netns::VehicleNs::created(v)?)
+                    .enter_on_exec(&mut cmd),
             }
         }
         let mut child = tokio::process::Command::from(cmd)
