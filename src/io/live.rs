@@ -197,8 +197,9 @@ impl LiveNetwork {
         };
         tracing::info!(
             vehicles = n,
+            attached = s.vehicles.iter().filter(|v| v.attach.is_some()).count(),
             offload,
-            "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ...)"
+            "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ..., or the container or namespace a vehicle attaches to)"
         );
         Ok(Some(Arc::new(LiveNetwork {
             shared,
