@@ -1,9 +1,9 @@
 //! The network coordinator's live side: the vehicles' namespaces (created, or attached to:
-//! `vehicles[].attach`) and TUN interfaces, a reader
-//! task per vehicle feeding the [`Engine`] (without `network.offload`, each burst split into
-//! its wire packets), and a release thread of its own writing each delivery into the
-//! receiver's TUN at the wall time of the sim time the simulator chose (through the window
-//! clock; packets of a flow due together coalesced, [`tun::Writer`]), plus the pcap files.
+//! `vehicles[].attach`) and TUN interfaces, a reader task per vehicle feeding the [`Engine`]
+//! (without `network.offload`, each burst split into its wire packets), and a release thread
+//! of its own writing each delivery into the receiver's TUN at the wall time of the sim time
+//! the simulator chose (through the window clock; packets of a flow due together coalesced,
+//! [`tun::Writer`]), plus the pcap files.
 //! The release thread sleeps on a condition variable until the next delivery is due (precise
 //! to microseconds with the timer slack [`super::timer::init`] sets), so thousands of releases
 //! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is

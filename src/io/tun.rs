@@ -3,7 +3,9 @@
 //! the vehicle's IPv4/IPv6 addresses (IPv6 without duplicate address detection, so they are
 //! usable at once), `multicast on`, a transmit queue of [`TX_QUEUE_LEN`], up, default routes
 //! and the multicast ranges 224.0.0.0/4 and ff00::/8 through it. The coordinator holds the
-//! file descriptor; the interface goes away with it.
+//! file descriptor; the interface goes away with it. In a namespace the run attached to, an
+//! interface, address or route of the same kind already there is refused, never shared, and
+//! the interface is taken out at the end ([`remove`]).
 //!
 //! Every interface has the kernel's offloads (TCP and UDP segmentation, checksums left to
 //! finish), so the kernel hands over bursts of up to 64 KiB, each behind a virtio-net header,
