@@ -1740,6 +1740,21 @@ fn the_schema_takes_every_shipped_scenario_and_refuses_mistakes() {
             "a ZeroMQ endpoint without its scheme",
             format!("{BASE}simulators:\n  network: {{kind: zeromq, endpoint: '127.0.0.1:5601'}}\n"),
         ),
+        (
+            "an attach naming neither a container nor a namespace",
+            insert_after(28, "    attach: {engine: docker}")
+                + "real_time_factor: 1\nnetwork: {capture: tun}\n",
+        ),
+        (
+            "an attach naming both a container and a namespace",
+            insert_after(28, "    attach: {container: ct, netns: /run/netns/lab}")
+                + "real_time_factor: 1\nnetwork: {capture: tun}\n",
+        ),
+        (
+            "an engine for a namespace",
+            insert_after(28, "    attach: {netns: /run/netns/lab, engine: podman}")
+                + "real_time_factor: 1\nnetwork: {capture: tun}\n",
+        ),
     ];
     for (name, text) in &mistakes {
         assert!(parse(text).is_err(), "the loader takes the {name}");
@@ -2116,4 +2131,138 @@ fn without_the_ros_feature_a_scenario_on_sim_time_is_refused_by_its_key() {
     std::fs::write(&file, insert_after(3, "ros: {use_sim_time: true}")).unwrap();
     let (code, _, stderr) = cosim(&["check", path]);
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// `vehicles[].attach` (a container or an existing namespace) is checked where it is written:
+/// exactly one of the two, a container name the engines take, an absolute namespace path that
+/// is not one of the runs' own, one vehicle per namespace, only with live capture, not on sim
+/// time, no `cwd` for a container's programs. Neither the container nor the path needs to exist.
+#[test]
+fn attach_is_checked_where_it_is_written() {
+    let live = |attach_b: &str, extra: &str| {
+        let mut text = insert_after(28, &format!("    attach: {attach_b}"));
+        text += "real_time_factor: 1\nnetwork: {capture: tun}\n";
+        text += extra;
+        text
+    };
+    // Valid, with nothing of it on this machine.
+    for a in [
+        "{container: lab-robot_1.v2}",
+        "{container: 3f2a9c, engine: docker}",
+        "{netns: /run/netns/lab}",
+        "{netns: /proc/4242/ns/net}",
+    ] {
+        let loaded = parse(&live(a, "")).unwrap_or_else(|e| panic!("{a}: {e}"));
+        assert!(loaded.scenario.vehicles[1].attach.is_some());
+    }
+    let loaded = parse(&live("{container: ct}", "")).unwrap();
+    assert_eq!(
+        loaded.scenario.vehicles[1]
+            .attach
+            .as_ref()
+            .unwrap()
+            .target(),
+        Some(config::AttachTo::Container {
+            engine: config::ContainerEngine::Podman,
+            name: "ct"
+        })
+    );
+    for (a, key, why) in [
+        (
+            "{}",
+            "vehicles[1].attach",
+            "exactly one of `container: NAME`",
+        ),
+        (
+            "{container: ct, netns: /run/netns/x}",
+            "vehicles[1].attach",
+            "exactly one of",
+        ),
+        (
+            "{container: -ct}",
+            "vehicles[1].attach.container",
+            "\"-ct\" is not a container name: it must start with a letter or digit",
+        ),
+        (
+            "{container: \"c t\"}",
+            "vehicles[1].attach.container",
+            "(found ' ')",
+        ),
+        (
+            "{container: \"\"}",
+            "vehicles[1].attach.container",
+            "must name a container",
+        ),
+        (
+            "{netns: run/netns/x}",
+            "vehicles[1].attach.netns",
+            "\"run/netns/x\" is not an absolute path",
+        ),
+        (
+            "{netns: /run/netns/../x}",
+            "vehicles[1].attach.netns",
+            "must not contain '..'",
+        ),
+        (
+            "{netns: /run/netns/ncs-b}",
+            "vehicles[1].attach.netns",
+            "named like the namespaces runs create and remove (ncs-*)",
+        ),
+        (
+            "{netns: /run/netns/x, engine: docker}",
+            "vehicles[1].attach.engine",
+            "a `netns` needs none",
+        ),
+    ] {
+        let err = error(&live(a, ""));
+        assert_eq!(err.key_path, key, "{a}: {err}");
+        assert!(err.line.is_some_and(|l| l == 29), "{a}: {err}");
+        assert!(err.message.contains(why), "{a}: {err}");
+    }
+    let err = error(&insert_after(28, "    attach: {engine: lxc, container: x}"));
+    assert_eq!(err.line, Some(29), "{err}");
+    assert!(err.message.contains("lxc"), "{err}");
+    // Only with live capture.
+    let err = error(&insert_after(28, "    attach: {container: ct}"));
+    assert_error(&err, "vehicles[1].attach", 29);
+    assert!(
+        err.message
+            .contains("vehicle \"b\" lives in a podman container ct, which only live capture uses: set network.capture: tun"),
+        "{err}"
+    );
+    // One vehicle per container or namespace.
+    let text = insert_after(28, "    attach: {netns: /run/netns/lab}");
+    let text = {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.insert(14, "    attach: {netns: /run/netns/lab}");
+        lines.join("\n") + "\nreal_time_factor: 1\nnetwork: {capture: tun}\n"
+    };
+    let err = error(&text);
+    assert_error(&err, "vehicles[1].attach.netns", 30);
+    assert!(
+        err.message.contains(
+            "namespace /run/netns/lab is already a vehicle's at vehicles[0].attach.netns (line 15)"
+        ),
+        "{err}"
+    );
+    // Not on sim time: its /clock bridge runs in namespaces the run creates.
+    let err = error(&live("{container: ct}", "ros: {use_sim_time: true}\n"));
+    assert_error(&err, "vehicles[1].attach", 29);
+    assert!(
+        err.message
+            .contains("runs on sim time (ros.use_sim_time (line")
+            && err.message.contains("set use_sim_time: false"),
+        "{err}"
+    );
+    // A container's program starts in its /.
+    let programs = "programs:\n  - {name: p, vehicle: b, command: \"true\", cwd: /}\n";
+    parse(&live("{netns: /run/netns/lab}", programs)).unwrap();
+    let err = error(&live("{container: ct}", programs));
+    assert_eq!(err.key_path, "programs[0].cwd", "{err}");
+    assert!(
+        err.message
+            .contains("runs in its container's file system and starts in its /")
+            && err.message.contains("vehicles[1].attach (line 29)"),
+        "{err}"
+    );
 }

@@ -109,13 +109,19 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             scenario,
             command,
         } => {
+            let mut attach = None;
             if let Some(s) = scenario {
                 let loaded = cli::load(&s)?;
-                if !loaded.scenario.vehicles.iter().any(|v| v.name == vehicle) {
+                let Some(v) = loaded.scenario.vehicles.iter().find(|v| v.name == vehicle) else {
                     anyhow::bail!("{} has no vehicle {vehicle:?}", s.display());
-                }
+                };
+                attach = v.attach.clone();
             }
-            Err(netsim_cosim::io::netns::exec_in(&vehicle, &command))
+            Err(netsim_cosim::io::netns::exec_in(
+                &vehicle,
+                attach.as_ref(),
+                &command,
+            ))
         }
         Command::NetworkSim(ServeArgs {
             scenario,

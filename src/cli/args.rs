@@ -117,7 +117,8 @@ pub enum Command {
     Exec {
         /// The vehicle's name.
         vehicle: String,
-        /// Check that the scenario has this vehicle.
+        /// Check that the scenario has this vehicle; a vehicle that attaches to a container or
+        /// an existing namespace (`vehicles[].attach`) is entered there.
         #[arg(long)]
         scenario: Option<PathBuf>,
         /// The program and its arguments.

@@ -315,6 +315,100 @@ pub struct Vehicle {
     /// top-level `ros` for this vehicle. Default: the top-level ones.
     #[serde(default)]
     pub ros: RosSettings,
+    /// The network namespace the vehicle lives in, when it is not one the run creates: a
+    /// running container's (`container: NAME`, with `engine`) or an existing namespace's
+    /// (`netns: PATH`); exactly one of the two. The run adds its TUN interface `cosim0` there
+    /// with the vehicle's addresses and routes, removes them at the end, and leaves the
+    /// namespace and its other interfaces alone; the vehicle's programs run inside it. Needs
+    /// `network.capture: tun`. Absent: a namespace `ncs-<name>` the run creates and removes.
+    #[serde(default)]
+    pub attach: Option<Attach>,
+}
+
+/// Prefix of the network namespaces a run creates (`ncs-<vehicle>`), which a later run removes
+/// when their run is gone.
+pub const OWN_NETNS_PREFIX: &str = "ncs-";
+
+/// A namespace a vehicle attaches to (`vehicles[].attach`): exactly one of `container` and
+/// `netns`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["container"]}, {"required": ["netns"], "not": {"required": ["engine"]}}]))]
+pub struct Attach {
+    /// Name (or id) of a running container: letters, digits, `_`, `.` and `-`, starting with a
+    /// letter or digit. Its network namespace is the one of the process `<engine> inspect -f
+    /// '{{.State.Pid}}' NAME` names, and the vehicle's programs run in its file system, network,
+    /// hostname and IPC namespaces.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"))]
+    pub container: Option<String>,
+    /// The container engine that knows `container`: `podman` or `docker`. Default: `podman`.
+    #[serde(default)]
+    pub engine: Option<ContainerEngine>,
+    /// Absolute path of an existing network namespace: `/run/netns/NAME` (made by `ip netns
+    /// add NAME`) or `/proc/PID/ns/net` (a process's). Not one of the run's own (`ncs-*`).
+    #[serde(default)]
+    pub netns: Option<String>,
+}
+
+/// What a vehicle attaches to, as [`Attach`] says it once validated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttachTo<'a> {
+    /// A running container, by name.
+    Container {
+        engine: ContainerEngine,
+        name: &'a str,
+    },
+    /// An existing network namespace, by path.
+    Netns(&'a str),
+}
+
+impl Attach {
+    /// The container or namespace (`None` if neither or both are given: validation refuses
+    /// both).
+    pub fn target(&self) -> Option<AttachTo<'_>> {
+        match (&self.container, &self.netns) {
+            (Some(name), None) => Some(AttachTo::Container {
+                engine: self.engine.unwrap_or_default(),
+                name,
+            }),
+            (None, Some(path)) => Some(AttachTo::Netns(path)),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AttachTo<'_> {
+    /// `container v1 (podman)`, `namespace /run/netns/lab`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AttachTo::Container { engine, name } => {
+                write!(f, "container {name} ({})", engine.command())
+            }
+            AttachTo::Netns(path) => write!(f, "namespace {path}"),
+        }
+    }
+}
+
+/// A container engine (`vehicles[].attach.engine`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ContainerEngine {
+    /// `podman`.
+    #[default]
+    Podman,
+    /// `docker`.
+    Docker,
+}
+
+impl ContainerEngine {
+    /// The engine's command.
+    pub fn command(self) -> &'static str {
+        match self {
+            ContainerEngine::Podman => "podman",
+            ContainerEngine::Docker => "docker",
+        }
+    }
 }
 
 /// ROS 2 settings of a vehicle's stack (top-level `ros` for every vehicle, `vehicles[].ros` for

@@ -17,6 +17,8 @@ const MAX_GRID_CELLS: f64 = 8192.0;
 const MAX_VEHICLE_NAME: usize = 12;
 /// Longest program name: it names the program's log files.
 const MAX_PROGRAM_NAME: usize = 32;
+/// Longest container name or id accepted in `vehicles[].attach.container`.
+const MAX_CONTAINER_NAME: usize = 128;
 /// Longest wait for a program to stop before it is killed.
 const MAX_STOP_TIMEOUT_S: f64 = 3600.0;
 
@@ -111,6 +113,7 @@ pub(super) fn validate(cx: &Ctx) -> Check {
     acoustic_modems(cx)?;
     programs(cx)?;
     ros(cx)?;
+    attach(cx)?;
     auv_interface(cx)?;
     cx.positive("record.pose_interval_s", s.record.pose_interval_s)?;
     cx.positive("record.channel_interval_s", s.record.channel_interval_s)?;
@@ -1334,6 +1337,149 @@ fn programs(cx: &Ctx) -> Check {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Every `vehicles[].attach`: exactly one of `container` and `netns`, each well formed, no
+/// container or namespace for two vehicles, only with `network.capture: tun`, not on sim time
+/// (the `/clock` bridge runs in namespaces the run creates), and no `cwd` for a program in a
+/// container (it starts in the container's `/`). Whether the container runs or the namespace
+/// exists is the run's to find out: `cosim check` needs neither.
+fn attach(cx: &Ctx) -> Check {
+    let s = cx.scenario;
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for (i, v) in s.vehicles.iter().enumerate() {
+        let Some(a) = &v.attach else {
+            continue;
+        };
+        let key = join_key(&join_index("vehicles", i), "attach");
+        let k = |f: &str| join_key(&key, f);
+        let (what, at) = match (&a.container, &a.netns) {
+            (None, None) | (Some(_), Some(_)) => {
+                return Err(cx.err(
+                    &key,
+                    "needs exactly one of `container: NAME` (a running container) and `netns: PATH` (an existing network namespace)",
+                ))
+            }
+            (Some(name), None) => {
+                container_name(name).map_err(|e| cx.err(&k("container"), e))?;
+                let engine = a.engine.unwrap_or_default().command();
+                (format!("{engine} container {name}"), k("container"))
+            }
+            (None, Some(path)) => {
+                if a.engine.is_some() {
+                    return Err(cx.err(
+                        &k("engine"),
+                        "names the engine of a `container`; a `netns` needs none",
+                    ));
+                }
+                netns_path(path).map_err(|e| cx.err(&k("netns"), e))?;
+                (format!("namespace {path}"), k("netns"))
+            }
+        };
+        if s.network.capture != super::Capture::Tun {
+            return Err(cx.err(
+                &key,
+                format!("vehicle {:?} lives in a {what}, which only live capture uses: set network.capture: tun", v.name),
+            ));
+        }
+        if let Some(first) = seen.get(&what) {
+            return Err(cx.err(
+                &at,
+                format!(
+                    "the {what} is already a vehicle's at {} (one vehicle per namespace)",
+                    cx.line_note(first)
+                ),
+            ));
+        }
+        seen.insert(what.clone(), at);
+        if s.vehicle_ros(v).sim_time() {
+            let ros_key = match v.ros.use_sim_time {
+                Some(true) => join_key(&join_index("vehicles", i), "ros.use_sim_time"),
+                _ => "ros.use_sim_time".to_owned(),
+            };
+            return Err(cx.err(
+                &key,
+                format!(
+                    "vehicle {:?} runs on sim time ({}), whose /clock bridge runs only in namespaces the run creates: leave out `attach` or set use_sim_time: false for it",
+                    v.name,
+                    cx.line_note(&ros_key)
+                ),
+            ));
+        }
+        if a.container.is_some() {
+            for (j, p) in s.programs.iter().enumerate() {
+                if p.vehicle.as_deref() == Some(v.name.as_str()) && p.cwd.is_some() {
+                    return Err(cx.err(
+                        &join_key(&join_index("programs", j), "cwd"),
+                        format!(
+                            "a program of vehicle {:?} runs in its container's file system and starts in its /: leave cwd out (the container is at {})",
+                            v.name,
+                            cx.line_note(&key)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A container name or id as podman and docker take it: `[A-Za-z0-9][A-Za-z0-9_.-]*`.
+fn container_name(name: &str) -> Result<(), String> {
+    let shown: String = name.chars().take(64).collect();
+    if name.is_empty() {
+        return Err("must name a container".to_owned());
+    }
+    if name.len() > MAX_CONTAINER_NAME {
+        return Err(format!(
+            "{shown:?}… is longer than {MAX_CONTAINER_NAME} characters"
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err(format!(
+            "{shown:?} is not a container name: it must start with a letter or digit"
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+    {
+        return Err(format!(
+            "{shown:?} is not a container name: only A-Z, a-z, 0-9, '_', '.' and '-' (found {c:?})"
+        ));
+    }
+    Ok(())
+}
+
+/// A network namespace path: absolute, and not one of the run's own (`/run/netns/ncs-*`),
+/// which a later run would take for a dead run's leftover and remove.
+fn netns_path(path: &str) -> Result<(), String> {
+    if path.contains('\0') {
+        return Err("must not contain a NUL character".to_owned());
+    }
+    let p = Path::new(path);
+    if !p.is_absolute() {
+        return Err(format!(
+            "{path:?} is not an absolute path (e.g. /run/netns/NAME or /proc/PID/ns/net)"
+        ));
+    }
+    if p.components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(format!("{path:?} must not contain '..'"));
+    }
+    let own = ["/run/netns", "/var/run/netns"].iter().any(|dir| {
+        p.parent() == Some(Path::new(dir))
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(crate::config::OWN_NETNS_PREFIX))
+    });
+    if own {
+        return Err(format!(
+            "{path:?} is named like the namespaces runs create and remove (ncs-*): give the namespace another name"
+        ));
     }
     Ok(())
 }

@@ -1,14 +1,15 @@
-//! The network coordinator's live side: the vehicles' namespaces and TUN interfaces, a reader
-//! task per vehicle feeding the [`Engine`] (without `network.offload`, each burst split into
-//! its wire packets), and a release thread of its own writing each delivery into the
-//! receiver's TUN at the wall time of the sim time the simulator chose (through the window
-//! clock; packets of a flow due together coalesced, [`tun::Writer`]), plus the pcap files.
+//! The network coordinator's live side: the vehicles' namespaces (created, or attached to:
+//! `vehicles[].attach`) and TUN interfaces, a reader task per vehicle feeding the [`Engine`]
+//! (without `network.offload`, each burst split into its wire packets), and a release thread
+//! of its own writing each delivery into the receiver's TUN at the wall time of the sim time
+//! the simulator chose (through the window clock; packets of a flow due together coalesced,
+//! [`tun::Writer`]), plus the pcap files.
 //! The release thread sleeps on a condition variable until the next delivery is due (precise
 //! to microseconds with the timer slack [`super::timer::init`] sets), so thousands of releases
 //! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
 //! shared behind one mutex; critical sections are short (no I/O but the buffered pcap writes).
 
-use super::netns::Namespaces;
+use super::netns::{Namespaces, VehicleNs};
 use super::tun;
 use crate::clock::{SimNanos, WindowClock};
 use crate::config::{Capture, LoadedScenario};
@@ -98,6 +99,8 @@ pub struct LiveNetwork {
     release: Mutex<Option<std::thread::JoinHandle<()>>>,
     devices: Mutex<Vec<Arc<AsyncDevice>>>,
     namespaces: Mutex<Option<Namespaces>>,
+    /// The namespaces attached to (`vehicles[].attach`) and the index of the TUN in each.
+    attached: Mutex<Vec<(VehicleNs, u64)>>,
     summary: Mutex<Option<LedgerSummary>>,
     pub offload: bool,
 }
@@ -124,10 +127,28 @@ impl LiveNetwork {
             crc: s.network.crc,
             seed: s.seed,
         };
-        let namespaces = Namespaces::create(&book.names)?;
+        let own: Vec<&str> = s
+            .vehicles
+            .iter()
+            .filter(|v| v.attach.is_none())
+            .map(|v| v.name.as_str())
+            .collect();
+        let mut namespaces = Namespaces::create(&own)?;
+        for v in &s.vehicles {
+            if let Some(a) = &v.attach {
+                namespaces.attach(&v.name, a)?;
+            }
+        }
         let mut devices = Vec::new();
-        for (ns, addrs) in namespaces.names().iter().zip(&book.addresses) {
-            devices.push(Arc::new(tun::open(ns, addrs)?));
+        let mut attached = Vec::new();
+        for (v, addrs) in s.vehicles.iter().zip(&book.addresses) {
+            let ns = namespaces.vehicle(&v.name)?;
+            devices.push(Arc::new(tun::open(&ns, addrs)?));
+            if v.attach.is_some() {
+                if let Some(index) = tun::index_in(&ns) {
+                    attached.push((ns, index));
+                }
+            }
         }
         let mut pcaps = Vec::new();
         for name in &book.names {
@@ -176,8 +197,9 @@ impl LiveNetwork {
         };
         tracing::info!(
             vehicles = n,
+            attached = s.vehicles.iter().filter(|v| v.attach.is_some()).count(),
             offload,
-            "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ...)"
+            "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ..., or the container or namespace a vehicle attaches to)"
         );
         Ok(Some(Arc::new(LiveNetwork {
             shared,
@@ -185,6 +207,7 @@ impl LiveNetwork {
             release: Mutex::new(Some(release)),
             devices: Mutex::new(devices),
             namespaces: Mutex::new(Some(namespaces)),
+            attached: Mutex::new(attached),
             summary: Mutex::new(None),
             offload,
         })))
@@ -297,7 +320,8 @@ impl LiveNetwork {
     /// Ends the live side of a run whose last window ended at sim time `end_ns`: stops the
     /// tasks, drops whatever is in flight (`shutdown`, at `end_ns`) and what was captured after
     /// that end while the programs were being stopped (`after_end`, at its capture time),
-    /// flushes the pcaps, closes the TUNs and removes the namespaces. Idempotent (the first
+    /// flushes the pcaps, closes the TUNs (which takes their addresses and routes with them)
+    /// and removes the namespaces it created (those attached to stay). Idempotent (the first
     /// call's end counts); returns the ledger.
     pub fn shutdown_at(&self, end_ns: SimNanos) -> LedgerSummary {
         if let Some(s) = self
@@ -346,6 +370,14 @@ impl LiveNetwork {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        for (ns, index) in self
+            .attached
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            tun::remove(&ns, index);
+        }
         if let Some(mut ns) = self
             .namespaces
             .lock()

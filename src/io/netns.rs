@@ -3,15 +3,25 @@
 //! to `/run/netsim_cosim/<namespace>.owner` (pid and process start time). A later start removes
 //! every `ncs-*` namespace whose owner is dead (or unrecorded); a live owner's namespace is an
 //! error ("already in use"), never touched.
+//!
+//! A vehicle may instead attach to a namespace the run does not own (`vehicles[].attach`): a
+//! running container's or an existing one given by path. Such a namespace is held open as a
+//! file descriptor for the run ([`VehicleNs`]), never removed, and never taken for a dead
+//! run's leftover (its name is not `ncs-*`, nor is it one of theirs). Every namespace, created
+//! or attached, is entered the same way: `setns` on its file descriptor ([`ip_in`],
+//! [`run_in`], [`VehicleNs::enter_on_exec`]).
 
+use crate::config::{Attach, AttachTo};
 use anyhow::{bail, Context};
+use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const STATE_DIR: &str = "/run/netsim_cosim";
 pub const NETNS_DIR: &str = "/run/netns";
-pub const PREFIX: &str = "ncs-";
+pub const PREFIX: &str = crate::config::OWN_NETNS_PREFIX;
 
 /// The namespace of a vehicle.
 pub fn ns_name(vehicle: &str) -> String {
@@ -100,10 +110,12 @@ pub fn clean_stale() -> Vec<String> {
     removed
 }
 
-/// The vehicles' namespaces for the lifetime of this value; dropping it removes them.
+/// The vehicles' namespaces for the lifetime of this value: those it created, which dropping
+/// it removes, and those it attached to ([`Namespaces::attach`]), which it only lets go of.
 #[derive(Debug)]
 pub struct Namespaces {
     names: Vec<String>,
+    attached: Vec<VehicleNs>,
 }
 
 impl Namespaces {
@@ -117,7 +129,10 @@ impl Namespaces {
         }
         std::fs::create_dir_all(STATE_DIR).with_context(|| format!("cannot create {STATE_DIR}"))?;
         clean_stale();
-        let mut made = Namespaces { names: Vec::new() };
+        let mut made = Namespaces {
+            names: Vec::new(),
+            attached: Vec::new(),
+        };
         for v in vehicles {
             let ns = ns_name(v.as_ref());
             if let Some(pid) = owner_alive(&ns) {
@@ -139,8 +154,33 @@ impl Namespaces {
         &self.names
     }
 
-    /// Removes every namespace (idempotent).
+    /// Adds `vehicle`'s namespace that the run does not own: a running container's or an
+    /// existing one's ([`VehicleNs::attach`]), held until [`Self::remove_all`].
+    pub fn attach(&mut self, vehicle: &str, to: &Attach) -> anyhow::Result<()> {
+        let ns = VehicleNs::attach(vehicle, to)?;
+        if let Some(other) = self.attached.iter().find(|o| o.same_as(&ns)) {
+            bail!(
+                "vehicle {vehicle}: {} is the network namespace of vehicle {} ({}) too",
+                ns.what,
+                other.vehicle,
+                other.what
+            );
+        }
+        self.attached.push(ns);
+        Ok(())
+    }
+
+    /// `vehicle`'s namespace, held open: the one it attached to, or else the one created for it.
+    pub fn vehicle(&self, vehicle: &str) -> anyhow::Result<VehicleNs> {
+        match self.attached.iter().find(|a| a.vehicle == vehicle) {
+            Some(a) => a.try_clone(),
+            None => VehicleNs::created(vehicle),
+        }
+    }
+
+    /// Removes every namespace it created and lets go of those it attached to (idempotent).
     pub fn remove_all(&mut self) {
+        self.attached.clear();
         for ns in self.names.drain(..) {
             if let Err(e) = ip(&["netns", "del", &ns]) {
                 if Path::new(NETNS_DIR).join(&ns).exists() {
@@ -191,40 +231,205 @@ fn add_inside_user_namespace(ns: &str) -> anyhow::Result<()> {
     .with_context(|| format!("cannot make network namespace {}", path.display()))
 }
 
-/// Moves the calling thread into the network namespace `ns`.
-pub fn enter(ns: &str) -> std::io::Result<()> {
-    let f = std::fs::File::open(Path::new(NETNS_DIR).join(ns))?;
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(std::io::Error::last_os_error());
+/// A vehicle's network namespace held open as a file descriptor: one the run created
+/// (`/run/netns/ncs-<vehicle>`) or one it attached to (a container's, an existing one). For a
+/// container, also its mount, UTS and IPC namespaces, which the vehicle's programs enter too.
+#[derive(Debug)]
+pub struct VehicleNs {
+    vehicle: String,
+    /// The namespace in messages: `namespace ncs-auv1`, `container v1 (podman)`, ...
+    what: String,
+    net: File,
+    /// A container's other namespaces (file, `CLONE_NEW*` type), entered after `net`.
+    others: Vec<(File, libc::c_int)>,
+}
+
+impl VehicleNs {
+    /// The namespace the run created for `vehicle`.
+    pub fn created(vehicle: &str) -> anyhow::Result<VehicleNs> {
+        let ns = ns_name(vehicle);
+        let path = Path::new(NETNS_DIR).join(&ns);
+        let net = File::open(&path)
+            .with_context(|| format!("cannot open the namespace {}", path.display()))?;
+        Ok(VehicleNs {
+            vehicle: vehicle.to_owned(),
+            what: format!("namespace {ns}"),
+            net,
+            others: Vec::new(),
+        })
     }
-    Ok(())
+
+    /// The namespace `vehicle` attaches to: the network namespace of the container's process
+    /// (`<engine> container inspect -f '{{.State.Pid}}' NAME`) with its mount, UTS and IPC
+    /// namespaces, or the one at the path. A missing or stopped container, a missing path, the
+    /// run's own host namespace and a namespace of the runs' own (`ncs-*`) are errors naming
+    /// the vehicle and the container or path.
+    pub fn attach(vehicle: &str, to: &Attach) -> anyhow::Result<VehicleNs> {
+        let Some(target) = to.target() else {
+            bail!("vehicle {vehicle}: attach needs exactly one of container and netns");
+        };
+        let what = target.to_string();
+        let fail = |e: anyhow::Error| anyhow::anyhow!("vehicle {vehicle}: {what}: {e:#}");
+        let (net, others) = match target {
+            AttachTo::Container { engine, name } => {
+                let pid = container_pid(engine.command(), name).map_err(fail)?;
+                let open = |kind: &str| {
+                    let path = format!("/proc/{pid}/ns/{kind}");
+                    File::open(&path).with_context(|| format!("cannot open {path}"))
+                };
+                let net = open("net").map_err(fail)?;
+                let mut others = Vec::new();
+                for (kind, flag) in [
+                    ("uts", libc::CLONE_NEWUTS),
+                    ("ipc", libc::CLONE_NEWIPC),
+                    ("mnt", libc::CLONE_NEWNS),
+                ] {
+                    others.push((open(kind).map_err(fail)?, flag));
+                }
+                (net, others)
+            }
+            AttachTo::Netns(path) => {
+                let net = File::open(path)
+                    .with_context(|| format!("cannot open {path}"))
+                    .map_err(fail)?;
+                (net, Vec::new())
+            }
+        };
+        let ns = VehicleNs {
+            vehicle: vehicle.to_owned(),
+            what: what.clone(),
+            net,
+            others,
+        };
+        ns.not_the_runs_own().map_err(fail)?;
+        Ok(ns)
+    }
+
+    /// An error if this is not a network namespace, or is the run's own (the host's: a
+    /// container with `--network host`) or one a run created (`ncs-*`).
+    fn not_the_runs_own(&self) -> anyhow::Result<()> {
+        let id = inode(&self.net)?;
+        // Safety: ioctl NS_GET_NSTYPE takes no argument; a file that is no namespace is an error.
+        let kind = unsafe { libc::ioctl(self.net.as_raw_fd(), NS_GET_NSTYPE) };
+        if kind != libc::CLONE_NEWNET {
+            bail!("is not a network namespace");
+        }
+        let host = File::open("/proc/self/ns/net").and_then(|f| inode(&f))?;
+        if id == host {
+            bail!("is the host's network namespace (the run's own): the run would route the host's traffic through its TUN (a container needs a network of its own, e.g. --network none)");
+        }
+        for ns in list() {
+            if let Ok(m) = std::fs::metadata(Path::new(NETNS_DIR).join(&ns)) {
+                if (m.dev(), m.ino()) == id {
+                    bail!("is {ns}, a namespace a run created and removes");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether both hold the same namespace.
+    fn same_as(&self, other: &VehicleNs) -> bool {
+        matches!((inode(&self.net), inode(&other.net)), (Ok(a), Ok(b)) if a == b)
+    }
+
+    fn try_clone(&self) -> anyhow::Result<VehicleNs> {
+        let mut others = Vec::new();
+        for (f, flag) in &self.others {
+            others.push((f.try_clone()?, *flag));
+        }
+        Ok(VehicleNs {
+            vehicle: self.vehicle.clone(),
+            what: self.what.clone(),
+            net: self.net.try_clone()?,
+            others,
+        })
+    }
+
+    /// The vehicle's name.
+    pub fn vehicle(&self) -> &str {
+        &self.vehicle
+    }
+
+    /// The namespace in words: `namespace ncs-auv1`, `container v1 (podman)`,
+    /// `namespace /run/netns/lab`.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// Makes `cmd` enter this namespace in the child, right before exec (with a container's,
+    /// its file system too, where it starts in `/`); its environment is kept. `self` must stay
+    /// open until `cmd` has been spawned.
+    pub fn enter_on_exec(&self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        let mut fds = vec![(self.net.as_raw_fd(), libc::CLONE_NEWNET)];
+        fds.extend(self.others.iter().map(|(f, flag)| (f.as_raw_fd(), *flag)));
+        // Safety: setns is async-signal-safe and `fds` is not touched but read; it runs in the
+        // child right before exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &(fd, flag) in &fds {
+                    if libc::setns(fd, flag) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
 }
 
-/// Runs `f` on a fresh thread inside namespace `ns` (the caller's threads stay where they are).
-pub fn run_in<T: Send + 'static>(
-    ns: &str,
-    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
-) -> std::io::Result<T> {
-    let ns = ns.to_owned();
-    std::thread::spawn(move || {
-        enter(&ns)?;
-        f()
-    })
-    .join()
-    .map_err(|_| std::io::Error::other("namespace thread panicked"))?
+/// `ioctl` asking a namespace file its type (`_IO(0xb7, 0x3)`).
+const NS_GET_NSTYPE: libc::c_ulong = 0xb703;
+
+/// (device, inode) of a namespace file: a namespace's identity.
+fn inode(f: &File) -> std::io::Result<(u64, u64)> {
+    let m = f.metadata()?;
+    Ok((m.dev(), m.ino()))
 }
 
-/// Makes `cmd` enter `vehicle`'s namespace in the child, right before exec (its environment
-/// and working directory are kept). The returned file is the namespace's: keep it open until
-/// `cmd` has been spawned.
-pub fn enter_on_exec(cmd: &mut Command, vehicle: &str) -> anyhow::Result<std::fs::File> {
-    use std::os::unix::process::CommandExt;
-    let path = Path::new(NETNS_DIR).join(ns_name(vehicle));
-    let file = std::fs::File::open(&path)
-        .with_context(|| format!("cannot open the namespace {}", path.display()))?;
-    let fd = file.as_raw_fd();
+/// The process of a running container (`<engine> container inspect -f '{{.State.Pid}}'`).
+fn container_pid(engine: &str, name: &str) -> anyhow::Result<u32> {
+    let out = Command::new(engine)
+        .args(["container", "inspect", "-f", "{{.State.Pid}}", name])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {engine} (is it installed?)"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        bail!("{engine} container inspect {name} failed: {}", line.trim());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.trim().parse::<u32>() {
+        Ok(0) => bail!("is not running"),
+        Ok(pid) => Ok(pid),
+        Err(_) => bail!(
+            "{engine} container inspect {name} gave no process id (got {:?})",
+            text.trim()
+        ),
+    }
+}
+
+/// Runs `ip` with `args` inside `ns`; an error names the namespace, the command and its stderr.
+pub fn ip_in(ns: &VehicleNs, args: &[&str]) -> anyhow::Result<()> {
+    ip_output(ns, args).map(|_| ())
+}
+
+/// What `ip` with `args` prints inside `ns`; an error names the namespace, the command and
+/// its stderr.
+pub fn ip_output(ns: &VehicleNs, args: &[&str]) -> anyhow::Result<String> {
+    let mut cmd = Command::new("ip");
+    cmd.args(args).stdin(std::process::Stdio::null());
+    // Only the network namespace: `ip` stays the host's.
+    let fd = ns.net.as_raw_fd();
     // Safety: setns is async-signal-safe; it runs in the child right before exec.
     unsafe {
+        use std::os::unix::process::CommandExt;
         cmd.pre_exec(move || {
             if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -232,14 +437,55 @@ pub fn enter_on_exec(cmd: &mut Command, vehicle: &str) -> anyhow::Result<std::fs
             Ok(())
         });
     }
-    Ok(file)
+    let out = cmd.output().context("cannot run ip (install iproute2)")?;
+    if !out.status.success() {
+        bail!(
+            "ip {} in {} failed: {}",
+            args.join(" "),
+            ns.what,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Replaces this process with `command` running in `vehicle`'s namespace; returns only on error.
-pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
+/// Runs `f` on a fresh thread inside `ns`'s network namespace (the caller's threads stay
+/// where they are).
+pub fn run_in<T: Send>(
+    ns: &VehicleNs,
+    f: impl FnOnce() -> std::io::Result<T> + Send,
+) -> std::io::Result<T> {
+    let fd = ns.net.as_raw_fd();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                // Safety: setns moves only this thread, which ends with `f`.
+                if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                f()
+            })
+            .join()
+            .map_err(|_| std::io::Error::other("namespace thread panicked"))?
+    })
+}
+
+/// The namespace `vehicle`'s programs run in: the one it attaches to (`attach`), or else
+/// `ncs-<vehicle>`.
+pub fn for_vehicle(vehicle: &str, attach: Option<&Attach>) -> anyhow::Result<VehicleNs> {
+    match attach {
+        Some(a) => VehicleNs::attach(vehicle, a),
+        None => VehicleNs::created(vehicle),
+    }
+}
+
+/// Replaces this process with `command` running in `vehicle`'s namespace (the one it
+/// attaches to, with `attach`; in a container, runs it as a child and exits with its exit
+/// code); returns only on error.
+pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     let ns = ns_name(vehicle);
-    if !Path::new(NETNS_DIR).join(&ns).exists() {
+    if attach.is_none() && !Path::new(NETNS_DIR).join(&ns).exists() {
         if unsafe { libc::geteuid() } != 0 {
             return anyhow::anyhow!(
                 "no namespace {ns} here: cosim exec joins the namespaces of a run as root; a run without root keeps them to itself (start the command as one of its scenario's programs)"
@@ -252,12 +498,29 @@ pub fn exec_in(vehicle: &str, command: &[String]) -> anyhow::Error {
     let Some((prog, args)) = command.split_first() else {
         return anyhow::anyhow!("no command given");
     };
-    let mut cmd = Command::new(prog);
-    cmd.args(args);
-    let _namespace = match enter_on_exec(&mut cmd, vehicle) {
-        Ok(f) => f,
+    let ns = match for_vehicle(vehicle, attach) {
+        Ok(ns) => ns,
         Err(e) => return e,
     };
-    let err = cmd.exec();
-    anyhow::anyhow!("cannot run {prog} in {ns}: {err}")
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    ns.enter_on_exec(&mut cmd);
+    if ns.others.is_empty() {
+        let err = cmd.exec();
+        return anyhow::anyhow!("cannot run {prog} in {}: {err}", ns.what);
+    }
+    // A mount namespace takes only a process whose file system information no other thread
+    // shares: a child (this process has threads) enters it, and its exit is this one's.
+    match cmd.status() {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            std::process::exit(
+                status
+                    .code()
+                    .or(status.signal().map(|s| 128 + s))
+                    .unwrap_or(1),
+            )
+        }
+        Err(err) => anyhow::anyhow!("cannot run {prog} in {}: {err}", ns.what),
+    }
 }

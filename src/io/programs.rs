@@ -1,7 +1,10 @@
 //! The scenario's `programs`: each started at its sim time (on the host, or inside its
 //! vehicle's network namespace) in a process group of its own, its stdout and stderr written
 //! straight to `<out>/programs/<name>.{stdout,stderr}.log`, stopped at the end of the run with
-//! its stop signal (then SIGKILL), its exit recorded as a [`ProgramRecord`].
+//! its stop signal (then SIGKILL), its exit recorded as a [`ProgramRecord`]. A program of a
+//! vehicle in a container (`vehicles[].attach.container`) enters the container's network, file
+//! system, hostname and IPC namespaces and starts in its `/`; it stays a child of the run (in
+//! the host's PID namespace), so it is stopped as every other.
 //!
 //! A program inside a vehicle gets the vehicle's ROS 2 settings (`ros`, `vehicles[].ros`) as
 //! `ROS_DOMAIN_ID`, `COSIM_ROS_NAMESPACE`, `COSIM_ROS_USE_SIM_TIME` and `COSIM_ROS_ARGS`
@@ -52,6 +55,8 @@ struct Entry {
     /// Its vehicle's ROS 2 environment (`ROS_DOMAIN_ID`, `COSIM_ROS_*`), from the scenario's
     /// `ros` and the vehicle's own.
     ros_env: Vec<(String, String)>,
+    /// The namespace its vehicle attaches to (`vehicles[].attach`), if any.
+    attach: Option<crate::config::Attach>,
 }
 
 /// The programs of a run: [`Programs::tick`] at every window opening, [`Programs::stop_all`]
@@ -62,6 +67,10 @@ pub struct Programs {
     env: Vec<(String, String)>,
     scenario_dir: PathBuf,
     logs: PathBuf,
+    /// The namespaces of the vehicles with programs that attach to a container or an existing
+    /// namespace (`vehicles[].attach`), found once at the start: asking a container engine
+    /// takes a good part of a second, too long for a window opening.
+    attached: Vec<netns::VehicleNs>,
 }
 
 impl Programs {
@@ -123,26 +132,40 @@ impl Programs {
                     }
                     _ => State::Waiting,
                 };
-                let ros_env = p
+                let vehicle = p
                     .vehicle
                     .as_deref()
-                    .and_then(|name| s.vehicles.iter().find(|v| v.name == name))
-                    .map(|v| s.vehicle_ros(v).env())
-                    .unwrap_or_default();
+                    .and_then(|name| s.vehicles.iter().find(|v| v.name == name));
+                let ros_env = vehicle.map(|v| s.vehicle_ros(v).env()).unwrap_or_default();
+                let attach = vehicle.and_then(|v| v.attach.clone());
                 Entry {
                     program: p.clone(),
                     start_ns: (p.start_s * 1e9).round() as u64,
                     state,
                     record,
                     ros_env,
+                    attach,
                 }
             })
             .collect();
+        let mut attached = Vec::new();
+        if namespaces {
+            for v in &s.vehicles {
+                let has_programs = s
+                    .programs
+                    .iter()
+                    .any(|p| p.vehicle.as_deref() == Some(v.name.as_str()));
+                if let (Some(a), true) = (&v.attach, has_programs) {
+                    attached.push(netns::VehicleNs::attach(&v.name, a)?);
+                }
+            }
+        }
         Ok(Some(Programs {
             entries,
             env,
             scenario_dir,
             logs,
+            attached,
         }))
     }
 
@@ -164,7 +187,7 @@ impl Programs {
                     Ok((pgid, exit)) => {
                         e.record.started_s = Some(sim_ns as f64 / 1e9);
                         e.state = State::Running { pgid, exit };
-                        tracing::info!(program = %e.program.name, pid = pgid, "started{}", where_(&e.program));
+                        tracing::info!(program = %e.program.name, pid = pgid, "started{}", where_(&e.program, e.attach.as_ref()));
                     }
                     Err(err) => {
                         tracing::error!(program = %e.program.name, "cannot start: {err:#}");
@@ -249,15 +272,25 @@ impl Programs {
             .stderr(log("stderr")?);
         cmd.process_group(0);
         crate::io::timer::start_at_original_nice(&mut cmd);
-        // The namespace file stays open until the child has been spawned.
-        let netns = p
-            .vehicle
-            .as_deref()
-            .map(|v| netns::enter_on_exec(&mut cmd, v))
-            .transpose()?;
+        // The namespace files stay open until the child has been spawned.
+        let mut netns = None;
+        if let Some(v) = &p.vehicle {
+            match self.attached.iter().find(|ns| ns.vehicle() == v) {
+                Some(ns) => ns.enter_on_exec(&mut cmd),
+                None => netns
+                    .insert(netns::VehicleNs::created(v)?)
+                    .enter_on_exec(&mut cmd),
+            }
+        }
         let mut child = tokio::process::Command::from(cmd)
             .spawn()
-            .with_context(|| format!("{}{}", describe(&p.command), where_(p)))?;
+            .with_context(|| {
+                format!(
+                    "{}{}",
+                    describe(&p.command),
+                    where_(p, self.entries[i].attach.as_ref())
+                )
+            })?;
         drop(netns);
         let pgid = child.id().context("the started program has no pid")? as i32;
         let (tx, rx) = oneshot::channel();
@@ -447,10 +480,11 @@ pub fn outcome(r: &ProgramRecord) -> String {
     }
 }
 
-fn where_(p: &Program) -> String {
-    match &p.vehicle {
-        Some(v) => format!(" in vehicle {v}'s namespace {}", netns::ns_name(v)),
-        None => String::new(),
+fn where_(p: &Program, attach: Option<&crate::config::Attach>) -> String {
+    match (&p.vehicle, attach.and_then(|a| a.target())) {
+        (Some(v), Some(to)) => format!(" in vehicle {v}'s {to}"),
+        (Some(v), None) => format!(" in vehicle {v}'s namespace {}", netns::ns_name(v)),
+        (None, _) => String::new(),
     }
 }
 

@@ -3,7 +3,9 @@
 //! the vehicle's IPv4/IPv6 addresses (IPv6 without duplicate address detection, so they are
 //! usable at once), `multicast on`, a transmit queue of [`TX_QUEUE_LEN`], up, default routes
 //! and the multicast ranges 224.0.0.0/4 and ff00::/8 through it. The coordinator holds the
-//! file descriptor; the interface goes away with it.
+//! file descriptor; the interface goes away with it. In a namespace the run attached to, an
+//! interface, address or route of the same kind already there is refused, never shared, and
+//! the interface is taken out at the end ([`remove`]).
 //!
 //! Every interface has the kernel's offloads (TCP and UDP segmentation, checksums left to
 //! finish), so the kernel hands over bursts of up to 64 KiB, each behind a virtio-net header,
@@ -23,14 +25,15 @@
 //! done, so that on its way it is copied only by the kernel: out of the sender's TUN and into
 //! the receiver's.
 
-use super::netns::{ip, run_in};
+use super::netns::{ip_in, ip_output, run_in, VehicleNs};
 use crate::net::engine::{Frame, FrameData};
 use crate::wire::{
     self,
     ip::{TcpSpan, UdpSpan},
 };
-use anyhow::Context;
+use anyhow::{bail, Context};
 use ipnet::IpNet;
+use std::net::IpAddr;
 use std::sync::Arc;
 use tun_rs::{AsyncDevice, DeviceBuilder};
 
@@ -45,39 +48,129 @@ pub const TX_QUEUE_LEN: u32 = 4096;
 /// Length of the virtio-net header in front of each packet with offloads.
 pub const VNET_HDR_LEN: usize = tun_rs::VIRTIO_NET_HDR_LEN;
 
-/// Creates and configures the TUN interface of namespace `ns`; needs a tokio runtime.
-pub fn open(ns: &str, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> {
+/// Creates and configures the TUN interface in `ns`; needs a tokio runtime. An interface
+/// named [`IFNAME`], one of the addresses, or a route the run adds (the addresses' networks,
+/// the multicast ranges, the default routes) already in the namespace is an error naming it:
+/// the run never shares them with what else lives there.
+pub fn open(ns: &VehicleNs, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> {
+    let what = || format!("vehicle {}: {}", ns.vehicle(), ns.what());
+    already_there(ns, addresses).with_context(what)?;
     let dev = run_in(ns, move || {
         DeviceBuilder::new().name(IFNAME).offload(true).build_sync()
     })
-    .with_context(|| format!("cannot create TUN {IFNAME} in namespace {ns}"))?;
+    .with_context(|| format!("cannot create TUN {IFNAME} in {}", what()))?;
     for net in addresses {
         let cidr = net.to_string();
-        let mut args = vec!["-n", ns, "addr", "add", &cidr, "dev", IFNAME];
+        let mut args = vec!["addr", "add", &cidr, "dev", IFNAME];
         if net.addr().is_ipv6() {
             args.push("nodad");
         }
-        ip(&args)?;
+        ip_in(ns, &args)?;
     }
     let queue = TX_QUEUE_LEN.to_string();
-    let link = [IFNAME, "multicast", "on", "txqueuelen", &queue, "up"];
-    ip(&[&["-n", ns, "link", "set"][..], &link].concat())?;
-    ip(&["-n", ns, "route", "add", "224.0.0.0/4", "dev", IFNAME])?;
-    ip(&[
-        "-n",
+    ip_in(
         ns,
-        "route",
-        "add",
-        "255.255.255.255/32",
-        "dev",
-        IFNAME,
-    ])?;
-    let _ = ip(&["-n", ns, "route", "add", "default", "dev", IFNAME]);
+        &[
+            "link",
+            "set",
+            IFNAME,
+            "multicast",
+            "on",
+            "txqueuelen",
+            &queue,
+            "up",
+        ],
+    )?;
+    ip_in(ns, &["route", "add", "224.0.0.0/4", "dev", IFNAME])?;
+    ip_in(ns, &["route", "add", "255.255.255.255/32", "dev", IFNAME])?;
+    let _ = ip_in(ns, &["route", "add", "default", "dev", IFNAME]);
     // ff00::/8 sits in the local table once the interface is up; a main-table route makes
     // sure it is chosen without a source-specific configuration.
-    let _ = ip(&["-n", ns, "-6", "route", "add", "ff00::/8", "dev", IFNAME]);
-    let _ = ip(&["-n", ns, "-6", "route", "add", "default", "dev", IFNAME]);
+    let _ = ip_in(ns, &["-6", "route", "add", "ff00::/8", "dev", IFNAME]);
+    let _ = ip_in(ns, &["-6", "route", "add", "default", "dev", IFNAME]);
     Ok(AsyncDevice::new(dev)?)
+}
+
+/// The index of the interface [`IFNAME`] in `ns`, if it has one.
+pub fn index_in(ns: &VehicleNs) -> Option<u64> {
+    let out = ip_output(ns, &["-j", "link", "show", "dev", IFNAME]).ok()?;
+    let links: serde_json::Value = serde_json::from_str(&out).ok()?;
+    links.get(0)?["ifindex"].as_u64()
+}
+
+/// Removes the interface [`open`] made in `ns` (index `index`) if it is still there. The kernel
+/// removes a TUN when its last file descriptor closes; this makes it so at once, in a namespace
+/// that outlives the run, while a reader being cancelled may still hold one for a moment. An
+/// interface of that name with another index is not the run's and stays.
+pub fn remove(ns: &VehicleNs, index: u64) {
+    if index_in(ns) == Some(index) {
+        if let Err(e) = ip_in(ns, &["link", "del", "dev", IFNAME]) {
+            if index_in(ns) == Some(index) {
+                tracing::warn!("{e:#}");
+            }
+        }
+    }
+}
+
+/// The routes [`open`] adds besides the addresses' own networks.
+const ROUTES: [&str; 5] = [
+    "224.0.0.0/4",
+    "255.255.255.255/32",
+    "0.0.0.0/0",
+    "ff00::/8",
+    "::/0",
+];
+
+/// An error naming the first of [`IFNAME`], `addresses` and the routes [`open`] adds that `ns`
+/// already has (read with `ip -j`).
+fn already_there(ns: &VehicleNs, addresses: &[IpNet]) -> anyhow::Result<()> {
+    let links: serde_json::Value = serde_json::from_str(&ip_output(ns, &["-j", "addr", "show"])?)
+        .context("cannot read the output of ip -j addr show")?;
+    for link in links.as_array().into_iter().flatten() {
+        let name = link["ifname"].as_str().unwrap_or("?");
+        if name == IFNAME {
+            bail!("an interface {IFNAME} is there already (is another run attached to it?)");
+        }
+        for info in link["addr_info"].as_array().into_iter().flatten() {
+            let Some(local) = info["local"]
+                .as_str()
+                .and_then(|a| a.parse::<IpAddr>().ok())
+            else {
+                continue;
+            };
+            if let Some(a) = addresses.iter().find(|a| a.addr() == local) {
+                bail!("address {} is there already, on interface {name}", a.addr());
+            }
+        }
+    }
+    let mut ours: Vec<IpNet> = ROUTES.iter().filter_map(|r| r.parse().ok()).collect();
+    ours.extend(
+        addresses
+            .iter()
+            .filter(|a| a.prefix_len() < a.max_prefix_len())
+            .map(IpNet::trunc),
+    );
+    for family in ["-4", "-6"] {
+        let out = ip_output(ns, &["-j", family, "route", "show", "table", "main"])?;
+        let routes: serde_json::Value = serde_json::from_str(&out)
+            .with_context(|| format!("cannot read the output of ip -j {family} route show"))?;
+        for r in routes.as_array().into_iter().flatten() {
+            let Some(dst) = r["dst"].as_str() else {
+                continue;
+            };
+            let net = match dst {
+                "default" if family == "-4" => "0.0.0.0/0".parse().ok(),
+                "default" => "::/0".parse().ok(),
+                d if d.contains('/') => d.parse::<IpNet>().ok(),
+                d => d.parse::<IpAddr>().ok().map(IpNet::from),
+            };
+            if net.is_some_and(|n| ours.contains(&n)) {
+                let dev = r["dev"].as_str().unwrap_or("?");
+                bail!("a route to {dst} (dev {dev}) is there already; the run routes it through its {IFNAME}: give the namespace no route of its own there (a container: --network none)");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Packets one write call takes at most (a coalesced segment holds up to 45 full-size ones).

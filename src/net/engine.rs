@@ -556,6 +556,7 @@ mod tests {
             },
             motion: Motion::Stationary,
             ros: Default::default(),
+            attach: None,
         }
     }
 
