@@ -969,6 +969,7 @@ mod tests {
             network: None,
             modems: None,
             programs: Vec::new(),
+            metrics: Vec::new(),
             stages: BTreeMap::new(),
         };
         let a = Analysis::with_packets(&record, fold, Some(summary));
