@@ -229,7 +229,10 @@ mod tests {
         let mut long = vec![b' '; MAX_LINE + 10];
         long.push(b'\n');
         append(&path, &long);
-        append(&path, b"{\"name\":\"x\",\"value\":2,\"bad\":1}\n{\"name\":\"x\",\"value\":3}");
+        append(
+            &path,
+            b"{\"name\":\"x\",\"value\":2,\"bad\":1}\n{\"name\":\"x\",\"value\":3}",
+        );
         let mut rounds = 0;
         while f.read(4_000, &mut buf[..100], &mut out) > 0 {
             rounds += 1;
@@ -237,7 +240,11 @@ mod tests {
         assert!(rounds > 40, "at most the buffer per call: {rounds}");
         assert_eq!(out.len(), 2);
         let report = f.finish(5_000, &mut buf, &mut out).unwrap();
-        assert_eq!(out.len(), 3, "the last line without its newline counts at the end");
+        assert_eq!(
+            out.len(),
+            3,
+            "the last line without its newline counts at the end"
+        );
         assert_eq!((report.samples, report.refused, report.dropped), (3, 3, 0));
         let p = path.display();
         assert_eq!(

@@ -115,11 +115,17 @@ mod tests {
             (b"latency 0.1", "expected"),
             (br#"{"name": "a", "value": "1"}"#, "invalid type"),
             (br#"{"name": "a"}"#, "missing field `value`"),
-            (br#"{"name": "a", "value": 1, "vlaue": 2}"#, "unknown field `vlaue`"),
+            (
+                br#"{"name": "a", "value": 1, "vlaue": 2}"#,
+                "unknown field `vlaue`",
+            ),
             (br#"{"name": "", "value": 1}"#, "1 to 64 characters"),
             (br#"{"name": "a b", "value": 1}"#, "' ' is not one of"),
             (br#"{"name": "a", "value": 1, "t_ns": -5}"#, "invalid value"),
-            (br#"{"name": "a", "value": 1, "from": "usv\n2"}"#, "is not one of"),
+            (
+                br#"{"name": "a", "value": 1, "from": "usv\n2"}"#,
+                "is not one of",
+            ),
         ];
         for (line, why) in cases {
             let e = MetricLine::parse(line).unwrap_err();
