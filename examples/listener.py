@@ -4,8 +4,9 @@
 The ROS 2 tutorial's minimal subscriber, for the co-simulation. A message stamped by talker.py
 ("... stamp_ns=<ns> from=<vehicle>") has a latency: the node's clock at receipt minus the stamp,
 in sim time with `-p use_sim_time:=true`. The listener reports each one to the run as a metric
-line in the file COSIM_METRICS names; the run records it and the report shows it beside the
-one-way delay of the link from the talker's vehicle. On exit it logs how many messages it heard.
+line in the file COSIM_METRICS names (with its time of receipt when that is sim time); the run
+records it and the report shows it beside the one-way delay of the link from the talker's
+vehicle. On exit it logs how many messages it heard.
 """
 import json
 import os
@@ -19,6 +20,7 @@ class Listener(Node):
     def __init__(self):
         super().__init__('listener')
         self.heard = 0
+        self.sim_time = self.get_parameter('use_sim_time').value
         path = os.environ.get('COSIM_METRICS')
         # Line-buffered: every metric line reaches the file whole, as it is written.
         self.metrics = open(path, 'a', buffering=1) if path else None
@@ -34,8 +36,9 @@ class Listener(Node):
         latency_s = (now_ns - int(fields['stamp_ns'])) / 1e9
         self.get_logger().info(f'I heard: "{msg.data}" ({latency_s * 1e3:.1f} ms after its stamp)')
         if self.metrics:
-            line = {'name': 'chatter_latency_s', 'value': latency_s, 't_ns': now_ns,
-                    'from': fields.get('from')}
+            line = {'name': 'chatter_latency_s', 'value': latency_s, 'from': fields.get('from')}
+            if self.sim_time:  # else the run stamps the value with its own sim time
+                line['t_ns'] = now_ns
             self.metrics.write(json.dumps(line) + '\n')
 
 
