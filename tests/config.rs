@@ -2075,8 +2075,9 @@ fn ros_settings_are_checked_where_they_are_written() {
 }
 
 /// A build without the `ros` feature refuses a live scenario (`network.capture: tun`) that asks
-/// for sim time, naming the key, its line and the feature, in `cosim check` and before `cosim
-/// run` starts anything; without live capture there is no bridge to start.
+/// for sim time before `cosim run` starts anything, naming the key, its line and the feature;
+/// `cosim check` finds the scenario valid and says the same in a note; without live capture
+/// there is no bridge to start.
 #[test]
 fn without_the_ros_feature_a_scenario_on_sim_time_is_refused_by_its_key() {
     if cfg!(feature = "ros") {
@@ -2096,9 +2097,10 @@ fn without_the_ros_feature_a_scenario_on_sim_time_is_refused_by_its_key() {
     )
     .unwrap();
     let (code, stdout, stderr) = cosim(&["check", path]);
-    assert_ne!(code, Some(0), "{stdout}");
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
-        stderr.contains(&format!("{path}:27:"))
+        stderr.contains("note: valid, but `cosim run` of this build refuses it: ")
+            && stderr.contains(&format!("{path}:27:"))
             && stderr.contains(": vehicles[1].ros.use_sim_time: ")
             && stderr.contains("vehicle b runs on sim time")
             && stderr.contains(how),
@@ -2124,6 +2126,31 @@ fn without_the_ros_feature_a_scenario_on_sim_time_is_refused_by_its_key() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains(": ros.use_sim_time: ") && stderr.contains(how),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "refused before anything runs");
+    // The same scenario with its vehicle's key: refused by that key and its line.
+    std::fs::write(
+        &file,
+        live.replace(
+            "  - name: b\n",
+            "  - name: b\n    ros: {use_sim_time: true}\n",
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = cosim(&[
+        "run",
+        path,
+        "--duration-s",
+        "0.01",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{path}:27:"))
+            && stderr.contains(": vehicles[1].ros.use_sim_time: ")
+            && stderr.contains(how),
         "{stderr}"
     );
     assert!(!out.exists(), "refused before anything runs");

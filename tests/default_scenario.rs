@@ -3,6 +3,10 @@
 //! minute. What it must show: the 802.11 link's throughput goes through the LOS / NLOS /
 //! out-of-range phases, the talker's messages reach the listener, the AUVs' frames are delivered
 //! or dropped with a reason, every ledger balances, and the report is written from the record.
+//! The vessels run on sim time, which needs a build with the `ros` feature: the listener's
+//! latency of each message, stamp to receipt in sim time, is in the record and the report beside
+//! the link's one-way delay, and no shorter than the packets that carried it. A build without it
+//! interrupts the soak scenario (the default one on the wall clock) instead.
 
 use netsim_cosim::output::{record::Record, schema::Outcome};
 use serde_json::Value;
@@ -14,6 +18,7 @@ fn repo(p: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
 }
 
+#[cfg(feature = "ros")]
 #[test]
 fn the_default_scenario_shows_every_part_of_the_mission() {
     let _one = common::require_root();
@@ -112,6 +117,7 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
         "{}",
         log("iperf3-client")
     );
+    listener_latency(&record, &log("listener"));
 
     // The AUVs: every client's nav was accepted, frames were delivered and lost behind terrain.
     for auv in ["auv1", "auv2", "auv3"] {
@@ -146,6 +152,36 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
         "{}",
         report.display()
     );
+    // The report shows the listener's latency beside the link's one-way delay in the same span.
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("chatter_latency_s") && html.contains("one-way delay usv2 → usv1"),
+        "{}",
+        report.display()
+    );
+    assert!(
+        stdout.contains("listener: chatter_latency_s")
+            && stdout.contains("one-way delay usv2 → usv1"),
+        "{stdout}"
+    );
+    let a = netsim_cosim::output::report::generate(&out)
+        .unwrap()
+        .analysis;
+    let m = a
+        .metrics
+        .iter()
+        .find(|m| m.program == "listener" && m.name == "chatter_latency_s")
+        .unwrap_or_else(|| panic!("{:?}", a.metrics));
+    let delay = m.link_delay.expect("the link's delay beside the latency");
+    println!(
+        "listener latency {:?}, usv2 → usv1 one-way delay {delay:?}",
+        m.values
+    );
+    assert!(
+        m.values.median >= delay.median,
+        "median latency {:?} below the link's median one-way delay {delay:?}",
+        m.values
+    );
     // pcaps per vehicle.
     for v in ["usv1", "usv2"] {
         assert!(
@@ -171,17 +207,72 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
     );
 }
 
+/// The listener's sim-time latency of every message it reported (`chatter_latency_s`, from
+/// usv2's talker): each is no shorter than a copy of usv2 → usv1 that can have carried the
+/// message (captured at or after the stamp, delivered by the receipt), and there is one. A
+/// node's clock is the last `/clock` its executor took, one per window of 1 ms, so stamp and
+/// receipt each read a few windows behind the run's sim time: `LAG`. A stamp taken on another
+/// clock than the receipt (or in the wrong unit) finds no copy between them.
+#[cfg(feature = "ros")]
+fn listener_latency(record: &Record, log: &str) {
+    const LAG: f64 = 5e-3;
+    let latencies: Vec<_> = record
+        .metrics
+        .iter()
+        .filter(|m| m.program == "listener" && m.name == "chatter_latency_s")
+        .collect();
+    assert!(
+        latencies.len() >= 50,
+        "{} latencies reported:\n{log}",
+        latencies.len()
+    );
+    let copies: Vec<(f64, f64)> = record
+        .packets
+        .iter()
+        .filter(|p| {
+            p.src == "usv2" && p.dst.as_deref() == Some("usv1") && p.outcome == Outcome::Delivered
+        })
+        .map(|p| (p.t_s, p.end_s))
+        .collect();
+    for m in &latencies {
+        assert_eq!(
+            (m.vehicle.as_deref(), m.from.as_deref()),
+            (Some("usv1"), Some("usv2")),
+            "{m:?}"
+        );
+        let (stamp, receipt) = (m.t_s - m.value, m.t_s);
+        assert!(
+            m.value > 0.0 && stamp > 0.5 && receipt <= 60.0,
+            "stamp and receipt in the run's sim time: {m:?}"
+        );
+        let shortest = copies
+            .iter()
+            .filter(|(t, e)| *t >= stamp - LAG && *e <= receipt + LAG)
+            .map(|(t, e)| e - t)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            m.value + 2.0 * LAG >= shortest,
+            "latency {m:?} shorter than every copy usv2 → usv1 between its stamp and its receipt ({shortest} s)"
+        );
+    }
+}
+
 /// Ctrl-C half way: a consistent partial record and report, every program stopped, no namespace
-/// or TUN left.
+/// or TUN left. The default scenario in a build with the `ros` feature (its /clock bridges
+/// stopped too), else the soak scenario, the default one on the wall clock.
 #[test]
 fn ctrl_c_leaves_a_consistent_record_and_report() {
     let _one = common::require_root();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
+    let scenario = match cfg!(feature = "ros") {
+        true => "config/default.yaml",
+        false => "config/soak.yaml",
+    };
     let child = Command::new(env!("CARGO_BIN_EXE_cosim"))
         .args([
             "run",
-            repo("config/default.yaml").to_str().unwrap(),
+            repo(scenario).to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
         ])

@@ -581,3 +581,87 @@ fn ctrl_c_stops_every_program_and_leaves_no_namespace() {
         netns::list()
     );
 }
+
+/// A program reports values of its own in the file `COSIM_METRICS` names: the run records each
+/// on `/metrics` (at its `t_ns`, else when the run read it), reads a line written in two parts
+/// once it ends, and counts the lines it refuses — not JSON, a bad key, a name with a blank,
+/// overlong — in `summary.json`'s `metrics` with their file and line; the run ends as usual and
+/// the report shows the values. (A host program, paced at 4× real time: no root needed.)
+#[test]
+fn a_program_reports_its_metrics_and_bad_lines_are_counted_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(5000);
+    let script = format!(
+        "#!/bin/sh\nm=\"$COSIM_METRICS\"\n\
+         echo '{{\"name\": \"lag_s\", \"value\": 0.25, \"t_ns\": 100000000}}' >> \"$m\"\n\
+         echo 'not a metric' >> \"$m\"\n\
+         echo '{{\"name\": \"lag_s\", \"value\": 0.5, \"t_ns\": 200000000, \"vlaue\": 1}}' >> \"$m\"\n\
+         echo '{{\"name\": \"queue depth\", \"value\": 3}}' >> \"$m\"\n\
+         echo '{long}' >> \"$m\"\n\
+         printf '{{\"name\": \"lag_s\", ' >> \"$m\"\n\
+         sleep 0.2\n\
+         echo '\"value\": 0.75}}' >> \"$m\"\n\
+         echo '{{\"name\": \"queue\", \"value\": 3}}' >> \"$m\"\n"
+    );
+    std::fs::write(dir.path().join("report.sh"), script).unwrap();
+    let s = scenario(
+        dir.path(),
+        &["ma"],
+        93,
+        2.0,
+        4.0,
+        "programs:\n  - {name: reporter, command: 'sh ./report.sh'}\n",
+    );
+    let out = dir.path().join("out");
+    let (o, summary) = run(&s, &out);
+    assert!(o.status.success(), "{}", text(&o));
+    let record = netsim_cosim::output::record::Record::read(&out).unwrap();
+    let values: Vec<(&str, f64, f64)> = record
+        .metrics
+        .iter()
+        .map(|m| {
+            assert_eq!(
+                (m.program.as_str(), m.vehicle.as_deref()),
+                ("reporter", None)
+            );
+            (m.name.as_str(), m.value, m.t_s)
+        })
+        .collect();
+    assert_eq!(values.len(), 3, "{values:?}");
+    assert_eq!(values[0], ("lag_s", 0.25, 0.1));
+    let (name, value, t_s) = values[1];
+    assert_eq!((name, value), ("lag_s", 0.75));
+    assert!((0.0..=2.0).contains(&t_s), "read during the run: {t_s}");
+    assert_eq!((values[2].0, values[2].1), ("queue", 3.0));
+    let file = out.join("programs/reporter.metrics.jsonl");
+    let m = &summary["metrics"][0];
+    assert_eq!(m["program"], "reporter");
+    assert_eq!(m["file"], file.to_str().unwrap());
+    assert_eq!(
+        (m["samples"].as_u64(), m["refused"].as_u64()),
+        (Some(3), Some(4)),
+        "{m}"
+    );
+    let errors: Vec<&str> = m["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    let f = file.display();
+    assert!(
+        errors[0].starts_with(&format!("{f}:2: expected ident")),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].starts_with(&format!("{f}:3: unknown field `vlaue`")),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2].starts_with(&format!("{f}:4: name \"queue depth\"")),
+        "{errors:?}"
+    );
+    assert_eq!(errors[3], format!("{f}:5: longer than 4096 bytes"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("reporter: lag_s"), "{stdout}");
+}

@@ -470,6 +470,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
             drained: 0,
         }),
         programs: Vec::new(),
+        metrics: Vec::new(),
         stages: BTreeMap::new(),
     };
     serde_json::to_value(report).unwrap()

@@ -815,3 +815,119 @@ fn sim_time_talker_and_listener_in_two_namespaces_and_no_clock_on_the_link() {
         .count();
     eprintln!("SEDP on the link: {} announcements, {clock_readers} of /clock readers, 0 of /clock writers", all.len());
 }
+
+/// The examples' talker and listener as scenario programs on sim time (`ros: {use_sim_time:
+/// true}`, `$COSIM_ROS_ARGS`) at twice real time, across an ideal link with a 250 ms one-way
+/// delay: every latency the listener reports on `/metrics` is the link's delay and a little
+/// more in sim time — at least 250 ms less the clocks' lag (a node's clock is the last `/clock`
+/// its executor took, once a window: up to two windows behind each), where a latency on the
+/// wall clock would be half that, and well under a stamp taken on another clock or at another
+/// time; each message had a copy captured after its stamp and delivered by its receipt (within
+/// that lag); the report shows the latencies beside the link's delay.
+#[test]
+fn the_examples_report_their_latency_in_sim_time_beside_the_links_delay() {
+    require_root();
+    let d = domain();
+    let dir = tempfile::tempdir().unwrap();
+    let examples = repo().join("examples");
+    let py = python();
+    let program = |name: &str, vehicle: &str, start_s: f64, args: &str| {
+        format!(
+            "  - {{name: {name}, vehicle: {vehicle}, start_s: {start_s}, env: {{ROS_AUTOMATIC_DISCOVERY_RANGE: SUBNET}},\n     command: \"{} {}/{name}.py {args}$COSIM_ROS_ARGS\"}}\n",
+            py.display(),
+            examples.display()
+        )
+    };
+    // A node's clock is the last `/clock` its executor took, one a window: it reads up to two
+    // windows behind the run's sim time.
+    let (window_s, delay_s) = (0.01, 0.25);
+    let slack_s = 2.0 * window_s;
+    let yaml = format!(
+        "name: latency\nwindow_ms: 10\nduration_s: 24\nreal_time_factor: 2\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [200, 200], cell_size_m: 10, base_height_m: -60}}\n\
+         vehicles:\n\
+         \x20 - name: lta\n    addresses: [10.84.0.1/24]\n    start: {{x: 0, y: 0, z: 1}}\n    motion: {{kind: stationary}}\n\
+         \x20 - name: ltb\n    addresses: [10.84.0.2/24]\n    start: {{x: 10, y: 0, z: 1}}\n    motion: {{kind: stationary}}\n\
+         links: {{default: {{model: ideal, delay_ms: {}}}}}\n\
+         network: {{capture: tun}}\nros: {{domain_id: {d}, use_sim_time: true}}\nprograms:\n{}{}",
+        delay_s * 1e3,
+        program("listener", "ltb", 0.0, ""),
+        program("talker", "lta", 1.0, "0.2 "),
+    );
+    let scenario = dir.path().join("scenario.yaml");
+    std::fs::write(&scenario, &yaml).unwrap();
+    let out = dir.path().join("out");
+    let mut cosim = Command::new(COSIM);
+    cosim.arg("run").arg(&scenario).arg("--out").arg(&out);
+    ros_env(&mut cosim, &domain());
+    let run = cosim.output().unwrap();
+    let log = |name: &str| {
+        std::fs::read_to_string(out.join(format!("programs/{name}.stderr.log"))).unwrap_or_default()
+    };
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{yaml}\n{}\n{stdout}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let record = netsim_cosim::output::record::Record::read(&out).unwrap();
+    let latencies: Vec<f64> = record
+        .metrics
+        .iter()
+        .filter(|m| m.program == "listener" && m.name == "chatter_latency_s")
+        .map(|m| {
+            assert_eq!(
+                (m.vehicle.as_deref(), m.from.as_deref()),
+                (Some("ltb"), Some("lta"))
+            );
+            m.value
+        })
+        .collect();
+    assert!(
+        latencies.len() >= 20,
+        "{} latencies:\n{}\n{}",
+        latencies.len(),
+        log("listener"),
+        log("talker")
+    );
+    for m in record.metrics.iter() {
+        let (stamp, receipt) = (m.t_s - m.value, m.t_s);
+        let carried = record.packets.iter().any(|p| {
+            p.src == "lta"
+                && p.dst.as_deref() == Some("ltb")
+                && p.t_s >= stamp - slack_s
+                && p.end_s <= receipt + slack_s
+        });
+        assert!(
+            carried,
+            "no copy lta → ltb between stamp and receipt: {m:?}"
+        );
+        assert!(
+            m.value >= delay_s - 2.0 * slack_s && m.value < 1.0,
+            "latency {} s across a link of {delay_s} s: {m:?}",
+            m.value
+        );
+    }
+    let mut sorted = latencies.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    assert!(
+        median < delay_s + 0.1,
+        "median latency {median} s across a link of {delay_s} s: {sorted:?}"
+    );
+    let a = netsim_cosim::output::report::generate(&out)
+        .unwrap()
+        .analysis;
+    let m = &a.metrics[0];
+    let delay = m.link_delay.unwrap();
+    assert!(
+        (delay.min - delay_s).abs() <= window_s && (delay.max - delay_s).abs() <= window_s,
+        "{delay:?}"
+    );
+    assert!(m.values.median >= delay.median - 2.0 * slack_s, "{m:?}");
+    assert!(
+        stdout.contains("listener: chatter_latency_s")
+            && stdout.contains("one-way delay lta → ltb"),
+        "{stdout}"
+    );
+}

@@ -43,6 +43,18 @@ fn the_soak_scenario_is_the_default_one_with_its_traffic_kept_going() {
         .to_owned();
     assert!(client.contains(" -t 58 "), "{client}");
     default["programs"][2]["command"] = client.replace(" -t 58 ", " -t 0 ").into();
+    for v in [0, 1] {
+        let vehicle = default["vehicles"][v].as_mapping_mut().unwrap();
+        assert!(vehicle.remove("ros").is_some(), "usv{} on sim time", v + 1);
+    }
+    for p in [1, 3] {
+        let command = default["programs"][p]["command"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(command.ends_with(" $COSIM_ROS_ARGS"), "{command}");
+        default["programs"][p]["command"] = command.trim_end_matches(" $COSIM_ROS_ARGS").into();
+    }
     assert_eq!(
         serde_yaml::to_string(&default).unwrap(),
         serde_yaml::to_string(&soak).unwrap(),

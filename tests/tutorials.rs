@@ -5,8 +5,8 @@
 //!
 //! Each page runs as root (its runs have live vehicles in network namespaces), one page at a
 //! time (the pages' runs pace windows to the wall clock and share vehicle names and ports), in
-//! a fresh working folder. The ROS 2 tutorial needs a build with the `ros` feature and runs in
-//! `tests/tutorials_ros.rs`. Each test knows how many commands its page runs and how many it
+//! a fresh working folder. The ROS 2 tutorial and the pages that run the default scenario (its
+//! vessels on sim time) need a build with the `ros` feature and run in `tests/tutorials_ros.rs`. Each test knows how many commands its page runs and how many it
 //! only shows, so that a page whose blocks stop being run fails here.
 
 mod book_commands;
@@ -16,20 +16,23 @@ use std::time::Duration;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
-/// The pages `tests/tutorials_ros.rs` runs (with a `ros` build).
-const ROS_PAGES: &[&str] = &["tutorials/ros2-node.md"];
+/// The pages `tests/tutorials_ros.rs` runs (with a `ros` build): the ROS 2 tutorial, and those
+/// that run the default scenario, whose vessels are on sim time.
+const ROS_PAGES: &[&str] = &[
+    "tutorials/ros2-node.md",
+    "tutorials/first-run.md",
+    "tutorials/ns3.md",
+    "howto/record-python.md",
+];
 
 /// Pages with no command that can run here, and why. None: every page runs.
 const EXEMPT: &[(&str, &str)] = &[];
 
 /// The pages this file runs.
 const PAGES: &[&str] = &[
-    "tutorials/first-run.md",
     "tutorials/modems.md",
-    "tutorials/ns3.md",
     "tutorials/gazebo.md",
     "tutorials/comparing-runs.md",
-    "howto/record-python.md",
 ];
 
 /// Runs `page` as root, alone, with `tools` required on the PATH.
@@ -55,34 +58,10 @@ fn assert_counts(rel: &str, r: &PageRun, run: usize, not_run: usize, outputs: us
 }
 
 #[test]
-fn first_run() {
-    let rel = "tutorials/first-run.md";
-    let r = page(rel, &["iperf3", "python3", "tshark"]);
-    assert_counts(rel, &r, 9, 0, 8);
-}
-
-#[test]
 fn modems() {
     let rel = "tutorials/modems.md";
     let r = page(rel, &["socat", "python3"]);
     assert_counts(rel, &r, 9, 1, 5);
-}
-
-#[test]
-fn ns3() {
-    let rel = "tutorials/ns3.md";
-    let ns3 = std::path::Path::new(COSIM)
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|t| t.join("ns3/netsim-ns3"))
-        .unwrap();
-    assert!(
-        ns3.exists(),
-        "{} is missing: scripts/setup --ns3 builds it",
-        ns3.display()
-    );
-    let r = page(rel, &["iperf3", "python3"]);
-    assert_counts(rel, &r, 4, 1, 4);
 }
 
 #[test]
@@ -96,13 +75,6 @@ fn gazebo() {
 fn comparing_runs() {
     let rel = "tutorials/comparing-runs.md";
     let r = page(rel, &["iperf3", "ping"]);
-    assert_counts(rel, &r, 5, 0, 3);
-}
-
-#[test]
-fn record_python() {
-    let rel = "howto/record-python.md";
-    let r = page(rel, &["iperf3", "python3"]);
     assert_counts(rel, &r, 5, 0, 3);
 }
 

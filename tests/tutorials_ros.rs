@@ -1,14 +1,38 @@
-//! The commands of the book's ROS 2 tutorial (`docs/src/tutorials/ros2-node.md`), run as a
-//! reader runs them: its run serves `/clock` inside the vehicles (`ros: {use_sim_time: true}`), which
-//! needs a build with the `ros` feature, and its nodes need rclpy. How the page marks its
-//! commands and the output it shows: `tests/book_commands/mod.rs`; the other tutorials run in
-//! `tests/tutorials.rs`.
+//! The commands of the book's pages that need a build with the `ros` feature, run as a reader
+//! runs them: the ROS 2 tutorial (`docs/src/tutorials/ros2-node.md`: its run serves `/clock`
+//! inside the vehicles, `ros: {use_sim_time: true}`, and its nodes need rclpy), and the pages
+//! that run the default scenario, whose vessels are on sim time (the first run, ns-3, the record
+//! how-to). How the pages mark their commands and the output they show:
+//! `tests/book_commands/mod.rs`; the other tutorials run in `tests/tutorials.rs`.
 
 mod book_commands;
 
+use book_commands::PageRun;
 use std::{process::Command, time::Duration};
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
+
+/// Runs `page` as root, alone, with `tools` required on the PATH.
+fn page(rel: &str, tools: &[&str]) -> PageRun {
+    let _one = book_commands::root_and_alone();
+    book_commands::require_tools(tools, "scripts/setup --test");
+    book_commands::run_page(rel, COSIM, Duration::from_secs(150))
+}
+
+/// The page ran `run` commands, showed `not_run` without running them, and had at least
+/// `outputs` of its shown outputs checked.
+fn assert_counts(rel: &str, r: &PageRun, run: usize, not_run: usize, outputs: usize) {
+    assert_eq!(
+        (r.commands_run, r.commands_not_run),
+        (run, not_run),
+        "{rel}: commands run and shown only"
+    );
+    assert!(
+        r.outputs_checked >= outputs,
+        "{rel}: {} outputs checked, expected {outputs}",
+        r.outputs_checked
+    );
+}
 
 #[test]
 fn ros2_node() {
@@ -30,4 +54,35 @@ fn ros2_node() {
         "{rel}: commands run and shown only"
     );
     assert!(r.outputs_checked >= 3, "{rel}: {r:?}");
+}
+
+#[test]
+fn first_run() {
+    let rel = "tutorials/first-run.md";
+    let r = page(rel, &["iperf3", "python3", "tshark"]);
+    assert_counts(rel, &r, 9, 0, 8);
+}
+
+#[test]
+fn ns3() {
+    let rel = "tutorials/ns3.md";
+    let ns3 = std::path::Path::new(COSIM)
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|t| t.join("ns3/netsim-ns3"))
+        .unwrap();
+    assert!(
+        ns3.exists(),
+        "{} is missing: scripts/setup --ns3 builds it",
+        ns3.display()
+    );
+    let r = page(rel, &["iperf3", "python3"]);
+    assert_counts(rel, &r, 4, 1, 4);
+}
+
+#[test]
+fn record_python() {
+    let rel = "howto/record-python.md";
+    let r = page(rel, &["iperf3", "python3"]);
+    assert_counts(rel, &r, 5, 0, 3);
 }

@@ -10,6 +10,7 @@
 
 use crate::model::modem::FrameLedgerEntry;
 use crate::net::ledger::CopyEnd;
+use crate::output::schema::MetricSample;
 use crate::output::stages::{Stage, Stages};
 use crate::output::summary::RunReport;
 use crate::wire::channel::ChannelView;
@@ -51,12 +52,15 @@ pub struct Ended {
     pub copy_ends: Vec<CopyEnd>,
     /// Modem frame copies that were decided.
     pub frames: Vec<FrameLedgerEntry>,
+    /// Values the programs reported in their metrics files.
+    pub metrics: Vec<MetricSample>,
 }
 
 impl Ended {
     fn clear(&mut self) {
         self.copy_ends.clear();
         self.frames.clear();
+        self.metrics.clear();
     }
 }
 

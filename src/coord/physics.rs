@@ -402,6 +402,7 @@ impl PhysicsCoordinator {
             network: None,
             modems: None,
             programs: Vec::new(),
+            metrics: Vec::new(),
             stages: Default::default(),
         };
         let end_ns = self.schedule.start_ns(done);

@@ -12,10 +12,16 @@
 //! and `use_sim_time` only from its arguments (ROS 1's `ROS_NAMESPACE` is not read), so they are
 //! handed over as variables for the program's own command line (`talker $COSIM_ROS_ARGS`)
 //! rather than written into arguments the run does not own. The program's own `env` wins.
+//!
+//! Every program gets `COSIM_METRICS`, its metrics file ([`super::metrics`]):
+//! [`Programs::read_metrics`] reads what the programs appended, [`Programs::finish_metrics`]
+//! the rest once they have stopped.
 
+use super::metrics::{self, MetricsFile, READ_PER_CALL};
 use super::netns;
 use crate::config::{Capture, LoadedScenario, Program, ProgramCommand};
-use crate::output::schema::{ProgramEnd, ProgramRecord};
+use crate::output::schema::{MetricSample, ProgramEnd, ProgramRecord};
+use crate::output::summary::MetricsFileReport;
 use anyhow::Context;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
@@ -57,6 +63,8 @@ struct Entry {
     ros_env: Vec<(String, String)>,
     /// The namespace its vehicle attaches to (`vehicles[].attach`), if any.
     attach: Option<crate::config::Attach>,
+    /// Its metrics file, from its start on.
+    metrics: Option<MetricsFile>,
 }
 
 /// The programs of a run: [`Programs::tick`] at every window opening, [`Programs::stop_all`]
@@ -71,6 +79,8 @@ pub struct Programs {
     /// namespace (`vehicles[].attach`), found once at the start: asking a container engine
     /// takes a good part of a second, too long for a window opening.
     attached: Vec<netns::VehicleNs>,
+    /// What a metrics file is read into ([`READ_PER_CALL`] bytes, allocated once).
+    read_buf: Vec<u8>,
 }
 
 impl Programs {
@@ -145,6 +155,7 @@ impl Programs {
                     record,
                     ros_env,
                     attach,
+                    metrics: None,
                 }
             })
             .collect();
@@ -166,6 +177,7 @@ impl Programs {
             scenario_dir,
             logs,
             attached,
+            read_buf: vec![0; READ_PER_CALL],
         }))
     }
 
@@ -184,7 +196,8 @@ impl Programs {
                 let started = self.start(i, sim_ns);
                 let e = &mut self.entries[i];
                 match started {
-                    Ok((pgid, exit)) => {
+                    Ok((pgid, exit, metrics)) => {
+                        e.metrics = Some(metrics);
                         e.record.started_s = Some(sim_ns as f64 / 1e9);
                         e.state = State::Running { pgid, exit };
                         tracing::info!(program = %e.program.name, pid = pgid, "started{}", where_(&e.program, e.attach.as_ref()));
@@ -200,6 +213,33 @@ impl Programs {
             }
         }
         self.reap(sim_ns);
+    }
+
+    /// Reads what the programs appended to their metrics files since the last call (at most
+    /// [`READ_PER_CALL`] bytes of each) into `out`; values without their own time are at
+    /// `sim_ns`.
+    pub fn read_metrics(&mut self, sim_ns: u64, out: &mut Vec<MetricSample>) {
+        for e in &mut self.entries {
+            if let Some(m) = &mut e.metrics {
+                m.read(sim_ns, &mut self.read_buf, out);
+            }
+        }
+    }
+
+    /// After [`Self::stop_all`]: reads the rest of every metrics file into `out` and says what
+    /// the run made of each file that had anything in it.
+    pub fn finish_metrics(
+        &mut self,
+        sim_ns: u64,
+        out: &mut Vec<MetricSample>,
+    ) -> Vec<MetricsFileReport> {
+        let mut reports = Vec::new();
+        for e in &mut self.entries {
+            if let Some(m) = e.metrics.take() {
+                reports.extend(m.finish(sim_ns, &mut self.read_buf, out));
+            }
+        }
+        reports
     }
 
     /// Records the exit of every program whose leader ended since the last call (at `sim_ns`).
@@ -223,12 +263,16 @@ impl Programs {
     }
 
     /// Spawns entry `i` in a process group of its own (inside its vehicle's namespace if it
-    /// has one); returns the group id and the leader's exit.
+    /// has one); returns the group id, the leader's exit and its metrics file.
     fn start(
         &self,
         i: usize,
         sim_ns: u64,
-    ) -> anyhow::Result<(i32, oneshot::Receiver<std::io::Result<ExitStatus>>)> {
+    ) -> anyhow::Result<(
+        i32,
+        oneshot::Receiver<std::io::Result<ExitStatus>>,
+        MetricsFile,
+    )> {
         use std::os::unix::process::CommandExt as _;
         let p = &self.entries[i].program;
         let cwd = match &p.cwd {
@@ -258,6 +302,10 @@ impl Programs {
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.env("COSIM_PROGRAM", &p.name);
         cmd.env("COSIM_START_S", (sim_ns as f64 / 1e9).to_string());
+        let metrics_path = metrics::path(&self.logs, &p.name);
+        let metrics = MetricsFile::create(&metrics_path, &p.name, p.vehicle.as_deref())
+            .with_context(|| format!("cannot create {}", metrics_path.display()))?;
+        cmd.env("COSIM_METRICS", &metrics_path);
         if let Some(v) = &p.vehicle {
             cmd.env("COSIM_VEHICLE", v);
         }
@@ -297,7 +345,7 @@ impl Programs {
         tokio::spawn(async move {
             let _ = tx.send(child.wait().await);
         });
-        Ok((pgid, rx))
+        Ok((pgid, rx, metrics))
     }
 
     /// Stops every program at the end of the run (`now_sim_ns`): each group gets its stop

@@ -160,6 +160,7 @@ pub struct Record {
     pub packets: Vec<PacketRecord>,
     pub modem_frames: Vec<ModemFrame>,
     pub programs: Vec<ProgramRecord>,
+    pub metrics: Vec<MetricSample>,
     /// The run summary (`summary.json`'s content), absent in a record cut short. Kept as
     /// written, so that a record whose summary another version wrote still reads;
     /// [`RunReport::from_value`](crate::output::summary::RunReport::from_value) types it.
@@ -301,6 +302,7 @@ impl Messages<'_> {
             TOPIC_PACKETS => (self.packets)(parse(path, topic, header, data)?),
             TOPIC_MODEM_FRAMES => r.modem_frames.push(parse(path, topic, header, data)?),
             TOPIC_PROGRAMS => r.programs.push(parse(path, topic, header, data)?),
+            TOPIC_METRICS => r.metrics.push(parse(path, topic, header, data)?),
             TOPIC_SUMMARY => r.summary = Some(parse(path, topic, header, data)?),
             _ => r.unknown_messages += 1,
         }

@@ -10,7 +10,7 @@
 //!   for a pair at the window its LOS flag differs from the previous window's (`change: true`);
 //! - `/link_state` for every link state the network simulator's END carries (it reports
 //!   changes only), from the window's start on;
-//! - `/packets`, `/modem_frames`, `/programs` as they are handed over;
+//! - `/packets`, `/modem_frames`, `/programs`, `/metrics` as they are handed over;
 //! - `/summary` when finished.
 //!
 //! It also keeps the per-pair LOS/NLOS counts of the run summary, every window, and writes the
@@ -342,6 +342,14 @@ impl Recorder {
         Ok(())
     }
 
+    /// Values the programs reported (`/metrics`, at their time).
+    pub fn metrics(&mut self, samples: &[MetricSample]) -> Result<(), RecordError> {
+        for m in samples {
+            self.write(TOPIC_METRICS, ns(m.t_s), m)?;
+        }
+        Ok(())
+    }
+
     /// The per-pair LOS/NLOS counts so far, pairs in ChannelData order.
     pub fn pairs(&self) -> Vec<PairSummary> {
         let n = self.names.len();
@@ -634,6 +642,15 @@ mod tests {
             leftovers_killed: false,
         };
         r.programs(std::slice::from_ref(&program)).unwrap();
+        let metric = MetricSample {
+            t_s: 0.5,
+            program: "listener".into(),
+            vehicle: Some("a".into()),
+            name: "latency_s".into(),
+            value: 0.012,
+            from: Some("b".into()),
+        };
+        r.metrics(std::slice::from_ref(&metric)).unwrap();
         let files = r.finish(&serde_json::json!({"interrupted": true})).unwrap();
         assert_eq!(
             std::fs::read_to_string(files.timeline.unwrap())
@@ -643,6 +660,7 @@ mod tests {
             3
         );
         let rec = Record::read(&files.record).unwrap();
+        assert_eq!(rec.metrics, vec![metric]);
         assert_eq!(rec.packets.len(), 2);
         assert_eq!(
             (

@@ -14,6 +14,7 @@
 //! | `/packets`       | [`PacketRecord`] | per captured copy, when it ends (delivered or dropped)   |
 //! | `/modem_frames`  | [`ModemFrame`]   | per modem frame copy, when it is decided                 |
 //! | `/programs`      | [`ProgramRecord`]| per program of the scenario, when it ends                |
+//! | `/metrics`       | [`MetricSample`] | per value a program reported (`COSIM_METRICS`), at its time |
 //! | `/summary`       | the run summary (`summary.json`'s content) | once, at the end               |
 //!
 //! Names, not node indices, identify vehicles, so a record reads on its own.
@@ -28,6 +29,7 @@ pub const TOPIC_LINK_STATE: &str = "/link_state";
 pub const TOPIC_PACKETS: &str = "/packets";
 pub const TOPIC_MODEM_FRAMES: &str = "/modem_frames";
 pub const TOPIC_PROGRAMS: &str = "/programs";
+pub const TOPIC_METRICS: &str = "/metrics";
 pub const TOPIC_SUMMARY: &str = "/summary";
 
 /// The run's constants.
@@ -136,6 +138,20 @@ pub struct ModemFrame {
     pub snr_db: Option<f64>,
     pub outcome: Outcome,
     pub reason: Option<String>,
+}
+
+/// One value a program of the scenario reported in its metrics file (`COSIM_METRICS`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricSample {
+    /// The program's sim time of the value (its `t_ns`), else when the run read it (s).
+    pub t_s: f64,
+    pub program: String,
+    /// The vehicle whose namespace the program ran in (absent: the host).
+    pub vehicle: Option<String>,
+    pub name: String,
+    pub value: f64,
+    /// The vehicle the measured thing came from, as the program said.
+    pub from: Option<String>,
 }
 
 /// A program the scenario started, when it ended. In the record and `summary.json` its end is

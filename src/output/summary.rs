@@ -41,6 +41,10 @@ pub struct RunReport {
     pub modems: Option<ModemReport>,
     /// The scenario's programs: when each started and ended, and how (scenario order).
     pub programs: Vec<ProgramRecord>,
+    /// The programs' metrics files (`COSIM_METRICS`) that had anything in them: what the run
+    /// recorded of each and what it refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricsFileReport>,
     /// Where the wall time went, per stage (in this process; see
     /// [`Stages`](crate::output::stages::Stages)).
     pub stages: BTreeMap<String, StageTime>,
@@ -83,6 +87,24 @@ fn located(path: &serde_path_to_error::Path, e: &serde_json::Error) -> String {
     } else {
         format!("{path}: {e}")
     }
+}
+
+/// What the run read of one program's metrics file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricsFileReport {
+    pub program: String,
+    pub file: PathBuf,
+    /// Values written to the record's `/metrics`.
+    pub samples: u64,
+    /// Lines that are not metric lines (malformed JSON, a bad name, a value not finite, a line
+    /// longer than the longest allowed).
+    pub refused: u64,
+    /// Metric lines beyond the most the run records of one program.
+    pub dropped: u64,
+    /// Bytes left unread at the end (beyond the most the run reads of one file).
+    pub unread_bytes: u64,
+    /// The first refused lines, as `<file>:<line>: <why>`.
+    pub errors: Vec<String>,
 }
 
 /// What the modems did over a run, for the run summary.

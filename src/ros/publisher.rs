@@ -130,6 +130,23 @@ impl RosPublisher {
         }
     }
 
+    /// Whether any topic has a subscriber in another process (a count that cannot be read
+    /// counts as one).
+    fn listened(&self) -> bool {
+        fn any(count: r2r::Result<usize>) -> bool {
+            count.map_or(true, |n| n > 0)
+        }
+        any(self.clock.get_inter_process_subscription_count())
+            || self
+                .poses
+                .iter()
+                .any(|p| any(p.get_inter_process_subscription_count()))
+            || any(self.tf.get_inter_process_subscription_count())
+            || any(self.paths.get_inter_process_subscription_count())
+            || any(self.diagnostics.get_inter_process_subscription_count())
+            || any(self.channel_data.get_inter_process_subscription_count())
+    }
+
     fn publish(&mut self, s: &WindowState, channel_bytes: Vec<u8>) -> Result<(), r2r::Error> {
         let (sec, nanosec) = ros_time(s.start_ns);
         let stamp = Time { sec, nanosec };
@@ -317,13 +334,18 @@ fn link_status(p: &PairState, names: &[String]) -> DiagnosticStatus {
 
 impl Participant for RosPublisher {
     fn window(&mut self, view: &WindowView<'_>, _ended: &mut Ended) -> anyhow::Result<()> {
+        self.links.update(view.network_end);
+        // A DDS writer sends to its matched readers only: with none on any topic nothing would
+        // leave the process, so the window's messages are not built.
+        if !self.listened() {
+            return Ok(());
+        }
         let mut state = self.vehicles.window(
             view.open.window,
             view.open.start_ns,
             &view.open.channel,
             view.network_end,
         );
-        self.links.update(view.network_end);
         for p in &mut state.pairs {
             p.model = self.links.figures(p.a, p.b);
         }

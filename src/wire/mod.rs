@@ -11,11 +11,13 @@
 //!   from 1, its delivery lists) translated to and from ours.
 //! - [`nmea`]: Micro-Modem NMEA sentences, framing and the typed catalogue of commands and reports.
 //! - [`netsim_line`]: the NETSIM manager's `NETSIM|name|base64` lines.
+//! - [`metric_line`]: the JSON lines a vehicle program reports its own metrics in.
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 pub mod auv;
 pub mod channel;
 pub mod ip;
+pub mod metric_line;
 pub mod netsim_line;
 pub mod nmea;
 pub mod pcap;

@@ -1,6 +1,6 @@
 //! The run record as a participant: every window with the packet copies and modem frames the
 //! participants before it produced, at the end the programs, the last copies and frames, the
-//! pair counts and, once the report is complete, `/summary`.
+//! pair counts, the programs' last metrics and, once the report is complete, `/summary`.
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowView};
 use crate::output::summary::RunReport;
@@ -48,6 +48,9 @@ impl Participant for RecordParticipant {
             r.modem_frames(&ended.frames, &self.modem_names)
                 .with_context(|| writing(r))?;
         }
+        if !ended.metrics.is_empty() {
+            r.metrics(&ended.metrics).with_context(|| writing(r))?;
+        }
         Ok(())
     }
 
@@ -60,6 +63,7 @@ impl Participant for RecordParticipant {
                 .with_context(|| writing(r))?;
             r.packets(&end.ended.copy_ends)
                 .with_context(|| writing(r))?;
+            r.metrics(&end.ended.metrics).with_context(|| writing(r))?;
             if let Some(m) = &end.report.modems {
                 r.modem_frames(&m.entries[m.drained..], &self.modem_names)
                     .with_context(|| writing(r))?;

@@ -5,7 +5,7 @@
 use super::figures::Figures;
 use super::plots::Plot;
 use super::series::{outcome_rank, Analysis, ChannelState, LinkSeries};
-use super::table::{duration, headline};
+use super::table::{duration, headline, stats_cells};
 use base64::Engine;
 use std::fmt::Write;
 
@@ -92,10 +92,47 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
     modems(&mut o, a, f);
     ledger(&mut o, a, f);
     programs(&mut o, a);
+    metrics(&mut o, a);
     checks(&mut o, a);
     files(&mut o, series, notes);
     o.push_str("</body>\n</html>\n");
     o
+}
+
+/// The programs' metrics (`COSIM_METRICS`), each followed by the one-way delay of the link
+/// its values came over.
+fn metrics(o: &mut String, a: &Analysis) {
+    o.push_str("<h2 id=\"metrics\">Metrics</h2>\n");
+    if a.metrics.is_empty() {
+        o.push_str("<p class=\"note\">No program reported a metric.</p>\n");
+        return;
+    }
+    let mut rows = Vec::new();
+    for m in &a.metrics {
+        let mut row = vec![
+            escape(&m.program),
+            escape(m.vehicle.as_deref().unwrap_or("(host)")),
+            escape(&m.name),
+        ];
+        row.extend(stats_cells(&m.name, &m.values));
+        rows.push(row);
+        if let (Some(link), Some(d)) = (m.link(), &m.link_delay) {
+            let mut row = vec![
+                String::new(),
+                String::new(),
+                escape(&format!("one-way delay {link}")),
+            ];
+            row.extend(stats_cells("delay_s", d));
+            rows.push(row);
+        }
+    }
+    table(
+        o,
+        &[
+            "program", "vehicle", "metric", "count", "min", "median", "p95", "max",
+        ],
+        &rows,
+    );
 }
 
 /// The document's head, the title and the navigation.
@@ -120,7 +157,7 @@ fn head(o: &mut String, a: &Analysis) {
     );
     o.push_str(
         "<nav><a href=\"#run\">run</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a>\
-         <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#checks\">checks</a>\
+         <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#metrics\">metrics</a><a href=\"#checks\">checks</a>\
          <a href=\"#files\">files</a></nav>\n",
     );
 }

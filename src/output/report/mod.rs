@@ -425,6 +425,7 @@ struct JsonReport<'a> {
     links: Vec<JsonLink<'a>>,
     modem_frames: JsonModem<'a>,
     programs: &'a [ProgramRecord],
+    metrics: &'a [series::MetricSeries],
     checks: &'a [series::Check],
     notes: &'a [String],
 }
@@ -496,6 +497,7 @@ impl<'a> JsonReport<'a> {
                 links: &a.modem.links,
             },
             programs: &a.programs,
+            metrics: &a.metrics,
             checks: &a.checks,
             notes,
         }

@@ -1,12 +1,13 @@
 //! The numbers behind the report, computed from a [`Record`] alone: per pair the channel state
 //! over time, per directed link throughput bins, one-way delays, link states and its ledger,
-//! modem frames per time bin by outcome, and the record checked against the run summary. The
+//! modem frames per time bin by outcome, the programs' metrics beside the one-way delay of the
+//! link they came over, and the record checked against the run summary. The
 //! record's packets are folded one at a time ([`PacketFold`]), so they need not be held.
 
 use crate::model::fate::DropReason;
 use crate::output::record::Record;
 use crate::output::schema::{
-    LinkState, ModemFrame, Outcome, PacketRecord, PairChannel, ProgramRecord, RunInfo,
+    LinkState, MetricSample, ModemFrame, Outcome, PacketRecord, PairChannel, ProgramRecord, RunInfo,
 };
 use crate::output::summary::RunReport;
 use serde::{Deserialize, Serialize};
@@ -311,6 +312,8 @@ pub struct Analysis {
     pub links: Vec<LinkSeries>,
     pub modem: ModemSeries,
     pub programs: Vec<ProgramRecord>,
+    /// The programs' metrics, per program, name and source vehicle.
+    pub metrics: Vec<MetricSeries>,
     /// The record against the summary (only where the summary has the figure).
     pub checks: Vec<Check>,
     /// `/poses` messages in the record.
@@ -472,6 +475,115 @@ pub fn nearest_rank(sorted: &[f64], q: f64) -> Option<f64> {
     (n > 0).then(|| sorted[((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1])
 }
 
+/// Count, extremes, median and 95th percentile (nearest rank) of some values.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stats {
+    pub count: u64,
+    pub min: f64,
+    pub median: f64,
+    pub p95: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    /// The statistics of `values` (`None` for none).
+    pub fn of(mut values: Vec<f64>) -> Option<Stats> {
+        values.sort_by(f64::total_cmp);
+        Some(Stats {
+            count: values.len() as u64,
+            min: *values.first()?,
+            median: nearest_rank(&values, 0.5)?,
+            p95: nearest_rank(&values, 0.95)?,
+            max: *values.last()?,
+        })
+    }
+}
+
+/// One program's values of one name (from one source vehicle), beside the one-way delay of
+/// the link they came over.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricSeries {
+    pub program: String,
+    /// The program's vehicle (absent: the host).
+    pub vehicle: Option<String>,
+    pub name: String,
+    /// The vehicle the values came from, as the program said.
+    pub from: Option<String>,
+    /// The first and last value's time (s).
+    pub first_s: f64,
+    pub last_s: f64,
+    pub values: Stats,
+    /// The one-way delays (s) of the copies delivered on `from` → `vehicle` between the first
+    /// and last value (absent without a source, or without such copies).
+    pub link_delay: Option<Stats>,
+}
+
+impl MetricSeries {
+    /// `from → vehicle`, the link the values came over, if the program named one.
+    pub fn link(&self) -> Option<String> {
+        Some(format!(
+            "{} → {}",
+            self.from.as_ref()?,
+            self.vehicle.as_ref()?
+        ))
+    }
+}
+
+/// The record's `/metrics` grouped by program, name and source (in order of first
+/// appearance), each beside its link's one-way delay in the same span.
+fn metric_series(
+    samples: &[MetricSample],
+    links: &BTreeMap<(String, String), LinkSeries>,
+) -> Vec<MetricSeries> {
+    type Key<'a> = (&'a str, &'a str, Option<&'a str>);
+    let mut order: Vec<Key> = Vec::new();
+    let mut groups: HashMap<Key, Vec<&MetricSample>> = HashMap::new();
+    for m in samples {
+        let key = (m.program.as_str(), m.name.as_str(), m.from.as_deref());
+        groups
+            .entry(key)
+            .or_insert_with(|| {
+                order.push(key);
+                Vec::new()
+            })
+            .push(m);
+    }
+    order
+        .into_iter()
+        .filter_map(|key| {
+            let group = &groups[&key];
+            let first = group.first()?;
+            let first_s = group.iter().map(|m| m.t_s).fold(f64::INFINITY, f64::min);
+            let last_s = group
+                .iter()
+                .map(|m| m.t_s)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let link_delay = match (&first.from, &first.vehicle) {
+                (Some(src), Some(dst)) => links.get(&(src.clone(), dst.clone())).and_then(|l| {
+                    Stats::of(
+                        l.delays
+                            .iter()
+                            .filter(|d| (first_s..=last_s).contains(&d.delivered_s))
+                            .map(DelaySample::delay_s)
+                            .collect(),
+                    )
+                }),
+                _ => None,
+            };
+            Some(MetricSeries {
+                program: first.program.clone(),
+                vehicle: first.vehicle.clone(),
+                name: first.name.clone(),
+                from: first.from.clone(),
+                first_s,
+                last_s,
+                values: Stats::of(group.iter().map(|m| m.value).collect())?,
+                link_delay,
+            })
+        })
+        .collect()
+}
+
 /// The record's `/packets` folded one copy at a time into per-link ledgers, spans and delays,
 /// so that the copies themselves need not be held (an hour of live traffic is millions).
 #[derive(Debug, Default)]
@@ -577,6 +689,7 @@ impl Analysis {
 
         let mut pairs: Vec<PairSeries> = pairs.into_values().collect();
         pairs.sort_by_key(|p| (order.key(&p.a), order.key(&p.b)));
+        let metrics = metric_series(&record.metrics, &links);
         let mut links: Vec<LinkSeries> = links.into_values().collect();
         links.sort_by_key(|l| (order.key(&l.src), order.key(&l.dst)));
 
@@ -595,6 +708,7 @@ impl Analysis {
             links,
             modem,
             programs: record.programs.clone(),
+            metrics,
             checks,
             poses: record.poses.len(),
         }
@@ -805,6 +919,76 @@ mod tests {
     use super::*;
 
     #[test]
+    fn metrics_are_grouped_per_program_name_and_source_beside_their_links_delay() {
+        let metric = |t_s: f64, name: &str, value: f64, from: Option<&str>| MetricSample {
+            t_s,
+            program: "listener".into(),
+            vehicle: Some("b".into()),
+            name: name.into(),
+            value,
+            from: from.map(str::to_owned),
+        };
+        let record = Record {
+            metrics: vec![
+                metric(2.0, "latency_s", 0.030, Some("a")),
+                metric(2.5, "queue", 7.0, None),
+                metric(3.0, "latency_s", 0.010, Some("a")),
+                metric(4.0, "latency_s", 0.020, Some("a")),
+            ],
+            ..Default::default()
+        };
+        let mut fold = PacketFold::default();
+        // Delivered at 1.5 (before the first value), 2.5, 3.5 and 4.5 (after the last).
+        for (t_s, delay) in [(1.49, 0.01), (2.495, 0.005), (3.49, 0.01), (4.4, 0.1)] {
+            fold.add(&PacketRecord {
+                t_s,
+                src: "a".into(),
+                dst: Some("b".into()),
+                bytes: 100,
+                outcome: Outcome::Delivered,
+                reason: None,
+                end_s: t_s + delay,
+                corrupted: false,
+            });
+        }
+        let a = Analysis::with_packets(&record, fold, None);
+        assert_eq!(a.metrics.len(), 2);
+        let l = &a.metrics[0];
+        assert_eq!(
+            (l.name.as_str(), l.link().as_deref(), l.first_s, l.last_s),
+            ("latency_s", Some("a → b"), 2.0, 4.0)
+        );
+        assert_eq!(
+            l.values,
+            Stats {
+                count: 3,
+                min: 0.010,
+                median: 0.020,
+                p95: 0.030,
+                max: 0.030
+            }
+        );
+        let d = l.link_delay.unwrap();
+        assert_eq!(
+            d.count, 2,
+            "only the copies delivered between the first and last value"
+        );
+        assert!(
+            (d.min - 0.005).abs() < 1e-9 && (d.max - 0.01).abs() < 1e-9,
+            "{d:?}"
+        );
+        let q = &a.metrics[1];
+        assert_eq!(
+            (q.name.as_str(), q.link(), q.link_delay),
+            ("queue", None, None)
+        );
+        let text = super::super::table::terminal(&a);
+        assert!(text.contains("listener: latency_s"), "{text}");
+        assert!(text.contains("one-way delay a → b"), "{text}");
+        assert!(text.contains("20.00 ms"), "{text}");
+    }
+
+    #[test]
     fn bins_suit_the_run_length() {
         assert_eq!(bin_width(120.0), 1.0);
         assert_eq!(bin_width(60.0), 1.0);
@@ -969,6 +1153,7 @@ mod tests {
             network: None,
             modems: None,
             programs: Vec::new(),
+            metrics: Vec::new(),
             stages: BTreeMap::new(),
         };
         let a = Analysis::with_packets(&record, fold, Some(summary));

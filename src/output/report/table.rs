@@ -2,7 +2,7 @@
 //! end (and `cosim report` prints), from the same [`Analysis`] as the report ([`terminal`]);
 //! a soak's figures and checks ([`soak`]).
 
-use super::series::{outcome_rank, Analysis, ChannelState, LinkLedger};
+use super::series::{outcome_rank, Analysis, ChannelState, LinkLedger, Stats};
 use crate::net::ledger::drops_text;
 use crate::output::soak::{Soak, GROWTH_LIMIT_PERCENT};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
@@ -88,6 +88,7 @@ pub fn terminal(a: &Analysis) -> String {
         packet_ledger,
         modems,
         programs,
+        metrics,
         mismatches,
     ] {
         out.push_str(&section(a));
@@ -266,6 +267,44 @@ fn programs(a: &Analysis) -> String {
                 .unwrap_or_else(|| "–".into()),
             p.exit_text(),
         ]);
+    }
+    format!("{t}\n")
+}
+
+/// A metric's value in words: names ending in `_s` are durations.
+pub fn metric_value(name: &str, v: f64) -> String {
+    if name.ends_with("_s") {
+        duration(v)
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// The cells count, min, median, p95, max of `s`, each value as [`metric_value`] of `name`.
+pub fn stats_cells(name: &str, s: &Stats) -> Vec<String> {
+    let mut cells = vec![s.count.to_string()];
+    cells.extend([s.min, s.median, s.p95, s.max].map(|v| metric_value(name, v)));
+    cells
+}
+
+/// The programs' metrics, each followed by the one-way delay of the link its values came over.
+fn metrics(a: &Analysis) -> String {
+    if a.metrics.is_empty() {
+        return String::new();
+    }
+    let mut t = table(
+        &["program: metric", "count", "min", "median", "p95", "max"],
+        &[],
+    );
+    for m in &a.metrics {
+        let mut row = vec![format!("{}: {}", m.program, m.name)];
+        row.extend(stats_cells(&m.name, &m.values));
+        t.add_row(row);
+        if let (Some(link), Some(d)) = (m.link(), &m.link_delay) {
+            let mut row = vec![format!("  one-way delay {link}")];
+            row.extend(stats_cells("delay_s", d));
+            t.add_row(row);
+        }
     }
     format!("{t}\n")
 }
