@@ -25,7 +25,8 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
     common::require_tools(&["iperf3", "python3"], "scripts/setup --run");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let run = Command::new(env!("CARGO_BIN_EXE_cosim"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosim"));
+    let run = cmd
         .args([
             "run",
             repo("config/default.yaml").to_str().unwrap(),
@@ -34,6 +35,88 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
         ])
         .output()
         .unwrap();
+    assert_the_mission(&run, &out);
+}
+
+/// The user namespaces of every process now.
+#[cfg(feature = "ros")]
+fn user_namespaces() -> std::collections::BTreeSet<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter_map(|e| std::fs::read_link(e.path().join("ns/user")).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The same run as the user `nobody`, as a user without root runs it (in a user namespace of
+/// the run's own): the same assertions, then no process of the run left (no process in a user
+/// namespace that was not there before, so no namespace or TUN device of the run either). The
+/// build tree and the build environment's Python stay readable for `nobody` wherever they are
+/// ([`common::as_nobody`]).
+#[cfg(feature = "ros")]
+#[test]
+fn the_default_scenario_without_root_shows_the_same() {
+    let _one = common::require_root();
+    common::require_tools(
+        &["iperf3", "python3", "unshare", "setpriv"],
+        "scripts/setup --run",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let keep = dir.path().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    let out = dir.path().join("run");
+    let mut needed = vec![
+        repo("config/default.yaml"),
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_cosim")),
+    ];
+    let python = Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .unwrap();
+    needed.push(String::from_utf8_lossy(&python.stdout).trim().into());
+    needed.extend(std::env::split_paths(
+        &std::env::var_os("LD_PRELOAD").unwrap_or_default(),
+    ));
+    let before = user_namespaces();
+    let run = common::as_nobody(Path::new(env!("CARGO_BIN_EXE_cosim")), &needed, &keep)
+        .args([
+            "run",
+            repo("config/default.yaml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert_the_mission(&run, &out);
+    let meta = std::fs::metadata(out.join("summary.json")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&meta),
+        65534,
+        "the run's files are nobody's"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<String> = user_namespaces().difference(&before).cloned().collect();
+    assert!(
+        left.is_empty(),
+        "processes in user namespaces of the run left: {left:?}"
+    );
+}
+
+/// What `config/default.yaml` must show, from `run` (its output) and `out` (its folder).
+#[cfg(feature = "ros")]
+fn assert_the_mission(run: &std::process::Output, out: &Path) {
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
@@ -191,20 +274,6 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
                 > 1000
         );
     }
-    // No namespace is left.
-    let ns = String::from_utf8(
-        Command::new("ip")
-            .args(["netns", "list"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    assert!(
-        !ns.lines()
-            .any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")),
-        "{ns}"
-    );
 }
 
 /// The listener's sim-time latency of every message it reported (`chatter_latency_s`, from

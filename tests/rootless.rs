@@ -1,7 +1,7 @@
 //! Live capture without root: `cosim run` as the unprivileged user `nobody` (uid 65534) runs
 //! in a user namespace of its own, carries vehicle traffic through TUN devices in vehicle
 //! namespaces, and leaves no process, namespace or TUN device behind — after a normal end,
-//! after SIGINT, after SIGKILL of either of its two processes. A kernel that refuses user
+//! after SIGINT, after SIGKILL of the process started or of the run itself. A kernel that refuses user
 //! namespaces gets one line naming the setting and a non-zero exit.
 //!
 //! The tests start as root (to become `nobody`, and to make the refusing user namespace); the
@@ -107,18 +107,25 @@ fn bound_namespaces() -> Vec<String> {
         .collect()
 }
 
-/// The run's two processes (the one started, and the run itself inside the PID namespace) and
-/// their user namespace, once the run has started its programs.
+/// The run (the process inside the PID namespace, a grandchild of the one started) and its
+/// user namespace, once the run has started its programs.
 fn run_processes(child: &Child) -> (u32, String) {
-    let outer = child.id();
+    let children = |pid: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let kids = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children"))
-            .unwrap_or_default();
-        if let Some(inner) = kids.split_whitespace().next().and_then(|p| p.parse().ok()) {
-            if let Some(userns) = ns_of(inner, "user") {
+        let run = children(child.id())
+            .first()
+            .and_then(|&c| children(c).first().copied());
+        if let Some(run) = run {
+            if let Some(userns) = ns_of(run, "user") {
                 if processes_in(&userns).len() >= 3 {
-                    return (inner, userns);
+                    return (run, userns);
                 }
             }
         }
@@ -212,7 +219,8 @@ fn sigint_ends_a_run_without_root_cleanly() {
 }
 
 /// SIGKILL of the process the user started, or of the run inside the PID namespace: every
-/// program dies with it, and with them the vehicles' namespaces and TUN devices.
+/// program dies with it, and with them the vehicles' namespaces and TUN devices. (The three
+/// processes: the one started, the one that made the namespaces, the run.)
 #[test]
 fn sigkill_of_either_process_leaves_nothing() {
     let _one = common::require_root();
@@ -304,5 +312,25 @@ fn cosim_exec_without_root_says_where_the_command_belongs() {
     assert_eq!(
         stderr.trim(),
         "error: no namespace ncs-rl95a here: cosim exec joins the namespaces of a run as root; a run without root keeps them to itself (start the command as one of its scenario's programs)"
+    );
+}
+
+/// A vehicle attaching to an existing namespace cannot be run without root: one line says so.
+#[test]
+fn attaching_without_root_is_refused_in_one_line() {
+    let _one = common::require_root();
+    let s = setup(96, 1.0, "  - {name: host, command: 'true'}\n");
+    let text = std::fs::read_to_string(&s.scenario).unwrap().replace(
+        "name: rl96b, addresses",
+        "name: rl96b, attach: {netns: /run/netns/rl96-lab}, addresses",
+    );
+    std::fs::write(&s.scenario, text).unwrap();
+    let child = s.start();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", self::text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.lines().any(|l| l == "error: vehicle rl96b: attaching to a container or an existing namespace needs a run as root (a run without root can only enter the namespaces it makes)"),
+        "{stderr}"
     );
 }

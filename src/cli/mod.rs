@@ -264,20 +264,24 @@ pub fn load_with(
     Ok(loaded)
 }
 
-/// `cosim run` without root, before any thread starts: when the scenario
-/// (`None`: named by ROS parameters, not known yet) has live capture, the run goes on as root of
-/// a user namespace of its own ([`crate::io::userns`]). Where the kernel refuses one, the run
-/// goes on without and its live capture fails with the refusal's line.
+/// `cosim run` without root, first thing in `main`: when the scenario (`None`: named by ROS
+/// parameters, not known yet) has live capture, the run goes on as root of a user namespace of
+/// its own ([`crate::io::userns`]; this process then waits for it and exits as it does). Where
+/// the kernel refuses one, the run goes on without and its live capture fails with the
+/// refusal's line. In the run itself, it makes the run's view of the file system.
 pub fn user_namespace_for(scenario: Option<&Path>) {
-    if unsafe { libc::geteuid() } == 0 {
-        return;
-    }
-    let live = scenario.is_none_or(|p| {
-        config::load(p).is_ok_and(|l| l.scenario.network.capture == config::Capture::Tun)
-    });
-    if live {
-        if let Err(refusal) = crate::io::userns::enter() {
-            crate::io::userns::remember(refusal);
+    use crate::io::userns;
+    let the_run = userns::is_the_run();
+    let needed = !the_run
+        && unsafe { libc::geteuid() } != 0
+        && scenario.is_none_or(|p| {
+            config::load(p).is_ok_and(|l| l.scenario.network.capture == config::Capture::Tun)
+        });
+    if the_run || needed {
+        match userns::enter() {
+            Ok(_) => {}
+            Err(refusal) if the_run => exit_with(Err(refusal.into())),
+            Err(refusal) => userns::remember(refusal),
         }
     }
 }

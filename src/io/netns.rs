@@ -157,6 +157,10 @@ impl Namespaces {
     /// Adds `vehicle`'s namespace that the run does not own: a running container's or an
     /// existing one's ([`VehicleNs::attach`]), held until [`Self::remove_all`].
     pub fn attach(&mut self, vehicle: &str, to: &Attach) -> anyhow::Result<()> {
+        if super::userns::inside() {
+            // A namespace the host's user namespace owns is closed to a run's own.
+            bail!("vehicle {vehicle}: attaching to a container or an existing namespace needs a run as root (a run without root can only enter the namespaces it makes)");
+        }
         let ns = VehicleNs::attach(vehicle, to)?;
         if let Some(other) = self.attached.iter().find(|o| o.same_as(&ns)) {
             bail!(

@@ -1,18 +1,18 @@
 //! Live capture without root: the run moves into a user namespace of its own, where it is root
 //! over the vehicles' namespaces and TUN devices and nothing else.
 //!
-//! [`enter`] is called first thing in `main`, while the process has one thread (the kernel
-//! refuses a user namespace to a threaded process). It makes a user namespace that maps the
-//! caller's uid and gid to root, a mount namespace and a PID namespace, then forks: the child is
-//! the run, init of the PID namespace, in the host's network namespace (so the host's loopback,
-//! the modem bridges and every peer stay where they are); the parent waits for it and passes on
+//! [`enter`] is called first thing in `main`. A forked child makes a user namespace that maps
+//! the caller's uid and gid to root, a mount namespace and a PID namespace, and forks the run:
+//! this program again (`execve`, with a mark in its environment), init of the PID namespace, in
+//! the host's network namespace (so the host's loopback, the modem bridges and every peer stay
+//! where they are). The process the user started waits for it through the child and passes on
 //! SIGINT, SIGTERM, SIGHUP and SIGQUIT. In the mount namespace the run sees a `/proc` of its own
 //! and a `/run` of its own (a tmpfs holding the host's entries bound back, with empty
 //! `/run/netns` and `/run/netsim_cosim`), so that namespaces get their usual names.
 //!
-//! Nothing outlives the run: the child dies with the parent (`PR_SET_PDEATHSIG`), every process
-//! of the PID namespace (the vehicle programs) dies with the child, even on SIGKILL, and the
-//! namespaces and TUN devices go with the last process that uses them.
+//! Nothing outlives the run: each process dies with its parent (`PR_SET_PDEATHSIG`), every
+//! process of the PID namespace (the vehicle programs) dies with the run, even on SIGKILL, and
+//! the namespaces and TUN devices go with the last process that uses them.
 //!
 //! Where the kernel refuses a user namespace, [`Refusal`] is one line naming the setting that
 //! refused it and the command that changes it.
@@ -69,73 +69,209 @@ fn is_initial_map(map: &str) -> bool {
     fields == ["0", "0", "4294967295"]
 }
 
-/// Runs the rest of this process as root of a user namespace of its own when it is not root
-/// (see the module docs). Returns in the run (the child); the parent process never returns: it
-/// exits with the run's status. Call it before any thread starts.
+/// Set in the environment of the run's own process image ([`enter`]).
+const THE_RUN: &str = "NETSIM_COSIM_USERNS_RUN";
+
+/// Whether this process is the run [`enter`] started: init of its PID namespace, root of its
+/// user namespace, with the mark in its environment.
+pub fn is_the_run() -> bool {
+    std::env::var_os(THE_RUN).is_some() && unsafe { libc::getpid() } == 1 && inside()
+}
+
+/// Runs this program again as root of a user namespace of its own when it is not root (see
+/// the module docs). In the process the user started, it returns only if the kernel refuses
+/// (the [`Refusal`]); otherwise that process waits for the run and exits as it does. In the
+/// run, it makes the run's view of the file system and returns [`Entered::Inside`].
+///
+/// The process may have threads (some libraries start them before `main`): the user namespace
+/// is made in a forked child, which starts the run with `execve` of this program.
 pub fn enter() -> Result<Entered, Refusal> {
+    if is_the_run() {
+        std::env::remove_var(THE_RUN);
+        private_mounts().map_err(|e| Refusal(format!("live capture without root: {e}")))?;
+        return Ok(Entered::Inside);
+    }
     // SAFETY: plain system calls on this process.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     if uid == 0 {
         return Ok(Entered::AlreadyRoot);
     }
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
-        return Err(refusal(io::Error::last_os_error()));
-    }
-    map_ids(uid, gid).map_err(|e| {
+    let plan = Plan::new(uid, gid).map_err(|e| {
         Refusal(format!(
-            "live capture without root: cannot map uid {uid} to root in the run's user namespace: {e}"
+            "live capture without root: cannot start the run: {e}"
         ))
     })?;
-    // The parent holds the write end until it exits: the child tells a parent gone by its end.
-    let mut alive = [0 as libc::c_int; 2];
-    if unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    // The children write (step, errno) here if a step fails; the end closes on `execve`.
+    let mut report = [0 as libc::c_int; 2];
+    if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(Refusal(format!(
             "live capture without root: cannot start the run: {}",
             io::Error::last_os_error()
         )));
     }
-    // Signals the parent passes on wait in its mask instead of being delivered.
-    let forwarded = signal_set(&[
-        libc::SIGINT,
-        libc::SIGTERM,
-        libc::SIGHUP,
-        libc::SIGQUIT,
-        libc::SIGCHLD,
-    ]);
-    let mut old = unsafe { std::mem::zeroed::<libc::sigset_t>() };
-    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &forwarded, &mut old) };
+    let me = unsafe { libc::getpid() };
     match unsafe { libc::fork() } {
         -1 => Err(Refusal(format!(
-            "live capture without root: cannot start the run in its PID namespace: {}",
+            "live capture without root: cannot start the run: {}",
             io::Error::last_os_error()
         ))),
         0 => {
-            unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-            // The run dies with the parent; if the parent is already gone, it stops here.
-            unsafe { libc::close(alive[1]) };
-            let mut end = libc::pollfd {
-                fd: alive[0],
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0
-                || unsafe { libc::poll(&mut end, 1, 0) } != 0
-            {
-                std::process::exit(1);
-            }
-            unsafe { libc::close(alive[0]) };
-            // Its own process group: a terminal's Ctrl-C reaches the parent, which passes it
-            // on once.
-            unsafe { libc::setpgid(0, 0) };
-            if let Err(e) = private_mounts() {
-                eprintln!("error: live capture without root: {e}");
-                std::process::exit(1);
-            }
-            Ok(Entered::Inside)
+            unsafe { libc::close(report[0]) };
+            middle(&plan, me, report[1])
         }
         child => {
-            unsafe { libc::close(alive[0]) };
-            wait_and_exit(child, &forwarded)
+            unsafe { libc::close(report[1]) };
+            let mut buf = [0u8; 8];
+            let mut got = 0;
+            while got < buf.len() {
+                let n = unsafe {
+                    libc::read(report[0], buf[got..].as_mut_ptr().cast(), buf.len() - got)
+                };
+                if n > 0 {
+                    got += n as usize;
+                } else if n == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted
+                {
+                    break;
+                }
+            }
+            unsafe { libc::close(report[0]) };
+            if got == buf.len() {
+                let step = i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                let errno = i32::from_ne_bytes([buf[4], buf[5], buf[6], buf[7]]);
+                let mut status = 0;
+                unsafe { libc::waitpid(child, &mut status, 0) };
+                let e = io::Error::from_raw_os_error(errno);
+                return Err(match step {
+                    UNSHARE => refusal(e),
+                    MAP => Refusal(format!("live capture without root: cannot map uid {uid} to root in the run's user namespace: {e}")),
+                    _ => Refusal(format!("live capture without root: cannot start the run in its namespaces: {e}")),
+                });
+            }
+            forward_signals_to(child);
+            wait_and_exit(child)
+        }
+    }
+}
+
+/// What the forked children need, made before the fork: after it they only make system calls.
+struct Plan {
+    exe: CString,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+    uid_map: CString,
+    gid_map: CString,
+}
+
+impl Plan {
+    fn new(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<Plan> {
+        use std::os::unix::ffi::OsStrExt;
+        let c =
+            |b: &[u8]| CString::new(b).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
+        let exe = c(std::env::current_exe()?.as_os_str().as_bytes())?;
+        let argv = std::env::args_os()
+            .map(|a| c(a.as_bytes()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut envp = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            envp.push(c(&kv)?);
+        }
+        envp.push(c(format!("{THE_RUN}=1").as_bytes())?);
+        Ok(Plan {
+            exe,
+            argv,
+            envp,
+            uid_map: c(format!("0 {uid} 1").as_bytes())?,
+            gid_map: c(format!("0 {gid} 1").as_bytes())?,
+        })
+    }
+}
+
+/// The steps a child reports failing.
+const UNSHARE: i32 = 1;
+const MAP: i32 = 2;
+const START: i32 = 3;
+
+/// In a forked child: only system calls from here (the parent may have had threads).
+fn fail(report: libc::c_int, step: i32) -> ! {
+    let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    let mut buf = [0u8; 8];
+    buf[..4].copy_from_slice(&step.to_ne_bytes());
+    buf[4..].copy_from_slice(&errno.to_ne_bytes());
+    unsafe {
+        libc::write(report, buf.as_ptr().cast(), buf.len());
+        libc::_exit(1)
+    }
+}
+
+fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> bool {
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let bytes = text.to_bytes();
+        let ok = libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
+        libc::close(fd);
+        ok
+    }
+}
+
+/// The first child: makes the namespaces, starts the run in them and waits for it. Dies with
+/// `parent`.
+fn middle(plan: &Plan, parent: libc::pid_t, report: libc::c_int) -> ! {
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        // Out of the terminal's process group: a Ctrl-C reaches the process the user started,
+        // which passes it on once.
+        libc::setpgid(0, 0);
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) != 0 {
+            fail(report, UNSHARE);
+        }
+        if !write_file(c"/proc/self/setgroups", c"deny")
+            || !write_file(c"/proc/self/uid_map", &plan.uid_map)
+            || !write_file(c"/proc/self/gid_map", &plan.gid_map)
+        {
+            fail(report, MAP);
+        }
+        // The run tells this process gone (before it could ask to die with it) by this pipe's end.
+        let mut alive = [0 as libc::c_int; 2];
+        if libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            fail(report, START);
+        }
+        match libc::fork() {
+            -1 => fail(report, START),
+            0 => {
+                libc::close(alive[1]);
+                let mut end = libc::pollfd {
+                    fd: alive[0],
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                    || libc::poll(&mut end, 1, 0) != 0
+                {
+                    libc::_exit(1);
+                }
+                let mut argv: Vec<*const libc::c_char> =
+                    plan.argv.iter().map(|a| a.as_ptr()).collect();
+                argv.push(std::ptr::null());
+                let mut envp: Vec<*const libc::c_char> =
+                    plan.envp.iter().map(|e| e.as_ptr()).collect();
+                envp.push(std::ptr::null());
+                libc::execve(plan.exe.as_ptr(), argv.as_ptr(), envp.as_ptr());
+                fail(report, START)
+            }
+            run => {
+                libc::close(alive[0]);
+                libc::close(report);
+                forward_signals_to(run);
+                wait_and_exit(run)
+            }
         }
     }
 }
@@ -175,49 +311,48 @@ fn refusal(e: io::Error) -> Refusal {
     Refusal(line)
 }
 
-/// Maps `uid` and `gid` to 0 in this process's fresh user namespace (an unprivileged process
-/// may map only its own ids, and only after giving up `setgroups`).
-fn map_ids(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
-    std::fs::write("/proc/self/setgroups", "deny")?;
-    std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
-    std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
-    Ok(())
-}
+/// The child signals go to ([`forward_signals_to`]).
+static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
-    // SAFETY: sigemptyset initialises the set.
-    unsafe {
-        let mut set = std::mem::zeroed::<libc::sigset_t>();
-        libc::sigemptyset(&mut set);
-        for &s in signals {
-            libc::sigaddset(&mut set, s);
-        }
-        set
+extern "C" fn pass_on(signal: libc::c_int) {
+    let child = CHILD.load(std::sync::atomic::Ordering::Relaxed);
+    if child > 0 {
+        unsafe { libc::kill(child, signal) };
     }
 }
 
-/// The parent: passes signals on to the run until it ends, then exits as it did.
-fn wait_and_exit(child: libc::pid_t, set: &libc::sigset_t) -> ! {
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT to this process go to `child` instead.
+fn forward_signals_to(child: libc::pid_t) {
+    CHILD.store(child, std::sync::atomic::Ordering::Relaxed);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: the handler only calls kill, which is async-signal-safe.
+        unsafe {
+            let mut action = std::mem::zeroed::<libc::sigaction>();
+            action.sa_sigaction = pass_on as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Waits for `child` and exits as it did (a signal that ended it: 128 + its number).
+fn wait_and_exit(child: libc::pid_t) -> ! {
     loop {
         let mut status = 0;
-        match unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) } {
-            0 => {}
-            pid if pid == child => {
-                let code = if libc::WIFEXITED(status) {
-                    libc::WEXITSTATUS(status)
-                } else if libc::WIFSIGNALED(status) {
-                    128 + libc::WTERMSIG(status)
-                } else {
-                    1
-                };
-                std::process::exit(code);
-            }
-            _ => std::process::exit(1),
+        let pid = unsafe { libc::waitpid(child, &mut status, 0) };
+        if pid == child {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else if libc::WIFSIGNALED(status) {
+                128 + libc::WTERMSIG(status)
+            } else {
+                continue;
+            };
+            unsafe { libc::_exit(code) };
         }
-        let mut sig = 0;
-        // SAFETY: `set` is initialised; sigwait stores the signal taken.
-        if unsafe { libc::sigwait(set, &mut sig) } == 0 && sig != libc::SIGCHLD {
-            unsafe { libc::kill(child, sig) };
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            unsafe { libc::_exit(1) };
         }
     }
 }

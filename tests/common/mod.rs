@@ -78,3 +78,65 @@ impl Drop for Procs {
         }
     }
 }
+
+/// A command running `program` as the user `nobody` (uid 65534), as a user without root runs
+/// it, in a private mount namespace where the directories on the way to `needed` that other
+/// users may not search (`/root` holding the build tree, or the Python of the build
+/// environment) are searchable: each is covered by a tmpfs holding its own entries bound back.
+/// The machine's directories are untouched; `keep` (an empty folder) holds the originals'
+/// view while the command runs. Arguments added to the command go to `program`.
+#[allow(dead_code)]
+pub fn as_nobody(
+    program: &std::path::Path,
+    needed: &[std::path::PathBuf],
+    keep: &std::path::Path,
+) -> std::process::Command {
+    use std::os::unix::fs::PermissionsExt;
+    let mut blocked: Vec<std::path::PathBuf> = Vec::new();
+    for path in needed {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        for dir in path.ancestors().skip(1) {
+            let mode = std::fs::metadata(dir).map(|m| m.permissions().mode());
+            if mode.is_ok_and(|m| m & 0o001 == 0) && !blocked.iter().any(|b| b == dir) {
+                blocked.push(dir.to_path_buf());
+            }
+        }
+    }
+    blocked.sort_by_key(|d| d.components().count());
+    // The build environment's LD_PRELOAD may be under a directory being covered: set aside
+    // while the mounts are made.
+    let script = r#"set -e
+preload=${LD_PRELOAD-}; unset LD_PRELOAD
+keep=$1; shift
+while [ "$1" != -- ]; do
+  d=$1; shift
+  mkdir -p "$keep$d"; mount --rbind "$d" "$keep$d"
+  mount -t tmpfs -o mode=755 tmpfs "$d"
+  for e in "$keep$d"/* "$keep$d"/.[!.]* "$keep$d"/..?*; do
+    [ -e "$e" ] || [ -L "$e" ] || continue
+    n=${e##*/}
+    if [ -L "$e" ]; then cp -P "$e" "$d/$n"; continue; fi
+    if [ -d "$e" ]; then mkdir "$d/$n"; else : > "$d/$n"; fi
+    mount --rbind "$e" "$d/$n"
+  done
+done
+shift
+[ -n "$preload" ] && export LD_PRELOAD="$preload"
+exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+"#;
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+    ])
+    .arg(keep)
+    .args(&blocked)
+    .arg("--")
+    .arg(program);
+    cmd
+}
