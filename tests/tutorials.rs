@@ -20,6 +20,7 @@ const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 /// that run the default scenario, whose vessels are on sim time.
 const ROS_PAGES: &[&str] = &[
     "tutorials/ros2-node.md",
+    "tutorials/your-stack.md",
     "tutorials/first-run.md",
     "tutorials/ns3.md",
     "howto/record-python.md",
