@@ -20,7 +20,8 @@
 //! round trip (iperf3's, mean and minimum) is printed with it.
 //!
 //! The coordinator is measured as root, then as the user `nobody` in a user namespace of its
-//! own (as `cosim run` goes on without root), and the two compared: TCP and packets/s within 5 %.
+//! own (as `cosim run` goes on without root) beside root at the same priority (nice 0: a run
+//! without root cannot raise it), and the two compared: TCP and packets/s within 5 %.
 //!
 //! `cargo bench --bench tun` as root (BENCH_SECONDS=3 by default per measurement; W via
 //! BENCH_WINDOW_MS).
@@ -212,7 +213,8 @@ fn veth_baseline(secs: u32) -> Figures {
     f
 }
 
-fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32) -> Figures {
+/// The coordinator's figures; `nice`: the scenario's `nice` (None: its default).
+fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32, nice: Option<i32>) -> Figures {
     let duration = 4.0 * secs as f64 + 12.0;
     let y = format!(
         "name: bench\nwindow_ms: {window_ms}\nduration_s: {duration}\nreal_time_factor: 1\n\
@@ -223,6 +225,10 @@ fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32) -> Figures 
          links:\n  default: {{model: ideal, rate_bps: 1.0e11, delay_ms: 0}}\n\
          network: {{capture: tun, offload: {offload}, queue_limit: 65536, max_hold_windows: 1000}}\n"
     );
+    let y = match nice {
+        Some(n) => format!("{y}nice: {n}\n"),
+        None => y,
+    };
     let path = dir.join("bench.yaml");
     std::fs::write(&path, y).unwrap();
     let loaded = config::load(&path).unwrap();
@@ -328,7 +334,7 @@ fn main() {
         }
         let dir = tempfile::tempdir().unwrap();
         for offload in [false, true] {
-            let f = coordinator(dir.path(), window_ms, offload, secs);
+            let f = coordinator(dir.path(), window_ms, offload, secs, Some(0));
             println!("figures {}", serde_json::to_string(&f).unwrap());
         }
         return;
@@ -341,9 +347,8 @@ fn main() {
     println!("live traffic, {secs} s per measurement, W = {window_ms} ms, real_time_factor 1");
     let veth = veth_baseline(secs);
     print("kernel veth pair", &veth);
-    let mut as_root = Vec::new();
     for offload in [false, true] {
-        let f = coordinator(dir.path(), window_ms, offload, secs);
+        let f = coordinator(dir.path(), window_ms, offload, secs, None);
         print(
             if offload {
                 "coordinator, offload on (bursts)"
@@ -361,9 +366,24 @@ fn main() {
             (f.rtt_p50_us - veth.rtt_p50_us) / 2.0,
             window_ms * 1000.0 + 100.0
         );
+    }
+    // A run without root cannot raise its threads' priority (the scenario's `nice`): the
+    // comparison is with root at the same nice value, 0.
+    println!("root at nice 0 (the priority a run without root has):");
+    let mut as_root = Vec::new();
+    for offload in [false, true] {
+        let f = coordinator(dir.path(), window_ms, offload, secs, Some(0));
+        print(
+            if offload {
+                "coordinator, offload on, nice 0"
+            } else {
+                "coordinator, offload off, nice 0"
+            },
+            &f,
+        );
         as_root.push(f);
     }
-    println!("without root (the user nobody, in a user namespace of its own):");
+    println!("without root (the user nobody, in a user namespace of its own, nice 0):");
     match without_root(secs, window_ms) {
         Ok(figures) => {
             for (offload, (f, root)) in figures.iter().zip(&as_root).enumerate() {
