@@ -468,3 +468,81 @@ fn shortened(detail: &str) -> String {
         Some((cut, _)) => format!("{} … (soak.json has it all)", &detail[..cut]),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::series::PacketFold;
+    use super::*;
+    use crate::output::record::Record;
+    use crate::output::schema::{MetricSample, Outcome, PacketRecord};
+
+    #[test]
+    fn metrics_are_grouped_per_program_name_and_source_and_shown_beside_their_links_delay() {
+        let metric = |t_s: f64, name: &str, value: f64, from: Option<&str>| MetricSample {
+            t_s,
+            program: "listener".into(),
+            vehicle: Some("b".into()),
+            name: name.into(),
+            value,
+            from: from.map(str::to_owned),
+        };
+        let record = Record {
+            metrics: vec![
+                metric(2.0, "latency_s", 0.030, Some("a")),
+                metric(2.5, "queue", 7.0, None),
+                metric(3.0, "latency_s", 0.010, Some("a")),
+                metric(4.0, "latency_s", 0.020, Some("a")),
+            ],
+            ..Default::default()
+        };
+        let mut fold = PacketFold::default();
+        // Delivered at 1.5 (before the first value), 2.5, 3.5 and 4.5 (after the last).
+        for (t_s, delay) in [(1.49, 0.01), (2.495, 0.005), (3.49, 0.01), (4.4, 0.1)] {
+            fold.add(&PacketRecord {
+                t_s,
+                src: "a".into(),
+                dst: Some("b".into()),
+                bytes: 100,
+                outcome: Outcome::Delivered,
+                reason: None,
+                end_s: t_s + delay,
+                corrupted: false,
+            });
+        }
+        let a = Analysis::with_packets(&record, fold, None);
+        assert_eq!(a.metrics.len(), 2);
+        let l = &a.metrics[0];
+        assert_eq!(
+            (l.name.as_str(), l.link().as_deref(), l.first_s, l.last_s),
+            ("latency_s", Some("a → b"), 2.0, 4.0)
+        );
+        assert_eq!(
+            l.values,
+            Stats {
+                count: 3,
+                min: 0.010,
+                median: 0.020,
+                p95: 0.030,
+                max: 0.030
+            }
+        );
+        let d = l.link_delay.unwrap();
+        assert_eq!(
+            d.count, 2,
+            "only the copies delivered between the first and last value"
+        );
+        assert!(
+            (d.min - 0.005).abs() < 1e-9 && (d.max - 0.01).abs() < 1e-9,
+            "{d:?}"
+        );
+        let q = &a.metrics[1];
+        assert_eq!(
+            (q.name.as_str(), q.link(), q.link_delay),
+            ("queue", None, None)
+        );
+        let text = terminal(&a);
+        assert!(text.contains("listener: latency_s"), "{text}");
+        assert!(text.contains("one-way delay a → b"), "{text}");
+        assert!(text.contains("20.00 ms"), "{text}");
+    }
+}
