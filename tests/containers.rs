@@ -17,7 +17,7 @@ use std::{
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 const SETUP: &str = "scripts/setup --test installs it";
 /// The local image: `FROM scratch` and Debian's static busybox.
-const IMAGE: &str = "localhost/netsim-busybox";
+const IMAGE: &str = "localhost/netsim-test-busybox";
 const BUSYBOX: &str = "/bin/busybox";
 
 fn run(cmd: &mut Command) -> Output {
@@ -48,16 +48,9 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The busybox image, built once (kept between runs).
+/// The tests' busybox image under a tag of their own, built each time (from podman's cache
+/// when it has it), so that an image of the same name built otherwise never stands in for it.
 fn busybox_image() {
-    if podman()
-        .args(["image", "exists", IMAGE])
-        .status()
-        .unwrap()
-        .success()
-    {
-        return;
-    }
     let ctx = tempfile::tempdir().unwrap();
     std::fs::copy(BUSYBOX, ctx.path().join("busybox")).unwrap();
     std::fs::write(
