@@ -61,6 +61,22 @@ fn busybox_image() {
     run(podman().args(["build", "-q", "-t", IMAGE]).arg(ctx.path()));
 }
 
+/// `cosim run scenario --out out`, which must fail: the line of its output naming `vehicle`.
+fn refused(scenario: &Path, out: &Path, vehicle: &str) -> String {
+    let o = Command::new(COSIM)
+        .args(["run", scenario.to_str().unwrap(), "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    stderr
+        .lines()
+        .find(|l| l.contains(vehicle))
+        .unwrap_or_else(|| panic!("no line names the vehicle: {stderr}"))
+        .to_owned()
+}
+
 /// What a test made, removed when it ends (also when it fails).
 #[derive(Default)]
 struct Made {
@@ -456,17 +472,7 @@ fn a_missing_or_stopped_container_or_namespace_is_one_line_naming_the_vehicle_an
         ),
     ] {
         let s = scenario(dir.path(), "msa", "msb", 93, &attach);
-        let o = Command::new(COSIM)
-            .args(["run", s.to_str().unwrap(), "--out"])
-            .arg(dir.path().join("out"))
-            .output()
-            .unwrap();
-        assert!(!o.status.success());
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let line = stderr
-            .lines()
-            .find(|l| l.contains("msa"))
-            .unwrap_or_else(|| panic!("no line names the vehicle: {stderr}"));
+        let line = refused(&s, &dir.path().join("out"), "msa");
         assert!(line.contains(&says), "{attach}: {line}");
         assert!(
             !Path::new("/run/netns/ncs-msb").exists(),
@@ -518,17 +524,7 @@ fn an_address_or_route_already_in_the_namespace_is_refused_and_left_alone() {
             ip_inside(&made, &["-o", "addr"]),
             ip_inside(&made, &["route"]),
         );
-        let o = Command::new(COSIM)
-            .args(["run", s.to_str().unwrap(), "--out"])
-            .arg(dir.path().join("out"))
-            .output()
-            .unwrap();
-        assert!(!o.status.success());
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let line = stderr
-            .lines()
-            .find(|l| l.contains("tka"))
-            .unwrap_or_else(|| panic!("no line names the vehicle: {stderr}"));
+        let line = refused(&s, &dir.path().join("out"), "tka");
         assert!(
             line.contains(&ns) && line.contains(says),
             "{setup:?}: {line}"
