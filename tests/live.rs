@@ -461,6 +461,26 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(text.matches("Echo (ping) request").count(), 10, "{text}");
     assert_eq!(text.matches("Echo (ping) reply").count(), 10, "{text}");
+    // In the receiver's pcap each request, written into its TUN, comes before the reply the
+    // kernel sent at once, although the two are recorded by different threads.
+    let o = Command::new("tshark")
+        .args(["-r", out.join("pgb.pcap").to_str().unwrap(), "-Y", "icmp"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let kinds: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            if l.contains("Echo (ping) request") {
+                Some("request")
+            } else if l.contains("Echo (ping) reply") {
+                Some("reply")
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(kinds, ["request", "reply"].repeat(10), "{text}");
 }
 
 /// A network simulator that drops every copy as out of range.

@@ -7,7 +7,9 @@
 //! The release thread sleeps on a condition variable until the next delivery is due (precise
 //! to microseconds with the timer slack [`super::timer::init`] sets), so thousands of releases
 //! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
-//! shared behind one mutex; critical sections are short (no I/O but the buffered pcap writes).
+//! shared behind one mutex; critical sections are short. Each vehicle's pcap has a lock of its
+//! own, held by the release thread from before a TUN write until the packets written are
+//! recorded, so that a reply the vehicle sends at once is never recorded before what it answers.
 
 use super::netns::{Namespaces, VehicleNs};
 use super::tun;
@@ -62,18 +64,18 @@ struct State {
     releases: BinaryHeap<Reverse<Scheduled>>,
     release_limit: usize,
     seq: u64,
-    pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
     closed: bool,
 }
 
-impl State {
-    fn pcap(&mut self, node: usize, t_ns: u64, packet: &[u8]) {
-        if let Some(slot) = self.pcaps.get_mut(node) {
-            if let Some(w) = slot {
-                if let Err(e) = w.write(t_ns, packet) {
-                    tracing::warn!("pcap of vehicle {node} stopped: {e}");
-                    *slot = None;
-                }
+/// One vehicle's pcap file (`None` without `network.pcap`, or after a write failed).
+struct Pcap(Option<PcapWriter<BufWriter<File>>>);
+
+impl Pcap {
+    fn record(&mut self, node: usize, t_ns: u64, packet: &[u8]) {
+        if let Some(w) = &mut self.0 {
+            if let Err(e) = w.write(t_ns, packet) {
+                tracing::warn!("pcap of vehicle {node} stopped: {e}");
+                self.0 = None;
             }
         }
     }
@@ -81,6 +83,8 @@ impl State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Per vehicle; never held together with `state`.
+    pcaps: Vec<Mutex<Pcap>>,
     /// Signalled when a delivery is scheduled or the live side closes (the release thread).
     wake: Condvar,
     stages: Arc<Stages>,
@@ -89,6 +93,12 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn pcap(&self, node: usize) -> Option<MutexGuard<'_, Pcap>> {
+        self.pcaps
+            .get(node)
+            .map(|p| p.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -152,7 +162,7 @@ impl LiveNetwork {
         }
         let mut pcaps = Vec::new();
         for name in &book.names {
-            pcaps.push(match (s.network.pcap, out_dir) {
+            pcaps.push(Mutex::new(Pcap(match (s.network.pcap, out_dir) {
                 (true, Some(dir)) => {
                     std::fs::create_dir_all(dir)?;
                     let f = File::create(dir.join(format!("{name}.pcap")))?;
@@ -162,7 +172,7 @@ impl LiveNetwork {
                     )?)
                 }
                 _ => None,
-            });
+            })));
         }
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -171,9 +181,9 @@ impl LiveNetwork {
                 releases: BinaryHeap::new(),
                 release_limit: s.network.queue_limit.saturating_mul(n.max(1)),
                 seq: 0,
-                pcaps,
                 closed: false,
             }),
+            pcaps,
             wake: Condvar::new(),
             stages: Arc::default(),
         });
@@ -361,11 +371,13 @@ impl LiveNetwork {
                 );
             }
             st.engine.shutdown(end_ns);
-            for w in st.pcaps.iter_mut().flatten() {
-                let _ = w.flush();
-            }
             st.engine.summary()
         };
+        for node in 0..self.shared.pcaps.len() {
+            if let Some(w) = self.shared.pcap(node).as_mut().and_then(|p| p.0.as_mut()) {
+                let _ = w.flush();
+            }
+        }
         self.devices
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -418,6 +430,7 @@ async fn read_loop(
     let mut frames: Vec<Frame> = Vec::new();
     // Per frame: the instant after the read that gave it.
     let mut read_at: Vec<Instant> = Vec::new();
+    let mut times: Vec<SimNanos> = Vec::new();
     loop {
         if let Err(e) = reader.read(&dev).await {
             tracing::debug!("TUN of vehicle {node}: read failed: {e}");
@@ -433,10 +446,17 @@ async fn read_loop(
             reader.take_frames(&mut frames);
             read_at.resize(frames.len(), read);
         }
+        let st = shared.lock();
+        times.clear();
+        times.extend(read_at.drain(..).map(|read| st.clock.capture_at(read)));
+        drop(st);
+        if let Some(mut pcap) = shared.pcap(node) {
+            for (frame, &t) in frames.iter().zip(&times) {
+                pcap.record(node, t, frame.ip());
+            }
+        }
         let mut st = shared.lock();
-        for (frame, read) in frames.drain(..).zip(read_at.drain(..)) {
-            let t = st.clock.capture_at(read);
-            st.pcap(node, t, frame.ip());
+        for (frame, &t) in frames.drain(..).zip(&times) {
             st.engine.capture(node, frame, t);
         }
         drop(st);
@@ -502,16 +522,21 @@ fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
             let node = due_now[from].node;
             let to = from + due_now[from..].partition_point(|d| d.node == node);
             if let Some(dev) = devices.get(node) {
+                let mut pcap = shared.pcap(node);
                 writer.write(dev, &due_now[from..to], &mut results[from..to]);
+                if let Some(pcap) = pcap.as_mut() {
+                    for (d, _) in
+                        (due_now[from..to].iter().zip(&results[from..to])).filter(|(_, &ok)| ok)
+                    {
+                        pcap.record(node, d.t_ns, d.frame.ip());
+                    }
+                }
             }
             from = to;
         }
         let mut st = shared.lock();
         for (d, &ok) in due_now.iter().zip(&results) {
             st.engine.delivered(d, ok);
-            if ok {
-                st.pcap(d.node, d.t_ns, d.frame.ip());
-            }
         }
         due_now.clear();
         drop(st);
