@@ -165,6 +165,8 @@ pub struct Record {
     /// written, so that a record whose summary another version wrote still reads;
     /// [`RunReport::from_value`](crate::output::summary::RunReport::from_value) types it.
     pub summary: Option<serde_json::Value>,
+    /// The terrain's mesh as the scene drew it (`/scene/terrain`), if the record has it.
+    pub terrain: Option<super::foxglove::SceneUpdate>,
     /// Messages on topics this version does not know (skipped).
     pub unknown_messages: u64,
 }
@@ -304,6 +306,9 @@ impl Messages<'_> {
             TOPIC_PROGRAMS => r.programs.push(parse(path, topic, header, data)?),
             TOPIC_METRICS => r.metrics.push(parse(path, topic, header, data)?),
             TOPIC_SUMMARY => r.summary = Some(parse(path, topic, header, data)?),
+            TOPIC_TERRAIN => r.terrain = Some(parse(path, topic, header, data)?),
+            // Drawn by viewers, not read back.
+            TOPIC_VEHICLES | TOPIC_TF | TOPIC_LINKS | TOPIC_TRAFFIC | TOPIC_EVENTS => {}
             _ => r.unknown_messages += 1,
         }
         Ok(())

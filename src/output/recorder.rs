@@ -11,16 +11,19 @@
 //! - `/link_state` for every link state the network simulator's END carries (it reports
 //!   changes only), from the window's start on;
 //! - `/packets`, `/modem_frames`, `/programs`, `/metrics` as they are handed over;
-//! - `/summary` when finished.
+//! - `/summary` when finished;
+//! - the 3D scene topics ([`super::scene`]) at the same instants as `/poses`, and when a pair's
+//!   state changes.
 //!
 //! It also keeps the per-pair LOS/NLOS counts of the run summary, every window, and writes the
 //! per-window `timeline.jsonl` when asked to. A window where nothing changed and nothing is due
 //! costs one pass over the pairs comparing LOS flags, without allocating.
 
 use super::record::{RecordError, RecordWriter, RECORD_FILE};
+use super::scene::{PathDraw, Scene};
 use super::schema::*;
 use super::timeline::Timeline;
-use crate::config::LoadedScenario;
+use crate::config::{HeightGrid, LoadedScenario};
 use crate::model::fate::Fate;
 use crate::model::link::pair_index;
 use crate::model::modem::FrameLedgerEntry;
@@ -109,6 +112,9 @@ pub struct Recorder {
     seen: Vec<bool>,
     counts: Vec<PairCount>,
     timeline: Option<Timeline>,
+    scene: Scene,
+    /// Per vehicle, the window's pose (reused).
+    poses_buf: Vec<[f64; 7]>,
     /// End of the last window recorded (sim ns).
     end_ns: u64,
     messages: u64,
@@ -116,8 +122,14 @@ pub struct Recorder {
 
 impl Recorder {
     /// Creates `dir/record.mcap` (and `dir/timeline.jsonl` if `timeline_jsonl`) and writes
-    /// `/run`. `run.vehicles` names the vehicles in node order; its intervals set the sampling.
-    pub fn create(dir: &Path, run: RunInfo, timeline_jsonl: bool) -> Result<Recorder, RecordError> {
+    /// `/run` and the scene's start (the terrain's mesh, when given). `run.vehicles` names the
+    /// vehicles in node order; its intervals set the sampling.
+    pub fn create(
+        dir: &Path,
+        run: RunInfo,
+        terrain: Option<&HeightGrid>,
+        timeline_jsonl: bool,
+    ) -> Result<Recorder, RecordError> {
         let mut writer = RecordWriter::create(&dir.join(RECORD_FILE))?;
         let timeline = match timeline_jsonl {
             true => Some(
@@ -131,6 +143,13 @@ impl Recorder {
         writer.write(TOPIC_RUN, 0, &run)?;
         let n = run.vehicles.len();
         let pairs = n * n.saturating_sub(1) / 2;
+        let window_ns = ns(run.window_ms / 1e3).max(1);
+        let mut scene = Scene::new(
+            run.vehicles.clone(),
+            terrain,
+            ns(run.pose_interval_s).max(window_ns),
+        );
+        let messages = 1 + scene.start(terrain, &mut writer)?;
         Ok(Recorder {
             writer,
             names: run.vehicles,
@@ -141,8 +160,10 @@ impl Recorder {
             seen: vec![false; pairs],
             counts: vec![PairCount::default(); pairs],
             timeline,
+            scene,
+            poses_buf: Vec::with_capacity(n),
             end_ns: 0,
-            messages: 1,
+            messages,
         })
     }
 
@@ -159,7 +180,7 @@ impl Recorder {
             pose_interval_s: s.record.pose_interval_s,
             channel_interval_s: s.record.channel_interval_s,
         };
-        Recorder::create(dir, run, s.record.timeline_jsonl)
+        Recorder::create(dir, run, Some(&loaded.terrain), s.record.timeline_jsonl)
     }
 
     pub fn path(&self) -> &Path {
@@ -229,7 +250,33 @@ impl Recorder {
                 self.write(TOPIC_CHANNEL, start_ns, &m)?;
             }
         }
-        if self.poses.due(start_ns) {
+        for l in end.link_states() {
+            self.messages += self.scene.link_state(
+                start_ns,
+                l.src_node as usize,
+                l.dst_node as usize,
+                l.usable,
+                &mut self.writer,
+            )?;
+        }
+        let pose_sample = self.poses.due(start_ns);
+        self.poses_buf.clear();
+        self.poses_buf
+            .extend((0..n.min(channel.vehicles())).filter_map(|i| channel.pose(i)));
+        let paths = channel.paths().map(|p| PathDraw {
+            a: p.a,
+            b: p.b,
+            los: p.los,
+            hops: p.hop_values(),
+        });
+        self.messages += self.scene.window(
+            start_ns,
+            &self.poses_buf,
+            paths,
+            pose_sample,
+            &mut self.writer,
+        )?;
+        if pose_sample {
             let poses = (0..n.min(channel.vehicles()))
                 .map(|i| {
                     let [x, y, z] = channel.position(i);
@@ -284,6 +331,12 @@ impl Recorder {
     pub fn packets(&mut self, ends: &[CopyEnd]) -> Result<(), RecordError> {
         for e in ends {
             let (outcome, reason) = outcome(e.fate);
+            self.scene.packet(
+                e.src,
+                e.dst,
+                outcome == Outcome::Delivered,
+                reason.as_deref(),
+            );
             let m = PacketRecord {
                 t_s: secs(e.captured_ns),
                 src: self.name(e.src),
@@ -314,11 +367,14 @@ impl Recorder {
         };
         for f in frames {
             let (outcome, reason) = outcome(f.fate);
+            let (src, dst) = (name(f.from), f.to.map(name));
+            self.scene
+                .modem_frame(&src, dst.as_deref(), outcome == Outcome::Delivered);
             let m = ModemFrame {
                 t_s: secs(f.sent_ns),
                 decided_s: secs(f.decided_ns),
-                src: name(f.from),
-                dst: f.to.map(name),
+                src,
+                dst,
                 kind: f.kind.label().to_string(),
                 frame: f.frame,
                 rate: f.rate,
@@ -337,6 +393,20 @@ impl Recorder {
     pub fn programs(&mut self, programs: &[ProgramRecord]) -> Result<(), RecordError> {
         for p in programs {
             let t = p.ended_s.map_or(self.end_ns, ns);
+            let who = match &p.vehicle {
+                Some(v) => format!("{} (on {v})", p.name),
+                None => p.name.clone(),
+            };
+            if let Some(s) = p.started_s {
+                let m = format!("{who} started");
+                self.messages += self.scene.program(ns(s), m, true, &mut self.writer)?;
+            }
+            let ending = match p.note() {
+                Some(note) => format!("{who} ended ({}): {note}", p.exit_text()),
+                None => format!("{who} ended ({})", p.exit_text()),
+            };
+            let ok = p.exit_code == Some(0) && !p.has_note();
+            self.messages += self.scene.program(t, ending, ok, &mut self.writer)?;
             self.write(TOPIC_PROGRAMS, t, p)?;
         }
         Ok(())
@@ -457,7 +527,7 @@ mod tests {
         channel_s: f64,
     ) -> (Record, Vec<PairSummary>) {
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Recorder::create(dir.path(), run(pose_s, channel_s), false).unwrap();
+        let mut r = Recorder::create(dir.path(), run(pose_s, channel_s), None, false).unwrap();
         for k in 0..windows {
             let c = channel(k, nlos(k));
             let e = if k == 0 {
@@ -590,7 +660,7 @@ mod tests {
         use crate::model::fate::DropReason;
         use crate::model::modem::TxKind;
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Recorder::create(dir.path(), run(1.0, 1.0), true).unwrap();
+        let mut r = Recorder::create(dir.path(), run(1.0, 1.0), None, true).unwrap();
         let c = channel(0, false);
         r.window(
             0,

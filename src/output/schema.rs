@@ -32,6 +32,14 @@ pub const TOPIC_PROGRAMS: &str = "/programs";
 pub const TOPIC_METRICS: &str = "/metrics";
 pub const TOPIC_SUMMARY: &str = "/summary";
 
+// The 3D scene (`super::scene`), in Foxglove's schemas (`super::foxglove`).
+pub const TOPIC_TERRAIN: &str = "/scene/terrain";
+pub const TOPIC_VEHICLES: &str = "/scene/vehicles";
+pub const TOPIC_TF: &str = "/tf";
+pub const TOPIC_LINKS: &str = "/scene/links";
+pub const TOPIC_TRAFFIC: &str = "/scene/traffic";
+pub const TOPIC_EVENTS: &str = "/events";
+
 /// The run's constants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunInfo {

@@ -530,10 +530,15 @@ impl<'a> ChannelView<'a> {
     }
 }
 
-impl PathView<'_> {
+impl<'a> PathView<'a> {
     /// Number of hop points (A, entries and exits, B).
     pub fn hops(&self) -> u32 {
         (self.hop_points.len() / 4) as u32
+    }
+
+    /// The hop points, `x, y, z, loss_db` each, one after the other.
+    pub fn hop_values(&self) -> &'a [f64] {
+        self.hop_points
     }
 
     /// The hop points, `[x, y, z, loss_db]` each.
