@@ -213,7 +213,7 @@ fn run(
             .await
             .unwrap();
         if variant == Variant::Observed {
-            let recorder = Some(Recorder::for_scenario(&out, &loaded).unwrap());
+            let recorder = Some(Recorder::for_scenario(&out, &loaded, None).unwrap());
             c = c.with_participant(TimedRecorder {
                 recorder,
                 spent: spent.clone(),

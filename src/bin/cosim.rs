@@ -35,6 +35,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             overrides,
             vehicle_netns,
             timeline,
+            live,
         }) => {
             let peers = cli::Peers {
                 physics_sim: overrides.physics_sim,
@@ -49,6 +50,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                 vehicle_netns,
                 timeline,
                 overrides.duration_s,
+                live,
             )
             .await
         }

@@ -23,6 +23,7 @@ async fn main() {
             a.vehicle_netns,
             a.timeline,
             None,
+            None,
         )
         .await,
     )

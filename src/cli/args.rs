@@ -167,6 +167,10 @@ pub struct RunArgs {
     /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).
     #[arg(long)]
     pub timeline: bool,
+    /// Serve the run live to Foxglove-compatible viewers (as `viewer.live: true`), on the
+    /// scenario's `viewer.address` (default 127.0.0.1:8765) or on the address given.
+    #[arg(long, value_name = "HOST:PORT", num_args = 0..=1, default_missing_value = "")]
+    pub live: Option<String>,
 }
 
 /// `cosim check`.

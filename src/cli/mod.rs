@@ -292,7 +292,9 @@ pub fn user_namespace_for(scenario: Option<&Path>) {
 /// `ncs-<vehicle>`; `vehicle_netns` (e.g. `ncs-{vehicle}`) starts one in every vehicle namespace
 /// the pattern names that exists (see [`bridge_targets`]). `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
 /// `duration_s` replaces the scenario's `duration_s` (`cosim run --duration-s`, as `cosim soak`
-/// runs a scenario for as long as it is asked to).
+/// runs a scenario for as long as it is asked to); `live` serves the run to viewers (`cosim run
+/// --live [ADDR]`, an empty address: the scenario's).
+#[allow(clippy::too_many_arguments)]
 pub async fn run_physics(
     node_name: &str,
     scenario: Option<PathBuf>,
@@ -301,6 +303,7 @@ pub async fn run_physics(
     vehicle_netns: Option<String>,
     timeline: bool,
     duration_s: Option<f64>,
+    live: Option<String>,
 ) -> anyhow::Result<i32> {
     anyhow::ensure!(
         vehicle_netns.is_none() || cfg!(feature = "ros"),
@@ -320,6 +323,12 @@ pub async fn run_physics(
             .map_err(|e| anyhow::anyhow!("--duration-s: {e}"))?;
     }
     loaded.scenario.record.timeline_jsonl |= timeline;
+    if let Some(address) = live {
+        loaded.scenario.viewer.live = true;
+        if !address.is_empty() {
+            loaded.scenario.viewer.address = address;
+        }
+    }
     let out = output_dir(&loaded, out.or(params.out.clone()));
     // With a network coordinator of its own the folder is shared with it: nothing is removed.
     if peers.network_coordinator.is_none() {

@@ -93,6 +93,10 @@ pub struct Scenario {
     /// What the run record (`record.mcap`) samples, and the per-window JSONL on request.
     #[serde(default)]
     pub record: RecordSettings,
+    /// The live 3D view: the record's topics served to Foxglove-compatible viewers while the
+    /// run goes (off by default; `cosim run --live`).
+    #[serde(default)]
+    pub viewer: ViewerSettings,
     /// The ZeroMQ AUV simulator interface served for the vehicles with `motion: {kind:
     /// thrusters}`: where, and how often (defaults below).
     #[serde(default)]
@@ -178,6 +182,10 @@ pub struct RecordSettings {
     /// Also write `timeline.jsonl`: one line per pair per window (large). Default false.
     #[serde(default)]
     pub timeline_jsonl: bool,
+    /// Write the 3D scene (`/scene/*`, `/tf`, `/events`) for Foxglove-compatible viewers.
+    /// Default true.
+    #[serde(default = "default_true")]
+    pub scene: bool,
 }
 
 fn default_pose_interval() -> f64 {
@@ -193,6 +201,55 @@ impl Default for RecordSettings {
             pose_interval_s: default_pose_interval(),
             channel_interval_s: default_channel_interval(),
             timeline_jsonl: false,
+            scene: true,
+        }
+    }
+}
+
+/// The live viewer server: what it listens on and how much it holds for each client.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ViewerSettings {
+    /// Serve the run live over the Foxglove WebSocket protocol. Default false.
+    #[serde(default)]
+    pub live: bool,
+    /// Where (`HOST:PORT`). Default `127.0.0.1:8765`; on any other than a loopback address a
+    /// client must give the token the run prints (`ws://HOST:PORT/?token=…`).
+    #[serde(default = "default_viewer_address")]
+    pub address: String,
+    /// Messages held for one client that reads slower than the run writes; beyond them a
+    /// client's messages are dropped and counted. Default 4096.
+    #[serde(default = "default_client_queue_messages")]
+    pub client_queue_messages: usize,
+    /// Bytes held for one client, likewise. Default 64 MiB.
+    #[serde(default = "default_client_queue_bytes")]
+    pub client_queue_bytes: usize,
+    /// Clients served at once; more are refused. Default 8.
+    #[serde(default = "default_viewer_clients")]
+    pub max_clients: usize,
+}
+
+fn default_viewer_address() -> String {
+    "127.0.0.1:8765".into()
+}
+fn default_client_queue_messages() -> usize {
+    4096
+}
+fn default_client_queue_bytes() -> usize {
+    64 << 20
+}
+fn default_viewer_clients() -> usize {
+    8
+}
+
+impl Default for ViewerSettings {
+    fn default() -> Self {
+        ViewerSettings {
+            live: false,
+            address: default_viewer_address(),
+            client_queue_messages: default_client_queue_messages(),
+            client_queue_bytes: default_client_queue_bytes(),
+            max_clients: default_viewer_clients(),
         }
     }
 }

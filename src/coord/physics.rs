@@ -6,6 +6,7 @@ use super::network::NetworkCoordinator;
 use super::participant::{Participant, Participants, WindowOpen, WindowView};
 use super::participants::{
     LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant, RecordParticipant,
+    ViewerParticipant,
 };
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
 use crate::clock::{Opening, Pacer, Schedule};
@@ -14,6 +15,8 @@ use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::ModemBridges;
 use crate::io::netsim_manager::NavSource;
 use crate::io::programs::Programs;
+use crate::io::viewer::Viewer;
+use crate::output::record::RecordTap;
 use crate::output::summary::RunReport;
 use crate::output::{
     stages::{Stage, Stages},
@@ -128,8 +131,20 @@ impl PhysicsCoordinator {
         };
         let modem_bridges = ModemBridges::start(loaded).await?;
         let programs = Programs::for_scenario(loaded, out_dir.as_deref())?;
+        let viewer = match (s.viewer.live, &out_dir) {
+            (true, Some(_)) => Some(Viewer::start(&s.viewer)?),
+            (true, None) => anyhow::bail!(
+                "viewer.live: the live view serves the run record, and this run writes none \
+                 (give it an output folder)"
+            ),
+            (false, _) => None,
+        };
         let recorder = match out_dir {
-            Some(dir) => Some(Recorder::for_scenario(&dir, loaded)?),
+            Some(dir) => Some(Recorder::for_scenario(
+                &dir,
+                loaded,
+                viewer.clone().map(|v| v as Arc<dyn RecordTap>),
+            )?),
             None => None,
         };
         if let (None, Some(l)) = (&recorder, &live) {
@@ -163,6 +178,9 @@ impl PhysicsCoordinator {
         }
         if let Some(r) = recorder {
             c = c.with_participant(RecordParticipant::new(r, modem_names));
+        }
+        if let Some(v) = viewer {
+            c = c.with_participant(ViewerParticipant::new(v));
         }
         Ok(c)
     }
@@ -403,6 +421,7 @@ impl PhysicsCoordinator {
             modems: None,
             programs: Vec::new(),
             metrics: Vec::new(),
+            viewer: None,
             stages: Default::default(),
         };
         let end_ns = self.schedule.start_ns(done);

@@ -8,7 +8,8 @@
 //! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]); with the
 //! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]); a
 //! process and what it started, as `/proc` shows them ([`procfs`]); children that die with
-//! this process ([`child`]); a run without root in a user namespace of its own ([`userns`]).
+//! this process ([`child`]); a run without root in a user namespace of its own ([`userns`]); the
+//! live viewer server ([`viewer`]).
 pub mod auv_client;
 pub mod auv_server;
 pub mod child;
@@ -25,3 +26,4 @@ pub mod programs;
 pub mod timer;
 pub mod tun;
 pub mod userns;
+pub mod viewer;

@@ -25,6 +25,6 @@ pub mod stages;
 pub mod summary;
 pub mod timeline;
 
-pub use recorder::{PairSummary, Recorder};
+pub use recorder::{PairSummary, Recorder, RecorderOptions};
 pub use summary::RunReport;
 pub use timeline::Timeline;

@@ -51,6 +51,15 @@ pub enum RecordError {
     },
 }
 
+/// What sees every channel and message as the record gets it: a live viewer server. Called on
+/// the run's path, so it must never wait.
+pub trait RecordTap: Send + Sync {
+    /// Channel `id` is added: its topic, schema name and JSON schema.
+    fn channel(&self, id: u16, topic: &str, schema_name: &str, schema: &[u8]);
+    /// A message on channel `id` at sim time `t_ns` (its JSON bytes).
+    fn message(&self, id: u16, t_ns: u64, data: &[u8]);
+}
+
 /// Appends messages to a record; [`RecordWriter::finish`] completes the file (index, summary).
 pub struct RecordWriter {
     path: PathBuf,
@@ -58,6 +67,7 @@ pub struct RecordWriter {
     channels: HashMap<&'static str, u16>,
     sequence: u32,
     buf: Vec<u8>,
+    tap: Option<std::sync::Arc<dyn RecordTap>>,
 }
 
 impl RecordWriter {
@@ -85,7 +95,14 @@ impl RecordWriter {
             channels: HashMap::new(),
             sequence: 0,
             buf: Vec::with_capacity(1024),
+            tap: None,
         })
+    }
+
+    /// Hands every channel and message from here on to `tap` as well.
+    pub fn with_tap(mut self, tap: std::sync::Arc<dyn RecordTap>) -> RecordWriter {
+        self.tap = Some(tap);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -114,6 +131,9 @@ impl RecordWriter {
             .mcap
             .add_channel(schema_id, topic, "json", &BTreeMap::new())
             .map_err(|e| self.mcap_err(e))?;
+        if let Some(tap) = &self.tap {
+            tap.channel(id, topic, &T::schema_name(), &schema);
+        }
         self.channels.insert(topic, id);
         Ok(id)
     }
@@ -129,6 +149,9 @@ impl RecordWriter {
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, message).expect("record messages serialize");
         self.sequence = self.sequence.wrapping_add(1);
+        if let Some(tap) = &self.tap {
+            tap.message(channel_id, t_ns, &self.buf);
+        }
         let header = mcap::records::MessageHeader {
             channel_id,
             sequence: self.sequence,

@@ -19,7 +19,7 @@
 //! per-window `timeline.jsonl` when asked to. A window where nothing changed and nothing is due
 //! costs one pass over the pairs comparing LOS flags, without allocating.
 
-use super::record::{RecordError, RecordWriter, RECORD_FILE};
+use super::record::{RecordError, RecordTap, RecordWriter, RECORD_FILE};
 use super::scene::{PathDraw, Scene};
 use super::schema::*;
 use super::timeline::Timeline;
@@ -32,6 +32,7 @@ use crate::wire::channel::ChannelView;
 use crate::wire::update::NetworkView;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Per-pair totals over a run.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema, PartialEq)]
@@ -99,6 +100,19 @@ fn outcome(fate: Fate) -> (Outcome, Option<String>) {
     }
 }
 
+/// What a [`Recorder`] writes beside its own topics, and who else sees it.
+#[derive(Default)]
+pub struct RecorderOptions<'a> {
+    /// The terrain, for the scene's mesh.
+    pub terrain: Option<&'a HeightGrid>,
+    /// Also write `timeline.jsonl`.
+    pub timeline_jsonl: bool,
+    /// Write the 3D scene topics ([`super::scene`]).
+    pub scene: bool,
+    /// Sees every channel and message (a live viewer server).
+    pub tap: Option<Arc<dyn RecordTap>>,
+}
+
 /// The run record's writer policy (see the module docs).
 pub struct Recorder {
     writer: RecordWriter,
@@ -112,7 +126,7 @@ pub struct Recorder {
     seen: Vec<bool>,
     counts: Vec<PairCount>,
     timeline: Option<Timeline>,
-    scene: Scene,
+    scene: Option<Scene>,
     /// Per vehicle, the window's pose (reused).
     poses_buf: Vec<[f64; 7]>,
     /// End of the last window recorded (sim ns).
@@ -121,17 +135,19 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Creates `dir/record.mcap` (and `dir/timeline.jsonl` if `timeline_jsonl`) and writes
-    /// `/run` and the scene's start (the terrain's mesh, when given). `run.vehicles` names the
+    /// Creates `dir/record.mcap` (and `dir/timeline.jsonl` if asked to) and writes `/run` and,
+    /// with the scene, its start (the terrain's mesh, when given). `run.vehicles` names the
     /// vehicles in node order; its intervals set the sampling.
     pub fn create(
         dir: &Path,
         run: RunInfo,
-        terrain: Option<&HeightGrid>,
-        timeline_jsonl: bool,
+        options: RecorderOptions,
     ) -> Result<Recorder, RecordError> {
         let mut writer = RecordWriter::create(&dir.join(RECORD_FILE))?;
-        let timeline = match timeline_jsonl {
+        if let Some(tap) = options.tap {
+            writer = writer.with_tap(tap);
+        }
+        let timeline = match options.timeline_jsonl {
             true => Some(
                 Timeline::create(dir, run.vehicles.clone()).map_err(|source| RecordError::Io {
                     path: dir.join(super::timeline::TIMELINE_FILE),
@@ -144,12 +160,19 @@ impl Recorder {
         let n = run.vehicles.len();
         let pairs = n * n.saturating_sub(1) / 2;
         let window_ns = ns(run.window_ms / 1e3).max(1);
-        let mut scene = Scene::new(
-            run.vehicles.clone(),
-            terrain,
-            ns(run.pose_interval_s).max(window_ns),
-        );
-        let messages = 1 + scene.start(terrain, &mut writer)?;
+        let mut messages = 1;
+        let scene = match options.scene {
+            true => {
+                let mut scene = Scene::new(
+                    run.vehicles.clone(),
+                    options.terrain,
+                    ns(run.pose_interval_s).max(window_ns),
+                );
+                messages += scene.start(options.terrain, &mut writer)?;
+                Some(scene)
+            }
+            false => None,
+        };
         Ok(Recorder {
             writer,
             names: run.vehicles,
@@ -167,8 +190,13 @@ impl Recorder {
         })
     }
 
-    /// The recorder of a scenario's run in `dir` (its `record` section).
-    pub fn for_scenario(dir: &Path, loaded: &LoadedScenario) -> Result<Recorder, RecordError> {
+    /// The recorder of a scenario's run in `dir` (its `record` section); `tap` sees what it
+    /// writes (a live viewer server).
+    pub fn for_scenario(
+        dir: &Path,
+        loaded: &LoadedScenario,
+        tap: Option<Arc<dyn RecordTap>>,
+    ) -> Result<Recorder, RecordError> {
         let s = &loaded.scenario;
         let run = RunInfo {
             scenario: s.name.clone(),
@@ -180,7 +208,13 @@ impl Recorder {
             pose_interval_s: s.record.pose_interval_s,
             channel_interval_s: s.record.channel_interval_s,
         };
-        Recorder::create(dir, run, Some(&loaded.terrain), s.record.timeline_jsonl)
+        let options = RecorderOptions {
+            terrain: Some(&loaded.terrain),
+            timeline_jsonl: s.record.timeline_jsonl,
+            scene: s.record.scene,
+            tap,
+        };
+        Recorder::create(dir, run, options)
     }
 
     pub fn path(&self) -> &Path {
@@ -250,32 +284,34 @@ impl Recorder {
                 self.write(TOPIC_CHANNEL, start_ns, &m)?;
             }
         }
-        for l in end.link_states() {
-            self.messages += self.scene.link_state(
+        let pose_sample = self.poses.due(start_ns);
+        if let Some(scene) = &mut self.scene {
+            for l in end.link_states() {
+                self.messages += scene.link_state(
+                    start_ns,
+                    l.src_node as usize,
+                    l.dst_node as usize,
+                    l.usable,
+                    &mut self.writer,
+                )?;
+            }
+            self.poses_buf.clear();
+            self.poses_buf
+                .extend((0..n.min(channel.vehicles())).filter_map(|i| channel.pose(i)));
+            let paths = channel.paths().map(|p| PathDraw {
+                a: p.a,
+                b: p.b,
+                los: p.los,
+                hops: p.hop_values(),
+            });
+            self.messages += scene.window(
                 start_ns,
-                l.src_node as usize,
-                l.dst_node as usize,
-                l.usable,
+                &self.poses_buf,
+                paths,
+                pose_sample,
                 &mut self.writer,
             )?;
         }
-        let pose_sample = self.poses.due(start_ns);
-        self.poses_buf.clear();
-        self.poses_buf
-            .extend((0..n.min(channel.vehicles())).filter_map(|i| channel.pose(i)));
-        let paths = channel.paths().map(|p| PathDraw {
-            a: p.a,
-            b: p.b,
-            los: p.los,
-            hops: p.hop_values(),
-        });
-        self.messages += self.scene.window(
-            start_ns,
-            &self.poses_buf,
-            paths,
-            pose_sample,
-            &mut self.writer,
-        )?;
         if pose_sample {
             let poses = (0..n.min(channel.vehicles()))
                 .map(|i| {
@@ -331,12 +367,14 @@ impl Recorder {
     pub fn packets(&mut self, ends: &[CopyEnd]) -> Result<(), RecordError> {
         for e in ends {
             let (outcome, reason) = outcome(e.fate);
-            self.scene.packet(
-                e.src,
-                e.dst,
-                outcome == Outcome::Delivered,
-                reason.as_deref(),
-            );
+            if let Some(scene) = &mut self.scene {
+                scene.packet(
+                    e.src,
+                    e.dst,
+                    outcome == Outcome::Delivered,
+                    reason.as_deref(),
+                );
+            }
             let m = PacketRecord {
                 t_s: secs(e.captured_ns),
                 src: self.name(e.src),
@@ -368,8 +406,9 @@ impl Recorder {
         for f in frames {
             let (outcome, reason) = outcome(f.fate);
             let (src, dst) = (name(f.from), f.to.map(name));
-            self.scene
-                .modem_frame(&src, dst.as_deref(), outcome == Outcome::Delivered);
+            if let Some(scene) = &mut self.scene {
+                scene.modem_frame(&src, dst.as_deref(), outcome == Outcome::Delivered);
+            }
             let m = ModemFrame {
                 t_s: secs(f.sent_ns),
                 decided_s: secs(f.decided_ns),
@@ -393,20 +432,9 @@ impl Recorder {
     pub fn programs(&mut self, programs: &[ProgramRecord]) -> Result<(), RecordError> {
         for p in programs {
             let t = p.ended_s.map_or(self.end_ns, ns);
-            let who = match &p.vehicle {
-                Some(v) => format!("{} (on {v})", p.name),
-                None => p.name.clone(),
-            };
-            if let Some(s) = p.started_s {
-                let m = format!("{who} started");
-                self.messages += self.scene.program(ns(s), m, true, &mut self.writer)?;
+            if let Some(scene) = &mut self.scene {
+                self.messages += scene.program(p, t, &mut self.writer)?;
             }
-            let ending = match p.note() {
-                Some(note) => format!("{who} ended ({}): {note}", p.exit_text()),
-                None => format!("{who} ended ({})", p.exit_text()),
-            };
-            let ok = p.exit_code == Some(0) && !p.has_note();
-            self.messages += self.scene.program(t, ending, ok, &mut self.writer)?;
             self.write(TOPIC_PROGRAMS, t, p)?;
         }
         Ok(())
@@ -527,7 +555,12 @@ mod tests {
         channel_s: f64,
     ) -> (Record, Vec<PairSummary>) {
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Recorder::create(dir.path(), run(pose_s, channel_s), None, false).unwrap();
+        let mut r = Recorder::create(
+            dir.path(),
+            run(pose_s, channel_s),
+            RecorderOptions::default(),
+        )
+        .unwrap();
         for k in 0..windows {
             let c = channel(k, nlos(k));
             let e = if k == 0 {
@@ -660,7 +693,15 @@ mod tests {
         use crate::model::fate::DropReason;
         use crate::model::modem::TxKind;
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Recorder::create(dir.path(), run(1.0, 1.0), None, true).unwrap();
+        let mut r = Recorder::create(
+            dir.path(),
+            run(1.0, 1.0),
+            RecorderOptions {
+                timeline_jsonl: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let c = channel(0, false);
         r.window(
             0,

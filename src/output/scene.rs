@@ -21,7 +21,8 @@
 use super::foxglove::*;
 use super::record::{RecordError, RecordWriter};
 use super::schema::{
-    TOPIC_EVENTS, TOPIC_LINKS, TOPIC_TERRAIN, TOPIC_TF, TOPIC_TRAFFIC, TOPIC_VEHICLES,
+    ProgramRecord, TOPIC_EVENTS, TOPIC_LINKS, TOPIC_TERRAIN, TOPIC_TF, TOPIC_TRAFFIC,
+    TOPIC_VEHICLES,
 };
 use crate::config::HeightGrid;
 use crate::model::link::pair_index;
@@ -448,16 +449,31 @@ impl Scene {
         }
     }
 
-    /// A program started or ended (`/events`).
+    /// A program's start and end (`/events`), the end at `end_ns`.
     pub fn program(
         &mut self,
-        t_ns: u64,
-        message: String,
-        ok: bool,
+        p: &ProgramRecord,
+        end_ns: u64,
         out: &mut RecordWriter,
     ) -> Result<u64, RecordError> {
-        let level = if ok { Level::Info } else { Level::Warning };
-        self.log(t_ns, level, message, out)
+        let who = match &p.vehicle {
+            Some(v) => format!("{} (on {v})", p.name),
+            None => p.name.clone(),
+        };
+        let mut written = 0;
+        if let Some(s) = p.started_s {
+            let t = (s * 1e9).round().max(0.0) as u64;
+            written += self.log(t, Level::Info, format!("{who} started"), out)?;
+        }
+        let ending = match p.note() {
+            Some(note) => format!("{who} ended ({}): {note}", p.exit_text()),
+            None => format!("{who} ended ({})", p.exit_text()),
+        };
+        let level = match p.exit_code == Some(0) && !p.has_note() {
+            true => Level::Info,
+            false => Level::Warning,
+        };
+        Ok(written + self.log(end_ns, level, ending, out)?)
     }
 
     /// The traffic marks and drop counts since the last sample.

@@ -45,9 +45,28 @@ pub struct RunReport {
     /// recorded of each and what it refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricsFileReport>,
+    /// The live viewer server (`viewer.live`): its clients and what they were sent and missed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer: Option<ViewerSummary>,
     /// Where the wall time went, per stage (in this process; see
     /// [`Stages`](crate::output::stages::Stages)).
     pub stages: BTreeMap<String, StageTime>,
+}
+
+/// What the live viewer server did over a run (until the run's end).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ViewerSummary {
+    /// The address it listened on.
+    pub address: String,
+    /// Clients that connected (refused ones not included).
+    pub clients: u64,
+    /// Connections refused: bad or missing token, no Foxglove subprotocol, too many clients.
+    pub refused: u64,
+    /// Messages sent to clients, all clients together.
+    pub messages_sent: u64,
+    /// Messages a client missed because it read slower than the run wrote and its queue was
+    /// full (`viewer.client_queue_*`), all clients together.
+    pub dropped_for_clients: u64,
 }
 
 impl RunReport {

@@ -14,8 +14,10 @@
 //! - [`metric_line`]: the JSON lines a vehicle program reports its own metrics in.
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
+//! - [`foxglove_ws`]: the Foxglove WebSocket protocol a live viewer client speaks.
 pub mod auv;
 pub mod channel;
+pub mod foxglove_ws;
 pub mod ip;
 pub mod metric_line;
 pub mod netsim_line;

@@ -1,7 +1,8 @@
 //! The participants a scenario brings to its run (see [`super::participant`]): each adapts one
 //! `io` or `output` type, which cannot name the coordinator's layer, to [`super::Participant`].
 //! [`super::PhysicsCoordinator::for_scenario`] adds them in this order: programs, nav source,
-//! live copies, modem bridges, recorder (the recorder writes what the ones before it produced).
+//! live copies, modem bridges, recorder (the recorder writes what the ones before it produced),
+//! live viewer (it counts what it served once the recorder has written the run's end).
 //!
 //! Adding a participant (a live viewer, a remote agent) is one file here (or in a layer above,
 //! as the ROS 2 publishers and the progress bar are) and one
@@ -13,6 +14,7 @@ mod nav;
 mod programs;
 mod progress;
 mod record;
+mod viewer;
 
 pub use live::LiveParticipant;
 pub use modems::ModemParticipant;
@@ -20,3 +22,4 @@ pub use nav::NavParticipant;
 pub use programs::ProgramParticipant;
 pub use progress::ProgressLog;
 pub use record::RecordParticipant;
+pub use viewer::ViewerParticipant;

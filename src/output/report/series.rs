@@ -1084,6 +1084,7 @@ mod tests {
             modems: None,
             programs: Vec::new(),
             metrics: Vec::new(),
+            viewer: None,
             stages: BTreeMap::new(),
         };
         let a = Analysis::with_packets(&record, fold, Some(summary));

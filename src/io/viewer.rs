@@ -1,0 +1,514 @@
+//! The live viewer server: the run record's channels and messages ([`RecordTap`]) served while
+//! the run goes over the Foxglove WebSocket protocol (subprotocol `foxglove.websocket.v1`), so
+//! that Foxglove, Lichtblick or any client of that protocol shows the scene live.
+//!
+//! The run never waits for a viewer: a message goes into each subscribed client's queue under
+//! a short lock, and when a queue is full (`viewer.client_queue_messages` / `_bytes`) the
+//! message is dropped for that client and counted (the summary's `viewer`); each client is
+//! written to by a task of its own. A client that joins late gets `/run`, the terrain and the
+//! vehicles' models on subscribing, then what comes. The server listens on loopback unless
+//! told otherwise; on any other address a client must give the token the run prints
+//! (`?token=` in the URL). Control messages from clients are bounded (64 KiB) and only
+//! `subscribe` / `unsubscribe` are taken; anything else gets a `status` message naming it.
+//!
+//! The Foxglove SDK serves the same protocol, but its per-client queues drop silently (the
+//! count is not observable), and a run must say what each viewer missed.
+
+use crate::config::ViewerSettings;
+use crate::output::record::RecordTap;
+use crate::output::schema::{TOPIC_RUN, TOPIC_TERRAIN, TOPIC_VEHICLES};
+use crate::output::summary::ViewerSummary;
+use crate::wire::foxglove_ws::{self as ws, ChannelInfo, ClientOp, SUBPROTOCOL};
+use futures_util::{SinkExt, StreamExt};
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+
+/// Largest message a client may send (its control messages are small JSON).
+const MAX_CLIENT_MESSAGE: usize = 64 << 10;
+
+/// Sim time advances this much between two time messages at most once.
+const TIME_STEP_NS: u64 = 50_000_000;
+
+/// The topics a client gets the last message of when it subscribes.
+const LATCHED: [&str; 3] = [TOPIC_RUN, TOPIC_TERRAIN, TOPIC_VEHICLES];
+
+enum Out {
+    Message {
+        subscription: u32,
+        t_ns: u64,
+        data: Arc<[u8]>,
+    },
+    Time(u64),
+    /// Control (advertisements, status): never dropped, not counted against the bounds.
+    Text(String),
+}
+
+impl Out {
+    fn bytes(&self) -> usize {
+        match self {
+            Out::Message { data, .. } => 13 + data.len(),
+            Out::Time(_) => 9,
+            Out::Text(t) => t.len(),
+        }
+    }
+
+    fn into_message(self) -> Message {
+        match self {
+            Out::Message {
+                subscription,
+                t_ns,
+                data,
+            } => Message::Binary(ws::message_data(subscription, t_ns, &data).into()),
+            Out::Time(t) => Message::Binary(ws::time(t).into()),
+            Out::Text(t) => Message::Text(t.into()),
+        }
+    }
+}
+
+struct Client {
+    id: u64,
+    peer: SocketAddr,
+    /// Channel → subscription id.
+    subscriptions: HashMap<u16, u32>,
+    queue: VecDeque<Out>,
+    /// Bytes of the counted (message and time) items in `queue`.
+    queued_bytes: usize,
+    /// Counted items in `queue`.
+    queued: usize,
+    sent: u64,
+    dropped: u64,
+    wake: Arc<Notify>,
+}
+
+#[derive(Default)]
+struct State {
+    channels: Vec<ChannelInfo>,
+    /// Per latched channel: its last message and time.
+    latched: HashMap<u16, (u64, Arc<[u8]>)>,
+    clients: Vec<Client>,
+    /// The last time message sent.
+    time_ns: Option<u64>,
+    summary: ViewerSummary,
+    closed: bool,
+}
+
+/// The server (see the module docs); a [`RecordTap`].
+pub struct Viewer {
+    state: Mutex<State>,
+    settings: ViewerSettings,
+    address: SocketAddr,
+    token: Option<String>,
+    next_id: AtomicU64,
+    accept: Mutex<Option<JoinHandle<()>>>,
+    /// Signalled when the server stops (every client task ends).
+    stop: Arc<Notify>,
+}
+
+impl Viewer {
+    /// Listens on `settings.address` (port 0: any free port, see [`Viewer::address`]). Needs a
+    /// tokio runtime.
+    pub fn start(settings: &ViewerSettings) -> anyhow::Result<Arc<Viewer>> {
+        let wanted: SocketAddr = settings.address.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "viewer.address: must be HOST:PORT with an IP address (got {:?})",
+                settings.address
+            )
+        })?;
+        let listener = std::net::TcpListener::bind(wanted)
+            .map_err(|e| anyhow::anyhow!("viewer: cannot listen on {wanted}: {e}"))?;
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        let listener = TcpListener::from_std(listener)?;
+        let token = match address.ip().is_loopback() {
+            true => None,
+            false => Some(format!("{:032x}", rand::random::<u128>())),
+        };
+        let viewer = Arc::new(Viewer {
+            state: Mutex::new(State {
+                summary: ViewerSummary {
+                    address: address.to_string(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            settings: settings.clone(),
+            address,
+            token,
+            next_id: AtomicU64::new(0),
+            accept: Mutex::new(None),
+            stop: Arc::new(Notify::new()),
+        });
+        let task = tokio::spawn(accept_loop(viewer.clone(), listener));
+        *viewer.accept.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        tracing::info!("viewer: live on {}", viewer.url());
+        Ok(viewer)
+    }
+
+    /// The address listened on.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The URL a client connects to (with the token, when one is needed).
+    pub fn url(&self) -> String {
+        match &self.token {
+            Some(t) => format!("ws://{}/?token={t}", self.address),
+            None => format!("ws://{}", self.address),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What it did so far.
+    pub fn summary(&self) -> ViewerSummary {
+        let st = self.lock();
+        let mut s = st.summary.clone();
+        for c in &st.clients {
+            s.messages_sent += c.sent;
+            s.dropped_for_clients += c.dropped;
+        }
+        s
+    }
+
+    /// Sends each client what is queued for it (waiting up to `grace` in all), then closes
+    /// every connection and stops listening.
+    pub async fn stop(&self, grace: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        while tokio::time::Instant::now() < deadline {
+            if self.lock().clients.iter().all(|c| c.queue.is_empty()) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        self.lock().closed = true;
+        self.stop.notify_waiters();
+        if let Some(t) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            t.abort();
+        }
+        for c in &self.lock().clients {
+            c.wake.notify_one();
+        }
+    }
+
+    /// A client's control message: subscriptions change, anything else is answered with a
+    /// status naming it.
+    fn control(&self, id: u64, text: &str) {
+        let mut st = self.lock();
+        let State {
+            clients,
+            latched,
+            channels,
+            ..
+        } = &mut *st;
+        let Some(c) = clients.iter_mut().find(|c| c.id == id) else {
+            return;
+        };
+        match ClientOp::parse(text.as_bytes()) {
+            Ok(ClientOp::Subscribe(subscriptions)) => {
+                for (subscription, channel) in subscriptions {
+                    let Some(channel) = u16::try_from(channel)
+                        .ok()
+                        .filter(|&c| channels.iter().any(|ch| ch.id == c))
+                    else {
+                        c.queue
+                            .push_back(status(&format!("subscribe: no channel {channel}")));
+                        continue;
+                    };
+                    c.subscriptions.insert(channel, subscription);
+                    if let Some((t, data)) = latched.get(&channel) {
+                        c.queued += 1;
+                        c.queued_bytes += 13 + data.len();
+                        c.queue.push_back(Out::Message {
+                            subscription,
+                            t_ns: *t,
+                            data: data.clone(),
+                        });
+                    }
+                }
+            }
+            Ok(ClientOp::Unsubscribe(ids)) => {
+                c.subscriptions.retain(|_, s| !ids.contains(s));
+            }
+            Err(e) => {
+                let shown: String = text.chars().take(80).collect();
+                c.queue.push_back(status(&format!(
+                    "not understood ({e}): {shown}; this server takes subscribe and unsubscribe"
+                )));
+            }
+        }
+        c.wake.notify_one();
+    }
+}
+
+/// A `status` message (a warning).
+fn status(message: &str) -> Out {
+    Out::Text(ws::status_warning(message))
+}
+
+impl RecordTap for Viewer {
+    fn channel(&self, id: u16, topic: &str, schema_name: &str, schema: &[u8]) {
+        let mut st = self.lock();
+        st.channels.push(ChannelInfo {
+            id,
+            topic: topic.to_string(),
+            schema_name: schema_name.to_string(),
+            schema: String::from_utf8_lossy(schema).into_owned(),
+        });
+        let text = ws::advertise(st.channels.last());
+        for c in &mut st.clients {
+            c.queue.push_back(Out::Text(text.clone()));
+            c.wake.notify_one();
+        }
+    }
+
+    fn message(&self, id: u16, t_ns: u64, data: &[u8]) {
+        let mut st = self.lock();
+        let latched = st
+            .channels
+            .iter()
+            .any(|c| c.id == id && LATCHED.contains(&c.topic.as_str()));
+        let mut shared: Option<Arc<[u8]>> = None;
+        if latched {
+            let d: Arc<[u8]> = data.into();
+            st.latched.insert(id, (t_ns, d.clone()));
+            shared = Some(d);
+        }
+        if st.clients.is_empty() {
+            return;
+        }
+        let time = match st.time_ns {
+            Some(last) if t_ns < last.saturating_add(TIME_STEP_NS) => None,
+            _ => {
+                st.time_ns = Some(t_ns);
+                Some(t_ns)
+            }
+        };
+        let (max_messages, max_bytes) = (
+            self.settings.client_queue_messages,
+            self.settings.client_queue_bytes,
+        );
+        for c in &mut st.clients {
+            let mut woken = false;
+            let mut push = |c: &mut Client, out: Out| {
+                let bytes = out.bytes();
+                if c.queued >= max_messages || c.queued_bytes + bytes > max_bytes {
+                    c.dropped += 1;
+                    return;
+                }
+                c.queued += 1;
+                c.queued_bytes += bytes;
+                c.queue.push_back(out);
+                woken = true;
+            };
+            if let Some(t) = time {
+                push(c, Out::Time(t));
+            }
+            if let Some(&subscription) = c.subscriptions.get(&id) {
+                let data = shared.get_or_insert_with(|| data.into()).clone();
+                push(
+                    c,
+                    Out::Message {
+                        subscription,
+                        t_ns,
+                        data,
+                    },
+                );
+            }
+            if woken {
+                c.wake.notify_one();
+            }
+        }
+    }
+}
+
+async fn accept_loop(viewer: Arc<Viewer>, listener: TcpListener) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                tokio::spawn(serve(viewer.clone(), stream, peer));
+            }
+            Err(e) => {
+                tracing::debug!("viewer: accept failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// Why a connection was refused at its handshake.
+fn refuse(status: StatusCode, why: &str) -> ErrorResponse {
+    let mut r = ErrorResponse::new(Some(why.to_string()));
+    *r.status_mut() = status;
+    r
+}
+
+async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
+    let _ = stream.set_nodelay(true);
+    let full = viewer.lock().clients.len() >= viewer.settings.max_clients;
+    let token = viewer.token.clone();
+    // tungstenite's callback type: its error is the HTTP response refusing the connection.
+    #[allow(clippy::result_large_err)]
+    let callback = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+        if full {
+            return Err(refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many viewer clients (viewer.max_clients)",
+            ));
+        }
+        if let Some(t) = &token {
+            let given = req
+                .uri()
+                .query()
+                .unwrap_or("")
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("token="));
+            if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), t.as_bytes())) {
+                return Err(refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "this viewer needs the token the run printed: ws://HOST:PORT/?token=…",
+                ));
+            }
+        }
+        let offered = req
+            .headers()
+            .get_all("Sec-WebSocket-Protocol")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|p| p.trim() == SUBPROTOCOL);
+        if !offered {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "ask for the WebSocket subprotocol foxglove.websocket.v1",
+            ));
+        }
+        resp.headers_mut().insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+        Ok(resp)
+    };
+    let mut config = WebSocketConfig::default();
+    config.max_message_size = Some(MAX_CLIENT_MESSAGE);
+    config.max_frame_size = Some(MAX_CLIENT_MESSAGE);
+    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config))
+        .await
+    {
+        Ok(ws) => ws,
+        Err(e) => {
+            tracing::info!("viewer: refused {peer}: {e}");
+            viewer.lock().summary.refused += 1;
+            return;
+        }
+    };
+    let id = viewer.next_id.fetch_add(1, Ordering::Relaxed);
+    let wake = Arc::new(Notify::new());
+    {
+        let mut st = viewer.lock();
+        if st.closed {
+            return;
+        }
+        let info = ws::server_info(
+            concat!("netsim_cosim ", env!("CARGO_PKG_VERSION")),
+            &viewer.address.to_string(),
+        );
+        let advertise = ws::advertise(&st.channels);
+        let mut queue = VecDeque::new();
+        queue.push_back(Out::Text(info));
+        queue.push_back(Out::Text(advertise));
+        st.clients.push(Client {
+            id,
+            peer,
+            subscriptions: HashMap::new(),
+            queue,
+            queued_bytes: 0,
+            queued: 0,
+            sent: 0,
+            dropped: 0,
+            wake: wake.clone(),
+        });
+        st.summary.clients += 1;
+    }
+    tracing::info!("viewer: client {peer} connected");
+    wake.notify_one();
+    let (mut tx, mut rx) = ws.split();
+    let stop = viewer.stop.clone();
+    let mut batch: Vec<Out> = Vec::new();
+    let why = loop {
+        tokio::select! {
+            _ = stop.notified() => break "the run ended",
+            m = rx.next() => match m {
+                Some(Ok(Message::Text(t))) => viewer.control(id, t.as_str()),
+                Some(Ok(Message::Close(_))) | None => break "it closed the connection",
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::info!("viewer: client {peer}: {e}");
+                    break "its connection failed";
+                }
+            },
+            _ = wake.notified() => {
+                {
+                    let mut st = viewer.lock();
+                    if st.closed {
+                        break "the run ended";
+                    }
+                    let Some(c) = st.clients.iter_mut().find(|c| c.id == id) else { break "" };
+                    while batch.len() < 256 {
+                        let Some(out) = c.queue.pop_front() else { break };
+                        if !matches!(out, Out::Text(_)) {
+                            c.queued -= 1;
+                            c.queued_bytes -= out.bytes();
+                            c.sent += 1;
+                        }
+                        batch.push(out);
+                    }
+                    if !c.queue.is_empty() {
+                        c.wake.notify_one();
+                    }
+                }
+                let mut failed = false;
+                for out in batch.drain(..) {
+                    if tx.feed(out.into_message()).await.is_err() {
+                        failed = true;
+                        break;
+                    }
+                }
+                if failed || tx.flush().await.is_err() {
+                    break "its connection failed";
+                }
+            }
+        }
+    };
+    let _ = tx.send(Message::Close(None)).await;
+    let mut st = viewer.lock();
+    if let Some(i) = st.clients.iter().position(|c| c.id == id) {
+        let c = st.clients.remove(i);
+        st.summary.messages_sent += c.sent;
+        st.summary.dropped_for_clients += c.dropped;
+        let level_warn = c.dropped > 0;
+        let text = format!(
+            "viewer: client {} left ({why}): {} messages sent, {} missed (its queue was full)",
+            c.peer, c.sent, c.dropped
+        );
+        if level_warn {
+            tracing::warn!("{text}");
+        } else {
+            tracing::info!("{text}");
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
