@@ -22,6 +22,7 @@ const ROS_PAGES: &[&str] = &[
     "tutorials/ros2-node.md",
     "tutorials/your-stack.md",
     "tutorials/first-run.md",
+    "tutorials/watching.md",
     "tutorials/ns3.md",
     "howto/record-python.md",
 ];

@@ -2,8 +2,8 @@
 //! runs them: the ROS 2 tutorial (`docs/src/tutorials/ros2-node.md`: its run serves `/clock`
 //! inside the vehicles, `ros: {use_sim_time: true}`, and its nodes need rclpy), and the pages
 //! that run the default scenario, whose vessels are on sim time (the first run, ns-3, the record
-//! how-to), and "your stack in a vehicle" (processes, a podman container, ROS 2 nodes on sim
-//! time). How the pages mark their commands and the output they show:
+//! how-to, watching a run), and "your stack in a vehicle" (processes, a podman container,
+//! ROS 2 nodes on sim time). How the pages mark their commands and the output they show:
 //! `tests/book_commands/mod.rs`; the other tutorials run in `tests/tutorials.rs`.
 
 mod book_commands;
@@ -86,6 +86,13 @@ fn record_python() {
     let rel = "howto/record-python.md";
     let r = page(rel, &["iperf3", "python3"]);
     assert_counts(rel, &r, 5, 0, 3);
+}
+
+#[test]
+fn watching() {
+    let rel = "tutorials/watching.md";
+    let r = page(rel, &["python3"]);
+    assert_counts(rel, &r, 7, 0, 3);
 }
 
 #[test]

@@ -32,6 +32,10 @@ use std::collections::BTreeMap;
 /// smoothly in a browser.
 pub const MESH_SIDE: usize = 128;
 
+/// The layout for Foxglove-compatible viewers shipped with the package (from the crate's root):
+/// the 3D scene, the events, the vehicles' heights and the link states.
+pub const LAYOUT_FILE: &str = "config/foxglove-layout.json";
+
 /// The frame every position is given in.
 pub const WORLD: &str = "world";
 
@@ -846,5 +850,41 @@ mod tests {
         let bumpy = grid(300, 200, |r, c| if (r + c) % 2 == 0 { 1.0 } else { -1.0 });
         let e = terrain_mesh(&bumpy, 64);
         assert_eq!(error(&e), 2.0);
+    }
+
+    /// The layout shipped for Foxglove-compatible viewers names panels it configures and
+    /// topics the record has.
+    #[test]
+    fn the_shipped_layout_shows_the_scene_topics() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(LAYOUT_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let layout: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let configs = layout["configById"].as_object().unwrap();
+        fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::String(s) => out.push(s.clone()),
+                v => {
+                    leaves(&v["first"], out);
+                    leaves(&v["second"], out);
+                }
+            }
+        }
+        let mut panels = Vec::new();
+        leaves(&layout["layout"], &mut panels);
+        panels.sort();
+        let mut configured: Vec<String> = configs.keys().cloned().collect();
+        configured.sort();
+        assert_eq!(panels, configured, "every panel placed and configured");
+        let three_d = configs["3D!scene"]["topics"].as_object().unwrap();
+        let mut shown: Vec<&str> = three_d.keys().map(String::as_str).collect();
+        shown.sort();
+        let mut scene = vec![TOPIC_TERRAIN, TOPIC_VEHICLES, TOPIC_LINKS, TOPIC_TRAFFIC];
+        scene.sort();
+        assert_eq!(shown, scene);
+        assert_eq!(configs["Log!events"]["topicToRender"], TOPIC_EVENTS);
+        let path_topic = configs["Plot!depth"]["paths"][0]["value"].as_str().unwrap();
+        assert!(path_topic.starts_with(&format!("{}.", crate::output::schema::TOPIC_POSES)));
+        let raw = configs["RawMessages!links"]["topicPath"].as_str().unwrap();
+        assert_eq!(raw, crate::output::schema::TOPIC_LINK_STATE);
     }
 }
