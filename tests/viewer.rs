@@ -392,8 +392,8 @@ fn a_live_client_receives_the_scene_as_the_record_has_it() {
         record
             .channel
             .iter()
-            .filter(|c| pair(&c.a, &c.b) && ns(c.t_s) <= t)
-            .last()
+            .rev()
+            .find(|c| pair(&c.a, &c.b) && ns(c.t_s) <= t)
             .map(|c| c.los)
     };
     let usable_at = |t: u64| {
@@ -401,8 +401,8 @@ fn a_live_client_receives_the_scene_as_the_record_has_it() {
             record
                 .link_states
                 .iter()
-                .filter(|l| l.src == *src && pair(&l.src, &l.dst) && ns(l.t_s) <= t)
-                .last()
+                .rev()
+                .find(|l| l.src == *src && pair(&l.src, &l.dst) && ns(l.t_s) <= t)
                 .is_some_and(|l| l.usable)
         })
     };
@@ -538,7 +538,7 @@ fn a_live_run_off_loopback_serves_only_clients_with_its_token() {
     let mut run = cosim_run(
         &scenario,
         &out,
-        6.0,
+        15.0,
         &["--live", &format!("0.0.0.0:{port}")],
     )
     .stdout(Stdio::null())
@@ -581,7 +581,11 @@ fn a_live_run_off_loopback_serves_only_clients_with_its_token() {
         "{}",
         text(&refused.stderr)
     );
-    let wrong = client(format!("ws://127.0.0.1:{port}/?token=0{}", &token[1..]));
+    let first = if token.starts_with('0') { '1' } else { '0' };
+    let wrong = client(format!(
+        "ws://127.0.0.1:{port}/?token={first}{}",
+        &token[1..]
+    ));
     assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
     let served = client(format!("ws://127.0.0.1:{port}/?token={token}"));
     assert!(served.status.success(), "{}", text(&served.stderr));
