@@ -644,3 +644,38 @@ fn the_client_names_a_frame_cut_short_and_ends_cleanly_on_a_close() {
         }
     }
 }
+
+/// The record opens in Foxglove Studio (npm @foxglove/studio-base, in headless Chromium) with
+/// the shipped layout: the player reports no problem with any channel, the scene's topics are
+/// listed with their foxglove.* schemas, and the 3D panel draws (tests/viewer/studio_check.py).
+#[test]
+fn the_record_opens_in_foxglove_studio_and_its_3d_panel_draws() {
+    common::require_tools(&["chromium"], "scripts/setup --test");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = default_without_traffic(dir.path(), 0.0, &[]);
+    let out = dir.path().join("run");
+    let run = cosim_run(&scenario, &out, 15.0, &[]).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let shot = dir.path().join("studio.png");
+    let check = Command::new(python())
+        .arg(repo("tests/viewer/studio_check.py"))
+        .arg(&out)
+        .arg("--layout")
+        .arg(repo("config/foxglove-layout.json"))
+        .arg("--screenshot")
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&check.stdout), text(&check.stderr));
+    assert!(check.status.success(), "studio_check.py: {stdout}{stderr}");
+    for topic in [
+        "topic /scene/terrain foxglove.SceneUpdate",
+        "topic /scene/vehicles foxglove.SceneUpdate",
+        "topic /scene/links foxglove.SceneUpdate",
+        "topic /tf foxglove.FrameTransforms",
+        "topic /events foxglove.Log",
+    ] {
+        assert!(stdout.lines().any(|l| l == topic), "{topic}: {stdout}");
+    }
+    assert!(shot.is_file());
+}
