@@ -483,3 +483,180 @@ fn an_output_folder_holds_one_run() {
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
     assert!(out.join("record.mcap").exists(), "nothing is removed");
 }
+
+/// A Foxglove WebSocket client on a thread of its own: subscribes to every channel, reads for
+/// `read_first`, stops reading for `stall` (its socket and the server's queue for it fill),
+/// then reads until the server closes. Returns the messages it got.
+#[cfg(feature = "ros")]
+fn stalling_client(
+    port: u16,
+    read_first: Duration,
+    stall: Duration,
+) -> std::thread::JoinHandle<u64> {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            let stream = loop {
+                // A small receive window, as a viewer on a slow link has.
+                let socket = tokio::net::TcpSocket::new_v4().unwrap();
+                socket.set_recv_buffer_size(64 << 10).unwrap();
+                match socket.connect(([127, 0, 0, 1], port).into()).await {
+                    Ok(s) => break s,
+                    Err(e) if std::time::Instant::now() < deadline => {
+                        let _ = e;
+                        tokio::time::sleep(Duration::from_millis(50)).await
+                    }
+                    Err(e) => panic!("no live view on port {port}: {e}"),
+                }
+            };
+            let mut req = format!("ws://127.0.0.1:{port}")
+                .into_client_request()
+                .unwrap();
+            req.headers_mut().insert(
+                "Sec-WebSocket-Protocol",
+                "foxglove.websocket.v1".parse().unwrap(),
+            );
+            let (mut ws, _) = tokio_tungstenite::client_async(req, stream).await.unwrap();
+            let mut got = 0u64;
+            let mut next = 0u32;
+            let started = std::time::Instant::now();
+            let mut stalled = false;
+            while let Some(Ok(m)) = ws.next().await {
+                match m {
+                    Message::Text(t) => {
+                        let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                        if v["op"] == "advertise" {
+                            let subs: Vec<Value> = v["channels"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .map(|c| {
+                                    next += 1;
+                                    serde_json::json!({"id": next, "channelId": c["id"]})
+                                })
+                                .collect();
+                            let sub = serde_json::json!({"op": "subscribe", "subscriptions": subs});
+                            ws.send(Message::Text(sub.to_string().into()))
+                                .await
+                                .unwrap();
+                        }
+                    }
+                    Message::Binary(_) => got += 1,
+                    Message::Close(_) => break,
+                    _ => {}
+                }
+                if !stalled && started.elapsed() >= read_first {
+                    stalled = true;
+                    std::thread::sleep(stall);
+                }
+            }
+            got
+        })
+    })
+}
+
+/// A viewer that stops reading for 10 s changes nothing in the run: the same windows and LOS/NLOS
+/// changes as a run without it, a slip and a recording time per window within noise of it, every
+/// ledger balanced with as large a share delivered; what the viewer missed is counted in the
+/// summary (it subscribes to every topic, `/packets` included: thousands of messages a second).
+#[cfg(feature = "ros")]
+#[test]
+fn a_viewer_that_stops_reading_changes_nothing_in_the_run() {
+    let _one = common::require_root();
+    common::require_tools(&["iperf3", "python3"], "scripts/setup --run");
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let run = |name: &str, live: bool| -> Value {
+        let out = dir.path().join(name);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosim"));
+        cmd.args([
+            "run",
+            repo("config/default.yaml").to_str().unwrap(),
+            "--duration-s",
+            "30",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        if live {
+            cmd.arg(format!("--live=127.0.0.1:{port}"));
+        }
+        let client =
+            live.then(|| stalling_client(port, Duration::from_secs(8), Duration::from_secs(10)));
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        if let Some(c) = client {
+            assert!(c.join().unwrap() > 0, "the viewer got nothing");
+        }
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    };
+    let without = run("without", false);
+    let with = run("with", true);
+    for (name, s) in [
+        ("without a viewer", &without),
+        ("with the stalled viewer", &with),
+    ] {
+        println!(
+            "{name}: slip {} s, {} late windows, recording {:.2} s, delivered {} of {} copies, viewer {}",
+            s["slipped_seconds"],
+            s["late_windows"],
+            s["stages"]["record"]["seconds"].as_f64().unwrap_or(0.0),
+            s["network"]["delivered"],
+            s["network"]["captured"],
+            s.get("viewer").map_or("none".into(), |v| v.to_string())
+        );
+    }
+    let viewer = &with["viewer"];
+    assert_eq!(viewer["clients"], 1, "{viewer}");
+    assert!(viewer["messages_sent"].as_u64().unwrap() > 1000, "{viewer}");
+    assert!(
+        viewer["dropped_for_clients"].as_u64().unwrap() > 0,
+        "a client that stopped reading for 10 s missed nothing: {viewer}"
+    );
+    assert!(without.get("viewer").is_none());
+    assert_eq!(with["windows"], without["windows"]);
+    // The vessels follow their scripts: the same LOS/NLOS windows. The AUVs are driven by
+    // their clients on the wall clock: the same changes, a few windows apart.
+    let pairs = |v: &Value| v["pairs"].as_array().unwrap().clone();
+    assert_eq!(pairs(&with)[0], pairs(&without)[0], "usv1–usv2");
+    assert_eq!(pairs(&with)[0]["b"], "usv2");
+    for (a, b) in pairs(&with).iter().zip(pairs(&without).iter()) {
+        assert_eq!(a["transitions"], b["transitions"], "{a} / {b}");
+    }
+    let f = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    assert!(
+        f(&with, "slipped_seconds") <= f(&without, "slipped_seconds") + 0.2,
+        "slip {} s with the stalled viewer, {} s without",
+        with["slipped_seconds"],
+        without["slipped_seconds"]
+    );
+    // Had the run waited for the viewer, its 10 s would be in the recording stage.
+    let rec = |v: &Value| v["stages"]["record"]["seconds"].as_f64().unwrap();
+    assert!(
+        rec(&with) < rec(&without) * 2.0 + 1.0,
+        "recording took {} s with the stalled viewer, {} s without",
+        rec(&with),
+        rec(&without)
+    );
+    for s in [&with, &without] {
+        let n = &s["network"];
+        assert_eq!(n["balanced"], true, "{n}");
+        assert_eq!(n["in_flight"], 0, "{n}");
+    }
+    let share = |v: &Value| f(&v["network"], "delivered") / f(&v["network"], "captured").max(1.0);
+    assert!(
+        share(&with) >= share(&without) - 0.05,
+        "delivered {:.3} of the captured copies with the stalled viewer, {:.3} without",
+        share(&with),
+        share(&without)
+    );
+}

@@ -47,6 +47,24 @@ pub fn prioritize(nice: i32) {
     }
 }
 
+/// Nice value of threads that serve onlookers (the live viewer): the run's threads come first.
+pub const BACKGROUND_NICE: i32 = 10;
+
+/// Puts the calling thread at [`BACKGROUND_NICE`] (no privilege needed to lower a priority).
+pub fn background() {
+    // SAFETY: gettid and setpriority take and return plain integers.
+    let rc = unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, BACKGROUND_NICE)
+    };
+    if rc != 0 {
+        tracing::debug!(
+            "cannot lower this thread to nice {BACKGROUND_NICE}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 /// The nice value the programs a run starts get: what the process had before [`prioritize`]
 /// (None: it did not change it).
 fn original_nice() -> Option<i32> {

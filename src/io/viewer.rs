@@ -11,6 +11,10 @@
 //! (`?token=` in the URL). Control messages from clients are bounded (64 KiB) and only
 //! `subscribe` / `unsubscribe` are taken; anything else gets a `status` message naming it.
 //!
+//! The server runs on a thread of its own at a lower priority than the run's
+//! ([`super::timer::background`]), so that framing and sending to viewers takes CPU the run
+//! leaves over.
+//!
 //! The Foxglove SDK serves the same protocol, but its per-client queues drop silently (the
 //! count is not observable), and a run must say what each viewer missed.
 
@@ -26,7 +30,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -108,14 +111,15 @@ pub struct Viewer {
     address: SocketAddr,
     token: Option<String>,
     next_id: AtomicU64,
-    accept: Mutex<Option<JoinHandle<()>>>,
+    /// The server's thread (its own runtime: the accept loop and a task per client).
+    accept: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Signalled when the server stops (every client task ends).
     stop: Arc<Notify>,
 }
 
 impl Viewer {
-    /// Listens on `settings.address` (port 0: any free port, see [`Viewer::address`]). Needs a
-    /// tokio runtime.
+    /// Listens on `settings.address` (port 0: any free port, see [`Viewer::address`]) and
+    /// serves from a thread of its own.
     pub fn start(settings: &ViewerSettings) -> anyhow::Result<Arc<Viewer>> {
         let wanted: SocketAddr = settings.address.parse().map_err(|_| {
             anyhow::anyhow!(
@@ -127,7 +131,6 @@ impl Viewer {
             .map_err(|e| anyhow::anyhow!("viewer: cannot listen on {wanted}: {e}"))?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
-        let listener = TcpListener::from_std(listener)?;
         let token = match address.ip().is_loopback() {
             true => None,
             false => Some(format!("{:032x}", rand::random::<u128>())),
@@ -147,8 +150,24 @@ impl Viewer {
             accept: Mutex::new(None),
             stop: Arc::new(Notify::new()),
         });
-        let task = tokio::spawn(accept_loop(viewer.clone(), listener));
-        *viewer.accept.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = {
+            let viewer = viewer.clone();
+            std::thread::Builder::new()
+                .name("viewer".into())
+                .spawn(move || {
+                    super::timer::background();
+                    runtime.block_on(async move {
+                        match TcpListener::from_std(listener) {
+                            Ok(l) => accept_loop(viewer, l).await,
+                            Err(e) => tracing::warn!("viewer: {e}"),
+                        }
+                    })
+                })?
+        };
+        *viewer.accept.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
         tracing::info!("viewer: live on {}", viewer.url());
         Ok(viewer)
     }
@@ -193,12 +212,12 @@ impl Viewer {
         }
         self.lock().closed = true;
         self.stop.notify_waiters();
-        if let Some(t) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            t.abort();
-        }
         for c in &self.lock().clients {
             c.wake.notify_one();
         }
+        // Every client task ends at `closed` (one blocked sending is given up on); the thread
+        // ends with them, unwaited for.
+        drop(self.accept.lock().unwrap_or_else(|p| p.into_inner()).take());
     }
 
     /// A client's control message: subscriptions change, anything else is answered with a
@@ -332,18 +351,30 @@ impl RecordTap for Viewer {
     }
 }
 
+/// Accepts clients until the server stops, then waits for their tasks to end.
 async fn accept_loop(viewer: Arc<Viewer>, listener: TcpListener) {
+    let mut clients = tokio::task::JoinSet::new();
+    let stop = viewer.stop.clone();
     loop {
-        match listener.accept().await {
-            Ok((stream, peer)) => {
-                tokio::spawn(serve(viewer.clone(), stream, peer));
-            }
-            Err(e) => {
-                tracing::debug!("viewer: accept failed: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
+        tokio::select! {
+            _ = stop.notified() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    clients.spawn(serve(viewer.clone(), stream, peer));
+                }
+                Err(e) => {
+                    tracing::debug!("viewer: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = clients.join_next(), if !clients.is_empty() => {}
+        }
+        if viewer.lock().closed {
+            break;
         }
     }
+    drop(listener);
+    while clients.join_next().await.is_some() {}
 }
 
 /// Why a connection was refused at its handshake.
@@ -353,8 +384,26 @@ fn refuse(status: StatusCode, why: &str) -> ErrorResponse {
     r
 }
 
+/// The kernel's send buffer of a client's socket: with the queue, what one client can hold
+/// (left to itself, Linux grows it to megabytes for a reader that stalls).
+const SOCKET_SEND_BUFFER: libc::c_int = 256 << 10;
+
 async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
+    {
+        use std::os::fd::AsRawFd;
+        let size = SOCKET_SEND_BUFFER;
+        // SAFETY: a valid socket and a c_int option value of the size given.
+        unsafe {
+            libc::setsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
     let full = viewer.lock().clients.len() >= viewer.settings.max_clients;
     let token = viewer.token.clone();
     // tungstenite's callback type: its error is the HTTP response refusing the connection.
@@ -477,20 +526,23 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
                         c.wake.notify_one();
                     }
                 }
-                let mut failed = false;
-                for out in batch.drain(..) {
-                    if tx.feed(out.into_message()).await.is_err() {
-                        failed = true;
-                        break;
+                let send = async {
+                    for out in batch.drain(..) {
+                        tx.feed(out.into_message()).await?;
                     }
-                }
-                if failed || tx.flush().await.is_err() {
-                    break "its connection failed";
+                    tx.flush().await
+                };
+                tokio::select! {
+                    sent = send => if sent.is_err() {
+                        break "its connection failed";
+                    },
+                    _ = stop.notified() => break "the run ended",
                 }
             }
         }
     };
-    let _ = tx.send(Message::Close(None)).await;
+    let close = tx.send(Message::Close(None));
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), close).await;
     let mut st = viewer.lock();
     if let Some(i) = st.clients.iter().position(|c| c.id == id) {
         let c = st.clients.remove(i);

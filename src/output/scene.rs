@@ -266,14 +266,18 @@ impl Scene {
             let i = pair_index(p.a, p.b, n);
             let before = self.los[i];
             self.los[i] = Some(p.los);
-            self.hops[i].clear();
-            if !p.los {
-                self.hops[i].extend_from_slice(p.hops);
+            let flipped = before.is_some_and(|l| l != p.los);
+            if flipped && !self.changed.contains(&i) {
+                self.changed.push(i);
             }
-            if before.is_some_and(|l| l != p.los) {
-                if !self.changed.contains(&i) {
-                    self.changed.push(i);
+            // The hop points only where the pair's line is drawn this window.
+            if sample || self.changed.contains(&i) {
+                self.hops[i].clear();
+                if !p.los {
+                    self.hops[i].extend_from_slice(p.hops);
                 }
+            }
+            if flipped {
                 let message = match p.los {
                     true => format!(
                         "{} – {}: line of sight (LOS)",
@@ -886,5 +890,143 @@ mod tests {
         assert!(path_topic.starts_with(&format!("{}.", crate::output::schema::TOPIC_POSES)));
         let raw = configs["RawMessages!links"]["topicPath"].as_str().unwrap();
         assert_eq!(raw, crate::output::schema::TOPIC_LINK_STATE);
+    }
+
+    /// The record's messages on `topic`, as JSON with their log times.
+    fn read(path: &std::path::Path, topic: &str) -> Vec<(u64, serde_json::Value)> {
+        let bytes = std::fs::read(path).unwrap();
+        mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| m.unwrap())
+            .filter(|m| m.channel.topic == topic)
+            .map(|m| (m.log_time, serde_json::from_slice(&m.data).unwrap()))
+            .collect()
+    }
+
+    fn state_of(update: &serde_json::Value, id: &str) -> Option<String> {
+        update["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .map(|e| e["metadata"][0]["value"].as_str().unwrap().to_string())
+    }
+
+    #[test]
+    fn links_change_colour_with_their_state_and_traffic_is_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.mcap");
+        let mut w = RecordWriter::create(&path).unwrap();
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mut scene = Scene::new(names, None, 100_000_000);
+        scene.start(None, &mut w).unwrap();
+        let poses = [
+            [0.0, 0.0, -5.0, 1.0, 0.0, 0.0, 0.0],
+            [100.0, 0.0, -5.0, 1.0, 0.0, 0.0, 0.0],
+            [0.0, 100.0, -5.0, 1.0, 0.0, 0.0, 0.0],
+        ];
+        let los = |a, b, los, hops: &'static [f64]| PathDraw { a, b, los, hops };
+        let clear = [
+            los(0, 1, true, &[]),
+            los(0, 2, true, &[]),
+            los(1, 2, true, &[]),
+        ];
+        scene
+            .window(0, &poses, clear.into_iter(), true, &mut w)
+            .unwrap();
+        // a–b goes behind the terrain: A, where the ray enters and leaves, B.
+        const HOPS: [f64; 16] = [
+            0.0, 0.0, -5.0, 0.0, 40.0, 0.0, -5.0, 3.0, 60.0, 0.0, -5.0, 3.0, 100.0, 0.0, -5.0, 0.0,
+        ];
+        let behind = [
+            los(0, 1, false, &HOPS),
+            los(0, 2, true, &[]),
+            los(1, 2, true, &[]),
+        ];
+        scene
+            .window(10_000_000, &poses, behind.into_iter(), false, &mut w)
+            .unwrap();
+        // b–c out of range: one direction is not enough, both are.
+        scene.link_state(20_000_000, 1, 2, false, &mut w).unwrap();
+        let again = || {
+            [
+                los(0, 1, false, &HOPS),
+                los(0, 2, true, &[]),
+                los(1, 2, true, &[]),
+            ]
+        };
+        scene
+            .window(20_000_000, &poses, again().into_iter(), false, &mut w)
+            .unwrap();
+        scene.link_state(30_000_000, 2, 1, false, &mut w).unwrap();
+        scene
+            .window(30_000_000, &poses, again().into_iter(), false, &mut w)
+            .unwrap();
+        for _ in 0..3 {
+            scene.packet(0, Some(1), true, None);
+        }
+        scene.packet(0, Some(2), false, Some("queue full"));
+        scene.modem_frame("c", Some("a"), true);
+        scene
+            .window(100_000_000, &poses, again().into_iter(), true, &mut w)
+            .unwrap();
+        w.finish().unwrap();
+
+        let links = read(&path, TOPIC_LINKS);
+        let times: Vec<u64> = links.iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, [0, 10_000_000, 20_000_000, 30_000_000, 100_000_000]);
+        assert_eq!(state_of(&links[0].1, "link/a/b").as_deref(), Some("LOS"));
+        assert_eq!(links[0].1["entities"].as_array().unwrap().len(), 3);
+        // Only the pair that changed, through its hop points, the crossings marked.
+        let nlos = &links[1].1["entities"][0];
+        assert_eq!(nlos["id"], "link/a/b");
+        assert_eq!(state_of(&links[1].1, "link/a/b").as_deref(), Some("NLOS"));
+        assert_eq!(nlos["lines"][0]["points"].as_array().unwrap().len(), 4);
+        assert_eq!(nlos["spheres"].as_array().unwrap().len(), 2);
+        assert_eq!(nlos["lines"][0]["color"]["r"], 1.0);
+        assert_eq!(state_of(&links[2].1, "link/b/c").as_deref(), Some("LOS"));
+        assert_eq!(
+            state_of(&links[3].1, "link/b/c").as_deref(),
+            Some("out of range")
+        );
+        assert_eq!(
+            state_of(&links[4].1, "link/b/c").as_deref(),
+            Some("out of range")
+        );
+        assert_eq!(state_of(&links[4].1, "link/a/b").as_deref(), Some("NLOS"));
+
+        let traffic = read(&path, TOPIC_TRAFFIC);
+        assert_eq!(traffic.len(), 1);
+        let marks = traffic[0].1["entities"].as_array().unwrap();
+        let mark = |id: &str| marks.iter().find(|e| e["id"] == id).cloned();
+        assert_eq!(
+            mark("ip/delivered/a/b").unwrap()["metadata"][0]["value"],
+            "3"
+        );
+        assert_eq!(mark("ip/dropped/a/c").unwrap()["metadata"][0]["value"], "1");
+        assert!(mark("modem/delivered/c/a").is_some());
+        assert_eq!(marks.len(), 3);
+        assert_eq!(
+            mark("ip/delivered/a/b").unwrap()["lifetime"]["nsec"],
+            100_000_000
+        );
+
+        let events: Vec<String> = read(&path, TOPIC_EVENTS)
+            .into_iter()
+            .map(|(_, m)| m["message"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            events,
+            [
+                "a – b: behind the terrain (NLOS, 2 crossings)",
+                "b → c: out of range",
+                "c → b: out of range",
+                "1 packet copies dropped: queue full",
+            ]
+        );
+        let tf = read(&path, TOPIC_TF);
+        assert_eq!(tf.len(), 2);
+        assert_eq!(tf[0].1["transforms"][1]["translation"]["x"], 100.0);
+        assert_eq!(tf[0].1["transforms"][1]["child_frame_id"], "b");
     }
 }
