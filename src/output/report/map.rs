@@ -859,6 +859,11 @@ fn thin(path: Vec<(i32, i32)>) -> Vec<(i32, i32)> {
 pub fn draw_map(a: &Analysis) -> Option<Result<(Vec<u8>, MapInfo), String>> {
     let d = &a.map;
     let f = frame(d)?;
+    if !(f.m_per_px.is_finite() && f.m_per_px > 0.0) {
+        return Some(Err(
+            "the tracks and terrain span more ground than a map can show".into(),
+        ));
+    }
     let relief = d.terrain.as_ref().and_then(HeightKey::of);
     let ((pw, ph), origin) = plot_area();
     let (pixels, cut) = relief_pixels(d.terrain.as_ref(), &f, 0.0);
@@ -1163,6 +1168,9 @@ pub fn draw_pairs(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
         return None;
     }
     let ((w, h), f) = pairs_layout(d, pairs.len())?;
+    if !(f.m_per_px.is_finite() && f.m_per_px > 0.0) {
+        return None;
+    }
     let (pw, ph) = (f.w, f.h);
     let (pixels, _) = relief_pixels(d.terrain.as_ref(), &f, 0.5);
     let cols = columns(pairs.len());
@@ -1489,6 +1497,30 @@ mod tests {
         let f = MapFrame::fit([0.0, 10.0, 0.0, 10.0], None, 30, 30);
         let (px, cut) = relief_pixels(Some(&big), &f, 0.0);
         assert_eq!((px.len(), cut), (30 * 30 * 3, false));
+    }
+
+    #[test]
+    fn tracks_beyond_any_scale_are_refused_not_drawn() {
+        use crate::output::schema::{Poses, VehiclePose};
+        plots::font().unwrap();
+        let pose = |vehicle: &str, x: f64| VehiclePose {
+            vehicle: vehicle.into(),
+            x,
+            y: 0.0,
+            z: 0.0,
+        };
+        let record = Record {
+            poses: vec![Poses {
+                t_s: 0.0,
+                poses: vec![pose("a", -1.7e308), pose("b", 1.7e308)],
+            }],
+            ..Default::default()
+        };
+        let a = Analysis::of(&record, None);
+        assert_eq!(a.map.tracks.len(), 2);
+        let e = draw_map(&a).unwrap().unwrap_err();
+        assert!(e.contains("more ground than a map can show"), "{e}");
+        assert!(draw_pairs(&a).is_none());
     }
 
     #[test]
