@@ -319,7 +319,7 @@ pub struct Analysis {
     /// `/poses` messages in the record.
     pub poses: usize,
     /// The vehicles' tracks and the terrain, for the maps.
-    pub map: super::map::MapData,
+    pub map: super::mapdata::MapData,
 }
 
 /// Bin widths (s) the report picks from.
@@ -713,7 +713,7 @@ impl Analysis {
             metrics,
             checks,
             poses: record.poses.len(),
-            map: super::map::MapData::of(record),
+            map: super::mapdata::MapData::of(record),
         }
     }
 
