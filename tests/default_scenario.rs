@@ -13,6 +13,9 @@ use serde_json::Value;
 use std::{path::Path, process::Command, time::Duration};
 
 mod common;
+#[cfg(feature = "ros")]
+#[path = "common/viewer_client.rs"]
+mod viewer_client;
 
 fn repo(p: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
@@ -484,83 +487,6 @@ fn an_output_folder_holds_one_run() {
     assert!(out.join("record.mcap").exists(), "nothing is removed");
 }
 
-/// A Foxglove WebSocket client on a thread of its own: subscribes to every channel, reads for
-/// `read_first`, stops reading for `stall` (its socket and the server's queue for it fill),
-/// then reads until the server closes. Returns the messages it got.
-#[cfg(feature = "ros")]
-fn stalling_client(
-    port: u16,
-    read_first: Duration,
-    stall: Duration,
-) -> std::thread::JoinHandle<u64> {
-    use futures_util::{SinkExt, StreamExt};
-    use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            let stream = loop {
-                // A small receive window, as a viewer on a slow link has.
-                let socket = tokio::net::TcpSocket::new_v4().unwrap();
-                socket.set_recv_buffer_size(64 << 10).unwrap();
-                match socket.connect(([127, 0, 0, 1], port).into()).await {
-                    Ok(s) => break s,
-                    Err(e) if std::time::Instant::now() < deadline => {
-                        let _ = e;
-                        tokio::time::sleep(Duration::from_millis(50)).await
-                    }
-                    Err(e) => panic!("no live view on port {port}: {e}"),
-                }
-            };
-            let mut req = format!("ws://127.0.0.1:{port}")
-                .into_client_request()
-                .unwrap();
-            req.headers_mut().insert(
-                "Sec-WebSocket-Protocol",
-                "foxglove.websocket.v1".parse().unwrap(),
-            );
-            let (mut ws, _) = tokio_tungstenite::client_async(req, stream).await.unwrap();
-            let mut got = 0u64;
-            let mut next = 0u32;
-            let started = std::time::Instant::now();
-            let mut stalled = false;
-            while let Some(Ok(m)) = ws.next().await {
-                match m {
-                    Message::Text(t) => {
-                        let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                        if v["op"] == "advertise" {
-                            let subs: Vec<Value> = v["channels"]
-                                .as_array()
-                                .unwrap()
-                                .iter()
-                                .map(|c| {
-                                    next += 1;
-                                    serde_json::json!({"id": next, "channelId": c["id"]})
-                                })
-                                .collect();
-                            let sub = serde_json::json!({"op": "subscribe", "subscriptions": subs});
-                            ws.send(Message::Text(sub.to_string().into()))
-                                .await
-                                .unwrap();
-                        }
-                    }
-                    Message::Binary(_) => got += 1,
-                    Message::Close(_) => break,
-                    _ => {}
-                }
-                if !stalled && started.elapsed() >= read_first {
-                    stalled = true;
-                    std::thread::sleep(stall);
-                }
-            }
-            got
-        })
-    })
-}
-
 /// A viewer that stops reading for 10 s changes nothing in the run: the same windows and LOS/NLOS
 /// changes as a run without it, a slip and a recording time per window within noise of it, every
 /// ledger balanced with as large a share delivered; what the viewer missed is counted in the
@@ -571,11 +497,7 @@ fn a_viewer_that_stops_reading_changes_nothing_in_the_run() {
     let _one = common::require_root();
     common::require_tools(&["iperf3", "python3"], "scripts/setup --run");
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = viewer_client::free_port();
     let run = |name: &str, live: bool| -> Value {
         let out = dir.path().join(name);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosim"));
@@ -590,12 +512,16 @@ fn a_viewer_that_stops_reading_changes_nothing_in_the_run() {
         if live {
             cmd.arg(format!("--live=127.0.0.1:{port}"));
         }
-        let client =
-            live.then(|| stalling_client(port, Duration::from_secs(8), Duration::from_secs(10)));
+        // A viewer on a slow link (a small receive window) that stops reading for 10 s.
+        let reading = viewer_client::Reading {
+            receive_buffer: Some(64 << 10),
+            stall: Some((Duration::from_secs(8), Duration::from_secs(10))),
+        };
+        let client = live.then(|| viewer_client::spawn(port, reading));
         let o = cmd.output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         if let Some(c) = client {
-            assert!(c.join().unwrap() > 0, "the viewer got nothing");
+            assert!(c.join().unwrap().messages > 0, "the viewer got nothing");
         }
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
     };

@@ -5,10 +5,13 @@
 //! the summary's ledger), every plot must decode, `report.html` must load in headless
 //! Chromium with every image decoded, and `cosim report` must regenerate it all.
 
+use netsim_cosim::config::HeightGrid;
 use netsim_cosim::model::modem::FrameLedgerSummary;
 use netsim_cosim::net::ledger::{LedgerSummary, LinkSummary};
+use netsim_cosim::output::foxglove::SceneUpdate;
 use netsim_cosim::output::record::{Record, RecordWriter, RECORD_FILE};
-use netsim_cosim::output::report::{self, ReportFiles};
+use netsim_cosim::output::report::{self, map, ReportFiles};
+use netsim_cosim::output::scene;
 use netsim_cosim::output::schema::*;
 use netsim_cosim::output::summary::{ModemReport, RunReport};
 use netsim_cosim::output::PairSummary;
@@ -52,6 +55,29 @@ fn pair_geometry(a: usize, b: usize, t: f64) -> (bool, f64) {
     }
 }
 
+/// `/scene/terrain` of a seafloor at -30 m with a mound rising to +5 m at (5, 35), as a run
+/// writes it.
+fn mound_terrain() -> SceneUpdate {
+    let (cols, rows, cell) = (101, 61, 4.0);
+    let heights = (0..rows)
+        .flat_map(|r| (0..cols).map(move |c| (r, c)))
+        .map(|(r, c)| {
+            let (x, y) = (-200.0 + c as f64 * cell, 120.0 - r as f64 * cell);
+            let d = ((x - 5.0).powi(2) + (y - 35.0).powi(2)).sqrt();
+            if d < 40.0 {
+                -30.0 + 35.0 * (0.5 + 0.5 * (std::f64::consts::PI * d / 40.0).cos())
+            } else {
+                -30.0
+            }
+        })
+        .collect();
+    let grid = HeightGrid::new("mound", heights, cols, rows, cell).unwrap();
+    SceneUpdate {
+        deletions: Vec::new(),
+        entities: vec![scene::terrain_mesh(&grid, scene::MESH_SIDE)],
+    }
+}
+
 /// Writes the record (and returns what is in it); `summary`: whether the run got to write
 /// its `/summary`.
 fn write_record(dir: &Path, summary: bool) -> Truth {
@@ -70,6 +96,7 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
         channel_interval_s: 1.0,
     };
     w.write(TOPIC_RUN, 0, &run).unwrap();
+    w.write(TOPIC_TERRAIN, 0, &mound_terrain()).unwrap();
 
     for k in 0..(END_S / 0.5) as u32 {
         let t = k as f64 * 0.5;
@@ -81,7 +108,7 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
                 .map(|(i, v)| VehiclePose {
                     vehicle: v.to_string(),
                     x: i as f64 * 10.0 + t,
-                    y: 0.0,
+                    y: -40.0 + 20.0 * i as f64,
                     z: if i >= 2 { -20.0 } else { 0.0 },
                 })
                 .collect(),
@@ -842,6 +869,8 @@ fn every_plot_decodes_and_the_page_embeds_each_one() {
             "link_00_usv1_usv2_stats.png",
             "link_01_usv2_usv1.png",
             "link_01_usv2_usv1_stats.png",
+            "map.png",
+            "map_pairs.png",
             "modem_frames.png",
             "snr.png"
         ]
@@ -1050,6 +1079,277 @@ fn cosim_report_names_a_missing_folder_and_a_folder_without_a_record() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert_eq!(e.matches("os error").count(), 1, "{e}");
+}
+
+/// A PNG's width, height and RGB pixels.
+fn decode_rgb(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// `map.png` of a report, decoded, and where the world is on it.
+struct MapImage {
+    w: u32,
+    px: Vec<u8>,
+    frame: map::MapFrame,
+    origin: (i32, i32),
+}
+
+impl MapImage {
+    fn of(files: &ReportFiles) -> MapImage {
+        let (w, h, px) = decode_rgb(&std::fs::read(files.dir.join("plots/map.png")).unwrap());
+        assert_eq!((w, h), map::MAP_SIZE);
+        let frame = map::frame(&files.analysis.map).unwrap();
+        let ((pw, ph), origin) = map::plot_area();
+        assert_eq!((frame.w, frame.h), (pw, ph));
+        MapImage {
+            w,
+            px,
+            frame,
+            origin,
+        }
+    }
+
+    /// The image pixel at world (x, y).
+    fn at(&self, x: f64, y: f64) -> (i32, i32) {
+        let (u, v) = self.frame.pixel(x, y);
+        (
+            self.origin.0 + u.floor() as i32,
+            self.origin.1 + v.floor() as i32,
+        )
+    }
+
+    fn rgb(&self, (i, j): (i32, i32)) -> [u8; 3] {
+        let k = 3 * (j as usize * self.w as usize + i as usize);
+        [self.px[k], self.px[k + 1], self.px[k + 2]]
+    }
+
+    /// Whether a pixel of `colour` is within `r` pixels of world (x, y).
+    fn near(&self, x: f64, y: f64, r: i32, colour: [u8; 3]) -> bool {
+        let (i, j) = self.at(x, y);
+        (-r..=r).any(|dj| (-r..=r).any(|di| self.rgb((i + di, j + dj)) == colour))
+    }
+
+    /// Every vehicle's track: the share of its sampled positions with its colour close by.
+    fn tracks_found(&self, a: &report::series::Analysis) -> Vec<(String, f64)> {
+        a.map
+            .tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let c = map::vehicle_colour(i);
+                let points: Vec<_> = t.points.iter().step_by(5).collect();
+                let found = points
+                    .iter()
+                    .filter(|p| self.near(p.x, p.y, 7, [c.0, c.1, c.2]))
+                    .count();
+                (t.vehicle.clone(), found as f64 / points.len() as f64)
+            })
+            .collect()
+    }
+
+    /// The colours at the highest and the lowest ground of `terrain` inside the map, each
+    /// taken where no track is within 12 m.
+    fn high_and_low(
+        &self,
+        terrain: &SceneUpdate,
+        a: &report::series::Analysis,
+    ) -> ([u8; 3], [u8; 3]) {
+        let f = &self.frame;
+        let clear = |x: f64, y: f64| {
+            a.map
+                .tracks
+                .iter()
+                .flat_map(|t| &t.points)
+                .all(|p| (p.x - x).hypot(p.y - y) > 12.0)
+        };
+        let inside = |x: f64, y: f64| {
+            x > f.x0 + 10.0 && x < f.x1() - 10.0 && y > f.y0() + 10.0 && y < f.y1 - 10.0
+        };
+        let mut points: Vec<_> = terrain.entities[0].triangles[0]
+            .points
+            .iter()
+            .filter(|p| inside(p.x, p.y) && clear(p.x, p.y))
+            .collect();
+        points.sort_by(|p, q| p.z.total_cmp(&q.z));
+        let (low, high) = (points[0], points[points.len() - 1]);
+        assert!(high.z > 0.0 && low.z < -20.0, "{high:?} {low:?}");
+        (
+            self.rgb(self.at(high.x, high.y)),
+            self.rgb(self.at(low.x, low.y)),
+        )
+    }
+}
+
+#[test]
+fn the_map_shows_the_terrain_high_and_low_and_every_track_in_its_colour() {
+    let files = &shared().files;
+    let m = MapImage::of(files);
+    let record = Record::read(&shared().dir).unwrap();
+    let (high, low) = m.high_and_low(record.terrain.as_ref().unwrap(), &files.analysis);
+    // Land above the waterline is tinted warm, the deep floor blue; far apart.
+    assert!(
+        high[0] > high[2] && low[2] > low[0] + 40,
+        "{high:?} {low:?}"
+    );
+    let distance: i32 = (0..3)
+        .map(|k| (i32::from(high[k]) - i32::from(low[k])).abs())
+        .sum();
+    assert!(distance > 100, "{high:?} {low:?}");
+    let found = m.tracks_found(&files.analysis);
+    assert_eq!(found.len(), 5);
+    for (v, share) in &found {
+        assert!(*share >= 0.9, "{v}: {found:?}");
+    }
+    // The pairs' map: its layout's size, every state's colour drawn.
+    let (pairs, left_out) = map::map_pairs(&files.analysis);
+    assert_eq!((pairs.len(), left_out), (10, 0));
+    let (size, _) = map::pairs_layout(&files.analysis.map, pairs.len()).unwrap();
+    let (w, h, px) = decode_rgb(&std::fs::read(files.dir.join("plots/map_pairs.png")).unwrap());
+    assert_eq!((w, h), size);
+    for s in report::series::ChannelState::ALL {
+        let c = map::state_colour(s);
+        let n = px.chunks(3).filter(|p| p == &[c.0, c.1, c.2]).count();
+        assert!(n > 200, "{s:?}: {n} pixels");
+    }
+    let html = std::fs::read_to_string(&files.html).unwrap();
+    assert!(html.contains("<h2 id=\"map\">Map</h2>") && html.contains("contour lines every"));
+    assert!(html.find("id=\"map\"").unwrap() < html.find("id=\"channel\"").unwrap());
+}
+
+#[test]
+fn a_record_without_terrain_gets_a_map_of_its_tracks_on_a_plain_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = RecordWriter::create(&dir.path().join(RECORD_FILE)).unwrap();
+    let run = RunInfo {
+        scenario: "plain".into(),
+        seed: 0,
+        window_ms: 10.0,
+        duration_s: 10.0,
+        real_time_factor: 0.0,
+        vehicles: vec!["a".into(), "b".into()],
+        pose_interval_s: 1.0,
+        channel_interval_s: 1.0,
+    };
+    w.write(TOPIC_RUN, 0, &run).unwrap();
+    for k in 0..=10 {
+        let t = k as f64;
+        let poses = Poses {
+            t_s: t,
+            poses: vec![
+                VehiclePose {
+                    vehicle: "a".into(),
+                    x: 30.0 * t,
+                    y: 0.0,
+                    z: 0.0,
+                },
+                VehiclePose {
+                    vehicle: "b".into(),
+                    x: -50.0,
+                    y: -20.0 * t,
+                    z: -5.0,
+                },
+            ],
+        };
+        w.write(TOPIC_POSES, ns(t), &poses).unwrap();
+    }
+    w.finish().unwrap();
+    let files = report::generate(dir.path()).unwrap();
+    let m = MapImage::of(&files);
+    assert!(files.analysis.map.terrain.is_none());
+    // Away from the tracks: the plain background.
+    assert_eq!(m.rgb(m.at(200.0, -150.0)), [244, 244, 240]);
+    for (v, share) in m.tracks_found(&files.analysis) {
+        assert!(share >= 0.9, "{v}: {share}");
+    }
+    let html = std::fs::read_to_string(&files.html).unwrap();
+    assert!(html.contains("The record has no terrain"), "{html}");
+    // No channel samples: no pairs' map.
+    assert!(!dir.path().join("report/plots/map_pairs.png").exists());
+}
+
+#[test]
+fn the_map_of_the_default_scenario_shows_its_headland_and_its_five_tracks() {
+    let scenario = netsim_cosim::config::load(Path::new("config/default.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = RecordWriter::create(&dir.path().join(RECORD_FILE)).unwrap();
+    let names = ["usv1", "usv2", "auv1", "auv2", "auv3"];
+    let run = RunInfo {
+        scenario: "default".into(),
+        seed: 42,
+        window_ms: 1.0,
+        duration_s: 60.0,
+        real_time_factor: 1.0,
+        vehicles: names.iter().map(|v| v.to_string()).collect(),
+        pose_interval_s: 0.5,
+        channel_interval_s: 1.0,
+    };
+    w.write(TOPIC_RUN, 0, &run).unwrap();
+    let terrain = SceneUpdate {
+        deletions: Vec::new(),
+        entities: vec![scene::terrain_mesh(&scenario.terrain, scene::MESH_SIDE)],
+    };
+    w.write(TOPIC_TERRAIN, 0, &terrain).unwrap();
+    // The paths the scenario describes: usv1 holds (-60, 0); usv2 runs east along y = 60, south
+    // behind the headland to (150, -10), then east; auv1 patrols along x = -40, auv2 along
+    // x = 150, auv3 works west at (-200, 60).
+    let usv2 = |t: f64| {
+        if t < 23.3 {
+            (-20.0 + 6.0 * t, 60.0)
+        } else if t < 36.0 {
+            let f = (t - 23.3) / 12.7;
+            (120.0 + 30.0 * f, 60.0 - 70.0 * f)
+        } else {
+            (150.0 + 6.0 * (t - 36.0), -10.0)
+        }
+    };
+    for k in 0..=120 {
+        let t = k as f64 * 0.5;
+        let at = [
+            (-60.0, 0.0),
+            usv2(t),
+            (-40.0, -100.0 + 1.5 * t),
+            (150.0, -60.0 - t),
+            (-200.0 + t, 60.0),
+        ];
+        let poses = Poses {
+            t_s: t,
+            poses: names
+                .iter()
+                .zip(at)
+                .map(|(v, (x, y))| VehiclePose {
+                    vehicle: v.to_string(),
+                    x,
+                    y,
+                    z: 0.0,
+                })
+                .collect(),
+        };
+        w.write(TOPIC_POSES, ns(t), &poses).unwrap();
+    }
+    w.finish().unwrap();
+    let files = report::generate(dir.path()).unwrap();
+    let m = MapImage::of(&files);
+    // The headland's crest (60, 0) above the water, the floor west of it at -40 m.
+    let crest = m.rgb(m.at(60.0, 0.0));
+    let deep = m.rgb(m.at(-120.0, -60.0));
+    assert!(
+        crest[0] > crest[2] && deep[2] > deep[0] + 40,
+        "{crest:?} {deep:?}"
+    );
+    let found = m.tracks_found(&files.analysis);
+    assert_eq!(
+        found.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
+        names
+    );
+    for (v, share) in &found {
+        assert!(*share >= 0.9, "{v}: {found:?}");
+    }
 }
 
 /// Loads `page` in headless Chromium with a probe that writes, once the page has loaded, how

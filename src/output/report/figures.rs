@@ -1,6 +1,7 @@
 //! The report's plots by the section of the page they belong to, drawn from an [`Analysis`]
 //! ([`draw`]); `report.html` lays them out and [`super::write`] saves them as PNG files.
 
+use super::map::{self, MapInfo};
 use super::plots::{self, Bar, Plot};
 use super::series::Analysis;
 
@@ -19,6 +20,11 @@ pub struct LinkFigures {
 /// Every plot, by the section of the page it belongs to.
 #[derive(Debug, Default)]
 pub struct Figures {
+    /// `map.png`, and what it shows (for its caption).
+    pub map: Option<(Plot, MapInfo)>,
+    /// `map_pairs.png`: the pairs' states along the tracks.
+    pub map_pairs: Option<Plot>,
+    pub map_pairs_left_out: usize,
     pub channel: Option<Plot>,
     pub channel_pairs_left_out: usize,
     pub links: Vec<LinkFigures>,
@@ -31,17 +37,24 @@ pub struct Figures {
 
 impl Figures {
     pub(super) fn all(&self) -> impl Iterator<Item = &Plot> {
-        let links = self.links.iter().flat_map(|l| [&l.over_time, &l.stats]);
-        [&self.channel]
-            .into_iter()
-            .chain(links)
-            .chain([
-                &self.snr,
-                &self.modem,
-                &self.ledger_packets,
-                &self.ledger_modem,
-            ])
-            .flatten()
+        let links = self
+            .links
+            .iter()
+            .flat_map(|l| [l.over_time.as_ref(), l.stats.as_ref()]);
+        [
+            self.map.as_ref().map(|m| &m.0),
+            self.map_pairs.as_ref(),
+            self.channel.as_ref(),
+        ]
+        .into_iter()
+        .chain(links)
+        .chain([
+            self.snr.as_ref(),
+            self.modem.as_ref(),
+            self.ledger_packets.as_ref(),
+            self.ledger_modem.as_ref(),
+        ])
+        .flatten()
     }
 }
 
@@ -58,6 +71,25 @@ pub fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
             None
         }
     };
+    notes.extend(a.map.notes.iter().cloned());
+    match map::draw_map(a) {
+        Some(Ok((png, info))) => {
+            f.map = Some((
+                Plot {
+                    file: "map.png".into(),
+                    title: "Map of the run".into(),
+                    png,
+                },
+                info,
+            ))
+        }
+        Some(Err(e)) => notes.push(format!("plot map.png not drawn: {e}")),
+        None => {}
+    }
+    if let Some(r) = map::draw_pairs(a) {
+        f.map_pairs = keep("map_pairs.png".into(), "Links on the map".into(), r, notes);
+        f.map_pairs_left_out = map::map_pairs(a).1;
+    }
     if let Some(r) = plots::channel(a) {
         f.channel = keep("channel.png".into(), "Channel per pair".into(), r, notes);
         f.channel_pairs_left_out = a

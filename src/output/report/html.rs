@@ -33,6 +33,7 @@ table { border-collapse: collapse; margin: .6em 0; font-size: .92em; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; }
 th { background: #f2f2f2; } td.n { text-align: right; }
 img { display: block; max-width: 100%; height: auto; margin: .6em 0; border: 1px solid #ddd; }
+figure { margin: .6em 0 1.4em 0; } figcaption { color: #555; font-size: .92em; max-width: 1200px; }
 .ok { color: #1a7f37; } .bad { color: #c62828; font-weight: bold; } .note { color: #555; }
 .key td { text-align: left; } .key td:first-child { font-weight: bold; }
 ";
@@ -86,6 +87,7 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
     let mut o = String::with_capacity(1 << 20);
     head(&mut o, a);
     run(&mut o, a);
+    map(&mut o, f);
     channel(&mut o, a, f);
     links(&mut o, a, f);
     snr(&mut o, f);
@@ -156,7 +158,7 @@ fn head(o: &mut String, a: &Analysis) {
         escape(&headline(a))
     );
     o.push_str(
-        "<nav><a href=\"#run\">run</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a>\
+        "<nav><a href=\"#run\">run</a><a href=\"#map\">map</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a>\
          <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#metrics\">metrics</a><a href=\"#checks\">checks</a>\
          <a href=\"#files\">files</a></nav>\n",
     );
@@ -207,6 +209,66 @@ fn run(o: &mut String, a: &Analysis) {
     o.push_str("<div class=\"key\">");
     table(o, &[], &rows);
     o.push_str("</div>");
+}
+
+/// `plot` with its caption (already escaped).
+fn figure(o: &mut String, plot: &Plot, caption: &str) {
+    o.push_str("<figure>\n");
+    image(o, plot);
+    let _ = writeln!(o, "<figcaption>{caption}</figcaption>\n</figure>");
+}
+
+/// The maps: terrain and tracks, and the pairs' states along the tracks.
+fn map(o: &mut String, f: &Figures) {
+    o.push_str("<h2 id=\"map\">Map</h2>\n");
+    let Some((plot, info)) = &f.map else {
+        o.push_str("<p class=\"note\">No map: the record has neither poses nor a terrain.</p>\n");
+        return;
+    };
+    let fr = &info.frame;
+    let mut caption = format!(
+        "Top-down, north up: x east {:.0} … {:.0} m, y north {:.0} … {:.0} m in the scenario's frame; scale bar {} m. ",
+        fr.x0,
+        fr.x1(),
+        fr.y0(),
+        fr.y1,
+        info.scale_m
+    );
+    match &info.relief {
+        Some(r) => {
+            let _ = write!(
+                caption,
+                "The terrain of <code>/scene/terrain</code> as shaded relief lit from the north-west, tinted by height \
+                 ({:.1} m to {:.1} m: blues below the waterline at 0 m, greens to browns above), contour lines every {} m, \
+                 the waterline dark. ",
+                r.lo_m, r.hi_m, r.contour_m
+            );
+        }
+        None => caption.push_str(
+            "The record has no terrain (<code>/scene/terrain</code>): the tracks are drawn on a plain background. ",
+        ),
+    }
+    caption.push_str(
+        "Every vehicle's track from <code>/poses</code> in its colour, an open circle at its start and a dot at its end.",
+    );
+    figure(o, plot, &caption);
+    if let Some(p) = &f.map_pairs {
+        let mut caption = format!(
+            "Per pair, the two vehicles' tracks on the same ground, each stretch coloured by the pair's state when they were there: \
+             green LOS, orange NLOS (terrain in between), grey out of range (no direction of the pair usable, per <code>/link_state</code>); \
+             thin lines: the line of sight between the two at {} evenly spaced times, in the same colours. \
+             Percentages: shares of the time as in the channel table below.",
+            super::map::SIGHT_LINES
+        );
+        if f.map_pairs_left_out > 0 {
+            let _ = write!(
+                caption,
+                " The pairs with traffic and the most LOS↔NLOS changes are shown; {} more are in the channel table.",
+                f.map_pairs_left_out
+            );
+        }
+        figure(o, p, &caption);
+    }
 }
 
 /// Channel per pair: the shares of LOS, NLOS and out of range, distances, the plot.

@@ -1,6 +1,7 @@
 //! The report of a run, made from its record alone ([`generate`]), into `<run>/report/`:
 //! - `series/*.csv`: the numbers behind every plot ([`series`] computes them);
-//! - `plots/*.png`: the plots ([`plots`]);
+//! - `plots/*.png`: the plots ([`plots`]) and the maps of the terrain and tracks ([`map`], from
+//!   [`mapdata`]);
 //! - `report.json`: the tables; `report.html`: one self-contained page with all of it ([`html`]);
 //! - [`table`]: the same summary as terminal tables;
 //! - [`compare`]: one link in several runs side by side, per phase (`cosim compare`).
@@ -8,6 +9,8 @@
 pub mod compare;
 pub mod figures;
 pub mod html;
+pub mod map;
+pub mod mapdata;
 pub mod plots;
 pub mod series;
 pub mod table;

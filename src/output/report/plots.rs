@@ -54,7 +54,7 @@ pub struct Plot {
 type Drawn = Result<(), Box<dyn Error>>;
 
 /// Draws `w`×`h` pixels with `draw` and encodes them as PNG.
-fn render(
+pub(super) fn render(
     w: u32,
     h: u32,
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Drawn,
@@ -78,8 +78,8 @@ fn render(
     Ok(png)
 }
 
-const TITLE: (&str, u32) = ("sans-serif", 20);
-const LABEL: (&str, u32) = ("sans-serif", 14);
+pub(super) const TITLE: (&str, u32) = ("sans-serif", 20);
+pub(super) const LABEL: (&str, u32) = ("sans-serif", 14);
 
 /// At most this many points per scatter (every n-th point beyond it).
 const MAX_POINTS: usize = 20_000;
@@ -123,7 +123,7 @@ pub fn outcome_colour(label: &str) -> RGBColor {
     }
 }
 
-fn line_colour(i: usize) -> RGBColor {
+pub(super) fn line_colour(i: usize) -> RGBColor {
     const C: [RGBColor; 10] = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),

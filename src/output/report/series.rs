@@ -318,6 +318,8 @@ pub struct Analysis {
     pub checks: Vec<Check>,
     /// `/poses` messages in the record.
     pub poses: usize,
+    /// The vehicles' tracks and the terrain, for the maps.
+    pub map: super::mapdata::MapData,
 }
 
 /// Bin widths (s) the report picks from.
@@ -711,6 +713,7 @@ impl Analysis {
             metrics,
             checks,
             poses: record.poses.len(),
+            map: super::mapdata::MapData::of(record),
         }
     }
 
