@@ -114,6 +114,34 @@ pub struct SpherePrimitive {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CubePrimitive {
+    pub pose: Pose,
+    pub size: Vector3,
+    pub color: Color,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CylinderPrimitive {
+    pub pose: Pose,
+    pub size: Vector3,
+    pub bottom_scale: f64,
+    pub top_scale: f64,
+    pub color: Color,
+}
+
+/// A 3D model by URL or embedded (`data`, base64).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelPrimitive {
+    pub pose: Pose,
+    pub scale: Vector3,
+    pub color: Color,
+    pub override_color: bool,
+    pub url: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ArrowPrimitive {
     pub pose: Pose,
     pub shaft_length: f64,
@@ -168,13 +196,13 @@ pub struct SceneEntity {
     pub frame_locked: bool,
     pub metadata: Vec<KeyValuePair>,
     pub arrows: Vec<ArrowPrimitive>,
-    pub cubes: Vec<serde_json::Value>,
+    pub cubes: Vec<CubePrimitive>,
     pub spheres: Vec<SpherePrimitive>,
-    pub cylinders: Vec<serde_json::Value>,
+    pub cylinders: Vec<CylinderPrimitive>,
     pub lines: Vec<LinePrimitive>,
     pub triangles: Vec<TriangleListPrimitive>,
     pub texts: Vec<TextPrimitive>,
-    pub models: Vec<serde_json::Value>,
+    pub models: Vec<ModelPrimitive>,
 }
 
 /// `type`: 0 the entity `id`, 1 every entity.

@@ -121,8 +121,7 @@ impl RecordWriter {
         if let Some(&id) = self.channels.get(topic) {
             return Ok(id);
         }
-        let schema = serde_json::to_vec(&schemars::schema_for!(T))
-            .expect("a derived JSON schema serializes");
+        let schema = serde_json::to_vec(&viewer_schema::<T>()).expect("a JSON schema serializes");
         let schema_id = self
             .mcap
             .add_schema(&T::schema_name(), "jsonschema", &schema)
@@ -170,6 +169,67 @@ impl RecordWriter {
     pub fn finish(mut self) -> Result<PathBuf, RecordError> {
         self.mcap.finish().map_err(|e| self.mcap_err(e))?;
         Ok(self.path)
+    }
+}
+
+/// `T`'s JSON schema in the form viewers read (Foxglove's and Lichtblick's JSON-schema reader
+/// takes plain nested types only): every subschema written out in place (no `$ref`), an
+/// optional field as its type (absent when absent, never `null`), an object at the top, and
+/// `properties` on every object (none listed for a map or a free-form value).
+pub fn viewer_schema<T: JsonSchema>() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    plain_types(&mut schema);
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("$defs");
+        if !top.contains_key("type") {
+            top.insert("type".into(), "object".into());
+            top.entry("properties")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        }
+    }
+    schema
+}
+
+/// Removes `null` from every `type` list and from every `anyOf`/`oneOf` (a one-choice list
+/// becomes its choice), throughout `schema`.
+fn plain_types(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let t = types.remove(0);
+                    map.insert("type".into(), t);
+                }
+            }
+            for key in ["anyOf", "oneOf"] {
+                let Some(Value::Array(choices)) = map.get_mut(key) else {
+                    continue;
+                };
+                choices.retain(|c| c.get("type").is_none_or(|t| t != "null"));
+                if choices.len() == 1 {
+                    let Some(Value::Object(only)) = choices.pop() else {
+                        continue;
+                    };
+                    map.remove(key);
+                    for (k, v) in only {
+                        map.entry(k).or_insert(v);
+                    }
+                }
+            }
+            if map.get("type").is_some_and(|t| t == "object") && !map.contains_key("properties") {
+                map.insert("properties".into(), Value::Object(Default::default()));
+            }
+            for v in map.values_mut() {
+                plain_types(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(plain_types),
+        _ => {}
     }
 }
 
@@ -620,6 +680,66 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schemas a record embeds read in Foxglove's and Lichtblick's JSON-schema reader: no
+    /// reference, no `null` type, an object with `properties` everywhere an object is.
+    #[test]
+    fn embedded_schemas_are_plain_nested_types() {
+        fn check(v: &serde_json::Value, at: &str) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    assert!(
+                        !m.contains_key("$ref") && !m.contains_key("$defs"),
+                        "{at}: {v}"
+                    );
+                    if let Some(t) = m.get("type") {
+                        assert!(t.is_string(), "{at}: type {t}");
+                        assert_ne!(t, "null", "{at}");
+                        if t == "object" {
+                            assert!(m.contains_key("properties"), "{at}: {v}");
+                        }
+                        if t == "array" {
+                            assert!(m["items"].get("type").is_some(), "{at}: items {v}");
+                        }
+                    }
+                    for (k, v) in m {
+                        match (k.as_str(), v) {
+                            // Field names, each with its schema.
+                            ("properties", serde_json::Value::Object(fields)) => {
+                                for (f, s) in fields {
+                                    check(s, &format!("{at}.{f}"));
+                                }
+                            }
+                            _ => check(v, &format!("{at}.{k}")),
+                        }
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|v| check(v, at)),
+                _ => {}
+            }
+        }
+        let schemas = [
+            ("/link_state", viewer_schema::<LinkState>()),
+            ("/poses", viewer_schema::<Poses>()),
+            ("/programs", viewer_schema::<ProgramRecord>()),
+            ("/summary", viewer_schema::<serde_json::Value>()),
+            (
+                "/scene/links",
+                viewer_schema::<super::super::foxglove::SceneUpdate>(),
+            ),
+            (
+                "/tf",
+                viewer_schema::<super::super::foxglove::FrameTransforms>(),
+            ),
+            ("/events", viewer_schema::<super::super::foxglove::Log>()),
+        ];
+        for (topic, schema) in &schemas {
+            assert_eq!(schema["type"], "object", "{topic}");
+            check(schema, topic);
+        }
+        // An optional field is its type.
+        assert_eq!(schemas[0].1["properties"]["snr_db"]["type"], "number");
+    }
 
     fn pose(t_s: f64) -> Poses {
         Poses {

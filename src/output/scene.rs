@@ -1,9 +1,10 @@
 //! What the run looks like in a 3D viewer: the scene topics of the run record, in Foxglove's
 //! well-known schemas ([`super::foxglove`]), written by the [`Recorder`](super::Recorder) beside
 //! its own topics and served live with them:
-//! - `/scene/terrain` (once, at 0): the terrain as a triangle mesh coloured by depth, decimated
-//!   to at most [`MESH_SIDE`] vertices a side; its entity's metadata states the largest height
-//!   difference between the mesh and the surface the raycasts use (`max_height_error_m`);
+//! - `/scene/terrain` (once, at 0): the terrain as a triangle mesh coloured by height (blue
+//!   below the waterline, sand to brown above), decimated to at most [`MESH_SIDE`] vertices a
+//!   side; its entity's metadata states the largest height difference between the mesh and the
+//!   surface the raycasts use (`max_height_error_m`);
 //! - `/scene/vehicles` (once, at 0): a sphere and a name per vehicle, locked to its frame;
 //! - `/tf` (`foxglove.FrameTransforms`): `world` → each vehicle's frame, at every pose sample;
 //! - `/scene/links`: each pair's path as a line, green in line of sight, orange behind the
@@ -672,7 +673,7 @@ pub fn terrain_mesh(grid: &HeightGrid, side: usize) -> SceneEntity {
                 y: cm(half[1] - r as f64 * cell),
                 z: cm(h),
             });
-            colors.push(depth_color((h - lo) / (hi - lo).max(1e-9)));
+            colors.push(height_color(h, lo, hi));
         }
     }
     let w = cs.len() as u32;
@@ -747,23 +748,27 @@ pub fn mesh_error(grid: &HeightGrid, rs: &[usize], cs: &[usize]) -> f64 {
     worst
 }
 
-/// Deep blue through sand to green and brown, for a height 0 (lowest) to 1 (highest).
-fn depth_color(t: f64) -> Color {
-    const STOPS: [(f64, [f64; 3]); 5] = [
-        (0.0, [0.05, 0.15, 0.4]),
-        (0.45, [0.2, 0.45, 0.7]),
-        (0.7, [0.85, 0.8, 0.6]),
-        (0.85, [0.4, 0.65, 0.3]),
+/// The colour of height `h` on ground from `lo` to `hi` (m), with the waterline at 0: light to
+/// deep blue below it by depth, sand through green to brown above it by height.
+fn height_color(h: f64, lo: f64, hi: f64) -> Color {
+    const WATER: [(f64, [f64; 3]); 2] = [(0.0, [0.35, 0.6, 0.8]), (1.0, [0.05, 0.15, 0.4])];
+    const LAND: [(f64, [f64; 3]); 3] = [
+        (0.0, [0.85, 0.8, 0.6]),
+        (0.5, [0.4, 0.65, 0.3]),
         (1.0, [0.5, 0.4, 0.3]),
     ];
+    let (stops, t): (&[(f64, [f64; 3])], f64) = match h < 0.0 {
+        true => (&WATER, h / lo.min(-1e-9)),
+        false => (&LAND, h / hi.max(1e-9)),
+    };
     let t = t.clamp(0.0, 1.0);
-    let k = STOPS
+    let k = stops
         .iter()
         .rposition(|s| s.0 <= t)
         .unwrap_or(0)
-        .min(STOPS.len() - 2);
-    let (t0, c0) = STOPS[k];
-    let (t1, c1) = STOPS[k + 1];
+        .min(stops.len() - 2);
+    let (t0, c0) = stops[k];
+    let (t1, c1) = stops[k + 1];
     let f = (t - t0) / (t1 - t0);
     let q = |i: usize| ((c0[i] + f * (c1[i] - c0[i])) * 1000.0).round() / 1000.0;
     Color::rgba(q(0), q(1), q(2), 1.0)
@@ -885,7 +890,7 @@ mod tests {
         let mut scene = vec![TOPIC_TERRAIN, TOPIC_VEHICLES, TOPIC_LINKS, TOPIC_TRAFFIC];
         scene.sort();
         assert_eq!(shown, scene);
-        assert_eq!(configs["Log!events"]["topicToRender"], TOPIC_EVENTS);
+        assert_eq!(configs["RosOut!events"]["topicToRender"], TOPIC_EVENTS);
         let path_topic = configs["Plot!depth"]["paths"][0]["value"].as_str().unwrap();
         assert!(path_topic.starts_with(&format!("{}.", crate::output::schema::TOPIC_POSES)));
         let raw = configs["RawMessages!links"]["topicPath"].as_str().unwrap();
