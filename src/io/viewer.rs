@@ -51,8 +51,11 @@ enum Out {
         data: Arc<[u8]>,
     },
     Time(u64),
-    /// Control (advertisements, status): never dropped, not counted against the bounds.
+    /// Server info and advertisements: never dropped, not counted against the bounds (one per
+    /// channel of the record).
     Text(String),
+    /// A status reply to a client's message ([`MAX_STATUS_PENDING`] at most).
+    Status(String),
 }
 
 impl Out {
@@ -60,7 +63,7 @@ impl Out {
         match self {
             Out::Message { data, .. } => 13 + data.len(),
             Out::Time(_) => 9,
-            Out::Text(t) => t.len(),
+            Out::Text(t) | Out::Status(t) => t.len(),
         }
     }
 
@@ -72,7 +75,7 @@ impl Out {
                 data,
             } => Message::Binary(ws::message_data(subscription, t_ns, &data).into()),
             Out::Time(t) => Message::Binary(ws::time(t).into()),
-            Out::Text(t) => Message::Text(t.into()),
+            Out::Text(t) | Out::Status(t) => Message::Text(t.into()),
         }
     }
 }
@@ -89,7 +92,38 @@ struct Client {
     queued: usize,
     sent: u64,
     dropped: u64,
+    /// Status replies waiting in `queue` (at most [`MAX_STATUS_PENDING`]).
+    statuses: usize,
     wake: Arc<Notify>,
+}
+
+/// Status replies held for a client that sends what this server does not take and does not
+/// read the answers; beyond them its further mistakes go unanswered.
+const MAX_STATUS_PENDING: usize = 64;
+
+impl Client {
+    /// Queues a message or time item within the client's bounds; what they leave no room for
+    /// is counted as dropped.
+    fn push(&mut self, out: Out, max_messages: usize, max_bytes: usize) -> bool {
+        let bytes = out.bytes();
+        if self.queued >= max_messages || self.queued_bytes + bytes > max_bytes {
+            self.dropped += 1;
+            return false;
+        }
+        self.queued += 1;
+        self.queued_bytes += bytes;
+        self.queue.push_back(out);
+        true
+    }
+
+    /// Queues a status reply, if fewer than [`MAX_STATUS_PENDING`] wait.
+    fn status(&mut self, message: &str) {
+        if self.statuses < MAX_STATUS_PENDING {
+            self.statuses += 1;
+            self.queue
+                .push_back(Out::Status(ws::status_warning(message)));
+        }
+    }
 }
 
 #[derive(Default)]
@@ -233,6 +267,10 @@ impl Viewer {
         let Some(c) = clients.iter_mut().find(|c| c.id == id) else {
             return;
         };
+        let (max_messages, max_bytes) = (
+            self.settings.client_queue_messages,
+            self.settings.client_queue_bytes,
+        );
         match ClientOp::parse(text.as_bytes()) {
             Ok(ClientOp::Subscribe(subscriptions)) => {
                 for (subscription, channel) in subscriptions {
@@ -240,19 +278,17 @@ impl Viewer {
                         .ok()
                         .filter(|&c| channels.iter().any(|ch| ch.id == c))
                     else {
-                        c.queue
-                            .push_back(status(&format!("subscribe: no channel {channel}")));
+                        c.status(&format!("subscribe: no channel {channel}"));
                         continue;
                     };
                     c.subscriptions.insert(channel, subscription);
                     if let Some((t, data)) = latched.get(&channel) {
-                        c.queued += 1;
-                        c.queued_bytes += 13 + data.len();
-                        c.queue.push_back(Out::Message {
+                        let out = Out::Message {
                             subscription,
                             t_ns: *t,
                             data: data.clone(),
-                        });
+                        };
+                        c.push(out, max_messages, max_bytes);
                     }
                 }
             }
@@ -261,18 +297,13 @@ impl Viewer {
             }
             Err(e) => {
                 let shown: String = text.chars().take(80).collect();
-                c.queue.push_back(status(&format!(
+                c.status(&format!(
                     "not understood ({e}): {shown}; this server takes subscribe and unsubscribe"
-                )));
+                ));
             }
         }
         c.wake.notify_one();
     }
-}
-
-/// A `status` message (a warning).
-fn status(message: &str) -> Out {
-    Out::Text(ws::status_warning(message))
 }
 
 impl RecordTap for Viewer {
@@ -319,30 +350,17 @@ impl RecordTap for Viewer {
         );
         for c in &mut st.clients {
             let mut woken = false;
-            let mut push = |c: &mut Client, out: Out| {
-                let bytes = out.bytes();
-                if c.queued >= max_messages || c.queued_bytes + bytes > max_bytes {
-                    c.dropped += 1;
-                    return;
-                }
-                c.queued += 1;
-                c.queued_bytes += bytes;
-                c.queue.push_back(out);
-                woken = true;
-            };
             if let Some(t) = time {
-                push(c, Out::Time(t));
+                woken |= c.push(Out::Time(t), max_messages, max_bytes);
             }
             if let Some(&subscription) = c.subscriptions.get(&id) {
                 let data = shared.get_or_insert_with(|| data.into()).clone();
-                push(
-                    c,
-                    Out::Message {
-                        subscription,
-                        t_ns,
-                        data,
-                    },
-                );
+                let out = Out::Message {
+                    subscription,
+                    t_ns,
+                    data,
+                };
+                woken |= c.push(out, max_messages, max_bytes);
             }
             if woken {
                 c.wake.notify_one();
@@ -351,7 +369,6 @@ impl RecordTap for Viewer {
     }
 }
 
-/// Accepts clients until the server stops, then waits for their tasks to end.
 async fn accept_loop(viewer: Arc<Viewer>, listener: TcpListener) {
     let mut clients = tokio::task::JoinSet::new();
     let stop = viewer.stop.clone();
@@ -485,6 +502,7 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
             queued: 0,
             sent: 0,
             dropped: 0,
+            statuses: 0,
             wake: wake.clone(),
         });
         st.summary.clients += 1;
@@ -515,10 +533,14 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
                     let Some(c) = st.clients.iter_mut().find(|c| c.id == id) else { break "" };
                     while batch.len() < 256 {
                         let Some(out) = c.queue.pop_front() else { break };
-                        if !matches!(out, Out::Text(_)) {
-                            c.queued -= 1;
-                            c.queued_bytes -= out.bytes();
-                            c.sent += 1;
+                        match out {
+                            Out::Text(_) => {}
+                            Out::Status(_) => c.statuses -= 1,
+                            Out::Message { .. } | Out::Time(_) => {
+                                c.queued -= 1;
+                                c.queued_bytes -= out.bytes();
+                                c.sent += 1;
+                            }
                         }
                         batch.push(out);
                     }
@@ -563,4 +585,99 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+    async fn connect(port: u16) -> tokio_tungstenite::WebSocketStream<TcpStream> {
+        let mut req = format!("ws://127.0.0.1:{port}")
+            .into_client_request()
+            .unwrap();
+        req.headers_mut().insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        tokio_tungstenite::client_async(req, stream)
+            .await
+            .unwrap()
+            .0
+    }
+
+    fn client() -> Client {
+        Client {
+            id: 0,
+            peer: "127.0.0.1:1".parse().unwrap(),
+            subscriptions: HashMap::new(),
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            queued: 0,
+            sent: 0,
+            dropped: 0,
+            statuses: 0,
+            wake: Arc::new(Notify::new()),
+        }
+    }
+
+    /// What one client can make the server hold is bounded: messages by count and bytes (the
+    /// rest counted as dropped), status replies to its mistakes by count (the rest unanswered).
+    #[test]
+    fn what_a_client_can_make_the_server_hold_is_bounded() {
+        let mut c = client();
+        let data: Arc<[u8]> = vec![0u8; 100].into();
+        let out = |t| Out::Message {
+            subscription: 1,
+            t_ns: t,
+            data: data.clone(),
+        };
+        assert!(c.push(out(0), 2, 1000));
+        assert!(c.push(Out::Time(1), 2, 1000));
+        assert!(!c.push(out(2), 2, 1000));
+        assert_eq!((c.queued, c.dropped), (2, 1));
+        let mut c = client();
+        assert!(c.push(out(0), 10, 200));
+        assert!(!c.push(out(1), 10, 200), "113 + 113 bytes > 200");
+        assert_eq!((c.queued, c.queued_bytes, c.dropped), (1, 113, 1));
+        for _ in 0..200 {
+            c.status("not understood");
+        }
+        assert_eq!(c.statuses, MAX_STATUS_PENDING);
+        assert_eq!(c.queue.len(), 1 + MAX_STATUS_PENDING);
+    }
+
+    /// A late subscriber gets the latched terrain; a message this server does not take is
+    /// answered with a status naming it; the summary counts what was sent.
+    #[tokio::test]
+    async fn a_late_subscriber_gets_the_terrain_and_a_mistake_its_answer() {
+        let settings = ViewerSettings {
+            live: true,
+            address: "127.0.0.1:0".into(),
+            ..Default::default()
+        };
+        let viewer = Viewer::start(&settings).unwrap();
+        viewer.channel(0, TOPIC_TERRAIN, "foxglove.SceneUpdate", b"{}");
+        viewer.message(0, 0, b"{\"entities\":[]}");
+        let mut ws = connect(viewer.address().port()).await;
+        ws.send(Message::Text("{\"op\":\"getParameters\"}".into()))
+            .await
+            .unwrap();
+        let sub = "{\"op\":\"subscribe\",\"subscriptions\":[{\"id\":7,\"channelId\":0}]}";
+        ws.send(Message::Text(sub.into())).await.unwrap();
+        let (mut status, mut terrain) = (String::new(), Vec::new());
+        let quiet = std::time::Duration::from_millis(500);
+        while let Ok(Some(Ok(m))) = tokio::time::timeout(quiet, ws.next()).await {
+            match m {
+                Message::Text(t) if t.contains("\"status\"") => status = t.to_string(),
+                Message::Binary(b) => terrain = b.to_vec(),
+                _ => {}
+            }
+        }
+        assert!(status.contains("getParameters"), "{status}");
+        assert_eq!(terrain, ws::message_data(7, 0, b"{\"entities\":[]}"));
+        assert_eq!(viewer.summary().messages_sent, 1);
+        viewer.stop(std::time::Duration::from_millis(100)).await;
+    }
 }
