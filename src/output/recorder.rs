@@ -17,7 +17,7 @@
 //!
 //! It also keeps the per-pair LOS/NLOS counts of the run summary, every window, and writes the
 //! per-window `timeline.jsonl` when asked to. A window where nothing changed and nothing is due
-//! costs one pass over the pairs comparing LOS flags, without allocating.
+//! costs a pass over the pairs comparing LOS flags (two with the scene), without allocating.
 
 use super::record::{RecordError, RecordTap, RecordWriter, RECORD_FILE};
 use super::scene::{PathDraw, Scene};
