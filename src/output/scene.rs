@@ -164,16 +164,7 @@ impl Scene {
     ) -> Result<u64, RecordError> {
         let mut written = 0;
         if let Some(grid) = terrain {
-            let entity = terrain_mesh(grid, MESH_SIDE);
-            out.write(
-                TOPIC_TERRAIN,
-                0,
-                &SceneUpdate {
-                    deletions: Vec::new(),
-                    entities: vec![entity],
-                },
-            )?;
-            written += 1;
+            written += update(out, TOPIC_TERRAIN, 0, vec![terrain_mesh(grid, MESH_SIDE)])?;
         }
         let entities = self
             .names
@@ -203,15 +194,7 @@ impl Scene {
                 }
             })
             .collect();
-        out.write(
-            TOPIC_VEHICLES,
-            0,
-            &SceneUpdate {
-                deletions: Vec::new(),
-                entities,
-            },
-        )?;
-        Ok(written + 1)
+        Ok(written + update(out, TOPIC_VEHICLES, 0, entities)?)
     }
 
     /// A directed link's state as the network simulator reported it (from `t_ns` on).
@@ -315,28 +298,20 @@ impl Scene {
             out.write(TOPIC_TF, t_ns, &FrameTransforms { transforms })?;
             written += 1;
         }
-        let pairs: Vec<usize> = match sample {
-            true => (0..self.los.len()).collect(),
-            false => std::mem::take(&mut self.changed),
-        };
-        if !pairs.is_empty() {
-            let entities = pairs
+        // Every pair at a sample, else those that changed (the list kept for the next window).
+        let mut changed = std::mem::take(&mut self.changed);
+        let entities: Vec<SceneEntity> = match sample {
+            true => (0..self.los.len())
+                .filter_map(|i| self.pair_entity(t_ns, i))
+                .collect(),
+            false => changed
                 .iter()
                 .filter_map(|&i| self.pair_entity(t_ns, i))
-                .collect::<Vec<_>>();
-            if !entities.is_empty() {
-                out.write(
-                    TOPIC_LINKS,
-                    t_ns,
-                    &SceneUpdate {
-                        deletions: Vec::new(),
-                        entities,
-                    },
-                )?;
-                written += 1;
-            }
-        }
-        self.changed.clear();
+                .collect(),
+        };
+        changed.clear();
+        self.changed = changed;
+        written += update(out, TOPIC_LINKS, t_ns, entities)?;
         if sample {
             written += self.traffic(t_ns, out)?;
         }
@@ -510,18 +485,7 @@ impl Scene {
                 }
             }
         }
-        let mut written = 0;
-        if !entities.is_empty() {
-            out.write(
-                TOPIC_TRAFFIC,
-                t_ns,
-                &SceneUpdate {
-                    deletions: Vec::new(),
-                    entities,
-                },
-            )?;
-            written += 1;
-        }
+        let mut written = update(out, TOPIC_TRAFFIC, t_ns, entities)?;
         for (reason, count) in std::mem::take(&mut self.drops) {
             let message = format!("{count} packet copies dropped: {reason}");
             written += self.log(t_ns, Level::Warning, message, out)?;
@@ -591,6 +555,24 @@ impl Scene {
         )?;
         Ok(1)
     }
+}
+
+/// Writes `entities` on `topic` as one `SceneUpdate`, if there are any; the messages written.
+fn update(
+    out: &mut RecordWriter,
+    topic: &'static str,
+    t_ns: u64,
+    entities: Vec<SceneEntity>,
+) -> Result<u64, RecordError> {
+    if entities.is_empty() {
+        return Ok(0);
+    }
+    let update = SceneUpdate {
+        deletions: Vec::new(),
+        entities,
+    };
+    out.write(topic, t_ns, &update)?;
+    Ok(1)
 }
 
 /// The pair `(a, b)`, `a < b`, of [`pair_index`] `i` among `n` vehicles.
