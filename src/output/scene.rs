@@ -730,18 +730,16 @@ pub fn mesh_error(grid: &HeightGrid, rs: &[usize], cs: &[usize]) -> f64 {
     worst
 }
 
-/// The colour of height `h` on ground from `lo` to `hi` (m), with the waterline at 0: light to
-/// deep blue below it by depth, sand through green to brown above it by height.
-fn height_color(h: f64, lo: f64, hi: f64) -> Color {
-    const WATER: [(f64, [f64; 3]); 2] = [(0.0, [0.35, 0.6, 0.8]), (1.0, [0.05, 0.15, 0.4])];
-    const LAND: [(f64, [f64; 3]); 3] = [
-        (0.0, [0.85, 0.8, 0.6]),
-        (0.5, [0.4, 0.65, 0.3]),
-        (1.0, [0.5, 0.4, 0.3]),
-    ];
-    let (stops, t): (&[(f64, [f64; 3])], f64) = match h < 0.0 {
-        true => (&WATER, h / lo.min(-1e-9)),
-        false => (&LAND, h / hi.max(1e-9)),
+/// Stops of a colour ramp: positions from 0 to 1, in order, and their colours (RGB).
+pub type Ramp = [(f64, [f64; 3])];
+
+/// The colour of height `h` on ground from `lo` to `hi` (m), with the waterline at 0: along
+/// `water` by depth below it (0 at the waterline, 1 at `lo`), along `land` by height above it.
+/// The scene's mesh and the report's map are tinted by it, each with its own ramps.
+pub fn waterline_tint(h: f64, lo: f64, hi: f64, water: &Ramp, land: &Ramp) -> [f64; 3] {
+    let (stops, t) = match h < 0.0 {
+        true => (water, h / lo.min(-1e-9)),
+        false => (land, h / hi.max(1e-9)),
     };
     let t = t.clamp(0.0, 1.0);
     let k = stops
@@ -749,11 +747,22 @@ fn height_color(h: f64, lo: f64, hi: f64) -> Color {
         .rposition(|s| s.0 <= t)
         .unwrap_or(0)
         .min(stops.len() - 2);
-    let (t0, c0) = stops[k];
-    let (t1, c1) = stops[k + 1];
+    let ((t0, c0), (t1, c1)) = (stops[k], stops[k + 1]);
     let f = (t - t0) / (t1 - t0);
-    let q = |i: usize| ((c0[i] + f * (c1[i] - c0[i])) * 1000.0).round() / 1000.0;
-    Color::rgba(q(0), q(1), q(2), 1.0)
+    [0, 1, 2].map(|i| c0[i] + f * (c1[i] - c0[i]))
+}
+
+/// The mesh's colour of height `h`: light to deep blue below the waterline by depth, sand
+/// through green to brown above it by height (to 1/1000, for shorter JSON).
+fn height_color(h: f64, lo: f64, hi: f64) -> Color {
+    const WATER: [(f64, [f64; 3]); 2] = [(0.0, [0.35, 0.6, 0.8]), (1.0, [0.05, 0.15, 0.4])];
+    const LAND: [(f64, [f64; 3]); 3] = [
+        (0.0, [0.85, 0.8, 0.6]),
+        (0.5, [0.4, 0.65, 0.3]),
+        (1.0, [0.5, 0.4, 0.3]),
+    ];
+    let [r, g, b] = waterline_tint(h, lo, hi, &WATER, &LAND).map(|c| (c * 1000.0).round() / 1000.0);
+    Color::rgba(r, g, b, 1.0)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub use super::mapdata::{
 };
 use super::plots::{self, line_colour, LABEL, TITLE};
 use super::series::{Analysis, ChannelState, Interval, PairSeries};
+use crate::output::scene::waterline_tint;
 use plotters::coord::Shift;
 use plotters::element::BitMapElement;
 use plotters::prelude::*;
@@ -47,8 +48,9 @@ pub const SIGHT_LINES: usize = 12;
 const PLAIN: [f32; 3] = [244.0, 244.0, 240.0];
 /// Height tints: under water from the waterline down to the deepest point, and above it from
 /// the waterline up to the highest.
-const WATER: [(f32, [f32; 3]); 2] = [(0.0, [206.0, 228.0, 242.0]), (1.0, [118.0, 163.0, 204.0])];
-const LAND: [(f32, [f32; 3]); 3] = [
+/// Paler than the scene's ([`crate::output::scene`]): the hillshade darkens them.
+const WATER: [(f64, [f64; 3]); 2] = [(0.0, [206.0, 228.0, 242.0]), (1.0, [118.0, 163.0, 204.0])];
+const LAND: [(f64, [f64; 3]); 3] = [
     (0.0, [222.0, 226.0, 178.0]),
     (0.5, [176.0, 198.0, 132.0]),
     (1.0, [168.0, 140.0, 104.0]),
@@ -201,26 +203,9 @@ fn rasterize(mesh: &Mesh, f: &MapFrame) -> Relief {
     r
 }
 
-/// The colour of `t` (0–1) along `stops`.
-fn ramp(stops: &[(f32, [f32; 3])], t: f32) -> [f32; 3] {
-    let t = t.clamp(0.0, 1.0);
-    let k = stops
-        .iter()
-        .rposition(|s| s.0 <= t)
-        .unwrap_or(0)
-        .min(stops.len() - 2);
-    let ((t0, c0), (t1, c1)) = (stops[k], stops[k + 1]);
-    let f = (t - t0) / (t1 - t0);
-    [0, 1, 2].map(|i| c0[i] + f * (c1[i] - c0[i]))
-}
-
 /// The tint of height `z` on a terrain from `lo` to `hi` (the waterline at 0).
 fn tint(z: f32, lo: f32, hi: f32) -> [f32; 3] {
-    if z < 0.0 {
-        ramp(&WATER, z / lo.min(-1e-3))
-    } else {
-        ramp(&LAND, z / hi.max(1e-3))
-    }
+    waterline_tint(z.into(), lo.into(), hi.into(), &WATER, &LAND).map(|c| c as f32)
 }
 
 /// A round step at least `x`: 1, 2, 2.5 or 5 times a power of ten.
