@@ -7,6 +7,8 @@
 //! package come from `scripts/setup --test` (.venv-test/, .npm-test/).
 
 mod common;
+#[path = "common/viewer_client.rs"]
+mod viewer_client;
 
 use netsim_cosim::output::record::Record;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,6 +16,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use viewer_client::free_port;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
@@ -209,15 +212,6 @@ fn the_record_validates_against_foxglove_schemas_and_a_broken_message_does_not()
         "{}",
         text(&v.stderr)
     );
-}
-
-/// A loopback port nothing listens on (taken and given back).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// What ws_client.py printed: messages per topic `(log time, message)` in arrival order, and

@@ -1,6 +1,7 @@
 //! A client of the live view (Foxglove WebSocket protocol) on a thread of its own, for the tests
 //! and `benches/record.rs`: it subscribes to every channel advertised and reads until the server
-//! closes, optionally with a small receive window and a pause.
+//! closes, optionally with a small receive window and a pause. Each includes what it uses.
+#![allow(dead_code)]
 
 use futures_util::{SinkExt, StreamExt};
 use std::time::{Duration, Instant};
