@@ -1,6 +1,7 @@
 //! The pure simulation: no I/O, time passed in.
 pub mod acoustic;
 pub mod auv;
+pub mod beam;
 pub mod camera;
 pub mod channel;
 pub mod fate;

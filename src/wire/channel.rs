@@ -31,6 +31,28 @@ use prost::encoding::{
 };
 use std::ops::Range;
 
+/// One acoustic arrival (eigenray) of a traced pair, as BELLHOP writes an arrivals file: the
+/// one type the beam tracer produces, ChannelData carries and the link budgets read.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Arrival {
+    /// Travel time, s.
+    pub delay_s: f64,
+    /// Pressure amplitude relative to the source's at 1 m: spreading and boundary losses,
+    /// without volume absorption (the receiver applies its own over `path_m`).
+    pub amplitude: f64,
+    /// Phase, rad: boundary reflections and caustics (the contribution is
+    /// `amplitude · exp(i(phase − ω·delay))`).
+    pub phase_rad: f64,
+    /// Launch angle at the source, degrees from the horizontal, positive down.
+    pub launch_deg: f64,
+    /// Angle at the receiver, degrees from the horizontal, positive down.
+    pub arrival_deg: f64,
+    /// Length along the ray, m.
+    pub path_m: f64,
+    pub surface_bounces: u32,
+    pub bottom_bounces: u32,
+}
+
 /// A ChannelData in flat buffers (see the module docs): what [`ChannelView::check`] checks.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Channel {

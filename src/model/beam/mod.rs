@@ -1,0 +1,549 @@
+//! Acoustic paths by beam tracing: the arrivals between two points of the sea, and the
+//! transmission-loss field around a source, through a sound-speed profile over range-dependent
+//! bathymetry. Pure code, SI units, no I/O and no clock; the physics side
+//! ([`crate::sim::physics`]) runs it per pair over the scenario's terrain, and the pictures and
+//! the validation against BELLHOP call it directly.
+//!
+//! The method is BELLHOP's (Porter & Bucker, "Gaussian beam tracing for computing ocean
+//! acoustic fields", JASA 82(4), 1987; Porter, *The BELLHOP Manual and User's Guide*, 2011) with
+//! its default beams, geometric hat beams in Cartesian coordinates:
+//! - rays in the vertical plane of the bearing obey dx/ds = c·t, dt/ds = −∇c/c² (t the slowness
+//!   vector), integrated by a second-order Runge–Kutta step that lands on every sound-speed
+//!   layer and bathymetry vertex ([`ray`]);
+//! - each ray carries the dynamic ray variables dq/ds = c·p, dp/ds = −c_nn/c²·q from q = 0,
+//!   p = 1; c is linear in depth between the profile's rows (BELLHOP's `C`), so c_nn = 0 inside
+//!   a layer, and a reflection changes p by q·RN (Müller, Geophys. J. R. astr. Soc. 79, 1984);
+//! - the beam around a ray launched at α with spacing Δα has half-width W = |q|·Δα/c(source);
+//!   at normal distance n < W from the ray its pressure is
+//!   `√(c·cos α / (r·|q|)) · (1 − n/W) · Π|R|`, which adjacent beams sum to the ray amplitude;
+//!   the phase adds π/2 per caustic (q changing sign) and each reflection's phase;
+//! - the surface is pressure-release (R = −1); the bottom is a fluid half-space with the
+//!   Rayleigh reflection coefficient of its speed, density and attenuation (dB/λ);
+//! - a ray ends when it leaves the section's range, runs aground (water shallower than 1 mm),
+//!   or its boundary losses bring its amplitude below 0.005 (BELLHOP's rule).
+//!
+//! Arrivals carry no volume absorption (as BELLHOP's amplitudes): the receiver applies its own
+//! at its frequency over [`Arrival::path_m`]; [`field`] applies a given absorption.
+
+mod ray;
+
+use crate::model::terrain::Terrain;
+pub use crate::wire::channel::Arrival;
+use nalgebra::Complex;
+use ray::{trace_fan, Segment};
+
+/// Sound speed by depth: linear between rows, constant above the first and below the last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    depth: Vec<f64>,
+    speed: Vec<f64>,
+}
+
+impl Profile {
+    /// A profile from rows of depth (m, from 0, strictly increasing) and speed (m/s, > 0).
+    pub fn new(depth_m: Vec<f64>, speed_mps: Vec<f64>) -> Result<Profile, String> {
+        if depth_m.is_empty() || depth_m.len() != speed_mps.len() {
+            return Err(format!(
+                "a profile needs as many depths as speeds, at least one ({} depths, {} speeds)",
+                depth_m.len(),
+                speed_mps.len()
+            ));
+        }
+        if depth_m[0] != 0.0 {
+            return Err(format!(
+                "a profile starts at the surface: its first depth is {} m, not 0",
+                depth_m[0]
+            ));
+        }
+        for (i, w) in depth_m.windows(2).enumerate() {
+            if w[1] <= w[0] || !w[1].is_finite() {
+                return Err(format!(
+                    "profile depths must increase: row {} is at {} m after {} m",
+                    i + 1,
+                    w[1],
+                    w[0]
+                ));
+            }
+        }
+        if let Some((i, c)) = speed_mps
+            .iter()
+            .enumerate()
+            .find(|(_, c)| !(c.is_finite() && **c > 0.0))
+        {
+            return Err(format!(
+                "profile row {i}: sound speed {c} m/s is not positive"
+            ));
+        }
+        Ok(Profile {
+            depth: depth_m,
+            speed: speed_mps,
+        })
+    }
+
+    /// An isovelocity profile.
+    pub fn constant(speed_mps: f64) -> Profile {
+        Profile {
+            depth: vec![0.0],
+            speed: vec![speed_mps],
+        }
+    }
+
+    pub fn depths(&self) -> &[f64] {
+        &self.depth
+    }
+
+    pub fn speeds(&self) -> &[f64] {
+        &self.speed
+    }
+
+    /// Sound speed at `depth_m`.
+    pub fn speed(&self, depth_m: f64) -> f64 {
+        let i = self.layer(depth_m, 0);
+        self.speed_in(i, depth_m).0
+    }
+
+    /// The layer holding `z`: the row `i` with `depth[i] <= z < depth[i + 1]` (the last row
+    /// below the profile, row 0 above it), searched from `hint`.
+    fn layer(&self, z: f64, hint: usize) -> usize {
+        let n = self.depth.len();
+        let mut i = hint.min(n - 1);
+        while i > 0 && z < self.depth[i] {
+            i -= 1;
+        }
+        while i + 1 < n && z >= self.depth[i + 1] {
+            i += 1;
+        }
+        i
+    }
+
+    /// Speed and its depth derivative in layer `i` at `z`.
+    fn speed_in(&self, i: usize, z: f64) -> (f64, f64) {
+        if i + 1 >= self.depth.len() || z < self.depth[0] {
+            return (self.speed[i], 0.0);
+        }
+        let g = (self.speed[i + 1] - self.speed[i]) / (self.depth[i + 1] - self.depth[i]);
+        (self.speed[i] + g * (z - self.depth[i]), g)
+    }
+
+    /// The depths bounding layer `i` (−∞/+∞ beyond the profile).
+    fn bounds(&self, i: usize) -> (f64, f64) {
+        let top = if i == 0 {
+            f64::NEG_INFINITY
+        } else {
+            self.depth[i]
+        };
+        let bottom = self.depth.get(i + 1).copied().unwrap_or(f64::INFINITY);
+        (top, bottom)
+    }
+}
+
+/// The bottom half-space under the bathymetry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Seabed {
+    /// Compressional speed, m/s.
+    pub speed_mps: f64,
+    /// Density relative to the water's (BELLHOP's g/cm³ with water at 1).
+    pub density_ratio: f64,
+    /// Compressional attenuation, dB per wavelength.
+    pub attenuation_db_per_wavelength: f64,
+}
+
+impl Seabed {
+    /// Sand (Jensen, Kuperman, Porter & Schmidt, *Computational Ocean Acoustics*, 2nd ed.,
+    /// Table 1.3: c_p/c_w 1.1, ρ 1.9, 0.8 dB/λ).
+    pub const SAND: Seabed = Seabed {
+        speed_mps: 1650.0,
+        density_ratio: 1.9,
+        attenuation_db_per_wavelength: 0.8,
+    };
+
+    /// The plane-wave reflection coefficient (Rayleigh, fluid–fluid; Jensen et al. eq. 1.57)
+    /// for water of speed `c_water` at grazing angle `(cos θ, sin θ)`, time convention e^{−iωt}.
+    /// The lossy bottom's speed is c·(1 − iε), ε = α/(40π·log10 e) for α in dB/λ.
+    pub fn reflection(&self, c_water: f64, cos_g: f64, sin_g: f64) -> Complex<f64> {
+        let eps = self.attenuation_db_per_wavelength
+            / (40.0 * std::f64::consts::PI * std::f64::consts::LOG10_E);
+        let c2 = Complex::new(self.speed_mps, -self.speed_mps * eps);
+        let kx = cos_g / c_water;
+        let kz1 = Complex::new(sin_g / c_water, 0.0);
+        let mut kz2 = (Complex::new(1.0, 0.0) / (c2 * c2) - kx * kx).sqrt();
+        if kz2.im < 0.0 {
+            kz2 = -kz2;
+        }
+        let rho = self.density_ratio;
+        let r = (kz1 * rho - kz2) / (kz1 * rho + kz2);
+        if r.re.is_finite() && r.im.is_finite() {
+            r
+        } else {
+            Complex::new(-1.0, 0.0)
+        }
+    }
+}
+
+/// The bathymetry along a bearing: depth (m, positive down; ≤ 0 is land) at increasing
+/// ranges (m) from the source, linear between them and constant beyond the last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub range_m: Vec<f64>,
+    pub depth_m: Vec<f64>,
+}
+
+impl Section {
+    /// A flat bottom at `depth_m`.
+    pub fn flat(depth_m: f64) -> Section {
+        Section {
+            range_m: vec![0.0],
+            depth_m: vec![depth_m],
+        }
+    }
+
+    /// The terrain under the horizontal line from `from` to `to` ([x, y], metres), sampled at
+    /// the terrain's cell size (at most 4096 samples), continued `beyond_m` past `to`; points
+    /// off the terrain take its nearest edge's height.
+    pub fn along(terrain: &Terrain, from: [f64; 2], to: [f64; 2], beyond_m: f64) -> Section {
+        let (dx, dy) = (to[0] - from[0], to[1] - from[1]);
+        let d = dx.hypot(dy);
+        let (ux, uy) = if d > 0.0 {
+            (dx / d, dy / d)
+        } else {
+            (1.0, 0.0)
+        };
+        let total = d + beyond_m.max(0.0);
+        let n = ((total / terrain.cell_size().max(1e-3)).ceil() as usize).clamp(1, 4095);
+        let [hx, hy] = terrain.half_extent();
+        let mut s = Section {
+            range_m: Vec::with_capacity(n + 1),
+            depth_m: Vec::with_capacity(n + 1),
+        };
+        for k in 0..=n {
+            let r = total * k as f64 / n as f64;
+            let x = (from[0] + ux * r).clamp(-hx, hx);
+            let y = (from[1] + uy * r).clamp(-hy, hy);
+            s.range_m.push(r);
+            s.depth_m.push(-terrain.height_at_unchecked(x, y));
+        }
+        s
+    }
+
+    /// Depth at range `r`, and the index of the segment holding it.
+    fn depth_at(&self, r: f64, hint: usize) -> (f64, usize) {
+        let i = self.segment(r, hint);
+        (self.depth_in(i, r), i)
+    }
+
+    /// The segment `i` with `range[i] <= r < range[i + 1]` (0 before, the last vertex beyond).
+    fn segment(&self, r: f64, hint: usize) -> usize {
+        let n = self.range_m.len();
+        let mut i = hint.min(n - 1);
+        while i > 0 && r < self.range_m[i] {
+            i -= 1;
+        }
+        while i + 1 < n && r >= self.range_m[i + 1] {
+            i += 1;
+        }
+        i
+    }
+
+    fn depth_in(&self, i: usize, r: f64) -> f64 {
+        match (self.range_m.get(i + 1), self.depth_m.get(i + 1)) {
+            (Some(&r1), Some(&d1)) if r >= self.range_m[i] => {
+                let (r0, d0) = (self.range_m[i], self.depth_m[i]);
+                d0 + (d1 - d0) * (r - r0) / (r1 - r0)
+            }
+            _ => self.depth_m[i],
+        }
+    }
+
+    /// Deepest point (m).
+    pub fn max_depth(&self) -> f64 {
+        self.depth_m.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// Where the sound travels: the water's profile, the seabed and the bathymetry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Environment {
+    pub profile: Profile,
+    pub seabed: Seabed,
+    pub section: Section,
+}
+
+/// The launch angles: `beams` rays evenly from `min_deg` to `max_deg` (from the horizontal,
+/// positive down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fan {
+    pub beams: usize,
+    pub min_deg: f64,
+    pub max_deg: f64,
+}
+
+impl Fan {
+    /// `beams` rays from −`half_deg` to +`half_deg`.
+    pub fn symmetric(beams: usize, half_deg: f64) -> Fan {
+        Fan {
+            beams,
+            min_deg: -half_deg,
+            max_deg: half_deg,
+        }
+    }
+}
+
+/// How [`field`] sums the beams at a receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sum {
+    /// Complex pressures: interference patterns.
+    Coherent,
+    /// Intensities: the smooth mean field.
+    Incoherent,
+}
+
+/// Arrivals from adjacent beams of one eigenray merge when their delays differ by less than
+/// this (s).
+const MERGE_DELAY_S: f64 = 1e-4;
+
+/// Where a beam passes a receiver: the hat-weighted contribution of a segment.
+struct Contribution {
+    /// Hat-weighted amplitude.
+    amplitude: f64,
+    /// The hat weight, 1 on the ray and 0 at the beam's edge.
+    weight: f64,
+    delay_s: f64,
+    phase_rad: f64,
+    path_m: f64,
+    angle_deg: f64,
+}
+
+/// The contribution of segment `seg` of a beam to the receiver at `(r, z)`, if inside the beam.
+#[inline]
+fn contribution(seg: &Segment, r: f64, z: f64) -> Option<Contribution> {
+    let (a, b) = (&seg.a, &seg.b);
+    let (tr, tz) = (b.r - a.r, b.z - a.z);
+    let len = tr.hypot(tz);
+    if len <= 0.0 || r <= 0.0 {
+        return None;
+    }
+    let (ur, uz) = (tr / len, tz / len);
+    let (vr, vz) = (r - a.r, z - a.z);
+    let s = (vr * ur + vz * uz) / len;
+    let n = (-vr * uz + vz * ur).abs();
+    let q = a.q + s * (b.q - a.q);
+    let width = q.abs() * seg.width_per_q;
+    if n.partial_cmp(&width) != Some(std::cmp::Ordering::Less) {
+        return None;
+    }
+    let weight = (width - n) / width;
+    let c = b.c;
+    let amplitude = (seg.cos_launch * c / (r * q.abs())).sqrt() * weight * seg.loss;
+    let mut phase_rad = seg.phase_rad + std::f64::consts::FRAC_PI_2 * f64::from(seg.caustics);
+    if (q <= 0.0 && a.q > 0.0) || (q >= 0.0 && a.q < 0.0) {
+        phase_rad += std::f64::consts::FRAC_PI_2;
+    }
+    Some(Contribution {
+        amplitude,
+        weight,
+        delay_s: a.tau + s * (b.tau - a.tau),
+        phase_rad,
+        path_m: a.s + s * (b.s - a.s),
+        angle_deg: b.zeta.atan2(b.xi).to_degrees(),
+    })
+}
+
+/// The arrivals at a receiver `receiver_range_m` along the section and `receiver_depth_m` deep
+/// from a source at `source_depth_m`, into `out` (cleared): one per eigenray, the contributions
+/// of the adjacent beams that bracket it merged (their amplitudes summed, the delay their
+/// amplitude-weighted mean), in order of launch angle. None: a shadow zone.
+pub fn arrivals(
+    env: &Environment,
+    fan: &Fan,
+    source_depth_m: f64,
+    receiver_range_m: f64,
+    receiver_depth_m: f64,
+    out: &mut Vec<Arrival>,
+) {
+    out.clear();
+    // Per arrival: the last beam that added to it and its caustic count.
+    let mut last: Vec<(usize, u32)> = Vec::new();
+    let max_range = receiver_range_m * 1.01 + 1.0;
+    trace_fan(env, fan, source_depth_m, max_range, &mut |seg: &Segment| {
+        let (lo, hi) = if seg.a.r <= seg.b.r {
+            (seg.a.r, seg.b.r)
+        } else {
+            (seg.b.r, seg.a.r)
+        };
+        if !(lo <= receiver_range_m && receiver_range_m < hi) {
+            return;
+        }
+        let Some(c) = contribution(seg, receiver_range_m, receiver_depth_m) else {
+            return;
+        };
+        let found = (0..out.len()).rev().find(|&k| {
+            let (beam, caustics) = last[k];
+            let a = &out[k];
+            beam + 1 == seg.beam
+                && caustics == seg.caustics
+                && a.surface_bounces == seg.surface_bounces
+                && a.bottom_bounces == seg.bottom_bounces
+                && (a.delay_s - c.delay_s).abs() < MERGE_DELAY_S
+        });
+        match found {
+            Some(k) => {
+                let a = &mut out[k];
+                let total = a.amplitude + c.amplitude;
+                if total > 0.0 {
+                    a.delay_s = (a.amplitude * a.delay_s + c.amplitude * c.delay_s) / total;
+                    a.path_m = (a.amplitude * a.path_m + c.amplitude * c.path_m) / total;
+                }
+                a.amplitude = total;
+                last[k].0 = seg.beam;
+            }
+            None => {
+                out.push(Arrival {
+                    delay_s: c.delay_s,
+                    amplitude: c.amplitude,
+                    phase_rad: c.phase_rad,
+                    launch_deg: seg.launch_deg,
+                    arrival_deg: c.angle_deg,
+                    path_m: c.path_m,
+                    surface_bounces: seg.surface_bounces,
+                    bottom_bounces: seg.bottom_bounces,
+                });
+                last.push((seg.beam, seg.caustics));
+            }
+        }
+    });
+}
+
+/// Transmission loss (dB re 1 m) on the grid `depths_m` × `ranges_m` (row-major by depth,
+/// ranges ascending), at `frequency_hz` with volume absorption `absorption_db_per_km` along
+/// each ray; +∞ where nothing arrives.
+#[allow(clippy::too_many_arguments)]
+pub fn field(
+    env: &Environment,
+    fan: &Fan,
+    source_depth_m: f64,
+    frequency_hz: f64,
+    absorption_db_per_km: f64,
+    ranges_m: &[f64],
+    depths_m: &[f64],
+    sum: Sum,
+) -> Vec<f64> {
+    let (nr, nz) = (ranges_m.len(), depths_m.len());
+    let mut intensity = vec![0.0; nr * nz];
+    let mut pressure = vec![Complex::new(0.0, 0.0); nr * nz];
+    let omega = 2.0 * std::f64::consts::PI * frequency_hz;
+    let max_range = ranges_m.iter().copied().fold(0.0, f64::max) * 1.01 + 1.0;
+    trace_fan(env, fan, source_depth_m, max_range, &mut |seg: &Segment| {
+        let (lo, hi) = if seg.a.r <= seg.b.r {
+            (seg.a.r, seg.b.r)
+        } else {
+            (seg.b.r, seg.a.r)
+        };
+        let first = ranges_m.partition_point(|&r| r < lo);
+        let end = ranges_m.partition_point(|&r| r < hi);
+        for (ir, &r) in ranges_m.iter().enumerate().take(end).skip(first) {
+            for (iz, &z) in depths_m.iter().enumerate() {
+                let Some(c) = contribution(seg, r, z) else {
+                    continue;
+                };
+                let a = c.amplitude * 10f64.powf(-absorption_db_per_km * c.path_m / 20_000.0);
+                let k = iz * nr + ir;
+                match sum {
+                    Sum::Incoherent => {
+                        // Intensity weighted by the hat itself (adjacent weights sum to 1), as
+                        // BELLHOP's incoherent runs.
+                        intensity[k] += a * a / c.weight;
+                    }
+                    Sum::Coherent => {
+                        pressure[k] += Complex::from_polar(a, c.phase_rad - omega * c.delay_s)
+                    }
+                }
+            }
+        }
+    });
+    match sum {
+        Sum::Incoherent => intensity.iter().map(|&i| -10.0 * i.log10()).collect(),
+        Sum::Coherent => pressure.iter().map(|p| -20.0 * p.norm().log10()).collect(),
+    }
+}
+
+/// One traced ray, for pictures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ray {
+    /// (range, depth) points, m.
+    pub points: Vec<[f64; 2]>,
+    pub launch_deg: f64,
+    pub surface_bounces: u32,
+    pub bottom_bounces: u32,
+}
+
+/// Every ray of the fan to `max_range_m` (or where it ends).
+pub fn rays(env: &Environment, fan: &Fan, source_depth_m: f64, max_range_m: f64) -> Vec<Ray> {
+    let mut out: Vec<Ray> = Vec::with_capacity(fan.beams);
+    trace_fan(
+        env,
+        fan,
+        source_depth_m,
+        max_range_m,
+        &mut |seg: &Segment| {
+            if out.len() <= seg.beam {
+                out.push(Ray {
+                    points: vec![[seg.a.r, seg.a.z]],
+                    launch_deg: seg.launch_deg,
+                    surface_bounces: 0,
+                    bottom_bounces: 0,
+                });
+            }
+            let ray = out.last_mut().expect("pushed above");
+            ray.points.push([seg.b.r, seg.b.z]);
+            ray.surface_bounces = seg.surface_bounces;
+            ray.bottom_bounces = seg.bottom_bounces;
+        },
+    );
+    out
+}
+
+/// What a receiver's arrivals amount to at one frequency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Multipath {
+    /// Delay of the earliest arrival, s (+∞ without any).
+    pub first_delay_s: f64,
+    /// −10·log10 Σ|Aᵢ|² (dB).
+    pub incoherent_tl_db: f64,
+    /// −20·log10 |Σ Aᵢ·e^{i(φᵢ − ωτᵢ)}| (dB).
+    pub coherent_tl_db: f64,
+    /// RMS delay spread weighted by energy, s.
+    pub delay_spread_s: f64,
+}
+
+impl Multipath {
+    /// The arrivals' sums at `frequency_hz` with `absorption_db_per_km` over each path.
+    pub fn of(arrivals: &[Arrival], frequency_hz: f64, absorption_db_per_km: f64) -> Multipath {
+        let omega = 2.0 * std::f64::consts::PI * frequency_hz;
+        let (mut e, mut et, mut et2) = (0.0, 0.0, 0.0);
+        let mut p = Complex::new(0.0, 0.0);
+        let mut first = f64::INFINITY;
+        for a in arrivals {
+            let amp = a.amplitude * 10f64.powf(-absorption_db_per_km * a.path_m / 20_000.0);
+            let w = amp * amp;
+            e += w;
+            et += w * a.delay_s;
+            et2 += w * a.delay_s * a.delay_s;
+            p += Complex::from_polar(amp, a.phase_rad - omega * a.delay_s);
+            first = first.min(a.delay_s);
+        }
+        let mean = if e > 0.0 { et / e } else { 0.0 };
+        Multipath {
+            first_delay_s: first,
+            incoherent_tl_db: -10.0 * e.log10(),
+            coherent_tl_db: -20.0 * p.norm().log10(),
+            delay_spread_s: if e > 0.0 {
+                (et2 / e - mean * mean).max(0.0).sqrt()
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
