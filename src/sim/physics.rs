@@ -350,12 +350,12 @@ pub fn channel_data(
     }
     let n = poses.len() as u32;
     let pairs = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j)));
-    for ((i, j), p) in pairs.zip(paths) {
+    for (k, ((i, j), p)) in pairs.zip(paths).enumerate() {
         let hops = p
             .hops
             .iter()
             .map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db]);
-        channel.push_path(i, j, p.los, hops);
+        channel.push_traced_path(i, j, p.los, hops, acoustic.arrivals(k));
     }
 }
 
