@@ -14,7 +14,7 @@
 //! reciprocity makes it serve both directions. The strongest `max_arrivals` are kept, in order
 //! of delay; the rest are counted ([`PathStats::arrivals_dropped`]).
 
-use crate::config::LoadedScenario;
+use crate::config::{LinkModel, LoadedScenario, Propagation};
 use crate::model::beam::{arrivals, Arrival, Environment, Fan, Profile, Seabed, Section};
 use crate::model::terrain::Terrain;
 use schemars::JsonSchema;
@@ -134,20 +134,51 @@ pub fn trace_pair(
 }
 
 impl AcousticPaths {
-    /// The scenario's beam-traced pairs over `terrain`.
+    /// The scenario's beam-traced pairs over `terrain`: those whose link is `acoustic` with
+    /// `propagation: beam`, and with `acoustic_modems.propagation: beam` those of two vehicles
+    /// with modems.
     pub fn from_scenario(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> AcousticPaths {
-        let _ = loaded;
+        let s = &loaded.scenario;
+        let modems_beam = s
+            .acoustic_modems
+            .as_ref()
+            .is_some_and(|m| m.propagation == Propagation::Beam);
+        let beam = s
+            .pair_links()
+            .into_iter()
+            .map(|(a, b, _, model)| {
+                matches!(
+                    model,
+                    LinkModel::Acoustic {
+                        propagation: Propagation::Beam,
+                        ..
+                    }
+                ) || (modems_beam && s.vehicles[a].modem.is_some() && s.vehicles[b].modem.is_some())
+            })
+            .collect::<Vec<_>>();
+        let p = &s.world.acoustic_paths;
+        let (depths, speeds) = if beam.iter().any(|&b| b) {
+            loaded.sound_speed_profile()
+        } else {
+            (vec![0.0], vec![1500.0])
+        };
+        let window_s = loaded.schedule().window_s();
         AcousticPaths::new(
             PathSettings {
-                profile: Profile::constant(1500.0),
-                seabed: Seabed::SAND,
-                fan: Fan::symmetric(400, 80.0),
-                max_arrivals: 64,
-                refresh_windows: 50,
-                tolerance_m: 2.0,
+                // Validated at load: depths from 0 increasing, speeds in range.
+                profile: Profile::new(depths, speeds).unwrap_or_else(|_| Profile::constant(1500.0)),
+                seabed: Seabed {
+                    speed_mps: s.world.seabed.sound_speed_mps,
+                    density_ratio: s.world.seabed.density_ratio,
+                    attenuation_db_per_wavelength: s.world.seabed.attenuation_db_per_wavelength,
+                },
+                fan: Fan::symmetric(p.beams as usize, p.launch_angle_deg),
+                max_arrivals: p.max_arrivals as usize,
+                refresh_windows: (p.refresh_s / window_s).round().max(1.0) as u32,
+                tolerance_m: p.tolerance_m,
             },
             terrain,
-            Vec::new(),
+            beam,
         )
     }
 
