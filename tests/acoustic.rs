@@ -223,6 +223,8 @@ fn acoustics_agree_with_arlpy() {
                 spreading_factor: 1.5,
                 absorption: Absorption::FrancoisGarrison,
                 capture_sir_db: None,
+                propagation: Default::default(),
+                multipath_window_ms: None,
             },
             &water,
         );
@@ -231,6 +233,7 @@ fn acoustics_agree_with_arlpy() {
             los: true,
             hop_loss_db: 0.0,
             mean_depth_m: *d,
+            arrivals: None,
         });
         assert!(
             (b.delay_s / theirs - 1.0).abs() <= 1e-12,

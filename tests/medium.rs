@@ -56,6 +56,7 @@ fn distance_for_snr(spec: &LinkSpec, snr_db: f64) -> f64 {
             los: true,
             hop_loss_db: 0.0,
             mean_depth_m: DEPTH,
+            arrivals: None,
         })
         .snr_db
     };
@@ -139,6 +140,7 @@ fn the_network_simulator_and_the_modems_give_every_copy_the_same_verdict() {
             los: true,
             hop_loss_db: 0.0,
             mean_depth_m: DEPTH,
+            arrivals: None,
         })
     };
     let (bf, be) = (check(faint), check(edge));

@@ -51,8 +51,8 @@
 //! kind in the role it can take), then the
 //! semantic rules below, checked in the order of the file's sections (scenario keys, `world`,
 //! `vehicles` one by one, `links`, `simulators`), then the world extent, then the terrain:
-//! reading its grid (errors name the terrain file, and for CSV its line and column) and every
-//! start and waypoint against it.
+//! reading its grid (errors name the terrain file, and for CSV its line and column), every
+//! start and waypoint against it, and the reach of `world.water.profile`.
 //!
 //! # Validation rules
 //!
@@ -82,12 +82,24 @@
 //!   `capture_radius_m` > 0 and finite, at least one waypoint.
 //! - `world.water`: `temperature_c` in [−2, 40], `salinity_ppt` in [0, 45], `ph` in [6, 9.5],
 //!   a fixed `sound_speed` in [1300, 1700] m/s, `wind_mps` ≥ 0, `shipping` in [0, 1].
+//!   `profile` (sound speed by depth, for beam tracing): at least one row, each with exactly
+//!   one of `speed_mps` and `temperature_c` (`salinity_ppt` only beside a temperature,
+//!   temperatures and salinities in the water's ranges), depths finite, the first 0 and
+//!   strictly increasing (the error names the row), every speed, given or from Mackenzie, in
+//!   [1400, 1700] m/s (the range of sea water: a speed outside it is a typo or a unit mistake,
+//!   and would bend every ray), and the last row at least as deep as the terrain's deepest
+//!   point (both depths named; the tracer needs a speed wherever a ray can go).
+//! - `world.seabed`: `sound_speed_mps` and `density_ratio` > 0, `attenuation_db_per_wavelength`
+//!   ≥ 0 (a negative one would amplify every bottom bounce). `world.acoustic_paths`: `beams` in
+//!   [3, 10000], `launch_angle_deg` in (0, 90], `max_arrivals` in [1, 256], `refresh_s` > 0,
+//!   `tolerance_m` ≥ 0.
 //! - `links`: `default` has no `between`; every `pairs` entry has `between` naming two
 //!   different existing vehicles, each unordered pair at most once; `queue_packets` > 0. Per
 //!   model: rates, ranges, frequencies, bandwidths, reference distance and exponent > 0;
 //!   delays ≥ 0; powers, levels, losses, noise floor and coding gain finite; rf `rates`
 //!   non-empty with strictly increasing `snr_db`; acoustic `micromodem_rate` 0–6,
-//!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0.
+//!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0, `multipath_window_ms` > 0 (likewise
+//!   in `acoustic_modems`).
 //! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
 //!   endpoint starts with `tcp://` or `ipc://`; a `kind: rosnetsim` address is `unix:/path` or
 //!   `tcp:host:port`; `kind: ns3` only for `network` (refused for `physics` with the message
@@ -236,6 +248,16 @@ impl LoadedScenario {
         validate::auv_client_settings(&self.checks(), settings)
     }
 
+    /// The sound-speed profile for beam tracing, `(depths_m, speeds_mps)`, depths from 0
+    /// strictly increasing to at least the terrain's deepest point, Mackenzie applied where
+    /// `world.water.profile` gives temperatures (see [`Water::sound_speed_profile`]).
+    pub fn sound_speed_profile(&self) -> (Vec<f64>, Vec<f64>) {
+        self.scenario
+            .world
+            .water
+            .sound_speed_profile(validate::deepest_m(&self.terrain))
+    }
+
     fn checks(&self) -> validate::Ctx<'_> {
         validate::Ctx {
             scenario: &self.scenario,
@@ -312,6 +334,7 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     validate::validate(&cx)?;
     let terrain = read_terrain(&cx)?;
     validate::check_against_terrain(&cx, &terrain)?;
+    validate::check_profile_reaches_terrain(&cx, &terrain)?;
     Ok(LoadedScenario {
         scenario,
         file: file.to_owned(),

@@ -266,9 +266,118 @@ pub struct World {
     #[serde(default = "default_penetration_loss")]
     pub penetration_loss_db_per_m: f64,
     /// The water, for acoustic links (defaults: 10 °C, 35 ppt, pH 8, Mackenzie sound speed,
-    /// 5 m/s wind, shipping 0.5).
+    /// 5 m/s wind, shipping 0.5, no sound-speed profile).
     #[serde(default)]
     pub water: Water,
+    /// The bottom half-space under the terrain, for beam tracing (default sand: 1650 m/s,
+    /// density ratio 1.9, 0.8 dB/λ; Jensen, Kuperman, Porter & Schmidt, *Computational Ocean
+    /// Acoustics*, Table 1.3).
+    #[serde(default)]
+    pub seabed: Seabed,
+    /// How the physics side traces acoustic paths for pairs with `propagation: beam`
+    /// (defaults: 400 beams over ±80°, 64 arrivals per pair, retraced at most every 1 s and
+    /// only when an end moved more than 2 m).
+    #[serde(default)]
+    pub acoustic_paths: AcousticPaths,
+}
+
+/// The bottom half-space under the terrain (`world.seabed`): a fluid whose reflection
+/// coefficient the beam tracer applies at each bottom bounce. Defaults: sand, Jensen,
+/// Kuperman, Porter & Schmidt, *Computational Ocean Acoustics* (2nd ed., 2011), Table 1.3
+/// (c_p/c_w = 1.1, ρ_b/ρ_w = 1.9, α_p = 0.8 dB/λ).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Seabed {
+    /// Compressional sound speed in the bottom, m/s (> 0; default 1650, sand).
+    #[serde(default = "default_seabed_speed")]
+    pub sound_speed_mps: f64,
+    /// Bottom density over the water's (> 0; default 1.9, sand).
+    #[serde(default = "default_seabed_density")]
+    pub density_ratio: f64,
+    /// Compressional attenuation, dB per wavelength (≥ 0; default 0.8, sand).
+    #[serde(default = "default_seabed_attenuation")]
+    pub attenuation_db_per_wavelength: f64,
+}
+
+impl Default for Seabed {
+    fn default() -> Self {
+        Seabed {
+            sound_speed_mps: default_seabed_speed(),
+            density_ratio: default_seabed_density(),
+            attenuation_db_per_wavelength: default_seabed_attenuation(),
+        }
+    }
+}
+
+fn default_seabed_speed() -> f64 {
+    1650.0
+}
+fn default_seabed_density() -> f64 {
+    1.9
+}
+fn default_seabed_attenuation() -> f64 {
+    0.8
+}
+
+/// How the physics side traces the acoustic paths of pairs with `propagation: beam`
+/// (`world.acoustic_paths`).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AcousticPaths {
+    /// Launch angles in the fan, in [3, 10000] (default 400).
+    #[serde(default = "default_beams")]
+    pub beams: u32,
+    /// The fan spans −x to +x degrees from the horizontal, x in (0, 90] (default 80).
+    #[serde(default = "default_launch_angle")]
+    pub launch_angle_deg: f64,
+    /// Arrivals kept per pair, the strongest, in [1, 256] (default 64); the rest are counted.
+    #[serde(default = "default_max_arrivals")]
+    pub max_arrivals: u32,
+    /// A pair is retraced at most this often, sim seconds (> 0; default 1).
+    #[serde(default = "default_one")]
+    pub refresh_s: f64,
+    /// ... and only when one of its ends moved more than this since, metres (≥ 0; default 2).
+    #[serde(default = "default_tolerance")]
+    pub tolerance_m: f64,
+}
+
+impl Default for AcousticPaths {
+    fn default() -> Self {
+        AcousticPaths {
+            beams: default_beams(),
+            launch_angle_deg: default_launch_angle(),
+            max_arrivals: default_max_arrivals(),
+            refresh_s: default_one(),
+            tolerance_m: default_tolerance(),
+        }
+    }
+}
+
+fn default_beams() -> u32 {
+    400
+}
+fn default_launch_angle() -> f64 {
+    80.0
+}
+fn default_max_arrivals() -> u32 {
+    64
+}
+fn default_tolerance() -> f64 {
+    2.0
+}
+
+/// How an acoustic link finds the sound's path from one end to the other.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Propagation {
+    /// One straight path: spreading and absorption along the line between the ends, the
+    /// terrain's penetration losses, delay d/c.
+    #[default]
+    Straight,
+    /// The arrivals the beam tracer finds through `world.water.profile` over the terrain:
+    /// energy summed within the multipath window, later energy as interference, delay of the
+    /// first detectable arrival, no arrival a shadow zone.
+    Beam,
 }
 
 fn default_penetration_loss() -> f64 {
@@ -898,6 +1007,15 @@ pub enum LinkModel {
         /// The absorption α: `francois_garrison` (default) or `thorp`.
         #[serde(default)]
         absorption: Absorption,
+        /// `straight` (default: one straight path) or `beam` (the beam tracer's arrivals through
+        /// `world.water.profile`; see `world.acoustic_paths`).
+        #[serde(default)]
+        propagation: Propagation,
+        /// With `beam`: energy arriving within this many ms (> 0) after the strongest arrival is
+        /// signal, later energy interference (ns-3 UAN's FH-FSK rule). Default: one bit time for
+        /// FSK (12.5 ms at 80 bit/s), 5 ms for PSK (an assumed equaliser span).
+        #[serde(default)]
+        multipath_window_ms: Option<f64>,
         /// Capture: of overlapping receptions at one receiver, one at least this many dB
         /// (≥ 0) stronger than each other survives; absent: every overlap destroys both.
         #[serde(default)]
@@ -1042,6 +1160,106 @@ pub struct Water {
     /// Shipping activity factor in [0, 1] for the Wenz noise (default 0.5).
     #[serde(default = "default_shipping")]
     pub shipping: f64,
+    /// Sound speed by depth, for beam tracing: rows of `depth_m` (m, from 0, strictly
+    /// increasing, the last at least the terrain's deepest point) and either `speed_mps` or
+    /// `temperature_c` (with `salinity_ppt`, default the water's, through Mackenzie 1981);
+    /// every speed in [1400, 1700] m/s, linear between rows. Absent: Mackenzie at the water's
+    /// temperature and salinity (or the fixed `sound_speed`), the same at every depth but for
+    /// the pressure term.
+    #[serde(default)]
+    pub profile: Option<Vec<ProfileRow>>,
+}
+
+/// One row of `world.water.profile`: a depth and the sound speed there, given or from the
+/// temperature and salinity.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRow {
+    /// Depth, m (≥ 0, positive down). Required.
+    pub depth_m: f64,
+    /// Sound speed, m/s, in [1400, 1700]; or give `temperature_c` instead.
+    #[serde(default)]
+    pub speed_mps: Option<f64>,
+    /// Temperature, °C, in [−2, 40], for Mackenzie's equation; or give `speed_mps` instead.
+    #[serde(default)]
+    pub temperature_c: Option<f64>,
+    /// Salinity, ppt, in [0, 45], with `temperature_c` (default the water's `salinity_ppt`).
+    #[serde(default)]
+    pub salinity_ppt: Option<f64>,
+}
+
+/// Lowest sound speed a profile may hold, m/s.
+pub const MIN_PROFILE_SPEED_MPS: f64 = 1400.0;
+/// Highest sound speed a profile may hold, m/s.
+pub const MAX_PROFILE_SPEED_MPS: f64 = 1700.0;
+
+/// Sound speed in sea water (m/s) from temperature (°C), salinity (ppt) and depth (m, positive
+/// down), Mackenzie (1981), JASA 70(3) 807–812, nine-term equation:
+///
+/// c = 1448.96 + 4.591 T − 5.304·10⁻² T² + 2.374·10⁻⁴ T³ + 1.340 (S − 35) + 1.630·10⁻² D
+///     + 1.675·10⁻⁷ D² − 1.025·10⁻² T (S − 35) − 7.139·10⁻¹³ T D³
+///
+/// Valid for 2 ≤ T ≤ 30 °C, 25 ≤ S ≤ 40 ppt, 0 ≤ D ≤ 8000 m (standard error 0.07 m/s).
+pub fn sound_speed_mackenzie(temperature_c: f64, salinity_ppt: f64, depth_m: f64) -> f64 {
+    let (t, s, d) = (temperature_c, salinity_ppt - 35.0, depth_m);
+    1448.96 + 4.591 * t - 5.304e-2 * t * t
+        + 2.374e-4 * t * t * t
+        + 1.340 * s
+        + 1.630e-2 * d
+        + 1.675e-7 * d * d
+        - 1.025e-2 * t * s
+        - 7.139e-13 * t * d * d * d
+}
+
+/// Depth step of the profile made from the water's own settings when `profile` is absent.
+const DEFAULT_PROFILE_STEP_M: f64 = 50.0;
+
+impl Water {
+    /// The speed of row `row` (its `speed_mps`, or Mackenzie at its temperature, its salinity
+    /// or the water's, and its depth); `None` when the row gives neither.
+    pub fn row_speed(&self, row: &ProfileRow) -> Option<f64> {
+        row.speed_mps.or_else(|| {
+            row.temperature_c.map(|t| {
+                sound_speed_mackenzie(
+                    t,
+                    row.salinity_ppt.unwrap_or(self.salinity_ppt),
+                    row.depth_m,
+                )
+            })
+        })
+    }
+
+    /// The sound-speed profile for beam tracing down to `deepest_m` (m, the terrain's deepest
+    /// point): `(depths, speeds)`, depths from 0 increasing. The scenario's `profile` with
+    /// Mackenzie applied where a row gives a temperature; absent, rows every 50 m from 0 to
+    /// `deepest_m` (at least two) at the water's temperature and salinity (or its fixed
+    /// `sound_speed`).
+    pub fn sound_speed_profile(&self, deepest_m: f64) -> (Vec<f64>, Vec<f64>) {
+        if let Some(rows) = &self.profile {
+            return rows
+                .iter()
+                .map(|r| (r.depth_m, self.row_speed(r).unwrap_or(f64::NAN)))
+                .unzip();
+        }
+        let deepest = if deepest_m.is_finite() {
+            deepest_m.max(1.0)
+        } else {
+            1.0
+        };
+        let steps = (deepest / DEFAULT_PROFILE_STEP_M).ceil().max(1.0) as usize;
+        (0..=steps)
+            .map(|i| {
+                let d = deepest * i as f64 / steps as f64;
+                let c = match self.sound_speed {
+                    SoundSpeed::Fixed(c) => c,
+                    SoundSpeed::Model(SoundSpeedModel::Mackenzie) => {
+                        sound_speed_mackenzie(self.temperature_c, self.salinity_ppt, d)
+                    }
+                };
+                (d, c)
+            })
+            .unzip()
+    }
 }
 
 impl Default for Water {
@@ -1053,6 +1271,7 @@ impl Default for Water {
             sound_speed: SoundSpeed::default(),
             wind_mps: default_wind(),
             shipping: default_shipping(),
+            profile: None,
         }
     }
 }
@@ -1330,6 +1549,15 @@ pub struct AcousticModems {
     /// The absorption α: `francois_garrison` (default) or `thorp`.
     #[serde(default)]
     pub absorption: Absorption,
+    /// `straight` (default: one straight path) or `beam` (the beam tracer's arrivals through
+    /// `world.water.profile`; see `world.acoustic_paths`).
+    #[serde(default)]
+    pub propagation: Propagation,
+    /// With `beam`: energy arriving within this many ms (> 0) after the strongest arrival is
+    /// signal, later energy interference (ns-3 UAN's FH-FSK rule). Default: one bit time for
+    /// FSK (12.5 ms at 80 bit/s), 5 ms for PSK (an assumed equaliser span).
+    #[serde(default)]
+    pub multipath_window_ms: Option<f64>,
     /// Capture threshold for overlapping receptions, dB (≥ 0); absent: every overlap destroys
     /// both.
     #[serde(default)]

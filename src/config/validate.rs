@@ -8,8 +8,9 @@ use super::source_map::{join_index, join_key};
 use super::{
     baud_supported, AuvClientSettings, ConfigError, GazeboSettings, HeightGrid, LinkModel, Motion,
     NetworkEndpoint, Ns3Settings, PhysicsEndpoint, Scenario, SoundSpeed, SourceMap, Terrain,
-    WifiRateManager,
+    WifiRateManager, MAX_PROFILE_SPEED_MPS, MIN_PROFILE_SPEED_MPS,
 };
+use crate::wire::channel::MAX_ARRIVALS_PER_PATH;
 
 /// Largest procedural grid, in cells per side.
 const MAX_GRID_CELLS: f64 = 8192.0;
@@ -105,6 +106,7 @@ pub(super) fn validate(cx: &Ctx) -> Check {
 
     world(cx)?;
     water(cx)?;
+    seabed_and_acoustic_paths(cx)?;
     vehicles(cx)?;
     links(cx)?;
     simulators(cx)?;
@@ -688,8 +690,12 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
             source_level_db,
             spreading_factor,
             capture_sir_db,
+            multipath_window_ms,
             ..
         } => {
+            if let Some(w) = multipath_window_ms {
+                cx.positive(&k("multipath_window_ms"), *w)?;
+            }
             if *micromodem_rate > 6 {
                 return Err(cx.err(
                     &k("micromodem_rate"),
@@ -747,11 +753,193 @@ fn water(cx: &Ctx) -> Check {
             ));
         }
     }
+    profile(cx)?;
     cx.non_negative("world.water.wind_mps", w.wind_mps)?;
     if !(w.shipping.is_finite() && (0.0..=1.0).contains(&w.shipping)) {
         return Err(cx.err(
             "world.water.shipping",
             format!("must be in [0, 1] (got {})", w.shipping),
+        ));
+    }
+    Ok(())
+}
+
+/// `world.water.profile`: every row well formed, depths strictly increasing from 0, every
+/// speed (given or from Mackenzie) in [1400, 1700] m/s. Its reach is checked against the
+/// terrain once that is read ([`check_profile_reaches_terrain`]).
+fn profile(cx: &Ctx) -> Check {
+    let w = &cx.scenario.world.water;
+    let Some(rows) = &w.profile else {
+        return Ok(());
+    };
+    let key = "world.water.profile";
+    if rows.is_empty() {
+        return Err(cx.err(
+            key,
+            "needs at least one row {depth_m, speed_mps or temperature_c}",
+        ));
+    }
+    for (i, r) in rows.iter().enumerate() {
+        let row = join_index(key, i);
+        let depth_key = join_key(&row, "depth_m");
+        if !r.depth_m.is_finite() {
+            return Err(cx.err(&depth_key, format!("must be finite (got {})", r.depth_m)));
+        }
+        if i == 0 && r.depth_m != 0.0 {
+            return Err(cx.err(
+                &depth_key,
+                format!(
+                    "the first row must be at the surface, depth 0 m (got {} m)",
+                    r.depth_m
+                ),
+            ));
+        }
+        if i > 0 && !(r.depth_m > rows[i - 1].depth_m) {
+            return Err(cx.err(
+                &depth_key,
+                format!(
+                    "depths must increase from row to row: row {i} is at {} m, row {} at {} m",
+                    r.depth_m,
+                    i - 1,
+                    rows[i - 1].depth_m
+                ),
+            ));
+        }
+        let how = match (r.speed_mps, r.temperature_c) {
+            (Some(_), Some(_)) => {
+                return Err(cx.err(
+                    &row,
+                    "gives both speed_mps and temperature_c: give one (the speed, or the \
+                     temperature for Mackenzie's equation)",
+                ))
+            }
+            (None, None) => {
+                return Err(cx.err(
+                    &row,
+                    "gives neither speed_mps nor temperature_c: give one (the speed, or the \
+                     temperature for Mackenzie's equation)",
+                ))
+            }
+            (Some(_), None) => {
+                if r.salinity_ppt.is_some() {
+                    return Err(cx.err(
+                        &join_key(&row, "salinity_ppt"),
+                        "only used with temperature_c (Mackenzie's equation); this row gives \
+                         speed_mps",
+                    ));
+                }
+                join_key(&row, "speed_mps")
+            }
+            (None, Some(t)) => {
+                let t_key = join_key(&row, "temperature_c");
+                if !(t.is_finite() && (-2.0..=40.0).contains(&t)) {
+                    return Err(cx.err(&t_key, format!("must be in [-2, 40] °C (got {t})")));
+                }
+                if let Some(s) = r.salinity_ppt {
+                    if !(s.is_finite() && (0.0..=45.0).contains(&s)) {
+                        return Err(cx.err(
+                            &join_key(&row, "salinity_ppt"),
+                            format!("must be in [0, 45] ppt (got {s})"),
+                        ));
+                    }
+                }
+                t_key
+            }
+        };
+        let c = w.row_speed(r).unwrap_or(f64::NAN);
+        if !(c.is_finite() && (MIN_PROFILE_SPEED_MPS..=MAX_PROFILE_SPEED_MPS).contains(&c)) {
+            let from = if r.speed_mps.is_some() {
+                String::new()
+            } else {
+                format!(
+                    " (Mackenzie at {} °C, {} ppt, {} m)",
+                    r.temperature_c.unwrap_or(f64::NAN),
+                    r.salinity_ppt.unwrap_or(w.salinity_ppt),
+                    r.depth_m
+                )
+            };
+            return Err(cx.err(
+                &how,
+                format!(
+                    "the sound speed must be in [{MIN_PROFILE_SPEED_MPS}, \
+                     {MAX_PROFILE_SPEED_MPS}] m/s (got {c:.1} m/s{from})"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `world.seabed` and `world.acoustic_paths`.
+fn seabed_and_acoustic_paths(cx: &Ctx) -> Check {
+    let b = &cx.scenario.world.seabed;
+    cx.positive("world.seabed.sound_speed_mps", b.sound_speed_mps)?;
+    cx.positive("world.seabed.density_ratio", b.density_ratio)?;
+    cx.non_negative(
+        "world.seabed.attenuation_db_per_wavelength",
+        b.attenuation_db_per_wavelength,
+    )?;
+    let p = &cx.scenario.world.acoustic_paths;
+    if !(3..=10_000).contains(&p.beams) {
+        return Err(cx.err(
+            "world.acoustic_paths.beams",
+            format!("must be in [3, 10000] (got {})", p.beams),
+        ));
+    }
+    if !(p.launch_angle_deg.is_finite() && p.launch_angle_deg > 0.0 && p.launch_angle_deg <= 90.0) {
+        return Err(cx.err(
+            "world.acoustic_paths.launch_angle_deg",
+            format!("must be in (0, 90] degrees (got {})", p.launch_angle_deg),
+        ));
+    }
+    if !(1..=MAX_ARRIVALS_PER_PATH as u32).contains(&p.max_arrivals) {
+        return Err(cx.err(
+            "world.acoustic_paths.max_arrivals",
+            format!(
+                "must be in [1, {MAX_ARRIVALS_PER_PATH}] (got {})",
+                p.max_arrivals
+            ),
+        ));
+    }
+    cx.positive("world.acoustic_paths.refresh_s", p.refresh_s)?;
+    cx.non_negative("world.acoustic_paths.tolerance_m", p.tolerance_m)
+}
+
+/// The terrain's deepest point, m below the surface (0 if it is all above the water).
+pub(super) fn deepest_m(terrain: &HeightGrid) -> f64 {
+    let lowest = terrain
+        .heights()
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    if lowest.is_finite() {
+        (-lowest).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// `world.water.profile` reaches the terrain's deepest point, so every ray finds a speed.
+pub(super) fn check_profile_reaches_terrain(cx: &Ctx, terrain: &HeightGrid) -> Check {
+    let Some(last) = cx
+        .scenario
+        .world
+        .water
+        .profile
+        .as_ref()
+        .and_then(|rows| rows.last())
+    else {
+        return Ok(());
+    };
+    let deepest = deepest_m(terrain);
+    if last.depth_m < deepest {
+        return Err(cx.err(
+            "world.water.profile",
+            format!(
+                "the last row is at {} m but the terrain reaches {deepest:.2} m deep: the \
+                 profile must reach the deepest point",
+                last.depth_m
+            ),
         ));
     }
     Ok(())
@@ -1240,6 +1428,9 @@ fn acoustic_modems(cx: &Ctx) -> Check {
         cx.non_negative("acoustic_modems.capture_sir_db", c)?;
     }
     cx.positive("acoustic_modems.heartbeat_s", a.heartbeat_s)?;
+    if let Some(w) = a.multipath_window_ms {
+        cx.positive("acoustic_modems.multipath_window_ms", w)?;
+    }
     Ok(())
 }
 

@@ -17,23 +17,7 @@
 //! The channel is treated as AWGN at the in-band SNR: multipath, fading and ray bending are not
 //! modelled, so BER/PER are optimistic compared with a real shallow-water channel.
 
-/// Sound speed in sea water (m/s) from temperature (°C), salinity (ppt) and depth (m, positive
-/// down), Mackenzie (1981) nine-term equation:
-///
-/// c = 1448.96 + 4.591 T − 5.304·10⁻² T² + 2.374·10⁻⁴ T³ + 1.340 (S − 35) + 1.630·10⁻² D
-///     + 1.675·10⁻⁷ D² − 1.025·10⁻² T (S − 35) − 7.139·10⁻¹³ T D³
-///
-/// Valid for 2 ≤ T ≤ 30 °C, 25 ≤ S ≤ 40 ppt, 0 ≤ D ≤ 8000 m (standard error 0.07 m/s).
-pub fn sound_speed_mackenzie(temperature_c: f64, salinity_ppt: f64, depth_m: f64) -> f64 {
-    let (t, s, d) = (temperature_c, salinity_ppt - 35.0, depth_m);
-    1448.96 + 4.591 * t - 5.304e-2 * t * t
-        + 2.374e-4 * t * t * t
-        + 1.340 * s
-        + 1.630e-2 * d
-        + 1.675e-7 * d * d
-        - 1.025e-2 * t * s
-        - 7.139e-13 * t * d * d * d
-}
+pub use crate::config::sound_speed_mackenzie;
 
 /// Thorp's absorption (dB/km) at frequency `f_khz` (kHz):
 ///

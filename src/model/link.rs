@@ -11,6 +11,7 @@
 //! | `disk` | d ≤ `range_m` (and LOS if `los_required`) | `rate_bps` | `delay_ms` | none |
 //! | `rf` | SNR ≥ lowest threshold of the rate table | highest rate whose threshold ≤ SNR | `delay_ms` + d/c₀ | waterfall below |
 //! | `acoustic` | coded Eb/N0 ≥ 0 dB | Micro-Modem rate (or `bit_rate_bps`) | d / c(T, S, depth) | BFSK / BPSK in AWGN |
+//! | `acoustic`, `propagation: beam` | as above, SNR from the arrivals; none: out of range | as above | first arrival detectable alone | as above |
 //!
 //! **rf** — log-distance path loss (Rappaport, *Wireless Communications*, eq. 4.68):
 //! PL(d) = PL(d₀) + 10 n log10(d/d₀), d ≥ d₀, with PL(d₀) = 20 log10(4π d₀ f / c₀) (free space,
@@ -36,23 +37,41 @@
 //! 1 m (a typical Micro-Modem transducer), rate 1 (PSK, 250 bit/s). A link whose coded Eb/N0 is
 //! below 0 dB (BER ≳ 0.08) is out of range; a signal is heard, and interferes, wherever it is
 //! decodable or its in-band SNR is ≥ 0 dB ([`Budget::audible`], [`crate::model::medium`]).
+//!
+//! **acoustic, `propagation: beam`** — the pair's arrivals from the beam tracer
+//! ([`Geometry::arrivals`]) replace the straight path. Per arrival i the energy
+//! Eᵢ = (Aᵢ · 10^(−α·pathᵢ/20 000))² (amplitude re the source at 1 m, α in dB/km at the carrier
+//! and mean depth, pathᵢ in m along the ray). The strongest arrival sets t_max; the signal
+//! S = Σ Eᵢ over t_max ≤ tᵢ < t_max + T_w and every other arrival's energy is interference I
+//! (ns-3 UAN's `UanPhyCalcSinrFhFsk`: energy within one symbol time after the strongest tap is
+//! signal, the rest noise). T_w is `multipath_window_ms`, default one bit time for FH-FSK
+//! (12.5 ms at Micro-Modem rate 0) and 5 ms for PSK (an assumed equaliser span).
+//! SNR = 10 log10(SL·S / (N·B + SL·I)) in linear powers, level = SL + 10 log10 S; the delay is
+//! that of the first arrival whose own in-band SNR (SL·Eᵢ / N·B) is ≥ 0 dB (the strongest
+//! one's if none is). The terrain's penetration losses do not apply: the tracer's rays
+//! already follow the bathymetry. A pair traced with no arrival is a shadow zone: not usable,
+//! not audible (OUT_OF_RANGE). A pair the ChannelData did not trace (a physics simulator
+//! without a tracer) takes the straight path, flagged in [`Budget::straight_fallback`].
 
-use crate::config::{Absorption, LinkModel, RateStep, SoundSpeed, Water};
+use crate::config::{Absorption, LinkModel, Propagation, RateStep, SoundSpeed, Water};
 use crate::model::acoustic::{self, Modulation, NoiseConditions};
-use crate::wire::channel::ChannelView;
+use crate::wire::channel::{Arrival, ChannelView};
 
 /// Speed of light (m/s).
 pub const C0: f64 = 299_792_458.0;
 
 /// The geometry of one directed pair, from ChannelData.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Geometry {
+pub struct Geometry<'a> {
     pub distance_m: f64,
     pub los: bool,
     /// Sum of the path's penetration losses (dB), 0 in LOS.
     pub hop_loss_db: f64,
     /// Mean depth of the two ends (m, positive down; an end above the surface counts as 0).
     pub mean_depth_m: f64,
+    /// The beam tracer's arrivals for the pair (empty: a shadow zone); `None` when the
+    /// ChannelData did not trace it.
+    pub arrivals: Option<&'a [Arrival]>,
 }
 
 /// What a transmission over one link experiences.
@@ -76,6 +95,9 @@ pub struct Budget {
     /// Acoustic only: in-band SNR ≥ 0 dB, so heard at the receiver (and interfering there) even
     /// where it cannot be decoded.
     pub audible: bool,
+    /// Acoustic `propagation: beam` only: the pair was not traced, so the straight path stood
+    /// in for its arrivals.
+    pub straight_fallback: bool,
 }
 
 /// The 802.11a/g OFDM rate table (see the module docs).
@@ -144,6 +166,27 @@ pub struct AcousticSpec {
     pub absorption: Absorption,
     pub capture_sir_db: Option<f64>,
     pub water: Water,
+    /// `straight` or `beam` (see the module docs).
+    pub propagation: Propagation,
+    /// With `beam`: the multipath window T_w (s) after the strongest arrival.
+    pub multipath_window_s: f64,
+}
+
+/// Assumed equaliser span of a PSK receiver (s): its default multipath window.
+pub const PSK_MULTIPATH_WINDOW_S: f64 = 5e-3;
+
+/// The multipath window (s): `configured_ms` if given, else one bit time for FH-FSK and
+/// [`PSK_MULTIPATH_WINDOW_S`] for PSK.
+pub fn multipath_window_s(
+    configured_ms: Option<f64>,
+    modulation: Modulation,
+    bit_rate_bps: f64,
+) -> f64 {
+    match (configured_ms, modulation) {
+        (Some(ms), _) => ms / 1e3,
+        (None, Modulation::FhFsk) => 1.0 / bit_rate_bps,
+        (None, Modulation::Psk) => PSK_MULTIPATH_WINDOW_S,
+    }
 }
 
 impl AcousticSpec {
@@ -242,6 +285,8 @@ impl LinkSpec {
                 spreading_factor,
                 absorption,
                 capture_sir_db,
+                propagation,
+                multipath_window_ms,
                 ..
             } => {
                 let rate =
@@ -250,9 +295,10 @@ impl LinkSpec {
                         bit_rate_bps: 250.0,
                         coding_gain_db: 3.0,
                     });
+                let bit_rate_bps = bit_rate_bps.unwrap_or(rate.bit_rate_bps);
                 LinkSpec::Acoustic(AcousticSpec {
                     modulation: rate.modulation,
-                    bit_rate_bps: bit_rate_bps.unwrap_or(rate.bit_rate_bps),
+                    bit_rate_bps,
                     coding_gain_db: coding_gain_db.unwrap_or(rate.coding_gain_db),
                     frequency_khz: *frequency_khz,
                     bandwidth_hz: bandwidth_khz * 1e3,
@@ -261,6 +307,12 @@ impl LinkSpec {
                     absorption: *absorption,
                     capture_sir_db: *capture_sir_db,
                     water: water.clone(),
+                    propagation: *propagation,
+                    multipath_window_s: multipath_window_s(
+                        *multipath_window_ms,
+                        rate.modulation,
+                        bit_rate_bps,
+                    ),
                 })
             }
         }
@@ -281,6 +333,7 @@ impl LinkSpec {
             snr_db: f64::INFINITY,
             acoustic: false,
             audible: false,
+            straight_fallback: false,
         };
         match self {
             // An infinite rate: the copy takes no time of the transmitter's.
@@ -330,30 +383,17 @@ impl LinkSpec {
                     snr_db: snr,
                     acoustic: false,
                     audible: false,
+                    straight_fallback: false,
                 }
             }
-            LinkSpec::Acoustic(a) => {
-                let depth = g.mean_depth_m.max(0.0);
-                let c = a.sound_speed(depth);
-                let tl = acoustic::transmission_loss_db(
-                    g.distance_m,
-                    a.spreading_factor,
-                    a.absorption_db_per_km(depth),
-                ) + g.hop_loss_db;
-                let snr = acoustic::snr_db(a.source_level_db, tl, a.noise_psd_db(), a.bandwidth_hz);
-                let ebn0 = acoustic::eb_n0(snr, a.bandwidth_hz, a.bit_rate_bps);
-                let coded = ebn0 * 10f64.powf(a.coding_gain_db / 10.0);
-                Budget {
-                    usable: coded >= 1.0,
-                    rate_bps: a.bit_rate_bps,
-                    delay_s: acoustic::propagation_delay_s(g.distance_m, c),
-                    ber: acoustic::ber(a.modulation, ebn0, a.coding_gain_db),
-                    level_db: a.source_level_db - tl,
-                    snr_db: snr,
-                    acoustic: true,
-                    audible: snr >= 0.0,
-                }
-            }
+            LinkSpec::Acoustic(a) => match (a.propagation, g.arrivals) {
+                (Propagation::Beam, Some(arrivals)) => a.beam_budget(g, arrivals),
+                (Propagation::Beam, None) => Budget {
+                    straight_fallback: true,
+                    ..a.straight_budget(g)
+                },
+                (Propagation::Straight, _) => a.straight_budget(g),
+            },
         }
     }
 
@@ -362,6 +402,102 @@ impl LinkSpec {
         match self {
             LinkSpec::Acoustic(a) => a.capture_sir_db,
             _ => None,
+        }
+    }
+}
+
+impl AcousticSpec {
+    /// The straight path's budget (see the module docs).
+    fn straight_budget(&self, g: &Geometry) -> Budget {
+        let depth = g.mean_depth_m.max(0.0);
+        let c = self.sound_speed(depth);
+        let tl = acoustic::transmission_loss_db(
+            g.distance_m,
+            self.spreading_factor,
+            self.absorption_db_per_km(depth),
+        ) + g.hop_loss_db;
+        let snr = acoustic::snr_db(
+            self.source_level_db,
+            tl,
+            self.noise_psd_db(),
+            self.bandwidth_hz,
+        );
+        let ebn0 = acoustic::eb_n0(snr, self.bandwidth_hz, self.bit_rate_bps);
+        let coded = ebn0 * 10f64.powf(self.coding_gain_db / 10.0);
+        Budget {
+            usable: coded >= 1.0,
+            rate_bps: self.bit_rate_bps,
+            delay_s: acoustic::propagation_delay_s(g.distance_m, c),
+            ber: acoustic::ber(self.modulation, ebn0, self.coding_gain_db),
+            level_db: self.source_level_db - tl,
+            snr_db: snr,
+            acoustic: true,
+            audible: snr >= 0.0,
+            straight_fallback: false,
+        }
+    }
+
+    /// The budget from the pair's arrivals (see the module docs); no arrival: a shadow zone.
+    fn beam_budget(&self, g: &Geometry, arrivals: &[Arrival]) -> Budget {
+        let depth = g.mean_depth_m.max(0.0);
+        let alpha = self.absorption_db_per_km(depth);
+        let energy = |x: &Arrival| {
+            let a = x.amplitude * 10f64.powf(-alpha * x.path_m / 20_000.0);
+            a * a
+        };
+        // The strongest arrival (the first of equals).
+        let mut strongest: Option<(f64, f64)> = None;
+        for x in arrivals {
+            let e = energy(x);
+            if strongest.is_none_or(|(_, best)| e > best) {
+                strongest = Some((x.delay_s, e));
+            }
+        }
+        let Some((t_max, _)) = strongest else {
+            return Budget {
+                usable: false,
+                rate_bps: self.bit_rate_bps,
+                delay_s: 0.0,
+                ber: 0.5,
+                level_db: f64::NEG_INFINITY,
+                snr_db: f64::NEG_INFINITY,
+                acoustic: true,
+                audible: false,
+                straight_fallback: false,
+            };
+        };
+        let (mut signal, mut interference) = (0.0, 0.0);
+        for x in arrivals {
+            if x.delay_s >= t_max && x.delay_s < t_max + self.multipath_window_s {
+                signal += energy(x);
+            } else {
+                interference += energy(x);
+            }
+        }
+        let source = 10f64.powf(self.source_level_db / 10.0);
+        let noise = 10f64.powf((self.noise_psd_db() + 10.0 * self.bandwidth_hz.log10()) / 10.0);
+        let snr = 10.0 * (source * signal / (noise + source * interference)).log10();
+        // The first arrival a receiver detects on its own: in-band SNR ≥ 0 dB.
+        let delay_s = arrivals
+            .iter()
+            .filter(|x| source * energy(x) >= noise)
+            .map(|x| x.delay_s)
+            .fold(None, |first: Option<f64>, t| {
+                Some(first.map_or(t, |f| f.min(t)))
+            })
+            .unwrap_or(t_max);
+        let ebn0 = acoustic::eb_n0(snr, self.bandwidth_hz, self.bit_rate_bps);
+        let coded = ebn0 * 10f64.powf(self.coding_gain_db / 10.0);
+        Budget {
+            usable: coded >= 1.0,
+            rate_bps: self.bit_rate_bps,
+            delay_s,
+            ber: acoustic::ber(self.modulation, ebn0, self.coding_gain_db),
+            level_db: self.source_level_db + 10.0 * signal.log10(),
+            snr_db: snr,
+            acoustic: true,
+            audible: snr >= 0.0,
+            straight_fallback: false,
         }
     }
 }
@@ -375,6 +511,10 @@ pub struct ChannelGeometry {
     /// (los, hop loss) per unordered pair (i < j), at [`pair_index`]; (true, 0) for a pair the
     /// ChannelData has no path for.
     paths: Vec<(bool, f64)>,
+    /// Where each pair's arrivals lie in `arrivals`, at [`pair_index`]; `None`: not traced.
+    traced: Vec<Option<(u32, u32)>>,
+    /// Every traced pair's arrivals, one pair after the other.
+    arrivals: Vec<Arrival>,
 }
 
 /// Index of the unordered pair `a < b` among `n` vehicles, in ChannelData's order (0,1), (0,2),
@@ -398,10 +538,24 @@ impl ChannelGeometry {
         self.positions.extend((0..n).map(|i| view.position(i)));
         self.paths.clear();
         self.paths.resize(n * n.saturating_sub(1) / 2, (true, 0.0));
+        self.traced.clear();
+        self.traced.resize(self.paths.len(), None);
+        self.arrivals.clear();
         for p in view.paths() {
-            self.paths[pair_index(p.a, p.b, n)] =
-                (p.los, p.losses_db().filter(|l| l.is_finite()).sum());
+            let i = pair_index(p.a, p.b, n);
+            self.paths[i] = (p.los, p.losses_db().filter(|l| l.is_finite()).sum());
+            self.traced[i] = p.traced().then(|| {
+                let start = self.arrivals.len() as u32;
+                self.arrivals.extend(p.arrivals());
+                (start, self.arrivals.len() as u32)
+            });
         }
+    }
+
+    /// Number of pairs the ChannelData did not trace (their acoustic `beam` links take the
+    /// straight path).
+    pub fn untraced_pairs(&self) -> usize {
+        self.traced.iter().filter(|t| t.is_none()).count()
     }
 
     /// No ChannelData at all (a coordinator without a physics side): every vehicle at the
@@ -416,25 +570,28 @@ impl ChannelGeometry {
     }
 
     /// Geometry of the pair: distance between the vehicles (`f64::MAX` if not finite), LOS and
-    /// hop losses from its path (LOS with no loss if the ChannelData has no path for it), and
-    /// the mean of the two ends' depths (an end above the surface counts as 0 m deep).
-    pub fn between(&self, a: usize, b: usize) -> Geometry {
+    /// hop losses from its path (LOS with no loss if the ChannelData has no path for it), the
+    /// mean of the two ends' depths (an end above the surface counts as 0 m deep), and the
+    /// arrivals if the pair was traced (the same for both directions: reciprocity).
+    pub fn between(&self, a: usize, b: usize) -> Geometry<'_> {
         let pa = self.positions.get(a).copied().unwrap_or_default();
         let pb = self.positions.get(b).copied().unwrap_or_default();
         let d =
             ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
         let n = self.positions.len();
         let (lo, hi) = (a.min(b), a.max(b));
-        let (los, hop_loss_db) = if lo < hi && hi < n {
-            self.paths[pair_index(lo, hi, n)]
+        let ((los, hop_loss_db), traced) = if lo < hi && hi < n {
+            let i = pair_index(lo, hi, n);
+            (self.paths[i], self.traced[i])
         } else {
-            (true, 0.0)
+            ((true, 0.0), None)
         };
         Geometry {
             distance_m: if d.is_finite() { d } else { f64::MAX },
             los,
             hop_loss_db,
             mean_depth_m: ((-pa[2]).max(0.0) + (-pb[2]).max(0.0)) / 2.0,
+            arrivals: traced.map(|(s, e)| &self.arrivals[s as usize..e as usize]),
         }
     }
 }
@@ -465,12 +622,13 @@ impl LinkSpec {
 mod tests {
     use super::*;
 
-    fn geo(d: f64, los: bool, hop: f64) -> Geometry {
+    fn geo(d: f64, los: bool, hop: f64) -> Geometry<'static> {
         Geometry {
             distance_m: d,
             los,
             hop_loss_db: hop,
             mean_depth_m: 20.0,
+            arrivals: None,
         }
     }
 
@@ -537,6 +695,8 @@ mod tests {
                 spreading_factor: 1.5,
                 absorption: Absorption::Thorp,
                 capture_sir_db: None,
+                propagation: Propagation::Straight,
+                multipath_window_ms: None,
             },
             &w,
         );
@@ -549,5 +709,183 @@ mod tests {
         // The hop losses lower the received level one for one.
         let nlos = spec.budget(&geo(1500.0, false, 12.0));
         assert!((b.level_db - nlos.level_db - 12.0).abs() < 1e-9);
+    }
+
+    /// A beam link at rate 1 (PSK, 5 ms window unless given), Thorp, fixed 1500 m/s.
+    fn beam(window_ms: Option<f64>) -> AcousticSpec {
+        let mut w = Water::default();
+        w.sound_speed = SoundSpeed::Fixed(1500.0);
+        let LinkSpec::Acoustic(a) = LinkSpec::from_config(
+            &LinkModel::Acoustic {
+                between: None,
+                micromodem_rate: 1,
+                bit_rate_bps: None,
+                coding_gain_db: None,
+                frequency_khz: 25.0,
+                bandwidth_khz: 5.0,
+                source_level_db: 185.0,
+                spreading_factor: 1.5,
+                absorption: Absorption::Thorp,
+                capture_sir_db: None,
+                propagation: Propagation::Beam,
+                multipath_window_ms: window_ms,
+            },
+            &w,
+        ) else {
+            unreachable!()
+        };
+        a
+    }
+
+    fn arrival(delay_s: f64, amplitude: f64, path_m: f64) -> Arrival {
+        Arrival {
+            delay_s,
+            amplitude,
+            path_m,
+            ..Arrival::default()
+        }
+    }
+
+    fn traced<'a>(arrivals: &'a [Arrival]) -> Geometry<'a> {
+        Geometry {
+            arrivals: Some(arrivals),
+            ..geo(1000.0, true, 0.0)
+        }
+    }
+
+    /// The noise power N·B (µPa², linear) and the source power (linear) of `a`.
+    fn powers(a: &AcousticSpec) -> (f64, f64) {
+        let nb = 10f64.powf((a.noise_psd_db() + 10.0 * a.bandwidth_hz.log10()) / 10.0);
+        (nb, 10f64.powf(a.source_level_db / 10.0))
+    }
+
+    #[test]
+    fn the_multipath_window_defaults_by_modulation() {
+        assert_eq!(beam(None).multipath_window_s, 5e-3);
+        assert_eq!(beam(Some(12.5)).multipath_window_s, 0.0125);
+        assert_eq!(multipath_window_s(None, Modulation::FhFsk, 80.0), 0.0125);
+    }
+
+    #[test]
+    fn beam_arrivals_inside_the_window_add() {
+        let a = beam(None);
+        let (nb, sl) = powers(&a);
+        // No absorption (path 0): E = A².
+        let one = [arrival(0.6, 1e-4, 0.0)];
+        let two = [arrival(0.6, 1e-4, 0.0), arrival(0.604, 1e-4, 0.0)];
+        let b1 = LinkSpec::Acoustic(a.clone()).budget(&traced(&one));
+        let b2 = LinkSpec::Acoustic(a.clone()).budget(&traced(&two));
+        let snr1 = 10.0 * (sl * 1e-8 / nb).log10();
+        assert!((b1.snr_db - snr1).abs() < 1e-9, "{} {snr1}", b1.snr_db);
+        assert!((b2.snr_db - (snr1 + 10.0 * 2f64.log10())).abs() < 1e-9);
+        assert!((b2.level_db - (185.0 + 10.0 * 2e-8f64.log10())).abs() < 1e-9);
+        assert!(!b2.straight_fallback && b2.acoustic);
+        assert_eq!(b2.delay_s, 0.6);
+    }
+
+    #[test]
+    fn beam_energy_after_the_window_is_interference() {
+        let a = beam(None);
+        let (nb, sl) = powers(&a);
+        // The strongest at 0.6 s, a weaker one 6 ms later: outside the 5 ms window.
+        let late = [arrival(0.6, 2e-4, 0.0), arrival(0.606, 1e-4, 0.0)];
+        let b = LinkSpec::Acoustic(a.clone()).budget(&traced(&late));
+        let by_hand = 10.0 * (sl * 4e-8 / (nb + sl * 1e-8)).log10();
+        assert!((b.snr_db - by_hand).abs() < 1e-9, "{} {by_hand}", b.snr_db);
+        let alone = 10.0 * (sl * 4e-8 / nb).log10();
+        assert!(b.snr_db < alone - 1.0, "{} vs {alone}", b.snr_db);
+        // The level is the signal's only.
+        assert!((b.level_db - (185.0 + 10.0 * 4e-8f64.log10())).abs() < 1e-9);
+        // Energy before the strongest arrival interferes too.
+        let early = [arrival(0.594, 1e-4, 0.0), arrival(0.6, 2e-4, 0.0)];
+        let e = LinkSpec::Acoustic(a).budget(&traced(&early));
+        assert!((e.snr_db - by_hand).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_traced_pair_with_no_arrival_is_a_shadow_zone_and_an_untraced_one_goes_straight() {
+        let spec = LinkSpec::Acoustic(beam(None));
+        let b = spec.budget(&traced(&[]));
+        assert!(!b.usable && !b.audible && b.acoustic);
+        assert_eq!(b.snr_db, f64::NEG_INFINITY);
+        let straight = LinkSpec::Acoustic(AcousticSpec {
+            propagation: Propagation::Straight,
+            ..beam(None)
+        })
+        .budget(&geo(1000.0, true, 0.0));
+        let fallback = spec.budget(&geo(1000.0, true, 0.0));
+        assert!(fallback.straight_fallback && fallback.usable);
+        assert_eq!(
+            Budget {
+                straight_fallback: false,
+                ..fallback
+            },
+            straight
+        );
+        // A straight link ignores arrivals, even none.
+        let s = LinkSpec::Acoustic(AcousticSpec {
+            propagation: Propagation::Straight,
+            ..beam(None)
+        });
+        assert_eq!(s.budget(&traced(&[])), straight);
+    }
+
+    #[test]
+    fn the_delay_is_the_first_arrival_detectable_alone_not_the_strongest() {
+        let a = beam(None);
+        let (nb, sl) = powers(&a);
+        // Amplitudes at in-band SNR −10 dB, +10 dB and +20 dB (strongest last).
+        let amp = |snr_db: f64| (nb * 10f64.powf(snr_db / 10.0) / sl).sqrt();
+        let x = [
+            arrival(0.60, amp(-10.0), 0.0),
+            arrival(0.61, amp(10.0), 0.0),
+            arrival(0.62, amp(20.0), 0.0),
+        ];
+        let b = LinkSpec::Acoustic(a.clone()).budget(&traced(&x));
+        assert_eq!(b.delay_s, 0.61);
+        // None detectable alone: the strongest one's delay.
+        let weak = [
+            arrival(0.60, amp(-3.0), 0.0),
+            arrival(0.601, amp(-2.0), 0.0),
+        ];
+        assert_eq!(LinkSpec::Acoustic(a).budget(&traced(&weak)).delay_s, 0.601);
+    }
+
+    #[test]
+    fn each_arrival_is_absorbed_over_its_own_path() {
+        let a = beam(Some(50.0));
+        let (nb, sl) = powers(&a);
+        let alpha = a.absorption_db_per_km(20.0);
+        // Two equal amplitudes, paths 1 km and 3 km: energies 10^(−α/10) and 10^(−3α/10).
+        let x = [arrival(0.6, 1e-4, 1000.0), arrival(0.61, 1e-4, 3000.0)];
+        let b = LinkSpec::Acoustic(a).budget(&traced(&x));
+        let s = 1e-8 * (10f64.powf(-alpha / 10.0) + 10f64.powf(-3.0 * alpha / 10.0));
+        assert!((b.snr_db - 10.0 * (sl * s / nb).log10()).abs() < 1e-9);
+        assert!(alpha > 1.0, "{alpha}");
+    }
+
+    #[test]
+    fn the_geometry_keeps_each_pairs_arrivals_in_both_directions() {
+        use crate::wire::channel::Channel;
+        let mut c = Channel::default();
+        for _ in 0..3 {
+            c.push_node([0.0, 0.0, -10.0, 1.0, 0.0, 0.0, 0.0]);
+        }
+        let x = [arrival(0.5, 1e-3, 750.0), arrival(0.51, 1e-4, 765.0)];
+        c.push_traced_path(0, 1, true, [], Some(&x));
+        c.push_traced_path(0, 2, true, [], Some(&[]));
+        c.push_path(1, 2, true, []);
+        let view = ChannelView::check(&c, 3).unwrap();
+        let mut g = ChannelGeometry::new(&view);
+        assert_eq!(g.between(0, 1).arrivals, Some(&x[..]));
+        assert_eq!(g.between(1, 0).arrivals, Some(&x[..]));
+        assert_eq!(g.between(2, 0).arrivals, Some(&[][..]));
+        assert_eq!(g.between(1, 2).arrivals, None);
+        assert_eq!(g.untraced_pairs(), 1);
+        // The next window reuses the memory.
+        let held = g.arrivals.capacity();
+        g.update(&view);
+        assert_eq!(g.arrivals.capacity(), held);
+        assert_eq!(g.between(0, 1).arrivals, Some(&x[..]));
     }
 }

@@ -272,6 +272,7 @@ mod tests {
             snr_db: level_db - 80.0,
             acoustic: true,
             audible,
+            straight_fallback: false,
         }
     }
 

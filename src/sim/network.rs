@@ -747,6 +747,8 @@ mod tests {
                 sound_speed: SoundSpeed::Fixed(1500.0),
                 ..Water::default()
             },
+            propagation: crate::config::Propagation::Straight,
+            multipath_window_s: crate::model::link::PSK_MULTIPATH_WINDOW_S,
         })
     }
 
@@ -1327,6 +1329,7 @@ mod tests {
                     los: true,
                     hop_loss_db: 0.0,
                     mean_depth_m: 20.0,
+                    arrivals: None,
                 });
                 b.usable && crate::model::acoustic::per(b.ber, 200) < 0.7
             })

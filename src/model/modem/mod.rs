@@ -162,6 +162,10 @@ pub struct ModemHardware {
     pub capture_sir_db: Option<f64>,
     pub heartbeat_ns: u64,
     pub water: Water,
+    /// `straight` or `beam` (`acoustic_modems.propagation`).
+    pub propagation: crate::config::Propagation,
+    /// `acoustic_modems.multipath_window_ms` (ms); absent: by each rate's modulation.
+    pub multipath_window_ms: Option<f64>,
 }
 
 impl ModemHardware {
@@ -176,6 +180,8 @@ impl ModemHardware {
             capture_sir_db: a.capture_sir_db,
             heartbeat_ns: ns(a.heartbeat_s),
             water: water.clone(),
+            propagation: a.propagation,
+            multipath_window_ms: a.multipath_window_ms,
         }
     }
 
@@ -196,6 +202,12 @@ impl ModemHardware {
             absorption: self.absorption,
             capture_sir_db: self.capture_sir_db,
             water: self.water.clone(),
+            propagation: self.propagation,
+            multipath_window_s: crate::model::link::multipath_window_s(
+                self.multipath_window_ms,
+                r.modulation,
+                r.bit_rate_bps,
+            ),
         })
     }
 }

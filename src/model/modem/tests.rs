@@ -18,6 +18,8 @@ fn front(n: usize) -> Modems {
         capture_sir_db: None,
         heartbeat_ns: 10 * NS,
         water,
+        propagation: crate::config::Propagation::Straight,
+        multipath_window_ms: None,
     };
     let specs = (0..n)
         .map(|i| ModemSpec {
