@@ -499,6 +499,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
         programs: Vec::new(),
         metrics: Vec::new(),
         viewer: None,
+        acoustic_paths: None,
         stages: BTreeMap::new(),
     };
     serde_json::to_value(report).unwrap()
