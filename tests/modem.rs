@@ -694,6 +694,7 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
             hop_points: vec![
                 0., 0., 0., 0., 400., 0., -20., 0., 600., 0., -20., loss, 1000., 0., -20., 0.,
             ],
+            ..Default::default()
         }],
     };
     // SNR in LOS, then a penetration loss that leaves +1 dB in band: heard, but rate-5 frames

@@ -248,6 +248,7 @@ impl Channel {
                     los: p.los,
                     num_hops: self.num_hops[p.num_hops.clone()].to_vec(),
                     hop_points: self.points[p.points.clone()].to_vec(),
+                    ..Default::default()
                 })
                 .collect(),
         }
@@ -570,6 +571,7 @@ mod tests {
             los: false,
             num_hops: num_hops.to_vec(),
             hop_points: vec![1.0; points],
+            ..Default::default()
         }
     }
 

@@ -138,6 +138,7 @@ pub fn channel_from_rosnetsim(field: &[u8]) -> Result<Vec<u8>, String> {
             los: p.los,
             num_hops: vec![hops],
             hop_points: points,
+            ..Default::default()
         };
         match at.get(&(lo, hi)) {
             Some(&j) => paths[j] = path,
@@ -288,6 +289,7 @@ mod tests {
             los,
             num_hops: num_hops.to_vec(),
             hop_points,
+            ..Default::default()
         }
     }
 
