@@ -116,8 +116,8 @@ class HopLossModel : public ns3::PropagationLossModel
 // - GetDelay: the first arrival's delay;
 // - GetPdp: one tap per arrival, aᵢ·e^{iφᵢ} (pressure re the source's at 1 m), at its delay
 //   after the first arrival on a grid of 1/bandwidth (coarser when the arrivals span more than
-//   kMaxTaps of it); arrivals in one cell add coherently. Σ|tap|² is the received fraction of
-//   the source power, the same as GetPathLossDb's.
+//   kMaxTaps of it); arrivals in one cell add coherently. With no two arrivals in a cell,
+//   Σ|tap|² is the received fraction of the source power, the same as GetPathLossDb's.
 class HopUanPropModel : public ns3::UanPropModel
 {
   public:
