@@ -941,3 +941,146 @@ async fn overlapping_acoustic_packets_at_one_receiver_are_both_lost() {
     );
     assert_eq!(out.len(), 5, "{out:?}");
 }
+
+/// Marks the pair (a, b) of `c` traced by the acoustic beam tracer, with these arrivals
+/// (delay_s, amplitude, phase_rad, launch_deg, arrival_deg, path_m, surface and bottom bounces).
+fn trace(c: &mut ChannelData, a: u32, b: u32, arrivals: &[[f64; 8]]) {
+    let p = c.path_details.iter_mut().find(|p| p.ids == [a, b]).unwrap();
+    p.traced = true;
+    p.arrivals = arrivals.iter().flatten().copied().collect();
+}
+
+#[tokio::test]
+async fn a_traced_acoustic_pair_is_heard_by_its_arrivals() {
+    // auv0 broadcasts to four modems 1500 m away, 20 m deep (25 kHz: Thorp 4.35 dB/km;
+    // UanPhyGen locks from 10 dB SINR, about 109 dB of path loss against ns-3's default noise).
+    // - auv1, traced: only a direct arrival at 1.04 s, 2e-6 re 1 m (114 dB + 6.5 dB absorbed):
+    //   too weak, out of range;
+    // - auv2, traced: the same direct arrival and three bottom bounces of 4e-4 (68 dB each) soon
+    //   after: their summed energy (about 70 dB) is heard, from the first arrival's delay;
+    // - auv3, not traced, behind an obstruction of 60 dB: the straight model (54 + 60 dB) loses it;
+    // - auv4, traced with no arrival: a shadow zone, out of range.
+    let windows = 2000; // 2 s at W = 1 ms
+    let mut a = Adapter::start(5, windows, &["--uanNodes=0,1,2,3,4", "--uanRateBps=5300"]).await;
+    let mut ch = channel(
+        &[
+            [0.0, 0.0, -20.0],
+            [1500.0, 0.0, -20.0],
+            [0.0, 1500.0, -20.0],
+            [-1500.0, 0.0, -20.0],
+            [0.0, -1500.0, -20.0],
+        ],
+        &[(0, 3, 60.0)],
+    );
+    let direct = [1.04, 2e-6, 0.0, 0.0, 0.0, 1500.0, 0.0, 0.0];
+    trace(&mut ch, 0, 1, &[direct]);
+    trace(
+        &mut ch,
+        0,
+        2,
+        &[
+            direct,
+            [1.045, 4e-4, 3.1, 10.0, -10.0, 1510.0, 0.0, 1.0],
+            [1.05, 4e-4, 0.4, -12.0, 12.0, 1520.0, 1.0, 1.0],
+            [1.06, 4e-4, 2.2, 15.0, -15.0, 1540.0, 1.0, 2.0],
+        ],
+    );
+    trace(&mut ch, 0, 4, &[]);
+    a.window(Some(&ch), &[]).await;
+    let t0 = 300_000;
+    let group = Pkt {
+        id: 7,
+        src: 0,
+        dsts: vec![1, 2, 3, 4],
+        len: 64,
+        t_ns: t0,
+        multicast: true,
+    };
+    let mut out = outcomes(&a.window(Some(&ch), &[group]).await);
+    out.extend(a.run_to(windows, &ch).await);
+    let out_of_range = DropReason::OutOfRange as i32;
+    for node in [1, 3, 4] {
+        assert!(
+            out.contains(&Outcome::Dropped {
+                id: 7,
+                node,
+                reason: out_of_range
+            }),
+            "auv{node}: {out:?}"
+        );
+    }
+    let delivered: Vec<u64> = out
+        .iter()
+        .filter_map(|o| match *o {
+            Outcome::Delivered {
+                id: 7,
+                node: 2,
+                t_ns,
+            } => Some(t_ns),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((delivered.len(), out.len()), (1, 4), "{out:?}");
+    let delay_s = (delivered[0] - t0 - W_NS) as f64 * 1e-9;
+    let (airtime, first_arrival) = (64.0 * 8.0 / 5300.0, 1.04);
+    assert!(
+        delay_s >= airtime + first_arrival && delay_s < airtime + first_arrival + 0.01,
+        "delay {delay_s} s"
+    );
+}
+
+#[tokio::test]
+async fn malformed_arrivals_are_refused_naming_the_window_path_and_value() {
+    let ok = [1.0, 1e-3, 0.0, 0.0, 0.0, 1500.0, 0.0, 0.0];
+    let mut negative = ok;
+    negative[1] = -0.5;
+    let mut half_bounce = ok;
+    half_bounce[7] = 1.5;
+    let cases: [(Vec<f64>, bool, &str); 5] = [
+        (
+            ok[..7].to_vec(),
+            true,
+            "window 0: channel_data.path_details[0].arrivals has 7 values, expected 8 per arrival",
+        ),
+        (
+            [ok, negative].concat(),
+            true,
+            "window 0: channel_data.path_details[0].arrivals[9]: amplitude of arrival 1 = -0.5",
+        ),
+        (
+            [ok, ok, half_bounce].concat(),
+            true,
+            "window 0: channel_data.path_details[0].arrivals[23]: bottom_bounces of arrival 2 = 1.5 (a whole number",
+        ),
+        (
+            ok.repeat(257),
+            true,
+            "window 0: channel_data.path_details[0].arrivals lists 257 arrivals, at most 256",
+        ),
+        (
+            ok.to_vec(),
+            false,
+            "window 0: channel_data.path_details[0]: 8 arrivals values on a pair that is not traced",
+        ),
+    ];
+    for (arrivals, traced, expected) in cases {
+        let mut a = Adapter::start(2, 10, &["--uanNodes=0,1"]).await;
+        let mut ch = channel(&[[0.0, 0.0, -20.0], [1500.0, 0.0, -20.0]], &[]);
+        ch.path_details[0].traced = traced;
+        ch.path_details[0].arrivals = arrivals;
+        let b = NetworkUpdate {
+            time_val: 0,
+            channel_data: ch.encode_to_vec().into(),
+            ..Default::default()
+        };
+        assert!(a
+            .link
+            .exchange(0, b.encode_to_vec(), Some(Duration::from_secs(3)))
+            .await
+            .is_err());
+        assert_eq!(a.child.wait().unwrap().code(), Some(1));
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(a.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+}

@@ -3,6 +3,8 @@
 // index set), so the checks of its lists, nodes and ChannelData, the injection of its packets
 // and ns-3's run over the window all see fuzzed values; inputs that do not parse go in as they
 // are. The adapter must answer or refuse with a ProtocolError, never crash, whatever arrives.
+// Node 1 has both radios, so the pair (1, 2) is acoustic and its path's traced arrivals reach
+// the UAN model (power-delay profile, delay, loss) when a packet crosses it.
 // Built by `scripts/fuzz ns3_window` (clang, -fsanitize=fuzzer,address).
 #include "adapter.h"
 
@@ -19,14 +21,14 @@ namespace
 netsim::Adapter&
 TheAdapter()
 {
-    // Three nodes: two with Wi-Fi, one with a UAN modem; windows enough for any run.
+    // Three nodes: 0 and 1 with Wi-Fi, 1 and 2 with a UAN modem; windows enough for any run.
     static std::unique_ptr<netsim::Adapter> adapter = [] {
         netsim::Settings s;
         s.nodes = 3;
         s.window_ns = 1000000;
         s.windows = UINT32_MAX;
         s.wifi.nodes = {0, 1};
-        s.uan.nodes = {2};
+        s.uan.nodes = {1, 2};
         ns3::RngSeedManager::SetRun(1);
         return std::make_unique<netsim::Adapter>(s);
     }();

@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iomanip>
+#include <sstream>
 #include <tuple>
 
 namespace netsim
@@ -52,6 +54,14 @@ constexpr double kWifiMinRssiDbm = -82.0;
 constexpr double kWifiMinSnrDb = 4.0;
 // Below this SINR UanPhyGen does not lock on a packet (its RxThreshold default).
 constexpr double kUanRxThresholdDb = 10.0;
+
+// ChannelData's arrivals: 8 values each (msg/rosnetsim.proto), at most 256 per path (the
+// physics side's MAX_ARRIVALS_PER_PATH); delays within an hour (ns-3 keeps time in 64-bit ns),
+// paths within 1e7 m (as node coordinates), amplitudes re 1 m within 1e6, bounce counts whole
+// numbers to 1e6.
+constexpr int kArrivalValues = 8;
+constexpr int kMaxArrivalsPerPath = 256;
+constexpr double kMaxArrivalDelayS = 3600.0, kMaxArrivalAmplitude = 1e6, kMaxArrivalPathM = 1e7, kMaxBounces = 1e6;
 
 // The adapter's sequence number of a transmission, carried by every injected packet.
 class SeqTag : public Tag
@@ -169,6 +179,15 @@ InWindow(uint32_t k)
     return "window " + std::to_string(k) + ": ";
 }
 
+// A value as the message names it: shortest round-trip form, nan and inf as such.
+std::string
+Show(double v)
+{
+    std::ostringstream os;
+    os << std::setprecision(17) << v;
+    return os.str();
+}
+
 } // namespace
 
 Adapter::Adapter(const Settings& s)
@@ -275,6 +294,7 @@ Adapter::BuildUan()
     modes.AppendMode(uan_mode_);
     uan_prop_ = CreateObject<HopUanPropModel>();
     uan_prop_->SetLosses(&losses_);
+    uan_prop_->SetTraces(&traces_);
     uan_prop_->SetSpreading(u.spreading);
     uan_noise_ = CreateObject<UanNoiseModelDefault>();
     Ptr<UanChannel> channel = CreateObject<UanChannel>();
@@ -388,6 +408,7 @@ Adapter::Window(const std::string& request)
                                         "]: a loss of " + std::to_string(p.hop_points(h)) + " dB (0 to 10000)");
                 }
             }
+            CheckArrivals(k, i, p);
         }
         channel = std::move(c);
     }
@@ -412,6 +433,53 @@ Adapter::Window(const std::string& request)
     ReportLinks();
     ++next_window_;
     return end_.SerializeAsString();
+}
+
+void
+Adapter::CheckArrivals(uint32_t k, int i, const rosnetsim::PathDetails& p) const
+{
+    std::string where = InWindow(k) + "channel_data.path_details[" + std::to_string(i) + "]";
+    if (!p.traced())
+    {
+        if (p.arrivals_size() > 0)
+        {
+            throw ProtocolError(where + ": " + std::to_string(p.arrivals_size()) + " arrivals values on a pair that is not traced");
+        }
+        return;
+    }
+    if (p.arrivals_size() % kArrivalValues != 0)
+    {
+        throw ProtocolError(where + ".arrivals has " + std::to_string(p.arrivals_size()) + " values, expected 8 per arrival");
+    }
+    if (p.arrivals_size() / kArrivalValues > kMaxArrivalsPerPath)
+    {
+        throw ProtocolError(where + ".arrivals lists " + std::to_string(p.arrivals_size() / kArrivalValues) + " arrivals, at most " +
+                            std::to_string(kMaxArrivalsPerPath));
+    }
+    // Per value of an arrival: its name and the range it must lie in.
+    struct Bound
+    {
+        const char* name;
+        double lo, hi;
+    };
+    static const Bound bounds[kArrivalValues] = {
+        {"delay_s", 0.0, kMaxArrivalDelayS},   {"amplitude", 0.0, kMaxArrivalAmplitude}, {"phase_rad", -1e6, 1e6},
+        {"launch_deg", -180.0, 180.0},         {"arrival_deg", -180.0, 180.0},           {"path_m", 0.0, kMaxArrivalPathM},
+        {"surface_bounces", 0.0, kMaxBounces}, {"bottom_bounces", 0.0, kMaxBounces},
+    };
+    for (int j = 0; j < p.arrivals_size(); ++j)
+    {
+        const Bound& b = bounds[j % kArrivalValues];
+        double v = p.arrivals(j);
+        bool whole = j % kArrivalValues < 6 || v == std::floor(v);
+        if (!(v >= b.lo && v <= b.hi) || !whole)
+        {
+            std::ostringstream range;
+            range << b.lo << " to " << b.hi;
+            throw ProtocolError(where + ".arrivals[" + std::to_string(j) + "]: " + b.name + " of arrival " + std::to_string(j / kArrivalValues) +
+                                " = " + Show(v) + " (" + (j % kArrivalValues < 6 ? "finite, " : "a whole number, ") + range.str() + ")");
+        }
+    }
 }
 
 Ptr<MobilityModel>
@@ -545,8 +613,17 @@ Adapter::ApplyChannel(const rosnetsim::ChannelData& c)
         m->SetPosition(Vector(c.node_list(7 * i), c.node_list(7 * i + 1), c.node_list(7 * i + 2)));
     }
     losses_.Clear();
+    traces_.Clear();
     for (const auto& p : c.path_details())
     {
+        if (p.traced())
+        {
+            std::vector<Arrival>& arrivals = traces_.Trace(p.ids(0), p.ids(1));
+            for (int j = 0; j + kArrivalValues <= p.arrivals_size(); j += kArrivalValues)
+            {
+                arrivals.push_back(Arrival{p.arrivals(j), p.arrivals(j + 1), p.arrivals(j + 2), p.arrivals(j + 5)});
+            }
+        }
         if (p.los())
         {
             continue;

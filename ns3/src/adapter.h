@@ -116,6 +116,9 @@ class Adapter
     void ReportLinks();
     void BuildUan();
     void ApplyChannel(const rosnetsim::ChannelData& c);
+    // Refuses path i's arrivals (window k) unless they are a traced pair's, 8 values each,
+    // within their bounds.
+    void CheckArrivals(uint32_t k, int i, const rosnetsim::PathDetails& p) const;
     void Inject(const std::vector<Entry>& entries);
     void Transmit(uint64_t seq);
     // Ends every copy of `seq` still open: each lost for the reason its receiver shows
@@ -142,6 +145,7 @@ class Adapter
     ns3::Ptr<ns3::UanNoiseModel> uan_noise_;
     ns3::UanTxMode uan_mode_;
     HopLosses losses_;
+    AcousticTraces traces_; // the traced acoustic pairs' arrivals, for the UAN model
     ns3::Ptr<ns3::ErrorRateModel> wifi_errors_; // the PHY's error model, for the link state
     std::vector<ns3::WifiMode> wifi_modes_;     // the PHY's data modes, for the link state
     mutable std::map<long, std::pair<double, double>> wifi_rates_; // SNR step -> (rate, PER)

@@ -21,6 +21,14 @@
 //! Radio options, device settings and node lists are given only for a kind of device some
 //! vehicle has: an absent list means no such device (ns-3's command line refuses an empty
 //! value).
+//!
+//! A pair the physics side's beam tracer traced (ChannelData's `traced` and `arrivals`) is heard
+//! in ns-3 by its arrivals: the adapter's UAN propagation model gives the summed arrival energy
+//! (each arrival absorbed by Thorp at the carrier over its own path, ns-3's formula) as path
+//! loss, the first arrival's delay, and the arrivals as the power-delay profile; a traced pair
+//! with no arrival is a shadow zone. UanPhyGen keeps ns-3's default SINR calculator, which
+//! ignores the profile (all arrival energy is signal); `UanPhyCalcSinrFhFsk` models FH-FSK
+//! symbols and the adapter's mode is PSK, so it is not used (docs/src/reference/ns3.md).
 
 use crate::config::{ConfigError, LinkModel, LoadedScenario, Ns3Settings};
 use crate::model::link::LinkSpec;
