@@ -1077,10 +1077,12 @@ async fn one_mini_packet(
     let mut b = Host::connect(pb).await;
     b.cmd("CCCFG", &["CST", "1"]).await;
     b.expect("$CACFG", 2.0).await;
+    // Window 0 traces the pair before the modems know their geometry: send after it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     a.cmd("CCMUC", &["1", "2", "0042"]).await;
     a.expect("$CAMUC", 2.0).await;
-    // 1 km at ~1500 m/s and the mini-packet's airtime: within 3 s of sim time.
-    let heard = b.collect_for(3.0 / RTF + 0.5).await;
+    // 3 km at ~1500 m/s and the mini-packet's airtime: within 5 s of sim time.
+    let heard = b.collect_for(5.0 / RTF + 0.5).await;
     let m = run.finish().await.modems.unwrap();
     assert_eq!(m.entries.len(), 1, "{:?}", m.entries);
     (
@@ -1091,22 +1093,24 @@ async fn one_mini_packet(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shadow_zone_the_straight_line_calls_clear_drops_the_frame() {
-    // A downward-refracting summer profile (1525 m/s at the surface falling to 1495 m/s at
-    // 100 m) over a soft mud bottom: two modems 10 m deep, 1 km apart over flat sea, nothing
-    // but water between. The straight line is clear and its budget decodes; the beam tracer
-    // finds every ray bent down before 500 m (the surface-grazing ray reaches 10 m depth
-    // 250 m past its vertex), so only mud bounces reach the receiver, each ~21 dB down, none
-    // above the detection threshold at this 160 dB source level.
-    let world = "  terrain: {kind: procedural, size_m: [4000, 4000], cell_size_m: 20, base_height_m: -100}\n  \
-                 water:\n    profile:\n      - {depth_m: 0, speed_mps: 1525}\n      - {depth_m: 50, speed_mps: 1500}\n      - {depth_m: 100, speed_mps: 1495}\n  \
+    // A downward-refracting summer profile (1525 m/s at the surface falling to 1494 m/s at
+    // 200 m) over a soft mud bottom: two modems 10 m deep, 3 km apart over flat sea, nothing
+    // but water between, a quiet 145 dB source. The straight line is clear and decodes at
+    // rate 0 (in-band SNR about −3 dB, Eb/N0 about 15 dB after the 5 kHz / 80 bit/s spreading
+    // gain). The beam tracer finds every ray bent down within 500 m (the surface-grazing ray
+    // reaches 10 m depth 250 m past its vertex), so only refracted mud bounces reach the
+    // receiver, their sum about 25 dB under the noise: coded Eb/N0 below 0 dB, not detectable.
+    let world = "  terrain: {kind: procedural, size_m: [8000, 8000], cell_size_m: 20, base_height_m: -200}\n  \
+                 water:\n    profile:\n      - {depth_m: 0, speed_mps: 1525}\n      - {depth_m: 50, speed_mps: 1500}\n      - {depth_m: 100, speed_mps: 1495}\n      - {depth_m: 200, speed_mps: 1494}\n  \
                  seabed: {sound_speed_mps: 1480, density_ratio: 1.2, attenuation_db_per_wavelength: 1.0}\n";
-    let at = [[-500.0, 0.0, -10.0], [500.0, 0.0, -10.0]];
-    let (straight, heard) = one_mini_packet(world, at, "straight", 160.0).await;
+    let at = [[-1500.0, 0.0, -10.0], [1500.0, 0.0, -10.0]];
+    let (straight, heard) = one_mini_packet(world, at, "straight", 145.0).await;
     assert!(heard && straight.fate == Fate::Delivered, "{straight:?}");
-    let (beam, heard) = one_mini_packet(world, at, "beam", 160.0).await;
+    let (beam, heard) = one_mini_packet(world, at, "beam", 145.0).await;
     assert!(!heard, "{beam:?}");
     assert_eq!(beam.fate, Fate::Dropped(DropReason::OutOfRange), "{beam:?}");
-    assert!(beam.snr_db.unwrap() < 0.0, "{beam:?}");
+    // Far below 0 dB, or nothing at all arrives (no SNR to tell).
+    assert!(beam.snr_db.is_none_or(|s| s < -18.0), "{beam:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
