@@ -2293,3 +2293,242 @@ fn attach_is_checked_where_it_is_written() {
         "{err}"
     );
 }
+
+// ---- beam tracing: the sound-speed profile, the seabed, the tracer's settings ----
+
+/// `  water:` with `rows` (one flow mapping each) as its profile, after BASE's terrain: the
+/// water is line 11, the profile line 12, row i line 13 + i.
+fn with_profile(rows: &[&str]) -> String {
+    let rows: Vec<String> = rows.iter().map(|r| format!("      - {r}")).collect();
+    insert_after(10, &format!("  water:\n    profile:\n{}", rows.join("\n")))
+}
+
+#[test]
+fn beam_settings_have_their_documented_defaults_and_the_profile_resolves_through_mackenzie() {
+    use netsim_cosim::config::{sound_speed_mackenzie, AcousticPaths, Propagation, Seabed};
+    let loaded = parse(BASE).unwrap();
+    let w = &loaded.scenario.world;
+    assert_eq!(
+        w.seabed,
+        Seabed {
+            sound_speed_mps: 1650.0,
+            density_ratio: 1.9,
+            attenuation_db_per_wavelength: 0.8
+        }
+    );
+    assert_eq!(
+        w.acoustic_paths,
+        AcousticPaths {
+            beams: 400,
+            launch_angle_deg: 80.0,
+            max_arrivals: 64,
+            refresh_s: 1.0,
+            tolerance_m: 2.0
+        }
+    );
+    assert_eq!(w.water.profile, None);
+    // No profile: the water's own temperature and salinity down to the 50 m deep floor.
+    let (depths, speeds) = loaded.sound_speed_profile();
+    assert_eq!(depths, [0.0, 50.0]);
+    assert_eq!(
+        speeds,
+        [
+            sound_speed_mackenzie(10.0, 35.0, 0.0),
+            sound_speed_mackenzie(10.0, 35.0, 50.0)
+        ]
+    );
+    let given = parse(&with_profile(&[
+        "{depth_m: 0, temperature_c: 20, salinity_ppt: 31}",
+        "{depth_m: 20, speed_mps: 1505}",
+        "{depth_m: 60, temperature_c: 9}",
+    ]))
+    .unwrap();
+    let (depths, speeds) = given.sound_speed_profile();
+    assert_eq!(depths, [0.0, 20.0, 60.0]);
+    assert_eq!(
+        speeds,
+        [
+            sound_speed_mackenzie(20.0, 31.0, 0.0),
+            1505.0,
+            sound_speed_mackenzie(9.0, 35.0, 60.0)
+        ]
+    );
+    let links = parse(&format!(
+        "{BASE}links:\n  default: {{model: acoustic, propagation: beam, multipath_window_ms: 12.5}}\n"
+    ))
+    .unwrap();
+    assert!(matches!(
+        links.scenario.links.default,
+        config::LinkModel::Acoustic {
+            propagation: Propagation::Beam,
+            multipath_window_ms: Some(w),
+            ..
+        } if w == 12.5
+    ));
+    let straight = parse(&format!("{BASE}links:\n  default: {{model: acoustic}}\n")).unwrap();
+    assert!(matches!(
+        straight.scenario.links.default,
+        config::LinkModel::Acoustic {
+            propagation: Propagation::Straight,
+            multipath_window_ms: None,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_bad_profile_is_located_at_its_row_and_says_why() {
+    let cases: &[(&[&str], &str, usize, &str)] = &[
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1500}",
+                "{depth_m: 30, speed_mps: 1490}",
+                "{depth_m: 20, speed_mps: 1495}",
+                "{depth_m: 60, speed_mps: 1495}",
+            ],
+            "world.water.profile[2].depth_m",
+            15,
+            "depths must increase from row to row: row 2 is at 20 m, row 1 at 30 m",
+        ),
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1500}",
+                "{depth_m: 0, speed_mps: 1500}",
+            ],
+            "world.water.profile[1].depth_m",
+            14,
+            "row 1 is at 0 m, row 0 at 0 m",
+        ),
+        (
+            &[
+                "{depth_m: 5, speed_mps: 1500}",
+                "{depth_m: 60, speed_mps: 1500}",
+            ],
+            "world.water.profile[0].depth_m",
+            13,
+            "the first row must be at the surface, depth 0 m (got 5 m)",
+        ),
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1500}",
+                "{depth_m: 60, speed_mps: 1350}",
+            ],
+            "world.water.profile[1].speed_mps",
+            14,
+            "the sound speed must be in [1400, 1700] m/s (got 1350.0 m/s)",
+        ),
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1800}",
+                "{depth_m: 60, speed_mps: 1500}",
+            ],
+            "world.water.profile[0].speed_mps",
+            13,
+            "(got 1800.0 m/s)",
+        ),
+        (
+            &[
+                "{depth_m: 0, temperature_c: -2, salinity_ppt: 0}",
+                "{depth_m: 60, speed_mps: 1500}",
+            ],
+            "world.water.profile[0].temperature_c",
+            13,
+            "m/s (Mackenzie at -2 °C, 0 ppt, 0 m)",
+        ),
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1500, temperature_c: 10}",
+                "{depth_m: 60, speed_mps: 1500}",
+            ],
+            "world.water.profile[0]",
+            13,
+            "gives both speed_mps and temperature_c",
+        ),
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1500}",
+                "{depth_m: 60, salinity_ppt: 35}",
+            ],
+            "world.water.profile[1]",
+            14,
+            "gives neither speed_mps nor temperature_c",
+        ),
+        (
+            &[
+                "{depth_m: 0, speed_mps: 1500}",
+                "{depth_m: 40, speed_mps: 1500}",
+            ],
+            "world.water.profile",
+            12,
+            "the last row is at 40 m but the terrain reaches 50.00 m deep",
+        ),
+    ];
+    for &(rows, key, line, message) in cases {
+        let err = error(&with_profile(rows));
+        assert_error(&err, key, line);
+        assert!(err.message.contains(message), "{err}");
+    }
+}
+
+#[test]
+fn bad_seabed_tracer_and_window_settings_name_key_and_line() {
+    let world: &[(&str, &str, &str)] = &[
+        (
+            "  seabed: {density_ratio: -1}",
+            "world.seabed.density_ratio",
+            "must be > 0",
+        ),
+        (
+            "  seabed: {attenuation_db_per_wavelength: -0.1}",
+            "world.seabed.attenuation_db_per_wavelength",
+            "must be ≥ 0 and finite (got -0.1)",
+        ),
+        (
+            "  seabed: {sound_speed_mps: 0}",
+            "world.seabed.sound_speed_mps",
+            "must be > 0",
+        ),
+        (
+            "  acoustic_paths: {beams: 2}",
+            "world.acoustic_paths.beams",
+            "[3, 10000] (got 2)",
+        ),
+        (
+            "  acoustic_paths: {launch_angle_deg: 95}",
+            "world.acoustic_paths.launch_angle_deg",
+            "(0, 90] degrees (got 95)",
+        ),
+        (
+            "  acoustic_paths: {max_arrivals: 300}",
+            "world.acoustic_paths.max_arrivals",
+            "[1, 256] (got 300)",
+        ),
+        (
+            "  acoustic_paths: {refresh_s: 0}",
+            "world.acoustic_paths.refresh_s",
+            "must be > 0",
+        ),
+        (
+            "  acoustic_paths: {tolerance_m: -1}",
+            "world.acoustic_paths.tolerance_m",
+            "must be ≥ 0",
+        ),
+    ];
+    for &(text, key, message) in world {
+        let err = error(&insert_after(10, text));
+        assert_error(&err, key, 11);
+        assert!(err.message.contains(message), "{err}");
+    }
+    let err = error(&format!(
+        "{BASE}links:\n  default: {{model: acoustic, multipath_window_ms: 0}}\n"
+    ));
+    assert_error(&err, "links.default.multipath_window_ms", 41);
+    let err = error(&format!(
+        "{BASE}links:\n  default: {{model: acoustic, propagation: curved}}\n"
+    ));
+    assert_eq!(err.line, Some(41), "{err}");
+    let err = error(&format!(
+        "{BASE}acoustic_modems:\n  propagation: beam\n  multipath_window_ms: -1\n"
+    ));
+    assert_error(&err, "acoustic_modems.multipath_window_ms", 42);
+}

@@ -794,7 +794,7 @@ fn profile(cx: &Ctx) -> Check {
                 ),
             ));
         }
-        if i > 0 && !(r.depth_m > rows[i - 1].depth_m) {
+        if i > 0 && r.depth_m <= rows[i - 1].depth_m {
             return Err(cx.err(
                 &depth_key,
                 format!(

@@ -14,8 +14,10 @@
 //! | PER | [`per`] | independent bit errors |
 //! | delay, Doppler | [`propagation_delay_s`], [`doppler_shift_hz`] | d / c; f·v/c |
 //!
-//! The channel is treated as AWGN at the in-band SNR: multipath, fading and ray bending are not
-//! modelled, so BER/PER are optimistic compared with a real shallow-water channel.
+//! The channel is treated as AWGN at the in-band SNR. Along the straight path multipath,
+//! fading and ray bending are not modelled, so BER/PER are optimistic compared with a real
+//! shallow-water channel; a link with `propagation: beam` takes its SNR and delay from the beam
+//! tracer's arrivals instead ([`crate::model::link`]).
 
 pub use crate::config::sound_speed_mackenzie;
 

@@ -713,8 +713,10 @@ mod tests {
 
     /// A beam link at rate 1 (PSK, 5 ms window unless given), Thorp, fixed 1500 m/s.
     fn beam(window_ms: Option<f64>) -> AcousticSpec {
-        let mut w = Water::default();
-        w.sound_speed = SoundSpeed::Fixed(1500.0);
+        let w = Water {
+            sound_speed: SoundSpeed::Fixed(1500.0),
+            ..Water::default()
+        };
         let LinkSpec::Acoustic(a) = LinkSpec::from_config(
             &LinkModel::Acoustic {
                 between: None,
