@@ -235,6 +235,7 @@ fn field_shares(name: &str) -> (f64, f64) {
     );
     let ours_s = t0.elapsed().as_secs_f64();
     let mut shares = [0.0; 2];
+    let mut grids = Vec::new();
     for (k, engine) in ["fortran", "pelagic"].into_iter().enumerate() {
         let out = bellhop(name, "incoherent", engine);
         assert_eq!(
@@ -256,8 +257,61 @@ fn field_shares(name: &str) -> (f64, f64) {
             ranges.len() * depths.len()
         );
         shares[k] = share;
+        grids.push(theirs);
     }
+    let (share, counted) = share_within_1db(&grids[1], &grids[0], ranges.len());
+    println!(
+        "{name:8} incoherent TL, pelagic vs bellhop.exe: {:5.1} % of {counted} unmasked points \
+         within 1 dB",
+        share * 100.0
+    );
     (shares[0], shares[1])
+}
+
+/// BELLHOP's two implementations against each other on a case's arrivals: the worst delay
+/// difference (s) of pelagic's main arrivals from bellhop.exe's nearest with the same bounce
+/// counts (the references' own spread, for scale).
+fn reference_delay_spread(name: &str) -> f64 {
+    let (fortran, pelagic) = (
+        bellhop(name, "arrivals", "fortran"),
+        bellhop(name, "arrivals", "pelagic"),
+    );
+    let key = |r: &Value| (f(&r["range_m"]) as i64, f(&r["depth_m"]) as i64);
+    let mut worst = 0.0f64;
+    for p in pelagic["receivers"].as_array().expect("receivers") {
+        let Some(q) = fortran["receivers"]
+            .as_array()
+            .expect("receivers")
+            .iter()
+            .find(|q| key(q) == key(p))
+        else {
+            continue;
+        };
+        let theirs = p["arrivals"].as_array().expect("arrivals");
+        let strongest = theirs
+            .iter()
+            .map(|a| f(&a["amplitude"]))
+            .fold(0.0, f64::max);
+        for a in theirs
+            .iter()
+            .filter(|a| f(&a["amplitude"]) >= strongest * 0.1)
+        {
+            let nearest = q["arrivals"]
+                .as_array()
+                .expect("arrivals")
+                .iter()
+                .filter(|b| {
+                    b["surface_bounces"] == a["surface_bounces"]
+                        && b["bottom_bounces"] == a["bottom_bounces"]
+                })
+                .map(|b| (f(&b["delay_s"]) - f(&a["delay_s"])).abs())
+                .fold(f64::INFINITY, f64::min);
+            if nearest.is_finite() {
+                worst = worst.max(nearest);
+            }
+        }
+    }
+    worst
 }
 
 /// Ours against both BELLHOPs on a case's arrivals: the worst delay error of the main
@@ -345,6 +399,11 @@ fn arrival_errors(name: &str, max_delay_s: f64) -> (f64, usize) {
 fn check(name: &str, min_share: f64, max_delay_s: f64) {
     let (fortran, pelagic) = field_shares(name);
     let (worst, compared) = arrival_errors(name, max_delay_s);
+    println!(
+        "{name:8} arrivals, pelagic vs bellhop.exe: worst delay difference of the main \
+         arrivals {:.4} ms",
+        reference_delay_spread(name) * 1e3
+    );
     println!(
         "{name:8} summary: TL share within 1 dB {:.1} % (bellhop.exe), {:.1} % (pelagic); \
          {compared} main arrivals, worst delay error {:.4} ms",

@@ -324,16 +324,28 @@ struct Contribution {
     angle_deg: f64,
 }
 
-/// The contribution of segment `seg` of a beam to the receiver at `(r, z)`, if inside the beam.
+/// A segment's length and unit tangent (range, depth), computed once for all its receivers;
+/// None for a segment of no length.
 #[inline]
-fn contribution(seg: &Segment, r: f64, z: f64) -> Option<Contribution> {
+fn tangent(seg: &Segment) -> Option<(f64, f64, f64)> {
+    let (tr, tz) = (seg.b.r - seg.a.r, seg.b.z - seg.a.z);
+    let len = (tr * tr + tz * tz).sqrt();
+    (len > 0.0).then(|| (len, tr / len, tz / len))
+}
+
+/// The contribution of segment `seg` (of length `len` and unit tangent `(ur, uz)`, from
+/// [`tangent`]) of a beam to the receiver at `(r, z)`, if inside the beam.
+#[inline]
+fn contribution(
+    seg: &Segment,
+    (len, ur, uz): (f64, f64, f64),
+    r: f64,
+    z: f64,
+) -> Option<Contribution> {
     let (a, b) = (&seg.a, &seg.b);
-    let (tr, tz) = (b.r - a.r, b.z - a.z);
-    let len = tr.hypot(tz);
-    if len <= 0.0 || r <= 0.0 {
+    if r <= 0.0 {
         return None;
     }
-    let (ur, uz) = (tr / len, tz / len);
     let (vr, vz) = (r - a.r, z - a.z);
     let s = (vr * ur + vz * uz) / len;
     let n = (-vr * uz + vz * ur).abs();
@@ -384,7 +396,9 @@ pub fn arrivals(
         if !(lo <= receiver_range_m && receiver_range_m < hi) {
             return;
         }
-        let Some(c) = contribution(seg, receiver_range_m, receiver_depth_m) else {
+        let Some(c) =
+            tangent(seg).and_then(|t| contribution(seg, t, receiver_range_m, receiver_depth_m))
+        else {
             return;
         };
         let found = (0..out.len()).rev().find(|&k| {
@@ -442,6 +456,8 @@ pub fn field(
     let mut intensity = vec![0.0; nr * nz];
     let mut pressure = vec![Complex::new(0.0, 0.0); nr * nz];
     let omega = 2.0 * std::f64::consts::PI * frequency_hz;
+    // 10^(−α·s/20 000) as e^(decay·s).
+    let decay = -absorption_db_per_km * std::f64::consts::LN_10 / 20_000.0;
     let max_range = ranges_m.iter().copied().fold(0.0, f64::max) * 1.01 + 1.0;
     trace_fan(env, fan, source_depth_m, max_range, &mut |seg: &Segment| {
         let (lo, hi) = if seg.a.r <= seg.b.r {
@@ -451,12 +467,18 @@ pub fn field(
         };
         let first = ranges_m.partition_point(|&r| r < lo);
         let end = ranges_m.partition_point(|&r| r < hi);
+        if first >= end {
+            return;
+        }
+        let Some(t) = tangent(seg) else {
+            return;
+        };
         for (ir, &r) in ranges_m.iter().enumerate().take(end).skip(first) {
             for (iz, &z) in depths_m.iter().enumerate() {
-                let Some(c) = contribution(seg, r, z) else {
+                let Some(c) = contribution(seg, t, r, z) else {
                     continue;
                 };
-                let a = c.amplitude * 10f64.powf(-absorption_db_per_km * c.path_m / 20_000.0);
+                let a = c.amplitude * (decay * c.path_m).exp();
                 let k = iz * nr + ir;
                 match sum {
                     Sum::Incoherent => {
