@@ -4,8 +4,11 @@
 //!   [`mapdata`]);
 //! - `report.json`: the tables; `report.html`: one self-contained page with all of it ([`html`]);
 //! - [`table`]: the same summary as terminal tables;
+//! - [`acoustics`]: the pictures of traced acoustic paths (arrival patterns over the run, a
+//!   transmission-loss field), also drawn by `cosim acoustics`;
 //! - [`compare`]: one link in several runs side by side, per phase (`cosim compare`).
 
+pub mod acoustics;
 pub mod compare;
 pub mod figures;
 pub mod html;
