@@ -11,7 +11,9 @@
 //! draw from it.
 
 use super::plots::{render, LABEL, TITLE};
-use crate::model::beam::{self, Arrival, Environment, Fan, Ray, Section, Sum};
+use crate::config::{Absorption, LinkModel, Scenario, SoundSpeed};
+use crate::model::acoustic;
+use crate::model::beam::{self, Arrival, Environment, Fan, Profile, Ray, Seabed, Section, Sum};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::error::Error;
@@ -99,6 +101,79 @@ impl Bounces {
     }
 
     const ALL: [Bounces; 3] = [Bounces::None, Bounces::Surface, Bounces::Bottom];
+}
+
+/// The fan's launch angles when the scenario does not set them: 400 beams from −80° to 80°.
+pub const DEFAULT_FAN: Fan = Fan {
+    beams: 400,
+    min_deg: -80.0,
+    max_deg: 80.0,
+};
+
+/// What tracing a pair of a scenario takes besides the bathymetry: the water's sound speed,
+/// the seabed, the fan, and the frequency and volume absorption of the pair's link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub profile: Profile,
+    pub seabed: Seabed,
+    pub fan: Fan,
+    pub frequency_hz: f64,
+    pub absorption_db_per_km: f64,
+}
+
+impl Settings {
+    /// The settings of `scenario` for the pair of vehicles `a` and `b` over water
+    /// `max_depth_m` deep at its deepest: the profile by Mackenzie at the water's temperature
+    /// and salinity (isothermal, its rows at the surface and the deepest point) or the
+    /// water's fixed speed; sand; [`DEFAULT_FAN`]; the frequency of the pair's acoustic link
+    /// (else the modems', else 25 kHz) and its absorption model at half the deepest depth.
+    pub fn of(scenario: &Scenario, a: usize, b: usize, max_depth_m: f64) -> Settings {
+        let w = &scenario.world.water;
+        let deepest = max_depth_m.max(1.0);
+        let profile = match w.sound_speed {
+            SoundSpeed::Fixed(c) => Profile::constant(c),
+            SoundSpeed::Model(_) => {
+                let c = |d| acoustic::sound_speed_mackenzie(w.temperature_c, w.salinity_ppt, d);
+                Profile::new(vec![0.0, deepest], vec![c(0.0), c(deepest)])
+                    .unwrap_or_else(|_| Profile::constant(c(0.0)))
+            }
+        };
+        let (lo, hi) = (a.min(b), a.max(b));
+        let link = scenario
+            .pair_links()
+            .into_iter()
+            .find(|(i, j, _, _)| (*i, *j) == (lo, hi))
+            .map(|(_, _, _, m)| m);
+        let (frequency_khz, absorption) = match (link, &scenario.acoustic_modems) {
+            (
+                Some(LinkModel::Acoustic {
+                    frequency_khz,
+                    absorption,
+                    ..
+                }),
+                _,
+            ) => (*frequency_khz, *absorption),
+            (_, Some(m)) => (m.frequency_khz, m.absorption),
+            _ => (25.0, Absorption::FrancoisGarrison),
+        };
+        let absorption_db_per_km = match absorption {
+            Absorption::Thorp => acoustic::absorption_thorp_db_per_km(frequency_khz),
+            Absorption::FrancoisGarrison => acoustic::absorption_francois_garrison_db_per_km(
+                frequency_khz,
+                w.temperature_c,
+                w.salinity_ppt,
+                deepest / 2.0,
+                w.ph,
+            ),
+        };
+        Settings {
+            profile,
+            seabed: Seabed::SAND,
+            fan: DEFAULT_FAN,
+            frequency_hz: frequency_khz * 1e3,
+            absorption_db_per_km,
+        }
+    }
 }
 
 /// The two ends of a pair in the vertical plane of its bearing: the source at range 0.
