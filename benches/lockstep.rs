@@ -58,6 +58,7 @@ impl IdlePhysics {
                         -20.0,
                         0.0,
                     ],
+                    ..Default::default()
                 });
             }
         }

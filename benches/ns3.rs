@@ -50,6 +50,7 @@ fn channel(n: usize) -> Vec<u8> {
                 los: true,
                 num_hops: vec![2],
                 hop_points: vec![xa, 0.0, 2.0, 0.0, xb, 0.0, 2.0, 0.0],
+                ..Default::default()
             });
         }
     }

@@ -346,6 +346,7 @@ impl Service for StrayPath {
             los: true,
             num_hops: vec![2],
             hop_points: vec![0.0; 8],
+            ..Default::default()
         };
         let mut c = ChannelData {
             node_list: vec![0.0; 14],

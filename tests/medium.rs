@@ -86,6 +86,7 @@ fn channel(positions: &[[f64; 2]]) -> ChannelData {
                 los: true,
                 num_hops: vec![2],
                 hop_points: vec![a[0], a[1], -DEPTH, 0.0, b[0], b[1], -DEPTH, 0.0],
+                ..Default::default()
             });
         }
     }

@@ -1,6 +1,8 @@
 //! Emulated Micro-Modems over TCP: Goby MMDriver's start-up handshake, data at rates 0 and 5
 //! with the arrival delay checked against the geometry, acks, pings, WHOI's Python driver
-//! through a socat pty, range and terrain, one client per port, malformed input, passthrough.
+//! through a socat pty, range and terrain, beam-traced paths (a shadow zone the straight line
+//! calls clear, sound over a bank it calls blocked), one client per port, malformed input,
+//! passthrough.
 //!
 //! Scenarios run paced (`real_time_factor` > 1, short windows); assertions on timing are made
 //! in sim time (the ledger) and, loosely, in wall time.
@@ -694,6 +696,7 @@ fn penetration_loss_near_the_threshold_gives_bad_crc_and_cst_shows_the_snr() {
             hop_points: vec![
                 0., 0., 0., 0., 400., 0., -20., 0., 600., 0., -20., loss, 1000., 0., -20., 0.,
             ],
+            ..Default::default()
         }],
     };
     // SNR in LOS, then a penetration loss that leaves +1 dB in band: heard, but rate-5 frames
@@ -1018,4 +1021,112 @@ fn a_host_that_half_closes_still_gets_its_answers() {
         assert_eq!((stats.connections, stats.refused), (200, 0));
         assert_eq!(stats.dropped_no_client, 0);
     });
+}
+
+/// A paced scenario of two stationary modems under `world` (terrain, water with its profile,
+/// seabed) with the modems' `propagation` and `source_level_db`.
+fn beam_scenario(
+    dir: &Path,
+    vehicles: &[Vehicle],
+    world: &str,
+    propagation: &str,
+    source_level_db: f64,
+) -> LoadedScenario {
+    let mut y = format!(
+        "name: modem_paths\nwindow_ms: 20\nduration_s: 600\nseed: 3\nreal_time_factor: {RTF}\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n{world}\
+         acoustic_modems: {{epoch_utc: \"2026-11-21T05:00:00Z\", absorption: thorp, \
+         propagation: {propagation}, source_level_db: {source_level_db}}}\nvehicles:\n"
+    );
+    for (i, v) in vehicles.iter().enumerate() {
+        y += &format!(
+            "  - name: {}\n    addresses: [10.30.0.{}/24]\n    modem: {{tcp_port: {}, id: {}}}\n    start: {{x: {}, y: {}, z: {}}}\n    motion: {{kind: stationary}}\n",
+            v.name,
+            i + 1,
+            v.port,
+            v.id,
+            v.at[0],
+            v.at[1],
+            v.at[2]
+        );
+    }
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, y).unwrap();
+    config::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Sends one mini-packet from modem 1 to modem 2 over `world` and returns its ledger entry
+/// and whether modem 2 printed it.
+async fn one_mini_packet(
+    world: &str,
+    at: [[f64; 3]; 2],
+    propagation: &str,
+    source_level_db: f64,
+) -> (modem::FrameLedgerEntry, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = (free_port(), free_port());
+    let loaded = beam_scenario(
+        dir.path(),
+        &[v("alpha", pa, 1, at[0]), v("bravo", pb, 2, at[1])],
+        world,
+        propagation,
+        source_level_db,
+    );
+    let run = start(&loaded).await;
+    let mut a = Host::connect(pa).await;
+    let mut b = Host::connect(pb).await;
+    b.cmd("CCCFG", &["CST", "1"]).await;
+    b.expect("$CACFG", 2.0).await;
+    a.cmd("CCMUC", &["1", "2", "0042"]).await;
+    a.expect("$CAMUC", 2.0).await;
+    // 1 km at ~1500 m/s and the mini-packet's airtime: within 3 s of sim time.
+    let heard = b.collect_for(3.0 / RTF + 0.5).await;
+    let m = run.finish().await.modems.unwrap();
+    assert_eq!(m.entries.len(), 1, "{:?}", m.entries);
+    (
+        m.entries[0].clone(),
+        heard.iter().any(|l| l.starts_with("$CAMUA")),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_zone_the_straight_line_calls_clear_drops_the_frame() {
+    // A downward-refracting summer profile (1525 m/s at the surface falling to 1495 m/s at
+    // 100 m) over a soft mud bottom: two modems 10 m deep, 1 km apart over flat sea, nothing
+    // but water between. The straight line is clear and its budget decodes; the beam tracer
+    // finds every ray bent down before 500 m (the surface-grazing ray reaches 10 m depth
+    // 250 m past its vertex), so only mud bounces reach the receiver, each ~21 dB down, none
+    // above the detection threshold at this 160 dB source level.
+    let world = "  terrain: {kind: procedural, size_m: [4000, 4000], cell_size_m: 20, base_height_m: -100}\n  \
+                 water:\n    profile:\n      - {depth_m: 0, speed_mps: 1525}\n      - {depth_m: 50, speed_mps: 1500}\n      - {depth_m: 100, speed_mps: 1495}\n  \
+                 seabed: {sound_speed_mps: 1480, density_ratio: 1.2, attenuation_db_per_wavelength: 1.0}\n";
+    let at = [[-500.0, 0.0, -10.0], [500.0, 0.0, -10.0]];
+    let (straight, heard) = one_mini_packet(world, at, "straight", 160.0).await;
+    assert!(heard && straight.fate == Fate::Delivered, "{straight:?}");
+    let (beam, heard) = one_mini_packet(world, at, "beam", 160.0).await;
+    assert!(!heard, "{beam:?}");
+    assert_eq!(beam.fate, Fate::Dropped(DropReason::OutOfRange), "{beam:?}");
+    assert!(beam.snr_db.unwrap() < 0.0, "{beam:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sound_over_a_bank_carries_a_frame_the_straight_line_calls_blocked() {
+    // A bank rising to 25 m under the surface between two modems 50 m deep, 600 m apart in
+    // 60 m of isovelocity water over sand: the straight line runs through the bank (tens of
+    // metres of terrain at 2 dB/m: out of range), while the paths that reflect off the surface
+    // pass over the crest and carry the frame.
+    let world = "  terrain:\n    kind: procedural\n    size_m: [4000, 4000]\n    cell_size_m: 10\n    base_height_m: -60\n    \
+                 ridges: [{from: [0, -2000], to: [0, 2000], crest_height_m: -25, width_m: 120}]\n  \
+                 water: {sound_speed: 1500, profile: [{depth_m: 0, speed_mps: 1500}, {depth_m: 60, speed_mps: 1500}]}\n";
+    let at = [[-300.0, 0.0, -50.0], [300.0, 0.0, -50.0]];
+    let (straight, heard) = one_mini_packet(world, at, "straight", 185.0).await;
+    assert!(!heard, "{straight:?}");
+    assert_eq!(
+        straight.fate,
+        Fate::Dropped(DropReason::OutOfRange),
+        "{straight:?}"
+    );
+    let (beam, heard) = one_mini_packet(world, at, "beam", 185.0).await;
+    assert!(heard && beam.fate == Fate::Delivered, "{beam:?}");
+    assert!(beam.snr_db.unwrap() > 0.0, "{beam:?}");
 }

@@ -69,6 +69,7 @@ fn channel(pos: &[[f64; 3]], nlos: &[(u32, u32, f64)]) -> ChannelData {
                 los: true,
                 num_hops: vec![2],
                 hop_points: vec![],
+                ..Default::default()
             };
             d.hop_points.extend([pa[0], pa[1], pa[2], 0.0]);
             if let Some(&(_, _, loss)) = nlos

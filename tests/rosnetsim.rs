@@ -585,6 +585,7 @@ async fn a_rosnetsim_network_simulators_deliveries_and_channel_read_as_ours() {
             los: true,
             num_hops: vec![0],
             hop_points: vec![],
+            ..Default::default()
         }],
     };
     let (a, b) = (0xc0a8_0001u32, 0xc0a8_0002u32);
@@ -648,6 +649,7 @@ async fn a_channel_from_a_rosnetsim_peer_that_cannot_be_used_is_refused_naming_t
             los: true,
             num_hops: vec![1],
             hop_points: vec![0.5; 4],
+            ..Default::default()
         }],
     };
     let cases = [

@@ -150,6 +150,7 @@ fn rosnetsim_messages_round_trip_with_their_field_numbers() {
             hop_points: vec![
                 1.0, 2.0, -3.0, 0.0, 2.0, 3.0, -4.0, 0.0, 3.0, 4.0, -5.0, 6.5, 4.0, 5.0, -6.0, 0.0,
             ],
+            ..Default::default()
         }],
     };
     let bytes = channel.encode_to_vec();

@@ -2,14 +2,15 @@
 //! decoder: whatever it accepts decodes to the same content and re-encodes to bytes it reads
 //! back the same), checked against the scenario's
 //! vehicles (`config/patrol.yaml`, three), against as many as its node list holds and against
-//! `config/acoustic_modems.yaml`'s four, then read as its consumers do: the view's accessors,
+//! `config/acoustic_modems.yaml`'s four, then read as its consumers do: the view's accessors
+//! (hop points and the beam tracer's arrivals),
 //! the ROS 2 layer's window state, the network simulator's geometry and the emulated modems.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use netsim_cosim::model::link::ChannelGeometry;
 use netsim_cosim::model::modem::Modems;
 use netsim_cosim::ros::state::Vehicles;
-use netsim_cosim::wire::channel::{Channel, ChannelView};
+use netsim_cosim::wire::channel::{Channel, ChannelView, MAX_ARRIVALS_PER_PATH};
 use netsim_cosim::wire::proto::{decode_checked, ChannelData, NetworkUpdate};
 use netsim_cosim::wire::update::NetworkView;
 
@@ -21,6 +22,14 @@ fn read(view: &ChannelView) {
     for p in view.paths() {
         assert!(p.a < p.b && p.b < view.vehicles());
         let _ = (view.distance_m(p.a, p.b), p.hops(), p.points(), p.loss_db());
+        assert!(p.traced() || p.arrival_values().is_empty());
+        let mut n = 0;
+        for a in p.arrivals() {
+            assert!(a.delay_s >= 0.0 && a.amplitude >= 0.0 && a.path_m >= 0.0);
+            assert!(a.phase_rad.is_finite() && a.launch_deg.is_finite());
+            n += 1;
+        }
+        assert!(n <= MAX_ARRIVALS_PER_PATH);
     }
 }
 

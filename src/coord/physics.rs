@@ -5,8 +5,8 @@
 use super::network::NetworkCoordinator;
 use super::participant::{Participant, Participants, WindowOpen, WindowView};
 use super::participants::{
-    LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant, RecordParticipant,
-    ViewerParticipant,
+    AcousticPathsParticipant, LiveParticipant, ModemParticipant, NavParticipant,
+    ProgramParticipant, RecordParticipant, ViewerParticipant,
 };
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
 use crate::clock::{Opening, Pacer, Schedule};
@@ -96,7 +96,8 @@ impl PhysicsCoordinator {
             crate::io::timer::prioritize(s.nice);
         }
         let schedule = loaded.schedule();
-        let physics = physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
+        let (physics, path_stats) =
+            physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
         let nav = NavSource::start(loaded).await?;
         let channel_memo = ChannelMemo::default();
         let mut live = None;
@@ -175,6 +176,9 @@ impl PhysicsCoordinator {
         }
         if let Some(m) = modem_bridges {
             c = c.with_participant(ModemParticipant::new(m, collect));
+        }
+        if let Some(p) = path_stats {
+            c = c.with_participant(AcousticPathsParticipant::new(p));
         }
         if let Some(r) = recorder {
             c = c.with_participant(RecordParticipant::new(r, modem_names));
@@ -422,6 +426,7 @@ impl PhysicsCoordinator {
             programs: Vec::new(),
             metrics: Vec::new(),
             viewer: None,
+            acoustic_paths: None,
             stages: Default::default(),
         };
         let end_ns = self.schedule.start_ns(done);

@@ -5,6 +5,7 @@
 
 use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg};
 use crate::io::auv_server::AuvInterfaceSim;
+use crate::sim::acoustic_paths::SharedPathStats;
 use crate::sim::network::ChannelMemo;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{Link, Role, Service};
@@ -27,18 +28,22 @@ fn chosen<E: Clone>(arg: Option<&SimulatorArg<E>>, configured: &E) -> E {
 }
 
 /// The link to the physics simulator: `arg` if given (see [`SimulatorArg`]), else the
-/// scenario's choice. The one place a [`PhysicsEndpoint`] becomes a [`Link`].
+/// scenario's choice. The one place a [`PhysicsEndpoint`] becomes a [`Link`]. With it, the
+/// stats of its acoustic paths when it traces them in this process.
 pub async fn physics_simulator(
     loaded: &LoadedScenario,
     arg: Option<&SimulatorArg<PhysicsEndpoint>>,
     out_dir: Option<&Path>,
-) -> anyhow::Result<Link> {
+) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
     let peer = "physics simulator";
-    Ok(match chosen(arg, &loaded.scenario.simulators.physics) {
+    let mut stats = None;
+    let link = match chosen(arg, &loaded.scenario.simulators.physics) {
         PhysicsEndpoint::Embedded => {
+            let sim = PhysicsSim::from_scenario(loaded);
+            stats = sim.shared_path_stats();
             let (peer, sim) = (
                 "embedded physics simulator",
-                embedded_physics(loaded, out_dir).await?,
+                serve_embedded(loaded, sim, out_dir).await?,
             );
             // With many pairs, on a thread of its own: it computes window k+1 while the
             // network side runs k. With few, the hand-off between threads would cost more
@@ -55,13 +60,19 @@ pub async fn physics_simulator(
             let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
             Link::connect(peer, Role::Physics, &endpoint, timeout, startup).await?
         }
-        PhysicsEndpoint::Gazebo(settings) => gazebo(loaded, &settings)?,
+        PhysicsEndpoint::Gazebo(settings) => {
+            let (link, s) = gazebo(loaded, &settings)?;
+            stats = s;
+            link
+        }
         PhysicsEndpoint::AuvInterface(settings) => {
             let report = out_dir.map(|d| d.join("auv_interface.json"));
             let c = crate::io::auv_client::AuvClient::connect(loaded, &settings, report).await?;
+            stats = c.shared_path_stats();
             Link::new(c.peer(), timeout(loaded), Box::new(c))
         }
-    })
+    };
+    Ok((link, stats))
 }
 
 /// From this many vehicles (120 pairs) on, the embedded physics simulator (without the AUV
@@ -75,7 +86,15 @@ pub async fn embedded_physics(
     loaded: &LoadedScenario,
     out_dir: Option<&Path>,
 ) -> anyhow::Result<Box<dyn Service>> {
-    let sim = PhysicsSim::from_scenario(loaded);
+    serve_embedded(loaded, PhysicsSim::from_scenario(loaded), out_dir).await
+}
+
+/// `sim` as a service: behind the AUV interface when the scenario wants it.
+async fn serve_embedded(
+    loaded: &LoadedScenario,
+    sim: PhysicsSim,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<Box<dyn Service>> {
     Ok(if AuvInterfaceSim::wanted(loaded) {
         let report = out_dir.map(|d| d.join("auv_interface.json"));
         Box::new(AuvInterfaceSim::bind(loaded, sim, report).await?)
@@ -89,13 +108,17 @@ pub async fn embedded_physics(
 fn gazebo(
     loaded: &LoadedScenario,
     settings: &crate::config::GazeboSettings,
-) -> anyhow::Result<Link> {
+) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
     let g = crate::io::gazebo::GazeboPhysics::connect(loaded, settings)?;
-    Ok(Link::new(g.peer(), timeout(loaded), Box::new(g)))
+    let stats = g.shared_path_stats();
+    Ok((Link::new(g.peer(), timeout(loaded), Box::new(g)), stats))
 }
 
 #[cfg(not(feature = "gazebo"))]
-fn gazebo(_: &LoadedScenario, _: &crate::config::GazeboSettings) -> anyhow::Result<Link> {
+fn gazebo(
+    _: &LoadedScenario,
+    _: &crate::config::GazeboSettings,
+) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
     anyhow::bail!(
         "physics simulator: Gazebo is reached through ROS 2, and this program was built without it: \
          build with `cargo build --features gazebo` (ROS 2 with ros_gz_interfaces; see docs/src/reference/gazebo.md)"

@@ -158,6 +158,11 @@ impl AuvClient {
         })
     }
 
+    /// The stats of the acoustic paths this simulator traces (None: no pair is beam-traced).
+    pub fn shared_path_stats(&self) -> Option<crate::sim::acoustic_paths::SharedPathStats> {
+        self.channel.shared_path_stats()
+    }
+
     /// How the coordinator names this peer in errors.
     pub fn peer(&self) -> String {
         format!("AUV interface simulator at {}", self.endpoint)
@@ -170,7 +175,7 @@ impl AuvClient {
         }
         let poses = self.poses()?;
         self.forward(timeout).await?;
-        Ok(physics_end(k, self.channel.sample(&poses)))
+        Ok(physics_end(k, self.channel.sample(k, &poses)))
     }
 
     /// Window 0: waits until every vehicle has sent telemetry.

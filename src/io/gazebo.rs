@@ -144,6 +144,11 @@ impl GazeboPhysics {
         })
     }
 
+    /// The stats of the acoustic paths this simulator traces (None: no pair is beam-traced).
+    pub fn shared_path_stats(&self) -> Option<crate::sim::acoustic_paths::SharedPathStats> {
+        self.channel.shared_path_stats()
+    }
+
     /// How the coordinator names this peer in errors.
     pub fn peer(&self) -> String {
         format!("Gazebo world `{}` ({})", self.world, self.control_service)
@@ -160,7 +165,7 @@ impl GazeboPhysics {
             self.poses_at(i64::from(k) * self.window_ns, deadline, timeout)
                 .await?
         };
-        Ok(physics_end(k, self.channel.sample(&poses)))
+        Ok(physics_end(k, self.channel.sample(k, &poses)))
     }
 
     /// Window 0: the control service is there (ros_gz_bridge up, the world loaded).

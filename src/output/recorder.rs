@@ -534,6 +534,7 @@ mod tests {
                     -5.0,
                     loss,
                 ],
+                ..Default::default()
             });
         }
         c

@@ -6,6 +6,7 @@
 use crate::model::modem::{FrameLedgerEntry, FrameLedgerSummary};
 use crate::net::ledger::LedgerSummary;
 use crate::output::{recorder::PairSummary, schema::ProgramRecord, stages::StageTime};
+use crate::sim::acoustic_paths::PathStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::{collections::BTreeMap, path::PathBuf};
@@ -48,6 +49,10 @@ pub struct RunReport {
     /// The live viewer server (`viewer.live`): its clients and what they were sent and missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub viewer: Option<ViewerSummary>,
+    /// The beam-traced acoustic paths (pairs with `propagation: beam`, traced by a physics
+    /// simulator in this process): what tracing them cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acoustic_paths: Option<PathStats>,
     /// Where the wall time went, per stage (in this process; see
     /// [`Stages`](crate::output::stages::Stages)).
     pub stages: BTreeMap<String, StageTime>,

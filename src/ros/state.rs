@@ -272,6 +272,7 @@ mod tests {
             los,
             num_hops: vec![(pts.len() / 4) as u32],
             hop_points: pts,
+            ..Default::default()
         };
         ChannelData {
             node_list,

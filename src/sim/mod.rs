@@ -2,6 +2,7 @@
 //! Each runs inside a coordinator's process ([`crate::sync::Link::local`]) or as its own
 //! process behind a ZeroMQ REP socket or a ROS-NetSim socket (`cosim physics-sim`,
 //! `cosim network-sim`).
+pub mod acoustic_paths;
 pub mod network;
 pub mod passthrough;
 pub mod physics;

@@ -799,6 +799,7 @@ mod tests {
                         -20.0,
                         loss.unwrap_or(0.0),
                     ],
+                    ..Default::default()
                 });
             }
         }

@@ -20,6 +20,7 @@ use crate::model::{
     pose::VehicleState,
     terrain::Terrain,
 };
+use crate::sim::acoustic_paths::{AcousticPaths, PathStats, SharedPathStats};
 use crate::sync::{
     protocol::{expect_physics, physics_end, WindowCounter},
     Reply, Service,
@@ -58,6 +59,8 @@ pub struct ChannelSampler {
     /// Remembers per pair its last classification (a certificate) and the terrain blocks that
     /// made it, for the next windows.
     tracer: Tracer,
+    /// The beam-traced pairs' acoustic arrivals.
+    acoustic: AcousticPaths,
     /// The last sample (its buffers reused).
     channel: Channel,
 }
@@ -70,6 +73,7 @@ impl ChannelSampler {
 
     pub fn new(loaded: &LoadedScenario, terrain: Arc<Terrain>) -> ChannelSampler {
         ChannelSampler {
+            acoustic: AcousticPaths::from_scenario(loaded, terrain.clone()),
             terrain,
             penetration_loss_db_per_m: loaded.scenario.world.penetration_loss_db_per_m,
             tracer: Tracer::new(),
@@ -81,15 +85,26 @@ impl ChannelSampler {
         &self.terrain
     }
 
-    /// The channel between vehicles at `poses` (position, orientation in ENU), in vehicle order,
-    /// serialized as a ChannelData.
-    pub fn sample(&mut self, poses: &[Placement]) -> Vec<u8> {
+    /// The channel of window `k` between vehicles at `poses` (position, orientation in ENU), in
+    /// vehicle order, serialized as a ChannelData.
+    pub fn sample(&mut self, k: u32, poses: &[Placement]) -> Vec<u8> {
         let points: Vec<Point3<f64>> = poses.iter().map(|(p, _)| *p).collect();
         let paths = self
             .tracer
             .trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
-        channel_data(poses, paths, &mut self.channel);
+        self.acoustic.update(k, &positions(poses));
+        channel_data(poses, paths, &self.acoustic, &mut self.channel);
         self.channel.encode_to_vec()
+    }
+
+    /// What tracing the acoustic paths cost so far.
+    pub fn acoustic_path_stats(&self) -> PathStats {
+        self.acoustic.stats()
+    }
+
+    /// The same, as it goes on changing (None: no pair is beam-traced).
+    pub fn shared_path_stats(&self) -> Option<SharedPathStats> {
+        self.acoustic.shared_stats()
     }
 
     /// Part of a sample spread over several windows: traces the pairs at `range` (in ChannelData
@@ -104,10 +119,16 @@ impl ChannelSampler {
         );
     }
 
-    /// The ChannelData of `poses` and the paths as last traced (all of them for `poses` once a
-    /// spread sample's parts cover every pair).
-    pub fn traced(&mut self, poses: &[Placement]) -> Vec<u8> {
-        channel_data(poses, self.tracer.paths(), &mut self.channel);
+    /// The ChannelData of window `k` for `poses` and the paths as last traced (all of them for
+    /// `poses` once a spread sample's parts cover every pair).
+    pub fn traced(&mut self, k: u32, poses: &[Placement]) -> Vec<u8> {
+        self.acoustic.update(k, &positions(poses));
+        channel_data(
+            poses,
+            self.tracer.paths(),
+            &self.acoustic,
+            &mut self.channel,
+        );
         self.channel.encode_to_vec()
     }
 }
@@ -169,10 +190,20 @@ impl PhysicsSim {
         }
     }
 
-    /// The channel as it is now, serialized.
-    pub fn channel_data(&mut self) -> Vec<u8> {
+    /// The channel of window `k` as the world is now, serialized.
+    pub fn channel_data(&mut self, k: u32) -> Vec<u8> {
         let poses = self.poses();
-        self.channel.sample(&poses)
+        self.channel.sample(k, &poses)
+    }
+
+    /// What tracing the acoustic paths cost so far.
+    pub fn acoustic_path_stats(&self) -> PathStats {
+        self.channel.acoustic_path_stats()
+    }
+
+    /// The same, as it goes on changing (None: no pair is beam-traced).
+    pub fn shared_path_stats(&self) -> Option<SharedPathStats> {
+        self.channel.shared_path_stats()
     }
 
     fn poses(&self) -> Vec<Placement> {
@@ -191,7 +222,7 @@ impl PhysicsSim {
             let pairs = self.vehicles.len() * self.vehicles.len().saturating_sub(1) / 2;
             if let Some((poses, traced)) = self.spread.take() {
                 if traced >= pairs {
-                    self.last_sample = Some(self.channel.traced(&poses).into());
+                    self.last_sample = Some(self.channel.traced(k, &poses).into());
                 }
             }
             self.spread = Some((self.poses(), 0));
@@ -267,7 +298,7 @@ impl PhysicsSim {
         let channel =
             if self.last_sample.is_none() || self.sample_every == 1 || !begin.set_pose.is_empty() {
                 self.spread = None;
-                let sample = Bytes::from(self.channel_data());
+                let sample = Bytes::from(self.channel_data(begin.time_val));
                 self.last_sample = Some(sample.clone());
                 sample
             } else {
@@ -300,21 +331,31 @@ fn placed(f: &SetPose) -> VehicleState {
     s
 }
 
-/// Fills `channel` with the ChannelData of `poses` and `paths`: poses, then one path per pair
-/// i < j.
-pub fn channel_data(poses: &[Placement], paths: &[PathInfo], channel: &mut Channel) {
+/// The positions of `poses`, as arrays.
+fn positions(poses: &[Placement]) -> Vec<[f64; 3]> {
+    poses.iter().map(|(p, _)| [p.x, p.y, p.z]).collect()
+}
+
+/// Fills `channel` with the ChannelData of `poses`, `paths` and the `acoustic` arrivals: poses,
+/// then one path per pair i < j.
+pub fn channel_data(
+    poses: &[Placement],
+    paths: &[PathInfo],
+    acoustic: &AcousticPaths,
+    channel: &mut Channel,
+) {
     channel.reset();
     for (p, q) in poses {
         channel.push_node([p.x, p.y, p.z, q.w, q.i, q.j, q.k]);
     }
     let n = poses.len() as u32;
     let pairs = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j)));
-    for ((i, j), p) in pairs.zip(paths) {
+    for (k, ((i, j), p)) in pairs.zip(paths).enumerate() {
         let hops = p
             .hops
             .iter()
             .map(|h| [h.point.x, h.point.y, h.point.z, h.loss_db]);
-        channel.push_path(i, j, p.los, hops);
+        channel.push_traced_path(i, j, p.los, hops, acoustic.arrivals(k));
     }
 }
 

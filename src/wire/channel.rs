@@ -1,7 +1,7 @@
 //! A window's ChannelData: decoded into flat buffers, checked once against the scenario's
 //! vehicles, then read without checks.
 //!
-//! [`Channel`] holds a ChannelData as three flat arrays (poses, per-path spans, hop points)
+//! [`Channel`] holds a ChannelData as flat arrays (poses, per-path spans, hop points, arrivals)
 //! that are reused from window to window: decoding one allocates nothing per path, where the
 //! generated message type allocates three vectors for each of the n(n−1)/2 paths. It decodes
 //! with prost's own wire primitives, so it accepts exactly what the generated decoder does
@@ -20,7 +20,10 @@
 //! A valid ChannelData for `n` vehicles has:
 //! - `node_list`: exactly `7 n` values, `x, y, z, qw, qx, qy, qz` per vehicle;
 //! - per `PathDetails`: `ids` = `[a, b]` with `a < b < n`, `num_hops` = one value `h`, and
-//!   `hop_points` = exactly `4 h` values (`x, y, z, loss_db` per point).
+//!   `hop_points` = exactly `4 h` values (`x, y, z, loss_db` per point);
+//! - per `PathDetails` with `traced`: `arrivals` = `8 m` values, `m` ≤
+//!   [`MAX_ARRIVALS_PER_PATH`], each an [`Arrival`] (finite; delay, amplitude and path length
+//!   ≥ 0; bounce counts whole numbers in `[0, 1e6]`); without `traced`, no arrivals.
 
 use crate::wire::proto::{ChannelData, PathDetails};
 use prost::bytes::Buf;
@@ -31,26 +34,134 @@ use prost::encoding::{
 };
 use std::ops::Range;
 
-/// One acoustic arrival (eigenray) of a traced pair, as BELLHOP writes an arrivals file: the
-/// one type the beam tracer produces, ChannelData carries and the link budgets read.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// Most arrivals one path may list (the beam tracer keeps the strongest ones).
+pub const MAX_ARRIVALS_PER_PATH: usize = 256;
+
+/// Largest bounce count an arrival may carry.
+const MAX_BOUNCES: f64 = 1e6;
+
+/// One acoustic path from a pair's source to its receiver, as BELLHOP writes an arrivals file
+/// (`PathDetails.arrivals`, 8 doubles each in this field order).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Arrival {
-    /// Travel time, s.
+    /// Travel time (s).
     pub delay_s: f64,
-    /// Pressure amplitude relative to the source's at 1 m: spreading and boundary losses,
-    /// without volume absorption (the receiver applies its own over `path_m`).
+    /// Pressure relative to the source's at 1 m: spreading and boundary losses, without volume
+    /// absorption.
     pub amplitude: f64,
-    /// Phase, rad: boundary reflections and caustics (the contribution is
-    /// `amplitude · exp(i(phase − ω·delay))`).
+    /// Phase (rad).
     pub phase_rad: f64,
-    /// Launch angle at the source, degrees from the horizontal, positive down.
+    /// Launch angle at the source, from the horizontal, positive down (degrees).
     pub launch_deg: f64,
-    /// Angle at the receiver, degrees from the horizontal, positive down.
+    /// Angle at the receiver, from the horizontal, positive down (degrees).
     pub arrival_deg: f64,
-    /// Length along the ray, m.
+    /// Length along the ray (m), for the receiver's absorption at its own frequency.
     pub path_m: f64,
     pub surface_bounces: u32,
     pub bottom_bounces: u32,
+}
+
+impl Arrival {
+    /// Values per arrival in `PathDetails.arrivals`.
+    pub const VALUES: usize = 8;
+
+    /// The arrival's 8 wire values.
+    pub fn values(&self) -> [f64; 8] {
+        [
+            self.delay_s,
+            self.amplitude,
+            self.phase_rad,
+            self.launch_deg,
+            self.arrival_deg,
+            self.path_m,
+            f64::from(self.surface_bounces),
+            f64::from(self.bottom_bounces),
+        ]
+    }
+
+    /// The arrival from 8 wire values (checked by [`check_arrivals`]).
+    pub fn from_values(v: &[f64; 8]) -> Arrival {
+        Arrival {
+            delay_s: v[0],
+            amplitude: v[1],
+            phase_rad: v[2],
+            launch_deg: v[3],
+            arrival_deg: v[4],
+            path_m: v[5],
+            surface_bounces: v[6] as u32,
+            bottom_bounces: v[7] as u32,
+        }
+    }
+}
+
+/// Names of an arrival's wire values, in order.
+const ARRIVAL_FIELDS: [&str; 8] = [
+    "delay_s",
+    "amplitude",
+    "phase_rad",
+    "launch_deg",
+    "arrival_deg",
+    "path_m",
+    "surface_bounces",
+    "bottom_bounces",
+];
+
+/// Why a path's `arrivals` values are not a list of arrivals.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArrivalsError {
+    #[error("{values} arrivals values but traced is false; only a traced path lists arrivals")]
+    NotTraced { values: usize },
+    #[error("{values} arrivals values; expected 8 per arrival")]
+    Count { values: usize },
+    #[error("{arrivals} arrivals; at most {MAX_ARRIVALS_PER_PATH} per path")]
+    TooMany { arrivals: usize },
+    #[error("arrivals[{arrival}].{field} = {value}: {expected}")]
+    Value {
+        arrival: usize,
+        field: &'static str,
+        value: f64,
+        expected: &'static str,
+    },
+}
+
+/// Checks a path's `arrivals` values (see the module docs).
+pub fn check_arrivals(traced: bool, values: &[f64]) -> Result<(), ArrivalsError> {
+    if !traced && !values.is_empty() {
+        return Err(ArrivalsError::NotTraced {
+            values: values.len(),
+        });
+    }
+    if values.len() % Arrival::VALUES != 0 {
+        return Err(ArrivalsError::Count {
+            values: values.len(),
+        });
+    }
+    let arrivals = values.len() / Arrival::VALUES;
+    if arrivals > MAX_ARRIVALS_PER_PATH {
+        return Err(ArrivalsError::TooMany { arrivals });
+    }
+    for (arrival, a) in values.chunks_exact(Arrival::VALUES).enumerate() {
+        for (k, &value) in a.iter().enumerate() {
+            let expected = if !value.is_finite() {
+                Some("expected a finite value")
+            } else if matches!(k, 0 | 1 | 5) && value < 0.0 {
+                Some("expected a value ≥ 0")
+            } else if k >= 6 && (value.fract() != 0.0 || !(0.0..=MAX_BOUNCES).contains(&value)) {
+                Some("expected a whole number of bounces in [0, 1e6]")
+            } else {
+                None
+            };
+            if let Some(expected) = expected {
+                return Err(ArrivalsError::Value {
+                    arrival,
+                    field: ARRIVAL_FIELDS[k],
+                    value,
+                    expected,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A ChannelData in flat buffers (see the module docs): what [`ChannelView::check`] checks.
@@ -61,6 +172,7 @@ pub struct Channel {
     ids: Vec<u32>,
     num_hops: Vec<u32>,
     points: Vec<f64>,
+    arrivals: Vec<f64>,
 }
 
 /// Where one `PathDetails` lies in the flat buffers.
@@ -70,6 +182,8 @@ struct PathSpans {
     ids: Range<usize>,
     num_hops: Range<usize>,
     points: Range<usize>,
+    traced: bool,
+    arrivals: Range<usize>,
 }
 
 /// A ChannelData's bytes and their decoding.
@@ -135,6 +249,7 @@ impl Channel {
         self.ids.clear();
         self.num_hops.clear();
         self.points.clear();
+        self.arrivals.clear();
     }
 
     /// The generated `ChannelData::merge`, field for field, into the flat buffers.
@@ -155,6 +270,8 @@ impl Channel {
                         ids: self.ids.len()..self.ids.len(),
                         num_hops: self.num_hops.len()..self.num_hops.len(),
                         points: self.points.len()..self.points.len(),
+                        traced: false,
+                        arrivals: self.arrivals.len()..self.arrivals.len(),
                     };
                     merge_loop(self, buf, ctx.clone(), |c, buf, ctx| {
                         let (tag, wire_type) = decode_key(buf)?;
@@ -163,12 +280,15 @@ impl Channel {
                             2 => encoding::bool::merge(wire_type, &mut path.los, buf, ctx),
                             3 => merge_uint32s(wire_type, &mut c.num_hops, buf, ctx),
                             4 => merge_doubles(wire_type, &mut c.points, buf, ctx),
+                            5 => encoding::bool::merge(wire_type, &mut path.traced, buf, ctx),
+                            6 => merge_doubles(wire_type, &mut c.arrivals, buf, ctx),
                             _ => skip_field(wire_type, tag, buf, ctx),
                         }
                     })?;
                     path.ids.end = self.ids.len();
                     path.num_hops.end = self.num_hops.len();
                     path.points.end = self.points.len();
+                    path.arrivals.end = self.arrivals.len();
                     self.paths.push(path);
                 }
                 _ => {
@@ -182,7 +302,7 @@ impl Channel {
     }
 
     /// Serializes the channel: the bytes the generated encoder writes for [`Self::to_message`]
-    /// (repeated scalars packed, empty ones and a false `los` left out), in one pass with the
+    /// (repeated scalars packed, empty ones and a false `los` or `traced` left out), in one pass with the
     /// length of everything known up front (every key of ChannelData is one byte).
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.encoded_len());
@@ -196,6 +316,10 @@ impl Channel {
             }
             put_uint32s(out, 0x1a, &self.num_hops[p.num_hops.clone()]);
             put_doubles(out, 0x22, &self.points[p.points.clone()]);
+            if p.traced {
+                out.extend_from_slice(&[0x28, 1]);
+            }
+            put_doubles(out, 0x32, &self.arrivals[p.arrivals.clone()]);
         }
     }
 
@@ -211,6 +335,8 @@ impl Channel {
             + if p.los { 2 } else { 0 }
             + uint32s_len(&self.num_hops[p.num_hops.clone()])
             + doubles_len(p.points.len())
+            + if p.traced { 2 } else { 0 }
+            + doubles_len(p.arrivals.len())
     }
 
     fn encoded_len(&self) -> usize {
@@ -230,13 +356,27 @@ impl Channel {
         self.nodes.extend_from_slice(&pose);
     }
 
-    /// Adds the path between vehicles `a` and `b` with its hop points (`x, y, z, loss_db`).
+    /// Adds the path between vehicles `a` and `b` with its hop points (`x, y, z, loss_db`),
+    /// not traced.
     pub fn push_path(
         &mut self,
         a: u32,
         b: u32,
         los: bool,
         hops: impl IntoIterator<Item = [f64; 4]>,
+    ) {
+        self.push_traced_path(a, b, los, hops, None);
+    }
+
+    /// Adds the path between vehicles `a` and `b` with its hop points (`x, y, z, loss_db`) and,
+    /// when the beam tracer traced the pair, its arrivals (`Some(&[])`: a shadow zone).
+    pub fn push_traced_path(
+        &mut self,
+        a: u32,
+        b: u32,
+        los: bool,
+        hops: impl IntoIterator<Item = [f64; 4]>,
+        arrivals: Option<&[Arrival]>,
     ) {
         let ids = self.ids.len()..self.ids.len() + 2;
         self.ids.extend_from_slice(&[a, b]);
@@ -245,11 +385,17 @@ impl Channel {
             self.points.extend_from_slice(&h);
         }
         self.num_hops.push(((self.points.len() - start) / 4) as u32);
+        let first = self.arrivals.len();
+        for x in arrivals.unwrap_or_default() {
+            self.arrivals.extend_from_slice(&x.values());
+        }
         self.paths.push(PathSpans {
             los,
             ids,
             num_hops: self.num_hops.len() - 1..self.num_hops.len(),
             points: start..self.points.len(),
+            traced: arrivals.is_some(),
+            arrivals: first..self.arrivals.len(),
         });
     }
 
@@ -270,6 +416,8 @@ impl Channel {
                     los: p.los,
                     num_hops: self.num_hops[p.num_hops.clone()].to_vec(),
                     hop_points: self.points[p.points.clone()].to_vec(),
+                    traced: p.traced,
+                    arrivals: self.arrivals[p.arrivals.clone()].to_vec(),
                 })
                 .collect(),
         }
@@ -392,6 +540,13 @@ fn uint32s_len(values: &[u32]) -> usize {
     1 + encoded_len_varint(len as u64) + len
 }
 
+/// Appends `x` to `v` and returns where it lies.
+fn span<T: Copy>(v: &mut Vec<T>, x: &[T]) -> Range<usize> {
+    let r = v.len()..v.len() + x.len();
+    v.extend_from_slice(x);
+    r
+}
+
 impl From<&ChannelData> for Channel {
     fn from(m: &ChannelData) -> Channel {
         let mut c = Channel {
@@ -399,18 +554,14 @@ impl From<&ChannelData> for Channel {
             ..Channel::default()
         };
         for p in &m.path_details {
-            let span = |v: &mut Vec<_>, x: &[_]| {
-                let r = v.len()..v.len() + x.len();
-                v.extend_from_slice(x);
-                r
-            };
             let path = PathSpans {
                 los: p.los,
                 ids: span(&mut c.ids, &p.ids),
                 num_hops: span(&mut c.num_hops, &p.num_hops),
-                points: (c.points.len()..c.points.len() + p.hop_points.len()),
+                points: span(&mut c.points, &p.hop_points),
+                traced: p.traced,
+                arrivals: span(&mut c.arrivals, &p.arrivals),
             };
-            c.points.extend_from_slice(&p.hop_points);
             c.paths.push(path);
         }
         c
@@ -446,6 +597,13 @@ pub enum ChannelError {
         hops: u32,
         values: usize,
     },
+    #[error("path_details[{index}] ([{a}, {b}]): {error}")]
+    Arrivals {
+        index: usize,
+        a: u32,
+        b: u32,
+        error: ArrivalsError,
+    },
 }
 
 /// A checked ChannelData (see the module docs).
@@ -454,13 +612,15 @@ pub struct ChannelView<'a> {
     data: &'a Channel,
 }
 
-/// One checked path: the pair `a < b`, LOS, and its hop points.
+/// One checked path: the pair `a < b`, LOS, its hop points and, if traced, its arrivals.
 #[derive(Debug, Clone, Copy)]
 pub struct PathView<'a> {
     pub a: usize,
     pub b: usize,
     pub los: bool,
     hop_points: &'a [f64],
+    traced: bool,
+    arrivals: &'a [f64],
 }
 
 impl<'a> ChannelView<'a> {
@@ -506,6 +666,8 @@ impl<'a> ChannelView<'a> {
                     values: p.points.len(),
                 });
             }
+            check_arrivals(p.traced, &data.arrivals[p.arrivals.clone()])
+                .map_err(|error| ChannelError::Arrivals { index, a, b, error })?;
         }
         Ok(ChannelView { data })
     }
@@ -548,6 +710,8 @@ impl<'a> ChannelView<'a> {
             b: data.ids[p.ids.start + 1] as usize,
             los: p.los,
             hop_points: &data.points[p.points.clone()],
+            traced: p.traced,
+            arrivals: &data.arrivals[p.arrivals.clone()],
         })
     }
 }
@@ -580,6 +744,24 @@ impl<'a> PathView<'a> {
     pub fn loss_db(&self) -> f64 {
         self.hop_points.chunks_exact(4).map(|c| c[3]).sum()
     }
+
+    /// Whether the beam tracer traced the pair (its arrivals then describe it; none: a shadow
+    /// zone).
+    pub fn traced(&self) -> bool {
+        self.traced
+    }
+
+    /// The arrivals' wire values, 8 each (empty unless traced).
+    pub fn arrival_values(&self) -> &'a [f64] {
+        self.arrivals
+    }
+
+    /// The arrivals, in message order (none unless traced).
+    pub fn arrivals(&self) -> impl Iterator<Item = Arrival> + 'a {
+        self.arrivals
+            .chunks_exact(Arrival::VALUES)
+            .map(|c| Arrival::from_values(c.try_into().expect("8 values")))
+    }
 }
 
 #[cfg(test)]
@@ -592,6 +774,7 @@ mod tests {
             los: false,
             num_hops: num_hops.to_vec(),
             hop_points: vec![1.0; points],
+            ..PathDetails::default()
         }
     }
 
@@ -745,6 +928,127 @@ mod tests {
         assert!(matches!(
             bad(vec![path(&[0, 1], &[u32::MAX], 8)], 3),
             ChannelError::HopPoints { .. }
+        ));
+    }
+
+    fn arrival(delay_s: f64, amplitude: f64) -> Arrival {
+        Arrival {
+            delay_s,
+            amplitude,
+            phase_rad: -1.5,
+            launch_deg: 12.0,
+            arrival_deg: -11.0,
+            path_m: 1500.0 * delay_s,
+            surface_bounces: 1,
+            bottom_bounces: 2,
+        }
+    }
+
+    #[test]
+    fn arrivals_round_trip_through_the_builder_the_bytes_and_the_generated_message() {
+        use prost::Message;
+        let mut c = Channel::default();
+        for _ in 0..3 {
+            c.push_node([0.0; 7]);
+        }
+        let two = [arrival(0.66, 0.001), arrival(0.67, 0.0005)];
+        c.push_traced_path(0, 1, true, [[0.0; 4], [1.0; 4]], Some(&two));
+        c.push_traced_path(0, 2, false, [[0.0; 4]], Some(&[]));
+        c.push_path(1, 2, true, [[0.0; 4]]);
+        let bytes = c.encode_to_vec();
+        let m = ChannelData::decode(bytes.as_slice()).unwrap();
+        assert_eq!(m.encode_to_vec(), bytes, "the generated encoder's bytes");
+        assert_eq!(c.to_message(), m);
+        assert_eq!(Channel::decode(&bytes).unwrap(), c);
+        assert_eq!(Channel::from(&m), c);
+        assert!(m.path_details[0].traced && m.path_details[1].traced);
+        assert!(!m.path_details[2].traced);
+        assert_eq!(m.path_details[0].arrivals.len(), 16);
+        let v = ChannelView::check(&c, 3).unwrap();
+        let p: Vec<_> = v.paths().collect();
+        assert!(p[0].traced() && p[1].traced() && !p[2].traced());
+        assert_eq!(p[0].arrivals().collect::<Vec<_>>(), two);
+        assert_eq!(p[1].arrivals().count(), 0);
+        assert_eq!(p[2].arrival_values(), &[] as &[f64]);
+        // Reused buffers hold the arrivals of the last decode only.
+        let mut reused = c.clone();
+        reused
+            .decode_from(&message(vec![]).encode_to_vec())
+            .unwrap();
+        assert_eq!(reused, Channel::from(&message(vec![])));
+    }
+
+    #[test]
+    fn bad_arrivals_are_refused_naming_the_path_and_the_value() {
+        let traced = |values: Vec<f64>| PathDetails {
+            traced: true,
+            arrivals: values,
+            ..path(&[0, 2], &[1], 4)
+        };
+        let bad = |p: PathDetails| ChannelView::check(&channel(vec![p]), 3).unwrap_err();
+        let good = arrival(0.5, 0.01).values();
+        assert_eq!(
+            bad(traced(good[..7].to_vec())).to_string(),
+            "path_details[0] ([0, 2]): 7 arrivals values; expected 8 per arrival"
+        );
+        let with = |k: usize, x: f64| {
+            let mut v = [good, good].concat();
+            v[8 + k] = x;
+            bad(traced(v)).to_string()
+        };
+        assert_eq!(
+            with(0, -0.1),
+            "path_details[0] ([0, 2]): arrivals[1].delay_s = -0.1: expected a value ≥ 0"
+        );
+        assert_eq!(
+            with(1, -1e-3),
+            "path_details[0] ([0, 2]): arrivals[1].amplitude = -0.001: expected a value ≥ 0"
+        );
+        assert_eq!(
+            with(5, -3.0),
+            "path_details[0] ([0, 2]): arrivals[1].path_m = -3: expected a value ≥ 0"
+        );
+        assert_eq!(
+            with(2, f64::NAN),
+            "path_details[0] ([0, 2]): arrivals[1].phase_rad = NaN: expected a finite value"
+        );
+        assert_eq!(
+            with(3, f64::INFINITY),
+            "path_details[0] ([0, 2]): arrivals[1].launch_deg = inf: expected a finite value"
+        );
+        assert_eq!(
+            with(6, 1.5),
+            "path_details[0] ([0, 2]): arrivals[1].surface_bounces = 1.5: \
+             expected a whole number of bounces in [0, 1e6]"
+        );
+        assert!(with(7, -1.0).contains("arrivals[1].bottom_bounces = -1: expected a whole"));
+        assert!(with(7, 2e6).contains("arrivals[1].bottom_bounces = 2000000: expected a whole"));
+        assert_eq!(
+            bad(traced(good.repeat(MAX_ARRIVALS_PER_PATH + 1))).to_string(),
+            "path_details[0] ([0, 2]): 257 arrivals; at most 256 per path"
+        );
+        assert!(ChannelView::check(
+            &channel(vec![traced(good.repeat(MAX_ARRIVALS_PER_PATH))]),
+            3
+        )
+        .is_ok());
+        let untraced = PathDetails {
+            traced: false,
+            ..traced(good.to_vec())
+        };
+        assert_eq!(
+            bad(untraced).to_string(),
+            "path_details[0] ([0, 2]): 8 arrivals values but traced is false; \
+             only a traced path lists arrivals"
+        );
+        assert!(matches!(
+            bad(traced(vec![-1.0; 8])),
+            ChannelError::Arrivals {
+                index: 0,
+                a: 0,
+                b: 2,
+                error: ArrivalsError::Value { arrival: 0, .. }
+            }
         ));
     }
 }

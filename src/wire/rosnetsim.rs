@@ -19,7 +19,9 @@
 //!   first path stands for the pair (no paths: one path of no points); an entry for a pair
 //!   listed before replaces the earlier one in its place, as ROS-NetSim's network simulator,
 //!   which keys the paths by their ids, keeps the last. `hop_points` must hold exactly 4 values
-//!   per hop of every path.
+//!   per hop of every path. A traced path's `arrivals` (fields 5 and 6, our extension) pass
+//!   unchanged in both directions, whatever the order of the pair (sound travels the same
+//!   paths both ways), and must pass the check of `crate::wire::channel::check_arrivals`.
 //! - **Deliveries** (NetworkUpdate END): ROS-NetSim's network simulator lists the copies to
 //!   deliver in `pkt_id`, `src_ip`, `dst_ip` with `rx_ip` and `ber` (one each), and the packets
 //!   its coordinator may forget in `clear_*`; ours lists the delivered copies in `clear_*` with
@@ -30,7 +32,7 @@
 //!
 //! A message that does not decode passes unchanged: the window protocol names what is wrong.
 
-use crate::wire::channel::Channel;
+use crate::wire::channel::{check_arrivals, Channel};
 use crate::wire::proto::{
     rosnetsim::{network_update, physics_update},
     ChannelData, NetworkUpdate, PathDetails, PhysicsUpdate,
@@ -122,6 +124,7 @@ pub fn channel_from_rosnetsim(field: &[u8]) -> Result<Vec<u8>, String> {
                 p.hop_points.len()
             ));
         }
+        check_arrivals(p.traced, &p.arrivals).map_err(|e| format!("{field} ([{a}, {b}]): {e}"))?;
         let hops = p.num_hops.first().copied().unwrap_or(0);
         let mut points = p.hop_points;
         points.truncate(4 * hops as usize);
@@ -138,6 +141,8 @@ pub fn channel_from_rosnetsim(field: &[u8]) -> Result<Vec<u8>, String> {
             los: p.los,
             num_hops: vec![hops],
             hop_points: points,
+            traced: p.traced,
+            arrivals: p.arrivals,
         };
         match at.get(&(lo, hi)) {
             Some(&j) => paths[j] = path,
@@ -288,6 +293,7 @@ mod tests {
             los,
             num_hops: num_hops.to_vec(),
             hop_points,
+            ..PathDetails::default()
         }
     }
 
@@ -399,6 +405,39 @@ mod tests {
     }
 
     #[test]
+    fn arrivals_pass_both_ways_with_their_pair_and_bad_ones_are_named() {
+        let arrivals = vec![0.5, 0.01, 0.0, 5.0, -5.0, 760.0, 1.0, 0.0];
+        let traced = |ids: &[u32], arrivals: Vec<f64>| PathDetails {
+            traced: true,
+            arrivals,
+            ..path(ids, true, &[1], vec![1.0, 2.0, 3.0, 0.0])
+        };
+        let theirs = channel(
+            3,
+            vec![traced(&[3, 1], arrivals.clone()), traced(&[2, 3], vec![])],
+        );
+        let ours = channel(
+            3,
+            vec![traced(&[0, 2], arrivals.clone()), traced(&[1, 2], vec![])],
+        );
+        assert_eq!(read(&gzip(&theirs.encode_to_vec())).unwrap(), ours);
+        let sent = channel_to_rosnetsim(&ours.encode_to_vec()).unwrap();
+        let back = read(&sent).unwrap();
+        assert_eq!(back, ours);
+        let mut bad = arrivals.clone();
+        bad[5] = -1.0;
+        assert_eq!(
+            read(&channel(3, vec![traced(&[1, 2], bad)]).encode_to_vec()).unwrap_err(),
+            "channel_data: path_details[0] ([1, 2]): arrivals[0].path_m = -1: expected a value ≥ 0"
+        );
+        assert_eq!(
+            read(&channel(3, vec![traced(&[1, 2], arrivals[..5].to_vec())]).encode_to_vec())
+                .unwrap_err(),
+            "channel_data: path_details[0] ([1, 2]): 5 arrivals values; expected 8 per arrival"
+        );
+    }
+
+    #[test]
     fn a_gzip_bomb_in_channel_data_is_refused() {
         let bomb = gzip(&vec![0u8; MAX_CHANNEL_BYTES + 1]);
         assert!(bomb.len() < 1 << 20);
@@ -429,7 +468,7 @@ mod tests {
             crate::wire::mutate(
                 &mut rng,
                 &mut bytes,
-                &[0, 1, 2, 3, 4, 0x0a, 0x12, 0x1a, 0x22],
+                &[0, 1, 2, 3, 4, 0x0a, 0x12, 0x1a, 0x22, 0x28, 0x32],
             );
             let field = if rng.random_bool(0.5) {
                 gzip(&bytes)

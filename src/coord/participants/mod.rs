@@ -1,13 +1,14 @@
 //! The participants a scenario brings to its run (see [`super::participant`]): each adapts one
 //! `io` or `output` type, which cannot name the coordinator's layer, to [`super::Participant`].
 //! [`super::PhysicsCoordinator::for_scenario`] adds them in this order: programs, nav source,
-//! live copies, modem bridges, recorder (the recorder writes what the ones before it produced),
+//! live copies, modem bridges, acoustic paths, recorder (the recorder writes what the ones before it produced),
 //! live viewer (it counts what it served once the recorder has written the run's end).
 //!
 //! Adding a participant (a live viewer, a remote agent) is one file here (or in a layer above,
 //! as the ROS 2 publishers and the progress bar are) and one
 //! [`super::PhysicsCoordinator::with_participant`] call.
 
+mod acoustic_paths;
 mod live;
 mod modems;
 mod nav;
@@ -16,6 +17,7 @@ mod progress;
 mod record;
 mod viewer;
 
+pub use acoustic_paths::AcousticPathsParticipant;
 pub use live::LiveParticipant;
 pub use modems::ModemParticipant;
 pub use nav::NavParticipant;

@@ -116,6 +116,17 @@ impl Profile {
         i
     }
 
+    /// The layer holding `z` seen from layer `hint`: `hint` itself while `z` lies within its
+    /// bounds, both included (so a ray on an interface stays in the layer it came from until
+    /// it steps across, as BELLHOP's segment search), else [`Profile::layer`].
+    fn layer_from(&self, z: f64, hint: usize) -> usize {
+        let n = self.depth.len();
+        if hint < n && self.depth[hint] <= z && (hint + 1 == n || z <= self.depth[hint + 1]) {
+            return hint;
+        }
+        self.layer(z, hint)
+    }
+
     /// Speed and its depth derivative in layer `i` at `z`.
     fn speed_in(&self, i: usize, z: f64) -> (f64, f64) {
         if i + 1 >= self.depth.len() || z < self.depth[0] {

@@ -125,11 +125,11 @@ fn reduce_step(
     let mut h = h0;
     let (top, bottom) = env.profile.bounds(layer);
     if uz < 0.0 {
-        if top.is_finite() && z > top {
+        if top.is_finite() && z >= top {
             h = h.min((top - z) / uz);
         }
         h = h.min(-z / uz);
-    } else if uz > 0.0 && bottom.is_finite() && z < bottom {
+    } else if uz > 0.0 && bottom.is_finite() && z <= bottom {
         h = h.min((bottom - z) / uz);
     }
     let sec = &env.section;
@@ -215,7 +215,7 @@ fn trace_ray(
             xi: a.xi,
             zeta: a.zeta - h * g1 / (c1 * c1),
         };
-        layer = profile.layer(b.z, layer);
+        let from = layer;
         bseg = sec.segment(b.r, bseg);
         let depth = sec.depth_in(bseg, b.r);
         // Land on a boundary the step reached.
@@ -226,8 +226,18 @@ fn trace_ray(
         } else if at_bottom {
             b.z = depth;
         }
-        layer = profile.layer(b.z, layer);
-        b.c = profile.speed_in(layer, b.z).0;
+        layer = profile.layer_from(b.z, from);
+        let (c2, g2) = profile.speed_in(layer, b.z);
+        b.c = c2;
+        if layer != from && b.zeta != 0.0 {
+            // Across a layer interface the gradient jumps: the curvature correction of p
+            // (BELLHOP's `Step2D` jump condition), with the slowness vector t = (ξ, ζ):
+            // RN = RM·(2·Δc_n − RM·Δc_s)/c, Δc_n = Δg·ξ, Δc_s = Δg·ζ, RM = ξ/ζ.
+            let dg = g2 - g;
+            let rm = b.xi / b.zeta;
+            let rn = rm * (2.0 * dg * b.xi - rm * dg * b.zeta) / c2;
+            b.p -= b.q * rn;
+        }
         seg.b = b;
         visit(seg);
         if (a.q > 0.0 && b.q <= 0.0) || (a.q < 0.0 && b.q >= 0.0) {
@@ -264,7 +274,7 @@ fn reflect(env: &Environment, seg: &mut Segment, layer: usize, n: (f64, f64), to
     if th <= 0.0 {
         return;
     }
-    let tb = (n.1, -n.0);
+    let tb = if top { (-n.1, n.0) } else { (n.1, -n.0) };
     let tg = x.xi * tb.0 + x.zeta * tb.1;
     let (c, g) = env.profile.speed_in(layer, x.z);
     let (xi2, zeta2) = (x.xi - 2.0 * th * n.0, x.zeta - 2.0 * th * n.1);

@@ -45,6 +45,7 @@ fn channel(xs: &[f64], losses: &[((u32, u32), f64)]) -> ChannelData {
                 los: loss == 0.0,
                 num_hops: vec![2],
                 hop_points: vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, loss],
+                ..Default::default()
             });
         }
     }

@@ -1088,6 +1088,7 @@ mod tests {
             programs: Vec::new(),
             metrics: Vec::new(),
             viewer: None,
+            acoustic_paths: None,
             stages: BTreeMap::new(),
         };
         let a = Analysis::with_packets(&record, fold, Some(summary));
