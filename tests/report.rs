@@ -135,6 +135,7 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
                     loss_db: if los { 0.0 } else { 14.5 },
                     hops: if los { 0 } else { 2 },
                     change,
+                    arrivals: None,
                 };
                 messages.push((t, 1, serde_json::to_value(c).unwrap()));
             }
@@ -499,6 +500,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
         programs: Vec::new(),
         metrics: Vec::new(),
         viewer: None,
+        acoustic_paths: None,
         stages: BTreeMap::new(),
     };
     serde_json::to_value(report).unwrap()

@@ -254,3 +254,83 @@ fn write_samples() {
     )
     .unwrap();
 }
+
+/// A record whose pair a–b was beam-traced: its report has the pair's arrival pattern and the
+/// stems of its richest moment, as PNG files and in the page, and the arrivals as a series; a
+/// record without arrivals has none of them.
+#[test]
+fn the_report_draws_a_traced_pair_s_arrival_pattern() {
+    use crate::output::record::Record;
+    use crate::output::report::{series::Analysis, series::PacketFold, write};
+    use crate::output::schema::{PairChannel, RecordedArrival};
+    let t = channel();
+    let sample = |t_s: f64, arrivals: Option<Vec<RecordedArrival>>| PairChannel {
+        t_s,
+        a: "a".into(),
+        b: "b".into(),
+        los: true,
+        distance_m: 400.0,
+        loss_db: 0.0,
+        hops: 2,
+        change: false,
+        arrivals,
+    };
+    let traced: Vec<RecordedArrival> = t.arrivals.iter().map(|&a| a.into()).collect();
+    let record = Record {
+        channel: (0..30)
+            .map(|s| {
+                let arrivals = match s {
+                    10..=14 => Vec::new(),
+                    20 => traced.clone(),
+                    _ => traced[..3].to_vec(),
+                };
+                sample(s as f64, Some(arrivals))
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = Analysis::with_packets(&record, PacketFold::default(), None);
+    let files = write(dir.path(), a, Vec::new()).unwrap();
+    let names: Vec<String> = files
+        .plots
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"arrivals_a_b.png".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"arrivals_a_b_at_20s.png".to_string()),
+        "{names:?}"
+    );
+    let (w, h, px) = decode(&std::fs::read(dir.path().join("plots/arrivals_a_b.png")).unwrap());
+    assert_eq!((w, h), (SIZE.0, SIZE.1 - 100));
+    assert!(count(&px, NO_ARRIVAL) > 5000);
+    assert!(near(&px, viridis(1.0)) > 100);
+    let (w, h, px) =
+        decode(&std::fs::read(dir.path().join("plots/arrivals_a_b_at_20s.png")).unwrap());
+    assert_eq!((w, h), (SIZE.0, SIZE.1 - 200));
+    assert!(count(&px, Bounces::Bottom.colour()) > 100);
+    let csv = std::fs::read_to_string(dir.path().join("series/channel_arrivals.csv")).unwrap();
+    assert!(csv.starts_with("t_s,a,b,delay_s,amplitude,phase_rad,launch_deg,arrival_deg,path_m,surface_bounces,bottom_bounces\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 24 * 3 + t.arrivals.len());
+    let html = std::fs::read_to_string(&files.html).unwrap();
+    assert!(html.contains("<h2 id=\"acoustic\">Acoustic paths</h2>"));
+    assert!(html.contains("title=\"plots/arrivals_a_b.png\""));
+
+    // The same pair not traced: no acoustic section, plot or series.
+    let record = Record {
+        channel: (0..30).map(|s| sample(s as f64, None)).collect(),
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = Analysis::with_packets(&record, PacketFold::default(), None);
+    let files = write(dir.path(), a, Vec::new()).unwrap();
+    assert!(files
+        .plots
+        .iter()
+        .all(|p| !p.to_string_lossy().contains("arrivals")));
+    assert!(!dir.path().join("series/channel_arrivals.csv").exists());
+    assert!(!std::fs::read_to_string(&files.html)
+        .unwrap()
+        .contains("id=\"acoustic\""));
+}
