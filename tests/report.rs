@@ -135,6 +135,7 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
                     loss_db: if los { 0.0 } else { 14.5 },
                     hops: if los { 0 } else { 2 },
                     change,
+                    arrivals: None,
                 };
                 messages.push((t, 1, serde_json::to_value(c).unwrap()));
             }

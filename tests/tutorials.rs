@@ -35,6 +35,7 @@ const PAGES: &[&str] = &[
     "tutorials/modems.md",
     "tutorials/gazebo.md",
     "tutorials/comparing-runs.md",
+    "tutorials/ocean-acoustics.md",
 ];
 
 /// Runs `page` as root, alone, with `tools` required on the PATH.
@@ -78,6 +79,13 @@ fn comparing_runs() {
     let rel = "tutorials/comparing-runs.md";
     let r = page(rel, &["iperf3", "ping"]);
     assert_counts(rel, &r, 5, 0, 3);
+}
+
+#[test]
+fn ocean_acoustics() {
+    let rel = "tutorials/ocean-acoustics.md";
+    let r = page(rel, &[]);
+    assert_counts(rel, &r, 4, 0, 4);
 }
 
 /// Every tutorial page, and the record how-to, is run by a test here or in

@@ -80,6 +80,12 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Check(args) => cli::check::command(&args),
         Command::Report { run } => cli::report_folder(&run),
         Command::Compare { runs, link, phases } => cli::compare(&runs, &link, phases),
+        Command::Acoustics {
+            scenario,
+            pair,
+            time,
+            out,
+        } => cli::acoustics::command(&scenario, &pair, time, out),
         Command::ExportGazebo { scenario, dir } => {
             let loaded = cli::load(&scenario)?;
             let e = netsim_cosim::output::gazebo::export(&loaded, &dir)?;

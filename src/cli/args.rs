@@ -95,6 +95,28 @@ pub enum Command {
         /// The folder to write the world into (created if missing; the three files are replaced).
         dir: PathBuf,
     },
+    /// Draw the acoustic paths between two vehicles at one time as PNG files: the
+    /// transmission-loss field along the bearing from the source to the receiver (range ×
+    /// depth, the bathymetry filled), the ray fan with the rays that reach the receiver in
+    /// bold, and the arrivals (delay × level). The vehicles are where the embedded physics has
+    /// them at the start of the window holding `--time` (vehicles with `motion: external` hold
+    /// their start pose; thruster-driven ones get no command); the water, the seabed and the
+    /// link's frequency are the scenario's. Refused: a vehicle the scenario does not have, a
+    /// time outside the run, a vehicle out of the water, land between the two.
+    Acoustics {
+        /// The scenario file (YAML).
+        scenario: PathBuf,
+        /// The source and the receiver, `SOURCE,RECEIVER` (vehicle names).
+        #[arg(long, value_name = "SOURCE,RECEIVER")]
+        pair: String,
+        /// Seconds of sim time, from 0 to the run's duration.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+        time: f64,
+        /// The folder to write the pictures into (created if missing; default
+        /// `<the scenario's output folder>/acoustics`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Compare one link across runs, per phase of sim time: throughput, one-way delay (p50,
     /// p95), loss and drops, as a Markdown table (e.g. a scenario with the embedded rf model
     /// and with ns-3 Wi-Fi).

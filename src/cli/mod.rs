@@ -1,9 +1,11 @@
 //! What the binaries share: their command lines ([`args`]), logging, signals, loading a
 //! scenario, the output folder ([`run_folder`]), running the physics side; the commands beside
 //! it: `cosim check` ([`check`]), a run's summary and report printed, `cosim report` and
-//! `cosim compare` ([`mod@report`]), `cosim soak` ([`soak`]). The binaries themselves only
+//! `cosim compare` ([`mod@report`]), `cosim soak` ([`soak`]), `cosim acoustics`
+//! ([`acoustics`]). The binaries themselves only
 //! parse arguments and call into the library.
 
+pub mod acoustics;
 pub mod args;
 pub mod check;
 pub mod report;

@@ -720,6 +720,7 @@ mod tests {
         }
         let schemas = [
             ("/link_state", viewer_schema::<LinkState>()),
+            ("/channel", viewer_schema::<PairChannel>()),
             ("/poses", viewer_schema::<Poses>()),
             ("/programs", viewer_schema::<ProgramRecord>()),
             ("/summary", viewer_schema::<serde_json::Value>()),
@@ -739,6 +740,38 @@ mod tests {
         }
         // An optional field is its type.
         assert_eq!(schemas[0].1["properties"]["snr_db"]["type"], "number");
+        let arrivals = &schemas[1].1["properties"]["arrivals"];
+        assert_eq!(arrivals["type"], "array");
+        assert_eq!(
+            arrivals["items"]["properties"]["bottom_bounces"]["type"],
+            "integer"
+        );
+    }
+
+    /// A channel sample without arrivals (a pair not traced, or a record of a version without
+    /// them) reads as none and is written without the field; with them, they read back.
+    #[test]
+    fn a_channel_sample_s_arrivals_are_optional() {
+        let text = r#"{"t_s":1.0,"a":"a","b":"b","los":true,"distance_m":5.0,"loss_db":0.0,"hops":2,"change":false}"#;
+        let c: PairChannel = serde_json::from_str(text).unwrap();
+        assert_eq!(c.arrivals, None);
+        assert_eq!(serde_json::to_string(&c).unwrap(), text);
+        let traced = PairChannel {
+            arrivals: Some(vec![RecordedArrival {
+                delay_s: 0.1,
+                amplitude: 0.01,
+                phase_rad: 3.1,
+                launch_deg: -5.0,
+                arrival_deg: 5.0,
+                path_m: 150.0,
+                surface_bounces: 1,
+                bottom_bounces: 0,
+            }]),
+            ..c
+        };
+        let back: PairChannel =
+            serde_json::from_str(&serde_json::to_string(&traced).unwrap()).unwrap();
+        assert_eq!(back, traced);
     }
 
     fn pose(t_s: f64) -> Poses {

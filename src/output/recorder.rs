@@ -280,6 +280,9 @@ impl Recorder {
                     loss_db: p.loss_db(),
                     hops: p.hops(),
                     change,
+                    arrivals: p
+                        .traced()
+                        .then(|| p.arrivals().map(RecordedArrival::from).collect()),
                 };
                 self.write(TOPIC_CHANNEL, start_ns, &m)?;
             }
@@ -588,6 +591,64 @@ mod tests {
         let pairs = r.pairs();
         r.finish(&serde_json::json!({"windows": windows})).unwrap();
         (Record::read(dir.path()).unwrap(), pairs)
+    }
+
+    /// A traced pair's channel samples carry its arrivals (none: a shadow zone); a pair not
+    /// traced has none.
+    #[test]
+    fn channel_samples_keep_a_traced_pair_s_arrivals() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r =
+            Recorder::create(dir.path(), run(0.05, 0.1), RecorderOptions::default()).unwrap();
+        let arrival = |k: f64| crate::wire::channel::Arrival {
+            delay_s: 0.07 + k * 1e-3,
+            amplitude: 0.01 / (1.0 + k),
+            phase_rad: k,
+            launch_deg: -3.0 + k,
+            arrival_deg: 3.0 - k,
+            path_m: 100.0 + k,
+            surface_bounces: k as u32,
+            bottom_bounces: 1,
+        };
+        for k in 0..30u32 {
+            let mut c = channel(k, false);
+            c.path_details[0].traced = true;
+            for a in [arrival(0.0), arrival(1.0)] {
+                c.path_details[0].arrivals.extend_from_slice(&a.values());
+            }
+            c.path_details[1].traced = true;
+            r.window(
+                k,
+                k as u64 * W,
+                &ChannelView::check(&crate::wire::channel::Channel::from(&c), 3).unwrap(),
+                &end(vec![]),
+            )
+            .unwrap();
+        }
+        r.finish(&serde_json::json!({})).unwrap();
+        let record = Record::read(dir.path()).unwrap();
+        let of = |a: &str, b: &str| -> Vec<&PairChannel> {
+            record
+                .channel
+                .iter()
+                .filter(|c| c.a == a && c.b == b)
+                .collect()
+        };
+        assert_eq!(of("a", "b").len(), 3);
+        for c in of("a", "b") {
+            let got: Vec<crate::wire::channel::Arrival> = c
+                .arrivals
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|&a| a.into())
+                .collect();
+            assert_eq!(got, [arrival(0.0), arrival(1.0)]);
+        }
+        assert!(of("a", "c")
+            .iter()
+            .all(|c| c.arrivals.as_ref().is_some_and(Vec::is_empty)));
+        assert!(of("b", "c").iter().all(|c| c.arrivals.is_none()));
     }
 
     #[test]

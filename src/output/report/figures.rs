@@ -1,6 +1,7 @@
 //! The report's plots by the section of the page they belong to, drawn from an [`Analysis`]
 //! ([`draw`]); `report.html` lays them out and [`super::write`] saves them as PNG files.
 
+use super::acoustics::{self, Moment};
 use super::map::{self, MapInfo};
 use super::plots::{self, Bar, Plot};
 use super::series::Analysis;
@@ -33,6 +34,10 @@ pub struct Figures {
     pub modem: Option<Plot>,
     pub ledger_packets: Option<Plot>,
     pub ledger_modem: Option<Plot>,
+    /// The beam-traced pairs' arrival patterns over the run, then the arrivals of the moment
+    /// with the most of them.
+    pub acoustic: Vec<Plot>,
+    pub acoustic_pairs_left_out: usize,
 }
 
 impl Figures {
@@ -55,6 +60,7 @@ impl Figures {
             self.ledger_modem.as_ref(),
         ])
         .flatten()
+        .chain(self.acoustic.iter())
     }
 }
 
@@ -140,6 +146,7 @@ pub fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
             stats,
         });
     }
+    acoustic(a, &mut f, notes);
     if let Some(r) = plots::snr(a) {
         f.snr = keep("snr.png".into(), "SNR over time".into(), r, notes);
     }
@@ -192,4 +199,65 @@ pub fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
         );
     }
     f
+}
+
+/// The arrival pattern of each pair the record holds arrivals of (the first
+/// [`plots::MAX_PAIRS`]), and the stems of the moment with the most arrivals.
+fn acoustic(a: &Analysis, f: &mut Figures, notes: &mut Vec<String>) {
+    let traced: Vec<_> = a
+        .pairs
+        .iter()
+        .filter(|p| p.samples.iter().any(|s| s.arrivals.is_some()))
+        .collect();
+    f.acoustic_pairs_left_out = traced.len().saturating_sub(plots::MAX_PAIRS);
+    // The moment with the most arrivals: its pair, time and arrivals.
+    let mut richest: Option<(&str, &str, Moment)> = None;
+    for p in traced.into_iter().take(plots::MAX_PAIRS) {
+        let moments: Vec<Moment> = p
+            .samples
+            .iter()
+            .filter_map(|s| {
+                s.arrivals.as_ref().map(|v| Moment {
+                    t_s: s.t_s,
+                    arrivals: v.iter().map(|&a| a.into()).collect(),
+                })
+            })
+            .collect();
+        if let Some(m) = moments.iter().max_by_key(|m| {
+            (
+                m.arrivals.len(),
+                std::cmp::Reverse((m.t_s * 1e3).round() as i64),
+            )
+        }) {
+            if richest
+                .as_ref()
+                .is_none_or(|r| m.arrivals.len() > r.2.arrivals.len())
+            {
+                richest = Some((&p.a, &p.b, m.clone()));
+            }
+        }
+        let file = format!("arrivals_{}_{}.png", plots::slug(&p.a), plots::slug(&p.b));
+        let title = format!("{} → {}: arrival pattern", p.a, p.b);
+        match acoustics::arrival_pattern(&moments, &title) {
+            Ok(png) => f.acoustic.push(Plot { file, title, png }),
+            Err(e) => notes.push(format!("plot {file} not drawn: {e}")),
+        }
+    }
+    if let Some((pa, pb, m)) = richest.filter(|r| !r.2.arrivals.is_empty()) {
+        let file = format!(
+            "arrivals_{}_{}_at_{}s.png",
+            plots::slug(pa),
+            plots::slug(pb),
+            m.t_s
+        );
+        let title = format!(
+            "{pa} → {pb} at {} s: {} arrivals, the most of the run",
+            m.t_s,
+            m.arrivals.len()
+        );
+        match acoustics::arrival_stems(&m.arrivals, &title) {
+            Ok(png) => f.acoustic.push(Plot { file, title, png }),
+            Err(e) => notes.push(format!("plot {file} not drawn: {e}")),
+        }
+    }
 }

@@ -89,6 +89,7 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
     run(&mut o, a);
     map(&mut o, f);
     channel(&mut o, a, f);
+    acoustic(&mut o, f);
     links(&mut o, a, f);
     snr(&mut o, f);
     modems(&mut o, a, f);
@@ -325,6 +326,32 @@ fn channel(o: &mut String, a: &Analysis, f: &Figures) {
             "<p class=\"note\">The plot shows {} pairs; {} more are in series/channel_*.csv.</p>",
             super::plots::MAX_PAIRS,
             f.channel_pairs_left_out
+        );
+    }
+}
+
+/// Acoustic paths: the traced pairs' arrival patterns (only when the record holds arrivals).
+fn acoustic(o: &mut String, f: &Figures) {
+    if f.acoustic.is_empty() {
+        return;
+    }
+    o.push_str("<h2 id=\"acoustic\">Acoustic paths</h2>\n");
+    o.push_str(
+        "<p class=\"note\">Pairs traced by the beam tracer (<code>propagation: beam</code>): \
+         each arrival at the record's channel samples, by its delay after the first arrival and \
+         its level (20·log10 of its amplitude, re the source at 1 m, without volume absorption); \
+         grey columns are shadow zones, where nothing arrives. Then the arrivals of the moment \
+         with the most of them, by delay and level re the strongest, coloured by what each \
+         bounced off.</p>\n",
+    );
+    for p in &f.acoustic {
+        figure(o, p, &escape(&p.title));
+    }
+    if f.acoustic_pairs_left_out > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">{} more traced pairs are in series/channel_arrivals.csv.</p>",
+            f.acoustic_pairs_left_out
         );
     }
 }

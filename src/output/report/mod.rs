@@ -4,8 +4,11 @@
 //!   [`mapdata`]);
 //! - `report.json`: the tables; `report.html`: one self-contained page with all of it ([`html`]);
 //! - [`table`]: the same summary as terminal tables;
+//! - [`acoustics`]: the pictures of traced acoustic paths (arrival patterns over the run, a
+//!   transmission-loss field), also drawn by `cosim acoustics`;
 //! - [`compare`]: one link in several runs side by side, per phase (`cosim compare`).
 
+pub mod acoustics;
 pub mod compare;
 pub mod figures;
 pub mod html;
@@ -226,6 +229,35 @@ struct StateRow<'a> {
     state: ChannelState,
 }
 
+/// One channel sample, its arrivals aside (`channel_arrivals.csv`).
+#[derive(Serialize)]
+struct SampleRow<'a> {
+    t_s: f64,
+    a: &'a str,
+    b: &'a str,
+    los: bool,
+    distance_m: f64,
+    loss_db: f64,
+    hops: u32,
+    change: bool,
+}
+
+/// One arrival of a traced pair's channel sample.
+#[derive(Serialize)]
+struct ArrivalRow<'a> {
+    t_s: f64,
+    a: &'a str,
+    b: &'a str,
+    delay_s: f64,
+    amplitude: f64,
+    phase_rad: f64,
+    launch_deg: f64,
+    arrival_deg: f64,
+    path_m: f64,
+    surface_bounces: u32,
+    bottom_bounces: u32,
+}
+
 #[derive(Serialize)]
 struct LedgerRow<'a> {
     kind: &'a str,
@@ -291,7 +323,8 @@ fn traffic_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError>
     Ok(files)
 }
 
-/// `channel_states.csv`, `link_shading.csv`, `channel_samples.csv`, `link_states.csv`.
+/// `channel_states.csv`, `link_shading.csv`, `channel_samples.csv`, `channel_arrivals.csv`
+/// (only when the record holds arrivals), `link_states.csv`.
 fn channel_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError> {
     let mut files = Vec::new();
     files.push(csv_file(
@@ -332,8 +365,57 @@ fn channel_series(dir: &Path, a: &Analysis) -> Result<Vec<PathBuf>, ReportError>
             "hops",
             "change",
         ],
-        a.pairs.iter().flat_map(|p| p.samples.iter()),
+        a.pairs.iter().flat_map(|p| {
+            p.samples.iter().map(|c| SampleRow {
+                t_s: c.t_s,
+                a: &c.a,
+                b: &c.b,
+                los: c.los,
+                distance_m: c.distance_m,
+                loss_db: c.loss_db,
+                hops: c.hops,
+                change: c.change,
+            })
+        }),
     )?);
+    if a.pairs
+        .iter()
+        .any(|p| p.samples.iter().any(|s| s.arrivals.is_some()))
+    {
+        files.push(csv_file(
+            &dir.join("channel_arrivals.csv"),
+            &[
+                "t_s",
+                "a",
+                "b",
+                "delay_s",
+                "amplitude",
+                "phase_rad",
+                "launch_deg",
+                "arrival_deg",
+                "path_m",
+                "surface_bounces",
+                "bottom_bounces",
+            ],
+            a.pairs.iter().flat_map(|p| {
+                p.samples.iter().flat_map(|s| {
+                    s.arrivals.iter().flatten().map(move |r| ArrivalRow {
+                        t_s: s.t_s,
+                        a: &s.a,
+                        b: &s.b,
+                        delay_s: r.delay_s,
+                        amplitude: r.amplitude,
+                        phase_rad: r.phase_rad,
+                        launch_deg: r.launch_deg,
+                        arrival_deg: r.arrival_deg,
+                        path_m: r.path_m,
+                        surface_bounces: r.surface_bounces,
+                        bottom_bounces: r.bottom_bounces,
+                    })
+                })
+            }),
+        )?);
+    }
     files.push(csv_file(
         &dir.join("link_states.csv"),
         &[

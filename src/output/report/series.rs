@@ -1051,6 +1051,7 @@ mod tests {
             loss_db: 0.0,
             hops: 0,
             change: false,
+            arrivals: None,
         };
         let record = Record {
             channel: (0..60).map(|s| sample(s as f64, s < 21)).collect(),
