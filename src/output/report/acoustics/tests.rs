@@ -80,6 +80,13 @@ fn viridis_runs_from_purple_to_yellow_and_takes_any_number() {
 fn a_shallow_channel_has_direct_surface_and_bottom_eigenrays() {
     let t = channel();
     assert!(t.arrivals.len() >= 3, "{:?}", t.arrivals);
+    // Most arrivals have their eigenray.
+    assert!(
+        t.eigenrays.len() * 4 >= t.arrivals.len() * 3,
+        "{} eigenrays for {} arrivals",
+        t.eigenrays.len(),
+        t.arrivals.len()
+    );
     let classes: Vec<Bounces> = t
         .eigenrays
         .iter()
