@@ -233,35 +233,6 @@ fn a_field_where_nothing_arrives_is_drawn_grey_with_its_bar_saying_so() {
     assert_eq!(near(&px, viridis(1.0)), 0);
 }
 
-#[test]
-#[ignore]
-fn write_samples() {
-    plots::font().unwrap();
-    let t = channel();
-    std::fs::write("/tmp/pic_tl.png", tl_field(&t, "tl").unwrap()).unwrap();
-    std::fs::write("/tmp/pic_rays.png", ray_fan(&t, "rays").unwrap()).unwrap();
-    std::fs::write(
-        "/tmp/pic_stems.png",
-        arrival_stems(&t.arrivals, "stems").unwrap(),
-    )
-    .unwrap();
-    let moments: Vec<Moment> = (0..40)
-        .map(|k| Moment {
-            t_s: k as f64,
-            arrivals: if (10..15).contains(&k) {
-                Vec::new()
-            } else {
-                t.arrivals.clone()
-            },
-        })
-        .collect();
-    std::fs::write(
-        "/tmp/pic_pat.png",
-        arrival_pattern(&moments, "pattern").unwrap(),
-    )
-    .unwrap();
-}
-
 /// A record whose pair a–b was beam-traced: its report has the pair's arrival pattern and the
 /// stems of its richest moment, as PNG files and in the page, and the arrivals as a series; a
 /// record without arrivals has none of them.
