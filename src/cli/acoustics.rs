@@ -437,3 +437,30 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod eigenray_tests {
+    use super::*;
+
+    /// Over the sloping shelf, a kilometre out, most arrivals have their eigenray drawn (a
+    /// reflection point that ends one segment and starts the next counts once).
+    #[test]
+    fn most_arrivals_over_the_shelf_have_their_eigenray() {
+        let loaded = crate::config::load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/config/acoustic_paths.yaml"
+        )))
+        .unwrap();
+        let terrain = Terrain::new(Arc::clone(&loaded.terrain));
+        let states = states_at(&loaded, &terrain, 0);
+        let (env, ends, s) = environment(&loaded, &terrain, &states, (0, 2)).unwrap();
+        let t = Traced::compute(&env, &s.fan, ends, s.frequency_hz, s.absorption_db_per_km);
+        assert!(t.arrivals.len() >= 10, "{}", t.arrivals.len());
+        assert!(
+            t.eigenrays.len() * 4 >= t.arrivals.len() * 3,
+            "{} eigenrays for {} arrivals",
+            t.eigenrays.len(),
+            t.arrivals.len()
+        );
+    }
+}

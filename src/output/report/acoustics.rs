@@ -295,7 +295,18 @@ fn bottom_at(section: &Section, r: f64) -> f64 {
 /// before (None where it never gets there).
 fn crossing(ray: &Ray, section: &Section, r: f64) -> Option<(f64, u32, u32)> {
     let (mut surface, mut bottom) = (0u32, 0u32);
-    for (k, w) in ray.points.windows(2).enumerate() {
+    // A reflection may end one segment and start the next a few millimetres on (or a
+    // zero-length one): points within 1 cm are one point of the path.
+    let mut points: Vec<[f64; 2]> = Vec::with_capacity(ray.points.len());
+    for &p in &ray.points {
+        if points
+            .last()
+            .is_none_or(|q| (p[0] - q[0]).abs() + (p[1] - q[1]).abs() > 1e-2)
+        {
+            points.push(p);
+        }
+    }
+    for (k, w) in points.windows(2).enumerate() {
         let ([r0, z0], [r1, z1]) = (w[0], w[1]);
         if k > 0 {
             // A point on a boundary between two segments is a reflection.
