@@ -144,7 +144,7 @@ pub fn environment(
             vehicles[b].name,
         );
     }
-    let settings = Settings::of(&loaded.scenario, a, b, section.max_depth());
+    let settings = Settings::of(loaded, a, b, section.max_depth());
     let ends = Ends {
         source: vehicles[a].name.clone(),
         receiver: vehicles[b].name.clone(),

@@ -37,6 +37,30 @@ pub struct PathSettings {
     pub tolerance_m: f64,
 }
 
+impl PathSettings {
+    /// The scenario's `world.water.profile` (Mackenzie where it gives temperatures; without
+    /// it, Mackenzie at the water's temperature and salinity), `world.seabed` and
+    /// `world.acoustic_paths`, the refresh period in the scenario's windows.
+    pub fn from_scenario(loaded: &LoadedScenario) -> PathSettings {
+        let s = &loaded.scenario;
+        let p = &s.world.acoustic_paths;
+        let (depths, speeds) = loaded.sound_speed_profile();
+        PathSettings {
+            // Validated at load: depths from 0 increasing, speeds in range.
+            profile: Profile::new(depths, speeds).unwrap_or_else(|_| Profile::constant(1500.0)),
+            seabed: Seabed {
+                speed_mps: s.world.seabed.sound_speed_mps,
+                density_ratio: s.world.seabed.density_ratio,
+                attenuation_db_per_wavelength: s.world.seabed.attenuation_db_per_wavelength,
+            },
+            fan: Fan::symmetric(p.beams as usize, p.launch_angle_deg),
+            max_arrivals: p.max_arrivals as usize,
+            refresh_windows: (p.refresh_s / loaded.schedule().window_s()).round().max(1.0) as u32,
+            tolerance_m: p.tolerance_m,
+        }
+    }
+}
+
 /// What tracing the acoustic paths cost and dropped over a run (the run summary's
 /// `acoustic_paths`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -156,27 +180,8 @@ impl AcousticPaths {
                 ) || (modems_beam && s.vehicles[a].modem.is_some() && s.vehicles[b].modem.is_some())
             })
             .collect::<Vec<_>>();
-        let p = &s.world.acoustic_paths;
-        let (depths, speeds) = if beam.iter().any(|&b| b) {
-            loaded.sound_speed_profile()
-        } else {
-            (vec![0.0], vec![1500.0])
-        };
-        let window_s = loaded.schedule().window_s();
         AcousticPaths::new(
-            PathSettings {
-                // Validated at load: depths from 0 increasing, speeds in range.
-                profile: Profile::new(depths, speeds).unwrap_or_else(|_| Profile::constant(1500.0)),
-                seabed: Seabed {
-                    speed_mps: s.world.seabed.sound_speed_mps,
-                    density_ratio: s.world.seabed.density_ratio,
-                    attenuation_db_per_wavelength: s.world.seabed.attenuation_db_per_wavelength,
-                },
-                fan: Fan::symmetric(p.beams as usize, p.launch_angle_deg),
-                max_arrivals: p.max_arrivals as usize,
-                refresh_windows: (p.refresh_s / window_s).round().max(1.0) as u32,
-                tolerance_m: p.tolerance_m,
-            },
+            PathSettings::from_scenario(loaded),
             terrain,
             beam,
         )

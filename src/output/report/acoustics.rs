@@ -11,9 +11,10 @@
 //! draw from it.
 
 use super::plots::{render, LABEL, TITLE};
-use crate::config::{Absorption, LinkModel, Scenario, SoundSpeed};
+use crate::config::{Absorption, LinkModel, LoadedScenario};
 use crate::model::acoustic;
 use crate::model::beam::{self, Arrival, Environment, Fan, Profile, Ray, Seabed, Section, Sum};
+use crate::sim::acoustic_paths::PathSettings;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::error::Error;
@@ -103,13 +104,6 @@ impl Bounces {
     const ALL: [Bounces; 3] = [Bounces::None, Bounces::Surface, Bounces::Bottom];
 }
 
-/// The fan's launch angles when the scenario does not set them: 400 beams from −80° to 80°.
-pub const DEFAULT_FAN: Fan = Fan {
-    beams: 400,
-    min_deg: -80.0,
-    max_deg: 80.0,
-};
-
 /// What tracing a pair of a scenario takes besides the bathymetry: the water's sound speed,
 /// the seabed, the fan, and the frequency and volume absorption of the pair's link.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,22 +116,15 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of `scenario` for the pair of vehicles `a` and `b` over water
-    /// `max_depth_m` deep at its deepest: the profile by Mackenzie at the water's temperature
-    /// and salinity (isothermal, its rows at the surface and the deepest point) or the
-    /// water's fixed speed; sand; [`DEFAULT_FAN`]; the frequency of the pair's acoustic link
-    /// (else the modems', else 25 kHz) and its absorption model at half the deepest depth.
-    pub fn of(scenario: &Scenario, a: usize, b: usize, max_depth_m: f64) -> Settings {
+    /// The settings of `loaded` for the pair of vehicles `a` and `b` over water `max_depth_m`
+    /// deep at its deepest: the profile, seabed and fan the physics side traces with
+    /// ([`PathSettings::from_scenario`]); the frequency of the pair's acoustic link (else the
+    /// modems', else 25 kHz) and its absorption model at half the deepest depth.
+    pub fn of(loaded: &LoadedScenario, a: usize, b: usize, max_depth_m: f64) -> Settings {
+        let scenario = &loaded.scenario;
         let w = &scenario.world.water;
         let deepest = max_depth_m.max(1.0);
-        let profile = match w.sound_speed {
-            SoundSpeed::Fixed(c) => Profile::constant(c),
-            SoundSpeed::Model(_) => {
-                let c = |d| acoustic::sound_speed_mackenzie(w.temperature_c, w.salinity_ppt, d);
-                Profile::new(vec![0.0, deepest], vec![c(0.0), c(deepest)])
-                    .unwrap_or_else(|_| Profile::constant(c(0.0)))
-            }
-        };
+        let traced = PathSettings::from_scenario(loaded);
         let (lo, hi) = (a.min(b), a.max(b));
         let link = scenario
             .pair_links()
@@ -167,9 +154,9 @@ impl Settings {
             ),
         };
         Settings {
-            profile,
-            seabed: Seabed::SAND,
-            fan: DEFAULT_FAN,
+            profile: traced.profile,
+            seabed: traced.seabed,
+            fan: traced.fan,
             frequency_hz: frequency_khz * 1e3,
             absorption_db_per_km,
         }
