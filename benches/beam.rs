@@ -225,16 +225,16 @@ fn main() {
         let sd = f(&c["source_depth_m"]);
         let ranges = floats(&c["receiver_ranges_m"]);
         let depths = floats(&c["receiver_depths_m"]);
-        let mut out = Vec::new();
+        // Every receiver from one trace of the fan, as BELLHOP does.
+        let receivers: Vec<[f64; 2]> = depths
+            .iter()
+            .flat_map(|&z| ranges.iter().map(move |&r| [r, z]))
+            .collect();
+        let mut out = vec![Vec::new(); receivers.len()];
         let mut count = 0;
         let ours = time_ours(|| {
-            count = 0;
-            for &z in &depths {
-                for &r in &ranges {
-                    beam::arrivals(&env, &fan, sd, r, z, &mut out);
-                    count += out.len();
-                }
-            }
+            beam::arrivals_at(&env, &fan, sd, &receivers, &mut out);
+            count = out.iter().map(Vec::len).sum();
         });
         let theirs = time_bellhop(&bellhop_files(name, run));
         let label = format!(

@@ -55,7 +55,9 @@ impl PathSettings {
             },
             fan: Fan::symmetric(p.beams as usize, p.launch_angle_deg),
             max_arrivals: p.max_arrivals as usize,
-            refresh_windows: (p.refresh_s / loaded.schedule().window_s()).round().max(1.0) as u32,
+            refresh_windows: (p.refresh_s / loaded.schedule().window_s())
+                .round()
+                .max(1.0) as u32,
             tolerance_m: p.tolerance_m,
         }
     }
@@ -180,11 +182,7 @@ impl AcousticPaths {
                 ) || (modems_beam && s.vehicles[a].modem.is_some() && s.vehicles[b].modem.is_some())
             })
             .collect::<Vec<_>>();
-        AcousticPaths::new(
-            PathSettings::from_scenario(loaded),
-            terrain,
-            beam,
-        )
+        AcousticPaths::new(PathSettings::from_scenario(loaded), terrain, beam)
     }
 
     /// For `beam[p]` per unordered pair p (ChannelData order) over `terrain`.

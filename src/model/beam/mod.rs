@@ -383,63 +383,98 @@ pub fn arrivals(
     receiver_depth_m: f64,
     out: &mut Vec<Arrival>,
 ) {
-    out.clear();
-    // Per arrival: the last beam that added to it and its caustic count.
-    let mut last: Vec<(usize, u32)> = Vec::new();
-    let max_range = receiver_range_m * 1.01 + 1.0;
+    let mut all = [std::mem::take(out)];
+    arrivals_at(
+        env,
+        fan,
+        source_depth_m,
+        &[[receiver_range_m, receiver_depth_m]],
+        &mut all,
+    );
+    let [one] = all;
+    *out = one;
+}
+
+/// [`arrivals`] at several receivers (range, depth) from one trace of the fan: `out[i]`
+/// (cleared) gets receiver i's.
+pub fn arrivals_at(
+    env: &Environment,
+    fan: &Fan,
+    source_depth_m: f64,
+    receivers: &[[f64; 2]],
+    out: &mut [Vec<Arrival>],
+) {
+    out.iter_mut().for_each(Vec::clear);
+    // Per receiver and arrival: the last beam that added to it and its caustic count.
+    let mut last: Vec<Vec<(usize, u32)>> = vec![Vec::new(); receivers.len()];
+    let max_range = receivers.iter().map(|r| r[0]).fold(0.0, f64::max) * 1.01 + 1.0;
     trace_fan(env, fan, source_depth_m, max_range, &mut |seg: &Segment| {
         let (lo, hi) = if seg.a.r <= seg.b.r {
             (seg.a.r, seg.b.r)
         } else {
             (seg.b.r, seg.a.r)
         };
-        if !(lo <= receiver_range_m && receiver_range_m < hi) {
-            return;
-        }
-        let Some(c) =
-            tangent(seg).and_then(|t| contribution(seg, t, receiver_range_m, receiver_depth_m))
-        else {
-            return;
-        };
-        let found = (0..out.len()).rev().find(|&k| {
-            let (beam, caustics) = last[k];
-            let a = &out[k];
-            beam + 1 == seg.beam
-                && caustics == seg.caustics
-                && a.surface_bounces == seg.surface_bounces
-                && a.bottom_bounces == seg.bottom_bounces
-                && (a.delay_s - c.delay_s).abs() < MERGE_DELAY_S
-        });
-        match found {
-            Some(k) => {
-                let a = &mut out[k];
-                let total = a.amplitude + c.amplitude;
-                if total > 0.0 {
-                    a.delay_s = (a.amplitude * a.delay_s + c.amplitude * c.delay_s) / total;
-                    a.path_m = (a.amplitude * a.path_m + c.amplitude * c.path_m) / total;
-                }
-                a.amplitude = total;
-                last[k].0 = seg.beam;
+        let mut t = None;
+        for ((&[r, z], out), last) in receivers.iter().zip(out.iter_mut()).zip(&mut last) {
+            if !(lo <= r && r < hi) {
+                continue;
             }
-            None => {
-                out.push(Arrival {
-                    delay_s: c.delay_s,
-                    amplitude: c.amplitude,
-                    phase_rad: c.phase_rad,
-                    launch_deg: seg.launch_deg,
-                    arrival_deg: c.angle_deg,
-                    path_m: c.path_m,
-                    surface_bounces: seg.surface_bounces,
-                    bottom_bounces: seg.bottom_bounces,
-                });
-                last.push((seg.beam, seg.caustics));
+            let Some(t) = *t.get_or_insert_with(|| tangent(seg)) else {
+                return;
+            };
+            if let Some(c) = contribution(seg, t, r, z) {
+                add_contribution(seg, c, out, last);
             }
         }
     });
 }
 
+/// Adds a beam's contribution to a receiver's arrivals: merged into the arrival of the
+/// adjacent beam of the same eigenray, else a new one.
+fn add_contribution(
+    seg: &Segment,
+    c: Contribution,
+    out: &mut Vec<Arrival>,
+    last: &mut Vec<(usize, u32)>,
+) {
+    let found = (0..out.len()).rev().find(|&k| {
+        let (beam, caustics) = last[k];
+        let a = &out[k];
+        beam + 1 == seg.beam
+            && caustics == seg.caustics
+            && a.surface_bounces == seg.surface_bounces
+            && a.bottom_bounces == seg.bottom_bounces
+            && (a.delay_s - c.delay_s).abs() < MERGE_DELAY_S
+    });
+    match found {
+        Some(k) => {
+            let a = &mut out[k];
+            let total = a.amplitude + c.amplitude;
+            if total > 0.0 {
+                a.delay_s = (a.amplitude * a.delay_s + c.amplitude * c.delay_s) / total;
+                a.path_m = (a.amplitude * a.path_m + c.amplitude * c.path_m) / total;
+            }
+            a.amplitude = total;
+            last[k].0 = seg.beam;
+        }
+        None => {
+            out.push(Arrival {
+                delay_s: c.delay_s,
+                amplitude: c.amplitude,
+                phase_rad: c.phase_rad,
+                launch_deg: seg.launch_deg,
+                arrival_deg: c.angle_deg,
+                path_m: c.path_m,
+                surface_bounces: seg.surface_bounces,
+                bottom_bounces: seg.bottom_bounces,
+            });
+            last.push((seg.beam, seg.caustics));
+        }
+    }
+}
+
 /// Transmission loss (dB re 1 m) on the grid `depths_m` × `ranges_m` (row-major by depth,
-/// ranges ascending), at `frequency_hz` with volume absorption `absorption_db_per_km` along
+/// ranges and depths ascending), at `frequency_hz` with volume absorption `absorption_db_per_km` along
 /// each ray; +∞ where nothing arrives.
 #[allow(clippy::too_many_arguments)]
 pub fn field(
@@ -473,8 +508,21 @@ pub fn field(
         let Some(t) = tangent(seg) else {
             return;
         };
+        // Only the depths the beam can cover at each range: within its widest half-width of
+        // the ray, measured along the normal (so / |u_r| in depth).
+        let (_, ur, uz) = t;
+        let reach = seg.a.q.abs().max(seg.b.q.abs()) * seg.width_per_q / ur.abs().max(1e-3);
         for (ir, &r) in ranges_m.iter().enumerate().take(end).skip(first) {
-            for (iz, &z) in depths_m.iter().enumerate() {
+            let z_ray = seg.a.z + (r - seg.a.r) * uz / if ur.abs() > 1e-12 { ur } else { 1e-12 };
+            let (z0, z1) = if ur.abs() > 1e-3 {
+                (
+                    depths_m.partition_point(|&z| z < z_ray - reach),
+                    depths_m.partition_point(|&z| z <= z_ray + reach),
+                )
+            } else {
+                (0, depths_m.len())
+            };
+            for (iz, &z) in depths_m.iter().enumerate().take(z1).skip(z0) {
                 let Some(c) = contribution(seg, t, r, z) else {
                     continue;
                 };
