@@ -757,7 +757,7 @@ mod tests {
         assert_eq!(c.arrivals, None);
         assert_eq!(serde_json::to_string(&c).unwrap(), text);
         let traced = PairChannel {
-            arrivals: Some(vec![RecordedArrival {
+            arrivals: Some(vec![Arrival {
                 delay_s: 0.1,
                 amplitude: 0.01,
                 phase_rad: 3.1,

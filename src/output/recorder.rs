@@ -280,9 +280,7 @@ impl Recorder {
                     loss_db: p.loss_db(),
                     hops: p.hops(),
                     change,
-                    arrivals: p
-                        .traced()
-                        .then(|| p.arrivals().map(RecordedArrival::from).collect()),
+                    arrivals: p.traced().then(|| p.arrivals().collect()),
                 };
                 self.write(TOPIC_CHANNEL, start_ns, &m)?;
             }

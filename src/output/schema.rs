@@ -87,57 +87,11 @@ pub struct PairChannel {
     /// source at `a` that the window used, in order of delay (empty: a shadow zone, nothing
     /// arrives); absent for a pair not traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrivals: Option<Vec<RecordedArrival>>,
+    pub arrivals: Option<Vec<Arrival>>,
 }
 
-/// One acoustic arrival of a traced pair, as ChannelData carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RecordedArrival {
-    /// Travel time, s.
-    pub delay_s: f64,
-    /// Pressure amplitude relative to the source's at 1 m, without volume absorption.
-    pub amplitude: f64,
-    /// Phase, rad.
-    pub phase_rad: f64,
-    /// Launch angle at the source and angle at the receiver, degrees from the horizontal,
-    /// positive down.
-    pub launch_deg: f64,
-    pub arrival_deg: f64,
-    /// Length along the ray, m.
-    pub path_m: f64,
-    pub surface_bounces: u32,
-    pub bottom_bounces: u32,
-}
-
-impl From<crate::wire::channel::Arrival> for RecordedArrival {
-    fn from(a: crate::wire::channel::Arrival) -> RecordedArrival {
-        RecordedArrival {
-            delay_s: a.delay_s,
-            amplitude: a.amplitude,
-            phase_rad: a.phase_rad,
-            launch_deg: a.launch_deg,
-            arrival_deg: a.arrival_deg,
-            path_m: a.path_m,
-            surface_bounces: a.surface_bounces,
-            bottom_bounces: a.bottom_bounces,
-        }
-    }
-}
-
-impl From<RecordedArrival> for crate::wire::channel::Arrival {
-    fn from(a: RecordedArrival) -> crate::wire::channel::Arrival {
-        crate::wire::channel::Arrival {
-            delay_s: a.delay_s,
-            amplitude: a.amplitude,
-            phase_rad: a.phase_rad,
-            launch_deg: a.launch_deg,
-            arrival_deg: a.arrival_deg,
-            path_m: a.path_m,
-            surface_bounces: a.surface_bounces,
-            bottom_bounces: a.bottom_bounces,
-        }
-    }
-}
+/// One acoustic arrival of a traced pair: the record keeps ChannelData's own.
+pub use crate::wire::channel::Arrival;
 
 /// A directed link's state as the network simulator's link model reports it, from `t_s` on
 /// (until the next report for the same pair).

@@ -42,7 +42,16 @@ const MAX_BOUNCES: f64 = 1e6;
 
 /// One acoustic path from a pair's source to its receiver, as BELLHOP writes an arrivals file
 /// (`PathDetails.arrivals`, 8 doubles each in this field order).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct Arrival {
     /// Travel time (s).
     pub delay_s: f64,

@@ -240,9 +240,9 @@ fn a_field_where_nothing_arrives_is_drawn_grey_with_its_bar_saying_so() {
 fn the_report_draws_a_traced_pair_s_arrival_pattern() {
     use crate::output::record::Record;
     use crate::output::report::{series::Analysis, series::PacketFold, write};
-    use crate::output::schema::{PairChannel, RecordedArrival};
+    use crate::output::schema::{Arrival, PairChannel};
     let t = channel();
-    let sample = |t_s: f64, arrivals: Option<Vec<RecordedArrival>>| PairChannel {
+    let sample = |t_s: f64, arrivals: Option<Vec<Arrival>>| PairChannel {
         t_s,
         a: "a".into(),
         b: "b".into(),
@@ -253,7 +253,7 @@ fn the_report_draws_a_traced_pair_s_arrival_pattern() {
         change: false,
         arrivals,
     };
-    let traced: Vec<RecordedArrival> = t.arrivals.iter().map(|&a| a.into()).collect();
+    let traced: Vec<Arrival> = t.arrivals.iter().map(|&a| a.into()).collect();
     let record = Record {
         channel: (0..30)
             .map(|s| {
