@@ -229,6 +229,42 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         "every modem frame is in the record"
     );
 
+    // The AUVs' paths are beam-traced: the summary counts the traces, none made a window wait,
+    // the record keeps each AUV pair's arrivals (multipath: more than one at some sample), and
+    // the report draws the arrival patterns and, at the richest moment, the transmission-loss
+    // field and the rays.
+    let paths = &summary["acoustic_paths"];
+    assert_eq!(paths["pairs"], 3, "{paths}");
+    assert!(paths["traces"].as_u64().unwrap() >= 3, "{paths}");
+    assert_eq!(paths["windows_waited"], 0, "{paths}");
+    let most = record
+        .channel
+        .iter()
+        .filter_map(|c| c.arrivals.as_ref().map(Vec::len))
+        .max()
+        .expect("traced AUV pairs in the record");
+    assert!(most > 1, "at most {most} arrivals");
+    let plots: Vec<String> = std::fs::read_dir(out.join("report/plots"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for end in ["_tl_field.png", "_rays.png"] {
+        let name = plots
+            .iter()
+            .find(|p| p.ends_with(end))
+            .unwrap_or_else(|| panic!("no *{end} in {plots:?}"));
+        let png = png::Decoder::new(std::io::Cursor::new(
+            std::fs::read(out.join("report/plots").join(name)).unwrap(),
+        ))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(png.info().width >= 600, "{name}");
+    }
+    assert!(
+        plots.iter().any(|p| p.starts_with("arrivals_auv")),
+        "{plots:?}"
+    );
+
     // The report, from the record.
     let report = out.join("report/report.html");
     assert!(

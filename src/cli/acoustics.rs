@@ -197,15 +197,33 @@ pub fn write(
         settings.frequency_hz,
         settings.absorption_db_per_km,
     );
+    let files = draw(&traced, &settings, at_s, out, true)?;
+    Ok(Written {
+        files,
+        traced,
+        multipath,
+        at_s,
+    })
+}
+
+/// Draws `traced` (at sim time `at_s`) into `out`: its transmission-loss field, its ray fan
+/// and, with `stems`, its arrivals.
+fn draw(
+    traced: &Traced,
+    settings: &Settings,
+    at_s: f64,
+    out: &Path,
+    stems: bool,
+) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
     let (a, b) = (&traced.ends.source, &traced.ends.receiver);
     let stem = format!("{}_{}_t{at_s}", plots::slug(a), plots::slug(b));
     let when = format!("{a} → {b} at {at_s} s");
-    let drawn = [
+    let mut drawn = vec![
         (
             format!("{stem}_tl_field.png"),
             pictures::tl_field(
-                &traced,
+                traced,
                 &format!(
                     "Transmission loss, {when} ({:.1} kHz, incoherent)",
                     settings.frequency_hz / 1e3
@@ -214,13 +232,15 @@ pub fn write(
         ),
         (
             format!("{stem}_rays.png"),
-            pictures::ray_fan(&traced, &format!("Rays, {when}")),
-        ),
-        (
-            format!("{stem}_arrivals.png"),
-            pictures::arrival_stems(&traced.arrivals, &format!("Arrivals, {when}")),
+            pictures::ray_fan(traced, &format!("Rays, {when}")),
         ),
     ];
+    if stems {
+        drawn.push((
+            format!("{stem}_arrivals.png"),
+            pictures::arrival_stems(&traced.arrivals, &format!("Arrivals, {when}")),
+        ));
+    }
     let mut files = Vec::new();
     for (name, png) in drawn {
         let png = png.map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
@@ -228,12 +248,75 @@ pub fn write(
         std::fs::write(&path, png).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         files.push(path);
     }
-    Ok(Written {
-        files,
-        traced,
-        multipath,
-        at_s,
-    })
+    Ok(files)
+}
+
+/// At a run's end: the transmission-loss field and ray fan of the traced pair at the moment
+/// of the run with the most arrivals (the report draws its arrivals), the vehicles where the
+/// record has them at that time, into the report's `plots/`. None: no traced pair with an
+/// arrival, or no record.
+pub fn richest_moment(loaded: &LoadedScenario, run_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    use crate::output::record::{Record, RECORD_FILE};
+    let record = Record::read(&run_dir.join(RECORD_FILE))?;
+    let Some(best) = record
+        .channel
+        .iter()
+        .filter(|c| c.arrivals.as_ref().is_some_and(|a| !a.is_empty()))
+        .max_by_key(|c| {
+            (
+                c.arrivals.as_ref().map_or(0, Vec::len),
+                std::cmp::Reverse((c.t_s * 1e3).round() as i64),
+            )
+        })
+    else {
+        return Ok(Vec::new());
+    };
+    let Some(poses) = record.poses.iter().min_by(|x, y| {
+        (x.t_s - best.t_s)
+            .abs()
+            .total_cmp(&(y.t_s - best.t_s).abs())
+    }) else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<&str> = loaded
+        .scenario
+        .vehicles
+        .iter()
+        .map(|v| v.name.as_str())
+        .collect();
+    let index = |n: &str| names.iter().position(|v| *v == n);
+    let (Some(a), Some(b)) = (index(&best.a), index(&best.b)) else {
+        return Ok(Vec::new());
+    };
+    let terrain = Terrain::new(Arc::clone(&loaded.terrain));
+    let mut states: Vec<VehicleState> = loaded
+        .scenario
+        .vehicles
+        .iter()
+        .map(|v| VehicleState::from_pose(&v.start))
+        .collect();
+    for p in &poses.poses {
+        if let Some(i) = index(&p.vehicle) {
+            states[i].position = nalgebra::Point3::new(p.x, p.y, p.z);
+        }
+    }
+    let (env, ends, settings) = environment(loaded, &terrain, &states, (a, b))?;
+    let traced = Traced::compute(
+        &env,
+        &settings.fan,
+        ends,
+        settings.frequency_hz,
+        settings.absorption_db_per_km,
+    );
+    draw(
+        &traced,
+        &settings,
+        poses.t_s,
+        &run_dir
+            .join(crate::output::report::REPORT_DIR)
+            .join("plots"),
+        false,
+    )
 }
 
 /// `cosim acoustics SCENARIO --pair A,B --time T [--out DIR]`: writes the pictures and prints

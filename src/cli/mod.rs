@@ -373,7 +373,14 @@ pub async fn run_physics(
         }
     };
     let report_ = c.run(stop).await?;
-    report(&report_, &out)
+    let code = report(&report_, &out)?;
+    match acoustics::richest_moment(&loaded, &out) {
+        Ok(files) => files
+            .iter()
+            .for_each(|f| println!("acoustic paths: {}", f.display())),
+        Err(e) => tracing::warn!("acoustic paths not drawn: {e:#}"),
+    }
+    Ok(code)
 }
 
 /// The vehicles that get a `/clock` bridge, in the scenario's order: with `vehicle_netns`
