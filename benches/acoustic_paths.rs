@@ -46,13 +46,13 @@ fn scenario(propagation: &str, seconds: u32) -> config::LoadedScenario {
     let mut text = format!(
         "name: acoustic-paths-bench\nwindow_ms: 10\nduration_s: {seconds}\nseed: 7\nreal_time_factor: 0\n{world}vehicles:\n"
     );
-    // Four lanes west of the headland and four east of it, each AUV pacing its lane at 2 m/s
+    // Four lanes west of the headland and four east of it, each AUV pacing 250 m of its lane at 2 m/s
     // at 10–30 m depth: pairs across the headland are blocked, the others change range.
     for k in 0..AUVS {
         let x0 = if k < 4 {
-            -420.0 + 90.0 * k as f64
+            -450.0 + 60.0 * k as f64
         } else {
-            120.0 + 90.0 * (k - 4) as f64
+            100.0 + 30.0 * (k - 4) as f64
         };
         let y = -150.0 + 40.0 * k as f64;
         let depth = 10.0 + 20.0 * (k % 3) as f64 / 2.0;
