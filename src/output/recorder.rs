@@ -634,13 +634,7 @@ mod tests {
         };
         assert_eq!(of("a", "b").len(), 3);
         for c in of("a", "b") {
-            let got: Vec<crate::wire::channel::Arrival> = c
-                .arrivals
-                .as_ref()
-                .unwrap()
-                .iter()
-                .map(|&a| a.into())
-                .collect();
+            let got: Vec<crate::wire::channel::Arrival> = c.arrivals.as_ref().unwrap().clone();
             assert_eq!(got, [arrival(0.0), arrival(1.0)]);
         }
         assert!(of("a", "c")

@@ -219,7 +219,7 @@ fn acoustic(a: &Analysis, f: &mut Figures, notes: &mut Vec<String>) {
             .filter_map(|s| {
                 s.arrivals.as_ref().map(|v| Moment {
                     t_s: s.t_s,
-                    arrivals: v.iter().map(|&a| a.into()).collect(),
+                    arrivals: v.clone(),
                 })
             })
             .collect();

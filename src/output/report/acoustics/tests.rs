@@ -253,7 +253,7 @@ fn the_report_draws_a_traced_pair_s_arrival_pattern() {
         change: false,
         arrivals,
     };
-    let traced: Vec<Arrival> = t.arrivals.iter().map(|&a| a.into()).collect();
+    let traced: Vec<Arrival> = t.arrivals.clone();
     let record = Record {
         channel: (0..30)
             .map(|s| {
