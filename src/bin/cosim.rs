@@ -85,7 +85,11 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             pair,
             time,
             out,
-        } => cli::acoustics::command(&scenario, &pair, time, out),
+        } => {
+            let loaded = cli::load(&scenario)?;
+            let out = out.unwrap_or_else(|| cli::output_dir(&loaded, None).join("acoustics"));
+            cli::acoustics::command(&loaded, &pair, time, &out)
+        }
         Command::ExportGazebo { scenario, dir } => {
             let loaded = cli::load(&scenario)?;
             let e = netsim_cosim::output::gazebo::export(&loaded, &dir)?;

@@ -322,14 +322,12 @@ pub fn richest_moment(loaded: &LoadedScenario, run_dir: &Path) -> anyhow::Result
 /// `cosim acoustics SCENARIO --pair A,B --time T [--out DIR]`: writes the pictures and prints
 /// what they show.
 pub fn command(
-    scenario: &Path,
+    loaded: &LoadedScenario,
     pair_arg: &str,
     time_s: f64,
-    out: Option<PathBuf>,
+    out: &Path,
 ) -> anyhow::Result<i32> {
-    let loaded = super::load(scenario)?;
-    let out = out.unwrap_or_else(|| super::output_dir(&loaded, None).join("acoustics"));
-    let w = write(&loaded, pair_arg, time_s, &out)?;
+    let w = write(loaded, pair_arg, time_s, out)?;
     let t = &w.traced;
     let e = &t.ends;
     println!(
@@ -378,7 +376,7 @@ mod tests {
     }
 
     fn error(r: anyhow::Result<impl std::fmt::Debug>) -> String {
-        crate::cli::error_text(&r.unwrap_err())
+        format!("{:#}", r.unwrap_err())
     }
 
     /// The vehicles are where the embedded physics simulator has them at a window's start.

@@ -2,7 +2,7 @@
 //! segment by segment, reflections at the surface and the bottom, handed to a visitor that
 //! turns segments into arrivals, fields or pictures.
 
-use super::{Environment, Fan};
+use super::environment::{Environment, Fan};
 
 /// Most steps of one ray (a bound on a ray trapped near a wedge's apex).
 const MAX_STEPS: usize = 100_000;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::terrain::Terrain;
 
 /// A seabed that takes everything: the water's own speed and density (R = 0).
 fn absorbing(c: f64) -> Seabed {
