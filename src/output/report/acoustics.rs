@@ -578,33 +578,43 @@ pub fn tl_field(t: &Traced, title: &str) -> Result<Vec<u8>, String> {
 
 /// The field's colour bar: the ramp from the lowest loss (top) to the span's end.
 fn colour_bar(area: &DrawingArea<BitMapBackend<'_>, Shift>, scale: Option<(f64, f64)>) -> Drawn {
-    let (_, h) = area.dim_in_pixel();
-    let (top, bottom) = (60i32, h as i32 - 60);
-    let x0 = 15i32;
-    let x1 = x0 + 24;
-    let style = TextStyle::from(LABEL.into_font()).color(&BLACK);
-    area.draw(&Text::new("TL (dB)", (x0 - 5, top - 30), style.clone()))?;
     let Some((lo, hi)) = scale else {
-        area.draw(&Text::new("nothing", (x0, top), style.clone()))?;
-        area.draw(&Text::new("arrives", (x0, top + 18), style))?;
+        let style = TextStyle::from(LABEL.into_font()).color(&BLACK);
+        area.draw(&Text::new("TL (dB)", (10, 30), style.clone()))?;
+        area.draw(&Text::new("nothing", (15, 60), style.clone()))?;
+        area.draw(&Text::new("arrives", (15, 78), style))?;
         return Ok(());
     };
-    let rows = (bottom - top).max(1);
+    ramp_bar(area, ("TL (dB)", 10), (lo, hi), 5, 60)
+}
+
+/// A vertical viridis ramp (yellow at the top) labelled `label` at x = `label_x`, from 60 px
+/// to `margin` px above the area's bottom, with `steps` + 1 ticks valued `values.0` at the top
+/// to `values.1` at the bottom, and the grey "none" swatch of cells nothing reaches under it.
+fn ramp_bar(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    (label, label_x): (&str, i32),
+    values: (f64, f64),
+    steps: u32,
+    margin: i32,
+) -> Drawn {
+    let (_, h) = area.dim_in_pixel();
+    let (y0, y1) = (60i32, h as i32 - margin);
+    let (x0, x1) = (15i32, 39i32);
+    let style = TextStyle::from(LABEL.into_font()).color(&BLACK);
+    area.draw(&Text::new(label, (label_x, y0 - 30), style.clone()))?;
+    let rows = (y1 - y0).max(1);
     for k in 0..rows {
-        let u = 1.0 - k as f64 / rows as f64;
         area.draw(&Rectangle::new(
-            [(x0, top + k), (x1, top + k + 1)],
-            viridis(u).filled(),
+            [(x0, y0 + k), (x1, y0 + k + 1)],
+            viridis(1.0 - k as f64 / rows as f64).filled(),
         ))?;
     }
-    area.draw(&Rectangle::new(
-        [(x0, top), (x1, bottom)],
-        BLACK.stroke_width(1),
-    ))?;
-    let steps = 5;
+    area.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1)))?;
     for s in 0..=steps {
-        let v = lo + (hi - lo) * s as f64 / steps as f64;
-        let y = top + ((bottom - top) as f64 * s as f64 / steps as f64).round() as i32;
+        let u = f64::from(s) / f64::from(steps);
+        let v = values.0 + (values.1 - values.0) * u;
+        let y = y0 + (f64::from(y1 - y0) * u).round() as i32;
         area.draw(&PathElement::new(vec![(x1, y), (x1 + 5, y)], BLACK))?;
         area.draw(&Text::new(
             format!("{v:.0}"),
@@ -613,14 +623,14 @@ fn colour_bar(area: &DrawingArea<BitMapBackend<'_>, Shift>, scale: Option<(f64, 
         ))?;
     }
     area.draw(&Rectangle::new(
-        [(x0, bottom + 20), (x1, bottom + 34)],
+        [(x0, y1 + 20), (x1, y1 + 34)],
         NO_ARRIVAL.filled(),
     ))?;
     area.draw(&Rectangle::new(
-        [(x0, bottom + 20), (x1, bottom + 34)],
+        [(x0, y1 + 20), (x1, y1 + 34)],
         BLACK.stroke_width(1),
     ))?;
-    area.draw(&Text::new("none", (x1 + 8, bottom + 20), style))?;
+    area.draw(&Text::new("none", (x1 + 8, y1 + 20), style))?;
     Ok(())
 }
 
@@ -886,39 +896,7 @@ pub fn arrival_pattern(moments: &[Moment], title: &str) -> Result<Vec<u8>, Strin
 
 /// The arrival pattern's colour bar: level from `top` (yellow) down to `bottom`.
 fn pattern_bar(area: &DrawingArea<BitMapBackend<'_>, Shift>, bottom: f64, top: f64) -> Drawn {
-    let (_, h) = area.dim_in_pixel();
-    let (y0, y1) = (60i32, h as i32 - 90);
-    let (x0, x1) = (15i32, 39i32);
-    let style = TextStyle::from(LABEL.into_font()).color(&BLACK);
-    area.draw(&Text::new("level (dB)", (x0 - 8, y0 - 30), style.clone()))?;
-    let rows = (y1 - y0).max(1);
-    for k in 0..rows {
-        area.draw(&Rectangle::new(
-            [(x0, y0 + k), (x1, y0 + k + 1)],
-            viridis(1.0 - k as f64 / rows as f64).filled(),
-        ))?;
-    }
-    area.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1)))?;
-    for s in 0..=4 {
-        let v = top - (top - bottom) * s as f64 / 4.0;
-        let y = y0 + ((y1 - y0) as f64 * s as f64 / 4.0).round() as i32;
-        area.draw(&PathElement::new(vec![(x1, y), (x1 + 5, y)], BLACK))?;
-        area.draw(&Text::new(
-            format!("{v:.0}"),
-            (x1 + 8, y - 7),
-            style.clone(),
-        ))?;
-    }
-    area.draw(&Rectangle::new(
-        [(x0, y1 + 20), (x1, y1 + 34)],
-        NO_ARRIVAL.filled(),
-    ))?;
-    area.draw(&Rectangle::new(
-        [(x0, y1 + 20), (x1, y1 + 34)],
-        BLACK.stroke_width(1),
-    ))?;
-    area.draw(&Text::new("none", (x1 + 8, y1 + 20), style))?;
-    Ok(())
+    ramp_bar(area, ("level (dB)", 7), (top, bottom), 4, 90)
 }
 
 #[cfg(test)]
