@@ -50,11 +50,21 @@ fn v<'a>(name: &'a str, port: u16, id: u8, at: [f64; 3]) -> Vehicle<'a> {
 
 /// A paced scenario with stationary vehicles, fixed sound speed 1500 m/s, flat sea floor.
 fn scenario(dir: &Path, vehicles: &[Vehicle], world: &str) -> LoadedScenario {
-    let mut y = format!(
-        "name: modem_test\nwindow_ms: 20\nduration_s: 600\nseed: 3\nreal_time_factor: {RTF}\n\
-         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  water: {{sound_speed: 1500}}\n{world}\
-         acoustic_modems: {{epoch_utc: \"2026-11-21T05:00:00Z\", absorption: thorp}}\nvehicles:\n"
-    );
+    load_scenario(
+        dir,
+        format!(
+            "name: modem_test\nwindow_ms: 20\nduration_s: 600\nseed: 3\nreal_time_factor: {RTF}\n\
+             world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  water: {{sound_speed: 1500}}\n{world}\
+             acoustic_modems: {{epoch_utc: \"2026-11-21T05:00:00Z\", absorption: thorp}}\n"
+        ),
+        vehicles,
+    )
+}
+
+/// `head` (every section but `vehicles`) and the stationary `vehicles` with their modems,
+/// written into `dir` and loaded.
+fn load_scenario(dir: &Path, head: String, vehicles: &[Vehicle]) -> LoadedScenario {
+    let mut y = head + "vehicles:\n";
     for (i, v) in vehicles.iter().enumerate() {
         y += &format!(
             "  - name: {}\n    addresses: [10.30.0.{}/24]\n    modem: {{tcp_port: {}, id: {}{}}}\n    start: {{x: {}, y: {}, z: {}}}\n    motion: {{kind: stationary}}\n",
@@ -1032,27 +1042,16 @@ fn beam_scenario(
     propagation: &str,
     source_level_db: f64,
 ) -> LoadedScenario {
-    let mut y = format!(
-        "name: modem_paths\nwindow_ms: 20\nduration_s: 600\nseed: 3\nreal_time_factor: {RTF}\n\
-         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n{world}\
-         acoustic_modems: {{epoch_utc: \"2026-11-21T05:00:00Z\", absorption: thorp, \
-         propagation: {propagation}, source_level_db: {source_level_db}}}\nvehicles:\n"
-    );
-    for (i, v) in vehicles.iter().enumerate() {
-        y += &format!(
-            "  - name: {}\n    addresses: [10.30.0.{}/24]\n    modem: {{tcp_port: {}, id: {}}}\n    start: {{x: {}, y: {}, z: {}}}\n    motion: {{kind: stationary}}\n",
-            v.name,
-            i + 1,
-            v.port,
-            v.id,
-            v.at[0],
-            v.at[1],
-            v.at[2]
-        );
-    }
-    let path = dir.join("scenario.yaml");
-    std::fs::write(&path, y).unwrap();
-    config::load(&path).unwrap_or_else(|e| panic!("{e}"))
+    load_scenario(
+        dir,
+        format!(
+            "name: modem_paths\nwindow_ms: 20\nduration_s: 600\nseed: 3\nreal_time_factor: {RTF}\n\
+             world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n{world}\
+             acoustic_modems: {{epoch_utc: \"2026-11-21T05:00:00Z\", absorption: thorp, \
+             propagation: {propagation}, source_level_db: {source_level_db}}}\n"
+        ),
+        vehicles,
+    )
 }
 
 /// Sends one mini-packet from modem 1 to modem 2 over `world` and returns its ledger entry
