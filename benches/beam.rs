@@ -24,14 +24,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use netsim_cosim::model::beam::{self, Environment, Fan, Profile, Seabed, Section, Sum};
-use serde_json::Value;
+#[path = "../tests/common/bellhop_case.rs"]
+mod bellhop_case;
+
+use bellhop_case::{case, environment, f, fan, floats, root};
+use netsim_cosim::model::beam::{self, Sum};
 
 const RUNS: usize = 7;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn thread_cpu() -> Duration {
     let mut ts = libc::timespec {
@@ -50,68 +49,6 @@ fn children_cpu() -> Duration {
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().expect("number")
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    if let Some(l) = v.get("linspace") {
-        let (a, b, n) = (f(&l[0]), f(&l[1]), l[2].as_u64().expect("count") as usize);
-        return (0..n)
-            .map(|i| a + (b - a) * i as f64 / (n - 1).max(1) as f64)
-            .collect();
-    }
-    v.as_array().expect("list").iter().map(f).collect()
-}
-
-/// The case `name` with the keys of its run `run` (if any) applied.
-fn case(name: &str, run: Option<&str>) -> Value {
-    let path = root().join(format!("tests/acoustics/cases/{name}.json"));
-    let mut c: Value = serde_json::from_slice(&std::fs::read(&path).expect("case")).expect("JSON");
-    if let Some(run) = run {
-        for (k, v) in c["runs"][run].as_object().expect("run").clone() {
-            c[k] = v;
-        }
-    }
-    c
-}
-
-fn environment(c: &Value) -> Environment {
-    let ssp = c["ssp"].as_array().expect("ssp");
-    let depths: Vec<f64> = ssp.iter().map(|r| f(&r[0])).collect();
-    let speeds: Vec<f64> = ssp.iter().map(|r| f(&r[1])).collect();
-    let section = match c.get("bathymetry") {
-        Some(b) => Section {
-            range_m: b
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| f(&p[0]) * 1e3)
-                .collect(),
-            depth_m: b.as_array().unwrap().iter().map(|p| f(&p[1])).collect(),
-        },
-        None => Section::flat(*depths.last().expect("rows")),
-    };
-    let b = &c["bottom"];
-    Environment {
-        profile: Profile::new(depths, speeds).expect("profile"),
-        seabed: Seabed {
-            speed_mps: f(&b["speed_mps"]),
-            density_ratio: f(&b["density_ratio"]),
-            attenuation_db_per_wavelength: f(&b["attenuation_db_per_wavelength"]),
-        },
-        section,
-    }
-}
-
-fn fan(c: &Value) -> Fan {
-    Fan {
-        beams: c["beams"].as_u64().expect("beams") as usize,
-        min_deg: f(&c["angles_deg"][0]),
-        max_deg: f(&c["angles_deg"][1]),
-    }
 }
 
 /// Writes the BELLHOP files of `name`'s `run` into a directory of their own (running the

@@ -25,15 +25,15 @@
 //!
 //! Run with `cargo test --test beam_reference -- --nocapture` to see the figures.
 
-use netsim_cosim::model::beam::{self, Arrival, Environment, Fan, Profile, Seabed, Section, Sum};
+#[path = "common/bellhop_case.rs"]
+mod bellhop_case;
+
+use bellhop_case::{case, environment, f, fan, floats, root};
+use netsim_cosim::model::beam::{self, Arrival, Sum};
 use serde_json::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn python() -> PathBuf {
     let python = root().join(".venv-test/bin/python");
@@ -45,41 +45,6 @@ fn python() -> PathBuf {
         exe.display()
     );
     python
-}
-
-fn case(name: &str) -> Value {
-    let path = root()
-        .join("tests/acoustics/cases")
-        .join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// The case with its run's keys applied and receiver lists expanded.
-fn resolved(case: &Value, run: &str) -> Value {
-    let mut c = case.clone();
-    let overrides = case["runs"][run].as_object().expect("run").clone();
-    for (k, v) in overrides {
-        c[k] = v;
-    }
-    for key in ["receiver_depths_m", "receiver_ranges_m"] {
-        if let Some(l) = c[key].get("linspace") {
-            let (a, b, n) = (f(&l[0]), f(&l[1]), l[2].as_u64().expect("count") as usize);
-            let v: Vec<f64> = (0..n)
-                .map(|i| a + (b - a) * i as f64 / (n - 1).max(1) as f64)
-                .collect();
-            c[key] = serde_json::json!(v);
-        }
-    }
-    c
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().expect("number")
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().expect("list").iter().map(f).collect()
 }
 
 /// Runs the harness on `name`'s `run` with `engine`.
@@ -109,43 +74,6 @@ fn bellhop(name: &str, run: &str, engine: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("harness JSON")
-}
-
-fn environment(c: &Value) -> Environment {
-    let ssp = c["ssp"].as_array().expect("ssp");
-    let depths: Vec<f64> = ssp.iter().map(|r| f(&r[0])).collect();
-    let speeds: Vec<f64> = ssp.iter().map(|r| f(&r[1])).collect();
-    let deepest = *depths.last().expect("rows");
-    let section = match c.get("bathymetry") {
-        Some(b) => Section {
-            range_m: b
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| f(&p[0]) * 1000.0)
-                .collect(),
-            depth_m: b.as_array().unwrap().iter().map(|p| f(&p[1])).collect(),
-        },
-        None => Section::flat(deepest),
-    };
-    let b = &c["bottom"];
-    Environment {
-        profile: Profile::new(depths, speeds).expect("profile"),
-        seabed: Seabed {
-            speed_mps: f(&b["speed_mps"]),
-            density_ratio: f(&b["density_ratio"]),
-            attenuation_db_per_wavelength: f(&b["attenuation_db_per_wavelength"]),
-        },
-        section,
-    }
-}
-
-fn fan(c: &Value) -> Fan {
-    Fan {
-        beams: c["beams"].as_u64().expect("beams") as usize,
-        min_deg: f(&c["angles_deg"][0]),
-        max_deg: f(&c["angles_deg"][1]),
-    }
 }
 
 /// BELLHOP's Thorp volume absorption (dB/km) at `f_hz`, as its `CRCI` applies it: the Thorp
@@ -219,7 +147,7 @@ fn tl_grid(v: &Value) -> Vec<f64> {
 
 /// Ours against both BELLHOPs on a case's incoherent field: the shares (Fortran, pelagic).
 fn field_shares(name: &str) -> (f64, f64) {
-    let c = resolved(&case(name), "incoherent");
+    let c = case(name, Some("incoherent"));
     let ranges = floats(&c["receiver_ranges_m"]);
     let depths = floats(&c["receiver_depths_m"]);
     let t0 = std::time::Instant::now();
@@ -317,7 +245,7 @@ fn reference_delay_spread(name: &str) -> f64 {
 /// Ours against both BELLHOPs on a case's arrivals: the worst delay error of the main
 /// arrivals (s), over both engines, and how many main arrivals were compared.
 fn arrival_errors(name: &str, max_delay_s: f64) -> (f64, usize) {
-    let c = resolved(&case(name), "arrivals");
+    let c = case(name, Some("arrivals"));
     let env = environment(&c);
     let fan = fan(&c);
     let alpha = absorption(&c);
