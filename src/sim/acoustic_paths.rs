@@ -17,6 +17,7 @@
 use crate::config::{LinkModel, LoadedScenario, Propagation};
 use crate::model::beam::{arrivals, Arrival, Environment, Fan, Profile, Seabed, Section};
 use crate::model::terrain::Terrain;
+use nalgebra::Point3;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -230,7 +231,7 @@ impl AcousticPaths {
     }
 
     /// Brings the arrivals to window `k` for vehicles at `positions` (ENU), per the schedule.
-    pub fn update(&mut self, k: u32, positions: &[[f64; 3]]) {
+    pub fn update(&mut self, k: u32, positions: &[Point3<f64>]) {
         if !self.any() {
             return;
         }
@@ -258,7 +259,7 @@ impl AcousticPaths {
             if !state.beam {
                 continue;
             }
-            let (a, b) = (positions[i], positions[j]);
+            let (a, b) = (positions[i].coords.into(), positions[j].coords.into());
             let stale = match &state.traced_at {
                 Some((pa, pb)) => moved(pa, &a) || moved(pb, &b),
                 None => true,
@@ -272,7 +273,7 @@ impl AcousticPaths {
     }
 
     /// Traces every beam pair here and now (the first window).
-    fn trace_now(&mut self, positions: &[[f64; 3]]) {
+    fn trace_now(&mut self, positions: &[Point3<f64>]) {
         let n = positions.len();
         for (p, (i, j)) in (0..n)
             .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
@@ -285,7 +286,7 @@ impl AcousticPaths {
                 continue;
             }
             let started = Instant::now();
-            let (a, b) = (positions[i], positions[j]);
+            let (a, b) = (positions[i].coords.into(), positions[j].coords.into());
             let dropped = trace_pair(&self.settings, &self.terrain, a, b, &mut state.arrivals);
             state.traced_at = Some((a, b));
             self.record(started.elapsed().as_secs_f64(), dropped);
@@ -432,7 +433,11 @@ mod tests {
     fn a_moved_pair_is_traced_at_a_refresh_and_used_from_the_next() {
         // Three vehicles, pairs (0,1), (0,2), (1,2); (0,2) is not beam-traced.
         let mut p = paths(vec![true, false, true]);
-        let mut at = vec![[0.0, 0.0, -20.0], [200.0, 0.0, -20.0], [0.0, 150.0, -10.0]];
+        let mut at = vec![
+            Point3::new(0.0, 0.0, -20.0),
+            Point3::new(200.0, 0.0, -20.0),
+            Point3::new(0.0, 150.0, -10.0),
+        ];
         p.update(0, &at);
         assert_eq!(p.stats().traces, 2);
         assert!(p.arrivals(1).is_none());
@@ -447,13 +452,19 @@ mod tests {
         let mut all = Vec::new();
         let mut expect = 0;
         for (a, b) in [(0, 1), (1, 2)] {
-            trace_pair(&full, &p.terrain, at[a], at[b], &mut all);
+            trace_pair(
+                &full,
+                &p.terrain,
+                at[a].coords.into(),
+                at[b].coords.into(),
+                &mut all,
+            );
             expect += all.len().saturating_sub(8) as u64;
         }
         assert!(expect > 0);
         assert_eq!(p.stats().arrivals_dropped, expect);
         // Vehicle 1 moves 100 m: nothing changes between refreshes ...
-        at[1][0] = 300.0;
+        at[1].x = 300.0;
         for k in 1..10 {
             p.update(k, &at);
         }

@@ -92,7 +92,7 @@ impl ChannelSampler {
         let paths = self
             .tracer
             .trace_all(&self.terrain, &points, self.penetration_loss_db_per_m);
-        self.acoustic.update(k, &positions(poses));
+        self.acoustic.update(k, &points);
         channel_data(poses, paths, &self.acoustic, &mut self.channel);
         self.channel.encode_to_vec()
     }
@@ -122,7 +122,10 @@ impl ChannelSampler {
     /// The ChannelData of window `k` for `poses` and the paths as last traced (all of them for
     /// `poses` once a spread sample's parts cover every pair).
     pub fn traced(&mut self, k: u32, poses: &[Placement]) -> Vec<u8> {
-        self.acoustic.update(k, &positions(poses));
+        if self.acoustic.any() {
+            let points: Vec<Point3<f64>> = poses.iter().map(|(p, _)| *p).collect();
+            self.acoustic.update(k, &points);
+        }
         channel_data(
             poses,
             self.tracer.paths(),
@@ -329,11 +332,6 @@ fn placed(f: &SetPose) -> VehicleState {
     });
     s.speed = f.speed_mps;
     s
-}
-
-/// The positions of `poses`, as arrays.
-fn positions(poses: &[Placement]) -> Vec<[f64; 3]> {
-    poses.iter().map(|(p, _)| [p.x, p.y, p.z]).collect()
 }
 
 /// Fills `channel` with the ChannelData of `poses`, `paths` and the `acoustic` arrivals: poses,
