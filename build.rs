@@ -3,7 +3,11 @@
 use std::{env, path::PathBuf};
 
 fn main() {
-    let protos = ["msg/netsim_manager.proto", "msg/rosnetsim.proto"];
+    let protos = [
+        "msg/netsim_manager.proto",
+        "msg/rosnetsim.proto",
+        "msg/agent.proto",
+    ];
     for p in &protos {
         println!("cargo:rerun-if-changed={p}");
     }

@@ -489,6 +489,13 @@ pub struct Vehicle {
     /// `network.capture: tun`. Absent: a namespace `ncs-<name>` the run creates and removes.
     #[serde(default)]
     pub attach: Option<Attach>,
+    /// The capture agent (`cosim agent --name HOST`) whose machine the vehicle lives on: its
+    /// namespace, TUN and programs are there, and its traffic joins the run through that
+    /// agent (`network.agents`). Same form as a vehicle's name. Needs `network.capture: tun`.
+    /// Absent: the network coordinator's machine.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[a-z0-9_-]{1,32}$"))]
+    pub host: Option<String>,
 }
 
 /// Prefix of the network namespaces a run creates (`ncs-<vehicle>`), which a later run removes
@@ -1444,6 +1451,54 @@ pub struct Network {
     /// larger packets. Default false (one entry per IP packet on the wire).
     #[serde(default)]
     pub offload: bool,
+    /// Where the network coordinator meets the capture agents of the vehicles on other
+    /// machines (`vehicles[].host`). Default: loopback only.
+    #[serde(default)]
+    pub agents: Agents,
+}
+
+/// The network coordinator's side of the capture agents (`network.agents`).
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Agents {
+    /// `ADDRESS:PORT` the network coordinator listens on for its agents (TCP). Default
+    /// `127.0.0.1:5610`: set the address of the network that reaches the agents' machines.
+    #[serde(default = "default_agents_bind")]
+    pub bind: String,
+    /// A file holding the run's secret (64 hex digits, readable by its owner only), made by
+    /// `cosim agent-key`. Absent: every run makes a fresh one, `<out>/agent.key`.
+    #[serde(default)]
+    pub key_file: Option<String>,
+    /// How long (ms, > 0) a window waits for every agent's report before the run ends with an
+    /// error naming the agent. Default 2000.
+    #[serde(default = "default_agents_timeout_ms")]
+    pub timeout_ms: u64,
+    /// How long (s, > 0) the run waits for every agent to join before window 0. Default 120.
+    #[serde(default = "default_agents_join_timeout_s")]
+    pub join_timeout_s: f64,
+}
+
+impl Default for Agents {
+    fn default() -> Agents {
+        Agents {
+            bind: default_agents_bind(),
+            key_file: None,
+            timeout_ms: default_agents_timeout_ms(),
+            join_timeout_s: default_agents_join_timeout_s(),
+        }
+    }
+}
+
+fn default_agents_bind() -> String {
+    "127.0.0.1:5610".into()
+}
+
+fn default_agents_timeout_ms() -> u64 {
+    2000
+}
+
+fn default_agents_join_timeout_s() -> f64 {
+    120.0
 }
 
 /// Whether the vehicles' own traffic is captured.
@@ -1480,6 +1535,7 @@ impl Default for Network {
             pcap: false,
             pcap_snaplen: default_pcap_snaplen(),
             offload: false,
+            agents: Agents::default(),
         }
     }
 }

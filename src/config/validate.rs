@@ -1382,6 +1382,72 @@ fn network(cx: &Ctx) -> Check {
             "live traffic runs against the wall clock: set real_time_factor > 0 (e.g. 1.0)",
         ));
     }
+    agents(cx)
+}
+
+/// `network.agents` and every `vehicles[].host`: a host only with live capture, not for a
+/// vehicle on sim time (its `/clock` bridge runs on the coordinator's machine) or with a modem
+/// (the modem bridges listen there).
+fn agents(cx: &Ctx) -> Check {
+    let s = &cx.scenario;
+    let a = &s.network.agents;
+    if a.bind.parse::<std::net::SocketAddr>().is_err() {
+        return Err(cx.err(
+            "network.agents.bind",
+            format!(
+                "must be ADDRESS:PORT, e.g. 127.0.0.1:5610 or 10.0.0.1:5610 (got {:?})",
+                a.bind
+            ),
+        ));
+    }
+    if a.timeout_ms == 0 {
+        return Err(cx.err("network.agents.timeout_ms", "must be ≥ 1"));
+    }
+    cx.positive("network.agents.join_timeout_s", a.join_timeout_s)?;
+    for (i, v) in s.vehicles.iter().enumerate() {
+        let Some(host) = &v.host else {
+            continue;
+        };
+        let key = join_key(&join_index("vehicles", i), "host");
+        if host.is_empty()
+            || host.len() > 32
+            || !host
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        {
+            return Err(cx.err(
+                &key,
+                format!("must be 1 to 32 of a-z, 0-9, `_` and `-` (got {host:?})"),
+            ));
+        }
+        if s.network.capture != super::Capture::Tun {
+            return Err(cx.err(
+                &key,
+                format!(
+                    "vehicle {:?} lives on agent {host:?}, which only live capture uses: set network.capture: tun",
+                    v.name
+                ),
+            ));
+        }
+        if s.vehicle_ros(v).sim_time() {
+            return Err(cx.err(
+                &key,
+                format!(
+                    "vehicle {:?} runs on sim time, whose /clock bridge runs on the network coordinator's machine: leave out `host` or set use_sim_time: false for it",
+                    v.name
+                ),
+            ));
+        }
+        if v.modem.is_some() {
+            return Err(cx.err(
+                &key,
+                format!(
+                    "vehicle {:?} has a modem, whose bridge listens on the network coordinator's machine: leave out `host` or `modem`",
+                    v.name
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -557,6 +557,7 @@ mod tests {
             motion: Motion::Stationary,
             ros: Default::default(),
             attach: None,
+            host: None,
         }
     }
 

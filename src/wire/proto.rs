@@ -19,6 +19,11 @@ pub mod rosnetsim {
     include!(concat!(env!("OUT_DIR"), "/rosnetsim.rs"));
 }
 
+/// `package agent` (proto3): a network coordinator and its capture agents (`src/wire/agent.rs`).
+pub mod agent {
+    include!(concat!(env!("OUT_DIR"), "/agent.rs"));
+}
+
 pub use rosnetsim::{ChannelData, LinkState, NetworkUpdate, PathDetails, PhysicsUpdate, SetPose};
 
 /// Why bytes did not decode into a message.
