@@ -16,8 +16,14 @@ use std::time::Duration;
 fn main() {
     let command = Cosim::parse_from(cli::args()).command;
     // Before any thread: a run without root may go on in a user namespace of its own.
-    if let Command::Run(a) = &command {
-        cli::user_namespace_for(a.scenario.as_deref());
+    match &command {
+        Command::Run(a) => cli::user_namespace_for(a.scenario.as_deref()),
+        Command::Agent(a) => cli::user_namespace_for(Some(&a.scenario)),
+        Command::AgentGuard { owner, namespaces } => {
+            netsim_cosim::io::agents::agent::guard(*owner, namespaces);
+            std::process::exit(0)
+        }
+        _ => {}
     }
     cli::init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -128,6 +134,15 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                     anyhow::bail!("{} has no vehicle {vehicle:?}", s.display());
                 };
                 attach = v.attach.clone();
+                let ns = netsim_cosim::io::netns::ns_name(&vehicle);
+                if let (Some(host), None) = (&v.host, &attach) {
+                    if !std::path::Path::new(netsim_cosim::io::netns::NETNS_DIR)
+                        .join(&ns)
+                        .exists()
+                    {
+                        anyhow::bail!("vehicle {vehicle} lives on agent {host}'s machine ({}: vehicles[].host): run this command there", s.display());
+                    }
+                }
             }
             Err(netsim_cosim::io::netns::exec_in(
                 &vehicle,
@@ -135,6 +150,14 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                 &command,
             ))
         }
+        Command::Agent(a) => cli::agent::run(a).await,
+        Command::AgentKey { file } => {
+            let secret = netsim_cosim::wire::agent::Secret::generate();
+            netsim_cosim::io::agents::hub::write_secret(&file, &secret)?;
+            println!("{}", file.display());
+            Ok(0)
+        }
+        Command::AgentGuard { .. } => Ok(0),
         Command::NetworkSim(ServeArgs {
             scenario,
             bind,

@@ -6,7 +6,7 @@ use clap::Parser;
 use netsim_cosim::{
     cli::{self, args::NetworkCoordinatorArgs},
     coord::{network_simulator, startup_timeout, NetworkCoordinator},
-    io::live::LiveNetwork,
+    io::{agents::hub::AgentHub, live::LiveNetwork},
     sync::zmq,
 };
 use std::time::Duration;
@@ -33,9 +33,16 @@ async fn main() {
             if let Some(l) = &live {
                 l.without_copy_ends();
             }
+            let agents = match &live {
+                Some(l) => AgentHub::start(&loaded, l, Some(&out))
+                    .await?
+                    .map(|h| std::sync::Arc::new(tokio::sync::Mutex::new(h))),
+                None => None,
+            };
             let mut coordinator =
                 NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(&loaded))
-                    .with_live(live.clone());
+                    .with_live(live.clone())
+                    .with_agents(agents.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(
                 zmq::serve(a.bind.as_str(), &mut coordinator, idle),
@@ -44,6 +51,11 @@ async fn main() {
             )
             .await;
             if let Some(live) = live {
+                if let Some(a) = agents {
+                    if let Err(e) = a.lock().await.finish(live.end_ns(), &live).await {
+                        tracing::error!("{e:#}");
+                    }
+                }
                 cli::report_network(&live.shutdown(), &out)?;
             }
             code

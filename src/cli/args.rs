@@ -150,6 +150,49 @@ pub enum Command {
     /// Serve the embedded network simulator for a scenario on a ZeroMQ REP socket, or with
     /// ROS-NetSim's framing.
     NetworkSim(ServeArgs),
+    /// Be the capture agent of this machine's vehicles (those whose `host` is `--name`) in a
+    /// run whose network coordinator is on another machine: creates their namespaces and TUN
+    /// interfaces, runs their programs, joins the run's lockstep and ends with it.
+    Agent(AgentArgs),
+    /// Write a fresh secret for a run and its capture agents to FILE (64 hex digits, readable
+    /// by its owner only), for `network.agents.key_file` and `cosim agent --key`.
+    AgentKey {
+        /// The file to create (it must not exist).
+        file: PathBuf,
+    },
+    /// A capture agent's guardian: waits for its stdin to end (the agent gone), then kills
+    /// what runs in the namespaces still owned by `--owner` and removes them. Started by
+    /// `cosim agent` itself.
+    #[command(hide = true)]
+    AgentGuard {
+        /// The agent's pid, recorded as the namespaces' owner.
+        #[arg(long)]
+        owner: u32,
+        /// The namespaces it guards.
+        namespaces: Vec<String>,
+    },
+}
+
+/// `cosim agent`.
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// The run's scenario file: the same file as the network coordinator's (its SHA-256 is
+    /// compared when the agent joins).
+    pub scenario: PathBuf,
+    /// This agent's name: the `host` of the vehicles it owns.
+    #[arg(long)]
+    pub name: String,
+    /// The network coordinator: `ADDRESS:PORT` (its `network.agents.bind`).
+    #[arg(long)]
+    pub coordinator: String,
+    /// The run's secret: a copy of the run's `<out>/agent.key`, or the scenario's
+    /// `network.agents.key_file` (readable by its owner only).
+    #[arg(long)]
+    pub key: PathBuf,
+    /// Folder for the agent's program logs (default `out/<scenario name>-agent-<name>`); they
+    /// are sent to the run's output folder at its end too.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// What replaces the scenario's own choices for one run (`cosim run`) or check (`cosim check`).

@@ -6,6 +6,7 @@
 //! parse arguments and call into the library.
 
 pub mod acoustics;
+pub mod agent;
 pub mod args;
 pub mod check;
 pub mod report;

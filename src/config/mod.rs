@@ -164,6 +164,14 @@ pub struct LoadedScenario {
 }
 
 impl LoadedScenario {
+    /// A path the scenario gives, relative to the scenario file's folder unless absolute.
+    pub fn relative(&self, path: &str) -> PathBuf {
+        match self.file.parent() {
+            Some(dir) => dir.join(path),
+            None => PathBuf::from(path),
+        }
+    }
+
     /// The run's windows, from `window_ms` and `duration_s`.
     pub fn schedule(&self) -> Schedule {
         Schedule::new(self.scenario.window_ms, self.scenario.duration_s)

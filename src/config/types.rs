@@ -651,6 +651,18 @@ impl RosSettings {
 }
 
 impl Scenario {
+    /// The capture agents the vehicles live with (`vehicles[].host`), each once, in the order
+    /// they first appear: an agent's index is its place here.
+    pub fn agents(&self) -> Vec<String> {
+        let mut agents: Vec<String> = Vec::new();
+        for h in self.vehicles.iter().filter_map(|v| v.host.as_ref()) {
+            if !agents.contains(h) {
+                agents.push(h.clone());
+            }
+        }
+        agents
+    }
+
     /// The ROS 2 settings of vehicle `v`: its own, then the scenario's.
     pub fn vehicle_ros(&self, v: &Vehicle) -> RosSettings {
         v.ros.or(&self.ros)

@@ -1447,6 +1447,15 @@ fn agents(cx: &Ctx) -> Check {
                 ),
             ));
         }
+        if s.network.offload {
+            return Err(cx.err(
+                "network.offload",
+                format!(
+                    "vehicle {:?} lives on agent {host:?}, and agents carry wire packets, not the kernel's bursts: set network.offload: false",
+                    v.name
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! with the live side's captured packets added to each BEGIN and each END's releases handed back.
 
 use crate::clock::Schedule;
+use crate::io::agents::hub::AgentHub;
 use crate::io::live::LiveNetwork;
 use crate::output::stages::{Stage, Stages};
 use crate::sync::{
@@ -9,6 +10,7 @@ use crate::sync::{
     Link, Reply, Service,
 };
 use crate::wire::proto::rosnetsim::network_update;
+use crate::wire::proto::NetworkUpdate;
 use prost::Message;
 use std::{
     sync::Arc,
@@ -24,8 +26,14 @@ pub struct NetworkCoordinator {
     windows: WindowCounter,
     startup: Duration,
     live: Option<Arc<LiveNetwork>>,
+    /// The capture agents of the vehicles on other machines, if any.
+    agents: Option<SharedAgents>,
     stages: Arc<Stages>,
 }
+
+/// The capture agents, shared by the network coordinator (every window) and the live side's
+/// participant (the end of the run).
+pub type SharedAgents = Arc<tokio::sync::Mutex<AgentHub>>;
 
 impl NetworkCoordinator {
     pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
@@ -34,6 +42,7 @@ impl NetworkCoordinator {
             windows: WindowCounter::new(schedule.windows),
             startup,
             live: None,
+            agents: None,
             stages: Arc::default(),
         }
     }
@@ -50,15 +59,39 @@ impl NetworkCoordinator {
         self
     }
 
+    /// Opens each window on the capture agents too, and hands them their vehicles' releases.
+    pub fn with_agents(mut self, agents: Option<SharedAgents>) -> Self {
+        self.agents = agents;
+        self
+    }
+
     pub fn live(&self) -> Option<&Arc<LiveNetwork>> {
         self.live.as_ref()
     }
 
     async fn window(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
-        let mut begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
+        let begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
             .into_inner();
         let k = begin.time_val;
         self.windows.begin(k)?;
+        let result = self.exchange(k, begin).await;
+        if let (Err(e), Some(agents)) = (&result, &self.agents) {
+            agents.lock().await.abort(e).await;
+        }
+        result
+    }
+
+    async fn exchange(&mut self, k: u32, mut begin: NetworkUpdate) -> Result<Vec<u8>, String> {
+        if let (Some(live), Some(agents)) = (&self.live, &self.agents) {
+            let started = Instant::now();
+            agents
+                .lock()
+                .await
+                .open(k, begin.window_opened_unix_ns, live)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            self.stages.since(Stage::Agents, started);
+        }
         if let Some(live) = &self.live {
             live.begin(k, &mut begin);
         }
@@ -74,6 +107,14 @@ impl NetworkCoordinator {
         self.stages.since(Stage::NetworkSim, started);
         if let Some(live) = &self.live {
             live.end(k, &end);
+            if let Some(agents) = &self.agents {
+                agents
+                    .lock()
+                    .await
+                    .release(k, live)
+                    .await
+                    .map_err(|e| format!("{e:#}"))?;
+            }
         }
         Ok(reply)
     }

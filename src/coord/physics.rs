@@ -11,6 +11,7 @@ use super::participants::{
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
 use crate::clock::{Opening, Pacer, Schedule};
 use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint};
+use crate::io::agents::hub::AgentHub;
 use crate::io::live::LiveNetwork;
 use crate::io::modem_bridge::ModemBridges;
 use crate::io::netsim_manager::NavSource;
@@ -101,6 +102,7 @@ impl PhysicsCoordinator {
         let nav = NavSource::start(loaded).await?;
         let channel_memo = ChannelMemo::default();
         let mut live = None;
+        let mut agents = None;
         let mut stages = Arc::<Stages>::default();
         let network = match network_coordinator {
             Some(ep) => {
@@ -123,9 +125,13 @@ impl PhysicsCoordinator {
                 live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
                 if let Some(l) = &live {
                     stages = l.stages();
+                    agents = AgentHub::start(loaded, l, out_dir.as_deref())
+                        .await?
+                        .map(|h| Arc::new(tokio::sync::Mutex::new(h)));
                 }
                 let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))
                     .with_live(live.clone())
+                    .with_agents(agents.clone())
                     .with_stages(stages.clone());
                 Link::local("network coordinator", Box::new(coordinator))
             }
@@ -172,7 +178,7 @@ impl PhysicsCoordinator {
             c = c.with_participant(NavParticipant::new(n));
         }
         if let Some(l) = live {
-            c = c.with_participant(LiveParticipant::new(l, collect));
+            c = c.with_participant(LiveParticipant::new(l, collect).with_agents(agents));
         }
         if let Some(m) = modem_bridges {
             c = c.with_participant(ModemParticipant::new(m, collect));

@@ -1,18 +1,11 @@
-//! The network coordinator's live side: the vehicles' namespaces (created, or attached to:
-//! `vehicles[].attach`) and TUN interfaces, a reader task per vehicle feeding the [`Engine`]
-//! (without `network.offload`, each burst split into its wire packets), and a release thread
-//! of its own writing each delivery into the receiver's TUN at the wall time of the sim time
-//! the simulator chose (through the window clock; packets of a flow due together coalesced,
-//! [`tun::Writer`]), plus the pcap files.
-//! The release thread sleeps on a condition variable until the next delivery is due (precise
-//! to microseconds with the timer slack [`super::timer::init`] sets), so thousands of releases
-//! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
-//! shared behind one mutex; critical sections are short. Each vehicle's pcap has a lock of its
-//! own, held by the release thread from before a TUN write until the packets written are
-//! recorded, so that a reply the vehicle sends at once is never recorded before what it answers.
+//! The network coordinator's live side: the vehicles' TUN interfaces on this machine
+//! ([`Ports`]) feeding the packet [`Engine`], each END's deliveries written at the sim time the
+//! simulator chose, and the vehicles on other machines reached through their capture agents:
+//! what an agent reports goes into the same engine and pcaps, and the deliveries for its
+//! vehicles are handed to it ([`LiveNetwork::take_releases`]) and stay in the ledger's flight
+//! until it says what became of them.
 
-use super::netns::{Namespaces, VehicleNs};
-use super::tun;
+use super::ports::{Ports, PortsConfig, Sink};
 use crate::clock::{SimNanos, WindowClock};
 use crate::config::{Capture, LoadedScenario};
 use crate::model::fate::DropReason;
@@ -23,94 +16,59 @@ use crate::net::{
 };
 use crate::output::stages::{Stage, Stages};
 use crate::wire::pcap::PcapWriter;
+use crate::wire::proto::agent::{Capture as AgentCapture, Release};
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tokio::task::JoinHandle;
-use tun_rs::AsyncDevice;
 
-struct Scheduled {
-    due: Instant,
-    seq: u64,
-    delivery: Delivery,
+/// The id of the copy of packet `pkt_id` for vehicle `node`, as an agent is given it.
+fn release_id(d: &Delivery) -> u64 {
+    (u64::from(d.pkt_id) << 32) | d.node as u64
 }
 
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.due, self.seq) == (o.due, o.seq)
+/// The coordinator's side of the ports: the packet engine, and the copies with the agents.
+pub struct Network {
+    pub engine: Engine,
+    /// Per vehicle: the agent (index into [`LiveNetwork::agents`]) it lives with; `None`: here.
+    agent_of: Vec<Option<usize>>,
+    /// Per agent: the ids of the copies of the last END to hand over.
+    outbox: Vec<Vec<u64>>,
+    /// Copies handed to an agent (or about to be), by id, until it says what became of them.
+    at_agents: HashMap<u64, Delivery>,
+    /// At most this many copies with the agents (more are dropped, "queue full").
+    agent_limit: usize,
+}
+
+impl Sink for Network {
+    fn capture(&mut self, node: usize, frame: Frame, t_ns: SimNanos) {
+        self.engine.capture(node, frame, t_ns);
     }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.due, self.seq).cmp(&(o.due, o.seq))
-    }
-}
 
-struct State {
-    engine: Engine,
-    clock: WindowClock,
-    releases: BinaryHeap<Reverse<Scheduled>>,
-    release_limit: usize,
-    seq: u64,
-    closed: bool,
-}
-
-/// One vehicle's pcap file (`None` without `network.pcap`, or after a write failed).
-struct Pcap(Option<PcapWriter<BufWriter<File>>>);
-
-impl Pcap {
-    fn record(&mut self, node: usize, t_ns: u64, packet: &[u8]) {
-        if let Some(w) = &mut self.0 {
-            if let Err(e) = w.write(t_ns, packet) {
-                tracing::warn!("pcap of vehicle {node} stopped: {e}");
-                self.0 = None;
-            }
-        }
+    fn delivered(&mut self, d: &Delivery, ok: bool) {
+        self.engine.delivered(d, ok);
     }
 }
 
-struct Shared {
-    state: Mutex<State>,
-    /// Per vehicle; never held together with `state`.
-    pcaps: Vec<Mutex<Pcap>>,
-    /// Signalled when a delivery is scheduled or the live side closes (the release thread).
-    wake: Condvar,
-    stages: Arc<Stages>,
+/// What an agent reported, for [`LiveNetwork::apply_report`].
+pub struct AgentNews<'a> {
+    pub captures: &'a [AgentCapture],
+    /// Ids of copies written into their receiver's TUN.
+    pub written: &'a [u64],
+    /// Ids of copies whose write failed.
+    pub failed: &'a [u64],
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn pcap(&self, node: usize) -> Option<MutexGuard<'_, Pcap>> {
-        self.pcaps
-            .get(node)
-            .map(|p| p.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-/// A vehicle network in namespaces, captured through TUN interfaces.
+/// A vehicle network in namespaces, captured through TUN interfaces here and on the agents'
+/// machines.
 pub struct LiveNetwork {
-    shared: Arc<Shared>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
-    release: Mutex<Option<std::thread::JoinHandle<()>>>,
-    devices: Mutex<Vec<Arc<AsyncDevice>>>,
-    namespaces: Mutex<Option<Namespaces>>,
-    /// The namespaces attached to (`vehicles[].attach`) and the index of the TUN in each.
-    attached: Mutex<Vec<(VehicleNs, u64)>>,
+    ports: Ports<Network>,
+    /// The capture agents' names (the scenario's `vehicles[].host`, in order of appearance).
+    agents: Vec<String>,
     summary: Mutex<Option<LedgerSummary>>,
     pub offload: bool,
 }
@@ -137,32 +95,19 @@ impl LiveNetwork {
             crc: s.network.crc,
             seed: s.seed,
         };
-        let own: Vec<&str> = s
+        let agents = s.agents();
+        let agent_of: Vec<Option<usize>> = s
             .vehicles
             .iter()
-            .filter(|v| v.attach.is_none())
-            .map(|v| v.name.as_str())
+            .map(|v| {
+                v.host
+                    .as_ref()
+                    .and_then(|h| agents.iter().position(|a| a == h))
+            })
             .collect();
-        let mut namespaces = Namespaces::create(&own)?;
-        for v in &s.vehicles {
-            if let Some(a) = &v.attach {
-                namespaces.attach(&v.name, a)?;
-            }
-        }
-        let mut devices = Vec::new();
-        let mut attached = Vec::new();
-        for (v, addrs) in s.vehicles.iter().zip(&book.addresses) {
-            let ns = namespaces.vehicle(&v.name)?;
-            devices.push(Arc::new(tun::open(&ns, addrs)?));
-            if v.attach.is_some() {
-                if let Some(index) = tun::index_in(&ns) {
-                    attached.push((ns, index));
-                }
-            }
-        }
         let mut pcaps = Vec::new();
         for name in &book.names {
-            pcaps.push(Mutex::new(Pcap(match (s.network.pcap, out_dir) {
+            pcaps.push(match (s.network.pcap, out_dir) {
                 (true, Some(dir)) => {
                     std::fs::create_dir_all(dir)?;
                     let f = File::create(dir.join(format!("{name}.pcap")))?;
@@ -172,52 +117,40 @@ impl LiveNetwork {
                     )?)
                 }
                 _ => None,
-            })));
+            });
         }
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                engine: Engine::new(book, cfg),
-                clock: WindowClock::new(schedule, s.real_time_factor),
-                releases: BinaryHeap::new(),
-                release_limit: s.network.queue_limit.saturating_mul(n.max(1)),
-                seq: 0,
-                closed: false,
-            }),
-            pcaps,
-            wake: Condvar::new(),
-            stages: Arc::default(),
-        });
-        let offload = s.network.offload;
-        let mut tasks = Vec::new();
-        let pool = Arc::new(tun::BurstPool::default());
-        for (node, dev) in devices.iter().enumerate() {
-            tasks.push(tokio::spawn(read_loop(
-                shared.clone(),
-                dev.clone(),
-                pool.clone(),
-                node,
-                !offload,
-            )));
-        }
-        let release = {
-            let (shared, devices) = (shared.clone(), devices.clone());
-            std::thread::Builder::new()
-                .name("release".into())
-                .spawn(move || release_loop(&shared, &devices))?
+        let release_limit = s.network.queue_limit.saturating_mul(n.max(1));
+        let addresses = book.addresses.clone();
+        let network = Network {
+            engine: Engine::new(book, cfg),
+            outbox: vec![Vec::new(); agents.len()],
+            agent_of: agent_of.clone(),
+            at_agents: HashMap::new(),
+            agent_limit: release_limit,
         };
+        let offload = s.network.offload;
+        let ports = Ports::open(
+            PortsConfig {
+                vehicles: &s.vehicles,
+                addresses: &addresses,
+                here: agent_of.iter().map(Option::is_none).collect(),
+                clock: WindowClock::new(schedule, s.real_time_factor),
+                release_limit,
+                split: !offload,
+                pcaps,
+            },
+            network,
+        )?;
         tracing::info!(
             vehicles = n,
             attached = s.vehicles.iter().filter(|v| v.attach.is_some()).count(),
+            on_agents = agent_of.iter().filter(|a| a.is_some()).count(),
             offload,
             "live capture: one namespace and TUN per vehicle (ip netns exec ncs-<vehicle> ..., or the container or namespace a vehicle attaches to)"
         );
         Ok(Some(Arc::new(LiveNetwork {
-            shared,
-            tasks: Mutex::new(tasks),
-            release: Mutex::new(Some(release)),
-            devices: Mutex::new(devices),
-            namespaces: Mutex::new(Some(namespaces)),
-            attached: Mutex::new(attached),
+            ports,
+            agents,
             summary: Mutex::new(None),
             offload,
         })))
@@ -225,68 +158,146 @@ impl LiveNetwork {
 
     /// The counters the live side adds its capture, release and window work to.
     pub fn stages(&self) -> Arc<Stages> {
-        self.shared.stages.clone()
+        self.ports.stages()
+    }
+
+    /// The capture agents' names, in the order of their index.
+    pub fn agents(&self) -> &[String] {
+        &self.agents
+    }
+
+    /// Per vehicle: the index of the agent it lives with (`None`: this machine).
+    pub fn agent_of(&self) -> Vec<Option<usize>> {
+        self.ports.lock().sink.agent_of.clone()
+    }
+
+    /// How many copies `agent` holds (handed over, fate not yet reported).
+    pub fn held_by(&self, agent: usize) -> usize {
+        let st = self.ports.lock();
+        let net = &st.sink;
+        (net.at_agents.values())
+            .filter(|d| net.agent_of.get(d.node).copied().flatten() == Some(agent))
+            .count()
     }
 
     /// Window `k`'s BEGIN: the window opens at the wall instant the physics coordinator opened
     /// it at (`window_opened_unix_ns`, never later than now), or now if the BEGIN gives none;
     /// so the time the BEGIN took to get here, and its jitter, neither stamp captures nor
-    /// release deliveries early. Describes the packets captured since the last BEGIN in `begin`.
+    /// release deliveries early. Describes the packets captured since the last BEGIN in `begin`
+    /// (the agents' reports of this window applied before).
     pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
         let anchor = match begin.window_opened_unix_ns {
             0 => None,
             ns => super::timer::instant_of_unix_ns(ns),
         };
-        let mut st = self.shared.lock();
+        let mut st = self.ports.lock();
         let now = Instant::now();
         st.clock.open(k, anchor.map_or(now, |a| a.min(now)));
-        st.engine.fill_begin(k, begin);
+        st.sink.engine.fill_begin(k, begin);
         drop(st);
-        self.shared.stages.since(Stage::LiveWindow, now);
+        self.ports.stages().since(Stage::LiveWindow, now);
     }
 
-    /// The simulator's END of window `k`: schedules its deliveries.
+    /// The simulator's END of window `k`: schedules its deliveries to the vehicles here, and
+    /// puts those to the agents' vehicles in their outboxes.
     pub fn end(&self, k: u32, end: &NetworkView) {
         let started = Instant::now();
-        self.end_window(k, end);
-        self.shared.stages.since(Stage::LiveWindow, started);
-    }
-
-    fn end_window(&self, k: u32, end: &NetworkView) {
-        let mut st = self.shared.lock();
-        let deliveries = st.engine.apply_end(k, end);
-        let Some((open_k, _, wall)) = st.clock.open.filter(|o| o.0 == k) else {
-            for d in deliveries {
-                st.engine.drop_delivery(&d, DropReason::Shutdown, d.t_ns);
-            }
-            return;
-        };
-        debug_assert_eq!(open_k, k);
+        let mut st = self.ports.lock();
+        let deliveries = st.sink.engine.apply_end(k, end);
         for d in deliveries {
-            if st.closed || st.releases.len() >= st.release_limit {
-                let reason = if st.closed {
-                    DropReason::Shutdown
-                } else {
-                    DropReason::QueueFull
-                };
-                st.engine.drop_delivery(&d, reason, d.t_ns);
+            if let Some(agent) = st.sink.agent_of.get(d.node).copied().flatten() {
+                let net = &mut st.sink;
+                if net.at_agents.len() >= net.agent_limit {
+                    net.engine.drop_delivery(&d, DropReason::QueueFull, d.t_ns);
+                    continue;
+                }
+                let id = release_id(&d);
+                net.outbox[agent].push(id);
+                net.at_agents.insert(id, d);
                 continue;
             }
-            let due = st.clock.wall_at(k, wall, d.t_ns);
-            st.seq += 1;
-            let seq = st.seq;
-            st.releases.push(Reverse(Scheduled {
-                due,
-                seq,
-                delivery: d,
-            }));
+            if let Err((d, reason)) = st.schedule(k, d) {
+                st.sink.engine.drop_delivery(&d, reason, d.t_ns);
+            }
         }
         drop(st);
-        self.shared.wake.notify_one();
+        self.ports.notify();
+        self.ports.stages().since(Stage::LiveWindow, started);
+    }
+
+    /// The copies of the last END for `agent`'s vehicles (for its Releases message).
+    pub fn take_releases(&self, agent: usize) -> Vec<Release> {
+        let mut st = self.ports.lock();
+        let net = &mut st.sink;
+        let Some(ids) = net.outbox.get_mut(agent).map(std::mem::take) else {
+            return Vec::new();
+        };
+        ids.iter()
+            .filter_map(|id| {
+                net.at_agents.get(id).map(|d| Release {
+                    id: *id,
+                    vehicle: d.node as u32,
+                    t_ns: d.t_ns,
+                    packet: d.frame.ip().to_vec(),
+                    corrupted: d.corrupted,
+                })
+            })
+            .collect()
+    }
+
+    /// What `agent` reported: its vehicles' captures go into the engine (and their pcaps), as a
+    /// TUN read here would; the copies it wrote or failed to write end. An id the agent was not
+    /// given, or a capture of a vehicle not its own, is an error naming it.
+    pub fn apply_report(&self, agent: usize, news: &AgentNews<'_>) -> Result<(), String> {
+        let started = Instant::now();
+        let mut ended = Vec::with_capacity(news.written.len() + news.failed.len());
+        {
+            let mut st = self.ports.lock();
+            let net = &mut st.sink;
+            for c in news.captures {
+                let node = c.vehicle as usize;
+                if net.agent_of.get(node).copied().flatten() != Some(agent) {
+                    return Err(format!(
+                        "a capture of vehicle {node}, which is not one of this agent's"
+                    ));
+                }
+            }
+            for (ids, ok) in [(news.written, true), (news.failed, false)] {
+                for id in ids {
+                    let Some(d) = net.at_agents.remove(id) else {
+                        return Err(format!("the fate of copy {id:#x}, which it was not given"));
+                    };
+                    net.engine.delivered(&d, ok);
+                    if ok {
+                        ended.push(d);
+                    }
+                }
+            }
+        }
+        for d in &ended {
+            if let Some(mut pcap) = self.ports.pcap(d.node) {
+                pcap.record(d.node, d.t_ns, d.frame.ip());
+            }
+        }
+        for c in news.captures {
+            let node = c.vehicle as usize;
+            if let Some(mut pcap) = self.ports.pcap(node) {
+                pcap.record(node, c.t_ns, &c.packet);
+            }
+        }
+        let mut st = self.ports.lock();
+        for c in news.captures {
+            st.sink
+                .engine
+                .capture(c.vehicle as usize, super::tun::frame_of(&c.packet), c.t_ns);
+        }
+        drop(st);
+        self.ports.stages().since(Stage::Capture, started);
+        Ok(())
     }
 
     pub fn ledger(&self) -> Ledger {
-        self.shared.lock().engine.ledger.clone()
+        self.ports.lock().sink.engine.ledger.clone()
     }
 
     /// Moves the ends of the copies that ended since the last call (delivered or dropped, one
@@ -294,45 +305,48 @@ impl LiveNetwork {
     /// buffer until taken ([`crate::net::ledger::MAX_COPY_ENDS`]; the summary counts what it
     /// could not hold); after [`Self::shutdown`] the last ones, the copies it dropped, remain.
     pub fn drain_copy_ends(&self, out: &mut Vec<CopyEnd>) {
-        let mut st = self.shared.lock();
-        if !st.engine.ends.is_empty() {
-            st.engine.ends.drain_into(out);
+        let mut st = self.ports.lock();
+        if !st.sink.engine.ends.is_empty() {
+            st.sink.engine.ends.drain_into(out);
         }
     }
 
     /// Keeps no copy ends (for a network coordinator whose run record is written elsewhere).
     pub fn without_copy_ends(&self) {
-        self.shared.lock().engine.ends = CopyEnds::new(0);
+        self.ports.lock().sink.engine.ends = CopyEnds::new(0);
     }
 
-    /// Copies with the simulator, queued for the next window, and scheduled for release.
+    /// Copies with the simulator, queued for the next window, and scheduled for release (here
+    /// or with an agent).
     pub fn in_flight_parts(&self) -> (usize, usize, usize) {
-        let st = self.shared.lock();
+        let st = self.ports.lock();
         (
-            st.engine.queued(),
-            st.engine.held_copies(),
-            st.releases.len(),
+            st.sink.engine.queued(),
+            st.sink.engine.held_copies(),
+            st.scheduled() + st.sink.at_agents.len(),
         )
     }
 
     /// Ends the live side after the last window it opened: [`Self::shutdown_at`] the end of
     /// that window (sim time 0 if none opened).
     pub fn shutdown(&self) -> LedgerSummary {
-        let end_ns = {
-            let st = self.shared.lock();
-            st.clock.open.map_or(0, |(k, _, _)| {
-                st.clock.schedule.start_ns(k.saturating_add(1))
-            })
-        };
-        self.shutdown_at(end_ns)
+        self.shutdown_at(self.end_ns())
+    }
+
+    /// The end of the last window opened (sim time 0 if none opened).
+    pub fn end_ns(&self) -> SimNanos {
+        let st = self.ports.lock();
+        st.clock.open.map_or(0, |(k, _, _)| {
+            st.clock.schedule.start_ns(k.saturating_add(1))
+        })
     }
 
     /// Ends the live side of a run whose last window ended at sim time `end_ns`: stops the
-    /// tasks, drops whatever is in flight (`shutdown`, at `end_ns`) and what was captured after
-    /// that end while the programs were being stopped (`after_end`, at its capture time),
-    /// flushes the pcaps, closes the TUNs (which takes their addresses and routes with them)
-    /// and removes the namespaces it created (those attached to stay). Idempotent (the first
-    /// call's end counts); returns the ledger.
+    /// readers and the release thread, drops whatever is in flight (`shutdown`, at `end_ns`:
+    /// also the copies with agents that did not say what became of them) and what was captured
+    /// after that end while the programs were being stopped (`after_end`, at its capture time),
+    /// flushes the pcaps, closes the TUNs and removes the namespaces it created (those attached
+    /// to stay). Idempotent (the first call's end counts); returns the ledger.
     pub fn shutdown_at(&self, end_ns: SimNanos) -> LedgerSummary {
         if let Some(s) = self
             .summary
@@ -342,62 +356,20 @@ impl LiveNetwork {
         {
             return s;
         }
-        for t in self
-            .tasks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain(..)
-        {
-            t.abort();
-        }
-        // The release thread accounts for what it is writing, then sees `closed` and ends.
-        self.shared.lock().closed = true;
-        self.shared.wake.notify_all();
-        if let Some(h) = self
-            .release
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            let _ = h.join();
-        }
+        self.ports.stop();
         let summary = {
-            let mut st = self.shared.lock();
-            while let Some(Reverse(s)) = st.releases.pop() {
-                st.engine.drop_delivery(
-                    &s.delivery,
-                    DropReason::Shutdown,
-                    end_ns.max(s.delivery.captured_ns),
-                );
+            let mut st = self.ports.lock();
+            let mut left = st.take_scheduled();
+            left.extend(st.sink.at_agents.drain().map(|(_, d)| d));
+            for d in &left {
+                st.sink
+                    .engine
+                    .drop_delivery(d, DropReason::Shutdown, end_ns.max(d.captured_ns));
             }
-            st.engine.shutdown(end_ns);
-            st.engine.summary()
+            st.sink.engine.shutdown(end_ns);
+            st.sink.engine.summary()
         };
-        for node in 0..self.shared.pcaps.len() {
-            if let Some(w) = self.shared.pcap(node).as_mut().and_then(|p| p.0.as_mut()) {
-                let _ = w.flush();
-            }
-        }
-        self.devices
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-        for (ns, index) in self
-            .attached
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain(..)
-        {
-            tun::remove(&ns, index);
-        }
-        if let Some(mut ns) = self
-            .namespaces
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            ns.remove_all();
-        }
+        self.ports.close();
         *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
         summary
     }
@@ -406,140 +378,5 @@ impl LiveNetwork {
 impl Drop for LiveNetwork {
     fn drop(&mut self) {
         self.shutdown();
-    }
-}
-
-/// The most frames one capture takes under the lock: what was already waiting after a read,
-/// up to this, is read first (at 64 bytes and 350 000 packets a second, a lock per packet
-/// kept the capture, the window's work and the release waiting on each other).
-const CAPTURE_BATCH: usize = 64;
-
-/// Captures what vehicle `node` sends: each burst the kernel hands over as one frame, or with
-/// `split` as its wire packets. After a read, the bursts already waiting are read too (up to
-/// [`CAPTURE_BATCH`] frames) and all go to the engine under one lock, each stamped with the
-/// instant after its own read.
-async fn read_loop(
-    shared: Arc<Shared>,
-    dev: Arc<AsyncDevice>,
-    pool: Arc<tun::BurstPool>,
-    node: usize,
-    split: bool,
-) {
-    let mtu = dev.mtu().unwrap_or(1500);
-    let mut reader = tun::Reader::new(split, mtu, pool);
-    let mut frames: Vec<Frame> = Vec::new();
-    // Per frame: the instant after the read that gave it.
-    let mut read_at: Vec<Instant> = Vec::new();
-    let mut times: Vec<SimNanos> = Vec::new();
-    loop {
-        if let Err(e) = reader.read(&dev).await {
-            tracing::debug!("TUN of vehicle {node}: read failed: {e}");
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-            continue;
-        }
-        let first = Instant::now();
-        reader.take_frames(&mut frames);
-        read_at.resize(frames.len(), first);
-        // An error here (WouldBlock, mostly) ends the batch; the next `read` reports others.
-        while frames.len() < CAPTURE_BATCH && reader.try_read(&dev).is_ok() {
-            let read = Instant::now();
-            reader.take_frames(&mut frames);
-            read_at.resize(frames.len(), read);
-        }
-        let st = shared.lock();
-        times.clear();
-        times.extend(read_at.drain(..).map(|read| st.clock.capture_at(read)));
-        drop(st);
-        if let Some(mut pcap) = shared.pcap(node) {
-            for (frame, &t) in frames.iter().zip(&times) {
-                pcap.record(node, t, frame.ip());
-            }
-        }
-        let mut st = shared.lock();
-        for (frame, &t) in frames.drain(..).zip(&times) {
-            st.engine.capture(node, frame, t);
-        }
-        drop(st);
-        shared.stages.since(Stage::Capture, first);
-    }
-}
-
-/// A delivery goes into its receiver's TUN as it was sent, unless the simulator corrupted it
-/// (a receiver's GRO would not merge such a packet with others).
-impl tun::AsOutgoing for Delivery {
-    fn outgoing(&self) -> tun::Outgoing<'_> {
-        tun::Outgoing {
-            bytes: &self.frame.data,
-            may_coalesce: !self.corrupted,
-        }
-    }
-}
-
-/// Writes each delivery into its receiver's TUN once it is due (never before), until the live
-/// side closes. Runs on a thread of its own. Deliveries due together go to each receiver in one
-/// [`tun::Writer`] call, which joins consecutive TCP segments of a flow, and UDP datagrams where
-/// the kernel takes them coalesced (all TUNs do, or none); bursts stay as they are.
-fn release_loop(shared: &Shared, devices: &[Arc<AsyncDevice>]) {
-    super::timer::init();
-    let mut due_now: Vec<Delivery> = Vec::new();
-    let mut results: Vec<bool> = Vec::new();
-    let mut writer = tun::Writer::new(devices.iter().all(|d| d.udp_gso()));
-    loop {
-        {
-            let mut st = shared.lock();
-            loop {
-                if st.closed {
-                    return;
-                }
-                let now = Instant::now();
-                while let Some(Reverse(s)) = st.releases.peek() {
-                    if s.due > now {
-                        break;
-                    }
-                    if let Some(Reverse(s)) = st.releases.pop() {
-                        due_now.push(s.delivery);
-                    }
-                }
-                if !due_now.is_empty() {
-                    break;
-                }
-                st = match st.releases.peek().map(|Reverse(s)| s.due - now) {
-                    Some(wait) => match shared.wake.wait_timeout(st, wait) {
-                        Ok((g, _)) => g,
-                        Err(p) => p.into_inner().0,
-                    },
-                    None => shared.wake.wait(st).unwrap_or_else(|p| p.into_inner()),
-                };
-            }
-        }
-        let started = Instant::now();
-        // Per receiver, in the order they fell due.
-        due_now.sort_by_key(|d| d.node);
-        results.clear();
-        results.resize(due_now.len(), false);
-        let mut from = 0;
-        while from < due_now.len() {
-            let node = due_now[from].node;
-            let to = from + due_now[from..].partition_point(|d| d.node == node);
-            if let Some(dev) = devices.get(node) {
-                let mut pcap = shared.pcap(node);
-                writer.write(dev, &due_now[from..to], &mut results[from..to]);
-                if let Some(pcap) = pcap.as_mut() {
-                    for (d, _) in
-                        (due_now[from..to].iter().zip(&results[from..to])).filter(|(_, &ok)| ok)
-                    {
-                        pcap.record(node, d.t_ns, d.frame.ip());
-                    }
-                }
-            }
-            from = to;
-        }
-        let mut st = shared.lock();
-        for (d, &ok) in due_now.iter().zip(&results) {
-            st.engine.delivered(d, ok);
-        }
-        due_now.clear();
-        drop(st);
-        shared.stages.since(Stage::Release, started);
     }
 }

@@ -10,6 +10,7 @@
 //! process and what it started, as `/proc` shows them ([`procfs`]); children that die with
 //! this process ([`child`]); a run without root in a user namespace of its own ([`userns`]); the
 //! live viewer server ([`viewer`]).
+pub mod agents;
 pub mod auv_client;
 pub mod auv_server;
 pub mod child;
@@ -21,6 +22,7 @@ pub mod modem_bridge;
 pub mod netns;
 pub mod netsim_manager;
 pub mod ns3;
+pub mod ports;
 pub mod procfs;
 pub mod programs;
 pub mod timer;

@@ -69,6 +69,31 @@ pub fn ip(args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The pid recorded as the owner of `ns`, alive or not.
+pub fn owner_pid(ns: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(owner_file(ns)).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Kills (SIGKILL) every process in the named namespace `ns`.
+pub fn kill_inside(ns: &str) {
+    let Ok(out) = Command::new("ip").args(["netns", "pids", ns]).output() else {
+        return;
+    };
+    for pid in String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse::<i32>().ok())
+    {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// Removes the named namespace `ns` and its owner file.
+pub fn remove_owned(ns: &str) {
+    let _ = ip(&["netns", "del", ns]);
+    let _ = std::fs::remove_file(owner_file(ns));
+}
+
 /// Every `ncs-*` namespace that exists.
 pub fn list() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(NETNS_DIR)

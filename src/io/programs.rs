@@ -91,8 +91,25 @@ impl Programs {
         loaded: &LoadedScenario,
         out_dir: Option<&Path>,
     ) -> anyhow::Result<Option<Programs>> {
+        Programs::for_host(loaded, out_dir, None)
+    }
+
+    /// The programs that run on capture agent `host`'s machine (those of its vehicles), or
+    /// with `None` on the network coordinator's (every other).
+    pub fn for_host(
+        loaded: &LoadedScenario,
+        out_dir: Option<&Path>,
+        host: Option<&str>,
+    ) -> anyhow::Result<Option<Programs>> {
         let s = &loaded.scenario;
-        if s.programs.is_empty() {
+        let host_of = |p: &Program| {
+            p.vehicle
+                .as_deref()
+                .and_then(|name| s.vehicles.iter().find(|v| v.name == name))
+                .and_then(|v| v.host.as_deref())
+        };
+        let programs: Vec<&Program> = s.programs.iter().filter(|p| host_of(p) == host).collect();
+        if programs.is_empty() {
             return Ok(None);
         }
         let out_dir =
@@ -121,10 +138,9 @@ impl Programs {
             ),
         ];
         let namespaces = s.network.capture == Capture::Tun;
-        let entries = s
-            .programs
+        let entries = programs
             .iter()
-            .map(|p| {
+            .map(|&p| {
                 let mut record = ProgramRecord {
                     name: p.name.clone(),
                     vehicle: p.vehicle.clone(),
@@ -162,8 +178,7 @@ impl Programs {
         let mut attached = Vec::new();
         if namespaces {
             for v in &s.vehicles {
-                let has_programs = s
-                    .programs
+                let has_programs = programs
                     .iter()
                     .any(|p| p.vehicle.as_deref() == Some(v.name.as_str()));
                 if let (Some(a), true) = (&v.attach, has_programs) {

@@ -91,6 +91,18 @@ pub fn open(ns: &VehicleNs, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> 
     Ok(AsyncDevice::new(dev)?)
 }
 
+/// A frame for an IP packet that comes from elsewhere (a capture agent): behind an all-zero
+/// virtio header, as every TUN the run opens takes a single packet.
+pub fn frame_of(ip: &[u8]) -> Frame {
+    let mut data = Vec::with_capacity(VNET_HDR_LEN + ip.len());
+    data.resize(VNET_HDR_LEN, 0);
+    data.extend_from_slice(ip);
+    Frame {
+        data: data.into(),
+        hdr_len: VNET_HDR_LEN,
+    }
+}
+
 /// The index of the interface [`IFNAME`] in `ns`, if it has one.
 pub fn index_in(ns: &VehicleNs) -> Option<u64> {
     let out = ip_output(ns, &["-j", "link", "show", "dev", IFNAME]).ok()?;

@@ -19,7 +19,11 @@ pub enum Stage {
     NetworkSim,
     /// The live side's window work: the BEGIN's captured packets in, the END's deliveries out.
     LiveWindow,
-    /// Reading packets from the vehicles' TUN interfaces and stamping them.
+    /// The capture agents' part of a window: opening it on each agent and waiting for their
+    /// reports (a round trip to the slowest).
+    Agents,
+    /// Reading packets from the vehicles' TUN interfaces and stamping them (and applying the
+    /// agents' reports).
     Capture,
     /// Writing deliveries into the receivers' TUN interfaces.
     Release,
@@ -33,11 +37,12 @@ pub enum Stage {
     Pacing,
 }
 
-const STAGES: [(Stage, &str); 9] = [
+const STAGES: [(Stage, &str); 10] = [
     (Stage::Physics, "physics"),
     (Stage::Channel, "channel_decode"),
     (Stage::NetworkSim, "network_simulator"),
     (Stage::LiveWindow, "live_window"),
+    (Stage::Agents, "agents"),
     (Stage::Capture, "capture"),
     (Stage::Release, "release"),
     (Stage::Record, "record"),

@@ -15,6 +15,7 @@
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 //! - [`foxglove_ws`]: the Foxglove WebSocket protocol a live viewer client speaks.
+pub mod agent;
 pub mod auv;
 pub mod channel;
 pub mod foxglove_ws;

@@ -1,0 +1,395 @@
+//! The capture agent (`cosim agent`): owns the vehicles of one machine (`vehicles[].host`) —
+//! their namespaces and TUN interfaces ([`Ports`]) and their programs — and joins the run's
+//! lockstep through the network coordinator. On each window's opening it opens the window on
+//! its own clock at the message's receipt and reports what its vehicles sent since, stamped on
+//! that clock; it writes each release at its sim time on the same clock. No clock
+//! synchronisation between machines is needed: the agent's windows start later than the
+//! coordinator's by the opening's one-way transit, so its captures are stamped early and its
+//! releases written late by that much, never early.
+//!
+//! Nothing outlives it: a normal end, an error, the coordinator gone, SIGINT and SIGTERM stop
+//! its programs and remove its namespaces; after a SIGKILL its guardian (a child waiting for
+//! the agent's end on a pipe) kills what runs in them and removes them.
+
+use super::conn::Conn;
+use super::hub::scenario_digest;
+use crate::clock::SimNanos;
+use crate::config::LoadedScenario;
+use crate::io::netns;
+use crate::io::ports::{Ports, PortsConfig, Sink};
+use crate::io::programs::Programs;
+use crate::net::addr::AddressBook;
+use crate::net::engine::{Delivery, Frame};
+use crate::wire::agent::{Secret, MAX_FRAME_BYTES};
+use crate::wire::proto::agent::{
+    from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report,
+};
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// Bytes of captured packets one report carries at most (what does not fit waits for the
+/// next window unless the queue is full too).
+const MAX_REPORT_BYTES: usize = MAX_FRAME_BYTES / 2;
+/// Bytes of each program log sent back at the end, at most (the rest stays on this machine).
+const MAX_LOG_BYTES: usize = 4 << 20;
+
+/// What the agent's vehicles sent and what became of the releases, until the next report.
+struct Outbox {
+    captures: Vec<Capture>,
+    bytes: usize,
+    /// Packets dropped because `captures` was full, since the last report.
+    overflow: u64,
+    /// At most this many captures between two reports.
+    limit: usize,
+    written: Vec<u64>,
+    failed: Vec<u64>,
+}
+
+fn release_id(d: &Delivery) -> u64 {
+    (u64::from(d.pkt_id) << 32) | d.node as u64
+}
+
+impl Sink for Outbox {
+    fn capture(&mut self, node: usize, frame: Frame, t_ns: SimNanos) {
+        let packet = frame.ip();
+        if self.captures.len() >= self.limit || self.bytes + packet.len() > MAX_REPORT_BYTES {
+            self.overflow += 1;
+            return;
+        }
+        self.bytes += packet.len();
+        self.captures.push(Capture {
+            vehicle: node as u32,
+            t_ns,
+            packet: packet.to_vec(),
+        });
+    }
+
+    fn delivered(&mut self, d: &Delivery, ok: bool) {
+        if ok {
+            self.written.push(release_id(d));
+        } else {
+            self.failed.push(release_id(d));
+        }
+    }
+}
+
+impl Outbox {
+    fn report(&mut self, window: u32) -> Report {
+        self.bytes = 0;
+        Report {
+            window,
+            captures: std::mem::take(&mut self.captures),
+            written: std::mem::take(&mut self.written),
+            failed: std::mem::take(&mut self.failed),
+            overflow: std::mem::take(&mut self.overflow),
+            output: Vec::new(),
+        }
+    }
+}
+
+/// How an agent is started (`cosim agent`).
+pub struct AgentConfig<'a> {
+    pub loaded: &'a LoadedScenario,
+    /// Its name: the `host` its vehicles name.
+    pub name: &'a str,
+    /// The network coordinator's `ADDRESS:PORT` (its `network.agents.bind`).
+    pub coordinator: &'a str,
+    pub secret: Secret,
+    /// Where its programs' logs go.
+    pub out: PathBuf,
+}
+
+/// Runs the agent until the run ends (Ok), fails, or `stop` resolves (SIGINT/SIGTERM: an
+/// error saying so); cleans up in every case.
+pub async fn run(
+    cfg: AgentConfig<'_>,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let s = &cfg.loaded.scenario;
+    let here: Vec<bool> = (s.vehicles.iter())
+        .map(|v| v.host.as_deref() == Some(cfg.name))
+        .collect();
+    if !here.contains(&true) {
+        bail!(
+            "{}: no vehicle lives on agent {:?} (vehicles[].host)",
+            cfg.loaded.file.display(),
+            cfg.name
+        );
+    }
+    let digest = scenario_digest(cfg.loaded)?;
+    let schedule = cfg.loaded.schedule();
+    let book = AddressBook::new(&s.vehicles);
+    let mine = here.iter().filter(|h| **h).count();
+    let ports = Ports::open(
+        PortsConfig {
+            vehicles: &s.vehicles,
+            addresses: &book.addresses,
+            here: here.clone(),
+            clock: crate::clock::WindowClock::new(schedule, s.real_time_factor),
+            release_limit: s.network.queue_limit.saturating_mul(mine),
+            split: true,
+            pcaps: Vec::new(),
+        },
+        Outbox {
+            captures: Vec::new(),
+            bytes: 0,
+            overflow: 0,
+            limit: s.network.queue_limit.saturating_mul(mine),
+            written: Vec::new(),
+            failed: Vec::new(),
+        },
+    )?;
+    let own: Vec<String> = (s.vehicles.iter().zip(&here))
+        .filter(|(v, h)| **h && v.attach.is_none())
+        .map(|(v, _)| netns::ns_name(&v.name))
+        .collect();
+    let _guardian = guardian(&own)?;
+    let mut programs = Programs::for_host(cfg.loaded, Some(&cfg.out), Some(cfg.name))?;
+    tracing::info!(
+        agent = cfg.name,
+        vehicles = mine,
+        "namespaces ready; joining the network coordinator at {}",
+        cfg.coordinator
+    );
+    let mut window = None;
+    let result = tokio::select! {
+        r = serve(&cfg, digest, &ports, &mut programs, &mut window) => r,
+        _ = stop => Err(anyhow::anyhow!("stopped by a signal")),
+    };
+    ports.stop();
+    if let Some(p) = &mut programs {
+        let end = window.map_or(0, |k: u32| schedule.start_ns(k.saturating_add(1)));
+        p.stop_all(end).await;
+    }
+    ports.close();
+    result
+}
+
+/// The agent's part of the run, from joining to the end.
+async fn serve(
+    cfg: &AgentConfig<'_>,
+    digest: [u8; 32],
+    ports: &Ports<Outbox>,
+    programs: &mut Option<Programs>,
+    window: &mut Option<u32>,
+) -> anyhow::Result<()> {
+    let s = &cfg.loaded.scenario;
+    let schedule = cfg.loaded.schedule();
+    let join = Duration::from_secs_f64(s.network.agents.join_timeout_s);
+    let mut conn = Conn::connect(
+        cfg.coordinator,
+        cfg.name,
+        &cfg.secret,
+        digest,
+        s.vehicles.len(),
+        tokio::time::Instant::now() + join,
+    )
+    .await?;
+    let peer = conn.peer;
+    tracing::info!("agent {}: joined the run at {peer}", cfg.name);
+    // Until window 0 the run may wait for other agents; then a window's wall time and the
+    // coordinator's own timeout bound the silence.
+    let window_wall = Duration::from_secs_f64(schedule.window_s() / s.real_time_factor.max(1e-9));
+    let silence = Duration::from_millis(s.network.agents.timeout_ms) * 2 + window_wall;
+    loop {
+        let wait = if window.is_none() {
+            join + silence
+        } else {
+            silence
+        };
+        let msg = match tokio::time::timeout(wait, conn.recv_to_agent()).await {
+            Err(_) => bail!(
+                "no word from the network coordinator at {peer} for {} ms{}",
+                wait.as_millis(),
+                after(*window)
+            ),
+            Ok(Err(e)) => bail!("the network coordinator at {peer} {e}{}", after(*window)),
+            Ok(Ok(m)) => m,
+        };
+        match msg {
+            to_agent::Body::Welcome(_) => {}
+            to_agent::Body::Open(o) => {
+                let report = {
+                    let mut st = ports.lock();
+                    st.clock.open(o.window, Instant::now());
+                    st.sink.report(o.window)
+                };
+                *window = Some(o.window);
+                if let Some(p) = programs.as_mut() {
+                    p.tick(schedule.start_ns(o.window));
+                }
+                conn.send_from_agent(from_agent::Body::Report(report))
+                    .await
+                    .with_context(|| format!("network coordinator at {peer}"))?;
+            }
+            to_agent::Body::Releases(r) => {
+                if let Err(e) = schedule_releases(ports, r.window, r.releases) {
+                    let reason = format!("agent {}: {e}", cfg.name);
+                    let _ = conn
+                        .send_from_agent(from_agent::Body::Failed(Failed {
+                            reason: reason.clone(),
+                        }))
+                        .await;
+                    bail!(reason);
+                }
+            }
+            to_agent::Body::Finish(f) => {
+                ports.stop();
+                let finished = finish(ports, programs, f.end_ns, &cfg.out).await;
+                conn.send_from_agent(from_agent::Body::Finished(finished))
+                    .await
+                    .with_context(|| format!("network coordinator at {peer}"))?;
+                tracing::info!("agent {}: the run ended", cfg.name);
+                return Ok(());
+            }
+            to_agent::Body::Abort(a) => bail!("the run failed: {}", a.reason),
+        }
+    }
+}
+
+fn after(window: Option<u32>) -> String {
+    match window {
+        Some(k) => format!(" (after window {k})"),
+        None => " (before window 0)".to_owned(),
+    }
+}
+
+/// Schedules window `k`'s releases on this machine's clock; one the agent cannot hold (its
+/// queue full) is reported as failed. A release to a vehicle not on this machine is an error.
+fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> anyhow::Result<()> {
+    let mut st = ports.lock();
+    for r in releases {
+        let d = Delivery {
+            pkt_id: (r.id >> 32) as u32,
+            src: 0,
+            captured_ns: 0,
+            node: r.vehicle as usize,
+            t_ns: r.t_ns,
+            frame: crate::io::tun::frame_of(&r.packet),
+            corrupted: r.corrupted,
+        };
+        if release_id(&d) != r.id {
+            bail!(
+                "release {:#x} names vehicle {} in its id and {} in its field",
+                r.id,
+                r.id & 0xffff_ffff,
+                r.vehicle
+            );
+        }
+        if let Err((d, _)) = st.schedule(k, d) {
+            st.sink.failed.push(release_id(&d));
+        }
+    }
+    drop(st);
+    ports.notify();
+    Ok(())
+}
+
+/// The end of the run: what became of the releases (those still scheduled were not due), the
+/// captures since the last report, the programs stopped, their records and logs.
+async fn finish(
+    ports: &Ports<Outbox>,
+    programs: &mut Option<Programs>,
+    end_ns: u64,
+    out: &Path,
+) -> Finished {
+    let (unwritten, report) = {
+        let mut st = ports.lock();
+        let unwritten: Vec<u64> = st.take_scheduled().iter().map(release_id).collect();
+        (unwritten, st.sink.report(u32::MAX))
+    };
+    let mut finished = Finished {
+        written: report.written,
+        failed: report.failed,
+        unwritten,
+        output: Vec::new(),
+        programs: Vec::new(),
+        overflow: report.overflow,
+        captures: report.captures,
+    };
+    if let Some(p) = programs.take().as_mut() {
+        let records = p.stop_all(end_ns).await;
+        for r in &records {
+            for stderr in [false, true] {
+                let file = out.join("programs").join(format!(
+                    "{}.{}.log",
+                    r.name,
+                    if stderr { "stderr" } else { "stdout" }
+                ));
+                if let Some(data) = read_log(&file) {
+                    finished.output.push(Output {
+                        program: r.name.clone(),
+                        stderr,
+                        data,
+                    });
+                }
+            }
+            if let Ok(json) = serde_json::to_string(r) {
+                finished.programs.push(json);
+            }
+        }
+    }
+    finished
+}
+
+/// A program's log, its first [`MAX_LOG_BYTES`] and a line saying where the rest is.
+fn read_log(file: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(file).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut data = Vec::new();
+    f.take(MAX_LOG_BYTES as u64).read_to_end(&mut data).ok()?;
+    if len > MAX_LOG_BYTES as u64 {
+        data.extend_from_slice(
+            format!(
+                "\n[{} more bytes in {} on the agent's machine]\n",
+                len - MAX_LOG_BYTES as u64,
+                file.display()
+            )
+            .as_bytes(),
+        );
+    }
+    Some(data)
+}
+
+/// Starts the guardian of `namespaces` (`cosim agent-guard`): it waits for this process to
+/// end — its stdin, a pipe only this process holds, reaches its end — and then kills what
+/// still runs in them and removes them. In a process group of its own, so a terminal's
+/// Ctrl-C reaches only the agent. When the agent ends normally there is nothing left to do.
+fn guardian(namespaces: &[String]) -> anyhow::Result<Option<Child>> {
+    use std::os::unix::process::CommandExt;
+    if namespaces.is_empty() || crate::io::userns::inside() {
+        // Inside its own user namespace everything goes with the agent already.
+        return Ok(None);
+    }
+    let exe = std::env::current_exe().context("cannot find this program to start its guardian")?;
+    let child = std::process::Command::new(exe)
+        .arg("agent-guard")
+        .arg("--owner")
+        .arg(std::process::id().to_string())
+        .args(namespaces)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("cannot start the agent's guardian")?;
+    Ok(Some(child))
+}
+
+/// The guardian's work (`cosim agent-guard`): waits until stdin ends (its agent is gone), then
+/// for each of `namespaces` still owned by `owner`: kills the processes in it and removes it.
+pub fn guard(owner: u32, namespaces: &[String]) {
+    use std::io::Read;
+    let mut sink = [0u8; 64];
+    let mut stdin = std::io::stdin();
+    while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+    for ns in namespaces {
+        if netns::owner_pid(ns) != Some(owner) {
+            continue;
+        }
+        netns::kill_inside(ns);
+        netns::remove_owned(ns);
+    }
+}

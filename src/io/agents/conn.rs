@@ -1,0 +1,275 @@
+//! One connection between the network coordinator and a capture agent: TCP, each frame a
+//! 4-byte length and its bytes (bounded before anything is read into memory: a few KiB until
+//! the peer proved it holds the run's secret, then [`agent::MAX_FRAME_BYTES`]), the handshake,
+//! and the sealed messages after it ([`agent::Session`]).
+
+use crate::wire::agent::{self, Role, Secret, Session};
+use crate::wire::proto::agent::{
+    from_agent, to_agent, Challenge, FromAgent, Hello, Proof, ToAgent,
+};
+use anyhow::{bail, Context};
+use futures_util::{SinkExt, StreamExt};
+use prost::Message;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+use tokio_util::bytes::Bytes;
+use tokio_util::codec::{Framed, LengthDelimitedCodec};
+
+/// Largest handshake frame (Hello, Challenge, Proof are below 200 bytes).
+const HANDSHAKE_FRAME_BYTES: usize = 4096;
+
+/// How long a peer has for each step of the handshake.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn codec() -> LengthDelimitedCodec {
+    LengthDelimitedCodec::builder()
+        .length_field_length(4)
+        .max_frame_length(HANDSHAKE_FRAME_BYTES)
+        .new_codec()
+}
+
+/// A message's bytes as a frame to send.
+trait IntoBytes {
+    fn into_bytes(self) -> Bytes;
+}
+
+impl IntoBytes for Vec<u8> {
+    fn into_bytes(self) -> Bytes {
+        Bytes::from(self)
+    }
+}
+
+/// An authenticated connection.
+pub struct Conn {
+    framed: Framed<TcpStream, LengthDelimitedCodec>,
+    session: Session,
+    /// The other end's address.
+    pub peer: SocketAddr,
+    /// The scenario's vehicle count (for the decoding checks).
+    vehicles: usize,
+}
+
+/// Why a frame could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum RecvError {
+    #[error("closed the connection")]
+    Closed,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("sent a frame that fails its seal: {0}")]
+    Seal(#[from] agent::SealError),
+    #[error("sent a message that does not decode: {0}")]
+    Decode(#[from] agent::DecodeError),
+}
+
+async fn next_frame(
+    framed: &mut Framed<TcpStream, LengthDelimitedCodec>,
+) -> Result<tokio_util::bytes::BytesMut, RecvError> {
+    match framed.next().await {
+        Some(Ok(f)) => Ok(f),
+        Some(Err(e)) => Err(RecvError::Io(e)),
+        None => Err(RecvError::Closed),
+    }
+}
+
+async fn step<T>(
+    what: &str,
+    f: impl std::future::Future<Output = Result<T, RecvError>>,
+) -> anyhow::Result<T> {
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, f).await {
+        Ok(r) => r.with_context(|| format!("{what}")),
+        Err(_) => bail!("no {what} within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+    }
+}
+
+impl Conn {
+    /// The agent's side: connects to the coordinator at `addr` (retrying until `deadline`),
+    /// says who it is, and checks that the coordinator holds the same secret.
+    pub async fn connect(
+        addr: &str,
+        name: &str,
+        secret: &Secret,
+        digest: [u8; 32],
+        vehicles: usize,
+        deadline: Instant,
+    ) -> anyhow::Result<Conn> {
+        let stream = loop {
+            match TcpStream::connect(addr).await {
+                Ok(s) => break s,
+                Err(e) if Instant::now() >= deadline => {
+                    bail!("cannot reach the network coordinator at {addr}: {e}")
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        };
+        stream.set_nodelay(true)?;
+        let peer = stream.peer_addr()?;
+        let mut framed = Framed::new(stream, codec());
+        let agent_nonce = agent::nonce();
+        let hello = Hello {
+            version: agent::VERSION,
+            agent: name.to_owned(),
+            nonce: agent_nonce.to_vec(),
+            scenario_digest: digest.to_vec(),
+        };
+        framed.send(hello.encode_to_vec().into_bytes()).await?;
+        let challenge = step("challenge from the network coordinator", async {
+            Ok(agent::decode_challenge(&next_frame(&mut framed).await?)?)
+        })
+        .await
+        .with_context(|| format!("network coordinator at {peer}"))?;
+        let proof = agent::proof(secret, Role::Agent, name, &agent_nonce, &challenge.nonce);
+        framed
+            .send(
+                Proof {
+                    proof: proof.to_vec(),
+                }
+                .encode_to_vec()
+                .into_bytes(),
+            )
+            .await?;
+        if !agent::verify_proof(
+            secret,
+            Role::Coordinator,
+            name,
+            &agent_nonce,
+            &challenge.nonce,
+            &challenge.proof,
+        ) {
+            bail!("the network coordinator at {peer} does not hold this run's secret: is --key the run's agent.key?");
+        }
+        framed
+            .codec_mut()
+            .set_max_frame_length(agent::MAX_FRAME_BYTES);
+        let session = Session::new(secret, Role::Agent, name, &agent_nonce, &challenge.nonce);
+        Ok(Conn {
+            framed,
+            session,
+            peer,
+            vehicles,
+        })
+    }
+
+    /// The coordinator's side of the handshake of an accepted connection: the agent's name and
+    /// the connection, or why the peer is refused. `admit` says whether an agent of that name
+    /// may join (it names the agents the run waits for).
+    pub async fn accept(
+        stream: TcpStream,
+        secret: &Secret,
+        digest: [u8; 32],
+        vehicles: usize,
+        admit: impl Fn(&str) -> Result<(), String>,
+    ) -> anyhow::Result<(String, Conn)> {
+        stream.set_nodelay(true)?;
+        let peer = stream.peer_addr()?;
+        let mut framed = Framed::new(stream, codec());
+        let hello = step("hello", async {
+            Ok(agent::decode_hello(&next_frame(&mut framed).await?)?)
+        })
+        .await?;
+        if hello.version != agent::VERSION {
+            bail!(
+                "agent {:?} speaks version {} of the protocol, this run {}",
+                hello.agent,
+                hello.version,
+                agent::VERSION
+            );
+        }
+        admit(&hello.agent).map_err(anyhow::Error::msg)?;
+        let nonce = agent::nonce();
+        let proof = agent::proof(
+            secret,
+            Role::Coordinator,
+            &hello.agent,
+            &hello.nonce,
+            &nonce,
+        );
+        framed
+            .send(
+                Challenge {
+                    nonce: nonce.to_vec(),
+                    proof: proof.to_vec(),
+                }
+                .encode_to_vec()
+                .into_bytes(),
+            )
+            .await?;
+        let got = step("proof", async {
+            Ok(agent::decode_proof(&next_frame(&mut framed).await?)?)
+        })
+        .await
+        .with_context(|| format!("agent {:?}", hello.agent))?;
+        if !agent::verify_proof(
+            secret,
+            Role::Agent,
+            &hello.agent,
+            &hello.nonce,
+            &nonce,
+            &got.proof,
+        ) {
+            bail!("wrong secret (agent {:?})", hello.agent);
+        }
+        // Only a holder of the secret learns whether its scenario matches.
+        if hello.scenario_digest != digest {
+            bail!(
+                "agent {:?} loaded another scenario file than this run's (SHA-256 differs)",
+                hello.agent
+            );
+        }
+        framed
+            .codec_mut()
+            .set_max_frame_length(agent::MAX_FRAME_BYTES);
+        let session = Session::new(
+            secret,
+            Role::Coordinator,
+            &hello.agent,
+            &hello.nonce,
+            &nonce,
+        );
+        Ok((
+            hello.agent,
+            Conn {
+                framed,
+                session,
+                peer,
+                vehicles,
+            },
+        ))
+    }
+
+    async fn send_sealed(&mut self, body: Vec<u8>) -> std::io::Result<()> {
+        let frame = self.session.seal(&body);
+        self.framed.send(frame.into_bytes()).await
+    }
+
+    async fn recv_sealed(&mut self) -> Result<Vec<u8>, RecvError> {
+        let frame = next_frame(&mut self.framed).await?;
+        Ok(self.session.open(&frame)?.to_vec())
+    }
+
+    /// Coordinator → agent.
+    pub async fn send_to_agent(&mut self, body: to_agent::Body) -> std::io::Result<()> {
+        self.send_sealed(ToAgent { body: Some(body) }.encode_to_vec())
+            .await
+    }
+
+    /// Agent → coordinator.
+    pub async fn send_from_agent(&mut self, body: from_agent::Body) -> std::io::Result<()> {
+        self.send_sealed(FromAgent { body: Some(body) }.encode_to_vec())
+            .await
+    }
+
+    /// The agent's next message (coordinator side).
+    pub async fn recv_from_agent(&mut self) -> Result<from_agent::Body, RecvError> {
+        let body = self.recv_sealed().await?;
+        Ok(agent::decode_from_agent(&body, self.vehicles)?)
+    }
+
+    /// The coordinator's next message (agent side).
+    pub async fn recv_to_agent(&mut self) -> Result<to_agent::Body, RecvError> {
+        let body = self.recv_sealed().await?;
+        Ok(agent::decode_to_agent(&body, self.vehicles)?)
+    }
+}

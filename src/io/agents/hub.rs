@@ -1,0 +1,522 @@
+//! The network coordinator's side of the capture agents: it listens on `network.agents.bind`,
+//! admits the agents the scenario names (each proving it holds the run's secret) and refuses
+//! every other peer (logged; it gets nothing), waits for all of them before window 0, and in
+//! every window opens the window on each agent, applies each agent's report to the
+//! [`LiveNetwork`] and hands each agent the releases for its vehicles. An agent that does not
+//! report within `network.agents.timeout_ms`, closes its connection or says it failed ends the
+//! run with an error naming it, its address, the window and what was missing.
+
+use super::conn::{Conn, RecvError};
+use crate::config::LoadedScenario;
+use crate::io::live::{AgentNews, LiveNetwork};
+use crate::output::schema::ProgramRecord;
+use crate::wire::agent::Secret;
+use crate::wire::proto::agent::{from_agent, to_agent, Finish, Open, Releases};
+use anyhow::{bail, Context};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// Handshakes under way at once, at most (more connections wait in the kernel's backlog).
+const MAX_PENDING: usize = 16;
+
+/// The secret's file: `key_file` if the scenario names one (readable by its owner only), else
+/// a fresh secret written to `<out>/agent.key` (mode 0600).
+pub fn run_secret(
+    loaded: &LoadedScenario,
+    out_dir: Option<&Path>,
+) -> anyhow::Result<(Secret, PathBuf)> {
+    match &loaded.scenario.network.agents.key_file {
+        Some(f) => {
+            let path = loaded.relative(f);
+            Ok((read_secret(&path)?, path))
+        }
+        None => {
+            let dir = out_dir.context(
+                "the run's secret for its agents goes into its output folder, and this run has none: give it one, or network.agents.key_file",
+            )?;
+            std::fs::create_dir_all(dir)?;
+            let path = dir.join("agent.key");
+            let _ = std::fs::remove_file(&path);
+            let secret = Secret::generate();
+            write_secret(&path, &secret)?;
+            Ok((secret, path))
+        }
+    }
+}
+
+/// Writes `secret` to a file that did not exist, readable by its owner only.
+pub fn write_secret(path: &Path, secret: &Secret) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    writeln!(f, "{}", secret.to_hex())?;
+    Ok(())
+}
+
+/// Reads a secret's file, refusing one that others than its owner may read or write.
+pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
+    use std::os::unix::fs::MetadataExt;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.mode() & 0o077 != 0 {
+        bail!(
+            "{}: others than its owner may read it (mode {:o}): `chmod 600 {}`",
+            path.display(),
+            meta.mode() & 0o777,
+            path.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Secret::parse(&text).with_context(|| format!("{}", path.display()))
+}
+
+/// SHA-256 of the scenario file: agent and coordinator must load the same one.
+pub fn scenario_digest(loaded: &LoadedScenario) -> anyhow::Result<[u8; 32]> {
+    use sha2::Digest;
+    let bytes = std::fs::read(&loaded.file)
+        .with_context(|| format!("cannot read {}", loaded.file.display()))?;
+    Ok(sha2::Sha256::digest(&bytes).into())
+}
+
+/// The agent's command line for a scenario (what `cosim check` prints and a run logs).
+pub fn command_line(loaded: &LoadedScenario, agent: &str, key: &str) -> String {
+    let bind = &loaded.scenario.network.agents.bind;
+    let port = bind.rsplit_once(':').map_or("5610", |(_, p)| p);
+    format!(
+        "cosim agent {} --name {agent} --coordinator <THIS-HOST>:{port} --key {key}",
+        loaded.file.display()
+    )
+}
+
+/// One joined agent.
+struct Joined {
+    name: String,
+    conn: Conn,
+    /// Its vehicles' names.
+    vehicles: Vec<String>,
+}
+
+/// The capture agents of a run.
+pub struct AgentHub {
+    agents: Vec<Joined>,
+    timeout: Duration,
+    /// Where the agents' program logs go (`<out>/programs`).
+    logs: Option<PathBuf>,
+    /// Keeps refusing whoever else connects, until dropped.
+    listener: JoinHandle<()>,
+}
+
+impl Drop for AgentHub {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+impl AgentHub {
+    /// For a live run whose vehicles name agents (`vehicles[].host`): listens, logs each
+    /// agent's command line and waits up to `network.agents.join_timeout_s` for all of them.
+    /// `None` without such vehicles.
+    pub async fn start(
+        loaded: &LoadedScenario,
+        live: &LiveNetwork,
+        out_dir: Option<&Path>,
+    ) -> anyhow::Result<Option<AgentHub>> {
+        let names = live.agents().to_vec();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let s = &loaded.scenario;
+        let cfg = &s.network.agents;
+        let (secret, key_path) = run_secret(loaded, out_dir)?;
+        let digest = scenario_digest(loaded)?;
+        let listener = TcpListener::bind(&cfg.bind)
+            .await
+            .with_context(|| format!("network.agents.bind: cannot listen on {}", cfg.bind))?;
+        for name in &names {
+            tracing::info!(
+                "waiting for agent {name}: on its machine run `{}`",
+                command_line(loaded, name, &key_path.display().to_string())
+            );
+        }
+        let vehicles = s.vehicles.len();
+        let agent_of = live.agent_of();
+        let vehicles_of = |a: usize| -> Vec<String> {
+            (s.vehicles.iter().zip(&agent_of))
+                .filter(|(_, o)| **o == Some(a))
+                .map(|(v, _)| v.name.clone())
+                .collect()
+        };
+        let joined: Arc<Mutex<HashMap<String, Conn>>> = Arc::default();
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(names.len().max(1));
+        let secret = Arc::new(secret);
+        let wanted = Arc::new(names.clone());
+        let listener = {
+            let joined = joined.clone();
+            tokio::spawn(async move {
+                let pending = Arc::new(tokio::sync::Semaphore::new(MAX_PENDING));
+                loop {
+                    let Ok(permit) = pending.clone().acquire_owned().await else {
+                        return;
+                    };
+                    let (stream, peer) = match listener.accept().await {
+                        Ok(x) => x,
+                        Err(e) => {
+                            tracing::warn!("agents: accept failed: {e}");
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            continue;
+                        }
+                    };
+                    let (joined, secret, wanted, tx) =
+                        (joined.clone(), secret.clone(), wanted.clone(), tx.clone());
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        let admit = |name: &str| -> Result<(), String> {
+                            if !wanted.iter().any(|w| w == name) {
+                                return Err(format!(
+                                    "unknown agent {name:?} (this run's: {})",
+                                    wanted.join(", ")
+                                ));
+                            }
+                            if joined
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .contains_key(name)
+                            {
+                                return Err(format!("agent {name:?} already joined"));
+                            }
+                            Ok(())
+                        };
+                        match Conn::accept(stream, &secret, digest, vehicles, admit).await {
+                            Ok((name, conn)) => {
+                                let mut j = joined.lock().unwrap_or_else(|p| p.into_inner());
+                                if j.contains_key(&name) {
+                                    tracing::warn!(
+                                        "refused a peer at {peer}: agent {name:?} already joined"
+                                    );
+                                    return;
+                                }
+                                tracing::info!("agent {name} joined from {peer}");
+                                j.insert(name, conn);
+                                let _ = tx.try_send(());
+                            }
+                            Err(e) => tracing::warn!("refused a peer at {peer}: {e:#}"),
+                        }
+                    });
+                }
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs_f64(cfg.join_timeout_s);
+        loop {
+            let missing: Vec<&String> = {
+                let j = joined.lock().unwrap_or_else(|p| p.into_inner());
+                names.iter().filter(|n| !j.contains_key(*n)).collect()
+            };
+            if missing.is_empty() {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, rx.recv()).await.is_err() {
+                listener.abort();
+                bail!(
+                    "agent{} {} never joined within {} s (listening on {}; on {} run the command line logged above)",
+                    if missing.len() > 1 { "s" } else { "" },
+                    join_names(&missing),
+                    cfg.join_timeout_s,
+                    cfg.bind,
+                    if missing.len() > 1 { "their machines" } else { "its machine" },
+                );
+            }
+        }
+        let mut conns = std::mem::take(&mut *joined.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut agents = Vec::new();
+        for (a, name) in names.iter().enumerate() {
+            let Some(mut conn) = conns.remove(name) else {
+                bail!("agent {name} left before the run started");
+            };
+            conn.send_to_agent(to_agent::Body::Welcome(Default::default()))
+                .await
+                .with_context(|| format!("agent {name} ({})", conn.peer))?;
+            agents.push(Joined {
+                name: name.clone(),
+                conn,
+                vehicles: vehicles_of(a),
+            });
+        }
+        Ok(Some(AgentHub {
+            agents,
+            timeout: Duration::from_millis(cfg.timeout_ms),
+            logs: out_dir.map(|d| d.join("programs")),
+            listener,
+        }))
+    }
+
+    /// Opens window `k` on every agent and applies their reports to `live` (before its BEGIN).
+    pub async fn open(
+        &mut self,
+        k: u32,
+        opened_unix_ns: u64,
+        live: &LiveNetwork,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        let open = to_agent::Body::Open(Open {
+            window: k,
+            opened_unix_ns,
+        });
+        for a in &mut self.agents {
+            send(a, open.clone(), deadline, k).await?;
+        }
+        let timeout = self.timeout;
+        let replies = futures_util::future::join_all(self.agents.iter_mut().map(|a| async move {
+            let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
+            (a, r)
+        }))
+        .await;
+        for (a, r) in replies {
+            let what = |held: usize| -> String {
+                format!(
+                    "the captures of {}{}",
+                    a.vehicles.join(", "),
+                    if held > 0 {
+                        format!(" and the fate of {held} copies it was handed")
+                    } else {
+                        String::new()
+                    }
+                )
+            };
+            let held = live.held_by(self_index(&a.name, live));
+            match r {
+                Err(_) => bail!(
+                    "agent {} ({}) sent no report for window {k} within {} ms: missing {}",
+                    a.name,
+                    a.conn.peer,
+                    timeout.as_millis(),
+                    what(held)
+                ),
+                Ok(Err(e)) => bail!(failed(a, k, e, &what(held))),
+                Ok(Ok(from_agent::Body::Report(r))) => {
+                    if r.window != k {
+                        bail!(
+                            "agent {} ({}) reported window {} when window {k} was open",
+                            a.name,
+                            a.conn.peer,
+                            r.window
+                        );
+                    }
+                    if r.overflow > 0 {
+                        tracing::warn!(
+                            "agent {}: {} packets its vehicles sent were dropped there (its queue full)",
+                            a.name,
+                            r.overflow
+                        );
+                    }
+                    live.apply_report(
+                        self_index(&a.name, live),
+                        &AgentNews {
+                            captures: &r.captures,
+                            written: &r.written,
+                            failed: &r.failed,
+                        },
+                    )
+                    .map_err(|e| {
+                        anyhow::anyhow!("agent {} ({}) reported {e}", a.name, a.conn.peer)
+                    })?;
+                }
+                Ok(Ok(from_agent::Body::Failed(f))) => {
+                    bail!(
+                        "agent {} ({}) failed in window {k}: {}",
+                        a.name,
+                        a.conn.peer,
+                        f.reason
+                    )
+                }
+                Ok(Ok(other)) => bail!(
+                    "agent {} ({}) answered window {k}'s opening with {}",
+                    a.name,
+                    a.conn.peer,
+                    body_name(&other)
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands every agent the releases of window `k`'s END for its vehicles.
+    pub async fn release(&mut self, k: u32, live: &LiveNetwork) -> anyhow::Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        for a in &mut self.agents {
+            let releases = live.take_releases(self_index(&a.name, live));
+            if releases.is_empty() {
+                continue;
+            }
+            send(
+                a,
+                to_agent::Body::Releases(Releases {
+                    window: k,
+                    releases,
+                }),
+                deadline,
+                k,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The run ended at `end_ns`: every agent stops its programs and says what became of the
+    /// copies it held; their captures since the last report are applied, their program logs
+    /// written to `<out>/programs/`. Returns the agents' programs' records.
+    pub async fn finish(
+        &mut self,
+        end_ns: u64,
+        live: &LiveNetwork,
+    ) -> anyhow::Result<Vec<ProgramRecord>> {
+        // The agents stop their programs first, which may take their stop timeouts.
+        let deadline = Instant::now() + self.timeout + Duration::from_secs(30);
+        for a in &mut self.agents {
+            send(
+                a,
+                to_agent::Body::Finish(Finish { end_ns }),
+                deadline,
+                u32::MAX,
+            )
+            .await?;
+        }
+        let mut records = Vec::new();
+        let logs = self.logs.clone();
+        for a in &mut self.agents {
+            let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
+            let f = match r {
+                Err(_) => bail!(
+                    "agent {} ({}) did not answer the end of the run within {} s",
+                    a.name,
+                    a.conn.peer,
+                    (self.timeout + Duration::from_secs(30)).as_secs()
+                ),
+                Ok(Err(e)) => bail!(failed(a, u32::MAX, e, "the fate of the copies it held")),
+                Ok(Ok(from_agent::Body::Finished(f))) => f,
+                Ok(Ok(from_agent::Body::Failed(f))) => {
+                    bail!(
+                        "agent {} ({}) failed at the end: {}",
+                        a.name,
+                        a.conn.peer,
+                        f.reason
+                    )
+                }
+                Ok(Ok(other)) => bail!(
+                    "agent {} ({}) answered the end with {}",
+                    a.name,
+                    a.conn.peer,
+                    body_name(&other)
+                ),
+            };
+            let index = self_index(&a.name, live);
+            live.apply_report(
+                index,
+                &AgentNews {
+                    captures: &f.captures,
+                    written: &f.written,
+                    failed: &f.failed,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("agent {} ({}) reported {e}", a.name, a.conn.peer))?;
+            if let Some(dir) = &logs {
+                std::fs::create_dir_all(dir)?;
+                for o in &f.output {
+                    let name = format!(
+                        "{}.{}.log",
+                        o.program,
+                        if o.stderr { "stderr" } else { "stdout" }
+                    );
+                    std::fs::write(dir.join(&name), &o.data)
+                        .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
+                }
+            }
+            for p in &f.programs {
+                match serde_json::from_str::<ProgramRecord>(p) {
+                    Ok(r) => records.push(r),
+                    Err(e) => {
+                        tracing::warn!("agent {}: a program record that does not read: {e}", a.name)
+                    }
+                }
+            }
+        }
+        Ok(records)
+    }
+
+    /// Tells every agent the run failed (best effort: it stops and cleans up either way once
+    /// its connection closes).
+    pub async fn abort(&mut self, reason: &str) {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        for a in &mut self.agents {
+            let abort = to_agent::Body::Abort(crate::wire::proto::agent::Abort {
+                reason: reason.to_owned(),
+            });
+            let _ = tokio::time::timeout_at(deadline, a.conn.send_to_agent(abort)).await;
+        }
+    }
+}
+
+fn self_index(name: &str, live: &LiveNetwork) -> usize {
+    live.agents()
+        .iter()
+        .position(|a| a == name)
+        .unwrap_or(usize::MAX)
+}
+
+async fn send(
+    a: &mut Joined,
+    body: to_agent::Body,
+    deadline: Instant,
+    k: u32,
+) -> anyhow::Result<()> {
+    match tokio::time::timeout_at(deadline, a.conn.send_to_agent(body)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => bail!("agent {} ({}): cannot send window {k}'s messages: {e}", a.name, a.conn.peer),
+        Err(_) => bail!(
+            "agent {} ({}) took none of window {k}'s messages within the timeout (its connection stalled)",
+            a.name,
+            a.conn.peer
+        ),
+    }
+}
+
+fn failed(a: &Joined, k: u32, e: RecvError, missing: &str) -> String {
+    let when = if k == u32::MAX {
+        "at the end of the run".to_owned()
+    } else {
+        format!("while window {k} waited for its report")
+    };
+    match e {
+        RecvError::Closed | RecvError::Io(_) => format!(
+            "agent {} ({}) disconnected {when} ({e}): missing {missing}",
+            a.name, a.conn.peer
+        ),
+        e => format!("agent {} ({}) {e} {when}", a.name, a.conn.peer),
+    }
+}
+
+fn body_name(b: &from_agent::Body) -> &'static str {
+    match b {
+        from_agent::Body::Report(_) => "a report",
+        from_agent::Body::Finished(_) => "its end",
+        from_agent::Body::Failed(_) => "a failure",
+    }
+}
+
+fn join_names(names: &[&String]) -> String {
+    names
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
