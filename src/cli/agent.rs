@@ -25,6 +25,7 @@ pub async fn run(a: AgentArgs) -> anyhow::Result<i32> {
             coordinator: &a.coordinator,
             secret,
             out,
+            synchronized_clock: a.synchronized_clock,
         },
         stop,
     )

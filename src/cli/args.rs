@@ -193,6 +193,12 @@ pub struct AgentArgs {
     /// are sent to the run's output folder at its end too.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Open each window at the wall time the physics coordinator opened it (carried in the
+    /// opening), not at the opening's receipt: for machines whose clocks PTP or chrony keep
+    /// synchronised with the coordinator's. An offset of δ then moves every window by δ (a
+    /// clock behind the coordinator's releases early by δ).
+    #[arg(long)]
+    pub synchronized_clock: bool,
 }
 
 /// What replaces the scenario's own choices for one run (`cosim run`) or check (`cosim check`).

@@ -82,6 +82,22 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
             args.join(" ")
         ));
     }
+    // The capture agents, each started by hand on its machine with the run's secret.
+    let key = match &s.network.agents.key_file {
+        Some(f) => loaded.relative(f).display().to_string(),
+        None => "<OUT>/agent.key".to_owned(),
+    };
+    for agent in s.agents() {
+        let vehicles: Vec<&str> = (s.vehicles.iter())
+            .filter(|v| v.host.as_deref() == Some(agent.as_str()))
+            .map(|v| v.name.as_str())
+            .collect();
+        text.push_str(&format!(
+            "agent {agent} ({}): {}\n",
+            vehicles.join(", "),
+            crate::io::agents::hub::command_line(loaded, &agent, &key)
+        ));
+    }
     if let PhysicsEndpoint::Gazebo(g) = &s.simulators.physics {
         let (step_s, steps) = g
             .steps(s.window_ms, s.simulators.physics_step_ms)
@@ -162,6 +178,24 @@ mod tests {
             text.contains("simulators: physics embedded, network embedded"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn each_agent_s_command_line_is_printed() {
+        let text = describe(&load("config/agents.yaml")).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("agent ")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].starts_with("agent hostb (ugv3, ugv4): cosim agent ")
+                && lines[0].ends_with(
+                    "config/agents.yaml --name hostb --coordinator 127.0.0.1:5610 --key <OUT>/agent.key"
+                ),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].starts_with("agent hostc (ugv5): "), "{}", lines[1]);
+        let text = describe(&load("config/default.yaml")).unwrap();
+        assert!(!text.contains("cosim agent"), "{text}");
     }
 
     #[test]

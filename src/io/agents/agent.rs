@@ -5,7 +5,8 @@
 //! that clock; it writes each release at its sim time on the same clock. No clock
 //! synchronisation between machines is needed: the agent's windows start later than the
 //! coordinator's by the opening's one-way transit, so its captures are stamped early and its
-//! releases written late by that much, never early.
+//! releases written late by that much, never early. With `synchronized_clock` (PTP, chrony)
+//! it opens each window at the wall time the physics coordinator opened it instead.
 //!
 //! Nothing outlives it: a normal end, an error, the coordinator gone, SIGINT and SIGTERM stop
 //! its programs and remove its namespaces; after a SIGKILL its guardian (a child waiting for
@@ -99,6 +100,9 @@ pub struct AgentConfig<'a> {
     pub secret: Secret,
     /// Where its programs' logs go.
     pub out: PathBuf,
+    /// Open each window at the wall time the physics coordinator opened it (this machine's
+    /// clock synchronised with the coordinator's), not at the opening's receipt.
+    pub synchronized_clock: bool,
 }
 
 /// Runs the agent until the run ends (Ok), fails, or `stop` resolves (SIGINT/SIGTERM: an
@@ -213,7 +217,12 @@ async fn serve(
             to_agent::Body::Open(o) => {
                 let report = {
                     let mut st = ports.lock();
-                    st.clock.open(o.window, Instant::now());
+                    let now = Instant::now();
+                    let anchor = match (cfg.synchronized_clock, o.opened_unix_ns) {
+                        (true, ns) if ns > 0 => crate::io::timer::instant_of_unix_ns(ns),
+                        _ => None,
+                    };
+                    st.clock.open(o.window, anchor.map_or(now, |a| a.min(now)));
                     st.sink.report(o.window)
                 };
                 *window = Some(o.window);

@@ -21,6 +21,9 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+/// The run's fresh secret in its output folder.
+pub const KEY_FILE: &str = "agent.key";
+
 /// Handshakes under way at once, at most (more connections wait in the kernel's backlog).
 const MAX_PENDING: usize = 16;
 
@@ -40,7 +43,7 @@ pub fn run_secret(
                 "the run's secret for its agents goes into its output folder, and this run has none: give it one, or network.agents.key_file",
             )?;
             std::fs::create_dir_all(dir)?;
-            let path = dir.join("agent.key");
+            let path = dir.join(KEY_FILE);
             let _ = std::fs::remove_file(&path);
             let secret = Secret::generate();
             write_secret(&path, &secret)?;
@@ -89,12 +92,16 @@ pub fn scenario_digest(loaded: &LoadedScenario) -> anyhow::Result<[u8; 32]> {
     Ok(sha2::Sha256::digest(&bytes).into())
 }
 
-/// The agent's command line for a scenario (what `cosim check` prints and a run logs).
+/// The agent's command line for a scenario (what `cosim check` prints and a run logs): the
+/// coordinator's address is `network.agents.bind`'s, a placeholder where that is unspecified.
 pub fn command_line(loaded: &LoadedScenario, agent: &str, key: &str) -> String {
     let bind = &loaded.scenario.network.agents.bind;
-    let port = bind.rsplit_once(':').map_or("5610", |(_, p)| p);
+    let coordinator = match bind.parse::<std::net::SocketAddr>() {
+        Ok(a) if a.ip().is_unspecified() => format!("<ADDRESS-OF-THIS-MACHINE>:{}", a.port()),
+        _ => bind.clone(),
+    };
     format!(
-        "cosim agent {} --name {agent} --coordinator <THIS-HOST>:{port} --key {key}",
+        "cosim agent {} --name {agent} --coordinator {coordinator} --key {key}",
         loaded.file.display()
     )
 }
@@ -161,8 +168,9 @@ impl AgentHub {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(names.len().max(1));
         let secret = Arc::new(secret);
         let wanted = Arc::new(names.clone());
+        let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let listener = {
-            let joined = joined.clone();
+            let (joined, started) = (joined.clone(), started.clone());
             tokio::spawn(async move {
                 let pending = Arc::new(tokio::sync::Semaphore::new(MAX_PENDING));
                 loop {
@@ -177,11 +185,19 @@ impl AgentHub {
                             continue;
                         }
                     };
-                    let (joined, secret, wanted, tx) =
-                        (joined.clone(), secret.clone(), wanted.clone(), tx.clone());
+                    let (joined, secret, wanted, tx, started) = (
+                        joined.clone(),
+                        secret.clone(),
+                        wanted.clone(),
+                        tx.clone(),
+                        started.clone(),
+                    );
                     tokio::spawn(async move {
                         let _permit = permit;
                         let admit = |name: &str| -> Result<(), String> {
+                            if started.load(std::sync::atomic::Ordering::SeqCst) {
+                                return Err(format!("the run has started (agent {name:?})"));
+                            }
                             if !wanted.iter().any(|w| w == name) {
                                 return Err(format!(
                                     "unknown agent {name:?} (this run's: {})",
@@ -200,6 +216,10 @@ impl AgentHub {
                         match Conn::accept(stream, &secret, digest, vehicles, admit).await {
                             Ok((name, conn)) => {
                                 let mut j = joined.lock().unwrap_or_else(|p| p.into_inner());
+                                if started.load(std::sync::atomic::Ordering::SeqCst) {
+                                    tracing::warn!("refused a peer at {peer}: the run has started (agent {name:?})");
+                                    return;
+                                }
                                 if j.contains_key(&name) {
                                     tracing::warn!(
                                         "refused a peer at {peer}: agent {name:?} already joined"
@@ -237,6 +257,7 @@ impl AgentHub {
                 );
             }
         }
+        started.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut conns = std::mem::take(&mut *joined.lock().unwrap_or_else(|p| p.into_inner()));
         let mut agents = Vec::new();
         for (a, name) in names.iter().enumerate() {
