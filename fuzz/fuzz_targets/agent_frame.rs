@@ -1,6 +1,6 @@
 //! A capture agent's connection from either end: the input's first byte is the scenario's
 //! vehicle count, the rest one frame. It goes to every decoder (Hello, Challenge, Proof, and a
-//! sealed frame's body both ways) and to `Session::open` of a fixed session, which must refuse
+//! sealed frame's body both ways) and to `Session::open` of one known session, which must refuse
 //! it (no input forges the MAC); sealed by the peer, it opens to itself. Whatever decodes
 //! re-encodes to bytes that decode to the same message.
 #![no_main]

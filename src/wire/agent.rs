@@ -131,6 +131,12 @@ fn keyed(key: &[u8]) -> HmacSha256 {
     HmacSha256::new_from_slice(key).expect("HMAC takes a key of any length")
 }
 
+/// The SHA-256 of a scenario file's bytes, as [`Hello::scenario_digest`] carries it.
+pub fn scenario_digest(scenario: &[u8]) -> [u8; MAC_BYTES] {
+    use sha2::Digest;
+    Sha256::digest(scenario).into()
+}
+
 /// A fresh handshake nonce: 32 bytes from `rand::rng()`.
 pub fn nonce() -> [u8; NONCE_BYTES] {
     random()

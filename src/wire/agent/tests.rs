@@ -220,6 +220,14 @@ fn a_frame_of_another_session_is_refused() {
 }
 
 #[test]
+fn the_scenario_digest_is_sha256() {
+    assert_eq!(
+        Secret::from_bytes(scenario_digest(b"abc")).to_hex(),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+#[test]
 fn secrets_parse_from_hex_and_show_no_bytes() {
     let s = Secret::generate();
     let hex = s.to_hex();
