@@ -2532,3 +2532,44 @@ fn bad_seabed_tracer_and_window_settings_name_key_and_line() {
     ));
     assert_error(&err, "acoustic_modems.multipath_window_ms", 42);
 }
+
+/// `vehicles[].host` and `network.agents`: each rule's error at its key and line.
+#[test]
+fn a_vehicle_on_another_machine_is_checked() {
+    // Vehicle b, its modem left out, on agent hostb; live, paced.
+    let live = |extra: &str| {
+        let text = replace_line(28, "    host: hostb")
+            .replace("name: test\n", "name: test\nreal_time_factor: 1.0\n");
+        format!("{text}network:\n  capture: tun\n{extra}")
+    };
+    let ok = parse(&live("")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok.scenario.agents(), vec!["hostb".to_owned()]);
+    assert_eq!(ok.scenario.network.agents.bind, "127.0.0.1:5610");
+
+    let e = error(&replace_line(28, "    host: hostb"));
+    assert_error(&e, "vehicles[1].host", 28);
+    assert!(e.message.contains("only live capture uses"), "{e}");
+
+    let e = error(&live("").replace("    host: hostb", "    host: Host_B"));
+    assert_error(&e, "vehicles[1].host", 29);
+    assert!(e.message.contains("character 1 ('H')"), "{e}");
+
+    let e = error(&live("").replace("  - name: a\n", "  - name: a\n    host: hostc\n"));
+    assert_error(&e, "vehicles[0].host", 14);
+    assert!(e.message.contains("has a modem"), "{e}");
+
+    let e = error(&live("  offload: true\n"));
+    assert_error(&e, "network.offload", 43);
+    assert!(e.message.contains("set network.offload: false"), "{e}");
+
+    let e = error(&live("  agents: {bind: \"localhost:5610\"}\n"));
+    assert_error(&e, "network.agents.bind", 43);
+    assert!(e.message.contains("must be ADDRESS:PORT"), "{e}");
+
+    let e = error(&live("  agents: {timeout_ms: 0}\n"));
+    assert_error(&e, "network.agents.timeout_ms", 43);
+
+    let e = error(&live("ros: {use_sim_time: true}\n"));
+    assert_error(&e, "vehicles[1].host", 29);
+    assert!(e.message.contains("/clock bridge"), "{e}");
+}

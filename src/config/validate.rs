@@ -1409,16 +1409,11 @@ fn agents(cx: &Ctx) -> Check {
             continue;
         };
         let key = join_key(&join_index("vehicles", i), "host");
-        if host.is_empty()
-            || host.len() > 32
-            || !host
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        {
-            return Err(cx.err(
-                &key,
-                format!("must be 1 to 32 of a-z, 0-9, `_` and `-` (got {host:?})"),
-            ));
+        if let Err(e) = crate::wire::agent::check_agent_name("host", host) {
+            // The message names the field: the key path says where.
+            let text = e.to_string();
+            let text = text.strip_prefix("host: ").unwrap_or(&text);
+            return Err(cx.err(&key, format!("{text} (got {host:?})")));
         }
         if s.network.capture != super::Capture::Tun {
             return Err(cx.err(

@@ -15,6 +15,8 @@
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 //! - [`foxglove_ws`]: the Foxglove WebSocket protocol a live viewer client speaks.
+//! - [`agent`]: the capture agents' protocol: the run's secret, the handshake's proofs, sealed
+//!   frames and the checked decoding of their messages.
 pub mod agent;
 pub mod auv;
 pub mod channel;

@@ -1,12 +1,10 @@
 //! One connection between the network coordinator and a capture agent: TCP, each frame a
-//! 4-byte length and its bytes (bounded before anything is read into memory: a few KiB until
+//! 4-byte length and its bytes (bounded before anything is read into memory: 256 bytes until
 //! the peer proved it holds the run's secret, then [`agent::MAX_FRAME_BYTES`]), the handshake,
 //! and the sealed messages after it ([`agent::Session`]).
 
 use crate::wire::agent::{self, Role, Secret, Session};
-use crate::wire::proto::agent::{
-    from_agent, to_agent, Challenge, FromAgent, Hello, Proof, ToAgent,
-};
+use crate::wire::proto::agent::{from_agent, to_agent, Challenge, Hello, Proof};
 use anyhow::{bail, Context};
 use futures_util::{SinkExt, StreamExt};
 use prost::Message;
@@ -17,16 +15,13 @@ use tokio::time::Instant;
 use tokio_util::bytes::Bytes;
 use tokio_util::codec::{Framed, LengthDelimitedCodec};
 
-/// Largest handshake frame (Hello, Challenge, Proof are below 200 bytes).
-const HANDSHAKE_FRAME_BYTES: usize = 4096;
-
 /// How long a peer has for each step of the handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn codec() -> LengthDelimitedCodec {
     LengthDelimitedCodec::builder()
         .length_field_length(4)
-        .max_frame_length(HANDSHAKE_FRAME_BYTES)
+        .max_frame_length(agent::MAX_HANDSHAKE_FRAME_BYTES)
         .new_codec()
 }
 
@@ -251,14 +246,12 @@ impl Conn {
 
     /// Coordinator → agent.
     pub async fn send_to_agent(&mut self, body: to_agent::Body) -> std::io::Result<()> {
-        self.send_sealed(ToAgent { body: Some(body) }.encode_to_vec())
-            .await
+        self.send_sealed(agent::encode_to_agent(body)).await
     }
 
     /// Agent → coordinator.
     pub async fn send_from_agent(&mut self, body: from_agent::Body) -> std::io::Result<()> {
-        self.send_sealed(FromAgent { body: Some(body) }.encode_to_vec())
-            .await
+        self.send_sealed(agent::encode_from_agent(body)).await
     }
 
     /// The agent's next message (coordinator side).

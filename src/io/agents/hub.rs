@@ -86,10 +86,9 @@ pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
 
 /// SHA-256 of the scenario file: agent and coordinator must load the same one.
 pub fn scenario_digest(loaded: &LoadedScenario) -> anyhow::Result<[u8; 32]> {
-    use sha2::Digest;
     let bytes = std::fs::read(&loaded.file)
         .with_context(|| format!("cannot read {}", loaded.file.display()))?;
-    Ok(sha2::Sha256::digest(&bytes).into())
+    Ok(crate::wire::agent::scenario_digest(&bytes))
 }
 
 /// The agent's command line for a scenario (what `cosim check` prints and a run logs): the
