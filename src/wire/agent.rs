@@ -587,7 +587,6 @@ pub fn decode_from_agent(bytes: &[u8], vehicles: usize) -> Result<from_agent::Bo
             check_captures("Report.captures", &r.captures, vehicles)?;
             check_count("Report.written", &r.written)?;
             check_count("Report.failed", &r.failed)?;
-            check_output("Report.output", &r.output)?;
         }
         from_agent::Body::Finished(f) => {
             check_count("Finished.written", &f.written)?;

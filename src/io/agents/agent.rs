@@ -85,7 +85,6 @@ impl Outbox {
             written: std::mem::take(&mut self.written),
             failed: std::mem::take(&mut self.failed),
             overflow: std::mem::take(&mut self.overflow),
-            output: Vec::new(),
         }
     }
 }

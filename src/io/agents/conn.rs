@@ -266,3 +266,110 @@ impl Conn {
         Ok(agent::decode_to_agent(&body, self.vehicles)?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::proto::agent::{Open, Report};
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    const DIGEST: [u8; 32] = [7; 32];
+
+    /// A coordinator accepting one peer with `secret`; its handshake's outcome.
+    async fn coordinator(
+        secret: Secret,
+    ) -> (
+        String,
+        tokio::task::JoinHandle<anyhow::Result<(String, Conn)>>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let task = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            Conn::accept(stream, &secret, DIGEST, 3, |name| match name {
+                "hostb" => Ok(()),
+                other => Err(format!("unknown agent {other:?}")),
+            })
+            .await
+        });
+        (addr, task)
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[tokio::test]
+    async fn an_agent_with_the_secret_joins_and_both_sides_talk() {
+        let secret = Secret::from_bytes([1; 32]);
+        let (addr, task) = coordinator(Secret::from_bytes([1; 32])).await;
+        let mut agent = Conn::connect(&addr, "hostb", &secret, DIGEST, 3, soon())
+            .await
+            .unwrap();
+        let (name, mut coord) = task.await.unwrap().unwrap();
+        assert_eq!(name, "hostb");
+        coord
+            .send_to_agent(to_agent::Body::Open(Open {
+                window: 4,
+                opened_unix_ns: 9,
+            }))
+            .await
+            .unwrap();
+        match agent.recv_to_agent().await.unwrap() {
+            to_agent::Body::Open(o) => assert_eq!((o.window, o.opened_unix_ns), (4, 9)),
+            other => panic!("{other:?}"),
+        }
+        agent
+            .send_from_agent(from_agent::Body::Report(Report {
+                window: 4,
+                ..Report::default()
+            }))
+            .await
+            .unwrap();
+        assert!(matches!(
+            coord.recv_from_agent().await.unwrap(),
+            from_agent::Body::Report(Report { window: 4, .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_peer_with_another_secret_is_refused_and_refuses() {
+        let (addr, task) = coordinator(Secret::from_bytes([1; 32])).await;
+        let wrong = Secret::from_bytes([2; 32]);
+        let agent = Conn::connect(&addr, "hostb", &wrong, DIGEST, 3, soon()).await;
+        let e = agent.err().expect("the agent refuses the coordinator");
+        assert!(
+            format!("{e:#}").contains("does not hold this run's secret"),
+            "{e:#}"
+        );
+        let e = task.await.unwrap().err().expect("the coordinator refuses");
+        assert_eq!(format!("{e:#}"), "wrong secret (agent \"hostb\")");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_agent_or_another_scenario_is_refused() {
+        let secret = || Secret::from_bytes([1; 32]);
+        let (addr, task) = coordinator(secret()).await;
+        let _ = Conn::connect(&addr, "hostz", &secret(), DIGEST, 3, soon()).await;
+        let e = task.await.unwrap().err().unwrap();
+        assert_eq!(format!("{e:#}"), "unknown agent \"hostz\"");
+        let (addr, task) = coordinator(secret()).await;
+        let _ = Conn::connect(&addr, "hostb", &secret(), [8; 32], 3, soon()).await;
+        let e = task.await.unwrap().err().unwrap();
+        assert!(format!("{e:#}").contains("another scenario file"), "{e:#}");
+    }
+
+    /// A peer declaring a 4 GiB hello is refused at the length, nothing read or reserved.
+    #[tokio::test]
+    async fn a_handshake_frame_beyond_its_bound_is_refused_at_its_header() {
+        let (addr, task) = coordinator(Secret::from_bytes([1; 32])).await;
+        let mut peer = TcpStream::connect(&addr).await.unwrap();
+        peer.write_all(&[0xff, 0xff, 0xff, 0xff, 0, 1])
+            .await
+            .unwrap();
+        let e = task.await.unwrap().err().unwrap();
+        assert!(format!("{e:#}").contains("hello"), "{e:#}");
+        assert!(format!("{e:#}").contains("frame size too big"), "{e:#}");
+    }
+}
