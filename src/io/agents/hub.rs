@@ -11,7 +11,7 @@ use crate::config::LoadedScenario;
 use crate::io::live::{AgentNews, LiveNetwork};
 use crate::output::schema::ProgramRecord;
 use crate::wire::agent::Secret;
-use crate::wire::proto::agent::{from_agent, to_agent, Finish, Open, Releases};
+use crate::wire::proto::agent::{from_agent, to_agent, Capture, Finish, Open, Releases};
 use anyhow::{bail, Context};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -108,6 +108,8 @@ pub fn command_line(loaded: &LoadedScenario, agent: &str, key: &str) -> String {
 /// One joined agent.
 struct Joined {
     name: String,
+    /// Its index among the live network's agents.
+    index: usize,
     conn: Conn,
     /// Its vehicles' names.
     vehicles: Vec<String>,
@@ -121,6 +123,27 @@ pub struct AgentHub {
     logs: Option<PathBuf>,
     /// Keeps refusing whoever else connects, until dropped.
     listener: JoinHandle<()>,
+}
+
+impl Joined {
+    /// Applies what the agent reported to `live`; an error names the agent.
+    fn apply(
+        &self,
+        live: &LiveNetwork,
+        captures: &[Capture],
+        written: &[u64],
+        failed: &[u64],
+    ) -> anyhow::Result<()> {
+        live.apply_report(
+            self.index,
+            &AgentNews {
+                captures,
+                written,
+                failed,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("agent {} ({}) reported {e}", self.name, self.conn.peer))
+    }
 }
 
 impl Drop for AgentHub {
@@ -268,6 +291,7 @@ impl AgentHub {
                 .with_context(|| format!("agent {name} ({})", conn.peer))?;
             agents.push(Joined {
                 name: name.clone(),
+                index: a,
                 conn,
                 vehicles: vehicles_of(a),
             });
@@ -302,7 +326,8 @@ impl AgentHub {
         }))
         .await;
         for (a, r) in replies {
-            let what = |held: usize| -> String {
+            let what = || -> String {
+                let held = live.held_by(a.index);
                 format!(
                     "the captures of {}{}",
                     a.vehicles.join(", "),
@@ -313,16 +338,15 @@ impl AgentHub {
                     }
                 )
             };
-            let held = live.held_by(self_index(&a.name, live));
             match r {
                 Err(_) => bail!(
                     "agent {} ({}) sent no report for window {k} within {} ms: missing {}",
                     a.name,
                     a.conn.peer,
                     timeout.as_millis(),
-                    what(held)
+                    what()
                 ),
-                Ok(Err(e)) => bail!(failed(a, k, e, &what(held))),
+                Ok(Err(e)) => bail!(failed(a, k, e, &what())),
                 Ok(Ok(from_agent::Body::Report(r))) => {
                     if r.window != k {
                         bail!(
@@ -339,17 +363,7 @@ impl AgentHub {
                             r.overflow
                         );
                     }
-                    live.apply_report(
-                        self_index(&a.name, live),
-                        &AgentNews {
-                            captures: &r.captures,
-                            written: &r.written,
-                            failed: &r.failed,
-                        },
-                    )
-                    .map_err(|e| {
-                        anyhow::anyhow!("agent {} ({}) reported {e}", a.name, a.conn.peer)
-                    })?;
+                    a.apply(live, &r.captures, &r.written, &r.failed)?;
                 }
                 Ok(Ok(from_agent::Body::Failed(f))) => {
                     bail!(
@@ -374,7 +388,7 @@ impl AgentHub {
     pub async fn release(&mut self, k: u32, live: &LiveNetwork) -> anyhow::Result<()> {
         let deadline = Instant::now() + self.timeout;
         for a in &mut self.agents {
-            let releases = live.take_releases(self_index(&a.name, live));
+            let releases = live.take_releases(a.index);
             if releases.is_empty() {
                 continue;
             }
@@ -414,41 +428,33 @@ impl AgentHub {
         let mut records = Vec::new();
         let logs = self.logs.clone();
         for a in &mut self.agents {
-            let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
-            let f = match r {
-                Err(_) => bail!(
-                    "agent {} ({}) did not answer the end of the run within {} s",
-                    a.name,
-                    a.conn.peer,
-                    (self.timeout + Duration::from_secs(30)).as_secs()
-                ),
-                Ok(Err(e)) => bail!(failed(a, u32::MAX, e, "the fate of the copies it held")),
-                Ok(Ok(from_agent::Body::Finished(f))) => f,
-                Ok(Ok(from_agent::Body::Failed(f))) => {
-                    bail!(
-                        "agent {} ({}) failed at the end: {}",
+            let f = loop {
+                let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
+                break match r {
+                    Err(_) => bail!(
+                        "agent {} ({}) did not answer the end of the run within {} s",
                         a.name,
                         a.conn.peer,
-                        f.reason
-                    )
-                }
-                Ok(Ok(other)) => bail!(
-                    "agent {} ({}) answered the end with {}",
-                    a.name,
-                    a.conn.peer,
-                    body_name(&other)
-                ),
+                        (self.timeout + Duration::from_secs(30)).as_secs()
+                    ),
+                    Ok(Err(e)) => bail!(failed(a, u32::MAX, e, "the fate of the copies it held")),
+                    Ok(Ok(from_agent::Body::Finished(f))) => f,
+                    // The report of a window the run abandoned (SIGINT while it was open).
+                    Ok(Ok(from_agent::Body::Report(r))) => {
+                        a.apply(live, &r.captures, &r.written, &r.failed)?;
+                        continue;
+                    }
+                    Ok(Ok(from_agent::Body::Failed(f))) => {
+                        bail!(
+                            "agent {} ({}) failed at the end: {}",
+                            a.name,
+                            a.conn.peer,
+                            f.reason
+                        )
+                    }
+                };
             };
-            let index = self_index(&a.name, live);
-            live.apply_report(
-                index,
-                &AgentNews {
-                    captures: &f.captures,
-                    written: &f.written,
-                    failed: &f.failed,
-                },
-            )
-            .map_err(|e| anyhow::anyhow!("agent {} ({}) reported {e}", a.name, a.conn.peer))?;
+            a.apply(live, &f.captures, &f.written, &f.failed)?;
             if let Some(dir) = &logs {
                 std::fs::create_dir_all(dir)?;
                 for o in &f.output {
@@ -484,13 +490,6 @@ impl AgentHub {
             let _ = tokio::time::timeout_at(deadline, a.conn.send_to_agent(abort)).await;
         }
     }
-}
-
-fn self_index(name: &str, live: &LiveNetwork) -> usize {
-    live.agents()
-        .iter()
-        .position(|a| a == name)
-        .unwrap_or(usize::MAX)
 }
 
 async fn send(
