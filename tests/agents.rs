@@ -590,18 +590,15 @@ impl Spread {
         s
     }
 
-    /// Waits until every vehicle's namespace is there (the agents joined and the run started),
-    /// then `settle` more.
+    /// Waits until the lockstep runs across hosts: c1 (on the coordinator's host) hears the
+    /// replies of b1 (on hostb) to its pings (program `ping-c1`), then `settle` more.
     fn wait_running(&self, settle: Duration) {
+        let log = self.out.join("programs/ping-c1.stdout.log");
         let t = Instant::now();
-        while !self
-            .vehicles
-            .iter()
-            .all(|v| netns_path(&format!("ncs-{v}")).exists())
-        {
+        while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("bytes from")) {
             assert!(
                 t.elapsed() < Duration::from_secs(30),
-                "the vehicles' namespaces did not all appear within 30 s\n{}",
+                "c1 heard no reply from b1 within 30 s\n{}",
                 self.logs()
             );
             std::thread::sleep(Duration::from_millis(50));
