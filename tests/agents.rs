@@ -526,6 +526,13 @@ impl Spread {
         let key = spread.out.join("agent.key");
         let t = Instant::now();
         while std::fs::metadata(&key).map_or(true, |m| m.len() < 64) {
+            if let Some(status) = spread.coordinator.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "the run ended ({status}) before it wrote {}\n{}",
+                    key.display(),
+                    spread.coordinator_log()
+                );
+            }
             assert!(
                 t.elapsed() < Duration::from_secs(20),
                 "the run wrote no {} within 20 s: {}",
@@ -660,6 +667,16 @@ impl Spread {
             }
         }
         left
+    }
+
+    /// Processes now in the vehicles' namespaces (of those seen so far).
+    fn processes_in_vehicles(&self) -> Vec<String> {
+        let inodes = self.watch.inodes();
+        processes_by_netns()
+            .into_iter()
+            .filter(|(i, _)| inodes.contains(i))
+            .map(|(_, p)| p)
+            .collect()
     }
 
     /// Asserts that nothing of the run is left, giving cleanup up to `within`.
@@ -904,16 +921,20 @@ fn iperf3_and_ros2_cross_the_rf_link_with_every_vehicle_on_one_host() {
     let scenario = dir.path().join("scenario.yaml");
     std::fs::write(&scenario, setup.yaml("127.0.0.1:5610", false)).unwrap();
     let out = dir.path().join("out");
+    let t = Instant::now();
     let o = Command::new(COSIM)
         .args(["run", scenario.to_str().unwrap(), "--out"])
         .arg(&out)
         .output()
         .unwrap();
+    println!("the run took {:.1} s", t.elapsed().as_secs_f64());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = Instant::now();
     let r = RunReport::read(&out.join("summary.json")).unwrap();
     let check = network_check(&r, true);
     assert!(check.ok, "{}", check.detail);
     assert_traffic(&setup, &out);
+    println!("its checks took {:.1} s", t.elapsed().as_secs_f64());
 }
 
 /// What the traffic scenario must show in its run folder `out`: the rf link's phases between b1
@@ -1044,15 +1065,18 @@ fn long_setup(tag: &str, net: u8, window_ms: u32) -> Setup<'_> {
     }
 }
 
-/// With a little traffic between hosts: pings from c1 to b1 and from b2 to d2.
+/// With a little traffic between hosts: pings from c1 to b1, from b2 to d2 and from d1 to c2.
 fn with_pings(mut s: Setup<'_>) -> Setup<'_> {
     s.programs = format!(
         "  - {{name: ping-c1, vehicle: {}, command: \"ping -i 0.05 {}\"}}\n\
-         \x20 - {{name: ping-b2, vehicle: {}, command: \"ping -i 0.05 {}\"}}\n",
+         \x20 - {{name: ping-b2, vehicle: {}, command: \"ping -i 0.05 {}\"}}\n\
+         \x20 - {{name: ping-d1, vehicle: {}, command: \"ping -i 0.05 {}\"}}\n",
         s.vehicle(0),
         s.ip(2),
         s.vehicle(3),
-        s.ip(5)
+        s.ip(5),
+        s.vehicle(4),
+        s.ip(1)
     );
     s
 }
@@ -1174,7 +1198,26 @@ fn an_agent_with_a_wrong_key_is_refused_and_the_run_never_starts() {
     let mut setup = with_pings(long_setup("age", 95, 10));
     setup.join_timeout_s = 5.0;
     let mut run = Spread::start(&setup, [Some(wrong.as_path()), None]);
-    let status = run.wait_coordinator(Duration::from_secs(25));
+    // Until the run gives up, no program runs in any vehicle, on any host.
+    let t = Instant::now();
+    let mut early = BTreeSet::new();
+    while run
+        .coordinator
+        .as_mut()
+        .unwrap()
+        .try_wait()
+        .unwrap()
+        .is_none()
+        && t.elapsed() < Duration::from_secs(25)
+    {
+        early.extend(run.processes_in_vehicles());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = run.wait_coordinator(Duration::from_secs(1));
+    assert!(
+        early.is_empty(),
+        "started before every agent joined: {early:?}"
+    );
     assert!(!status.success(), "{}", run.logs());
     let log = run.coordinator_log();
     let refused = log
