@@ -123,23 +123,76 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// The network namespace inodes of every process now, with the processes in them.
-fn processes_by_netns() -> Vec<(u64, String)> {
+/// One process as /proc shows it.
+struct Proc {
+    pid: u32,
+    ppid: u32,
+    /// Start time, clock ticks after boot: with the pid, the process.
+    start: u64,
+    netns: Option<u64>,
+    cmd: String,
+}
+
+impl Proc {
+    fn show(&self) -> String {
+        format!("{} {}", self.pid, self.cmd)
+    }
+}
+
+/// Every process now but zombies and this test.
+fn procs() -> Vec<Proc> {
+    let me = std::process::id();
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| {
             let pid: u32 = e.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            if stat.rsplit_once(") ")?.1.starts_with('Z') {
+            let f: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+            if pid == me || f.first() == Some(&"Z") {
                 return None;
             }
-            let ino = std::fs::metadata(format!("/proc/{pid}/ns/net")).ok()?.ino();
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            Some((ino, format!("{pid} {cmd}")))
+            Some(Proc {
+                pid,
+                ppid: f.get(1)?.parse().ok()?,
+                start: f.get(19)?.parse().ok()?,
+                netns: std::fs::metadata(format!("/proc/{pid}/ns/net"))
+                    .ok()
+                    .map(|m| m.ino()),
+                cmd: String::from_utf8_lossy(&cmd)
+                    .trim_end_matches('\0')
+                    .replace('\0', " "),
+            })
         })
         .collect()
+}
+
+/// Clock ticks since boot now, as a process's start time counts them.
+fn ticks_now() -> u64 {
+    let up: f64 = std::fs::read_to_string("/proc/uptime")
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // SAFETY: sysconf has no memory-safety preconditions.
+    (up * unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64) as u64
+}
+
+/// The inode of every named network namespace, with its name.
+fn named_netns() -> std::collections::BTreeMap<u64, String> {
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let ino = std::fs::metadata(e.path()).ok()?.ino();
+                    Some((ino, e.file_name().to_string_lossy().into_owned()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Links of the machine's own network namespace.
@@ -151,23 +204,31 @@ fn host_links() -> BTreeSet<String> {
         .collect()
 }
 
-/// What is left of a dropped Lan: its namespaces' files, processes in its namespaces (by the
-/// inodes noted while it lived), links that appeared on the machine.
+/// What is left of a Lan dropped at `dropped` (clock ticks after boot): its namespaces' files,
+/// processes in its namespaces (by the inodes noted while it lived; an inode the kernel gave
+/// to a namespace made since has another name, or processes started after the drop), links
+/// that appeared on the machine.
 fn lan_leftovers(
     names: &[String],
     inodes: &BTreeSet<u64>,
     links: &BTreeSet<String>,
+    dropped: u64,
 ) -> Vec<String> {
     let mut left: Vec<String> = names
         .iter()
         .filter(|n| netns_path(n).exists())
         .map(|n| format!("namespace {n}"))
         .collect();
+    let named = named_netns();
     left.extend(
-        processes_by_netns()
+        procs()
             .into_iter()
-            .filter(|(i, _)| inodes.contains(i))
-            .map(|(_, p)| format!("process {p}")),
+            .filter(|p| {
+                p.netns
+                    .is_some_and(|i| inodes.contains(&i) && !named.contains_key(&i))
+                    && p.start <= dropped
+            })
+            .map(|p| format!("process {}", p.show())),
     );
     left.extend(
         host_links()
@@ -280,7 +341,7 @@ fn lan_relay_adds_the_lans_latency_each_way_a_cut_silences_a_host_and_nothing_is
     drop(relay);
     drop(echo);
     drop(lan);
-    let left = lan_leftovers(&names, &inodes, &links_before);
+    let left = lan_leftovers(&names, &inodes, &links_before, ticks_now());
     assert!(left.is_empty(), "left after the Lan: {left:?}");
 }
 
@@ -312,10 +373,11 @@ fn lan_is_removed_after_a_panic() {
         panic!("on purpose, with the Lan, a relay and an echo server up");
     });
     assert!(r.is_err());
+    let dropped = ticks_now();
     let (names, inodes) = seen.lock().unwrap().clone();
     assert_eq!(names.len(), 4);
     assert_eq!(inodes.len(), 4);
-    let left = lan_leftovers(&names, &inodes, &links_before);
+    let left = lan_leftovers(&names, &inodes, &links_before, dropped);
     assert!(left.is_empty(), "left after a panic: {left:?}");
 }
 
@@ -407,42 +469,84 @@ impl Setup<'_> {
     }
 }
 
-/// Notes, while a run lives, the inodes of its vehicles' namespaces (to find a process left in
-/// one after its name is gone).
-struct NsWatch {
+/// Notes, while a run lives, every process of it: descended from one of its `roots` (the
+/// coordinator, the agents) or in one of its namespaces (`names`: its vehicles' and hosts'),
+/// each by pid and start time (so a process is still known after it left or lost its
+/// namespace, and a pid used again is not taken for it).
+struct RunWatch {
     stop: Arc<AtomicBool>,
-    inodes: Arc<Mutex<BTreeSet<u64>>>,
+    roots: Arc<Mutex<Vec<u32>>>,
+    seen: Arc<Mutex<std::collections::BTreeMap<(u32, u64), String>>>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl NsWatch {
-    fn start(vehicles: &[String]) -> NsWatch {
-        let names: Vec<String> = vehicles.iter().map(|v| format!("ncs-{v}")).collect();
+impl RunWatch {
+    fn start(names: Vec<String>) -> RunWatch {
         let stop = Arc::new(AtomicBool::new(false));
-        let inodes: Arc<Mutex<BTreeSet<u64>>> = Arc::default();
+        let roots: Arc<Mutex<Vec<u32>>> = Arc::default();
+        let seen: Arc<Mutex<std::collections::BTreeMap<(u32, u64), String>>> = Arc::default();
         let thread = {
-            let (stop, inodes) = (stop.clone(), inodes.clone());
+            let (stop, roots, seen) = (stop.clone(), roots.clone(), seen.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::SeqCst) {
-                    let now = netns_inodes(&names);
-                    inodes.lock().unwrap().extend(now);
+                    let mine: BTreeSet<u64> = named_netns()
+                        .into_iter()
+                        .filter(|(_, n)| names.contains(n))
+                        .map(|(i, _)| i)
+                        .collect();
+                    let all = procs();
+                    let mut members: BTreeSet<u32> =
+                        roots.lock().unwrap().iter().copied().collect();
+                    // Descendants: parents before children is not guaranteed, so to a fixpoint.
+                    loop {
+                        let before = members.len();
+                        let children: Vec<u32> = all
+                            .iter()
+                            .filter(|p| members.contains(&p.ppid))
+                            .map(|p| p.pid)
+                            .collect();
+                        members.extend(children);
+                        if members.len() == before {
+                            break;
+                        }
+                    }
+                    let mut seen = seen.lock().unwrap();
+                    for p in &all {
+                        if members.contains(&p.pid) || p.netns.is_some_and(|i| mine.contains(&i)) {
+                            seen.entry((p.pid, p.start)).or_insert_with(|| p.show());
+                        }
+                    }
+                    drop(seen);
                     std::thread::sleep(Duration::from_millis(100));
                 }
             })
         };
-        NsWatch {
+        RunWatch {
             stop,
-            inodes,
+            roots,
+            seen,
             thread: Some(thread),
         }
     }
 
-    fn inodes(&self) -> BTreeSet<u64> {
-        self.inodes.lock().unwrap().clone()
+    fn add_root(&self, pid: u32) {
+        self.roots.lock().unwrap().push(pid);
+    }
+
+    /// The processes seen that are still there.
+    fn alive(&self) -> Vec<String> {
+        let now: BTreeSet<(u32, u64)> = procs().iter().map(|p| (p.pid, p.start)).collect();
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| now.contains(k))
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 }
 
-impl Drop for NsWatch {
+impl Drop for RunWatch {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
@@ -459,7 +563,7 @@ struct Spread {
     agents: Vec<Option<Child>>,
     agent_pids: Vec<u32>,
     coordinator_pid: u32,
-    watch: NsWatch,
+    watch: RunWatch,
     relays: Vec<Relay>,
     lan: Lan,
     dir: tempfile::TempDir,
@@ -496,7 +600,9 @@ impl Spread {
         let out = dir.path().join("out");
         let vehicles = setup.vehicles();
         let state_before = state_entries();
-        let watch = NsWatch::start(&vehicles);
+        let mut watched: Vec<String> = vehicles.iter().map(|v| format!("ncs-{v}")).collect();
+        watched.extend(lan.namespaces());
+        let watch = RunWatch::start(watched);
         let coordinator = lan
             .host(0)
             .command(COSIM)
@@ -507,6 +613,7 @@ impl Spread {
             .spawn()
             .unwrap();
         let coordinator_pid = coordinator.id();
+        watch.add_root(coordinator_pid);
         let mut spread = Spread {
             coordinator: Some(coordinator),
             agents: Vec::new(),
@@ -562,10 +669,13 @@ impl Spread {
                 .args(["--coordinator", &format!("127.0.0.1:{}", relay.port())])
                 .arg("--key")
                 .arg(keys[i].unwrap_or(&key))
+                .arg("--out")
+                .arg(spread.dir.path().join(format!("agent-{agent}")))
                 .stdout(log_file(&spread.dir.path().join(format!("{agent}.out"))))
                 .stderr(log_file(&spread.dir.path().join(format!("{agent}.log"))))
                 .spawn()
                 .unwrap();
+            spread.watch.add_root(child.id());
             spread.agent_pids.push(child.id());
             spread.agents.push(Some(child));
             spread.relays.push(relay);
@@ -634,7 +744,8 @@ impl Spread {
     }
 
     /// What the run left on any host: its vehicles' namespaces, state files naming its vehicles
-    /// or processes, processes in its vehicles' or hosts' namespaces or naming its folder.
+    /// or processes, its processes (seen while it ran, in its vehicles' or hosts' namespaces
+    /// now, or naming its folder).
     fn leftovers(&self) -> Vec<String> {
         let mut left: Vec<String> = self
             .vehicles
@@ -658,24 +769,44 @@ impl Spread {
                 left.push(format!("{STATE_DIR}/{e}"));
             }
         }
-        let mut inodes = self.watch.inodes();
-        inodes.extend(netns_inodes(&self.lan.namespaces()));
+        left.extend(
+            self.watch
+                .alive()
+                .into_iter()
+                .map(|p| format!("process {p}")),
+        );
+        // Also those never seen: in a namespace of the run now, or naming its folder.
+        let mut names: Vec<String> = self.vehicles.iter().map(|v| format!("ncs-{v}")).collect();
+        names.extend(self.lan.namespaces());
+        let mine: BTreeSet<u64> = named_netns()
+            .into_iter()
+            .filter(|(_, n)| names.contains(n))
+            .map(|(i, _)| i)
+            .collect();
         let folder = self.dir.path().to_string_lossy().into_owned();
-        for (ino, p) in processes_by_netns() {
-            if inodes.contains(&ino) || p.contains(&folder) {
-                left.push(format!("process {p}"));
+        for p in procs() {
+            if p.netns.is_some_and(|i| mine.contains(&i)) || p.cmd.contains(&folder) {
+                let p = format!("process {}", p.show());
+                if !left.contains(&p) {
+                    left.push(p);
+                }
             }
         }
         left
     }
 
-    /// Processes now in the vehicles' namespaces (of those seen so far).
+    /// Processes now in the vehicles' namespaces, but the `ip` commands that set them up.
     fn processes_in_vehicles(&self) -> Vec<String> {
-        let inodes = self.watch.inodes();
-        processes_by_netns()
+        let names: Vec<String> = self.vehicles.iter().map(|v| format!("ncs-{v}")).collect();
+        let mine: BTreeSet<u64> = named_netns()
             .into_iter()
-            .filter(|(i, _)| inodes.contains(i))
-            .map(|(_, p)| p)
+            .filter(|(_, n)| names.contains(n))
+            .map(|(i, _)| i)
+            .collect();
+        procs()
+            .into_iter()
+            .filter(|p| p.netns.is_some_and(|i| mine.contains(&i)) && !p.cmd.starts_with("ip "))
+            .map(|p| p.show())
             .collect()
     }
 
@@ -1238,7 +1369,7 @@ fn an_agent_with_a_wrong_key_is_refused_and_the_run_never_starts() {
         "{never}"
     );
     assert!(
-        never.contains(&format!("(listening on {})", run.bind)),
+        never.contains(&format!("(listening on {}", run.bind)),
         "{never}"
     );
     let b = run.wait_agent(0, Duration::from_secs(15));
