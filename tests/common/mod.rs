@@ -1,5 +1,7 @@
 //! What the test binaries share: root and tools checked, throughput measured, processes
-//! watched and killed.
+//! watched and killed; a simulated LAN of network namespaces ([`lan`]).
+
+pub mod lan;
 
 /// Checks for root, and runs the tests that use network namespaces one at a time within their
 /// binary: each paces windows to the wall clock (two at once on a 2-core machine would measure
