@@ -108,6 +108,7 @@ mod tests {
         assert_eq!(m["capture"].us_per_window, 50.0);
         assert_eq!(m["pacing_wait"].us_per_window, 200.0);
         assert_eq!(m["physics"].seconds, 0.0);
-        assert_eq!(m.len(), 9);
+        assert_eq!(m["agents"].seconds, 0.0);
+        assert_eq!(m.len(), 10);
     }
 }
