@@ -5,9 +5,10 @@
 //! - **physics only**: no capture, unpaced (`real_time_factor: 0`): windows/s and real time
 //!   reached;
 //! - **live**: every vehicle in its namespace behind its TUN, paced at real time, each running
-//!   this benchmark's own traffic program (`scale --traffic`, a scenario program: a 100-byte
-//!   multicast heartbeat to 239.255.0.1:7400 every 100 ms, as DDS's participant announcements,
-//!   and 100-byte unicast to a neighbour at 10 packets/s, each stamped with its send time):
+//!   this benchmark's own traffic program (`scale --traffic`, a scenario program,
+//!   `benches/common/traffic.rs`: a 100-byte multicast heartbeat to 239.255.0.1:7400 every
+//!   100 ms, as DDS's participant announcements, and 100-byte unicast to a neighbour at
+//!   10 packets/s, each stamped with its send time):
 //!   slip behind the wall clock (how much longer than real time the windows took), how many
 //!   windows opened late and were caught up, the latest of them, the one-way time the receivers saw (p50/p99, wall clock) and
 //!   the ledger.
@@ -19,12 +20,16 @@
 //! - `BENCH_CHANNEL_MS` (default 10): `simulators.channel_interval_ms`; the physics-only rows at
 //!   W = 1 ms are also run with the channel sampled every window;
 //! - `BENCH_LIVE_SECONDS` (default 10) per live row, `BENCH_LONG_SECONDS` (default 60) for the
-//!   64-vehicle live row at W = 1 ms.
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+//!   64-vehicle live row at W = 1 ms;
+//! - `BENCH_KEEP` set: the runs' folders (scenarios, `summary.json`, the traffic programs'
+//!   `traffic/<vehicle>.json` with each one-way time's send stamp) are kept and their place
+//!   printed.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+#[path = "common/traffic.rs"]
+mod traffic;
+use traffic::{address, pct};
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
@@ -41,15 +46,6 @@ fn number(var: &str, default: f64) -> f64 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
-}
-
-fn address(i: usize) -> String {
-    format!(
-        "10.{}.{}.{}",
-        100 + i / 62_500,
-        (i / 250) % 250,
-        i % 250 + 1
-    )
 }
 
 #[derive(Clone, Copy)]
@@ -126,8 +122,9 @@ fn run(dir: &Path, r: Row) -> Option<Outcome> {
     let s = scenario(dir, r);
     let out = dir.join(s.file_stem().unwrap());
     let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).unwrap();
-    let log = std::fs::File::create(out.join("cosim.log")).unwrap();
+    // Beside the run's folder: a run refuses a folder holding files it does not write.
+    let log_path = PathBuf::from(format!("{}.log", out.display()));
+    let log = std::fs::File::create(&log_path).unwrap();
     let child = Command::new(COSIM)
         .arg("run")
         .arg(&s)
@@ -148,36 +145,20 @@ fn run(dir: &Path, r: Row) -> Option<Outcome> {
             r.n,
             r.window_ms,
             r.live,
-            out.join("cosim.log").display()
+            log_path.display()
         );
         return None;
     }
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).ok()?).ok()?;
     let mut one_way_ms = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(out.join("traffic")) {
-        for e in entries.flatten() {
-            let v: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(e.path()).unwrap_or_default())
-                    .unwrap_or_default();
-            if let Some(a) = v["one_way_ms"].as_array() {
-                one_way_ms.extend(a.iter().filter_map(|x| x.as_f64()));
-            }
-        }
-    }
+    traffic::one_way_ms(&out, &mut one_way_ms);
     one_way_ms.sort_by(f64::total_cmp);
     Some(Outcome {
         summary,
         peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
         one_way_ms,
     })
-}
-
-fn pct(v: &[f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
 fn stages(s: &serde_json::Value) -> String {
@@ -195,90 +176,20 @@ fn stages(s: &serde_json::Value) -> String {
     )
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
-
-fn unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64
-}
-
-/// One vehicle's traffic (`--traffic MY_ADDRESS NEIGHBOUR`), run by the scenario inside the
-/// vehicle's namespace until SIGINT; its one-way times go to `$COSIM_OUT/traffic/<vehicle>.json`.
-fn traffic(me: Ipv4Addr, neighbour: Ipv4Addr) {
-    const GROUP: Ipv4Addr = Ipv4Addr::new(239, 255, 0, 1);
-    const PORT: u16 = 7400;
-    const PERIOD: Duration = Duration::from_millis(100);
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
-    }
-    let rx = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, PORT)).unwrap();
-    rx.join_multicast_v4(&GROUP, &me).unwrap();
-    let tx = UdpSocket::bind(SocketAddrV4::new(me, 0)).unwrap();
-    tx.set_multicast_loop_v4(false).unwrap();
-    tx.set_multicast_ttl_v4(1).unwrap();
-    let (mut sent, mut received) = (0u64, 0u64);
-    let mut one_way_ms: Vec<f64> = Vec::new();
-    let mut buf = [0u8; 2048];
-    // Vehicles start together: spread their phases over the period.
-    let phase = Duration::from_nanos(unix_ns() % PERIOD.as_nanos() as u64);
-    let (mut next_hb, mut next_uc) = (Instant::now() + phase, Instant::now() + PERIOD - phase);
-    while !STOP.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        for (due, to) in [
-            (&mut next_hb, SocketAddrV4::new(GROUP, PORT)),
-            (&mut next_uc, SocketAddrV4::new(neighbour, PORT)),
-        ] {
-            if now >= *due {
-                let mut payload = [b'.'; 100];
-                payload[..8].copy_from_slice(&unix_ns().to_le_bytes());
-                if tx.send_to(&payload, to).is_ok() {
-                    sent += 1;
-                }
-                *due += PERIOD;
-            }
-        }
-        let wait = next_hb
-            .min(next_uc)
-            .saturating_duration_since(Instant::now());
-        let _ = rx.set_read_timeout(Some(wait.max(Duration::from_micros(100))));
-        while let Ok(n) = rx.recv(&mut buf) {
-            let t = unix_ns();
-            received += 1;
-            if n >= 8 && one_way_ms.len() < 20_000 {
-                let sent_ns = u64::from_le_bytes(buf[..8].try_into().unwrap());
-                one_way_ms.push(t.saturating_sub(sent_ns) as f64 / 1e6);
-            }
-            let _ = rx.set_read_timeout(Some(Duration::from_micros(100)));
-            if Instant::now() >= next_hb.min(next_uc) {
-                break;
-            }
-        }
-    }
-    let out = Path::new(&std::env::var("COSIM_OUT").unwrap_or_else(|_| ".".into())).join("traffic");
-    std::fs::create_dir_all(&out).unwrap();
-    let name = std::env::var("COSIM_VEHICLE").unwrap_or_else(|_| me.to_string());
-    std::fs::write(
-        out.join(format!("{name}.json")),
-        serde_json::json!({"sent": sent, "received": received, "one_way_ms": one_way_ms})
-            .to_string(),
-    )
-    .unwrap();
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--traffic") {
-        return traffic(args[2].parse().unwrap(), args[3].parse().unwrap());
+    if traffic::run_if_asked(&args) {
+        return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (_tmp, dir) = if std::env::var_os("BENCH_KEEP").is_some() {
+        let kept = tmp.keep();
+        println!("runs kept in {}", kept.display());
+        (None, kept)
+    } else {
+        let path = tmp.path().to_owned();
+        (Some(tmp), path)
+    };
     let channel_ms = number("BENCH_CHANNEL_MS", 10.0);
     let live_seconds = number("BENCH_LIVE_SECONDS", 10.0);
     let long_seconds = number("BENCH_LONG_SECONDS", 60.0);
@@ -309,7 +220,7 @@ fn main() {
                     live: false,
                     seconds,
                 };
-                if let Some(o) = run(dir.path(), r) {
+                if let Some(o) = run(&dir, r) {
                     let s = &o.summary;
                     let sim = s["sim_seconds"].as_f64().unwrap_or(0.0);
                     let wall = s["wall_seconds"].as_f64().unwrap_or(f64::NAN);
@@ -348,7 +259,7 @@ fn main() {
                 live: true,
                 seconds,
             };
-            if let Some(o) = run(dir.path(), r) {
+            if let Some(o) = run(&dir, r) {
                 let s = &o.summary;
                 let sim = s["sim_seconds"].as_f64().unwrap_or(0.0);
                 let wall = s["wall_seconds"].as_f64().unwrap_or(f64::NAN);
