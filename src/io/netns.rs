@@ -44,6 +44,16 @@ fn me() -> String {
     format!("{pid} {}", start_time(pid).unwrap_or(0))
 }
 
+/// Writes `text` to `path` so that a reader sees the whole text or no file, never a part: a
+/// run starting beside another reads the other's owner files while it writes them, and would
+/// take a half-written one for a dead owner's.
+fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Whether the owner recorded for `ns` is a live process (other than a dead one with our pid).
 fn owner_alive(ns: &str) -> Option<u32> {
     let text = std::fs::read_to_string(owner_file(ns)).ok()?;
@@ -163,7 +173,7 @@ impl Namespaces {
             if let Some(pid) = owner_alive(&ns) {
                 bail!("network namespace {ns} is in use by a running process (pid {pid}); is another run with vehicle {:?} active?", v.as_ref());
             }
-            std::fs::write(owner_file(&ns), me())?;
+            write_whole(&owner_file(&ns), &me())?;
             made.names.push(ns.clone());
             if super::userns::inside() {
                 add_inside_user_namespace(&ns)?;
@@ -551,5 +561,40 @@ pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> an
             )
         }
         Err(err) => anyhow::anyhow!("cannot run {prog} in {}: {err}", ns.what),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader beside the writer sees an owner file whole or not at all (`std::fs::write`
+    /// truncates first: a reader there finds it empty, and would take its owner for dead).
+    #[test]
+    fn an_owner_file_is_never_seen_half_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncs-x.owner");
+        let text = format!("{} 123456789", std::process::id());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (path, text, stop) = (path.clone(), text.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut seen = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(got) = std::fs::read_to_string(&path) {
+                        assert_eq!(got, text, "read {seen} whole ones before");
+                        seen += 1;
+                    }
+                }
+                seen
+            })
+        };
+        for _ in 0..20_000 {
+            write_whole(&path, &text).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file left");
     }
 }

@@ -121,6 +121,8 @@ pub async fn run(
             cfg.name
         );
     }
+    // Its capture and release threads, as the network coordinator's.
+    crate::io::timer::prioritize(s.nice);
     let digest = scenario_digest(cfg.loaded)?;
     let schedule = cfg.loaded.schedule();
     let book = AddressBook::new(&s.vehicles);
