@@ -1,7 +1,8 @@
 //! Live capture without root: `cosim run` as the unprivileged user `nobody` (uid 65534) runs
 //! in a user namespace of its own, carries vehicle traffic through TUN devices in vehicle
 //! namespaces, and leaves no process, namespace or TUN device behind — after a normal end,
-//! after SIGINT, after SIGKILL of the process started or of the run itself. A kernel that refuses user
+//! after SIGINT, after SIGKILL of the process started or of the run itself; a capture agent without
+//! root joins such a run the same way. A kernel that refuses user
 //! namespaces gets one line naming the setting and a non-zero exit.
 //!
 //! The tests start as root (to become `nobody`, and to make the refusing user namespace); the
@@ -333,4 +334,90 @@ fn attaching_without_root_is_refused_in_one_line() {
         stderr.lines().any(|l| l == "error: vehicle rl96b: attaching to a container or an existing namespace needs a run as root (a run without root can only enter the namespaces it makes)"),
         "{stderr}"
     );
+}
+
+/// A capture agent without root (`cosim agent` as `nobody`, in a user namespace of its own)
+/// joins a run without root over loopback: the run's vehicle pings the agent's, every copy is
+/// accounted for, and neither leaves anything behind.
+#[test]
+fn an_agent_without_root_carries_its_vehicle_s_traffic_and_leaves_nothing() {
+    let _one = common::require_root();
+    common::require_tools(&["ping"], "scripts/setup --test");
+    let s = setup(
+        92,
+        4.0,
+        "  - {name: ping, vehicle: rl92a, start_s: 0.5, command: 'ping -c 10 -i 0.2 10.92.0.2'}\n",
+    );
+    let text = std::fs::read_to_string(&s.scenario).unwrap();
+    let text = text
+        .replace("{name: rl92b, ", "{name: rl92b, host: agentb, ")
+        .replace(
+            "network: {capture: tun}",
+            "network: {capture: tun, agents: {bind: \"127.0.0.1:5692\", join_timeout_s: 20}}",
+        );
+    std::fs::write(&s.scenario, text).unwrap();
+    let run = s.start();
+    let key = s.out().join("agent.key");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !key.exists() {
+        assert!(Instant::now() < deadline, "the run wrote no agent.key");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let agent = Command::new(&s.cosim)
+        .args(["agent", s.scenario.to_str().unwrap(), "--name", "agentb"])
+        .args(["--coordinator", "127.0.0.1:5692", "--key"])
+        .arg(&key)
+        .arg("--out")
+        .arg(s.dir.path().join("agent-out"))
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .env("HOME", s.dir.path())
+        .env_remove("LD_PRELOAD")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (_, agent_userns) = {
+        // The agent's own run process, inside its user namespace.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let inner = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", agent.id()))
+                .unwrap_or_default();
+            let userns = inner
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .find_map(|c| ns_of(c, "user"));
+            if let Some(u) = userns.filter(|u| Some(u) != ns_of(agent.id(), "user").as_ref()) {
+                break (agent.id(), u);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the agent made no user namespace"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let a = agent.wait_with_output().unwrap();
+    let o = run.wait_with_output().unwrap();
+    assert!(a.status.success(), "agent: {}", text(&a));
+    assert!(o.status.success(), "run: {}", text(&o));
+    let ping = std::fs::read_to_string(s.out().join("programs/ping.stdout.log")).unwrap();
+    assert!(
+        ping.contains("10 packets transmitted, 10 received"),
+        "{ping}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.out().join("summary.json")).unwrap()).unwrap();
+    let network = &summary["network"];
+    assert_eq!(network["balanced"], true, "{network}");
+    assert!(network["delivered"].as_u64().unwrap() >= 20, "{network}");
+    assert!(
+        processes_in(&agent_userns).is_empty(),
+        "the agent left processes"
+    );
+    let bound: Vec<String> = bound_namespaces()
+        .into_iter()
+        .filter(|m| m.contains("ncs-rl92"))
+        .collect();
+    assert!(bound.is_empty(), "namespaces bound: {bound:?}");
 }
