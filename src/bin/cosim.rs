@@ -153,7 +153,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Agent(a) => cli::agent::run(a).await,
         Command::AgentKey { file } => {
             let secret = netsim_cosim::wire::agent::Secret::generate();
-            netsim_cosim::io::agents::hub::write_secret(&file, &secret)?;
+            netsim_cosim::io::agents::key::write_secret(&file, &secret)?;
             println!("{}", file.display());
             Ok(0)
         }

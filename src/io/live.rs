@@ -15,6 +15,7 @@ use crate::net::{
     ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
 };
 use crate::output::stages::{Stage, Stages};
+use crate::wire::agent::copy_id;
 use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::agent::{Capture as AgentCapture, Release};
 use crate::wire::proto::NetworkUpdate;
@@ -25,11 +26,6 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// The id of the copy of packet `pkt_id` for vehicle `node`, as an agent is given it.
-fn release_id(d: &Delivery) -> u64 {
-    (u64::from(d.pkt_id) << 32) | d.node as u64
-}
 
 /// The coordinator's side of the ports: the packet engine, and the copies with the agents.
 pub struct Network {
@@ -211,7 +207,7 @@ impl LiveNetwork {
                     net.engine.drop_delivery(&d, DropReason::QueueFull, d.t_ns);
                     continue;
                 }
-                let id = release_id(&d);
+                let id = copy_id(d.pkt_id, d.node);
                 net.outbox[agent].push(id);
                 net.at_agents.insert(id, d);
                 continue;

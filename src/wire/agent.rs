@@ -604,6 +604,12 @@ pub fn decode_from_agent(bytes: &[u8], vehicles: usize) -> Result<from_agent::Bo
     Ok(body)
 }
 
+/// The id of a released copy (`Release.id`): its packet's id in the run and its receiving
+/// vehicle's index, so that each copy of a packet released to several vehicles has its own.
+pub fn copy_id(pkt_id: u32, vehicle: usize) -> u64 {
+    (u64::from(pkt_id) << 32) | (vehicle as u64 & 0xffff_ffff)
+}
+
 /// The bytes of a coordinator's message.
 pub fn encode_to_agent(body: to_agent::Body) -> Vec<u8> {
     ToAgent { body: Some(body) }.encode_to_vec()

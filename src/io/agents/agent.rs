@@ -13,7 +13,7 @@
 //! the agent's end on a pipe) kills what runs in them and removes them.
 
 use super::conn::Conn;
-use super::hub::scenario_digest;
+use super::key::scenario_digest;
 use crate::clock::SimNanos;
 use crate::config::LoadedScenario;
 use crate::io::netns;
@@ -21,7 +21,7 @@ use crate::io::ports::{Ports, PortsConfig, Sink};
 use crate::io::programs::Programs;
 use crate::net::addr::AddressBook;
 use crate::net::engine::{Delivery, Frame};
-use crate::wire::agent::{Secret, MAX_FRAME_BYTES};
+use crate::wire::agent::{copy_id, Secret, MAX_FRAME_BYTES};
 use crate::wire::proto::agent::{
     from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report,
 };
@@ -48,10 +48,6 @@ struct Outbox {
     failed: Vec<u64>,
 }
 
-fn release_id(d: &Delivery) -> u64 {
-    (u64::from(d.pkt_id) << 32) | d.node as u64
-}
-
 impl Sink for Outbox {
     fn capture(&mut self, node: usize, frame: Frame, t_ns: SimNanos) {
         let packet = frame.ip();
@@ -69,9 +65,9 @@ impl Sink for Outbox {
 
     fn delivered(&mut self, d: &Delivery, ok: bool) {
         if ok {
-            self.written.push(release_id(d));
+            self.written.push(copy_id(d.pkt_id, d.node));
         } else {
-            self.failed.push(release_id(d));
+            self.failed.push(copy_id(d.pkt_id, d.node));
         }
     }
 }
@@ -280,7 +276,7 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
             frame: crate::io::tun::frame_of(&r.packet),
             corrupted: r.corrupted,
         };
-        if release_id(&d) != r.id {
+        if copy_id(d.pkt_id, d.node) != r.id {
             bail!(
                 "release {:#x} names vehicle {} in its id and {} in its field",
                 r.id,
@@ -289,7 +285,7 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
             );
         }
         if let Err((d, _)) = st.schedule(k, d) {
-            st.sink.failed.push(release_id(&d));
+            st.sink.failed.push(copy_id(d.pkt_id, d.node));
         }
     }
     drop(st);
@@ -307,7 +303,11 @@ async fn finish(
 ) -> Finished {
     let (unwritten, report) = {
         let mut st = ports.lock();
-        let unwritten: Vec<u64> = st.take_scheduled().iter().map(release_id).collect();
+        let unwritten: Vec<u64> = st
+            .take_scheduled()
+            .iter()
+            .map(|d| copy_id(d.pkt_id, d.node))
+            .collect();
         (unwritten, st.sink.report(u32::MAX))
     };
     let mut finished = Finished {

@@ -10,7 +10,6 @@ use super::conn::{Conn, RecvError};
 use crate::config::LoadedScenario;
 use crate::io::live::{AgentNews, LiveNetwork};
 use crate::output::schema::ProgramRecord;
-use crate::wire::agent::Secret;
 use crate::wire::proto::agent::{from_agent, to_agent, Capture, Finish, Open, Releases};
 use anyhow::{bail, Context};
 use std::collections::HashMap;
@@ -21,75 +20,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// The run's fresh secret in its output folder.
-pub const KEY_FILE: &str = "agent.key";
-
 /// Handshakes under way at once, at most (more connections wait in the kernel's backlog).
 const MAX_PENDING: usize = 16;
-
-/// The secret's file: `key_file` if the scenario names one (readable by its owner only), else
-/// a fresh secret written to `<out>/agent.key` (mode 0600).
-pub fn run_secret(
-    loaded: &LoadedScenario,
-    out_dir: Option<&Path>,
-) -> anyhow::Result<(Secret, PathBuf)> {
-    match &loaded.scenario.network.agents.key_file {
-        Some(f) => {
-            let path = loaded.relative(f);
-            Ok((read_secret(&path)?, path))
-        }
-        None => {
-            let dir = out_dir.context(
-                "the run's secret for its agents goes into its output folder, and this run has none: give it one, or network.agents.key_file",
-            )?;
-            std::fs::create_dir_all(dir)?;
-            let path = dir.join(KEY_FILE);
-            let _ = std::fs::remove_file(&path);
-            let secret = Secret::generate();
-            write_secret(&path, &secret)?;
-            Ok((secret, path))
-        }
-    }
-}
-
-/// Writes `secret` to a file that did not exist, readable by its owner only.
-pub fn write_secret(path: &Path, secret: &Secret) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    writeln!(f, "{}", secret.to_hex())?;
-    Ok(())
-}
-
-/// Reads a secret's file, refusing one that others than its owner may read or write.
-pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
-    use std::os::unix::fs::MetadataExt;
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if meta.mode() & 0o077 != 0 {
-        bail!(
-            "{}: others than its owner may read it (mode {:o}): `chmod 600 {}`",
-            path.display(),
-            meta.mode() & 0o777,
-            path.display()
-        );
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Secret::parse(&text).with_context(|| format!("{}", path.display()))
-}
-
-/// SHA-256 of the scenario file: agent and coordinator must load the same one.
-pub fn scenario_digest(loaded: &LoadedScenario) -> anyhow::Result<[u8; 32]> {
-    let bytes = std::fs::read(&loaded.file)
-        .with_context(|| format!("cannot read {}", loaded.file.display()))?;
-    Ok(crate::wire::agent::scenario_digest(&bytes))
-}
 
 /// The agent's command line for a scenario (what `cosim check` prints and a run logs): the
 /// coordinator's address is `network.agents.bind`'s, a placeholder where that is unspecified.
@@ -167,8 +99,8 @@ impl AgentHub {
         }
         let s = &loaded.scenario;
         let cfg = &s.network.agents;
-        let (secret, key_path) = run_secret(loaded, out_dir)?;
-        let digest = scenario_digest(loaded)?;
+        let (secret, key_path) = super::key::run_secret(loaded, out_dir)?;
+        let digest = super::key::scenario_digest(loaded)?;
         let listener = TcpListener::bind(&cfg.bind)
             .await
             .with_context(|| format!("network.agents.bind: cannot listen on {}", cfg.bind))?;
