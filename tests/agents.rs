@@ -652,6 +652,13 @@ impl Spread {
         assert_eq!(mode & 0o777, 0o600, "the run's key is its owner's only");
         let to = SocketAddr::new(spread.lan.address(0).into(), 5610);
         for (i, agent) in AGENTS.iter().enumerate() {
+            // hostc shares the coordinator's clock (one kernel): it opens each window at the
+            // instant the run opened it; hostb at the opening's receipt.
+            let clock: &[&str] = if i == 1 {
+                &["--synchronized-clock"]
+            } else {
+                &[]
+            };
             let relay = Relay::start(
                 &spread.lan,
                 i + 1,
@@ -671,6 +678,7 @@ impl Spread {
                 .arg(keys[i].unwrap_or(&key))
                 .arg("--out")
                 .arg(spread.dir.path().join(format!("agent-{agent}")))
+                .args(clock)
                 .stdout(log_file(&spread.dir.path().join(format!("{agent}.out"))))
                 .stderr(log_file(&spread.dir.path().join(format!("{agent}.log"))))
                 .spawn()

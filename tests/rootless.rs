@@ -348,14 +348,14 @@ fn an_agent_without_root_carries_its_vehicle_s_traffic_and_leaves_nothing() {
         4.0,
         "  - {name: ping, vehicle: rl92a, start_s: 0.5, command: 'ping -c 10 -i 0.2 10.92.0.2'}\n",
     );
-    let text = std::fs::read_to_string(&s.scenario).unwrap();
-    let text = text
+    let yaml = std::fs::read_to_string(&s.scenario).unwrap();
+    let yaml = yaml
         .replace("{name: rl92b, ", "{name: rl92b, host: agentb, ")
         .replace(
             "network: {capture: tun}",
             "network: {capture: tun, agents: {bind: \"127.0.0.1:5692\", join_timeout_s: 20}}",
         );
-    std::fs::write(&s.scenario, text).unwrap();
+    std::fs::write(&s.scenario, yaml).unwrap();
     let run = s.start();
     let key = s.out().join("agent.key");
     let deadline = Instant::now() + Duration::from_secs(20);
