@@ -28,16 +28,24 @@ use std::process::{Child, Command, Stdio};
 #[path = "common/traffic.rs"]
 mod traffic;
 use traffic::{address, pct};
+#[path = "common/figures.rs"]
+mod figures;
+use figures::number;
+
+/// The stages each row prints.
+const STAGES: [(&str, &str); 8] = [
+    ("physics", "physics"),
+    ("network sim", "network_simulator"),
+    ("live window", "live_window"),
+    ("agents", "agents"),
+    ("capture", "capture"),
+    ("release", "release"),
+    ("record", "record"),
+    ("pacing wait", "pacing_wait"),
+];
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 const AGENTS: [&str; 2] = ["hostb", "hostc"];
-
-fn number(var: &str, default: f64) -> f64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
 
 fn list(var: &str, default: &str) -> Vec<f64> {
     std::env::var(var)
@@ -257,22 +265,6 @@ fn run(
     })
 }
 
-fn stages(s: &serde_json::Value) -> String {
-    let st = &s["stages"];
-    let us = |k: &str| st[k]["us_per_window"].as_f64().unwrap_or(0.0);
-    format!(
-        "physics {:.0} · network sim {:.0} · live window {:.0} · agents {:.0} · capture {:.0} · release {:.0} · record {:.0} · pacing wait {:.0}",
-        us("physics"),
-        us("network_simulator"),
-        us("live_window"),
-        us("agents"),
-        us("capture"),
-        us("release"),
-        us("record"),
-        us("pacing_wait")
-    )
-}
-
 fn ledger(s: &serde_json::Value) -> String {
     let n = &s["network"];
     format!(
@@ -375,7 +367,7 @@ fn main() {
                 rtt,
                 slip,
                 ledger(&o.summary),
-                stages(&o.summary)
+                figures::stages(&o.summary, &STAGES)
             );
             rows.push(Some((
                 pct(&o.one_way_ms, 0.5),
@@ -425,7 +417,7 @@ fn main() {
                 pct(&o.one_way_ms, 0.5),
                 if holds { "yes" } else { "no" },
                 ledger(&o.summary),
-                stages(&o.summary)
+                figures::stages(&o.summary, &STAGES)
             );
         }
     }

@@ -30,6 +30,20 @@ use std::process::{Command, Stdio};
 #[path = "common/traffic.rs"]
 mod traffic;
 use traffic::{address, pct};
+#[path = "common/figures.rs"]
+mod figures;
+use figures::number;
+
+/// The stages each row prints.
+const STAGES: [(&str, &str); 7] = [
+    ("physics", "physics"),
+    ("channel decode", "channel_decode"),
+    ("network sim", "network_simulator"),
+    ("live window", "live_window"),
+    ("capture", "capture"),
+    ("release", "release"),
+    ("record", "record"),
+];
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
@@ -39,13 +53,6 @@ fn list(var: &str, default: &str) -> Vec<usize> {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect()
-}
-
-fn number(var: &str, default: f64) -> f64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
 }
 
 #[derive(Clone, Copy)]
@@ -161,21 +168,6 @@ fn run(dir: &Path, r: Row) -> Option<Outcome> {
     })
 }
 
-fn stages(s: &serde_json::Value) -> String {
-    let st = &s["stages"];
-    let us = |k: &str| st[k]["us_per_window"].as_f64().unwrap_or(0.0);
-    format!(
-        "physics {:.0} · channel decode {:.0} · network sim {:.0} · live window {:.0} · capture {:.0} · release {:.0} · record {:.0}",
-        us("physics"),
-        us("channel_decode"),
-        us("network_simulator"),
-        us("live_window"),
-        us("capture"),
-        us("release"),
-        us("record")
-    )
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if traffic::run_if_asked(&args) {
@@ -229,7 +221,7 @@ fn main() {
                         s["windows_per_second"].as_f64().unwrap_or(0.0),
                         sim / wall,
                         o.peak_rss_mib,
-                        stages(s)
+                        figures::stages(s, &STAGES)
                     );
                 }
             }
@@ -280,7 +272,7 @@ fn main() {
                     net["delivered"],
                     net["dropped"],
                     o.peak_rss_mib,
-                    stages(s)
+                    figures::stages(s, &STAGES)
                 );
             }
         }

@@ -12,14 +12,10 @@ mod ros_common;
 
 use common::{
     lan::{enter_netns, netns_path, Lan, Relay},
+    phases::assert_copies_follow_the_phases,
     require_root,
 };
-use netsim_cosim::output::{
-    record::Record,
-    schema::{Outcome, PacketRecord},
-    soak::network_check,
-    summary::RunReport,
-};
+use netsim_cosim::output::{record::Record, soak::network_check, summary::RunReport};
 use std::{
     collections::BTreeSet,
     io::{Read, Write},
@@ -916,60 +912,6 @@ fn pcap_sources(pcap: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Where the link between two vehicles was at sim time `t`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    InSight,
-    Blocked,
-    OutOfRange,
-}
-
-/// The phase at `t` from the record's channel geometry and link states (the latest sample at
-/// or before `t`, from `src` to `dst`); `None` within 0.3 s of a change.
-fn phase_at(r: &Record, src: &str, dst: &str, t: f64) -> Option<Phase> {
-    let pair = |a: &str, b: &str| (a == src && b == dst) || (a == dst && b == src);
-    let at = |t: f64| -> Option<Phase> {
-        let los = r
-            .channel
-            .iter()
-            .rfind(|c| pair(&c.a, &c.b) && c.t_s <= t)?
-            .los;
-        let usable = r
-            .link_states
-            .iter()
-            .rfind(|l| l.src == src && l.dst == dst && l.t_s <= t)?
-            .usable;
-        Some(match (los, usable) {
-            (false, _) => Phase::Blocked,
-            (true, true) => Phase::InSight,
-            (true, false) => Phase::OutOfRange,
-        })
-    };
-    let p = at(t)?;
-    (at(t - 0.3) == Some(p) && at(t + 0.3) == Some(p)).then_some(p)
-}
-
-/// Copies from `src` to `dst` in `phase`: (delivered, dropped as out of range, all).
-fn by_phase(r: &Record, src: &str, dst: &str, phase: Phase) -> (usize, usize, usize) {
-    let copies: Vec<&PacketRecord> = r
-        .packets
-        .iter()
-        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst))
-        .filter(|p| phase_at(r, src, dst, p.t_s) == Some(phase))
-        .collect();
-    (
-        copies
-            .iter()
-            .filter(|p| p.outcome == Outcome::Delivered)
-            .count(),
-        copies
-            .iter()
-            .filter(|p| p.reason.as_deref() == Some("out of range"))
-            .count(),
-        copies.len(),
-    )
-}
-
 /// Programs for the traffic test: iperf3 TCP from b1 (hostb) to d1 (hostc) across the rf
 /// phases and from c2 (the coordinator's host) to b2 (hostb), pings both ways between b1
 /// and d1 every 0.1 s; the stock rclpy talker in b1, its
@@ -1086,28 +1028,7 @@ fn assert_traffic(setup: &Setup, out: &Path) {
     let r = Record::read(out).unwrap();
     let (b1, d1) = (setup.vehicle(2), setup.vehicle(4));
     for (src, dst) in [(&b1, &d1), (&d1, &b1)] {
-        let seen = |p| by_phase(&r, src, dst, p);
-        let (in_sight, blocked, far) = (
-            seen(Phase::InSight),
-            seen(Phase::Blocked),
-            seen(Phase::OutOfRange),
-        );
-        println!(
-            "{src} -> {dst}: (delivered, out of range, all) in sight {in_sight:?}, behind the ridge {blocked:?}, out of range {far:?}"
-        );
-        assert!(
-            in_sight.0 >= 30 && in_sight.0 * 10 >= in_sight.2 * 8,
-            "{src} -> {dst}: in sight, the copies are delivered: {in_sight:?}"
-        );
-        for (name, (delivered, out_of_range, _)) in
-            [("behind the ridge", blocked), ("out of range", far)]
-        {
-            assert_eq!(delivered, 0, "{src} -> {dst}: nothing crosses {name}");
-            assert!(
-                out_of_range >= 5,
-                "{src} -> {dst}: {name}, the copies are dropped as out of range: {out_of_range}"
-            );
-        }
+        assert_copies_follow_the_phases(&r, src, dst);
     }
     // TCP between hosts: the iperf3 clients connected and moved data.
     let link = |src: &str, dst: &str| -> serde_json::Value {

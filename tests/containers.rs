@@ -4,10 +4,11 @@
 //! container runs on with only its own interfaces, and the namespace stays. Needs root, podman
 //! (with runc), Debian's static busybox, socat and tshark (`scripts/setup --test`).
 mod common;
+use common::phases::assert_copies_follow_the_phases;
 use common::{require_root, require_tools};
 use netsim_cosim::output::{
     record::Record,
-    schema::{Outcome, PacketRecord, ProgramEnd},
+    schema::{Outcome, ProgramEnd},
 };
 use std::{
     path::{Path, PathBuf},
@@ -186,63 +187,6 @@ programs:
     p
 }
 
-/// Where the link between the two vehicles was at sim time `t`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    InSight,
-    Blocked,
-    OutOfRange,
-}
-
-/// The phase at `t` from the record's channel geometry and link states (the latest sample at
-/// or before `t`, from `src` to `dst`); `None` within 0.3 s of a change (a packet near the
-/// edge may fall either way).
-fn phase_at(r: &Record, src: &str, dst: &str, t: f64) -> Option<Phase> {
-    let pair = |a: &str, b: &str| (a == src && b == dst) || (a == dst && b == src);
-    let at = |t: f64| -> Option<Phase> {
-        let los = r
-            .channel
-            .iter()
-            .rfind(|c| pair(&c.a, &c.b) && c.t_s <= t)?
-            .los;
-        let usable = r
-            .link_states
-            .iter()
-            .rfind(|l| l.src == src && l.dst == dst && l.t_s <= t)?
-            .usable;
-        Some(match (los, usable) {
-            (false, _) => Phase::Blocked,
-            (true, true) => Phase::InSight,
-            (true, false) => Phase::OutOfRange,
-        })
-    };
-    let p = at(t)?;
-    (at(t - 0.3) == Some(p) && at(t + 0.3) == Some(p)).then_some(p)
-}
-
-/// Copies from `src` to `dst` per phase: (delivered, dropped as out of range, other).
-fn by_phase(r: &Record, src: &str, dst: &str, phase: Phase) -> (usize, usize, usize) {
-    let copies: Vec<&PacketRecord> = r
-        .packets
-        .iter()
-        .filter(|p| p.src == src && p.dst.as_deref() == Some(dst))
-        .filter(|p| phase_at(r, src, dst, p.t_s) == Some(phase))
-        .collect();
-    let delivered = copies
-        .iter()
-        .filter(|p| p.outcome == Outcome::Delivered)
-        .count();
-    let out_of_range = copies
-        .iter()
-        .filter(|p| p.reason.as_deref() == Some("out of range"))
-        .count();
-    (
-        delivered,
-        out_of_range,
-        copies.len() - delivered - out_of_range,
-    )
-}
-
 /// Packets in `vehicle`'s pcap that the display filter `filter` matches.
 fn pcap_count(out: &Path, vehicle: &str, filter: &str) -> usize {
     let pcap = out.join(format!("{vehicle}.pcap"));
@@ -283,28 +227,7 @@ fn attached_vehicle_crosses_the_rf_link(
     let netw = &summary["network"];
     assert_eq!(netw["balanced"], true, "{netw}");
     for (src, dst) in [(att, own), (own, att)] {
-        let seen = |p| by_phase(&r, src, dst, p);
-        let (in_sight, blocked, far) = (
-            seen(Phase::InSight),
-            seen(Phase::Blocked),
-            seen(Phase::OutOfRange),
-        );
-        eprintln!(
-            "{src} -> {dst}: (delivered, out of range, other) in sight {in_sight:?}, behind the ridge {blocked:?}, out of range {far:?}"
-        );
-        assert!(
-            in_sight.0 >= 30 && in_sight.0 * 10 >= (in_sight.0 + in_sight.1 + in_sight.2) * 8,
-            "{src} -> {dst}: in sight, the copies are delivered: {in_sight:?}"
-        );
-        for (name, (delivered, out_of_range, _)) in
-            [("behind the ridge", blocked), ("out of range", far)]
-        {
-            assert_eq!(delivered, 0, "{src} -> {dst}: nothing crosses {name}");
-            assert!(
-                out_of_range >= 5,
-                "{src} -> {dst}: {name}, the copies are dropped as out of range: {out_of_range}"
-            );
-        }
+        assert_copies_follow_the_phases(&r, src, dst);
     }
     // Both programs of each vehicle sent through the link the whole run, and were stopped by
     // the run (the stop signal reached the container's processes).

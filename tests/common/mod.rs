@@ -1,7 +1,9 @@
 //! What the test binaries share: root and tools checked, throughput measured, processes
-//! watched and killed; a simulated LAN of network namespaces ([`lan`]).
+//! watched and killed; a simulated LAN of network namespaces ([`lan`]); the phases of a link read
+//! back from a run's record ([`phases`]).
 
 pub mod lan;
+pub mod phases;
 
 /// Checks for root, and runs the tests that use network namespaces one at a time within their
 /// binary: each paces windows to the wall clock (two at once on a 2-core machine would measure
