@@ -183,15 +183,8 @@ pub fn write(
     plots::font().map_err(|e| anyhow::anyhow!(e))?;
     let terrain = Terrain::new(Arc::clone(&loaded.terrain));
     let states = states_at(loaded, &terrain, window);
-    let (env, ends, settings) = environment(loaded, &terrain, &states, pair)?;
+    let (traced, settings) = trace(loaded, &terrain, &states, pair)?;
     let at_s = loaded.schedule().start_ns(window) as f64 / 1e9;
-    let traced = Traced::compute(
-        &env,
-        &settings.fan,
-        ends,
-        settings.frequency_hz,
-        settings.absorption_db_per_km,
-    );
     let multipath = Multipath::of(
         &traced.arrivals,
         settings.frequency_hz,
@@ -204,6 +197,24 @@ pub fn write(
         multipath,
         at_s,
     })
+}
+
+/// The beams traced from `a` to `b` of `pair` through their [`environment`], and its settings.
+fn trace(
+    loaded: &LoadedScenario,
+    terrain: &Terrain,
+    states: &[VehicleState],
+    pair: (usize, usize),
+) -> anyhow::Result<(Traced, Settings)> {
+    let (env, ends, settings) = environment(loaded, terrain, states, pair)?;
+    let traced = Traced::compute(
+        &env,
+        &settings.fan,
+        ends,
+        settings.frequency_hz,
+        settings.absorption_db_per_km,
+    );
+    Ok((traced, settings))
 }
 
 /// Draws `traced` (at sim time `at_s`) into `out`: its transmission-loss field, its ray fan
@@ -300,14 +311,7 @@ pub fn richest_moment(loaded: &LoadedScenario, run_dir: &Path) -> anyhow::Result
             states[i].position = nalgebra::Point3::new(p.x, p.y, p.z);
         }
     }
-    let (env, ends, settings) = environment(loaded, &terrain, &states, (a, b))?;
-    let traced = Traced::compute(
-        &env,
-        &settings.fan,
-        ends,
-        settings.frequency_hz,
-        settings.absorption_db_per_km,
-    );
+    let (traced, settings) = trace(loaded, &terrain, &states, (a, b))?;
     draw(
         &traced,
         &settings,

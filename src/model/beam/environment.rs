@@ -77,15 +77,7 @@ impl Profile {
     /// The layer holding `z`: the row `i` with `depth[i] <= z < depth[i + 1]` (the last row
     /// below the profile, row 0 above it), searched from `hint`.
     pub(super) fn layer(&self, z: f64, hint: usize) -> usize {
-        let n = self.depth.len();
-        let mut i = hint.min(n - 1);
-        while i > 0 && z < self.depth[i] {
-            i -= 1;
-        }
-        while i + 1 < n && z >= self.depth[i + 1] {
-            i += 1;
-        }
-        i
+        bracket(&self.depth, z, hint)
     }
 
     /// The layer holding `z` seen from layer `hint`: `hint` itself while `z` lies within its
@@ -216,15 +208,7 @@ impl Section {
 
     /// The segment `i` with `range[i] <= r < range[i + 1]` (0 before, the last vertex beyond).
     pub(super) fn segment(&self, r: f64, hint: usize) -> usize {
-        let n = self.range_m.len();
-        let mut i = hint.min(n - 1);
-        while i > 0 && r < self.range_m[i] {
-            i -= 1;
-        }
-        while i + 1 < n && r >= self.range_m[i + 1] {
-            i += 1;
-        }
-        i
+        bracket(&self.range_m, r, hint)
     }
 
     pub(super) fn depth_in(&self, i: usize, r: f64) -> f64 {
@@ -269,4 +253,19 @@ impl Fan {
             max_deg: half_deg,
         }
     }
+}
+
+/// The index `i` with `xs[i] <= x < xs[i + 1]` in ascending `xs` (0 before the first, the last
+/// beyond it), walked from `hint`: a ray's next step is mostly in the same interval or the next.
+#[inline]
+fn bracket(xs: &[f64], x: f64, hint: usize) -> usize {
+    let n = xs.len();
+    let mut i = hint.min(n - 1);
+    while i > 0 && x < xs[i] {
+        i -= 1;
+    }
+    while i + 1 < n && x >= xs[i + 1] {
+        i += 1;
+    }
+    i
 }
