@@ -3,10 +3,10 @@
 
 The ROS 2 tutorial's minimal subscriber, for the co-simulation. A message stamped by talker.py
 ("... stamp_ns=<ns> from=<vehicle>") has a latency: the node's clock at receipt minus the stamp,
-in sim time with `-p use_sim_time:=true`. The listener reports each one to the run as a metric
-line in the file COSIM_METRICS names (with its time of receipt when that is sim time); the run
-records it and the report shows it beside the one-way delay of the link from the talker's
-vehicle. On exit it logs how many messages it heard.
+in sim time with `-p use_sim_time:=true` (none before the node's first `/clock`). The listener
+reports each one to the run as a metric line in the file COSIM_METRICS names (with its time of
+receipt when that is sim time); the run records it and the report shows it beside the one-way
+delay of the link from the talker's vehicle. On exit it logs how many messages it heard.
 """
 import json
 import os
@@ -32,6 +32,10 @@ class Listener(Node):
         fields = dict(f.split('=', 1) for f in msg.data.split() if '=' in f)
         if not fields.get('stamp_ns', '').isdigit():
             self.get_logger().info(f'I heard: "{msg.data}"')
+            return
+        if self.sim_time and now_ns == 0:
+            # On sim time a clock at 0 has had no /clock yet: there is no time of receipt.
+            self.get_logger().info(f'I heard: "{msg.data}" (no /clock yet: no latency)')
             return
         latency_s = (now_ns - int(fields['stamp_ns'])) / 1e9
         self.get_logger().info(f'I heard: "{msg.data}" ({latency_s * 1e3:.1f} ms after its stamp)')

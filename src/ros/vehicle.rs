@@ -46,6 +46,60 @@ pub fn enter_netns(name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The bridge's Fast DDS participant profile: it announces itself every 100 ms.
+///
+/// A participant whose discovery is loopback-only hears no multicast: it finds the nodes
+/// started after it in its namespace only when its own periodic announcement (unicast to the
+/// loopback ports of the domain's first participants) reaches them — every 3 s by Fast DDS's
+/// default, so a node on sim time started during the run could read 0 on its clock for up to 3 s
+/// of wall time (6 s of sim time at twice real time) while its other topics already flowed. At
+/// 100 ms a new node has `/clock` within about a tenth of a second; the announcements never
+/// leave the namespace's loopback.
+const LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
+  <profiles>
+    <participant profile_name="netsim_vehicle_bridge" is_default_profile="true">
+      <rtps>
+        <builtin>
+          <discovery_config>
+            <leaseAnnouncement><sec>0</sec><nanosec>100000000</nanosec></leaseAnnouncement>
+          </discovery_config>
+        </builtin>
+      </rtps>
+    </participant>
+  </profiles>
+</dds>
+"#;
+
+/// Fast DDS's profile variables (2.x and 3.x names).
+const PROFILE_VARS: [&str; 2] = [
+    "FASTRTPS_DEFAULT_PROFILES_FILE",
+    "FASTDDS_DEFAULT_PROFILES_FILE",
+];
+
+/// Writes [`LOOPBACK_PROFILE`] to a file of this process's own and points Fast DDS at it,
+/// unless the environment names a profile already (the user's own DDS set-up wins). Returns
+/// the file to remove once the participant exists. Other RMW implementations ignore it.
+fn loopback_profile() -> anyhow::Result<Option<std::path::PathBuf>> {
+    if PROFILE_VARS.iter().any(|v| std::env::var_os(v).is_some()) {
+        return Ok(None);
+    }
+    let path = std::env::temp_dir().join(format!("netsim-bridge-{}.xml", std::process::id()));
+    // A file left by an earlier process of the same id (a link is removed, not followed).
+    let _ = std::fs::remove_file(&path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| format!("the bridge's DDS profile {}", path.display()))?;
+    std::io::Write::write_all(&mut f, LOOPBACK_PROFILE.as_bytes())
+        .with_context(|| format!("the bridge's DDS profile {}", path.display()))?;
+    for v in PROFILE_VARS {
+        std::env::set_var(v, &path);
+    }
+    Ok(Some(path))
+}
+
 /// Runs the bridge on a thread of its own (so the namespace change touches no other thread),
 /// until its input ends.
 pub fn run(opts: BridgeOptions, input: impl BufRead + Send + 'static) -> anyhow::Result<()> {
@@ -58,17 +112,25 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
     if let Some(ns) = &opts.netns {
         enter_netns(ns)?;
     }
-    // Before rcl starts DDS: discovery and data stay on this namespace's loopback.
-    if opts.localhost_only {
+    // Before rcl starts DDS: discovery and data stay on this namespace's loopback, and the
+    // bridge announces itself there often (see `LOOPBACK_PROFILE`).
+    let profile = if opts.localhost_only {
         std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
-    }
+        loopback_profile()?
+    } else {
+        None
+    };
     if let Some(d) = opts.domain_id {
         std::env::set_var("ROS_DOMAIN_ID", d.to_string());
     }
     let ctx = r2r::Context::create().map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))?;
     let node_name = format!("netsim_bridge_{}", opts.vehicle.replace('-', "_"));
-    let mut node = r2r::Node::create(ctx, &node_name, "")
-        .map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))?;
+    let node = r2r::Node::create(ctx, &node_name, "");
+    // Fast DDS read the profile when the node's participant was made.
+    if let Some(path) = profile {
+        let _ = std::fs::remove_file(path);
+    }
+    let mut node = node.map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))?;
     let clock = node
         .create_publisher::<Clock>(names::CLOCK, qos::clock())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
