@@ -319,11 +319,13 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
 /// usv2's talker): each is no shorter than a copy of usv2 → usv1 that can have carried the
 /// message (captured at or after the stamp, delivered by the receipt), and there is one. A
 /// node's clock is the last `/clock` its executor took, one per window of 1 ms, so stamp and
-/// receipt each read a few windows behind the run's sim time: `LAG`. A stamp taken on another
-/// clock than the receipt (or in the wrong unit) finds no copy between them.
+/// receipt each read behind the run's sim time: up to `LAG`. Alone on this machine the
+/// receipt needed at most 1.4 ms of it (185 latencies); in a run of the whole suite on two
+/// cores, with iperf3 beside it, one receipt read more than 5 ms behind, hence 50 ms. A stamp taken on another
+/// clock than the receipt (or in the wrong unit) is off by seconds and finds no copy between them.
 #[cfg(feature = "ros")]
 fn listener_latency(record: &Record, log: &str) {
-    const LAG: f64 = 5e-3;
+    const LAG: f64 = 50e-3;
     let latencies: Vec<_> = record
         .metrics
         .iter()
