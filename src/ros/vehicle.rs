@@ -123,14 +123,18 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
     if let Some(d) = opts.domain_id {
         std::env::set_var("ROS_DOMAIN_ID", d.to_string());
     }
-    let ctx = r2r::Context::create().map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))?;
     let node_name = format!("netsim_bridge_{}", opts.vehicle.replace('-', "_"));
-    let node = r2r::Node::create(ctx, &node_name, "");
-    // Fast DDS read the profile when the node's participant was made.
+    let node = r2r::Context::create()
+        .map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))
+        .and_then(|ctx| {
+            r2r::Node::create(ctx, &node_name, "")
+                .map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))
+        });
+    // Fast DDS has read the profile once the node's participant exists (or failed to).
     if let Some(path) = profile {
         let _ = std::fs::remove_file(path);
     }
-    let mut node = node.map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))?;
+    let mut node = node?;
     let clock = node
         .create_publisher::<Clock>(names::CLOCK, qos::clock())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
