@@ -321,8 +321,9 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
 /// node's clock is the last `/clock` its executor took, one per window of 1 ms, so stamp and
 /// receipt each read behind the run's sim time: up to `LAG`. Alone on this machine the
 /// receipt needed at most 1.4 ms of it (185 latencies); in a run of the whole suite on two
-/// cores, with iperf3 beside it, one receipt read more than 5 ms behind, hence 50 ms. A stamp taken on another
-/// clock than the receipt (or in the wrong unit) is off by seconds and finds no copy between them.
+/// cores, with iperf3 beside it, one receipt read more than 5 ms behind, hence 50 ms. A stamp
+/// taken on another clock than the receipt (or in the wrong unit) is off by seconds and finds
+/// no copy between them.
 #[cfg(feature = "ros")]
 fn listener_latency(record: &Record, log: &str) {
     const LAG: f64 = 50e-3;
