@@ -87,12 +87,11 @@ fn loopback_profile() -> anyhow::Result<Option<std::path::PathBuf>> {
     let path = std::env::temp_dir().join(format!("netsim-bridge-{}.xml", std::process::id()));
     // A file left by an earlier process of the same id (a link is removed, not followed).
     let _ = std::fs::remove_file(&path);
-    let mut f = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&path)
-        .with_context(|| format!("the bridge's DDS profile {}", path.display()))?;
-    std::io::Write::write_all(&mut f, LOOPBACK_PROFILE.as_bytes())
+        .and_then(|mut f| std::io::Write::write_all(&mut f, LOOPBACK_PROFILE.as_bytes()))
         .with_context(|| format!("the bridge's DDS profile {}", path.display()))?;
     for v in PROFILE_VARS {
         std::env::set_var(v, &path);
