@@ -35,7 +35,7 @@ mod viewer_client;
 
 use netsim_cosim::{
     config,
-    coord::{Ended, Participant, PhysicsCoordinator, WindowView},
+    coord::{Ended, Participant, WindowView},
     output::Recorder,
 };
 use rand::{Rng, SeedableRng};
@@ -227,7 +227,7 @@ fn run(
     let out_dir = (!matches!(variant, Variant::Baseline | Variant::Observed)).then(|| out.clone());
     let spent = Arc::new(AtomicU64::new(0));
     let (wall, cpu, report, client) = rt.block_on(async {
-        let mut c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, out_dir)
+        let mut c = netsim_cosim::coord::physics_coordinator(&loaded, None, out_dir)
             .await
             .unwrap();
         let client = (variant == Variant::RecordLive)

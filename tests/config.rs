@@ -1909,6 +1909,80 @@ fn cosim_check_validates_the_overrides_run_takes() {
     );
 }
 
+/// Every program that runs a scenario takes a simulator chosen on its command line through the
+/// same checks as `cosim check` and a scenario file choosing it: Gazebo's, the AUV interface's
+/// and ns-3's rules refuse the run at loading, naming the flag and the located rule, before
+/// anything starts (no output folder is made).
+#[test]
+fn every_program_checks_the_simulators_its_command_line_chooses_as_it_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let cases: [(&str, &str, &str, &str); 3] = [
+        (
+            "config/default.yaml",
+            "--physics-sim",
+            "gazebo",
+            "Gazebo moves the vehicles",
+        ),
+        (
+            "config/default.yaml",
+            "--physics-sim",
+            "auv",
+            "the AUV interface simulator moves every vehicle",
+        ),
+        (
+            "config/acoustic.yaml",
+            "--network-sim",
+            "ns3",
+            "every acoustic link is one UAN channel",
+        ),
+    ];
+    for (scenario, flag, kind, rule) in cases {
+        let mut programs = vec![
+            (
+                env!("CARGO_BIN_EXE_cosim"),
+                vec!["run", scenario, flag, kind, "--out", out],
+            ),
+            (
+                env!("CARGO_BIN_EXE_physics_coordinator"),
+                vec![scenario, flag, kind, "--out", out],
+            ),
+        ];
+        if flag == "--network-sim" {
+            programs.push((
+                env!("CARGO_BIN_EXE_network_coordinator"),
+                vec![
+                    scenario,
+                    "--bind",
+                    "tcp://127.0.0.1:0",
+                    flag,
+                    kind,
+                    "--out",
+                    out,
+                ],
+            ));
+        }
+        for (program, args) in programs {
+            let o = std::process::Command::new(program)
+                .args(&args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{program} {args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{flag} {kind}: {scenario}:")) && stderr.contains(rule),
+                "{program} {args:?}: {stderr}"
+            );
+            assert!(
+                !Path::new(out).exists(),
+                "{program} {args:?} made its output folder"
+            );
+        }
+    }
+}
+
 /// A build without the `ros` feature refuses what only ROS 2 gives, each saying how to build
 /// with it, before anything runs; `--version` names the build's features.
 #[test]

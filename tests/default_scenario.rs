@@ -148,12 +148,43 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
     println!(
         "usv2 → usv1: LOS {los:.2} Mbit/s, NLOS {nlos:.2} Mbit/s, out of range {oor:.3} Mbit/s"
     );
-    assert!(los > 10.0, "LOS {los} Mbit/s");
+    // The model's decisions are the machine's no matter what: behind the headland the link's
+    // rate falls, and no phase carries more than the rate the link had in it. How close TCP
+    // comes to those rates is asserted only when the run kept up with the wall clock.
+    let rate = |from: f64, to: f64| -> f64 {
+        let states: Vec<_> = record
+            .link_states
+            .iter()
+            .filter(|l| l.src == "usv2" && l.dst == "usv1")
+            .collect();
+        let before = states.iter().rev().find(|l| l.t_s <= from);
+        before
+            .into_iter()
+            .chain(states.iter().filter(|l| l.t_s > from && l.t_s < to))
+            .filter(|l| l.usable)
+            .map(|l| l.rate_bps / 1e6)
+            .fold(0.0, f64::max)
+    };
+    let (los_rate, nlos_rate) = (rate(3.0, 20.0), rate(26.0, 37.0));
+    println!("usv2 → usv1 link rate: LOS up to {los_rate:.1} Mbit/s, NLOS up to {nlos_rate:.1}");
     assert!(
-        nlos > 0.5 && nlos < los / 3.0,
-        "NLOS {nlos} Mbit/s vs LOS {los}"
+        nlos_rate < los_rate,
+        "the headland leaves the rate at {nlos_rate} Mbit/s (LOS {los_rate})"
+    );
+    assert!(
+        los <= los_rate * 1.02 && nlos <= nlos_rate * 1.02,
+        "more than the link's rate: LOS {los} of {los_rate} Mbit/s, NLOS {nlos} of {nlos_rate}"
+    );
+    assert!(
+        los > 1.0 && nlos > 0.05,
+        "TCP moved nothing: LOS {los}, NLOS {nlos} Mbit/s"
     );
     assert!(oor < 0.05, "out of range {oor} Mbit/s");
+    common::assert_if_kept_pace(
+        &summary,
+        los > 10.0 && nlos > 0.5 && nlos < los / 3.0,
+        &format!("LOS {los} Mbit/s, NLOS {nlos} Mbit/s"),
+    );
     let changes: Vec<_> = record
         .channel
         .iter()
@@ -598,11 +629,22 @@ fn a_viewer_that_stops_reading_changes_nothing_in_the_run() {
         assert_eq!(a["transitions"], b["transitions"], "{a} / {b}");
     }
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    // Had the run waited for the viewer, it would have slipped by the 10 s stall. Beyond that,
+    // two runs' slips differ by what else the machine did meanwhile (the viewer's own encoding
+    // included): asserted closely only when the run without a viewer kept up.
     assert!(
-        f(&with, "slipped_seconds") <= f(&without, "slipped_seconds") + 0.2,
+        f(&with, "slipped_seconds") < f(&without, "slipped_seconds") + 5.0,
         "slip {} s with the stalled viewer, {} s without",
         with["slipped_seconds"],
         without["slipped_seconds"]
+    );
+    common::assert_if_kept_pace(
+        &without,
+        f(&with, "slipped_seconds") <= f(&without, "slipped_seconds") + 0.2,
+        &format!(
+            "slip {} s with the stalled viewer, {} s without",
+            with["slipped_seconds"], without["slipped_seconds"]
+        ),
     );
     // Had the run waited for the viewer, its 10 s would be in the recording stage.
     let rec = |v: &Value| v["stages"]["record"]["seconds"].as_f64().unwrap();
@@ -618,10 +660,13 @@ fn a_viewer_that_stops_reading_changes_nothing_in_the_run() {
         assert_eq!(n["in_flight"], 0, "{n}");
     }
     let share = |v: &Value| f(&v["network"], "delivered") / f(&v["network"], "captured").max(1.0);
-    assert!(
+    common::assert_if_kept_pace(
+        &without,
         share(&with) >= share(&without) - 0.05,
-        "delivered {:.3} of the captured copies with the stalled viewer, {:.3} without",
-        share(&with),
-        share(&without)
+        &format!(
+            "delivered {:.3} of the captured copies with the stalled viewer, {:.3} without",
+            share(&with),
+            share(&without)
+        ),
     );
 }

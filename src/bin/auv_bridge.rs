@@ -16,7 +16,7 @@ async fn main() {
         async {
             let (params, node) = cli::node("auv_bridge")?;
             let node = node.ok_or_else(|| anyhow::anyhow!("auv_bridge needs ROS 2"))?;
-            let loaded = cli::load_with(&params, a.scenario.clone())?;
+            let loaded = cli::load_with(&params, a.scenario.clone(), &Default::default())?;
             let endpoints = auv_bridge::Endpoints::of(&loaded, &a.host);
             auv_bridge::run(&loaded, endpoints, node.node, cli::shutdown_signal()).await?;
             Ok(0)

@@ -43,19 +43,14 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             timeline,
             live,
         }) => {
-            let peers = cli::Peers {
-                physics_sim: overrides.physics_sim,
-                network_sim: overrides.network_sim,
-                network_coordinator: None,
-            };
             cli::run_physics(
                 "netsim_cosim",
                 scenario,
                 out,
-                peers,
+                overrides,
+                None,
                 vehicle_netns,
                 timeline,
-                overrides.duration_s,
                 live,
             )
             .await

@@ -4,9 +4,11 @@
 
 use clap::Parser;
 use netsim_cosim::{
-    cli::{self, args::NetworkCoordinatorArgs},
-    coord::{network_simulator, startup_timeout, NetworkCoordinator},
-    io::{agents::hub::AgentHub, live::LiveNetwork},
+    cli::{
+        self,
+        args::{NetworkCoordinatorArgs, Overrides},
+    },
+    coord::{network_coordinator, NetworkSide},
     sync::zmq,
 };
 use std::time::Duration;
@@ -19,30 +21,22 @@ async fn main() {
         async {
             let stop = cli::shutdown_signal();
             let (params, _node) = cli::node("network_coordinator")?;
-            let loaded = cli::load_with(&params, a.scenario.clone())?;
+            let overrides = Overrides {
+                network_sim: a.network_sim.clone(),
+                ..Overrides::default()
+            };
+            let loaded = cli::load_with(&params, a.scenario.clone(), &overrides)?;
             let out = cli::output_dir(&loaded, a.out.clone());
-            let sim = network_simulator(
-                &loaded,
-                a.network_sim.as_ref(),
-                Some(&out),
-                Default::default(),
-            )
-            .await?;
-            let live = LiveNetwork::for_scenario(&loaded, Some(&out))?;
+            let NetworkSide {
+                mut coordinator,
+                live,
+                agents,
+                ..
+            } = network_coordinator(&loaded, Some(&out), Default::default()).await?;
             // The run record (and its packet ends) is the physics coordinator's.
             if let Some(l) = &live {
                 l.without_copy_ends();
             }
-            let agents = match &live {
-                Some(l) => AgentHub::start(&loaded, l, Some(&out))
-                    .await?
-                    .map(|h| std::sync::Arc::new(tokio::sync::Mutex::new(h))),
-                None => None,
-            };
-            let mut coordinator =
-                NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(&loaded))
-                    .with_live(live.clone())
-                    .with_agents(agents.clone());
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(
                 zmq::serve(a.bind.as_str(), &mut coordinator, idle),

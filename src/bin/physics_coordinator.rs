@@ -9,20 +9,20 @@ use netsim_cosim::cli::{self, args::PhysicsCoordinatorArgs};
 async fn main() {
     cli::init_logging();
     let a = PhysicsCoordinatorArgs::parse_from(cli::args());
-    let peers = cli::Peers {
+    let overrides = cli::args::Overrides {
         physics_sim: a.physics_sim,
-        network_coordinator: a.network_coordinator,
         network_sim: a.network_sim,
+        duration_s: None,
     };
     cli::exit_with(
         cli::run_physics(
             "physics_coordinator",
             a.scenario,
             a.out,
-            peers,
+            overrides,
+            a.network_coordinator,
             a.vehicle_netns,
             a.timeline,
-            None,
             None,
         )
         .await,

@@ -9,15 +9,14 @@ pub mod acoustics;
 pub mod agent;
 pub mod args;
 pub mod check;
+pub mod overrides;
 pub mod report;
 pub mod run_folder;
 pub mod soak;
 
 pub use report::{compare, report, report_folder, report_network};
 
-use crate::config::{
-    self, LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint,
-};
+use crate::config::{self, LoadedScenario, ZmqEndpoint};
 use crate::coord::{Ended, Participant, WindowView};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -224,15 +223,6 @@ pub fn ros_args_refused(ros: &[String]) -> Option<String> {
     ))
 }
 
-/// Where the physics coordinator's peers are (`None`: the scenario's choice, in-process), as
-/// the command line gave them, checked for their role when the arguments were parsed.
-#[derive(Debug, Clone, Default)]
-pub struct Peers {
-    pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
-    pub network_coordinator: Option<ZmqEndpoint>,
-    pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
-}
-
 /// The node parameters: read from `--ros-args` by the ROS node `node_name` when built with the
 /// `ros` feature (the node is returned for the run to publish with), none otherwise.
 #[cfg(feature = "ros")]
@@ -257,13 +247,17 @@ pub fn node(
 }
 
 /// Loads the scenario named on the command line or by the `scenario` parameter and applies
-/// the parameters that override it (`window_ms`, `real_time_factor`).
+/// what overrides it: the parameters (`window_ms`, `real_time_factor`), then the command
+/// line's `overrides`, each simulator they choose checked as the file's own would be
+/// ([`overrides::apply`]).
 pub fn load_with(
     params: &crate::ros::params::RunParams,
     scenario: Option<PathBuf>,
+    overrides: &args::Overrides,
 ) -> anyhow::Result<LoadedScenario> {
     let mut loaded = load(&params.scenario(scenario)?)?;
     params.apply(&mut loaded)?;
+    overrides::apply(&mut loaded, overrides)?;
     Ok(loaded)
 }
 
@@ -294,18 +288,19 @@ pub fn user_namespace_for(scenario: Option<&Path>) {
 /// A vehicle with `ros.use_sim_time: true` gets a `/clock` bridge in its namespace
 /// `ncs-<vehicle>`; `vehicle_netns` (e.g. `ncs-{vehicle}`) starts one in every vehicle namespace
 /// the pattern names that exists (see [`bridge_targets`]). `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
-/// `duration_s` replaces the scenario's `duration_s` (`cosim run --duration-s`, as `cosim soak`
-/// runs a scenario for as long as it is asked to); `live` serves the run to viewers (`cosim run
-/// --live [ADDR]`, an empty address: the scenario's).
+/// `overrides` replace the scenario's simulators and `duration_s` (as `cosim soak` runs a
+/// scenario for as long as it is asked to); `network_coordinator` names the ZeroMQ endpoint of
+/// a network coordinator of its own (`None`: in this process); `live` serves the run to viewers
+/// (`cosim run --live [ADDR]`, an empty address: the scenario's).
 #[allow(clippy::too_many_arguments)]
 pub async fn run_physics(
     node_name: &str,
     scenario: Option<PathBuf>,
     out: Option<PathBuf>,
-    peers: Peers,
+    overrides: args::Overrides,
+    network_coordinator: Option<ZmqEndpoint>,
     vehicle_netns: Option<String>,
     timeline: bool,
-    duration_s: Option<f64>,
     live: Option<String>,
 ) -> anyhow::Result<i32> {
     anyhow::ensure!(
@@ -316,14 +311,9 @@ pub async fn run_physics(
     // Signal handlers first: a Ctrl-C while namespaces are being set up must still clean up.
     let stop = shutdown_signal();
     let (params, ros) = node(node_name)?;
-    let mut loaded = load_with(&params, scenario)?;
+    let mut loaded = load_with(&params, scenario, &overrides)?;
     if let Some(e) = sim_time_refused(&loaded) {
         return Err(e.into());
-    }
-    if let Some(d) = duration_s {
-        loaded
-            .set_duration_s(d)
-            .map_err(|e| anyhow::anyhow!("--duration-s: {e}"))?;
     }
     loaded.scenario.record.timeline_jsonl |= timeline;
     if let Some(address) = live {
@@ -334,19 +324,14 @@ pub async fn run_physics(
     }
     let out = output_dir(&loaded, out.or(params.out.clone()));
     // With a network coordinator of its own the folder is shared with it: nothing is removed.
-    if peers.network_coordinator.is_none() {
+    if network_coordinator.is_none() {
         if let Some(line) = run_folder::prepare(&out, &vehicle_names(&loaded))? {
             tracing::info!("{line}");
         }
     }
-    let mut c = crate::coord::PhysicsCoordinator::for_scenario(
-        &loaded,
-        peers.physics_sim.as_ref(),
-        peers.network_coordinator.as_ref(),
-        peers.network_sim.as_ref(),
-        Some(out.clone()),
-    )
-    .await?;
+    let mut c =
+        crate::coord::physics_coordinator(&loaded, network_coordinator.as_ref(), Some(out.clone()))
+            .await?;
     let targets = bridge_targets(&loaded, vehicle_netns.as_deref());
     if !targets.is_empty() {
         let bridges = crate::ros::bridge::VehicleBridges::spawn(

@@ -15,10 +15,13 @@
 //!   captured) and returns the simulator's END. It is a [`Service`], so it runs in the physics
 //!   coordinator's process or as its own process behind ZeroMQ.
 //!
+//! Both are built for a scenario in one place, [`assemble`].
+//!
 //! Every exchange is bounded by the scenario's `simulators.timeout_ms` (window 0 and the
 //! connection itself by `startup_timeout_ms`, so a peer may take time to start); a peer that
 //! misses it, disconnects or answers out of turn ends the run with an error naming it.
 
+pub mod assemble;
 mod network;
 pub mod participant;
 pub mod participants;
@@ -26,7 +29,8 @@ mod physics;
 mod simulators;
 
 pub use crate::output::summary::RunReport;
-pub use network::NetworkCoordinator;
+pub use assemble::{network_coordinator, physics_coordinator, NetworkSide};
+pub use network::{NetworkCoordinator, SharedAgents};
 pub use participant::{Ended, Finishing, Participant, RunEnd, WindowOpen, WindowView};
 pub use physics::PhysicsCoordinator;
 pub use simulators::{

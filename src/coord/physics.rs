@@ -2,27 +2,10 @@
 //! coordinator window by window (see the [module docs](super)); what else takes part in a run
 //! does so as a [`Participant`].
 
-use super::network::NetworkCoordinator;
 use super::participant::{Participant, Participants, WindowOpen, WindowView};
-use super::participants::{
-    AcousticPathsParticipant, LiveParticipant, ModemParticipant, NavParticipant,
-    ProgramParticipant, RecordParticipant, ViewerParticipant,
-};
-use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
 use crate::clock::{Opening, Pacer, Schedule};
-use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint};
-use crate::io::agents::hub::AgentHub;
-use crate::io::live::LiveNetwork;
-use crate::io::modem_bridge::ModemBridges;
-use crate::io::netsim_manager::NavSource;
-use crate::io::programs::Programs;
-use crate::io::viewer::Viewer;
-use crate::output::record::RecordTap;
+use crate::output::stages::{Stage, Stages};
 use crate::output::summary::RunReport;
-use crate::output::{
-    stages::{Stage, Stages},
-    Recorder,
-};
 use crate::sim::network::ChannelMemo;
 use crate::sync::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin},
@@ -37,7 +20,6 @@ use prost::Message;
 use std::{
     future::Future,
     ops::ControlFlow,
-    path::PathBuf,
     pin::Pin,
     sync::Arc,
     time::{Duration, Instant},
@@ -80,119 +62,6 @@ impl PhysicsCoordinator {
             channel_memo: ChannelMemo::default(),
             participants: Participants::default(),
         }
-    }
-
-    /// The coordinator for a scenario: its physics simulator, the network coordinator (in
-    /// this process unless `network_coordinator` names a ZeroMQ endpoint) and the run record in
-    /// `out_dir` (none if `None`).
-    pub async fn for_scenario(
-        loaded: &LoadedScenario,
-        physics_endpoint: Option<&SimulatorArg<PhysicsEndpoint>>,
-        network_coordinator: Option<&ZmqEndpoint>,
-        network_endpoint: Option<&SimulatorArg<NetworkEndpoint>>,
-        out_dir: Option<PathBuf>,
-    ) -> anyhow::Result<PhysicsCoordinator> {
-        let s = &loaded.scenario;
-        if s.real_time_factor > 0.0 {
-            crate::io::timer::prioritize(s.nice);
-        }
-        let schedule = loaded.schedule();
-        let (physics, path_stats) =
-            physics_simulator(loaded, physics_endpoint, out_dir.as_deref()).await?;
-        let nav = NavSource::start(loaded).await?;
-        let channel_memo = ChannelMemo::default();
-        let mut live = None;
-        let mut agents = None;
-        let mut stages = Arc::<Stages>::default();
-        let network = match network_coordinator {
-            Some(ep) => {
-                Link::zeromq(
-                    "network coordinator",
-                    ep.as_str(),
-                    timeout(loaded),
-                    startup_timeout(loaded),
-                )
-                .await?
-            }
-            None => {
-                let sim = network_simulator(
-                    loaded,
-                    network_endpoint,
-                    out_dir.as_deref(),
-                    channel_memo.clone(),
-                )
-                .await?;
-                live = LiveNetwork::for_scenario(loaded, out_dir.as_deref())?;
-                if let Some(l) = &live {
-                    stages = l.stages();
-                    agents = AgentHub::start(loaded, l, out_dir.as_deref())
-                        .await?
-                        .map(|h| Arc::new(tokio::sync::Mutex::new(h)));
-                }
-                let coordinator = NetworkCoordinator::new(sim, schedule, startup_timeout(loaded))
-                    .with_live(live.clone())
-                    .with_agents(agents.clone())
-                    .with_stages(stages.clone());
-                Link::local("network coordinator", Box::new(coordinator))
-            }
-        };
-        let modem_bridges = ModemBridges::start(loaded).await?;
-        let programs = Programs::for_scenario(loaded, out_dir.as_deref())?;
-        let viewer = match (s.viewer.live, &out_dir) {
-            (true, Some(_)) => Some(Viewer::start(&s.viewer)?),
-            (true, None) => anyhow::bail!(
-                "viewer.live: the live view serves the run record, and this run writes none \
-                 (give it an output folder)"
-            ),
-            (false, _) => None,
-        };
-        let recorder = match out_dir {
-            Some(dir) => Some(Recorder::for_scenario(
-                &dir,
-                loaded,
-                viewer.clone().map(|v| v as Arc<dyn RecordTap>),
-            )?),
-            None => None,
-        };
-        if let (None, Some(l)) = (&recorder, &live) {
-            l.without_copy_ends();
-        }
-        let collect = recorder.is_some();
-        let modem_names = modem_bridges
-            .as_ref()
-            .map(|m| m.modem_names().to_vec())
-            .unwrap_or_default();
-        let mut c = PhysicsCoordinator::new(physics, network, schedule)
-            .with_real_time_factor(s.real_time_factor)
-            .with_startup_timeout(startup_timeout(loaded))
-            .with_scenario_name(s.name.clone())
-            .with_vehicles(s.vehicles.len())
-            .with_stages(stages)
-            .with_channel_memo(channel_memo);
-        // The order is the record's: programs end while their namespaces exist, the live side
-        // and the modems hand the recorder what ended.
-        if let Some(p) = programs {
-            c = c.with_participant(ProgramParticipant::new(p));
-        }
-        if let Some(n) = nav {
-            c = c.with_participant(NavParticipant::new(n));
-        }
-        if let Some(l) = live {
-            c = c.with_participant(LiveParticipant::new(l, collect).with_agents(agents));
-        }
-        if let Some(m) = modem_bridges {
-            c = c.with_participant(ModemParticipant::new(m, collect));
-        }
-        if let Some(p) = path_stats {
-            c = c.with_participant(AcousticPathsParticipant::new(p));
-        }
-        if let Some(r) = recorder {
-            c = c.with_participant(RecordParticipant::new(r, modem_names));
-        }
-        if let Some(v) = viewer {
-            c = c.with_participant(ViewerParticipant::new(v));
-        }
-        Ok(c)
     }
 
     /// Paces the windows at `factor` × real time (0: as fast as the simulators go).

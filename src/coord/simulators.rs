@@ -1,9 +1,9 @@
-//! The simulators a coordinator links to: the scenario's (or the command line's) choice for
-//! each role turned into a [`Link`] in one place per role ([`physics_simulator`],
-//! [`network_simulator`]), starting the embedded ones in this process and the ns-3 adapter as
-//! a child.
+//! The simulators a coordinator links to: the scenario's choice for each role (the command
+//! line's, applied and checked at loading) turned into a [`Link`] in one place per role
+//! ([`physics_simulator`], [`network_simulator`]), starting the embedded ones in this process
+//! and the ns-3 adapter as a child.
 
-use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint, SimulatorArg};
+use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
 use crate::io::auv_server::AuvInterfaceSim;
 use crate::sim::acoustic_paths::SharedPathStats;
 use crate::sim::network::ChannelMemo;
@@ -20,24 +20,15 @@ pub(super) fn timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.timeout_ms)
 }
 
-/// The simulator a coordinator uses: `arg` if the command line gave one, else the scenario's
-/// `configured` one. A bare kind keeps the scenario's own settings when it has them
-/// ([`SimulatorArg::or_scenario`]).
-fn chosen<E: Clone>(arg: Option<&SimulatorArg<E>>, configured: &E) -> E {
-    arg.map_or_else(|| configured.clone(), |a| a.or_scenario(configured))
-}
-
-/// The link to the physics simulator: `arg` if given (see [`SimulatorArg`]), else the
-/// scenario's choice. The one place a [`PhysicsEndpoint`] becomes a [`Link`]. With it, the
+/// The link to the physics simulator the scenario chooses. The one place a [`PhysicsEndpoint`] becomes a [`Link`]. With it, the
 /// stats of its acoustic paths when it traces them in this process.
 pub async fn physics_simulator(
     loaded: &LoadedScenario,
-    arg: Option<&SimulatorArg<PhysicsEndpoint>>,
     out_dir: Option<&Path>,
 ) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
     let peer = "physics simulator";
     let mut stats = None;
-    let link = match chosen(arg, &loaded.scenario.simulators.physics) {
+    let link = match loaded.scenario.simulators.physics.clone() {
         PhysicsEndpoint::Embedded => {
             let sim = PhysicsSim::from_scenario(loaded);
             stats = sim.shared_path_stats();
@@ -125,20 +116,18 @@ fn gazebo(
     )
 }
 
-/// The link to the network simulator: `arg` if given (see [`SimulatorArg`]), else the
-/// scenario's choice. The one place a [`NetworkEndpoint`] becomes a [`Link`]. An ns-3 adapter
+/// The link to the network simulator the scenario chooses. The one place a [`NetworkEndpoint`] becomes a [`Link`]. An ns-3 adapter
 /// is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`]) unless the
 /// settings name the `endpoint` of one already running.
 /// The embedded one reads the channels a physics coordinator in this process decoded from
 /// `memo` (pass a new one if there is none).
 pub async fn network_simulator(
     loaded: &LoadedScenario,
-    arg: Option<&SimulatorArg<NetworkEndpoint>>,
     out_dir: Option<&Path>,
     memo: ChannelMemo,
 ) -> anyhow::Result<Link> {
     let peer = "network simulator";
-    Ok(match chosen(arg, &loaded.scenario.simulators.network) {
+    Ok(match loaded.scenario.simulators.network.clone() {
         NetworkEndpoint::Embedded => Link::local(
             "embedded network simulator",
             Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
@@ -152,7 +141,7 @@ pub async fn network_simulator(
                 return crate::io::ns3::start(loaded, &settings, out_dir).await;
             };
             // Started by someone else, maybe on another host: say how it should have been.
-            let args = crate::model::ns3::adapter_args(loaded, &settings)?;
+            let args = crate::model::ns3::adapter_args(loaded, &settings);
             tracing::info!(
                 "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
                 crate::io::ns3::PROGRAM,

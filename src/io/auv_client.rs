@@ -94,7 +94,6 @@ impl AuvClient {
         settings: &AuvClientSettings,
         report: Option<PathBuf>,
     ) -> anyhow::Result<AuvClient> {
-        loaded.check_auv_client(settings)?;
         let s = &loaded.scenario;
         let startup = Duration::from_millis(s.simulators.startup_timeout_ms);
         let vehicles: Vec<(u8, String)> = s

@@ -498,7 +498,7 @@ pub async fn start(
     settings: &Ns3Settings,
     out_dir: Option<&Path>,
 ) -> anyhow::Result<Link> {
-    let args = crate::model::ns3::adapter_args(loaded, settings)?;
+    let args = crate::model::ns3::adapter_args(loaded, settings);
     let program = find_program(&Lookup::new(loaded, settings))?;
     let sims = &loaded.scenario.simulators;
     let (timeout, startup) = (

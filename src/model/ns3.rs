@@ -30,7 +30,7 @@
 //! ignores the profile (all arrival energy is signal); `UanPhyCalcSinrFhFsk` models FH-FSK
 //! symbols and the adapter's mode is PSK, so it is not used (docs/src/reference/ns3.md).
 
-use crate::config::{ConfigError, LinkModel, LoadedScenario, Ns3Settings};
+use crate::config::{LinkModel, LoadedScenario, Ns3Settings};
 use crate::model::link::LinkSpec;
 use std::fmt::Display;
 
@@ -70,14 +70,10 @@ pub fn devices(loaded: &LoadedScenario) -> (Vec<usize>, Vec<usize>) {
     (nodes(wifi), nodes(uan))
 }
 
-/// The adapter's arguments for `loaded` with `settings`, all but `--bind` (the caller's): the
-/// scenario is checked for ns-3 first ([`LoadedScenario::check_ns3`]), so a scenario switched to
-/// ns-3 on the command line gets the same located errors as one that chose it in its file.
-pub fn adapter_args(
-    loaded: &LoadedScenario,
-    settings: &Ns3Settings,
-) -> Result<Vec<String>, ConfigError> {
-    loaded.check_ns3(settings)?;
+/// The adapter's arguments for `loaded` with `settings`, all but `--bind` (the caller's). The
+/// scenario was checked for ns-3 as it was loaded ([`LoadedScenario::check_ns3`], for a file
+/// that chooses ns-3 and for `--network-sim ns3` alike).
+pub fn adapter_args(loaded: &LoadedScenario, settings: &Ns3Settings) -> Vec<String> {
     let s = &loaded.scenario;
     let schedule = loaded.schedule();
     let arg = |name: &str, value: &dyn Display| format!("--{name}={value}");
@@ -175,7 +171,7 @@ pub fn adapter_args(
             args.push(arg("uanSpreading", spreading_factor));
         }
     }
-    Ok(args)
+    args
 }
 
 #[cfg(test)]
@@ -203,7 +199,7 @@ mod tests {
     #[test]
     fn the_default_scenario_switched_to_ns3_gives_its_vessels_wifi_with_the_rf_pair_s_radio() {
         let loaded = load("config/default.yaml");
-        let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
+        let args = adapter_args(&loaded, &Ns3Settings::default());
         let v =
             |name| value(&args, name).unwrap_or_else(|| panic!("--{name} missing from {args:?}"));
         assert_eq!(
@@ -251,7 +247,7 @@ mod tests {
     fn acoustic_pairs_give_uan_devices_at_the_micromodem_rate() {
         let loaded = load("config/acoustic.yaml");
         // auv1 - auv3 runs at rate 0: not one channel.
-        let e = adapter_args(&loaded, &Ns3Settings::default()).unwrap_err();
+        let e = loaded.check_ns3(&Ns3Settings::default()).unwrap_err();
         assert!(
             e.to_string().contains(
                 "links.pairs[0]: auv1 - auv3: under ns-3 every acoustic link is one UAN channel"
@@ -263,7 +259,7 @@ mod tests {
         let one_rate = text.replace("      micromodem_rate: 0\n", "      micromodem_rate: 1\n");
         assert_ne!(text, one_rate);
         let loaded = config::parse_str(&one_rate, &loaded.file).unwrap();
-        let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
+        let args = adapter_args(&loaded, &Ns3Settings::default());
         let v = |name| value(&args, name).unwrap();
         assert_eq!(
             (v("nodes"), value(&args, "wifiNodes"), v("uanNodes")),
@@ -300,7 +296,7 @@ mod tests {
                 "\n      micromodem_rate: 1\n      bit_rate_bps: 400\n",
             );
         let loaded = config::parse_str(&own_rate, &loaded.file).unwrap();
-        let args = adapter_args(&loaded, &Ns3Settings::default()).unwrap();
+        let args = adapter_args(&loaded, &Ns3Settings::default());
         assert_eq!(
             value(&args, "uanRateBps"),
             Some("400"),
@@ -317,7 +313,7 @@ mod tests {
         settings.wifi.data_mode = Some("OfdmRate24Mbps".into());
         settings.wifi.queue_packets = Some(100);
         settings.uan.mac = config::UanMac::Cw;
-        let args = adapter_args(&loaded, &settings).unwrap();
+        let args = adapter_args(&loaded, &settings);
         let v = |name| value(&args, name).unwrap();
         assert_eq!(
             (
@@ -330,17 +326,17 @@ mod tests {
         );
         assert_eq!(value(&args, "uanMac"), None, "no UAN device");
         let acoustic = load("config/ns3_acoustic.yaml");
-        let args = adapter_args(&acoustic, &settings).unwrap();
+        let args = adapter_args(&acoustic, &settings);
         assert_eq!(value(&args, "uanMac"), Some("cw"));
         settings.wifi.data_mode = None;
-        let e = adapter_args(&loaded, &settings).unwrap_err();
+        let e = loaded.check_ns3(&settings).unwrap_err();
         assert_eq!(e.key_path, "simulators.network.wifi.rate_manager");
         assert!(e.message.contains("`constant` needs wifi.data_mode"), "{e}");
     }
 
     #[test]
     fn every_argument_is_one_name_value_pair() {
-        let args = adapter_args(&load("config/default.yaml"), &Ns3Settings::default()).unwrap();
+        let args = adapter_args(&load("config/default.yaml"), &Ns3Settings::default());
         for a in &args {
             let (name, value) = a
                 .strip_prefix("--")

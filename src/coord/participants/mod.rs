@@ -1,6 +1,6 @@
 //! The participants a scenario brings to its run (see [`super::participant`]): each adapts one
 //! `io` or `output` type, which cannot name the coordinator's layer, to [`super::Participant`].
-//! [`super::PhysicsCoordinator::for_scenario`] adds them in this order: programs, nav source,
+//! [`super::assemble::physics_coordinator`] adds them in this order: programs, nav source,
 //! live copies, modem bridges, acoustic paths, recorder (the recorder writes what the ones before it produced),
 //! live viewer (it counts what it served once the recorder has written the run's end).
 //!

@@ -1,0 +1,161 @@
+//! A run assembled in one place: the scenario (its command-line overrides already applied at
+//! loading, see `cli::load_with`) becomes the physics coordinator with its simulators and
+//! participants ([`physics_coordinator`]), and the network coordinator with its simulator,
+//! live traffic and capture agents ([`network_coordinator`]) — the one `cosim run` and
+//! `physics_coordinator` run in their own process, or the one `network_coordinator` serves.
+
+use super::network::{NetworkCoordinator, SharedAgents};
+use super::participants::{
+    AcousticPathsParticipant, LiveParticipant, ModemParticipant, NavParticipant,
+    ProgramParticipant, RecordParticipant, ViewerParticipant,
+};
+use super::physics::PhysicsCoordinator;
+use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
+use crate::config::{LoadedScenario, ZmqEndpoint};
+use crate::io::agents::hub::AgentHub;
+use crate::io::live::LiveNetwork;
+use crate::io::modem_bridge::ModemBridges;
+use crate::io::netsim_manager::NavSource;
+use crate::io::programs::Programs;
+use crate::io::viewer::Viewer;
+use crate::output::record::RecordTap;
+use crate::output::{stages::Stages, Recorder};
+use crate::sim::network::ChannelMemo;
+use crate::sync::Link;
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+/// The network side of a run: its coordinator and, with live traffic, the vehicles' traffic
+/// and the capture agents it serves (the caller ends them when the run ends).
+pub struct NetworkSide {
+    pub coordinator: NetworkCoordinator,
+    pub live: Option<Arc<LiveNetwork>>,
+    pub agents: Option<SharedAgents>,
+    /// Where the wall time goes: the live side's counters, shared with the physics coordinator
+    /// in the same process.
+    pub stages: Arc<Stages>,
+}
+
+/// The network coordinator of `loaded`'s run: its network simulator (the embedded one reads
+/// the channels the physics coordinator in this process decoded from `memo`), the vehicles'
+/// live traffic and the capture agents, their files in `out_dir`.
+pub async fn network_coordinator(
+    loaded: &LoadedScenario,
+    out_dir: Option<&Path>,
+    memo: ChannelMemo,
+) -> anyhow::Result<NetworkSide> {
+    let sim = network_simulator(loaded, out_dir, memo).await?;
+    let live = LiveNetwork::for_scenario(loaded, out_dir)?;
+    let (mut agents, mut stages) = (None, Arc::<Stages>::default());
+    if let Some(l) = &live {
+        stages = l.stages();
+        agents = AgentHub::start(loaded, l, out_dir)
+            .await?
+            .map(|h| Arc::new(tokio::sync::Mutex::new(h)));
+    }
+    let coordinator = NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(loaded))
+        .with_live(live.clone())
+        .with_agents(agents.clone())
+        .with_stages(stages.clone());
+    Ok(NetworkSide {
+        coordinator,
+        live,
+        agents,
+        stages,
+    })
+}
+
+/// The physics coordinator of `loaded`'s run: its physics simulator, the network coordinator
+/// (in this process unless `remote_network` names the ZeroMQ endpoint of one), and the
+/// participants the scenario brings, with the run record in `out_dir` (none if `None`).
+pub async fn physics_coordinator(
+    loaded: &LoadedScenario,
+    remote_network: Option<&ZmqEndpoint>,
+    out_dir: Option<PathBuf>,
+) -> anyhow::Result<PhysicsCoordinator> {
+    let s = &loaded.scenario;
+    if s.real_time_factor > 0.0 {
+        crate::io::timer::prioritize(s.nice);
+    }
+    let schedule = loaded.schedule();
+    let (physics, path_stats) = physics_simulator(loaded, out_dir.as_deref()).await?;
+    let nav = NavSource::start(loaded).await?;
+    let channel_memo = ChannelMemo::default();
+    let (network, live, agents, stages) = match remote_network {
+        Some(ep) => {
+            let link = Link::zeromq(
+                "network coordinator",
+                ep.as_str(),
+                timeout(loaded),
+                startup_timeout(loaded),
+            )
+            .await?;
+            (link, None, None, Arc::<Stages>::default())
+        }
+        None => {
+            let side =
+                network_coordinator(loaded, out_dir.as_deref(), channel_memo.clone()).await?;
+            let link = Link::local("network coordinator", Box::new(side.coordinator));
+            (link, side.live, side.agents, side.stages)
+        }
+    };
+    let modem_bridges = ModemBridges::start(loaded).await?;
+    let programs = Programs::for_scenario(loaded, out_dir.as_deref())?;
+    let viewer = match (s.viewer.live, &out_dir) {
+        (true, Some(_)) => Some(Viewer::start(&s.viewer)?),
+        (true, None) => anyhow::bail!(
+            "viewer.live: the live view serves the run record, and this run writes none \
+             (give it an output folder)"
+        ),
+        (false, _) => None,
+    };
+    let recorder = match out_dir {
+        Some(dir) => Some(Recorder::for_scenario(
+            &dir,
+            loaded,
+            viewer.clone().map(|v| v as Arc<dyn RecordTap>),
+        )?),
+        None => None,
+    };
+    if let (None, Some(l)) = (&recorder, &live) {
+        l.without_copy_ends();
+    }
+    let collect = recorder.is_some();
+    let modem_names = modem_bridges
+        .as_ref()
+        .map(|m| m.modem_names().to_vec())
+        .unwrap_or_default();
+    let mut c = PhysicsCoordinator::new(physics, network, schedule)
+        .with_real_time_factor(s.real_time_factor)
+        .with_startup_timeout(startup_timeout(loaded))
+        .with_scenario_name(s.name.clone())
+        .with_vehicles(s.vehicles.len())
+        .with_stages(stages)
+        .with_channel_memo(channel_memo);
+    // The order is the record's: programs end while their namespaces exist, the live side
+    // and the modems hand the recorder what ended.
+    if let Some(p) = programs {
+        c = c.with_participant(ProgramParticipant::new(p));
+    }
+    if let Some(n) = nav {
+        c = c.with_participant(NavParticipant::new(n));
+    }
+    if let Some(l) = live {
+        c = c.with_participant(LiveParticipant::new(l, collect).with_agents(agents));
+    }
+    if let Some(m) = modem_bridges {
+        c = c.with_participant(ModemParticipant::new(m, collect));
+    }
+    if let Some(p) = path_stats {
+        c = c.with_participant(AcousticPathsParticipant::new(p));
+    }
+    if let Some(r) = recorder {
+        c = c.with_participant(RecordParticipant::new(r, modem_names));
+    }
+    if let Some(v) = viewer {
+        c = c.with_participant(ViewerParticipant::new(v));
+    }
+    Ok(c)
+}
