@@ -6,6 +6,7 @@
 use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
 use crate::io::auv_server::AuvInterfaceSim;
 use crate::sim::acoustic_paths::SharedPathStats;
+use crate::sim::followed::{Follow, Followed};
 use crate::sim::network::ChannelMemo;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
 use crate::sync::{Link, Role, Service};
@@ -51,19 +52,25 @@ pub async fn physics_simulator(
             let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
             Link::connect(peer, Role::Physics, &endpoint, timeout, startup).await?
         }
-        PhysicsEndpoint::Gazebo(settings) => {
-            let (link, s) = gazebo(loaded, &settings)?;
-            stats = s;
-            link
-        }
+        PhysicsEndpoint::Gazebo(settings) => return gazebo(loaded, &settings),
         PhysicsEndpoint::AuvInterface(settings) => {
             let report = out_dir.map(|d| d.join("auv_interface.json"));
             let c = crate::io::auv_client::AuvClient::connect(loaded, &settings, report).await?;
-            stats = c.shared_path_stats();
-            Link::new(c.peer(), timeout(loaded), Box::new(c))
+            return Ok(follow(loaded, c));
         }
     };
     Ok((link, stats))
+}
+
+/// A physics simulator that moves the vehicles itself, followed window by window.
+fn follow<F: Followed + 'static>(
+    loaded: &LoadedScenario,
+    sim: F,
+) -> (Link, Option<SharedPathStats>) {
+    let peer = sim.peer();
+    let f = Follow::new(loaded, sim);
+    let stats = f.shared_path_stats();
+    (Link::new(peer, timeout(loaded), Box::new(f)), stats)
 }
 
 /// From this many vehicles (120 pairs) on, the embedded physics simulator (without the AUV
@@ -101,8 +108,7 @@ fn gazebo(
     settings: &crate::config::GazeboSettings,
 ) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
     let g = crate::io::gazebo::GazeboPhysics::connect(loaded, settings)?;
-    let stats = g.shared_path_stats();
-    Ok((Link::new(g.peer(), timeout(loaded), Box::new(g)), stats))
+    Ok(follow(loaded, g))
 }
 
 #[cfg(not(feature = "gazebo"))]

@@ -1,5 +1,5 @@
 //! An external simulator that speaks the ZeroMQ AUV simulator interface, followed as the
-//! physics simulator ([`AuvClient`], a [`Transport`]).
+//! physics simulator ([`AuvClient`], [`Followed`]).
 //!
 //! The interface has no step and no pause: the simulator runs free in real time. The client
 //! subscribes to its telemetry (every id) on a task of its own and keeps the newest message per
@@ -16,11 +16,8 @@
 
 use crate::config::{AuvClientSettings, LoadedScenario};
 use crate::io::auv_server::{intake, tcp_endpoint, AuvStats};
-use crate::sim::physics::{ChannelSampler, Placement};
-use crate::sync::{
-    protocol::{expect_begin_unplaced, physics_end, WindowCounter},
-    Reply, Transport, TransportError,
-};
+use crate::sim::followed::Followed;
+use crate::sim::physics::Placement;
 use crate::wire::auv::{Telemetry, ThrusterCommand};
 use anyhow::Context;
 use nalgebra::{Point3, UnitQuaternion};
@@ -55,14 +52,12 @@ pub struct AuvClient {
     endpoint: String,
     /// Per vehicle, its AUV id and name.
     vehicles: Vec<(u8, String)>,
-    windows: WindowCounter,
     stale: Duration,
     newest: Newest,
     stats: Arc<Mutex<ClientStats>>,
     thrusters: Arc<Mutex<AuvStats>>,
     pending: Arc<Mutex<Vec<ThrusterCommand>>>,
     push: zeromq::PushSocket,
-    channel: ChannelSampler,
     report: Option<PathBuf>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -144,37 +139,15 @@ impl AuvClient {
         Ok(AuvClient {
             endpoint,
             vehicles,
-            windows: WindowCounter::new(loaded.schedule().windows),
             stale: Duration::from_millis(settings.stale_ms),
             newest,
             stats,
             thrusters: thruster_stats,
             pending,
             push,
-            channel: ChannelSampler::from_scenario(loaded),
             report,
             tasks,
         })
-    }
-
-    /// The stats of the acoustic paths this simulator traces (None: no pair is beam-traced).
-    pub fn shared_path_stats(&self) -> Option<crate::sim::acoustic_paths::SharedPathStats> {
-        self.channel.shared_path_stats()
-    }
-
-    /// How the coordinator names this peer in errors.
-    pub fn peer(&self) -> String {
-        format!("AUV interface simulator at {}", self.endpoint)
-    }
-
-    async fn window(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, String> {
-        let k = expect_begin_unplaced(request, &mut self.windows, "the AUV interface simulator")?;
-        if k == 0 {
-            self.first_telemetry(timeout).await?;
-        }
-        let poses = self.poses()?;
-        self.forward(timeout).await?;
-        Ok(physics_end(k, self.channel.sample(k, &poses)))
     }
 
     /// Window 0: waits until every vehicle has sent telemetry.
@@ -204,7 +177,7 @@ impl AuvClient {
     }
 
     /// Every vehicle's newest pose, each fresher than `stale`.
-    fn poses(&self) -> Result<Vec<Placement>, String> {
+    fn newest_poses(&self) -> Result<Vec<Placement>, String> {
         let newest = self.newest.lock().expect("telemetry");
         let now = Instant::now();
         self.vehicles
@@ -302,13 +275,24 @@ async fn telemetry(
     }
 }
 
-impl Transport for AuvClient {
-    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Reply<'a> {
-        Box::pin(async move {
-            self.window(&request, timeout)
-                .await
-                .map_err(TransportError::Failed)
-        })
+impl Followed for AuvClient {
+    fn mover(&self) -> &str {
+        "the AUV interface simulator"
+    }
+
+    fn peer(&self) -> String {
+        format!("AUV interface simulator at {}", self.endpoint)
+    }
+
+    /// The newest telemetry of every vehicle (window 0 waits for each one's first), then the
+    /// thruster frames that arrived meanwhile forwarded.
+    async fn poses(&mut self, k: u32, timeout: Duration) -> Result<Vec<Placement>, String> {
+        if k == 0 {
+            self.first_telemetry(timeout).await?;
+        }
+        let poses = self.newest_poses()?;
+        self.forward(timeout).await?;
+        Ok(poses)
     }
 }
 

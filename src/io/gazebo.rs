@@ -1,5 +1,6 @@
 //! Gazebo (gz-sim) as the physics simulator, reached through `ros_gz_bridge` (cargo feature
-//! `gazebo`): a [`Transport`] that answers each physics BEGIN(k) from a paused Gazebo world.
+//! `gazebo`): a [`Followed`] simulator that answers each physics BEGIN(k) from a paused
+//! Gazebo world.
 //!
 //! Per window k ≥ 1 it asks the world's control service (`/world/<w>/control`,
 //! `ros_gz_interfaces/srv/ControlWorld`) for `pause: true, multi_step: W / step`, which moves
@@ -10,7 +11,7 @@
 //! pose stamped k·W exists exactly when the k-th window's last step has run. (`/clock` comes at
 //! a step's start, and `/world/<w>/stats` is throttled to 10 Hz of wall time: neither says it.)
 //! Those poses, and the scenario's terrain raycast as the embedded simulator does it
-//! ([`ChannelSampler`]), make END(k). Window 0 is the world as loaded: the scenario's start
+//! ([`crate::sim::followed::Follow`]), make END(k). Window 0 is the world as loaded: the scenario's start
 //! poses, which `cosim export-gazebo` places the models at.
 //!
 //! Gazebo is therefore never ahead of the window the physics coordinator is on: it reaches k·W
@@ -19,11 +20,8 @@
 //! timeout and ends with an error naming Gazebo, the world, the window and what was missing.
 
 use crate::config::{GazeboSettings, LoadedScenario};
-use crate::sim::physics::{ChannelSampler, Placement};
-use crate::sync::{
-    protocol::{expect_begin_unplaced, physics_end, WindowCounter},
-    Reply, Transport, TransportError,
-};
+use crate::sim::followed::Followed;
+use crate::sim::physics::Placement;
 use futures::{stream::SelectAll, Stream, StreamExt};
 use nalgebra::{Point3, Quaternion, UnitQuaternion};
 use r2r::geometry_msgs::msg::PoseStamped;
@@ -50,7 +48,6 @@ pub struct GazeboPhysics {
     world: String,
     control_service: String,
     models: Vec<String>,
-    windows: WindowCounter,
     window_ns: i64,
     steps: u32,
     /// Half a step (ns): how far a stamp may sit from k·W (gz-sim sums whole-ns steps).
@@ -60,7 +57,6 @@ pub struct GazeboPhysics {
     poses: SelectAll<PoseStream>,
     newest: Vec<Option<Stamped>>,
     start: Vec<Placement>,
-    channel: ChannelSampler,
     stop: Arc<AtomicBool>,
     spinner: Option<std::thread::JoinHandle<()>>,
 }
@@ -130,7 +126,6 @@ impl GazeboPhysics {
             control_service,
             newest: vec![None; models.len()],
             models,
-            windows: WindowCounter::new(loaded.schedule().windows),
             window_ns: (loaded.schedule().window_s() * 1e9).round() as i64,
             steps,
             tolerance_ns: ((step_s * 1e9) / 2.0).floor().max(1.0) as i64,
@@ -138,34 +133,9 @@ impl GazeboPhysics {
             available: Some(Box::pin(available)),
             poses,
             start,
-            channel: ChannelSampler::from_scenario(loaded),
             stop,
             spinner: Some(spinner),
         })
-    }
-
-    /// The stats of the acoustic paths this simulator traces (None: no pair is beam-traced).
-    pub fn shared_path_stats(&self) -> Option<crate::sim::acoustic_paths::SharedPathStats> {
-        self.channel.shared_path_stats()
-    }
-
-    /// How the coordinator names this peer in errors.
-    pub fn peer(&self) -> String {
-        format!("Gazebo world `{}` ({})", self.world, self.control_service)
-    }
-
-    async fn window(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, String> {
-        let deadline = Instant::now() + timeout;
-        let k = expect_begin_unplaced(request, &mut self.windows, "Gazebo")?;
-        let poses = if k == 0 {
-            self.wait_available(deadline, timeout).await?;
-            self.start.clone()
-        } else {
-            self.step(deadline, timeout).await?;
-            self.poses_at(i64::from(k) * self.window_ns, deadline, timeout)
-                .await?
-        };
-        Ok(physics_end(k, self.channel.sample(k, &poses)))
     }
 
     /// Window 0: the control service is there (ros_gz_bridge up, the world loaded).
@@ -300,13 +270,26 @@ fn stamped(m: &PoseStamped) -> Option<Stamped> {
     })
 }
 
-impl Transport for GazeboPhysics {
-    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> Reply<'a> {
-        Box::pin(async move {
-            self.window(&request, timeout)
-                .await
-                .map_err(TransportError::Failed)
-        })
+impl Followed for GazeboPhysics {
+    fn mover(&self) -> &str {
+        "Gazebo"
+    }
+
+    fn peer(&self) -> String {
+        format!("Gazebo world `{}` ({})", self.world, self.control_service)
+    }
+
+    /// Window 0: the world as loaded, once its control service is there; window k: one
+    /// window of steps asked for, then every model's pose stamped k·W.
+    async fn poses(&mut self, k: u32, timeout: Duration) -> Result<Vec<Placement>, String> {
+        let deadline = Instant::now() + timeout;
+        if k == 0 {
+            self.wait_available(deadline, timeout).await?;
+            return Ok(self.start.clone());
+        }
+        self.step(deadline, timeout).await?;
+        self.poses_at(i64::from(k) * self.window_ns, deadline, timeout)
+            .await
     }
 }
 

@@ -30,8 +30,8 @@ pub fn ready(answer: Result<Vec<u8>, String>) -> Reply<'static> {
 
 /// How a coordinator reaches a peer: one implementation per kind of peer (in-process
 /// [`super::local::Local`], [`super::zmq::Client`], [`super::rosnetsim::Client`]). A new transport is one new file
-/// implementing this, plus its variant in [`crate::config::PeerEndpoint`]; a simulator a coordinator follows
-/// in its own way implements it too, as a variant of the role's endpoint it takes.
+/// implementing this, plus its variant in [`crate::config::PeerEndpoint`]; a physics simulator a run
+/// follows (Gazebo, the AUV interface) implements `crate::sim::followed::Followed` instead.
 pub trait Transport: Send {
     /// Sends one request and waits for its one reply, at most `timeout` (a peer in this
     /// process answers without one).
