@@ -2,19 +2,22 @@
 //!
 //! # Format
 //!
-//! A scenario is a single YAML document whose schema is [`Scenario`] (see [`types`]; the
-//! shipped `config/default.yaml` explains every key). `schema/scenario.schema.json` is its
-//! JSON Schema, generated from these types and their doc comments ([`Scenario::schema_text`];
-//! a test keeps the two equal): every shipped scenario names it on its first line
-//! (`# yaml-language-server: $schema=../schema/scenario.schema.json`) so that editors complete
-//! and check keys.
+//! A scenario is a single YAML document whose schema is [`Scenario`] ([`scenario`]), each
+//! section's types in the module named after its key: [`world`] (its water in [`water`]),
+//! [`vehicles`], [`links`], [`simulators`], [`netsim_manager`], [`network`],
+//! [`acoustic_modems`], [`programs`], [`ros`], [`record`] (with `viewer`) and
+//! [`auv_interface`]; the shipped `config/default.yaml` explains every key.
+//! `schema/scenario.schema.json` is its JSON Schema, generated from these types and their doc
+//! comments ([`Scenario::schema_text`]; a test keeps the two equal): every shipped scenario
+//! names it on its first line (`# yaml-language-server: $schema=../schema/scenario.schema.json`)
+//! so that editors complete and check keys.
 //!
 //! Units are SI and usually part of the key name (`window_ms`, `speed_mps`); the local frame
-//! is ENU (x east, y north, z up, metres) centred on `world.origin`. Tagged choices use a `kind:` key (`world.terrain`,
-//! `vehicles[i].motion`, `simulators.*`) or a `model:` key (`links.default`, `links.pairs[i]`). Unknown keys
-//! are errors, never silently ignored. Terrain files (`kind: png` / `kind: csv`) are resolved
-//! relative to the directory of the scenario file; after loading, their `path` holds the
-//! resolved path.
+//! is ENU (x east, y north, z up, metres) centred on `world.origin`. Tagged choices use a
+//! `kind:` key (`world.terrain`, `vehicles[i].motion`, `simulators.*`) or a `model:` key
+//! (`links.default`, `links.pairs[i]`). Unknown keys are errors, never silently ignored.
+//! Terrain files (`kind: png` / `kind: csv`) are resolved relative to the directory of the
+//! scenario file; after loading, their `path` holds the resolved path.
 //!
 //! # Parsed once
 //!
@@ -27,590 +30,61 @@
 //! The terrain is read into a [`HeightGrid`] ([`terrain`]) and held by the
 //! [`LoadedScenario`], so the checks against it are part of loading.
 //!
-//! # Errors
+//! # Loading and rules
 //!
-//! Every problem is a [`ConfigError`] that names the file, the key path (the syntax of
-//! `serde_path_to_error`: `vehicles[1].motion.waypoints[2]`), the 1-based line (and column
-//! when known) and a message, displayed as
-//!
-//! ```text
-//! config/default.yaml:42:9: vehicles[1].motion.speed_mps: must be > 0 (got -1)
-//! ```
-//!
-//! Parts that are unknown are left out (`file: message` for an unreadable file). Lines come
-//! from serde_yaml's own location where it has one, and otherwise from a [`SourceMap`] built
-//! from the raw text. Checks made by other modules after loading use
-//! [`LoadedScenario::error_at`] so that they report the same way.
-//!
-//! Before the typed pass, a file with no document (nothing but comments, blank lines, `---`
-//! or a null) is reported as empty, and a key written twice in one mapping at its second
-//! occurrence, naming the first one's line. A tab in indentation is reported at the tab.
-//!
-//! Loading stops at the first problem, so one run reports one error: syntax, then types,
-//! unknown keys and the values parsed with them (addresses, times, endpoints, a simulator
-//! kind in the role it can take), then the
-//! semantic rules below, checked in the order of the file's sections (scenario keys, `world`,
-//! `vehicles` one by one, `links`, `simulators`), then the world extent, then the terrain:
-//! reading its grid (errors name the terrain file, and for CSV its line and column), every
-//! start and waypoint against it, and the reach of `world.water.profile`.
-//!
-//! # Validation rules
-//!
-//! - `name`: non-empty, only `[A-Za-z0-9_-]`.
-//! - `window_ms` > 0 and finite; `duration_s` > 0, finite and a whole number of windows (at
-//!   least one): sim time is counted in whole nanoseconds, so both are taken to the nearest
-//!   nanosecond and the duration must then be an exact multiple of W (0.1 s at W = 10 ms is 10
-//!   windows; 0.015 s is refused, naming 0.01 s and 0.02 s). The same holds for the command
-//!   line's `--duration-s` and the `window_ms` parameter ([`LoadedScenario::set_duration_s`],
-//!   [`LoadedScenario::set_window_ms`]). `real_time_factor` ≥ 0 and finite.
-//! - `world.origin`: latitude in [-90, 90], longitude in [-180, 180], all finite;
-//!   `penetration_loss_db_per_m` ≥ 0 and finite.
-//! - `world.terrain`: `cell_size_m` and sizes > 0 and finite; a procedural grid has at most
-//!   8192 × 8192 cells; ridges have finite ends and crest and `width_m` > 0; a PNG has
-//!   `min_height_m < max_height_m`; PNG and CSV files must exist.
-//! - `vehicles`: at least one; names non-empty, unique, only `[a-z0-9_-]`, at most 12
-//!   characters (they become network-namespace and interface names); every vehicle has at
-//!   least one address `IP/prefix` (IPv4 prefix ≤ 32, IPv6 ≤ 128; not unspecified, loopback,
-//!   multicast or broadcast), and no IP appears twice in the scenario, whatever the prefix;
-//!   modem `tcp_port`s are unique and non-zero, modem `id`s unique and ≤ 127; poses and
-//!   waypoints are finite.
-//! - The world's horizontal extent is centred on the origin; every vehicle's `start` and every
-//!   patrol waypoint must lie inside it: for procedural terrain inside `size_m` first, then for
-//!   every terrain inside the grid as read ([`LoadedScenario::check_inside_world`]), and above
-//!   its surface (`z` above [`HeightGrid::height_at`] there).
-//! - `motion: {kind: patrol}`: `speed_mps`, `max_turn_rate_deg_s`, `max_depth_rate_mps`,
-//!   `capture_radius_m` > 0 and finite, at least one waypoint.
-//! - `world.water`: `temperature_c` in [−2, 40], `salinity_ppt` in [0, 45], `ph` in [6, 9.5],
-//!   a fixed `sound_speed` in [1300, 1700] m/s, `wind_mps` ≥ 0, `shipping` in [0, 1].
-//!   `profile` (sound speed by depth, for beam tracing): at least one row, each with exactly
-//!   one of `speed_mps` and `temperature_c` (`salinity_ppt` only beside a temperature,
-//!   temperatures and salinities in the water's ranges), depths finite, the first 0 and
-//!   strictly increasing (the error names the row), every speed, given or from Mackenzie, in
-//!   [1400, 1700] m/s (the range of sea water: a speed outside it is a typo or a unit mistake,
-//!   and would bend every ray), and the last row at least as deep as the terrain's deepest
-//!   point (both depths named; the tracer needs a speed wherever a ray can go).
-//! - `world.seabed`: `sound_speed_mps` and `density_ratio` > 0, `attenuation_db_per_wavelength`
-//!   ≥ 0 (a negative one would amplify every bottom bounce). `world.acoustic_paths`: `beams` in
-//!   [3, 10000], `launch_angle_deg` in (0, 90], `max_arrivals` in [1, 256], `refresh_s` > 0,
-//!   `tolerance_m` ≥ 0.
-//! - `links`: `default` has no `between`; every `pairs` entry has `between` naming two
-//!   different existing vehicles, each unordered pair at most once; `queue_packets` > 0. Per
-//!   model: rates, ranges, frequencies, bandwidths, reference distance and exponent > 0;
-//!   delays ≥ 0; powers, levels, losses, noise floor and coding gain finite; rf `rates`
-//!   non-empty with strictly increasing `snr_db`; acoustic `micromodem_rate` 0–6,
-//!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0, `multipath_window_ms` > 0 (likewise
-//!   in `acoustic_modems`).
-//! - `simulators`: `timeout_ms` > 0, `physics_step_ms` > 0 and finite; a `kind: zeromq`
-//!   endpoint starts with `tcp://` or `ipc://`; a `kind: rosnetsim` address is `unix:/path` or
-//!   `tcp:host:port`; `kind: ns3` only for `network` (refused for `physics` with the message
-//!   `--physics-sim ns3` gets, [`WrongRole`]), with `program` not beside `endpoint`,
-//!   `wifi.data_mode` (an ns-3 mode name) exactly when `wifi.rate_manager` is `constant` and
-//!   `wifi.queue_packets` > 0; and then the links as ns-3 builds them
-//!   ([`LoadedScenario::check_ns3`]): every pair `rf`, `acoustic` or `none`, all `rf` pairs with
-//!   the same settings and all `acoustic` pairs likewise, no vehicle with both kinds, and no
-//!   `none` pair between two vehicles with the same kind of device. `kind: gazebo` and
-//!   `kind: auv_interface` only for `physics` (likewise refused for `network`); Gazebo's
-//!   settings ([`LoadedScenario::check_gazebo`]): a world name and model names ROS 2 takes in a
-//!   topic name (letters, digits, `_`), `models` keys that are vehicles, one model per vehicle,
-//!   W a whole number of `step_ms`, and every vehicle's `motion` `external`.
-//! - `acoustic_modems.epoch_utc` is `YYYY-MM-DDThh:mm:ss[.f]Z`; a modem's `passthrough` has
-//!   a serial device at a standard baud rate ([`SERIAL_BAUDS`]) or a TCP `host:port`.
-//!
-//! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing, and
-//! collections nested more than [`MAX_NESTING`] (128) levels deep before the typed pass (which
-//! would take time quadratic in the depth); alias expansion is bounded by serde_yaml's
-//! repetition limit. Loading time and memory are linear in the input.
+//! [`load()`] and [`parse_str`] read a scenario into a [`LoadedScenario`]: a YAML pre-pass
+//! (size, nesting, an empty document, keys written twice, tabs), the typed pass, then the
+//! semantic rules, one file per section under `rules/` named as the file of its types, then
+//! the terrain. Every problem is a [`ConfigError`] that names the file, the key path and the
+//! line; loading stops at the first, in the order the loader's and the rules' module docs
+//! give.
 
+pub mod acoustic_modems;
+pub mod auv_interface;
 pub mod endpoint;
+pub mod links;
+pub mod netsim_manager;
+pub mod network;
+pub mod programs;
+pub mod record;
+pub mod ros;
+pub mod scenario;
+pub mod simulators;
 pub mod terrain;
-pub mod types;
+pub mod vehicles;
+pub mod water;
+pub mod world;
+
+mod error;
+mod load;
+mod rules;
+mod source_map;
+
+pub use acoustic_modems::AcousticModems;
+pub use auv_interface::{AuvInterface, Cameras};
 pub use endpoint::{
     AuvClientSettings, GazeboSettings, NetworkEndpoint, Ns3Settings, Ns3Uan, Ns3Wifi, PeerEndpoint,
     PhysicsEndpoint, RosnetsimAddress, SimulatorArg, UanMac, WifiRateManager, WifiStandard,
     WrongRole, ZmqEndpoint,
 };
-pub use terrain::{HeightGrid, TerrainError};
-pub use types::*;
-
-mod error;
-mod source_map;
-mod validate;
-
 pub use error::ConfigError;
-
+pub use links::{Absorption, ErrorHandling, LinkModel, Links, Propagation, RateStep};
+pub use load::{load, parse_str, LoadedScenario, MAX_FILE_BYTES};
+pub use netsim_manager::{Environment, NetsimManager};
+pub use network::{Agents, Capture, Network};
+pub use programs::{Program, ProgramCommand, StopSignal};
+pub use record::{RecordSettings, ViewerSettings};
+pub use ros::RosSettings;
+pub use scenario::Scenario;
+pub use simulators::Simulators;
 pub use source_map::{SourceMap, MAX_NESTING};
-
-use crate::clock::Schedule;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use source_map::NodeKind;
-
-/// Largest scenario file accepted, in bytes.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// A scenario that parsed and validated, with its terrain read and what is needed to report
-/// later problems.
-#[derive(Debug, Clone)]
-pub struct LoadedScenario {
-    pub scenario: Scenario,
-    /// The scenario file, as given.
-    pub file: PathBuf,
-    /// Lines of every key path of the file.
-    pub source: SourceMap,
-    /// `world.terrain` as read (every start and waypoint is inside it and above its surface).
-    pub terrain: Arc<HeightGrid>,
-}
-
-impl LoadedScenario {
-    /// A path the scenario gives, relative to the scenario file's folder unless absolute.
-    pub fn relative(&self, path: &str) -> PathBuf {
-        match self.file.parent() {
-            Some(dir) => dir.join(path),
-            None => PathBuf::from(path),
-        }
-    }
-
-    /// The run's windows, from `window_ms` and `duration_s`.
-    pub fn schedule(&self) -> Schedule {
-        Schedule::new(self.scenario.window_ms, self.scenario.duration_s)
-    }
-
-    /// Sets W (a `window_ms` override, e.g. a node parameter) under the file's rules: W finite
-    /// and positive, the run a whole number of windows (as `duration_s` in the file, see the
-    /// module docs) and `simulators.channel_interval_ms` a whole multiple of W. The error says
-    /// which rule.
-    pub fn set_window_ms(&mut self, window_ms: f64) -> Result<(), String> {
-        if !(window_ms.is_finite() && window_ms > 0.0) {
-            return Err(format!("window_ms = {window_ms}: must be > 0"));
-        }
-        validate::whole_windows(window_ms, self.scenario.duration_s)?;
-        if let Some(c) = self.scenario.simulators.channel_interval_ms {
-            validate::channel_interval_in_windows(c, window_ms)
-                .map_err(|e| format!("simulators.channel_interval_ms = {c} ms: {e}"))?;
-        }
-        self.scenario.window_ms = window_ms;
-        Ok(())
-    }
-
-    /// Sets the run's length (a `duration_s` override: `cosim run --duration-s`, `cosim soak`)
-    /// under the file's rules: finite, > 0, a whole number of windows (at least one; see the
-    /// module docs), and after every program's `start_s`. The error says which rule, and which
-    /// program.
-    pub fn set_duration_s(&mut self, duration_s: f64) -> Result<(), String> {
-        let s = &self.scenario;
-        if !(duration_s.is_finite() && duration_s > 0.0) {
-            return Err(format!("duration {duration_s} s: must be > 0"));
-        }
-        if duration_s * 1000.0 < s.window_ms {
-            return Err(format!(
-                "duration {duration_s} s: shorter than one window ({} ms)",
-                s.window_ms
-            ));
-        }
-        validate::whole_windows(s.window_ms, duration_s)?;
-        if let Some(p) = s.programs.iter().find(|p| p.start_s >= duration_s) {
-            return Err(format!(
-                "duration {duration_s} s: program {} starts at {} s, after the run would end",
-                p.name, p.start_s
-            ));
-        }
-        self.scenario.duration_s = duration_s;
-        Ok(())
-    }
-
-    /// An error at `key_path` of this scenario, for checks made after loading, e.g.
-    /// `loaded.error_at("vehicles[1].motion.waypoints[3]", "waypoint is below the terrain")`.
-    /// The line is the key's, or its nearest ancestor's if the key is not written in the file.
-    pub fn error_at(&self, key_path: &str, message: impl Into<String>) -> ConfigError {
-        ConfigError::at(&self.file, &self.source, key_path, message)
-    }
-
-    /// Checks that every vehicle's start and every patrol waypoint lies inside the world's
-    /// horizontal extent `[-half_extent[0], half_extent[0]] × [-half_extent[1], half_extent[1]]`
-    /// (metres, centred on the origin).
-    pub fn check_inside_world(&self, half_extent: [f64; 2]) -> Result<(), ConfigError> {
-        validate::check_inside_world(&self.checks(), half_extent)
-    }
-
-    /// Checks `settings` and the links for ns-3 as the network simulator (the rules under
-    /// "Validation rules", `simulators.network: {kind: ns3}`): loading runs it for a scenario
-    /// that chooses ns-3, a coordinator for one switched to ns-3 on the command line.
-    pub fn check_ns3(&self, settings: &Ns3Settings) -> Result<(), ConfigError> {
-        let cx = self.checks();
-        validate::ns3_settings(&cx, settings)?;
-        validate::ns3_links(&cx)
-    }
-
-    /// Checks `settings` for Gazebo as the physics simulator (the rules under "Validation
-    /// rules", `simulators.physics: {kind: gazebo}`): loading runs it for a scenario that
-    /// chooses Gazebo, a coordinator for one switched to Gazebo on the command line.
-    pub fn check_gazebo(&self, settings: &GazeboSettings) -> Result<(), ConfigError> {
-        validate::gazebo_settings(&self.checks(), settings)
-    }
-
-    /// Checks `settings` for an AUV interface simulator as the physics simulator: loading runs
-    /// it for a scenario that chooses one, a coordinator for one switched on the command line.
-    pub fn check_auv_client(&self, settings: &AuvClientSettings) -> Result<(), ConfigError> {
-        validate::auv_client_settings(&self.checks(), settings)
-    }
-
-    /// The sound-speed profile for beam tracing, `(depths_m, speeds_mps)`, depths from 0
-    /// strictly increasing to at least the terrain's deepest point, Mackenzie applied where
-    /// `world.water.profile` gives temperatures (see [`Water::sound_speed_profile`]).
-    pub fn sound_speed_profile(&self) -> (Vec<f64>, Vec<f64>) {
-        self.scenario
-            .world
-            .water
-            .sound_speed_profile(validate::deepest_m(&self.terrain))
-    }
-
-    fn checks(&self) -> validate::Ctx<'_> {
-        validate::Ctx {
-            scenario: &self.scenario,
-            file: &self.file,
-            source: &self.source,
-        }
-    }
-}
-
-/// Reads, parses and validates the scenario file at `path` and reads its terrain (terrain file
-/// paths are resolved relative to its directory).
-pub fn load(path: &Path) -> Result<LoadedScenario, ConfigError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| ConfigError::whole_file(path, format!("cannot open: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ConfigError::whole_file(path, format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(path));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        ConfigError::whole_file(
-            path,
-            format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
-        )
-    })?;
-    parse_str(&text, path)
-}
-
-/// Parses and validates scenario `text` as if read from `file` (which is not read; terrain file
-/// paths are resolved relative to its parent directory and must exist) and reads its terrain.
-pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError> {
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(file));
-    }
-    let source = SourceMap::parse(text);
-    if let Some((line, column, message)) = source.unreadable(text) {
-        return Err(ConfigError {
-            file: file.to_owned(),
-            key_path: String::new(),
-            line: Some(line),
-            column: Some(column),
-            message,
-        });
-    }
-    if source.is_empty_document() {
-        return Err(ConfigError::whole_file(
-            file,
-            "the scenario file is empty (nothing but comments, blank lines or a null): a \
-             scenario is a mapping with at least `name`, `window_ms`, `duration_s`, `world` and \
-             `vehicles` (config/default.yaml shows every key)",
-        ));
-    }
-    if let Some(d) = source.duplicate() {
-        return Err(ConfigError {
-            file: file.to_owned(),
-            key_path: d.key_path.clone().unwrap_or_default(),
-            line: Some(d.line),
-            column: Some(d.column),
-            message: format!(
-                "duplicate key `{}` (first written at line {}): a key may appear once per mapping",
-                d.key, d.first_line
-            ),
-        });
-    }
-    let mut scenario = deserialize(text, file, &source)?;
-    resolve_terrain_path(&mut scenario, file);
-    let cx = validate::Ctx {
-        scenario: &scenario,
-        file,
-        source: &source,
-    };
-    validate::validate(&cx)?;
-    let terrain = read_terrain(&cx)?;
-    validate::check_against_terrain(&cx, &terrain)?;
-    validate::check_profile_reaches_terrain(&cx, &terrain)?;
-    Ok(LoadedScenario {
-        scenario,
-        file: file.to_owned(),
-        source,
-        terrain: Arc::new(terrain),
-    })
-}
-
-/// Reads `world.terrain` into its grid; a problem is located at the terrain (its `path` for
-/// a file) and names the file's own line where it has one.
-fn read_terrain(cx: &validate::Ctx) -> Result<HeightGrid, ConfigError> {
-    let s = cx.scenario;
-    HeightGrid::from_config(&s.world.terrain, s.seed).map_err(|e| {
-        let key = match s.world.terrain {
-            Terrain::Procedural { .. } => "world.terrain",
-            Terrain::Png { .. } | Terrain::Csv { .. } => "world.terrain.path",
-        };
-        cx.err(key, e.to_string())
-    })
-}
-
-fn too_large(file: &Path) -> ConfigError {
-    ConfigError::whole_file(
-        file,
-        format!(
-            "scenario file is larger than {} MiB",
-            MAX_FILE_BYTES / (1024 * 1024)
-        ),
-    )
-}
-
-fn resolve_terrain_path(scenario: &mut Scenario, file: &Path) {
-    let dir = file.parent().unwrap_or(Path::new(""));
-    match &mut scenario.world.terrain {
-        Terrain::Png { path, .. } | Terrain::Csv { path, .. } => {
-            *path = dir.join(&*path).to_string_lossy().into_owned();
-        }
-        Terrain::Procedural { .. } => {}
-    }
-}
-
-/// Typed deserialisation, with errors located by key path and line.
-fn deserialize(text: &str, file: &Path, source: &SourceMap) -> Result<Scenario, ConfigError> {
-    let de = serde_yaml::Deserializer::from_str(text);
-    let err = match serde_path_to_error::deserialize::<_, Scenario>(de) {
-        Ok(scenario) => return Ok(scenario),
-        Err(err) => err,
-    };
-    // A tab in indentation: the typed pass's parser stops at it or after it, with a message
-    // that does not say why (and the key path it was in); the source map's scanner names the
-    // tab itself. An error of the typed pass before the tab is that error.
-    let before_the_tab = |tab_line: usize| {
-        err.inner()
-            .location()
-            .is_some_and(|l| l.line() > 0 && l.line() < tab_line)
-    };
-    if let Some((line, column, info)) = source.tab_error(text).filter(|t| !before_the_tab(t.0)) {
-        return Err(ConfigError {
-            file: file.to_owned(),
-            key_path: String::new(),
-            line: Some(line),
-            column: Some(column),
-            message: format!("tabs cannot indent YAML: use spaces (scanner: {info})"),
-        });
-    }
-    let key_path = key_path_of(err.path());
-    let inner = err.into_inner();
-    let location = inner.location();
-    let message = bare_message(&inner.to_string(), location.as_ref());
-    Err(locate(file, source, key_path, location, message))
-}
-
-/// The key path of a `serde_path_to_error` path, cut before any unknown segment.
-fn key_path_of(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for segment in path.iter() {
-        match segment {
-            Segment::Seq { index } => out = source_map::join_index(&out, *index),
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                out = source_map::join_key(&out, key)
-            }
-            Segment::Unknown => break,
-        }
-    }
-    out
-}
-
-/// serde_yaml's message without its own location suffix and path prefix (we print both).
-fn bare_message(full: &str, location: Option<&serde_yaml::Location>) -> String {
-    let mut msg = full.to_owned();
-    if let Some(loc) = location {
-        let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-        if let Some(i) = msg.find(&suffix) {
-            msg.replace_range(i..i + suffix.len(), "");
-        }
-    }
-    // serde_yaml prefixes messages with its own path (`vehicles[0].motion: ...`).
-    if let Some((prefix, rest)) = msg.split_once(": ") {
-        let path_like = !prefix.is_empty()
-            && prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']'));
-        if path_like {
-            msg = rest.to_owned();
-        }
-    }
-    msg
-}
-
-/// Builds the error for a failed typed pass, improving the key path and line with the
-/// source map where serde cannot see (inside internally tagged enums, serde buffers the
-/// mapping, so paths stop at the enum and serde_yaml's location is missing or points at the
-/// mapping's start).
-fn locate(
-    file: &Path,
-    source: &SourceMap,
-    mut key_path: String,
-    location: Option<serde_yaml::Location>,
-    message: String,
-) -> ConfigError {
-    if let Some(refined) = refine(source, &key_path, &message) {
-        key_path = refined;
-        let (line, column) = source.nearest(&key_path).unzip();
-        return ConfigError {
-            file: file.to_owned(),
-            key_path,
-            line,
-            column,
-            message,
-        };
-    }
-    let known = source.nearest(&key_path);
-    let (line, column) = match (location, known) {
-        // Inside tagged enums serde_yaml may point at an enclosing mapping's start, before
-        // the key itself.
-        (Some(loc), Some((line, _))) if loc.line() > 0 && loc.line() < line => known.unzip(),
-        (Some(loc), _) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
-        _ => known.unzip(),
-    };
-    ConfigError {
-        file: file.to_owned(),
-        key_path,
-        line,
-        column,
-        message,
-    }
-}
-
-/// A more precise key path below `key_path` for `message`, if the source map can tell.
-fn refine(source: &SourceMap, key_path: &str, message: &str) -> Option<String> {
-    // `unknown field `foo`, expected ...`: the key path names the enclosing mapping.
-    if let Some(field) = backticked_after(message, "unknown field `") {
-        let candidate = source_map::join_key(key_path, field);
-        if source.contains(&candidate) && key_path_is_not(key_path, field) {
-            return Some(candidate);
-        }
-    }
-    // A simulator kind in the wrong role: point at its `kind`.
-    if endpoint::WrongRole::is_message(message) {
-        let candidate = source_map::join_key(key_path, "kind");
-        if source.contains(&candidate) {
-            return Some(candidate);
-        }
-    }
-    // `unknown variant `foo``: point at the tag.
-    if message.starts_with("unknown variant `") {
-        for tag in ["kind", "model"] {
-            let candidate = source_map::join_key(key_path, tag);
-            if source.contains(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
-    // Only inside a tagged mapping do serde's paths stop short of the culprit.
-    if !(source.contains(&source_map::join_key(key_path, "kind"))
-        || source.contains(&source_map::join_key(key_path, "model")))
-    {
-        return None;
-    }
-    let wanted = if let Some(rest) = message.strip_prefix("invalid type: ") {
-        let unexpected = rest.split(", expected").next().unwrap_or("");
-        Wanted::parse(unexpected)?
-    } else if let Some(rest) = message.strip_prefix("invalid length ") {
-        Wanted::Length(rest.split(',').next()?.trim().parse().ok()?)
-    } else if let Some(rest) = message.strip_prefix("invalid value: ") {
-        Wanted::parse(rest.split(", expected").next().unwrap_or(""))?
-    } else if let Some(text) = quoted_prefix(message) {
-        // A value parsed while typing (an endpoint, an address) quotes the text it rejects.
-        Wanted::Text(text.to_owned())
-    } else {
-        return None;
-    };
-    let matches: Vec<&str> = source
-        .descendants(key_path)
-        .into_iter()
-        .filter(|(_, e)| wanted.matches(&e.kind))
-        .map(|(k, _)| k)
-        .collect();
-    // A list of the wrong length may contain lists of the same length: keep the innermost.
-    let innermost: Vec<&str> = matches
-        .iter()
-        .filter(|m| {
-            !matches
-                .iter()
-                .any(|other| source_map::is_descendant(other, m))
-        })
-        .copied()
-        .collect();
-    match innermost.as_slice() {
-        [only] => Some((*only).to_owned()),
-        _ => None,
-    }
-}
-
-fn key_path_is_not(key_path: &str, field: &str) -> bool {
-    !(key_path == field || key_path.ends_with(&format!(".{field}")))
-}
-
-/// The text of a message that starts with a quoted string (`"udp://x" must start ...`), if
-/// it has no escapes.
-fn quoted_prefix(message: &str) -> Option<&str> {
-    let text = message.strip_prefix('"')?.split('"').next()?;
-    (!text.contains('\\') && message.len() > text.len() + 1).then_some(text)
-}
-
-fn backticked_after<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
-    let rest = message.strip_prefix(prefix)?;
-    rest.split('`').next()
-}
-
-/// The offending value named by a serde "invalid type/value/length" message.
-enum Wanted {
-    Text(String),
-    Sequence,
-    Mapping,
-    Length(usize),
-}
-
-impl Wanted {
-    fn parse(unexpected: &str) -> Option<Wanted> {
-        if let Some(s) = unexpected.strip_prefix("string ") {
-            return Some(Wanted::Text(s.trim_matches('"').to_owned()));
-        }
-        for prefix in ["integer ", "floating point ", "boolean "] {
-            if let Some(s) = unexpected.strip_prefix(prefix) {
-                return Some(Wanted::Text(s.trim_matches('`').to_owned()));
-            }
-        }
-        match unexpected {
-            "sequence" => Some(Wanted::Sequence),
-            "map" => Some(Wanted::Mapping),
-            _ => None,
-        }
-    }
-
-    fn matches(&self, kind: &NodeKind) -> bool {
-        match (self, kind) {
-            (Wanted::Text(t), NodeKind::Scalar(s)) => {
-                s == t
-                    || (s.parse::<f64>().ok())
-                        .zip(t.parse::<f64>().ok())
-                        .is_some_and(|(a, b)| a == b)
-            }
-            (Wanted::Sequence, NodeKind::Sequence(_)) => true,
-            (Wanted::Mapping, NodeKind::Mapping(_)) => true,
-            (Wanted::Length(n), NodeKind::Sequence(m)) => n == m,
-            _ => false,
-        }
-    }
-}
+pub use terrain::{HeightGrid, TerrainError};
+pub use vehicles::{
+    baud_supported, parse_host_address, Attach, AttachTo, AuvDynamics, ContainerEngine, Modem,
+    ModemPassthrough, Motion, Pose, Vehicle, OWN_NETNS_PREFIX, SERIAL_BAUDS,
+};
+pub use water::{
+    sound_speed_mackenzie, ProfileRow, SoundSpeed, SoundSpeedModel, Water, MAX_PROFILE_SPEED_MPS,
+    MIN_PROFILE_SPEED_MPS,
+};
+pub use world::{AcousticPaths, GeoOrigin, Ridge, Seabed, Terrain, World};
