@@ -16,8 +16,8 @@
 
 use netsim_cosim::{
     config,
+    lockstep::protocol::physics_begin,
     sim::physics::PhysicsSim,
-    sync::protocol::physics_begin,
     wire::{
         channel::{Channel, ChannelView},
         proto::PhysicsUpdate,

@@ -15,10 +15,10 @@
 
 use netsim_cosim::{
     config::{self, LoadedScenario},
-    io::auv_server::{jpeg, AuvInterfaceSim},
+    io::simulators::auv_server::{jpeg, AuvInterfaceSim},
+    lockstep::{protocol::physics_begin, Service},
     model::{camera, terrain::Terrain},
     sim::physics::PhysicsSim,
-    sync::{protocol::physics_begin, Service},
 };
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

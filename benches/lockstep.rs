@@ -14,11 +14,11 @@
 use netsim_cosim::{
     clock::Schedule,
     coord::{NetworkCoordinator, PhysicsCoordinator},
-    sim::network::PassthroughNetwork,
-    sync::{
+    lockstep::{
         protocol::{expect_physics, physics_end, WindowCounter},
         zmq, Link, Reply, Service,
     },
+    sim::network::PassthroughNetwork,
     wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails},
 };
 use prost::Message;
@@ -80,7 +80,7 @@ impl Service for IdlePhysics {
                 .begin(b.time_val)
                 .map(|_| physics_end(b.time_val, self.channel.clone()))
         });
-        netsim_cosim::sync::ready(r)
+        netsim_cosim::lockstep::ready(r)
     }
     fn finished(&self) -> bool {
         self.windows.finished()

@@ -4,7 +4,7 @@
 //! Run: `cargo bench --bench netsim_manager`.
 use netsim_cosim::{
     config,
-    io::netsim_manager,
+    io::servers::netsim_manager,
     model::netsim::{NavInbox, Rules},
     wire::{
         netsim_line,

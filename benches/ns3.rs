@@ -14,8 +14,8 @@
 
 use netsim_cosim::{
     config::{self, LoadedScenario, NetworkEndpoint},
+    lockstep::Link,
     sim::network::NetworkSim,
-    sync::Link,
     wire::proto::{ChannelData, NetworkUpdate, PathDetails},
 };
 use prost::Message;
@@ -134,7 +134,7 @@ async fn main() {
         };
         let run_dir = dir.path().join(format!("n{n}p{p}"));
         std::fs::create_dir_all(&run_dir).unwrap();
-        let mut ns3 = netsim_cosim::io::ns3::start(&loaded, settings, Some(&run_dir))
+        let mut ns3 = netsim_cosim::io::simulators::ns3::start(&loaded, settings, Some(&run_dir))
             .await
             .unwrap_or_else(|e| panic!("{e:#}"));
         let (nw, np) = drive(&mut ns3, &begins).await;

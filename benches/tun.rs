@@ -36,7 +36,7 @@ use std::time::Duration;
 fn command(program: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    netsim_cosim::io::timer::start_at_original_nice(&mut cmd);
+    netsim_cosim::io::os::timer::start_at_original_nice(&mut cmd);
     cmd
 }
 
@@ -328,7 +328,7 @@ fn main() {
         .unwrap_or(1.0);
     if std::env::var_os(UNPRIVILEGED).is_some() {
         // The copy run as nobody: before any thread, into a user namespace of its own.
-        if let Err(refusal) = netsim_cosim::io::userns::enter() {
+        if let Err(refusal) = netsim_cosim::io::os::userns::enter() {
             eprintln!("bench tun without root: {refusal}");
             std::process::exit(1);
         }

@@ -1,13 +1,15 @@
 //! The layer order and the import graph, enforced: every `crate::…` path in `src/` (outside
 //! comments) may name only its own layer or a layer below it, so no import cycle between layers
 //! can come back; and no files of one layer may import each other in a circle. The book's
-//! layer table (docs/src/development/architecture.md) lists the same layers in the same order.
+//! layer table (docs/src/development/architecture.md) lists the same layers in the same order
+//! and names every file and folder of each.
 
 use std::path::{Path, PathBuf};
 
 /// The layers, bottom first: a module may use its own layer and those before it.
 const LAYERS: &[&str] = &[
-    "clock", "wire", "config", "model", "net", "sync", "sim", "output", "io", "coord", "ros", "cli",
+    "clock", "wire", "config", "model", "net", "lockstep", "sim", "output", "io", "coord", "ros",
+    "cli",
 ];
 
 /// A `crate::<module>` reference that goes against the order.
@@ -197,6 +199,102 @@ fn the_book_table_lists_the_layers_in_this_order() {
         }
     }
     assert_eq!(order, LAYERS, "the book's layer table, top to bottom");
+}
+
+/// The files and folders directly in `dir` a layer row must name: `name.rs` for a file
+/// (`mod.rs` and `lib.rs` aside), `name/` for a folder.
+fn layer_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                Some(format!("{name}/"))
+            } else if name.ends_with(".rs") && name != "mod.rs" && name != "lib.rs" {
+                Some(name)
+            } else {
+                None
+            }
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The entries of `entries` that the row's text `what` does not name in backticks (alone, or
+/// as the last part of a path: `` `cli/mod.rs` `` names `mod.rs`).
+fn unlisted(what: &str, entries: &[String]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| {
+            !what.split('`').skip(1).step_by(2).any(|quoted| {
+                quoted == e.as_str()
+                    || quoted.ends_with(&format!("/{e}"))
+                    || quoted.starts_with(&format!("{e} "))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// The rows of the book's layer table: each folder its `where` names (`src/<dir>/`) with the
+/// row's `what`.
+fn table_rows(page: &str) -> Vec<(Vec<String>, String)> {
+    let table = page
+        .split("| layer | where | what |")
+        .nth(1)
+        .expect("the book's architecture page has the layer table");
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').collect();
+            let dirs = cells
+                .get(2)
+                .unwrap_or(&"")
+                .split('`')
+                .filter(|p| p.starts_with("src/") && p.ends_with('/'))
+                .map(str::to_owned)
+                .collect();
+            (dirs, cells.get(3).unwrap_or(&"").to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_book_table_names_every_file_and_folder_of_each_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/src/development/architecture.md")).unwrap();
+    let mut missing = Vec::new();
+    for (dirs, what) in table_rows(&page) {
+        for dir in dirs {
+            for entry in unlisted(&what, &layer_entries(&root.join(&dir))) {
+                missing.push(format!("{dir}{entry}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/src/development/architecture.md's layer table does not name: {missing:?}"
+    );
+}
+
+#[test]
+fn the_table_check_finds_a_file_or_folder_left_out() {
+    let entries = vec!["a.rs".to_string(), "b/".to_string(), "c.rs".to_string()];
+    let what = "the first (`a.rs`), a folder (`b/`: more), and `x/c.rs.bak` but not c";
+    assert_eq!(unlisted(what, &entries), vec!["c.rs".to_string()]);
+    assert_eq!(
+        unlisted("`cli/a.rs`, `b/` and `c.rs`", &entries),
+        Vec::<String>::new()
+    );
+    let page = "| layer | where | what |\n|---|---|---|\n| io | `src/io/` | has `a.rs` |\n\nafter";
+    assert_eq!(
+        table_rows(page),
+        vec![(vec!["src/io/".to_string()], " has `a.rs` ".to_string())]
+    );
 }
 
 #[test]

@@ -487,7 +487,7 @@ fn shutdown_takes_the_tun_out_of_an_attached_namespace_at_once() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let live = netsim_cosim::io::live::LiveNetwork::for_scenario(&loaded, None)
+        let live = netsim_cosim::io::traffic::LiveNetwork::for_scenario(&loaded, None)
             .unwrap()
             .unwrap();
         assert!(ip_inside(&made, &["-o", "link"]).contains("cosim0"));

@@ -4,7 +4,7 @@
 use netsim_cosim::clock::Schedule;
 use netsim_cosim::model::fate::DropReason;
 use netsim_cosim::net::addr::AddressBook;
-use netsim_cosim::net::engine::{CaptureOutcome, Engine, EngineConfig, Frame};
+use netsim_cosim::net::traffic::{CaptureOutcome, Engine, EngineConfig, Frame};
 use netsim_cosim::wire::ip::{IpPacket, IpRepr};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

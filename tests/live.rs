@@ -5,9 +5,9 @@ mod common;
 use common::require_root;
 use netsim_cosim::{
     config, coord,
-    io::netns,
+    io::os::netns,
+    lockstep::{zmq, Reply, Service},
     output::{record::Record, schema::Outcome},
-    sync::{zmq, Reply, Service},
     wire::proto::{rosnetsim::network_update::MsgType, NetworkUpdate},
 };
 use prost::Message;
@@ -499,7 +499,7 @@ impl Service for DropAll {
                 }
                 .encode_to_vec()
             });
-        netsim_cosim::sync::ready(r)
+        netsim_cosim::lockstep::ready(r)
     }
 }
 
@@ -839,7 +839,7 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         udp_writes * 5 < datagrams,
         "{udp_writes} writes for {datagrams} datagrams received: not coalesced"
     );
-    assert_eq!(queue, u64::from(netsim_cosim::io::tun::TX_QUEUE_LEN));
+    assert_eq!(queue, u64::from(netsim_cosim::io::os::tun::TX_QUEUE_LEN));
 }
 
 #[test]
@@ -1293,11 +1293,12 @@ impl Service for JitterProxy {
                 .wrapping_add(1442695040888963407);
             let us = (self.state >> 33) % (self.max_us + 1);
             self.delays_us.lock().unwrap().push(us);
-            netsim_cosim::io::timer::sleep_until(Instant::now() + Duration::from_micros(us)).await;
+            netsim_cosim::io::os::timer::sleep_until(Instant::now() + Duration::from_micros(us))
+                .await;
             self.to
                 .request(request)
                 .await
-                .map_err(|e| netsim_cosim::sync::TransportError::Failed(e.to_string()))
+                .map_err(|e| netsim_cosim::lockstep::TransportError::Failed(e.to_string()))
         })
     }
 }

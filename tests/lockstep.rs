@@ -4,8 +4,8 @@
 use netsim_cosim::{
     clock::Schedule,
     coord::PhysicsCoordinator,
+    lockstep::{protocol::physics_end, zmq, Link, LinkError, Reply, Service},
     sim::network::PassthroughNetwork,
-    sync::{protocol::physics_end, zmq, Link, LinkError, Reply, Service},
 };
 use std::{
     net::TcpListener,

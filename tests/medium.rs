@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 
 use netsim_cosim::config::{self, LoadedScenario};
+use netsim_cosim::lockstep::protocol::{expect_network, network_begin};
 use netsim_cosim::model::acoustic;
 use netsim_cosim::model::fate::{DropReason, Fate};
 use netsim_cosim::model::link::{Geometry, LinkSpec};
 use netsim_cosim::model::modem::{self, ModemHardware, Modems};
 use netsim_cosim::sim::network::NetworkSim;
-use netsim_cosim::sync::protocol::{expect_network, network_begin};
 use netsim_cosim::wire::channel::{Channel, ChannelView};
 use netsim_cosim::wire::proto::{rosnetsim::network_update::MsgType, ChannelData, PathDetails};
 use prost::Message;

@@ -1008,7 +1008,7 @@ fn a_host_that_half_closes_still_gets_its_answers() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let bridges = netsim_cosim::io::modem_bridge::ModemBridges::start(&loaded)
+        let bridges = netsim_cosim::io::servers::modem_bridge::ModemBridges::start(&loaded)
             .await
             .unwrap()
             .unwrap();

@@ -5,8 +5,8 @@
 //! timing, log-distance path loss + the window's hop losses, UAN propagation at 1500 m/s).
 
 use netsim_cosim::config::NetworkEndpoint;
+use netsim_cosim::lockstep::Link;
 use netsim_cosim::output::{record::Record, schema::Outcome as RecordOutcome};
-use netsim_cosim::sync::Link;
 use netsim_cosim::wire::proto::{
     rosnetsim::network_update::DropReason, ChannelData, NetworkUpdate, PathDetails,
 };

@@ -3,7 +3,7 @@
 //! too), programs inside a vehicle's namespace, Ctrl-C (a run without root: `tests/rootless.rs`).
 mod common;
 use common::require_root;
-use netsim_cosim::{config, io::netns, io::programs::Programs};
+use netsim_cosim::{config, io::os::netns, io::programs::Programs};
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},

@@ -270,8 +270,8 @@ fn a_run_stopped_half_way_leaves_a_complete_record_saying_so() {
 /// A network simulator that answers every window, with a link state naming vehicle 7 from
 /// window 2 on.
 struct StrayLinkState;
-impl netsim_cosim::sync::Service for StrayLinkState {
-    fn call(&mut self, request: Vec<u8>) -> netsim_cosim::sync::Reply<'_> {
+impl netsim_cosim::lockstep::Service for StrayLinkState {
+    fn call(&mut self, request: Vec<u8>) -> netsim_cosim::lockstep::Reply<'_> {
         use netsim_cosim::wire::proto::{
             rosnetsim::network_update::MsgType, LinkState, NetworkUpdate,
         };
@@ -302,13 +302,13 @@ impl netsim_cosim::sync::Service for StrayLinkState {
                 }
                 .encode_to_vec()
             });
-        netsim_cosim::sync::ready(r)
+        netsim_cosim::lockstep::ready(r)
     }
 }
 
 #[test]
 fn a_link_state_naming_no_vehicle_is_a_protocol_error_naming_it() {
-    use netsim_cosim::{coord::NetworkCoordinator, sync::Link};
+    use netsim_cosim::{coord::NetworkCoordinator, lockstep::Link};
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path(), 1.0, 0.0, "");
     let loaded = config::load(&s).unwrap();

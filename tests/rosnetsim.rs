@@ -11,8 +11,8 @@
 
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use netsim_cosim::config::RosnetsimAddress;
+use netsim_cosim::lockstep::{protocol::network_begin, rosnetsim, Link, LinkError, Role};
 use netsim_cosim::sim::network::NetworkSim;
-use netsim_cosim::sync::{protocol::network_begin, rosnetsim, Link, LinkError, Role};
 use netsim_cosim::wire::proto::NetworkUpdate;
 use prost::Message;
 use std::io::{Read, Write};
@@ -599,7 +599,7 @@ async fn a_rosnetsim_network_simulators_deliveries_and_channel_read_as_ours() {
         begin.src_node = vec![0, 1];
         begin.dst_node = vec![1, 0];
         let reply = link.exchange(k, begin.encode_to_vec(), None).await.unwrap();
-        let end = netsim_cosim::sync::protocol::expect_network(
+        let end = netsim_cosim::lockstep::protocol::expect_network(
             reply,
             netsim_cosim::wire::proto::rosnetsim::network_update::MsgType::End,
             k,
@@ -622,7 +622,7 @@ async fn a_rosnetsim_network_simulators_deliveries_and_channel_read_as_ours() {
 
 /// A physics simulator in Rust answering each BEGIN with an END whose `channel_data` is `field`.
 fn physics_peer(path: &Path, field: Vec<u8>) {
-    use netsim_cosim::sync::protocol::physics_end;
+    use netsim_cosim::lockstep::protocol::physics_end;
     let listener = UnixListener::bind(path).unwrap();
     std::thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
@@ -686,7 +686,7 @@ async fn a_channel_from_a_rosnetsim_peer_that_cannot_be_used_is_refused_naming_t
         let got = link
             .exchange(
                 0,
-                netsim_cosim::sync::protocol::physics_begin(0, vec![]),
+                netsim_cosim::lockstep::protocol::physics_begin(0, vec![]),
                 None,
             )
             .await;

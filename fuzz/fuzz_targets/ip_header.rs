@@ -3,7 +3,7 @@
 //! (and the transport checksum), and the capture path.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::net::engine::{CaptureOutcome, Frame};
+use netsim_cosim::net::traffic::{CaptureOutcome, Frame};
 use netsim_cosim::model::fate::DropReason;
 use netsim_cosim::wire::ip::{transport_checksum, IpPacket, IpRepr, TcpSpan, UdpSpan};
 

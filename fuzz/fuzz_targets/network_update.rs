@@ -7,16 +7,16 @@
 //!   END must pass the coordinator's check.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::net::engine::Frame;
+use netsim_cosim::net::traffic::Frame;
 use netsim_cosim::ros::state::Vehicles;
 use netsim_cosim::sim::network::NetworkSim;
-use netsim_cosim::sync::protocol::expect_network;
+use netsim_cosim::lockstep::protocol::expect_network;
 use netsim_cosim::wire::channel::ChannelView;
 use netsim_cosim::wire::ip::IpRepr;
 use netsim_cosim::wire::proto::{rosnetsim::network_update::MsgType, NetworkUpdate};
 
 /// Packets from every vehicle to the next one and one broadcast, captured before window 0.
-fn captured(engine: &mut netsim_cosim::net::engine::Engine, s: &netsim_cosim::config::Scenario) {
+fn captured(engine: &mut netsim_cosim::net::traffic::Engine, s: &netsim_cosim::config::Scenario) {
     let ip = |i: usize| s.vehicles[i].addresses[0].addr();
     let n = s.vehicles.len();
     for i in 0..n {

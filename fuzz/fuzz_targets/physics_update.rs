@@ -2,7 +2,7 @@
 //! and checked as window 0's; an END's ChannelData then as the physics coordinator reads it.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::sync::protocol::expect_physics;
+use netsim_cosim::lockstep::protocol::expect_physics;
 use netsim_cosim::wire::channel::{Channel, ChannelView};
 use netsim_cosim::wire::proto::rosnetsim::physics_update::MsgType;
 

@@ -2,7 +2,7 @@
 //! frame, within the frame and message bounds; every message re-frames to itself.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::sync::rosnetsim::{decode_frame, encode_frame};
+use netsim_cosim::lockstep::rosnetsim::{decode_frame, encode_frame};
 
 fuzz_target!(|data: &[u8]| {
     let mut rest = data;

@@ -1,4 +1,4 @@
-//! Deliveries written into a TUN: which packets go in coalesced (`io::tun::Writer::plan`,
+//! Deliveries written into a TUN: which packets go in coalesced (`io::os::tun::Writer::plan`,
 //! tun-rs's GRO underneath) for any packets a vehicle may send, into a TUN that takes coalesced
 //! UDP datagrams or not. The input: a byte choosing the TUN (bit 0: UDP too), then per packet a
 //! flag byte (bit 0: may be coalesced; bit 1: give a TCP segment or UDP datagram its correct
@@ -10,7 +10,7 @@
 //! data, are in.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::io::tun::{Carrier, Outgoing, Writer, BATCH, VNET_HDR_LEN};
+use netsim_cosim::io::os::tun::{Carrier, Outgoing, Writer, BATCH, VNET_HDR_LEN};
 use netsim_cosim::wire::ip::{set_transport_checksum, TcpSpan, UdpSpan};
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 
 use netsim_cosim::config::{self, LoadedScenario, Scenario};
 use netsim_cosim::net::addr::AddressBook;
-use netsim_cosim::net::engine::{Engine, EngineConfig};
+use netsim_cosim::net::traffic::{Engine, EngineConfig};
 use netsim_cosim::wire::channel::Channel;
 use std::path::Path;
 use std::sync::OnceLock;

@@ -8,8 +8,8 @@ use netsim_cosim::{
         args::{Command, Cosim, RunArgs, ServeArgs},
     },
     config::PeerEndpoint,
+    lockstep::Role,
     sim::network::NetworkSim,
-    sync::Role,
 };
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ fn main() {
         Command::Run(a) => cli::user_namespace_for(a.scenario.as_deref()),
         Command::Agent(a) => cli::user_namespace_for(Some(&a.scenario)),
         Command::AgentGuard { owner, namespaces } => {
-            netsim_cosim::io::agents::agent::guard(*owner, namespaces);
+            netsim_cosim::io::traffic::agents::agent::guard(*owner, namespaces);
             std::process::exit(0)
         }
         _ => {}
@@ -93,7 +93,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::ExportGazebo { scenario, dir } => {
             let loaded = cli::load(&scenario)?;
-            let e = netsim_cosim::output::gazebo::export(&loaded, &dir)?;
+            let e = netsim_cosim::output::export::gazebo::export(&loaded, &dir)?;
             println!(
                 "world: {}\nheightmap: {} ({} × {} pixels, {:.3} to {:.3} m)\nbridge: {}\nstep: {} ms, {} per window",
                 e.world.display(),
@@ -129,9 +129,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                     anyhow::bail!("{} has no vehicle {vehicle:?}", s.display());
                 };
                 attach = v.attach.clone();
-                let ns = netsim_cosim::io::netns::ns_name(&vehicle);
+                let ns = netsim_cosim::io::os::netns::ns_name(&vehicle);
                 if let (Some(host), None) = (&v.host, &attach) {
-                    if !std::path::Path::new(netsim_cosim::io::netns::NETNS_DIR)
+                    if !std::path::Path::new(netsim_cosim::io::os::netns::NETNS_DIR)
                         .join(&ns)
                         .exists()
                     {
@@ -139,7 +139,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                     }
                 }
             }
-            Err(netsim_cosim::io::netns::exec_in(
+            Err(netsim_cosim::io::os::netns::exec_in(
                 &vehicle,
                 attach.as_ref(),
                 &command,
@@ -148,7 +148,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Agent(a) => cli::agent::run(a).await,
         Command::AgentKey { file } => {
             let secret = netsim_cosim::wire::agent::Secret::generate();
-            netsim_cosim::io::agents::key::write_secret(&file, &secret)?;
+            netsim_cosim::io::traffic::agents::key::write_secret(&file, &secret)?;
             println!("{}", file.display());
             Ok(0)
         }
@@ -168,12 +168,12 @@ async fn run(command: Command) -> anyhow::Result<i32> {
 async fn serve(
     bind: &PeerEndpoint,
     role: Role,
-    service: &mut dyn netsim_cosim::sync::Service,
+    service: &mut dyn netsim_cosim::lockstep::Service,
     idle_timeout_s: f64,
 ) -> anyhow::Result<i32> {
     let idle = Duration::from_secs_f64(idle_timeout_s);
     cli::serve_until(
-        netsim_cosim::sync::serve(bind, role, service, idle),
+        netsim_cosim::lockstep::serve(bind, role, service, idle),
         idle_timeout_s,
         cli::shutdown_signal(),
     )

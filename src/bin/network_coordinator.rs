@@ -9,7 +9,7 @@ use netsim_cosim::{
         args::{NetworkCoordinatorArgs, Overrides},
     },
     coord::{network_coordinator, NetworkSide},
-    sync::zmq,
+    lockstep::zmq,
 };
 use std::time::Duration;
 

@@ -365,7 +365,7 @@ pub fn command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::protocol::physics_begin;
+    use crate::lockstep::protocol::physics_begin;
 
     fn scenario(text: &str) -> LoadedScenario {
         let path = Path::new(concat!(

@@ -1,7 +1,7 @@
-//! `cosim agent`: the capture agent of this machine's vehicles ([`crate::io::agents::agent`]).
+//! `cosim agent`: the capture agent of this machine's vehicles ([`crate::io::traffic::agents::agent`]).
 
 use super::args::AgentArgs;
-use crate::io::agents::{agent, key};
+use crate::io::traffic::agents::{agent, key};
 use std::path::Path;
 
 /// Runs the agent; exit code 0 when the run ended normally, 130 when a signal stopped it.

@@ -47,7 +47,7 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
         let args = crate::model::ns3::adapter_args(loaded, settings);
         text.push_str(&format!(
             "ns-3 adapter: {} --bind=ENDPOINT {}\n",
-            crate::io::ns3::PROGRAM,
+            crate::io::simulators::ns3::PROGRAM,
             args.join(" ")
         ));
     }
@@ -64,7 +64,7 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
         text.push_str(&format!(
             "agent {agent} ({}): {}\n",
             vehicles.join(", "),
-            crate::io::agents::hub::command_line(loaded, &agent, &key)
+            crate::io::traffic::agents::hub::command_line(loaded, &agent, &key)
         ));
     }
     if let PhysicsEndpoint::Gazebo(g) = &s.simulators.physics {

@@ -28,9 +28,9 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Logs to stderr; `RUST_LOG` selects what (default `info`).
 ///
 /// Also sets the process's timer slack to 1 µs, before any thread starts, so that window
-/// pacing and packet releases wake on time (see [`crate::io::timer`]).
+/// pacing and packet releases wake on time (see [`crate::io::os::timer`]).
 pub fn init_logging() {
-    crate::io::timer::init();
+    crate::io::os::timer::init();
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt()
@@ -263,11 +263,11 @@ pub fn load_with(
 
 /// `cosim run` without root, first thing in `main`: when the scenario (`None`: named by ROS
 /// parameters, not known yet) has live capture, the run goes on as root of a user namespace of
-/// its own ([`crate::io::userns`]; this process then waits for it and exits as it does). Where
+/// its own ([`crate::io::os::userns`]; this process then waits for it and exits as it does). Where
 /// the kernel refuses one, the run goes on without and its live capture fails with the
 /// refusal's line. In the run itself, it makes the run's view of the file system.
 pub fn user_namespace_for(scenario: Option<&Path>) {
-    use crate::io::userns;
+    use crate::io::os::userns;
     let the_run = userns::is_the_run();
     let needed = !the_run
         && unsafe { libc::geteuid() } != 0
@@ -386,7 +386,7 @@ pub fn bridge_targets(
             let ros = s.vehicle_ros(v);
             let netns = match vehicle_netns {
                 Some(pattern) => crate::ros::bridge::namespace_name(pattern, &v.name),
-                None if namespaces && ros.sim_time() => crate::io::netns::ns_name(&v.name),
+                None if namespaces && ros.sim_time() => crate::io::os::netns::ns_name(&v.name),
                 None => return None,
             };
             Some(crate::ros::bridge::BridgeTarget {
@@ -452,11 +452,11 @@ fn bridge_exe() -> anyhow::Result<PathBuf> {
 /// 0 after the scenario's last window, an error after `idle_timeout_s` without a request, 130
 /// on `stop` (SIGINT/SIGTERM).
 pub async fn serve_until(
-    serving: impl std::future::Future<Output = anyhow::Result<crate::sync::zmq::ServeEnd>>,
+    serving: impl std::future::Future<Output = anyhow::Result<crate::lockstep::zmq::ServeEnd>>,
     idle_timeout_s: f64,
     stop: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<i32> {
-    use crate::sync::zmq::ServeEnd;
+    use crate::lockstep::zmq::ServeEnd;
     tokio::select! {
         end = serving => match end? {
             ServeEnd::Done => Ok(0),

@@ -19,7 +19,7 @@ pub const RUN_FILES: &[&str] = &[
     "network_summary.json",
     "ns3.sock",
     "ns3.log",
-    crate::io::agents::key::KEY_FILE,
+    crate::io::traffic::agents::key::KEY_FILE,
     SOAK_JSON,
     MEMORY_CSV,
     RUN_STDOUT_LOG,

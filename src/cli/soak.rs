@@ -4,7 +4,7 @@
 //! The run is a child process (this executable's `run --duration-s 60·M`, in a process group of
 //! its own, killed by the kernel if the soak dies). Every few seconds the soak reads the child's
 //! resident memory (`VmRSS`), open file descriptors and threads from `/proc`
-//! ([`crate::io::procfs`]) and writes them to `soak_memory.csv`; it also notes every process
+//! ([`crate::io::os::procfs`]) and writes them to `soak_memory.csv`; it also notes every process
 //! descended from the run and the inode of every vehicle namespace, so that what outlives the
 //! run can be found (no `ncs-<vehicle>` namespace, owner file, new TUN device or process of the
 //! run may be left; processes found are then killed). When the run has ended, the samples, the
@@ -13,7 +13,7 @@
 
 use super::run_folder::{MEMORY_CSV, RUN_STDERR_LOG, RUN_STDOUT_LOG, SOAK_JSON};
 use crate::config::Capture;
-use crate::io::{netns, procfs};
+use crate::io::os::{netns, procfs};
 use crate::output::report::table;
 use crate::output::soak::{self, Expected, NetworkTotals, RunEnd, Sample, Soak, MIN_MINUTES};
 use crate::output::summary::RunReport;
@@ -265,7 +265,7 @@ fn spawn_run(
         .stdout(log(RUN_STDOUT_LOG)?)
         .stderr(log(RUN_STDERR_LOG)?);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    crate::io::child::die_with_parent(&mut cmd, libc::SIGTERM, "the soak is gone");
+    crate::io::os::child::die_with_parent(&mut cmd, libc::SIGTERM, "the soak is gone");
     tokio::process::Command::from(cmd)
         .spawn()
         .with_context(|| format!("cannot start {} run", opts.exe.display()))

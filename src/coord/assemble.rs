@@ -11,17 +11,18 @@ use super::participants::{
 };
 use super::physics::PhysicsCoordinator;
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
+use crate::clock::stages::Stages;
 use crate::config::{LoadedScenario, ZmqEndpoint};
-use crate::io::agents::hub::AgentHub;
-use crate::io::live::LiveNetwork;
-use crate::io::modem_bridge::ModemBridges;
-use crate::io::netsim_manager::NavSource;
 use crate::io::programs::Programs;
-use crate::io::viewer::Viewer;
+use crate::io::servers::modem_bridge::ModemBridges;
+use crate::io::servers::netsim_manager::NavSource;
+use crate::io::servers::viewer::Viewer;
+use crate::io::traffic::agents::hub::AgentHub;
+use crate::io::traffic::LiveNetwork;
+use crate::lockstep::Link;
 use crate::output::record::RecordTap;
-use crate::output::{stages::Stages, Recorder};
+use crate::output::Recorder;
 use crate::sim::network::ChannelMemo;
-use crate::sync::Link;
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
@@ -77,7 +78,7 @@ pub async fn physics_coordinator(
 ) -> anyhow::Result<PhysicsCoordinator> {
     let s = &loaded.scenario;
     if s.real_time_factor > 0.0 {
-        crate::io::timer::prioritize(s.nice);
+        crate::io::os::timer::prioritize(s.nice);
     }
     let schedule = loaded.schedule();
     let (physics, path_stats) = physics_simulator(loaded, out_dir.as_deref()).await?;

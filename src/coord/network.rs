@@ -1,11 +1,11 @@
 //! The network coordinator: NetworkUpdate BEGIN(k) → END(k) through its network simulator,
 //! with the live side's captured packets added to each BEGIN and each END's releases handed back.
 
+use crate::clock::stages::{Stage, Stages};
 use crate::clock::Schedule;
-use crate::io::agents::hub::AgentHub;
-use crate::io::live::LiveNetwork;
-use crate::output::stages::{Stage, Stages};
-use crate::sync::{
+use crate::io::traffic::agents::hub::AgentHub;
+use crate::io::traffic::LiveNetwork;
+use crate::lockstep::{
     protocol::{expect_network, WindowCounter},
     Link, Reply, Service,
 };
@@ -125,7 +125,7 @@ impl Service for NetworkCoordinator {
         Box::pin(async move {
             self.window(request)
                 .await
-                .map_err(crate::sync::TransportError::Failed)
+                .map_err(crate::lockstep::TransportError::Failed)
         })
     }
 

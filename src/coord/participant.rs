@@ -8,10 +8,10 @@
 //! those before it produced for the window. Adding one (a live viewer, a remote agent) is one
 //! file implementing [`Participant`] and one [`super::PhysicsCoordinator::with_participant`].
 
+use crate::clock::stages::{Stage, Stages};
 use crate::model::modem::FrameLedgerEntry;
 use crate::net::ledger::CopyEnd;
 use crate::output::schema::MetricSample;
-use crate::output::stages::{Stage, Stages};
 use crate::output::summary::RunReport;
 use crate::wire::channel::ChannelView;
 use crate::wire::proto::SetPose;

@@ -3,14 +3,14 @@
 //! does so as a [`Participant`].
 
 use super::participant::{Participant, Participants, WindowOpen, WindowView};
+use crate::clock::stages::{Stage, Stages};
 use crate::clock::{Opening, Pacer, Schedule};
-use crate::output::stages::{Stage, Stages};
-use crate::output::summary::RunReport;
-use crate::sim::network::ChannelMemo;
-use crate::sync::{
+use crate::lockstep::{
     protocol::{expect_network, expect_physics, network_begin, physics_begin},
     Link, LinkError,
 };
+use crate::output::summary::RunReport;
+use crate::sim::network::ChannelMemo;
 use crate::wire::channel::{ChannelView, Decoded};
 use crate::wire::proto::rosnetsim::{network_update, physics_update};
 use crate::wire::proto::SetPose;
@@ -222,7 +222,7 @@ impl PhysicsCoordinator {
         // The network side anchors the window where it opened here, not at the BEGIN's
         // arrival (in this process or another).
         let mut network_request = network_begin(k, channel_bytes);
-        network_request.window_opened_unix_ns = crate::io::timer::unix_ns_of(opened);
+        network_request.window_opened_unix_ns = crate::io::os::timer::unix_ns_of(opened);
         let network_request = network_request.encode_to_vec();
         let first = (k == 0).then_some(self.startup);
         let n = self.schedule.windows;
@@ -262,7 +262,7 @@ impl PhysicsCoordinator {
             Some(Opening::At(due)) => {
                 let waiting = Instant::now();
                 tokio::select! {
-                    _ = crate::io::timer::sleep_until(due) => {}
+                    _ = crate::io::os::timer::sleep_until(due) => {}
                     _ = stop => return ControlFlow::Break(()),
                 }
                 stages.since(Stage::Pacing, waiting);

@@ -4,12 +4,12 @@
 //! and the ns-3 adapter as a child.
 
 use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
-use crate::io::auv_server::AuvInterfaceSim;
+use crate::io::simulators::auv_server::AuvInterfaceSim;
+use crate::lockstep::{Link, Role, Service};
 use crate::sim::acoustic_paths::SharedPathStats;
 use crate::sim::followed::{Follow, Followed};
 use crate::sim::network::ChannelMemo;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
-use crate::sync::{Link, Role, Service};
 use std::{path::Path, time::Duration};
 
 /// How long a peer may take to come up and answer window 0.
@@ -55,7 +55,9 @@ pub async fn physics_simulator(
         PhysicsEndpoint::Gazebo(settings) => return gazebo(loaded, &settings),
         PhysicsEndpoint::AuvInterface(settings) => {
             let report = out_dir.map(|d| d.join("auv_interface.json"));
-            let c = crate::io::auv_client::AuvClient::connect(loaded, &settings, report).await?;
+            let c =
+                crate::io::simulators::auv_client::AuvClient::connect(loaded, &settings, report)
+                    .await?;
             return Ok(follow(loaded, c));
         }
     };
@@ -101,13 +103,13 @@ async fn serve_embedded(
     })
 }
 
-/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::io::gazebo`]).
+/// Gazebo as the physics simulator, through ros_gz_bridge ([`crate::io::simulators::gazebo`]).
 #[cfg(feature = "gazebo")]
 fn gazebo(
     loaded: &LoadedScenario,
     settings: &crate::config::GazeboSettings,
 ) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
-    let g = crate::io::gazebo::GazeboPhysics::connect(loaded, settings)?;
+    let g = crate::io::simulators::gazebo::GazeboPhysics::connect(loaded, settings)?;
     Ok(follow(loaded, g))
 }
 
@@ -123,7 +125,7 @@ fn gazebo(
 }
 
 /// The link to the network simulator the scenario chooses. The one place a [`NetworkEndpoint`] becomes a [`Link`]. An ns-3 adapter
-/// is started for the run (its socket and log in `out_dir`, see [`crate::io::ns3`]) unless the
+/// is started for the run (its socket and log in `out_dir`, see [`crate::io::simulators::ns3`]) unless the
 /// settings name the `endpoint` of one already running.
 /// The embedded one reads the channels a physics coordinator in this process decoded from
 /// `memo` (pass a new one if there is none).
@@ -144,13 +146,13 @@ pub async fn network_simulator(
         }
         NetworkEndpoint::Ns3(settings) => {
             let Some(remote) = &settings.endpoint else {
-                return crate::io::ns3::start(loaded, &settings, out_dir).await;
+                return crate::io::simulators::ns3::start(loaded, &settings, out_dir).await;
             };
             // Started by someone else, maybe on another host: say how it should have been.
             let args = crate::model::ns3::adapter_args(loaded, &settings);
             tracing::info!(
                 "the ns-3 adapter at {remote} should run as: {} --bind=<its endpoint> {}",
-                crate::io::ns3::PROGRAM,
+                crate::io::simulators::ns3::PROGRAM,
                 args.join(" ")
             );
             Link::zeromq(

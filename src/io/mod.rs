@@ -1,31 +1,17 @@
-//! The operating-system side: tokio tasks on sockets and devices. Live traffic (Linux, root):
-//! network namespaces ([`netns`]), TUN interfaces ([`tun`]) and the tasks that move packets
-//! between them and the packet logic in [`crate::net`] ([`live`]); the TCP servers of the
-//! acoustic front: the NETSIM manager ([`netsim_manager`]) and the modem bridges
-//! ([`modem_bridge`]); the programs a scenario starts ([`programs`]) and the metrics
-//! files they report values in ([`metrics`]); the ns-3 adapter as a
-//! child process ([`ns3`]); the ZeroMQ AUV simulator interface served from the embedded physics
-//! ([`auv_server`]) and followed as an external physics simulator ([`auv_client`]); with the
-//! feature `gazebo`, Gazebo as the physics simulator through ros_gz_bridge ([`gazebo`]); a
-//! process and what it started, as `/proc` shows them ([`procfs`]); children that die with
-//! this process ([`child`]); a run without root in a user namespace of its own ([`userns`]); the
-//! live viewer server ([`viewer`]).
-pub mod agents;
-pub mod auv_client;
-pub mod auv_server;
-pub mod child;
-#[cfg(feature = "gazebo")]
-pub mod gazebo;
-pub mod live;
-pub mod metrics;
-pub mod modem_bridge;
-pub mod netns;
-pub mod netsim_manager;
-pub mod ns3;
-pub mod ports;
-pub mod procfs;
+//! The operating-system side: tokio tasks on sockets, devices and processes, in four rooms:
+//! - [`os`]: the operating system's parts — network namespaces, TUN interfaces, `/proc`, timers
+//!   precise to well under a millisecond, children that die with this process, a run without
+//!   root in a user namespace of its own;
+//! - [`simulators`]: the simulators that are not in-process state machines — the ns-3 adapter
+//!   as a child process, the ZeroMQ AUV simulator interface served from the embedded physics and
+//!   followed as an external physics simulator, Gazebo through ros_gz_bridge (feature `gazebo`);
+//! - [`servers`]: what the run serves to programs and people — the NETSIM manager and the modem
+//!   bridges of the acoustic front, the live viewer;
+//! - [`traffic`]: the vehicles' live traffic — their TUN interfaces feeding the packet logic of
+//!   [`crate::net`], on this machine and through capture agents on others;
+//! - [`programs`]: the programs a scenario starts, and the metrics files they report values in.
+pub mod os;
 pub mod programs;
-pub mod timer;
-pub mod tun;
-pub mod userns;
-pub mod viewer;
+pub mod servers;
+pub mod simulators;
+pub mod traffic;

@@ -1,5 +1,5 @@
 //! ns-3 as the network simulator: the command line of its adapter `netsim-ns3`, built from the
-//! scenario alone (the process itself is [`crate::io::ns3`]'s).
+//! scenario alone (the process itself is [`crate::io::simulators::ns3`]'s).
 //!
 //! The adapter keeps one ns-3 node per vehicle (`--nodes`, in vehicle order) and runs the
 //! scenario's windows (`--windowNs`, `--windows`) with ns-3's RngRun from `--seed`. Devices

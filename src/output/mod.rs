@@ -1,7 +1,9 @@
-//! What a run leaves in its output folder, and the report made from it:
+//! What a run leaves in its output folder, the report made from it, and a scenario exported for
+//! other tools:
 //! - [`schema`]: the messages of the run record (`record.mcap`), one type per topic;
 //! - [`record`]: the record file, written and read back;
-//! - [`recorder`]: what the coordinator's windows become in the record, and when;
+//! - [`record_policy`]: what the coordinator's windows become in the record, and when (the
+//!   [`Recorder`]);
 //! - [`scene`]: the record's 3D scene topics for Foxglove-compatible viewers, in the
 //!   [`foxglove`] well-known schemas;
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
@@ -10,21 +12,19 @@
 //! - [`report`]: the report (series, plots, `report.html`, terminal tables), generated from the
 //!   record alone;
 //! - [`soak`]: the judging of an endurance run (`cosim soak`) from its samples and summary;
-//! - [`gazebo`]: the scenario as a Gazebo world (`cosim export-gazebo`);
-//! - [`stages`]: where a run's wall time went, per stage (`summary.json`'s `stages`).
+//! - [`export`]: the scenario as a Gazebo world (`cosim export-gazebo`).
 
+pub mod export;
 pub mod foxglove;
-pub mod gazebo;
 pub mod record;
-pub mod recorder;
+pub mod record_policy;
 pub mod report;
 pub mod scene;
 pub mod schema;
 pub mod soak;
-pub mod stages;
 pub mod summary;
 pub mod timeline;
 
-pub use recorder::{PairSummary, Recorder, RecorderOptions};
+pub use record_policy::{PairSummary, Recorder, RecorderOptions};
 pub use summary::RunReport;
 pub use timeline::Timeline;

@@ -11,7 +11,7 @@
 //! - **traffic**: packets delivered in every quarter of the run (the report's `throughput.csv`,
 //!   read as [`ThroughputRow`]s);
 //! - **programs**: every program started and ran until the run stopped it;
-//! - **leftovers**: nothing of the run left ([`Leftovers`], found by `io::procfs`).
+//! - **leftovers**: nothing of the run left ([`Leftovers`], found by `io::os::procfs`).
 //!
 //! Everything found is a [`Soak`] (`soak.json`); its terminal tables are
 //! [`crate::output::report::table::soak`].

@@ -3,9 +3,10 @@
 //! terminal tables, `cosim soak` and `cosim compare`; `schema/summary.schema.json` is its JSON
 //! Schema (a test keeps the two equal).
 
+use crate::clock::stages::StageTime;
 use crate::model::modem::{FrameLedgerEntry, FrameLedgerSummary};
 use crate::net::ledger::LedgerSummary;
-use crate::output::{recorder::PairSummary, schema::ProgramRecord, stages::StageTime};
+use crate::output::{record_policy::PairSummary, schema::ProgramRecord};
 use crate::sim::acoustic_paths::PathStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,7 +55,7 @@ pub struct RunReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acoustic_paths: Option<PathStats>,
     /// Where the wall time went, per stage (in this process; see
-    /// [`Stages`](crate::output::stages::Stages)).
+    /// [`Stages`](crate::clock::stages::Stages)).
     pub stages: BTreeMap<String, StageTime>,
 }
 

@@ -42,7 +42,7 @@ impl Endpoints {
     /// The scenario's `auv_interface` ports on `host`.
     pub fn of(loaded: &LoadedScenario, host: &str) -> Endpoints {
         let a = &loaded.scenario.auv_interface;
-        let ep = |port: u16| crate::io::auv_server::tcp_endpoint(host, port);
+        let ep = |port: u16| crate::io::simulators::auv_server::tcp_endpoint(host, port);
         Endpoints {
             images: ep(a.images_port),
             thrusters: ep(a.thrusters_port),

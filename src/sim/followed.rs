@@ -9,7 +9,7 @@
 use super::acoustic_paths::SharedPathStats;
 use super::physics::{ChannelSampler, Placement};
 use crate::config::LoadedScenario;
-use crate::sync::{
+use crate::lockstep::{
     protocol::{expect_begin_unplaced, physics_end, WindowCounter},
     Reply, Transport, TransportError,
 };

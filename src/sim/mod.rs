@@ -1,5 +1,5 @@
 //! The embedded simulators: request → response state machines behind the window protocol.
-//! Each runs inside a coordinator's process ([`crate::sync::Link::local`]) or as its own
+//! Each runs inside a coordinator's process ([`crate::lockstep::Link::local`]) or as its own
 //! process behind a ZeroMQ REP socket or a ROS-NetSim socket (`cosim physics-sim`,
 //! `cosim network-sim`).
 pub mod acoustic_paths;

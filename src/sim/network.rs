@@ -63,13 +63,13 @@
 
 use crate::clock::Schedule;
 use crate::config::{ErrorHandling, LoadedScenario};
-use crate::model::fate::DropReason;
-use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
-use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
-use crate::sync::{
+use crate::lockstep::{
     protocol::{expect_network, Received, WindowCounter},
     Reply, Service,
 };
+use crate::model::fate::DropReason;
+use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
+use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::wire::channel::{Channel, ChannelView, Decoded};
 use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
@@ -711,7 +711,7 @@ impl NetworkSim {
 
 impl Service for NetworkSim {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        crate::sync::ready(self.handle(request))
+        crate::lockstep::ready(self.handle(request))
     }
 
     fn finished(&self) -> bool {
@@ -723,9 +723,9 @@ impl Service for NetworkSim {
 mod tests {
     use super::*;
     use crate::config::{Absorption, SoundSpeed, Water};
+    use crate::lockstep::protocol::network_begin;
     use crate::model::acoustic::Modulation;
     use crate::model::link::AcousticSpec;
-    use crate::sync::protocol::network_begin;
     use crate::wire::proto::ChannelData;
     use crate::wire::proto::PathDetails;
     use crate::wire::update::LinkStateEntry;

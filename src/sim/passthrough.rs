@@ -3,7 +3,7 @@
 //! message plumbing (a third party's simulator answers the same way) and a baseline in tests;
 //! the scenario default is [`crate::sim::network::NetworkSim`] with its `ideal` model.
 
-use crate::sync::{
+use crate::lockstep::{
     protocol::{expect_network, WindowCounter},
     Reply, Service,
 };
@@ -45,7 +45,7 @@ pub fn release_all(begin: NetworkUpdate) -> NetworkUpdate {
 
 impl Service for PassthroughNetwork {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        crate::sync::ready(self.handle(&request))
+        crate::lockstep::ready(self.handle(&request))
     }
 
     fn finished(&self) -> bool {
@@ -56,7 +56,7 @@ impl Service for PassthroughNetwork {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::protocol::network_begin;
+    use crate::lockstep::protocol::network_begin;
 
     #[test]
     fn releases_every_packet_of_the_window_and_checks_the_order() {

@@ -13,6 +13,10 @@
 //! window.
 
 use crate::config::LoadedScenario;
+use crate::lockstep::{
+    protocol::{expect_physics, physics_end, WindowCounter},
+    Reply, Service,
+};
 use crate::model::{
     auv::Auv,
     channel::{PathInfo, Tracer},
@@ -21,10 +25,6 @@ use crate::model::{
     terrain::Terrain,
 };
 use crate::sim::acoustic_paths::{AcousticPaths, PathStats, SharedPathStats};
-use crate::sync::{
-    protocol::{expect_physics, physics_end, WindowCounter},
-    Reply, Service,
-};
 use crate::wire::auv::ThrusterCommand;
 use crate::wire::channel::Channel;
 use crate::wire::proto::{rosnetsim::physics_update::MsgType, SetPose};
@@ -314,7 +314,7 @@ impl PhysicsSim {
 
 impl Service for PhysicsSim {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        crate::sync::ready(self.handle(&request))
+        crate::lockstep::ready(self.handle(&request))
     }
 
     fn finished(&self) -> bool {
@@ -360,7 +360,7 @@ pub fn channel_data(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::protocol::physics_begin;
+    use crate::lockstep::protocol::physics_begin;
     use crate::wire::proto::{decode_checked, ChannelData, PhysicsUpdate};
 
     fn sim() -> PhysicsSim {

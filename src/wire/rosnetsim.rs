@@ -1,6 +1,6 @@
 //! ROS-NetSim's dialect of the window messages, as its own components write them, and its
 //! translation to and from ours (`msg/rosnetsim.proto`). The `rosnetsim` transport
-//! (`crate::sync::rosnetsim`) applies it to every message it carries; other transports carry
+//! (`crate::lockstep::rosnetsim`) applies it to every message it carries; other transports carry
 //! our dialect unchanged.
 //!
 //! Where the dialects differ:

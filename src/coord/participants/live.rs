@@ -3,10 +3,10 @@
 //! logs, the copies they held), its shutdown at the end of the last window, the ledger and the
 //! copies it dropped.
 
+use crate::clock::stages::Stage;
 use crate::coord::network::SharedAgents;
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowView};
-use crate::io::live::LiveNetwork;
-use crate::output::stages::Stage;
+use crate::io::traffic::LiveNetwork;
 use std::sync::Arc;
 
 /// Hands on the [`LiveNetwork`]'s copy ends and shuts it down at the end.

@@ -1,9 +1,9 @@
 //! The modem bridges (`acoustic_modems`) as a participant: each window's ChannelData as it
 //! opens, the frames decided meanwhile once it completed, and the frame ledger at the end.
 
+use crate::clock::stages::Stage;
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowOpen, WindowView};
-use crate::io::modem_bridge::ModemBridges;
-use crate::output::stages::Stage;
+use crate::io::servers::modem_bridge::ModemBridges;
 
 /// Feeds the [`ModemBridges`] and hands on the frames they decided.
 pub struct ModemParticipant {

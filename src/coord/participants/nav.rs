@@ -1,7 +1,7 @@
 //! The NETSIM manager as a participant: the fixes it accepted go into the next physics BEGIN.
 
 use crate::coord::participant::Participant;
-use crate::io::netsim_manager::NavSource;
+use crate::io::servers::netsim_manager::NavSource;
 use crate::wire::proto::SetPose;
 
 /// Imposes the [`NavSource`]'s fixes on the physics simulator.

@@ -2,9 +2,10 @@
 //! participants before it produced, at the end the programs, the last copies and frames, the
 //! pair counts, the programs' last metrics and, once the report is complete, `/summary`.
 
+use crate::clock::stages::Stage;
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowView};
 use crate::output::summary::RunReport;
-use crate::output::{stages::Stage, Recorder};
+use crate::output::Recorder;
 use anyhow::Context;
 
 /// Writes the run record ([`Recorder`]).

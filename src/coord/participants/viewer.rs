@@ -4,7 +4,7 @@
 //! what is queued for it (up to a second) and closes.
 
 use crate::coord::participant::{Finishing, Participant, RunEnd};
-use crate::io::viewer::Viewer;
+use crate::io::servers::viewer::Viewer;
 use crate::output::summary::RunReport;
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Emulated WHOI Micro-Modems sharing one acoustic medium ([`crate::model::medium`], the same
 //! one the embedded network simulator uses): [`Modems`], a pure state machine (no I/O, time
-//! passed in as sim nanoseconds, seeded RNG). [`crate::io::modem_bridge`] puts it on TCP.
+//! passed in as sim nanoseconds, seeded RNG). [`crate::io::servers::modem_bridge`] puts it on TCP.
 //!
 //! # Host interface
 //! Each modem speaks the Micro-Modem's NMEA host interface: every sentence is a typed

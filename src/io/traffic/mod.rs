@@ -5,16 +5,18 @@
 //! vehicles are handed to it ([`LiveNetwork::take_releases`]) and stay in the ledger's flight
 //! until it says what became of them.
 
-use super::ports::{Ports, PortsConfig, Sink};
+pub mod agents;
+pub mod vehicle_tuns;
+
+use crate::clock::stages::{Stage, Stages};
 use crate::clock::{SimNanos, WindowClock};
 use crate::config::{Capture, LoadedScenario};
 use crate::model::fate::DropReason;
 use crate::net::{
     addr::AddressBook,
-    engine::{Delivery, Engine, EngineConfig, Frame},
     ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
+    traffic::{Delivery, Engine, EngineConfig, Frame},
 };
-use crate::output::stages::{Stage, Stages};
 use crate::wire::agent::copy_id;
 use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::agent::{Capture as AgentCapture, Release};
@@ -26,6 +28,7 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use vehicle_tuns::{Ports, PortsConfig, Sink};
 
 /// The coordinator's side of the ports: the packet engine, and the copies with the agents.
 pub struct Network {
@@ -80,7 +83,7 @@ impl LiveNetwork {
             return Ok(None);
         }
         // Always paced (validated); in a network coordinator of its own, this is where it starts.
-        super::timer::prioritize(s.nice);
+        crate::io::os::timer::prioritize(s.nice);
         let schedule = loaded.schedule();
         let book = AddressBook::new(&s.vehicles);
         let n = book.len();
@@ -184,7 +187,7 @@ impl LiveNetwork {
     pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
         let anchor = match begin.window_opened_unix_ns {
             0 => None,
-            ns => super::timer::instant_of_unix_ns(ns),
+            ns => crate::io::os::timer::instant_of_unix_ns(ns),
         };
         let mut st = self.ports.lock();
         let now = Instant::now();
@@ -283,9 +286,11 @@ impl LiveNetwork {
         }
         let mut st = self.ports.lock();
         for c in news.captures {
-            st.sink
-                .engine
-                .capture(c.vehicle as usize, super::tun::frame_of(&c.packet), c.t_ns);
+            st.sink.engine.capture(
+                c.vehicle as usize,
+                crate::io::os::tun::frame_of(&c.packet),
+                c.t_ns,
+            );
         }
         drop(st);
         self.ports.stages().since(Stage::Capture, started);

@@ -12,7 +12,7 @@
 //! `subscribe` / `unsubscribe` are taken; anything else gets a `status` message naming it.
 //!
 //! The server runs on a thread of its own at a lower priority than the run's
-//! ([`super::timer::background`]), so that framing and sending to viewers takes CPU the run
+//! ([`crate::io::os::timer::background`]), so that framing and sending to viewers takes CPU the run
 //! leaves over.
 //!
 //! The Foxglove SDK serves the same protocol, but its per-client queues drop silently (the
@@ -192,7 +192,7 @@ impl Viewer {
             std::thread::Builder::new()
                 .name("viewer".into())
                 .spawn(move || {
-                    super::timer::background();
+                    crate::io::os::timer::background();
                     runtime.block_on(async move {
                         match TcpListener::from_std(listener) {
                             Ok(l) => accept_loop(viewer, l).await,

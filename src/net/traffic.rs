@@ -39,7 +39,7 @@ pub struct Frame {
 }
 
 /// A frame's bytes, shared by its copies: its own allocation, or lent by their owner (a burst
-/// in the buffer it was read into, `io::tun::Reader`), who gets them back when the last copy
+/// in the buffer it was read into, `io::os::tun::Reader`), who gets them back when the last copy
 /// is dropped.
 #[derive(Clone)]
 pub enum FrameData {

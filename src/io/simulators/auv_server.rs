@@ -18,9 +18,9 @@
 //! The counts end up in `auv_interface.json` in the output folder and in the log.
 
 use crate::config::{Cameras, LoadedScenario};
+use crate::lockstep::{Reply, Service};
 use crate::model::{auv::yaw, camera, terrain::Terrain};
 use crate::sim::physics::PhysicsSim;
-use crate::sync::{Reply, Service};
 use crate::wire::auv::{Telemetry, ThrusterCommand};
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -222,7 +222,7 @@ fn next_multiple(t: f64, period: f64) -> f64 {
 
 impl Service for AuvInterfaceSim {
     fn call(&mut self, request: Vec<u8>) -> Reply<'_> {
-        crate::sync::ready(self.handle(&request))
+        crate::lockstep::ready(self.handle(&request))
     }
 
     fn finished(&self) -> bool {

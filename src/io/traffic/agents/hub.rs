@@ -8,7 +8,7 @@
 
 use super::conn::{Conn, RecvError};
 use crate::config::LoadedScenario;
-use crate::io::live::{AgentNews, LiveNetwork};
+use crate::io::traffic::{AgentNews, LiveNetwork};
 use crate::output::schema::ProgramRecord;
 use crate::wire::proto::agent::{from_agent, to_agent, Capture, Finish, Open, Releases};
 use anyhow::{bail, Context};

@@ -4,22 +4,22 @@
 //! packets), and a release thread of its own writing each scheduled delivery into its
 //! receiver's TUN at the wall time of the sim time the simulator chose (packets of a flow due
 //! together coalesced, [`tun::Writer`]), plus the pcap files. The network coordinator puts its
-//! packet engine behind them ([`super::live`]), a capture agent its reports ([`super::agents`]).
+//! packet engine behind them ([`crate::io::traffic`]), a capture agent its reports ([`crate::io::traffic::agents`]).
 //!
 //! The release thread sleeps on a condition variable until the next delivery is due (precise
-//! to microseconds with the timer slack [`super::timer::init`] sets), so thousands of releases
+//! to microseconds with the timer slack [`crate::io::os::timer::init`] sets), so thousands of releases
 //! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
 //! shared behind one mutex; critical sections are short. Each vehicle's pcap has a lock of its
 //! own, held by the release thread from before a TUN write until the packets written are
 //! recorded, so that a reply the vehicle sends at once is never recorded before what it answers.
 
-use super::netns::{Namespaces, VehicleNs};
-use super::tun;
+use crate::clock::stages::{Stage, Stages};
 use crate::clock::{SimNanos, WindowClock};
 use crate::config::Vehicle;
+use crate::io::os::netns::{Namespaces, VehicleNs};
+use crate::io::os::tun;
 use crate::model::fate::DropReason;
-use crate::net::engine::{Delivery, Frame};
-use crate::output::stages::{Stage, Stages};
+use crate::net::traffic::{Delivery, Frame};
 use crate::wire::pcap::PcapWriter;
 use ipnet::IpNet;
 use std::cmp::Reverse;
@@ -401,7 +401,7 @@ impl tun::AsOutgoing for Delivery {
 /// [`tun::Writer`] call, which joins consecutive TCP segments of a flow, and UDP datagrams where
 /// the kernel takes them coalesced (all TUNs do, or none); bursts stay as they are.
 fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>]) {
-    super::timer::init();
+    crate::io::os::timer::init();
     let mut due_now: Vec<Delivery> = Vec::new();
     let mut results: Vec<bool> = Vec::new();
     let mut writer = tun::Writer::new(devices.iter().flatten().all(|d| d.udp_gso()));

@@ -21,7 +21,7 @@
 
 use crate::config::{LoadedScenario, Ns3Settings};
 use crate::io::programs::signal_group;
-use crate::sync::{zmq, Link, Reply, Transport, TransportError};
+use crate::lockstep::{zmq, Link, Reply, Transport, TransportError};
 use anyhow::Context;
 use std::ffi::OsString;
 use std::io::Write;
@@ -255,7 +255,7 @@ impl Adapter {
             .stdout(Stdio::piped())
             .stderr(log_file);
         cmd.process_group(0);
-        super::child::die_with_parent(&mut cmd, libc::SIGKILL, "the coordinator is gone");
+        crate::io::os::child::die_with_parent(&mut cmd, libc::SIGKILL, "the coordinator is gone");
         let mut child = tokio::process::Command::from(cmd)
             .spawn()
             .with_context(|| format!("cannot start the ns-3 adapter {}", program.display()))?;

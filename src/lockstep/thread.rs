@@ -61,7 +61,7 @@ mod tests {
                 panic!("empty request");
             }
             request.reverse();
-            crate::sync::ready(Ok(request))
+            crate::lockstep::ready(Ok(request))
         }
     }
 

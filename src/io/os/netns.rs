@@ -157,7 +157,7 @@ impl Namespaces {
     /// Cleans up dead runs' leftovers, then creates one namespace per vehicle with `lo` up.
     pub fn create<S: AsRef<str>>(vehicles: &[S]) -> anyhow::Result<Namespaces> {
         if unsafe { libc::geteuid() } != 0 {
-            if let Some(refusal) = super::userns::refused() {
+            if let Some(refusal) = crate::io::os::userns::refused() {
                 bail!("{refusal}");
             }
             bail!("live capture (network.capture: tun) creates network namespaces and TUN devices: it needs root, or `cosim run`, which runs in a user namespace of its own without root");
@@ -175,7 +175,7 @@ impl Namespaces {
             }
             write_whole(&owner_file(&ns), &me())?;
             made.names.push(ns.clone());
-            if super::userns::inside() {
+            if crate::io::os::userns::inside() {
                 add_inside_user_namespace(&ns)?;
             } else {
                 ip(&["netns", "add", &ns])?;
@@ -192,7 +192,7 @@ impl Namespaces {
     /// Adds `vehicle`'s namespace that the run does not own: a running container's or an
     /// existing one's ([`VehicleNs::attach`]), held until [`Self::remove_all`].
     pub fn attach(&mut self, vehicle: &str, to: &Attach) -> anyhow::Result<()> {
-        if super::userns::inside() {
+        if crate::io::os::userns::inside() {
             // A namespace the host's user namespace owns is closed to a run's own.
             bail!("vehicle {vehicle}: attaching to a container or an existing namespace needs a run as root (a run without root can only enter the namespaces it makes)");
         }
@@ -237,7 +237,7 @@ impl Drop for Namespaces {
     }
 }
 
-/// `ip netns add ns` for a run in its own user namespace ([`super::userns`]), where `ip` fails
+/// `ip netns add ns` for a run in its own user namespace ([`crate::io::os::userns`]), where `ip` fails
 /// returning to the host's network namespace (owned by the host's user namespace): a thread
 /// makes the namespace, binds it to its name, and ends there.
 fn add_inside_user_namespace(ns: &str) -> anyhow::Result<()> {

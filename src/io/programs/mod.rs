@@ -13,16 +13,18 @@
 //! handed over as variables for the program's own command line (`talker $COSIM_ROS_ARGS`)
 //! rather than written into arguments the run does not own. The program's own `env` wins.
 //!
-//! Every program gets `COSIM_METRICS`, its metrics file ([`super::metrics`]):
+//! Every program gets `COSIM_METRICS`, its metrics file ([`crate::io::programs::metrics`]):
 //! [`Programs::read_metrics`] reads what the programs appended, [`Programs::finish_metrics`]
 //! the rest once they have stopped.
 
-use super::metrics::{self, MetricsFile, READ_PER_CALL};
-use super::netns;
+pub mod metrics;
+
 use crate::config::{Capture, LoadedScenario, Program, ProgramCommand};
+use crate::io::os::netns;
 use crate::output::schema::{MetricSample, ProgramEnd, ProgramRecord};
 use crate::output::summary::MetricsFileReport;
 use anyhow::Context;
+use metrics::{MetricsFile, READ_PER_CALL};
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -334,7 +336,7 @@ impl Programs {
             .stdout(log("stdout")?)
             .stderr(log("stderr")?);
         cmd.process_group(0);
-        crate::io::timer::start_at_original_nice(&mut cmd);
+        crate::io::os::timer::start_at_original_nice(&mut cmd);
         // The namespace files stay open until the child has been spawned.
         let mut netns = None;
         if let Some(v) = &p.vehicle {

@@ -16,11 +16,11 @@ use super::conn::Conn;
 use super::key::scenario_digest;
 use crate::clock::SimNanos;
 use crate::config::LoadedScenario;
-use crate::io::netns;
-use crate::io::ports::{Ports, PortsConfig, Sink};
+use crate::io::os::netns;
 use crate::io::programs::Programs;
+use crate::io::traffic::vehicle_tuns::{Ports, PortsConfig, Sink};
 use crate::net::addr::AddressBook;
-use crate::net::engine::{Delivery, Frame};
+use crate::net::traffic::{Delivery, Frame};
 use crate::wire::agent::{copy_id, Secret, MAX_FRAME_BYTES};
 use crate::wire::proto::agent::{
     from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report,
@@ -118,7 +118,7 @@ pub async fn run(
         );
     }
     // Its capture and release threads, as the network coordinator's.
-    crate::io::timer::prioritize(s.nice);
+    crate::io::os::timer::prioritize(s.nice);
     let digest = scenario_digest(cfg.loaded)?;
     let schedule = cfg.loaded.schedule();
     let book = AddressBook::new(&s.vehicles);
@@ -216,7 +216,7 @@ async fn serve(
                     let mut st = ports.lock();
                     let now = Instant::now();
                     let anchor = match (cfg.synchronized_clock, o.opened_unix_ns) {
-                        (true, ns) if ns > 0 => crate::io::timer::instant_of_unix_ns(ns),
+                        (true, ns) if ns > 0 => crate::io::os::timer::instant_of_unix_ns(ns),
                         _ => None,
                     };
                     st.clock.open(o.window, anchor.map_or(now, |a| a.min(now)));
@@ -273,7 +273,7 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
             captured_ns: 0,
             node: r.vehicle as usize,
             t_ns: r.t_ns,
-            frame: crate::io::tun::frame_of(&r.packet),
+            frame: crate::io::os::tun::frame_of(&r.packet),
             corrupted: r.corrupted,
         };
         if copy_id(d.pkt_id, d.node) != r.id {
@@ -370,7 +370,7 @@ fn read_log(file: &Path) -> Option<Vec<u8>> {
 /// Ctrl-C reaches only the agent. When the agent ends normally there is nothing left to do.
 fn guardian(namespaces: &[String]) -> anyhow::Result<Option<Child>> {
     use std::os::unix::process::CommandExt;
-    if namespaces.is_empty() || crate::io::userns::inside() {
+    if namespaces.is_empty() || crate::io::os::userns::inside() {
         // Inside its own user namespace everything goes with the agent already.
         return Ok(None);
     }

@@ -5,6 +5,8 @@
 //! Sim time is integer nanoseconds; window k covers `[k·W, (k+1)·W)`. Everything here is pure:
 //! the wall instant is always an argument, never read from the system.
 
+pub mod stages;
+
 use std::time::{Duration, Instant};
 
 /// Sim time in integer nanoseconds.

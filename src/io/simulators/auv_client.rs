@@ -15,7 +15,7 @@
 //! forwarded to the simulator at the next window.
 
 use crate::config::{AuvClientSettings, LoadedScenario};
-use crate::io::auv_server::{intake, tcp_endpoint, AuvStats};
+use crate::io::simulators::auv_server::{intake, tcp_endpoint, AuvStats};
 use crate::sim::followed::Followed;
 use crate::sim::physics::Placement;
 use crate::wire::auv::{Telemetry, ThrusterCommand};

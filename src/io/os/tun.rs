@@ -25,8 +25,8 @@
 //! done, so that on its way it is copied only by the kernel: out of the sender's TUN and into
 //! the receiver's.
 
-use super::netns::{ip_in, ip_output, run_in, VehicleNs};
-use crate::net::engine::{Frame, FrameData};
+use crate::io::os::netns::{ip_in, ip_output, run_in, VehicleNs};
+use crate::net::traffic::{Frame, FrameData};
 use crate::wire::{
     self,
     ip::{TcpSpan, UdpSpan},

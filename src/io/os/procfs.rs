@@ -3,7 +3,7 @@
 //! given network namespaces, noted while it runs and looked for after it ended ([`Watch`]);
 //! TUN devices; the bytes a folder holds. `cosim soak` watches its run with them.
 
-use super::netns;
+use crate::io::os::netns;
 use crate::output::soak::{Leftovers, Sample};
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::MetadataExt;
