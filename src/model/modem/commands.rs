@@ -5,7 +5,7 @@
 
 use super::{ns, rate_info, Cycle, Event, Modems, Payload, BOOT_S, NS};
 use crate::wire::nmea::{
-    Command, CommandError, CommandId, ErrCode, Param, Query, Report, Sentence,
+    Command, CommandError, CommandId, CycleInit, ErrCode, Param, Query, Report, Sentence,
 };
 use crate::wire::utc::Civil;
 
@@ -43,14 +43,7 @@ impl Modems {
             Command::Tms { time, .. } => self.set_clock_mm2(m, &time)?,
             Command::Tmq => self.query_clock(m),
             Command::Msc { src, dest, command } => self.misc(m, src, dest, command),
-            Command::Cyc {
-                cmd,
-                src,
-                dest,
-                rate,
-                ack,
-                nframes,
-            } => self.start_cycle(m, cmd, src, dest, rate, ack, nframes)?,
+            Command::Cyc(c) => self.start_cycle(m, c)?,
             Command::Txd {
                 src,
                 dest,
@@ -140,18 +133,9 @@ impl Modems {
     }
 
     /// `$CCCYC`: a cycle from this modem; `$CADRQ` for its first frame.
-    #[allow(clippy::too_many_arguments)]
-    fn start_cycle(
-        &mut self,
-        m: usize,
-        cmd: u8,
-        src: u8,
-        dest: u8,
-        rate: u8,
-        ack: bool,
-        nframes: u8,
-    ) -> Result<(), CommandError> {
+    fn start_cycle(&mut self, m: usize, c: CycleInit) -> Result<(), CommandError> {
         let own = self.modems[m].src();
+        let src = c.src;
         if src != own {
             let what = format!(
                 "src {src} is not this modem ({own}); remote-initiated cycles are not emulated"
@@ -159,25 +143,15 @@ impl Modems {
             return Err(CommandError::bad_field(CommandId::Cyc, &what));
         }
         self.check_idle(m)?;
-        self.report(
-            m,
-            Report::Cyc {
-                cmd,
-                src,
-                dest,
-                rate,
-                ack,
-                nframes,
-            },
-        );
+        self.report(m, Report::Cyc(c));
         let id = self.next_cycle;
         self.next_cycle += 1;
         self.modems[m].cycle = Some(Cycle {
             id,
-            dest,
-            rate,
-            ack,
-            nframes,
+            dest: c.dest,
+            rate: c.rate,
+            ack: c.ack,
+            nframes: c.nframes,
             frames: Vec::new(),
         });
         self.request_frame(m);

@@ -67,7 +67,7 @@ use crate::model::link::{AcousticSpec, Budget, ChannelGeometry, LinkSpec};
 use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::wire::channel::ChannelView;
 use crate::wire::nmea::report::{Cst, RevEvent, Xst};
-use crate::wire::nmea::{rate_frames, Report, PARAMS};
+use crate::wire::nmea::{rate_frames, CycleInit, Report, PARAMS};
 use crate::wire::utc::TimeOfDay;
 pub use crate::wire::utc::{parse_iso_utc_ns, Civil};
 pub use ledger::{FrameLedgerEntry, FrameLedgerSummary, TxKind};
@@ -849,14 +849,14 @@ impl Modems {
                     .collect();
                 self.report(
                     j,
-                    Report::Cyc {
+                    Report::Cyc(CycleInit {
                         cmd: 0,
                         src: tx.src,
                         dest: tx.dest,
                         rate: *rate,
                         ack: *ack,
                         nframes: frames.len() as u8,
-                    },
+                    }),
                 );
                 let mut good = Vec::new();
                 for (i, (data, ok)) in frames.iter().zip(&fates).enumerate() {

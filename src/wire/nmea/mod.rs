@@ -8,17 +8,22 @@
 //!
 //! On top of the framing, the catalogue of what the emulated modem speaks, one typed value per
 //! sentence with `parse` and `emit`: [`Command`] (host → modem, [`command`]), [`Report`]
-//! (modem → host, [`report`]) and the configuration parameters ([`param`]).
+//! (modem → host, [`report`]) and the configuration parameters ([`param`]). Each sentence is
+//! one entry of its direction's table (the language in `table.rs`), which gives its id, its
+//! fields and their formats (`field.rs`) in wire order.
 
 pub mod command;
+mod field;
 pub mod param;
 pub mod report;
+mod table;
 
 use std::fmt;
 
-pub use command::{Command, CommandError, CommandId, ErrCode, Query};
+pub use command::{Command, CommandError, CommandId, Query};
+pub use field::CycleInit;
 pub use param::{Param, PARAMS};
-pub use report::{Report, ReportError};
+pub use report::{ErrCode, Report, ReportError};
 
 /// Longest sentence accepted: a rate-5 frame is 256 bytes = 512 hex digits plus the fields.
 pub const MAX_SENTENCE: usize = 1024;

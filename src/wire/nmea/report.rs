@@ -1,17 +1,45 @@
 //! Modem → host sentences (`$CA…`) as typed values: [`Report::emit`] writes the bytes the
 //! emulated modem sends; [`Report::parse`] reads them back (tests, fuzzing, host-side tools).
-//! Numbers are written at the precision their sentence carries (noted per field), so a value
-//! given at that precision parses back to itself.
+//! Numbers are written at the precision their sentence carries (its field's format in the
+//! table below), so a value given at that precision parses back to itself.
 //!
-//! To add a report: a [`Report`] variant, its id in `id`, its fields in `fields`, its arm in `parse`.
+//! To add a report: an entry in the table of [`Report`] (see `table.rs` for its language).
 
 use std::fmt;
-use std::str::FromStr;
 
-use super::command::ErrCode;
+use super::field::{hex16, Clock, CycleInit, DateTime, Fixed, Iso, Mini, Real};
 use super::param::Param;
-use super::{decode_hex, encode_hex, NmeaError, Out, Sentence};
+use super::table::{group, sentences, Plain, Put, Read, Tag, Take};
+use super::{decode_hex, NmeaError, Out, Sentence};
 use crate::wire::utc::{Civil, TimeOfDay};
+
+/// `$CAERR` codes (field 3) for refused host commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrCode {
+    /// Not a sentence: framing, characters or checksum.
+    Malformed = 1,
+    /// A sentence the modem does not know.
+    Unknown = 2,
+    /// A known command with missing or invalid fields.
+    BadField = 3,
+    /// The modem is busy with a cycle or a transmission.
+    Busy = 4,
+    /// A command that was not asked for (`$CCTXD` without `$CADRQ`).
+    Unexpected = 5,
+}
+
+impl ErrCode {
+    pub fn from_u8(n: u8) -> Option<ErrCode> {
+        Some(match n {
+            1 => ErrCode::Malformed,
+            2 => ErrCode::Unknown,
+            3 => ErrCode::BadField,
+            4 => ErrCode::Busy,
+            5 => ErrCode::Unexpected,
+            _ => return None,
+        })
+    }
+}
 
 /// `$CAREV` after a reboot (`INIT`) or as a heartbeat (`AUV`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,174 +48,145 @@ pub enum RevEvent {
     Auv,
 }
 
-/// `$CAXST` (version 6): statistics of one data transmission.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Xst {
-    /// Start of the transmission on the modem's clock (written to 0.1 ms).
-    pub start: Civil,
-    pub clock_status: u8,
-    pub mode: u8,
-    /// Probe length (0 for FH-FSK).
-    pub probe_length: u16,
-    /// Written to 1 Hz.
-    pub bandwidth_hz: f64,
-    /// Written to 1 Hz.
-    pub carrier_hz: f64,
-    pub rate: u8,
-    pub src: u8,
-    pub dest: u8,
-    pub ack: bool,
-    pub frames_expected: u8,
-    pub frames_sent: u8,
-    /// 1 FH-FSK, 3 PSK.
-    pub packet_type: u8,
-    pub nbytes: usize,
-}
-
-/// `$CACST` (version 0): statistics of one received data packet. Fields the emulator has no
-/// value for are 0.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cst {
-    /// 0 good, 1 bad CRC, 2 packet timeout.
-    pub mode: u8,
-    /// Time of arrival on the modem's clock (`hhmmss.ffff`).
-    pub toa: TimeOfDay,
-    pub clock_status: f64,
-    pub mfd_peak: f64,
-    pub mfd_power: f64,
-    pub mfd_ratio: f64,
-    /// Written to 0.1 dB, as are `rss_db` and the SNRs and `noise_db`.
-    pub spl_db: f64,
-    pub shifts: [f64; 4],
-    pub rate: u8,
-    pub src: u8,
-    pub dest: u8,
-    pub psk_error: f64,
-    /// 1 FH-FSK, 3 PSK.
-    pub packet_type: u8,
-    pub frames: u8,
-    pub bad_frames: u8,
-    pub rss_db: f64,
-    pub snr_in_db: f64,
-    pub snr_out_db: f64,
-    pub symbol_snr_db: f64,
-    pub mse: f64,
-    pub dqf: f64,
-    /// Closing speed (m/s), written to 0.01.
-    pub doppler_mps: f64,
-    pub noise_db: f64,
-    /// Written to 1 Hz.
-    pub carrier_hz: f64,
-    /// Written to 1 Hz.
-    pub bandwidth_hz: f64,
-}
-
-/// One line from the modem to its host.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Report {
-    /// `$CACFG,NAME,value`: a parameter (echo of `$CCCFG`, answer to `$CCCFQ`).
-    Cfg { param: Param, value: i64 },
-    /// `$CACFG,ALL,0`: factory values restored.
-    FactoryReset,
-    /// `$CACLK,YYYY,MM,DD,hh,mm,ss`: the clock (MM1), to the second.
-    Clk(Civil),
-    /// `$CATMS,timed_out,YYYY-MM-DDThh:mm:ss.ffffZ`: the clock set (MM2), to 0.1 ms.
-    Tms { timed_out: bool, time: Civil },
-    /// `$CATMQ,YYYY-MM-DDThh:mm:ss.ffffZ,clock_source,pps_source`: the clock (MM2), to 0.1 ms.
-    Tmq {
-        time: Civil,
-        clock_source: u8,
-        pps_source: u8,
-    },
-    /// `$CAMSC,src,dest,command`: echo of `$CCMSC`.
-    Msc { src: u8, dest: u8, command: String },
-    /// `$CAREV,hhmmss,INIT|AUV,version`.
-    Rev {
-        time: TimeOfDay,
-        event: RevEvent,
-        version: String,
-    },
-    /// `$CACYC,cmd,src,dest,rate,ack,nframes`: a data cycle started here or heard.
-    Cyc {
-        cmd: u8,
-        src: u8,
-        dest: u8,
+group! {
+    /// `$CAXST` (version 6): statistics of one data transmission. `packet_type` is 1 for
+    /// FH-FSK, 3 for PSK; `probe_length` 0 for FH-FSK.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Xst {
+        version = "6",
+        /// Start of the transmission on the modem's clock.
+        start: Civil as DateTime,
+        clock_status: u8,
+        mode: u8,
+        probe_length: u16,
+        bandwidth_hz("bandwidth"): f64 as Fixed<0>,
+        carrier_hz("carrier"): f64 as Fixed<0>,
         rate: u8,
-        ack: bool,
-        nframes: u8,
-    },
-    /// `$CADRQ,hhmmss,src,dest,ack,max_bytes,frame`: data request for frame `frame` (from 1).
-    Drq {
-        time: TimeOfDay,
         src: u8,
         dest: u8,
         ack: bool,
-        max_bytes: usize,
-        frame: u8,
-    },
-    /// `$CATXD,src,dest,ack,nbytes`: echo of `$CCTXD`.
-    Txd {
-        src: u8,
-        dest: u8,
-        ack: bool,
+        frames_expected: u8,
+        frames_sent: u8,
+        packet_type: u8,
         nbytes: usize,
-    },
-    /// `$CATXP,nbytes`: transmission started.
-    Txp { nbytes: usize },
-    /// `$CATXF,nbytes`: transmission finished.
-    Txf { nbytes: usize },
-    /// `$CAXST,6,…`.
-    Xst(Box<Xst>),
-    /// `$CARXD,src,dest,ack,frame,<hex>`: a good frame (hex written in lower case).
-    Rxd {
-        src: u8,
-        dest: u8,
-        ack: bool,
-        frame: u8,
-        data: Vec<u8>,
-    },
-    /// `$CAMSG,BAD_CRC,hhmmss,frame`.
-    BadCrc { time: TimeOfDay, frame: u8 },
-    /// `$CAMSG,PACKET_TIMEOUT,hhmmss,packet lost in a collision`.
-    PacketTimeout { time: TimeOfDay },
-    /// `$CACST,…` (version 0).
-    Cst(Box<Cst>),
-    /// `$CAACK,acker,original_src,frame,1`.
-    Ack {
-        acker: u8,
-        original_src: u8,
-        frame: u8,
-    },
-    /// `$CAMPC,src,dest`: echo of `$CCMPC`.
-    Mpc { src: u8, dest: u8 },
-    /// `$CAMPA,src,dest`: a ping heard at its target.
-    Mpa { src: u8, dest: u8 },
-    /// `$CAMPR,replier,pinger,owtt`: the one-way travel time (s, written to 0.1 ms).
-    Mpr {
-        replier: u8,
-        pinger: u8,
-        owtt_s: f64,
-    },
-    /// `$CAMUC,src,dest,HHHH`: echo of `$CCMUC`.
-    Muc { src: u8, dest: u8, value: u16 },
-    /// `$CAMUA,src,dest,HHHH`: a mini-packet received.
-    Mua { src: u8, dest: u8, value: u16 },
-    /// `$CAERR,hhmmss,NMEA,code,text`: a refused host command; `text` has no `,` (see
-    /// [`Report::nmea_error`]).
-    Error {
-        time: TimeOfDay,
-        code: ErrCode,
-        text: String,
-    },
-    /// `$CAERR,hhmmss,DATA_TIMEOUT,frame,no CCTXD for the data request; cycle abandoned`.
-    DataTimeout { time: TimeOfDay, frame: u8 },
-    /// `$CAERR,hhmmss,BRIDGE,1,port busy: one client at a time`: a second client refused.
-    BridgeBusy { time: TimeOfDay },
+    }
 }
 
-const DATA_TIMEOUT_TEXT: &str = "no CCTXD for the data request; cycle abandoned";
-const PACKET_TIMEOUT_TEXT: &str = "packet lost in a collision";
-const BRIDGE_BUSY_TEXT: &str = "port busy: one client at a time";
+group! {
+    /// `$CACST` (version 0): statistics of one received data packet. Fields the emulator has
+    /// no value for are 0. `packet_type` is 1 for FH-FSK, 3 for PSK.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Cst {
+        /// 0 good, 1 bad CRC, 2 packet timeout.
+        mode: u8,
+        /// Time of arrival on the modem's clock (`hhmmss.ffff`).
+        toa: TimeOfDay,
+        clock_status: f64 as Real,
+        mfd_peak: f64 as Real,
+        mfd_power: f64 as Real,
+        mfd_ratio: f64 as Real,
+        spl_db("spl"): f64 as Fixed<1>,
+        shifts("shift"): [f64; 4] as Real,
+        rate: u8,
+        src: u8,
+        dest: u8,
+        psk_error: f64 as Real,
+        packet_type: u8,
+        frames: u8,
+        bad_frames: u8,
+        rss_db("rss"): f64 as Fixed<1>,
+        snr_in_db("snr_in"): f64 as Fixed<1>,
+        snr_out_db("snr_out"): f64 as Fixed<1>,
+        symbol_snr_db("symbol_snr"): f64 as Fixed<1>,
+        mse: f64 as Real,
+        dqf: f64 as Real,
+        /// Closing speed (m/s).
+        doppler_mps("doppler"): f64 as Fixed<2>,
+        noise_db("noise"): f64 as Fixed<1>,
+        carrier_hz("carrier"): f64 as Fixed<0>,
+        bandwidth_hz("bandwidth"): f64 as Fixed<0>,
+    }
+}
+
+sentences! {
+    /// One line from the modem to its host.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Report(id: &'static str, read by Reader) {
+        /// `$CACFG,ALL,0`: factory values restored.
+        FactoryReset = "CACFG" => [name = "ALL", value = "0"],
+        /// A parameter (echo of `$CCCFG`, answer to `$CCCFQ`).
+        Cfg = "CACFG" => { param("name"): Param, value: i64 },
+        /// The clock (MM1), to the second.
+        Clk = "CACLK" => (Civil as Clock),
+        /// The clock set (MM2), to 0.1 ms.
+        Tms = "CATMS" => { timed_out: bool, time: Civil as Iso },
+        /// The clock (MM2), to 0.1 ms.
+        Tmq = "CATMQ" => { time: Civil as Iso, clock_source: u8, pps_source: u8 },
+        /// Echo of `$CCMSC`.
+        Msc = "CAMSC" => { src: u8, dest: u8, command: String },
+        /// After a reboot or as a heartbeat.
+        Rev = "CAREV" => { time: TimeOfDay, event: RevEvent, version: String },
+        /// A data cycle started here or heard.
+        Cyc = "CACYC" => (CycleInit),
+        /// Data request for frame `frame` (from 1).
+        Drq = "CADRQ" => {
+            time: TimeOfDay,
+            src: u8,
+            dest: u8,
+            ack: bool,
+            max_bytes: usize,
+            frame: u8,
+        },
+        /// Echo of `$CCTXD`.
+        Txd = "CATXD" => { src: u8, dest: u8, ack: bool, nbytes: usize },
+        /// Transmission started.
+        Txp = "CATXP" => { nbytes: usize },
+        /// Transmission finished.
+        Txf = "CATXF" => { nbytes: usize },
+        /// Transmit statistics.
+        Xst = "CAXST" => (Box<Xst>),
+        /// A good frame.
+        Rxd = "CARXD" => { src: u8, dest: u8, ack: bool, frame: u8, data: Vec<u8> },
+        /// A bad frame.
+        BadCrc = "CAMSG" => { kind = "BAD_CRC", time: TimeOfDay, frame: u8 },
+        /// A packet lost.
+        PacketTimeout = "CAMSG" => {
+            kind = "PACKET_TIMEOUT",
+            time: TimeOfDay,
+            text ~ "packet lost in a collision",
+        },
+        /// Receive statistics.
+        Cst = "CACST" => (Box<Cst>),
+        /// A frame acknowledged, at its sender.
+        Ack = "CAACK" => { acker: u8, original_src: u8, frame: u8, ack = "1" },
+        /// Echo of `$CCMPC`.
+        Mpc = "CAMPC" => { src: u8, dest: u8 },
+        /// A ping heard at its target.
+        Mpa = "CAMPA" => { src: u8, dest: u8 },
+        /// A ping's one-way travel time (s).
+        Mpr = "CAMPR" => { replier: u8, pinger: u8, owtt_s("owtt"): f64 as Fixed<4> },
+        /// Echo of `$CCMUC`.
+        Muc = "CAMUC" => { src: u8, dest: u8, value: u16 as Mini },
+        /// A mini-packet received.
+        Mua = "CAMUA" => { src: u8, dest: u8, value: u16 as Mini },
+        /// A refused host command; `text` has no `,` (see [`Report::nmea_error`]).
+        Error = "CAERR" => { time: TimeOfDay, module = "NMEA", code: ErrCode, text: String },
+        /// A data request the host left unanswered.
+        DataTimeout = "CAERR" => {
+            time: TimeOfDay,
+            module = "DATA_TIMEOUT",
+            frame: u8,
+            text ~ "no CCTXD for the data request; cycle abandoned",
+        },
+        /// A second client refused by the bridge.
+        BridgeBusy = "CAERR" => {
+            time: TimeOfDay,
+            module = "BRIDGE",
+            code = "1",
+            text ~ "port busy: one client at a time",
+        },
+    }
+}
 
 /// A line that is not one of the reports above.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -235,189 +234,11 @@ impl Report {
         Report::Error { time, code, text }
     }
 
-    /// `CACFG`, `CARXD`, …
-    pub fn id(&self) -> &'static str {
-        match self {
-            Report::Cfg { .. } | Report::FactoryReset => "CACFG",
-            Report::Clk(_) => "CACLK",
-            Report::Tms { .. } => "CATMS",
-            Report::Tmq { .. } => "CATMQ",
-            Report::Msc { .. } => "CAMSC",
-            Report::Rev { .. } => "CAREV",
-            Report::Cyc { .. } => "CACYC",
-            Report::Drq { .. } => "CADRQ",
-            Report::Txd { .. } => "CATXD",
-            Report::Txp { .. } => "CATXP",
-            Report::Txf { .. } => "CATXF",
-            Report::Xst(_) => "CAXST",
-            Report::Rxd { .. } => "CARXD",
-            Report::BadCrc { .. } | Report::PacketTimeout { .. } => "CAMSG",
-            Report::Cst(_) => "CACST",
-            Report::Ack { .. } => "CAACK",
-            Report::Mpc { .. } => "CAMPC",
-            Report::Mpa { .. } => "CAMPA",
-            Report::Mpr { .. } => "CAMPR",
-            Report::Muc { .. } => "CAMUC",
-            Report::Mua { .. } => "CAMUA",
-            Report::Error { .. } | Report::DataTimeout { .. } | Report::BridgeBusy { .. } => {
-                "CAERR"
-            }
-        }
-    }
-
     /// The fields, in order, as written.
     pub fn fields(&self) -> Vec<String> {
-        let s = |x: &dyn ToString| x.to_string();
-        let b = |v: bool| if v { "1".to_string() } else { "0".to_string() };
-        let f0 = |v: f64| format!("{v:.0}");
-        let f1 = |v: f64| format!("{v:.1}");
-        match self {
-            Report::Cfg { param, value } => vec![param.name().into(), s(value)],
-            Report::FactoryReset => vec!["ALL".into(), "0".into()],
-            Report::Clk(c) => vec![
-                format!("{:04}", c.year),
-                format!("{:02}", c.month),
-                format!("{:02}", c.day),
-                format!("{:02}", c.hour),
-                format!("{:02}", c.minute),
-                format!("{:02}", c.second),
-            ],
-            Report::Tms { timed_out, time } => vec![b(*timed_out), time.iso()],
-            Report::Tmq {
-                time,
-                clock_source,
-                pps_source,
-            } => vec![time.iso(), s(clock_source), s(pps_source)],
-            Report::Msc { src, dest, command } => vec![s(src), s(dest), command.clone()],
-            Report::Rev {
-                time,
-                event,
-                version,
-            } => vec![
-                s(time),
-                (if *event == RevEvent::Init {
-                    "INIT"
-                } else {
-                    "AUV"
-                })
-                .into(),
-                version.clone(),
-            ],
-            Report::Cyc {
-                cmd,
-                src,
-                dest,
-                rate,
-                ack,
-                nframes,
-            } => vec![s(cmd), s(src), s(dest), s(rate), b(*ack), s(nframes)],
-            Report::Drq {
-                time,
-                src,
-                dest,
-                ack,
-                max_bytes,
-                frame,
-            } => vec![s(time), s(src), s(dest), b(*ack), s(max_bytes), s(frame)],
-            Report::Txd {
-                src,
-                dest,
-                ack,
-                nbytes,
-            } => vec![s(src), s(dest), b(*ack), s(nbytes)],
-            Report::Txp { nbytes } | Report::Txf { nbytes } => vec![s(nbytes)],
-            Report::Xst(x) => {
-                let c = &x.start;
-                vec![
-                    "6".into(),
-                    format!("{:04}{:02}{:02}", c.year, c.month, c.day),
-                    s(&TimeOfDay::tenths_ms(c)),
-                    s(&x.clock_status),
-                    s(&x.mode),
-                    s(&x.probe_length),
-                    f0(x.bandwidth_hz),
-                    f0(x.carrier_hz),
-                    s(&x.rate),
-                    s(&x.src),
-                    s(&x.dest),
-                    b(x.ack),
-                    s(&x.frames_expected),
-                    s(&x.frames_sent),
-                    s(&x.packet_type),
-                    s(&x.nbytes),
-                ]
-            }
-            Report::Rxd {
-                src,
-                dest,
-                ack,
-                frame,
-                data,
-            } => vec![s(src), s(dest), b(*ack), s(frame), encode_hex(data)],
-            Report::BadCrc { time, frame } => vec!["BAD_CRC".into(), s(time), s(frame)],
-            Report::PacketTimeout { time } => {
-                vec!["PACKET_TIMEOUT".into(), s(time), PACKET_TIMEOUT_TEXT.into()]
-            }
-            Report::Cst(c) => vec![
-                s(&c.mode),
-                s(&c.toa),
-                s(&c.clock_status),
-                s(&c.mfd_peak),
-                s(&c.mfd_power),
-                s(&c.mfd_ratio),
-                f1(c.spl_db),
-                s(&c.shifts[0]),
-                s(&c.shifts[1]),
-                s(&c.shifts[2]),
-                s(&c.shifts[3]),
-                s(&c.rate),
-                s(&c.src),
-                s(&c.dest),
-                s(&c.psk_error),
-                s(&c.packet_type),
-                s(&c.frames),
-                s(&c.bad_frames),
-                f1(c.rss_db),
-                f1(c.snr_in_db),
-                f1(c.snr_out_db),
-                f1(c.symbol_snr_db),
-                s(&c.mse),
-                s(&c.dqf),
-                format!("{:.2}", c.doppler_mps),
-                f1(c.noise_db),
-                f0(c.carrier_hz),
-                f0(c.bandwidth_hz),
-            ],
-            Report::Ack {
-                acker,
-                original_src,
-                frame,
-            } => vec![s(acker), s(original_src), s(frame), "1".into()],
-            Report::Mpc { src, dest } | Report::Mpa { src, dest } => vec![s(src), s(dest)],
-            Report::Mpr {
-                replier,
-                pinger,
-                owtt_s,
-            } => vec![s(replier), s(pinger), format!("{owtt_s:.4}")],
-            Report::Muc { src, dest, value } | Report::Mua { src, dest, value } => {
-                vec![s(src), s(dest), format!("{value:04X}")]
-            }
-            Report::Error { time, code, text } => {
-                vec![s(time), "NMEA".into(), s(&(*code as u8)), text.clone()]
-            }
-            Report::DataTimeout { time, frame } => vec![
-                s(time),
-                "DATA_TIMEOUT".into(),
-                s(frame),
-                DATA_TIMEOUT_TEXT.into(),
-            ],
-            Report::BridgeBusy { time } => vec![
-                s(time),
-                "BRIDGE".into(),
-                "1".into(),
-                BRIDGE_BUSY_TEXT.into(),
-            ],
-        }
+        let mut out = Vec::new();
+        self.put_fields(&mut out);
+        out
     }
 
     /// `$<id>,<fields>*HH\r\n`, checksum in upper case.
@@ -434,272 +255,8 @@ impl Report {
     /// the fixed texts of `$CAMSG` and `$CAERR` not compared).
     pub fn parse(s: &Sentence) -> Result<Report, ReportError> {
         let id = s.id().to_ascii_uppercase();
-        let mut r = Reader {
-            id: &id,
-            fields: &s.fields,
-            next: 0,
-        };
-        let report = match id.as_str() {
-            "CACFG" => match r.str("name")? {
-                "ALL" => {
-                    r.lit("value", "0")?;
-                    Report::FactoryReset
-                }
-                name => {
-                    let param = Param::named(name).ok_or_else(|| r.invalid(0, "name"))?;
-                    Report::Cfg {
-                        param,
-                        value: r.num("value")?,
-                    }
-                }
-            },
-            "CACLK" => {
-                let mut c = Civil {
-                    year: 0,
-                    month: 0,
-                    day: 0,
-                    hour: 0,
-                    minute: 0,
-                    second: 0,
-                    nanos: 0,
-                };
-                for (v, name) in [
-                    (&mut c.year, "year"),
-                    (&mut c.month, "month"),
-                    (&mut c.day, "day"),
-                    (&mut c.hour, "hour"),
-                    (&mut c.minute, "minute"),
-                    (&mut c.second, "second"),
-                ] {
-                    *v = r.num(name)?;
-                }
-                c.to_ns().ok_or_else(|| r.invalid(0, "date"))?;
-                Report::Clk(c)
-            }
-            "CATMS" => Report::Tms {
-                timed_out: r.flag("timed_out")?,
-                time: r.iso("time")?,
-            },
-            "CATMQ" => Report::Tmq {
-                time: r.iso("time")?,
-                clock_source: r.num("clock_source")?,
-                pps_source: r.num("pps_source")?,
-            },
-            "CAMSC" => Report::Msc {
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                command: r.str("command")?.to_string(),
-            },
-            "CAREV" => {
-                let time = r.time("time")?;
-                let event = match r.str("event")? {
-                    "INIT" => RevEvent::Init,
-                    "AUV" => RevEvent::Auv,
-                    _ => return Err(r.invalid(1, "event")),
-                };
-                Report::Rev {
-                    time,
-                    event,
-                    version: r.str("version")?.to_string(),
-                }
-            }
-            "CACYC" => Report::Cyc {
-                cmd: r.num("cmd")?,
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                rate: r.num("rate")?,
-                ack: r.flag("ack")?,
-                nframes: r.num("nframes")?,
-            },
-            "CADRQ" => Report::Drq {
-                time: r.time("time")?,
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                ack: r.flag("ack")?,
-                max_bytes: r.num("max_bytes")?,
-                frame: r.num("frame")?,
-            },
-            "CATXD" => Report::Txd {
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                ack: r.flag("ack")?,
-                nbytes: r.num("nbytes")?,
-            },
-            "CATXP" => Report::Txp {
-                nbytes: r.num("nbytes")?,
-            },
-            "CATXF" => Report::Txf {
-                nbytes: r.num("nbytes")?,
-            },
-            "CAXST" => {
-                r.lit("version", "6")?;
-                let date = r.str("date")?;
-                let ymd =
-                    (date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit())).then(|| {
-                        (
-                            date[..4].parse().ok(),
-                            date[4..6].parse().ok(),
-                            date[6..].parse().ok(),
-                        )
-                    });
-                let Some((Some(year), Some(month), Some(day))) = ymd else {
-                    return Err(r.invalid(1, "date"));
-                };
-                let t = r.time("time")?;
-                let Some(frac) = t.frac else {
-                    return Err(r.invalid(2, "time"));
-                };
-                let start = Civil {
-                    year,
-                    month,
-                    day,
-                    hour: t.hour.into(),
-                    minute: t.minute.into(),
-                    second: t.second.into(),
-                    nanos: i64::from(frac) * 100_000,
-                };
-                start.to_ns().ok_or_else(|| r.invalid(1, "date"))?;
-                Report::Xst(Box::new(Xst {
-                    start,
-                    clock_status: r.num("clock_status")?,
-                    mode: r.num("mode")?,
-                    probe_length: r.num("probe_length")?,
-                    bandwidth_hz: r.real("bandwidth")?,
-                    carrier_hz: r.real("carrier")?,
-                    rate: r.num("rate")?,
-                    src: r.num("src")?,
-                    dest: r.num("dest")?,
-                    ack: r.flag("ack")?,
-                    frames_expected: r.num("frames_expected")?,
-                    frames_sent: r.num("frames_sent")?,
-                    packet_type: r.num("packet_type")?,
-                    nbytes: r.num("nbytes")?,
-                }))
-            }
-            "CARXD" => {
-                let (src, dest, ack, frame) = (
-                    r.num("src")?,
-                    r.num("dest")?,
-                    r.flag("ack")?,
-                    r.num("frame")?,
-                );
-                let data = decode_hex(r.str("data")?).ok_or_else(|| r.invalid(4, "data"))?;
-                Report::Rxd {
-                    src,
-                    dest,
-                    ack,
-                    frame,
-                    data,
-                }
-            }
-            "CAMSG" => match r.str("kind")? {
-                "BAD_CRC" => Report::BadCrc {
-                    time: r.time("time")?,
-                    frame: r.num("frame")?,
-                },
-                "PACKET_TIMEOUT" => {
-                    let time = r.time("time")?;
-                    r.str("text")?;
-                    Report::PacketTimeout { time }
-                }
-                _ => return Err(r.invalid(0, "kind")),
-            },
-            "CACST" => Report::Cst(Box::new(Cst {
-                mode: r.num("mode")?,
-                toa: r.time("toa")?,
-                clock_status: r.real("clock_status")?,
-                mfd_peak: r.real("mfd_peak")?,
-                mfd_power: r.real("mfd_power")?,
-                mfd_ratio: r.real("mfd_ratio")?,
-                spl_db: r.real("spl")?,
-                shifts: [
-                    r.real("shift")?,
-                    r.real("shift")?,
-                    r.real("shift")?,
-                    r.real("shift")?,
-                ],
-                rate: r.num("rate")?,
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                psk_error: r.real("psk_error")?,
-                packet_type: r.num("packet_type")?,
-                frames: r.num("frames")?,
-                bad_frames: r.num("bad_frames")?,
-                rss_db: r.real("rss")?,
-                snr_in_db: r.real("snr_in")?,
-                snr_out_db: r.real("snr_out")?,
-                symbol_snr_db: r.real("symbol_snr")?,
-                mse: r.real("mse")?,
-                dqf: r.real("dqf")?,
-                doppler_mps: r.real("doppler")?,
-                noise_db: r.real("noise")?,
-                carrier_hz: r.real("carrier")?,
-                bandwidth_hz: r.real("bandwidth")?,
-            })),
-            "CAACK" => {
-                let ack = Report::Ack {
-                    acker: r.num("acker")?,
-                    original_src: r.num("original_src")?,
-                    frame: r.num("frame")?,
-                };
-                r.lit("ack", "1")?;
-                ack
-            }
-            "CAMPC" => Report::Mpc {
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-            },
-            "CAMPA" => Report::Mpa {
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-            },
-            "CAMPR" => Report::Mpr {
-                replier: r.num("replier")?,
-                pinger: r.num("pinger")?,
-                owtt_s: r.real("owtt")?,
-            },
-            "CAMUC" => Report::Muc {
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                value: r.hex16("value")?,
-            },
-            "CAMUA" => Report::Mua {
-                src: r.num("src")?,
-                dest: r.num("dest")?,
-                value: r.hex16("value")?,
-            },
-            "CAERR" => {
-                let time = r.time("time")?;
-                match r.str("module")? {
-                    "NMEA" => {
-                        let code = r
-                            .num::<u8>("code")
-                            .ok()
-                            .and_then(ErrCode::from_u8)
-                            .ok_or_else(|| r.invalid(2, "code"))?;
-                        Report::Error {
-                            time,
-                            code,
-                            text: r.str("text")?.to_string(),
-                        }
-                    }
-                    "DATA_TIMEOUT" => {
-                        let frame = r.num("frame")?;
-                        r.str("text")?;
-                        Report::DataTimeout { time, frame }
-                    }
-                    "BRIDGE" => {
-                        r.lit("code", "1")?;
-                        r.str("text")?;
-                        Report::BridgeBusy { time }
-                    }
-                    _ => return Err(r.invalid(1, "module")),
-                }
-            }
-            _ => return Err(ReportError::Unknown(id)),
-        };
-        r.done()?;
-        Ok(report)
+        Report::read(id.as_str(), || Reader::new(&id, &s.fields))
+            .unwrap_or_else(|| Err(ReportError::Unknown(id.clone())))
     }
 }
 
@@ -715,14 +272,24 @@ impl fmt::Display for Report {
     }
 }
 
-/// The fields of one report, read in order.
+/// The fields of one report, read in order as this module writes them.
 struct Reader<'a> {
     id: &'a str,
     fields: &'a [&'a str],
     next: usize,
+    tag: Tag,
 }
 
 impl<'a> Reader<'a> {
+    fn new(id: &'a str, fields: &'a [&'a str]) -> Reader<'a> {
+        Reader {
+            id,
+            fields,
+            next: 0,
+            tag: Tag::default(),
+        }
+    }
+
     fn invalid(&self, index: usize, name: &'static str) -> ReportError {
         let value = self
             .fields
@@ -762,53 +329,30 @@ impl<'a> Reader<'a> {
         let v = self.str(name)?;
         f(v).ok_or_else(|| self.invalid(self.next - 1, name))
     }
+}
 
-    fn num<T: FromStr>(&mut self, name: &'static str) -> Result<T, ReportError> {
-        self.with(name, |v| v.parse().ok())
+impl Read for Reader<'_> {
+    type Error = ReportError;
+
+    fn fixed(&mut self, name: &'static str, text: &'static str) -> Result<(), ReportError> {
+        let v = self.str(name)?;
+        let checked = if v == text {
+            Ok(())
+        } else {
+            Err(self.invalid(self.next - 1, name))
+        };
+        self.tag.check(checked)
     }
 
-    /// A finite number.
-    fn real(&mut self, name: &'static str) -> Result<f64, ReportError> {
-        self.with(name, |v| v.parse::<f64>().ok().filter(|x| x.is_finite()))
+    fn skip(&mut self, name: &'static str) -> Result<(), ReportError> {
+        self.str(name).map(drop)
     }
 
-    /// `0` or `1`.
-    fn flag(&mut self, name: &'static str) -> Result<bool, ReportError> {
-        self.with(name, |v| match v {
-            "0" => Some(false),
-            "1" => Some(true),
-            _ => None,
-        })
+    fn other_sentence(&self) -> bool {
+        self.tag.missed()
     }
 
-    fn lit(&mut self, name: &'static str, want: &str) -> Result<(), ReportError> {
-        self.with(name, |v| (v == want).then_some(()))
-    }
-
-    fn time(&mut self, name: &'static str) -> Result<TimeOfDay, ReportError> {
-        self.with(name, TimeOfDay::parse)
-    }
-
-    /// An ISO time, kept to the 0.1 ms it is written with.
-    fn iso(&mut self, name: &'static str) -> Result<Civil, ReportError> {
-        self.with(name, |v| {
-            Civil::parse_iso(v).map(|c| Civil {
-                nanos: c.nanos - c.nanos % 100_000,
-                ..c
-            })
-        })
-    }
-
-    /// 1–4 hex digits.
-    fn hex16(&mut self, name: &'static str) -> Result<u16, ReportError> {
-        self.with(name, |v| {
-            (!v.is_empty() && v.len() <= 4 && v.bytes().all(|b| b.is_ascii_hexdigit()))
-                .then(|| u16::from_str_radix(v, 16).ok())
-                .flatten()
-        })
-    }
-
-    fn done(self) -> Result<(), ReportError> {
+    fn finish(&self) -> Result<(), ReportError> {
         if self.next == self.fields.len() {
             Ok(())
         } else {
@@ -818,6 +362,143 @@ impl<'a> Reader<'a> {
                 expected: self.next,
             })
         }
+    }
+}
+
+/// Reads a field of a report with a parser of its text.
+macro_rules! take_with {
+    ($($t:ty as $format:ty => $parse:expr),* $(,)?) => {$(
+        impl Take<$t, Reader<'_>> for $format {
+            fn take(r: &mut Reader<'_>, name: &'static str) -> Result<$t, ReportError> {
+                r.with(name, $parse)
+            }
+        }
+    )*};
+}
+
+take_with!(
+    u8 as Plain => |v| v.parse().ok(),
+    u16 as Plain => |v| v.parse().ok(),
+    usize as Plain => |v| v.parse().ok(),
+    i64 as Plain => |v| v.parse().ok(),
+    bool as Plain => |v| match v {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    },
+    TimeOfDay as Plain => TimeOfDay::parse,
+    String as Plain => |v| Some(v.to_string()),
+    Vec<u8> as Plain => decode_hex,
+    Param as Plain => Param::named,
+    RevEvent as Plain => |v| match v {
+        "INIT" => Some(RevEvent::Init),
+        "AUV" => Some(RevEvent::Auv),
+        _ => None,
+    },
+    f64 as Real => finite,
+    u16 as Mini => hex16,
+    // Kept to the 0.1 ms it is written with.
+    Civil as Iso => |v| Civil::parse_iso(v).map(|c| Civil {
+        nanos: c.nanos - c.nanos % 100_000,
+        ..c
+    }),
+);
+
+fn finite(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+impl<const N: usize> Take<f64, Reader<'_>> for Fixed<N> {
+    fn take(r: &mut Reader<'_>, name: &'static str) -> Result<f64, ReportError> {
+        r.with(name, finite)
+    }
+}
+
+/// Each field named `name`.
+impl<const N: usize> Take<[f64; N], Reader<'_>> for Real {
+    fn take(r: &mut Reader<'_>, name: &'static str) -> Result<[f64; N], ReportError> {
+        let mut v = [0.0; N];
+        for x in &mut v {
+            *x = r.with(name, finite)?;
+        }
+        Ok(v)
+    }
+}
+
+impl Put<RevEvent> for Plain {
+    fn put(v: &RevEvent, out: &mut Vec<String>) {
+        out.push(if *v == RevEvent::Init { "INIT" } else { "AUV" }.into())
+    }
+}
+
+impl Put<ErrCode> for Plain {
+    fn put(v: &ErrCode, out: &mut Vec<String>) {
+        out.push((*v as u8).to_string())
+    }
+}
+
+/// A code `$CAERR` knows; a missing one is not valid either.
+impl Take<ErrCode, Reader<'_>> for Plain {
+    fn take(r: &mut Reader<'_>, name: &'static str) -> Result<ErrCode, ReportError> {
+        let index = r.next;
+        r.str(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .and_then(ErrCode::from_u8)
+            .ok_or_else(|| r.invalid(index, name))
+    }
+}
+
+/// Six numbers making a valid date.
+impl Take<Civil, Reader<'_>> for Clock {
+    fn take(r: &mut Reader<'_>, _: &'static str) -> Result<Civil, ReportError> {
+        let index = r.next;
+        let mut c = Civil::from_ns(0);
+        for (v, name) in [
+            (&mut c.year, "year"),
+            (&mut c.month, "month"),
+            (&mut c.day, "day"),
+            (&mut c.hour, "hour"),
+            (&mut c.minute, "minute"),
+            (&mut c.second, "second"),
+        ] {
+            *v = <Plain as Take<i64, _>>::take(r, name)?;
+        }
+        c.to_ns().ok_or_else(|| r.invalid(index, "date"))?;
+        Ok(c)
+    }
+}
+
+/// `YYYYMMDD` then `hhmmss.ffff`, a valid date.
+impl Take<Civil, Reader<'_>> for DateTime {
+    fn take(r: &mut Reader<'_>, _: &'static str) -> Result<Civil, ReportError> {
+        let index = r.next;
+        let date = r.str("date")?;
+        let ymd = (date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit())).then(|| {
+            (
+                date[..4].parse().ok(),
+                date[4..6].parse().ok(),
+                date[6..].parse().ok(),
+            )
+        });
+        let Some((Some(year), Some(month), Some(day))) = ymd else {
+            return Err(r.invalid(index, "date"));
+        };
+        let t = r.with("time", TimeOfDay::parse)?;
+        let Some(frac) = t.frac else {
+            return Err(r.invalid(index + 1, "time"));
+        };
+        let start = Civil {
+            year,
+            month,
+            day,
+            hour: t.hour.into(),
+            minute: t.minute.into(),
+            second: t.second.into(),
+            nanos: i64::from(frac) * 100_000,
+        };
+        start.to_ns().ok_or_else(|| r.invalid(index, "date"))?;
+        Ok(start)
     }
 }
 
@@ -855,58 +536,23 @@ mod tests {
         }
     }
 
+    /// A report, its id and its fields as written.
+    type Sample = (Report, &'static str, String);
+
     /// One value of every report, at the precision its sentence carries, with its bytes as the
     /// framing writes them.
     fn samples() -> Vec<(Report, String)> {
+        [answers(), data_cycle(), pings_and_errors()]
+            .concat()
+            .into_iter()
+            .map(|(r, id, f)| (r, emit(id, &f.split(',').collect::<Vec<_>>())))
+            .collect()
+    }
+
+    /// Configuration, clock, reboot and heartbeat.
+    fn answers() -> Vec<Sample> {
         let t = hms(5, 0, 2);
-        let xst = Xst {
-            start: civil(2026, 11, 21, 5, 0, 0, 100_000_000),
-            clock_status: 0,
-            mode: 0,
-            probe_length: 200,
-            bandwidth_hz: 5000.0,
-            carrier_hz: 25000.0,
-            rate: 5,
-            src: 1,
-            dest: 2,
-            ack: true,
-            frames_expected: 8,
-            frames_sent: 8,
-            packet_type: 3,
-            nbytes: 2048,
-        };
-        let cst = Cst {
-            mode: 1,
-            toa: TimeOfDay {
-                frac: Some(1234),
-                ..t
-            },
-            clock_status: 0.0,
-            mfd_peak: 0.0,
-            mfd_power: 0.0,
-            mfd_ratio: 0.0,
-            spl_db: 120.5,
-            shifts: [0.0; 4],
-            rate: 1,
-            src: 1,
-            dest: 2,
-            psk_error: 0.0,
-            packet_type: 3,
-            frames: 3,
-            bad_frames: 1,
-            rss_db: 120.5,
-            snr_in_db: 12.3,
-            snr_out_db: -1.5,
-            symbol_snr_db: -1.5,
-            mse: 0.0,
-            dqf: 0.0,
-            doppler_mps: -0.25,
-            noise_db: 87.1,
-            carrier_hz: 25000.0,
-            bandwidth_hz: 5000.0,
-        };
-        let cst_fields = "1,050002.1234,0,0,0,0,120.5,0,0,0,0,1,1,2,0,3,3,1,120.5,12.3,-1.5,-1.5,0,0,-0.25,87.1,25000,5000";
-        let samples: Vec<(Report, &str, String)> = vec![
+        vec![
             (
                 Report::Cfg {
                     param: Param::named("POW").unwrap(),
@@ -965,15 +611,76 @@ mod tests {
                 "CAREV",
                 "050002,AUV,0.94.0.52".into(),
             ),
+        ]
+    }
+
+    /// The statistics of a transmission and of a reception.
+    fn statistics() -> (Xst, Cst) {
+        let t = hms(5, 0, 2);
+        let xst = Xst {
+            start: civil(2026, 11, 21, 5, 0, 0, 100_000_000),
+            clock_status: 0,
+            mode: 0,
+            probe_length: 200,
+            bandwidth_hz: 5000.0,
+            carrier_hz: 25000.0,
+            rate: 5,
+            src: 1,
+            dest: 2,
+            ack: true,
+            frames_expected: 8,
+            frames_sent: 8,
+            packet_type: 3,
+            nbytes: 2048,
+        };
+        let cst = Cst {
+            mode: 1,
+            toa: TimeOfDay {
+                frac: Some(1234),
+                ..t
+            },
+            clock_status: 0.0,
+            mfd_peak: 0.0,
+            mfd_power: 0.0,
+            mfd_ratio: 0.0,
+            spl_db: 120.5,
+            shifts: [0.0; 4],
+            rate: 1,
+            src: 1,
+            dest: 2,
+            psk_error: 0.0,
+            packet_type: 3,
+            frames: 3,
+            bad_frames: 1,
+            rss_db: 120.5,
+            snr_in_db: 12.3,
+            snr_out_db: -1.5,
+            symbol_snr_db: -1.5,
+            mse: 0.0,
+            dqf: 0.0,
+            doppler_mps: -0.25,
+            noise_db: 87.1,
+            carrier_hz: 25000.0,
+            bandwidth_hz: 5000.0,
+        };
+        (xst, cst)
+    }
+
+    /// A cycle, its frames and their statistics.
+    fn data_cycle() -> Vec<Sample> {
+        let t = hms(5, 0, 2);
+        let (xst, cst) = statistics();
+        let cst_fields = "1,050002.1234,0,0,0,0,120.5,0,0,0,0,1,1,2,0,3,3,1,120.5,12.3,-1.5,-1.5,0,0,-0.25,87.1,25000,5000";
+        vec![
             (
-                Report::Cyc {
+                Report::Cyc(CycleInit {
                     cmd: 0,
                     src: 1,
                     dest: 2,
                     rate: 0,
                     ack: true,
                     nframes: 1,
-                },
+                }),
                 "CACYC",
                 "0,1,2,0,1,1".into(),
             ),
@@ -1037,6 +744,13 @@ mod tests {
                 "CAACK",
                 "2,1,1,1".into(),
             ),
+        ]
+    }
+
+    /// Pings, mini-packets and errors.
+    fn pings_and_errors() -> Vec<Sample> {
+        let t = hms(5, 0, 2);
+        vec![
             (Report::Mpc { src: 1, dest: 2 }, "CAMPC", "1,2".into()),
             (Report::Mpa { src: 1, dest: 2 }, "CAMPA", "1,2".into()),
             (
@@ -1085,11 +799,7 @@ mod tests {
                 "CAERR",
                 "050002,BRIDGE,1,port busy: one client at a time".into(),
             ),
-        ];
-        samples
-            .into_iter()
-            .map(|(r, id, f)| (r, emit(id, &f.split(',').collect::<Vec<_>>())))
-            .collect()
+        ]
     }
 
     #[test]
