@@ -108,17 +108,6 @@ impl Server {
         assert_eq!(status.code(), Some(0));
         std::fs::read_to_string(self.dir.path().join("out/timeline.jsonl")).unwrap()
     }
-
-    /// Stops the run (SIGTERM) and returns its timeline.
-    fn stop(mut self) -> String {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        let status = self.child.wait().unwrap();
-        assert_eq!(status.code(), Some(130));
-        std::fs::read_to_string(self.dir.path().join("out/timeline.jsonl")).unwrap()
-    }
 }
 
 struct Client {
