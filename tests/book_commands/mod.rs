@@ -1,5 +1,5 @@
 //! Runs the commands a page of the book shows, as a reader would type them, and checks the
-//! output the page shows (`tests/tutorials.rs`, `tests/tutorials_ros.rs`).
+//! output the page shows (`tests/live/tutorials.rs`, `tests/ros/tutorials_ros.rs`).
 //!
 //! A page's fenced code blocks, by their info string (language, then attributes after commas,
 //! which mdBook renders as CSS classes):
@@ -42,21 +42,22 @@ pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Checks for root, and runs the pages one at a time within their test binary: their runs pace
-/// windows to the wall clock, and pages share vehicle names (network namespaces) and modem
-/// ports. A page that failed poisons nothing: the guard is taken again.
+/// Checks for root, and runs the pages one at a time within their test crate, apart from its
+/// other tests that take [`crate::common::require_root`]: their runs pace windows to the wall
+/// clock, and pages share vehicle names (network namespaces) and modem ports with each other and
+/// with those tests (the default scenario's runs among them). A page that failed poisons
+/// nothing: the guard is taken again.
 pub fn root_and_alone() -> std::sync::MutexGuard<'static, ()> {
     assert_eq!(
         unsafe { libc::geteuid() },
         0,
         "the pages' runs create network namespaces and TUN devices: run the tests as root"
     );
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+    crate::common::require_root()
 }
 
 /// Fails unless each of `tools` is on the PATH, naming `setup`, which installs it.
-#[allow(dead_code)] // tests/tutorials.rs only
+#[allow(dead_code)] // tests/live/tutorials.rs only
 pub fn require_tools(tools: &[&str], setup: &str) {
     for tool in tools {
         let found = Command::new("sh")
@@ -586,7 +587,7 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 /// The pages under `docs/src/<dir>/` (as `<dir>/<name>.md`), sorted.
-#[allow(dead_code)] // tests/tutorials.rs only
+#[allow(dead_code)] // tests/live/tutorials.rs only
 pub fn pages_in(dir: &str) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(repo().join("docs/src").join(dir))
         .map(|d| {

@@ -1,6 +1,6 @@
 //! The BELLHOP cases of `tests/acoustics/cases/` read for our tracer: a case with one of its
 //! runs applied, its numbers, and the environment and fan it describes. Shared by
-//! `tests/beam_reference.rs` and `benches/beam.rs`, which run the same cases.
+//! `tests/offline/beam_reference.rs` and `benches/beam.rs`, which run the same cases.
 
 use netsim_cosim::model::beam::{Environment, Fan, Profile, Seabed, Section};
 use serde_json::Value;

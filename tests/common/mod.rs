@@ -1,14 +1,17 @@
-//! What the test binaries share: root and tools checked, throughput measured, processes
-//! watched and killed; a simulated LAN of network namespaces ([`lan`]); the phases of a link read
-//! back from a run's record ([`phases`]).
+//! What the test crates (`tests/offline/`, `tests/live/`, `tests/ros/`) share: root and tools
+//! checked, throughput measured, processes watched and killed; a simulated LAN of network
+//! namespaces ([`lan`]); the phases of a link read back from a run's record ([`phases`]); the
+//! BELLHOP cases ([`bellhop_case`]); a client of the live view ([`viewer_client`]).
 
+pub mod bellhop_case;
 pub mod lan;
 pub mod phases;
+pub mod viewer_client;
 
 /// Checks for root, and runs the tests that use network namespaces one at a time within their
-/// binary: each paces windows to the wall clock (two at once on a 2-core machine would measure
-/// each other), and the same vehicle names cannot run twice at once. A failed test poisons
-/// nothing: the guard is taken again.
+/// test crate, whichever of its modules they are in: each paces windows to the wall clock (two
+/// at once on a 2-core machine would measure each other), and the same vehicle names cannot run
+/// twice at once. A failed test poisons nothing: the guard is taken again.
 #[must_use = "the tests run one at a time while the guard lives"]
 #[allow(dead_code)]
 pub fn require_root() -> std::sync::MutexGuard<'static, ()> {

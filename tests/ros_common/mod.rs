@@ -1,5 +1,6 @@
-//! What the ROS 2 test binaries (`tests/ros.rs`, `tests/ros_gazebo.rs`,
-//! `tests/ros_auv_bridge.rs`) share: the binaries and Python to run, and a DDS domain per test.
+//! What the tests with ROS 2 nodes (`tests/ros/ros.rs`, `tests/ros/ros_gazebo.rs`,
+//! `tests/ros/ros_auv_bridge.rs`, `tests/live/agents.rs`) share: the binaries and Python to run,
+//! and a DDS domain per test.
 
 use std::{
     path::{Path, PathBuf},

@@ -1,5 +1,5 @@
 """A minimal Foxglove WebSocket server for testing ws_client.py against what a real server
-never sends (tests/viewer.rs).
+never sends (tests/offline/viewer.rs).
 
     fake_server.py PORT MODE
 

@@ -1,6 +1,6 @@
 //! The ROS 2 package as `colcon build` installs it: every launch file in `launch/` (Python read
-//! with `ast`, XML with an XML parser, by test/launch_files.py) names executables the package
-//! installs, parameters the nodes read and files the package installs; every file a shipped
+//! with `ast`, XML with an XML parser, by tests/ros/launch_files.py) names executables the
+//! package installs, parameters the nodes read and files the package installs; every file a shipped
 //! scenario refers to (terrain, the programs it runs, its schema) is installed beside it; the
 //! shipped parameter file overrides no scenario's value; the project files agree on version and
 //! licence. `ros2 launch` itself cannot run here (no launch_ros on PyPI). The installed layout
@@ -329,7 +329,7 @@ fn every_file_a_shipped_scenario_refers_to_is_installed_beside_it() {
 #[test]
 fn launch_files_name_what_exists() {
     let out = Command::new("python3")
-        .arg(repo().join("tests/launch_files.py"))
+        .arg(repo().join("tests/ros/launch_files.py"))
         .arg(repo())
         .output()
         .expect("python3");

@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-mod common;
+use crate::common;
 use common::Procs;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");

@@ -3,7 +3,7 @@
 //! the simulated rf link through line of sight, behind a ridge and out of range; afterwards the
 //! container runs on with only its own interfaces, and the namespace stays. Needs root, podman
 //! (with runc), Debian's static busybox, socat and tshark (`scripts/setup --test`).
-mod common;
+use crate::common;
 use common::phases::assert_copies_follow_the_phases;
 use common::{require_root, require_tools};
 use netsim_cosim::output::{

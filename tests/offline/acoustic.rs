@@ -2,7 +2,7 @@
 //! installed into `<repo>/.venv-test` by this test if missing (`python3 -m venv` + `pip install
 //! arlpy`). Set `NETSIM_SKIP_ARLPY=1` to skip where neither Python nor PyPI is available.
 //!
-//! Run with `cargo test --test acoustic -- --nocapture` to see the comparison table.
+//! Run with `cargo test --test offline acoustic:: -- --nocapture` to see the comparison table.
 //!
 //! Tolerances, and why:
 //! - sound speed: arlpy implements the same Mackenzie (1981) equation; only floating-point

@@ -1,7 +1,8 @@
 //! The scenario's `programs`: real processes started by a real `cosim run`, their logs, their
 //! start times, how they are stopped (stop signal, SIGKILL after the timeout, their children
-//! too), programs inside a vehicle's namespace, Ctrl-C (a run without root: `tests/rootless.rs`).
-mod common;
+//! too), programs inside a vehicle's namespace, Ctrl-C (a run without root:
+//! `tests/live/rootless.rs`).
+use crate::common;
 use common::require_root;
 use netsim_cosim::{config, io::os::netns, io::programs::Programs};
 use std::{

@@ -23,10 +23,9 @@
 //! strongest there; each must be matched by one of ours with the same surface and bottom bounce
 //! counts and a delay within 0.1 ms (the nearest such). The worst delay error is printed.
 //!
-//! Run with `cargo test --test beam_reference -- --nocapture` to see the figures.
+//! Run with `cargo test --test offline beam_reference:: -- --nocapture` to see the figures.
 
-#[path = "common/bellhop_case.rs"]
-mod bellhop_case;
+use crate::common::bellhop_case;
 
 use bellhop_case::{case, environment, f, fan, floats, root};
 use netsim_cosim::model::beam::{self, Arrival, Sum};

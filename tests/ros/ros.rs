@@ -2,11 +2,11 @@
 //! /clock in W steps, poses, /tf, path markers, diagnostics, ChannelData, a params file,
 //! /clock inside a vehicle's network namespace, and sim time across two vehicle namespaces.
 //! Needs the `ros` feature (so a ROS 2 environment: `.ros/env.sh` from `scripts/setup --ros`,
-//! or a sourced ROS 2). The Gazebo coupling is `tests/ros_gazebo.rs`, the AUV bridge
-//! `tests/ros_auv_bridge.rs`.
+//! or a sourced ROS 2). The Gazebo coupling is `tests/ros/ros_gazebo.rs`, the AUV bridge
+//! `tests/ros/ros_auv_bridge.rs`.
 #![cfg(feature = "ros")]
 
-mod ros_common;
+use crate::ros_common;
 
 use netsim_cosim::wire::proto::ChannelData;
 use prost::Message;

@@ -12,10 +12,9 @@ use netsim_cosim::output::{record::Record, schema::Outcome};
 use serde_json::Value;
 use std::{path::Path, process::Command, time::Duration};
 
-mod common;
+use crate::common;
 #[cfg(feature = "ros")]
-#[path = "common/viewer_client.rs"]
-mod viewer_client;
+use crate::common::viewer_client;
 
 fn repo(p: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)

@@ -6,9 +6,7 @@
 //! (no capture, programs or modems), so no root is needed. Python, its packages and the npm
 //! package come from `scripts/setup --test` (.venv-test/, .npm-test/).
 
-mod common;
-#[path = "common/viewer_client.rs"]
-mod viewer_client;
+use crate::common::{self, viewer_client};
 
 use netsim_cosim::output::record::Record;
 use std::collections::{BTreeMap, BTreeSet};

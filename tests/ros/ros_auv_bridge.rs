@@ -3,7 +3,7 @@
 //! environment: `.ros/env.sh` from `scripts/setup --ros`, or a sourced ROS 2).
 #![cfg(feature = "ros")]
 
-mod ros_common;
+use crate::ros_common;
 
 use ros_common::{domain, python, repo, ros_env, COSIM};
 use serde_json::Value;

@@ -4,9 +4,9 @@
 //! that run the default scenario, whose vessels are on sim time (the first run, ns-3, the record
 //! how-to, watching a run), and "your stack in a vehicle" (processes, a podman container,
 //! ROS 2 nodes on sim time). How the pages mark their commands and the output they show:
-//! `tests/book_commands/mod.rs`; the other tutorials run in `tests/tutorials.rs`.
+//! `tests/book_commands/mod.rs`; the other tutorials run in `tests/live/tutorials.rs`.
 
-mod book_commands;
+use crate::book_commands;
 
 use book_commands::PageRun;
 use std::{process::Command, time::Duration};

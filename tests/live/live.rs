@@ -1,7 +1,7 @@
 //! Live vehicle traffic through the network coordinator (needs root: namespaces and TUN
 //! devices; `scripts/setup --test` installs ping, iperf3, socat, tshark). Each test uses its own
 //! vehicle names and subnet, so they run in parallel without touching each other.
-mod common;
+use crate::common;
 use common::require_root;
 use netsim_cosim::{
     config, coord,

@@ -6,7 +6,7 @@
 //! ROS 2).
 #![cfg(feature = "ros")]
 
-mod ros_common;
+use crate::ros_common;
 
 #[cfg(feature = "gazebo")]
 use ros_common::COSIM;

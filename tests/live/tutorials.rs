@@ -6,17 +6,17 @@
 //! Each page runs as root (its runs have live vehicles in network namespaces), one page at a
 //! time (the pages' runs pace windows to the wall clock and share vehicle names and ports), in
 //! a fresh working folder. The ROS 2 tutorial and the pages that run the default scenario (its
-//! vessels on sim time) need a build with the `ros` feature and run in `tests/tutorials_ros.rs`. Each test knows how many commands its page runs and how many it
+//! vessels on sim time) need a build with the `ros` feature and run in `tests/ros/tutorials_ros.rs`. Each test knows how many commands its page runs and how many it
 //! only shows, so that a page whose blocks stop being run fails here.
 
-mod book_commands;
+use crate::book_commands;
 
 use book_commands::{blocks, expect_lines, pages_in, run_markdown, run_page, Kind, PageRun};
 use std::time::Duration;
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
-/// The pages `tests/tutorials_ros.rs` runs (with a `ros` build): the ROS 2 tutorial, and those
+/// The pages `tests/ros/tutorials_ros.rs` runs (with a `ros` build): the ROS 2 tutorial, and those
 /// that run the default scenario, whose vessels are on sim time.
 const ROS_PAGES: &[&str] = &[
     "tutorials/ros2-node.md",
@@ -89,7 +89,7 @@ fn ocean_acoustics() {
 }
 
 /// Every tutorial page, and the record how-to, is run by a test here or in
-/// `tests/tutorials_ros.rs`, or is exempt with a reason; and each holds commands of its own.
+/// `tests/ros/tutorials_ros.rs`, or is exempt with a reason; and each holds commands of its own.
 #[test]
 fn every_tutorial_page_is_run() {
     let mut pages = pages_in("tutorials");
@@ -101,7 +101,7 @@ fn every_tutorial_page_is_run() {
             || EXEMPT.iter().any(|(e, _)| e == p);
         assert!(
             known,
-            "docs/src/{p} is run by no test: add it to PAGES (or ROS_PAGES) in tests/tutorials.rs"
+            "docs/src/{p} is run by no test: add it to PAGES (or ROS_PAGES) in tests/live/tutorials.rs"
         );
         let text = std::fs::read_to_string(book_commands::repo().join("docs/src").join(p))
             .unwrap_or_else(|e| panic!("docs/src/{p}: {e}"));

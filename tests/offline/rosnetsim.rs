@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::Procs;
 
 fn read_frame(s: &mut impl Read) -> Option<Vec<u8>> {

@@ -7,8 +7,7 @@
 //! of hosts 1 (`hostb`) and 2 (`hostc`), two vehicles on each host, and show the traffic, the
 //! records, the errors and that nothing is left on any host.
 
-mod common;
-mod ros_common;
+use crate::{common, ros_common};
 
 use common::{
     lan::{enter_netns, netns_path, Lan, Relay},
