@@ -173,8 +173,16 @@ fn two_minutes_of_the_default_traffic_keep_memory_flat_ledgers_balanced_and_leav
 
     // The memory series covers the run: from its first seconds to its last, every second or so.
     let m = &report["memory"];
+    // Two minutes of windows at real time, plus what the run reports it slipped behind the
+    // wall clock (a busy machine's, not the run's), its catching up and its start.
     let run_s = f(&m["run_s"]);
-    assert!((118.0..150.0).contains(&run_s), "windows ran for {run_s} s");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let slipped = f(&summary["slipped_seconds"]);
+    assert!(
+        run_s >= 118.0 && run_s < 135.0 + slipped,
+        "windows ran for {run_s} s, {slipped} s slipped"
+    );
     assert_eq!(f(&m["warm_up_s"]), 60.0);
     assert!(f(&m["growth_percent"]) < 5.0, "{m}");
     assert!(
