@@ -33,7 +33,13 @@ def main():
     node.create_subscription(Clock, "/clock", lambda m: clocks.append(ns(m.clock)), 100)
     client = node.create_client(ControlWorld, f"/world/{a.world}/control")
     assert client.wait_for_service(timeout_sec=20), "no control service"
-    time.sleep(0.5)  # let the subscriptions match
+    # Let the subscriptions match (discovery takes longer on a busy machine), then a moment more.
+    end = time.monotonic() + 20
+    while time.monotonic() < end and (
+        node.count_publishers(f"/model/{a.model}/pose") < 1 or node.count_publishers("/clock") < 1
+    ):
+        rclpy.spin_once(node, timeout_sec=0.05)
+    time.sleep(0.5)
 
     def control(pause, multi_step=0):
         req = ControlWorld.Request()
@@ -68,10 +74,10 @@ def main():
     # multi_step without pause: the world just runs.
     poses.clear()
     out["reply_run"] = control(False, 3)
-    spin_for(0.5)
+    spin_until(lambda: len(poses) > 3, 5.0)
     out["steps_when_running"] = len(poses)
     control(True, 0)
-    spin_for(0.2)
+    spin_for(1.0)  # what was in flight when it paused
     poses.clear()
     spin_for(0.3)
     out["poses_after_pause"] = len(poses)
