@@ -613,9 +613,12 @@ fn a_viewer_that_stops_reading_changes_nothing_in_the_run() {
     let viewer = &with["viewer"];
     assert_eq!(viewer["clients"], 1, "{viewer}");
     assert!(viewer["messages_sent"].as_u64().unwrap() > 1000, "{viewer}");
-    assert!(
+    // How much a stalled client misses depends on how many messages the run made meanwhile:
+    // a run that kept up makes more in 10 s than its queue and socket hold.
+    common::assert_if_kept_pace(
+        &with,
         viewer["dropped_for_clients"].as_u64().unwrap() > 0,
-        "a client that stopped reading for 10 s missed nothing: {viewer}"
+        &format!("a client that stopped reading for 10 s missed nothing: {viewer}"),
     );
     assert!(without.get("viewer").is_none());
     assert_eq!(with["windows"], without["windows"]);
