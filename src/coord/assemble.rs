@@ -34,9 +34,6 @@ pub struct NetworkSide {
     pub coordinator: NetworkCoordinator,
     pub live: Option<Arc<LiveNetwork>>,
     pub agents: Option<SharedAgents>,
-    /// Where the wall time goes: the live side's counters, shared with the physics coordinator
-    /// in the same process.
-    pub stages: Arc<Stages>,
 }
 
 /// The network coordinator of `loaded`'s run: its network simulator (the embedded one reads
@@ -49,22 +46,20 @@ pub async fn network_coordinator(
 ) -> anyhow::Result<NetworkSide> {
     let sim = network_simulator(loaded, out_dir, memo).await?;
     let live = LiveNetwork::for_scenario(loaded, out_dir)?;
-    let (mut agents, mut stages) = (None, Arc::<Stages>::default());
-    if let Some(l) = &live {
-        stages = l.stages();
-        agents = AgentHub::start(loaded, l, out_dir)
+    let agents = match &live {
+        Some(l) => AgentHub::start(loaded, l, out_dir)
             .await?
-            .map(|h| Arc::new(tokio::sync::Mutex::new(h)));
-    }
+            .map(|h| Arc::new(tokio::sync::Mutex::new(h))),
+        None => None,
+    };
     let coordinator = NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(loaded))
         .with_live(live.clone())
         .with_agents(agents.clone())
-        .with_stages(stages.clone());
+        .with_stages(stages_of(live.as_ref()));
     Ok(NetworkSide {
         coordinator,
         live,
         agents,
-        stages,
     })
 }
 
@@ -84,7 +79,7 @@ pub async fn physics_coordinator(
     let (physics, path_stats) = physics_simulator(loaded, out_dir.as_deref()).await?;
     let nav = NavSource::start(loaded).await?;
     let channel_memo = ChannelMemo::default();
-    let (network, live, agents, stages) = match remote_network {
+    let (network, live, agents) = match remote_network {
         Some(ep) => {
             let link = Link::zeromq(
                 "network coordinator",
@@ -93,13 +88,13 @@ pub async fn physics_coordinator(
                 startup_timeout(loaded),
             )
             .await?;
-            (link, None, None, Arc::<Stages>::default())
+            (link, None, None)
         }
         None => {
             let side =
                 network_coordinator(loaded, out_dir.as_deref(), channel_memo.clone()).await?;
             let link = Link::local("network coordinator", Box::new(side.coordinator));
-            (link, side.live, side.agents, side.stages)
+            (link, side.live, side.agents)
         }
     };
     let modem_bridges = ModemBridges::start(loaded).await?;
@@ -133,7 +128,7 @@ pub async fn physics_coordinator(
         .with_startup_timeout(startup_timeout(loaded))
         .with_scenario_name(s.name.clone())
         .with_vehicles(s.vehicles.len())
-        .with_stages(stages)
+        .with_stages(stages_of(live.as_ref()))
         .with_channel_memo(channel_memo);
     // The order is the record's: programs end while their namespaces exist, the live side
     // and the modems hand the recorder what ended.
@@ -159,4 +154,10 @@ pub async fn physics_coordinator(
         c = c.with_participant(ViewerParticipant::new(v));
     }
     Ok(c)
+}
+
+/// Where the wall time goes: the live side's counters when the run has live traffic in this
+/// process (the network and physics coordinators add to the same ones), else counters of its own.
+fn stages_of(live: Option<&Arc<LiveNetwork>>) -> Arc<Stages> {
+    live.map_or_else(Arc::default, |l| l.stages())
 }

@@ -28,11 +28,10 @@ pub async fn physics_simulator(
     out_dir: Option<&Path>,
 ) -> anyhow::Result<(Link, Option<SharedPathStats>)> {
     let peer = "physics simulator";
-    let mut stats = None;
-    let link = match loaded.scenario.simulators.physics.clone() {
+    Ok(match loaded.scenario.simulators.physics.clone() {
         PhysicsEndpoint::Embedded => {
             let sim = PhysicsSim::from_scenario(loaded);
-            stats = sim.shared_path_stats();
+            let stats = sim.shared_path_stats();
             let (peer, sim) = (
                 "embedded physics simulator",
                 serve_embedded(loaded, sim, out_dir).await?,
@@ -40,28 +39,29 @@ pub async fn physics_simulator(
             // With many pairs, on a thread of its own: it computes window k+1 while the
             // network side runs k. With few, the hand-off between threads would cost more
             // than the window's work. The AUV interface's sockets stay on this runtime.
-            if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
+            let link = if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
                 && !AuvInterfaceSim::wanted(loaded)
             {
                 Link::threaded(peer, sim)?
             } else {
                 Link::local(peer, sim)
-            }
+            };
+            (link, stats)
         }
         PhysicsEndpoint::Peer(endpoint) => {
             let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
-            Link::connect(peer, Role::Physics, &endpoint, timeout, startup).await?
+            let link = Link::connect(peer, Role::Physics, &endpoint, timeout, startup).await?;
+            (link, None)
         }
-        PhysicsEndpoint::Gazebo(settings) => return gazebo(loaded, &settings),
+        PhysicsEndpoint::Gazebo(settings) => gazebo(loaded, &settings)?,
         PhysicsEndpoint::AuvInterface(settings) => {
             let report = out_dir.map(|d| d.join("auv_interface.json"));
             let c =
                 crate::io::simulators::auv_client::AuvClient::connect(loaded, &settings, report)
                     .await?;
-            return Ok(follow(loaded, c));
+            follow(loaded, c)
         }
-    };
-    Ok((link, stats))
+    })
 }
 
 /// A physics simulator that moves the vehicles itself, followed window by window.
