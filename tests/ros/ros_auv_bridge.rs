@@ -3,6 +3,7 @@
 //! environment: `.ros/env.sh` from `scripts/setup --ros`, or a sourced ROS 2).
 #![cfg(feature = "ros")]
 
+use crate::common::{assert_if_kept_pace, viewer_client::free_port};
 use crate::ros_common;
 
 use ros_common::{domain, python, repo, ros_env, COSIM};
@@ -11,19 +12,21 @@ use std::process::{Command, Stdio};
 
 /// The AUV bridge (`auv_bridge`, the interface as ROS 2 topics) against `cosim run` serving
 /// the interface: an rclpy node's Int8MultiArray on /auv0/thrusters drives the AUV (a malformed
-/// one is refused), its pose and odometry come back stamped in sim time (within 50 ms, five
-/// windows, of the /clock heard), and both cameras arrive as JPEG CompressedImages.
+/// one is refused), its pose and odometry come back stamped in sim time (within a second of the
+/// /clock heard, and within 50 ms, five windows, when the run kept up with the wall clock), and
+/// both cameras arrive as JPEG CompressedImages.
 #[test]
 fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
     let d = domain();
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("auv.yaml");
+    let (images, thrusters, telemetry) = (free_port(), free_port(), free_port());
     std::fs::write(
         &scenario,
-        "name: auv_ros\nwindow_ms: 10\nduration_s: 16\nseed: 1\nreal_time_factor: 2\n\
-         world:\n  origin: {lat_deg: 41.5, lon_deg: -70.6}\n  terrain: {kind: procedural, size_m: [400, 400], cell_size_m: 2, base_height_m: -40, relief_m: 0}\n\
-         vehicles:\n  - {name: auv0, addresses: [10.41.0.1/24], start: {x: -100, y: 0, z: -20, heading_deg: 90}, motion: {kind: thrusters, auv_id: 0}}\n\
-         auv_interface: {images_port: 28555, thrusters_port: 28556, telemetry_port: 28557, cameras: {width: 64, height: 48, rate_hz: 2}}\n",
+        format!("name: auv_ros\nwindow_ms: 10\nduration_s: 16\nseed: 1\nreal_time_factor: 2\n\
+         world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [400, 400], cell_size_m: 2, base_height_m: -40, relief_m: 0}}\n\
+         vehicles:\n  - {{name: auv0, addresses: [10.41.0.1/24], start: {{x: -100, y: 0, z: -20, heading_deg: 90}}, motion: {{kind: thrusters, auv_id: 0}}}}\n\
+         auv_interface: {{images_port: {images}, thrusters_port: {thrusters}, telemetry_port: {telemetry}, cameras: {{width: 64, height: 48, rate_hz: 2}}}}\n"),
     )
     .unwrap();
     let mut cosim = Command::new(COSIM);
@@ -77,10 +80,21 @@ fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
         .iter()
         .map(|v| v.as_f64().unwrap())
         .collect();
-    // (The first few, while the bridge's own /clock subscription is still being matched, lag more.)
+    // Sim time: a wall-clock stamp would be decades off, one from the run's start seconds off.
+    // (The first few, while the bridge's own /clock subscription is still being matched, lag
+    // more.) How near depends on how soon each process is scheduled: asserted to five windows
+    // when the run kept up.
     assert!(
-        lag.len() > 50 && lag[10..].iter().all(|l| (-50.0..=50.0).contains(l)),
+        lag.len() > 50 && lag[10..].iter().all(|l| (-1000.0..=1000.0).contains(l)),
         "pose stamps are sim time near /clock: {lag:?}"
+    );
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/summary.json")).unwrap())
+            .unwrap();
+    assert_if_kept_pace(
+        &summary,
+        lag[10..].iter().all(|l| (-50.0..=50.0).contains(l)),
+        &format!("pose stamps within 50 ms of /clock: {lag:?}"),
     );
     assert_eq!(r["front"][0][0], "jpeg");
     assert_eq!(r["front"][0][1], "ffd8", "a JPEG starts with SOI");

@@ -354,6 +354,8 @@ pub struct Modems {
     events: BTreeMap<(u64, u64), Event>,
     seq: u64,
     txs: HashMap<u64, Tx>,
+    /// Transmissions started before the first window's world was known, placed when it is.
+    unplaced: Vec<u64>,
     next_tx: u64,
     next_cycle: u64,
     /// The acoustic medium between the modems (its nodes are modem indices).
@@ -414,6 +416,7 @@ impl Modems {
             events: BTreeMap::new(),
             seq: 0,
             txs: HashMap::new(),
+            unplaced: Vec::new(),
             next_tx: 1,
             next_cycle: 1,
             medium: Medium::new(n),
@@ -467,6 +470,9 @@ impl Modems {
         };
         self.prev = Some((start_ns, pos.to_vec()));
         self.geometry = Some((geometry, vel));
+        for id in std::mem::take(&mut self.unplaced) {
+            self.place(id);
+        }
     }
 
     fn schedule(&mut self, at: u64, e: Event) {
@@ -559,7 +565,9 @@ impl Modems {
         );
     }
 
-    /// Starts a transmission from modem `m` now.
+    /// Starts a transmission from modem `m` now. Its copies are placed in the water now, or,
+    /// before the first window's world is known (a host that spoke as the run was starting),
+    /// when it is.
     fn transmit(&mut self, m: usize, src: u8, dest: u8, payload: Payload, host: bool) {
         let airtime = match &payload {
             Payload::Data { rate, frames, .. } => packet_airtime_s(*rate, frames.len() as u8),
@@ -568,24 +576,71 @@ impl Modems {
         let (start, end) = (self.now, self.now + ns(airtime));
         let id = self.next_tx;
         self.next_tx += 1;
-        let rate = match &payload {
+        let tx = Tx {
+            id,
+            from: m,
+            src,
+            dest,
+            payload,
+            start_ns: start,
+            end_ns: end,
+            copies: vec![None; self.modems.len()],
+        };
+        if !(0..self.modems.len()).any(|j| self.intended(&tx, j)) {
+            self.record_all(&tx, None, None, |_| Fate::Dropped(DropReason::NoReceiver));
+        }
+        self.modems[m].tx_until = end;
+        if host {
+            self.report(
+                m,
+                Report::Txp {
+                    nbytes: tx_bytes(&tx.payload),
+                },
+            );
+        }
+        self.schedule(end, Event::TxEnd { modem: m, tx: id });
+        self.txs.insert(id, tx);
+        if self.geometry.is_some() {
+            self.place(id);
+        } else {
+            self.unplaced.push(id);
+        }
+    }
+
+    /// Whether modem `j` is one `tx` is meant for (a data frame or mini-packet to its address
+    /// or to all; any other kind to its address alone).
+    fn intended(&self, tx: &Tx, j: usize) -> bool {
+        let addr = self.modems[j].src();
+        j != tx.from
+            && match tx.payload {
+                Payload::Data { .. } | Payload::Mini { .. } => {
+                    tx.dest == addr || tx.dest == BROADCAST
+                }
+                _ => tx.dest == addr,
+            }
+    }
+
+    /// Puts transmission `id`'s copies in the water: each receiver's link budget in the
+    /// current world, the medium's copies, and the decisions at the receivers it is meant for.
+    fn place(&mut self, id: u64) {
+        let Some(tx) = self.txs.get(&id) else {
+            return;
+        };
+        let (m, start, end) = (tx.from, tx.start_ns, tx.end_ns);
+        let rate = match &tx.payload {
             Payload::Data { rate, .. } => *rate,
             _ => 0,
         };
+        let intended: Vec<bool> = (0..self.modems.len())
+            .map(|j| self.intended(tx, j))
+            .collect();
         let spec = self.fe.link_spec(rate);
-        let n = self.modems.len();
-        let mut copies = vec![None; n];
+        let mut copies = vec![None; self.modems.len()];
         let mut signals = Vec::new();
-        let mut intended = vec![false; n];
         for (j, slot) in copies.iter_mut().enumerate() {
             if j == m {
                 continue;
             }
-            let addr = self.modems[j].src();
-            intended[j] = match payload {
-                Payload::Data { .. } | Payload::Mini { .. } => dest == addr || dest == BROADCAST,
-                _ => dest == addr,
-            };
             let (budget, closing) = match self.budget(m, j, &spec) {
                 Some((b, c)) => (Some(b), c),
                 None => (None, 0.0),
@@ -630,31 +685,9 @@ impl Modems {
                 );
             }
         }
-        let any_intended = intended.iter().any(|&i| i);
-        let tx = Tx {
-            id,
-            from: m,
-            src,
-            dest,
-            payload,
-            start_ns: start,
-            end_ns: end,
-            copies,
-        };
-        if !any_intended {
-            self.record_all(&tx, None, None, |_| Fate::Dropped(DropReason::NoReceiver));
+        if let Some(tx) = self.txs.get_mut(&id) {
+            tx.copies = copies;
         }
-        self.modems[m].tx_until = end;
-        if host {
-            self.report(
-                m,
-                Report::Txp {
-                    nbytes: tx_bytes(&tx.payload),
-                },
-            );
-        }
-        self.schedule(end, Event::TxEnd { modem: m, tx: id });
-        self.txs.insert(id, tx);
     }
 
     fn budget(&self, a: usize, b: usize, spec: &LinkSpec) -> Option<(Budget, f64)> {

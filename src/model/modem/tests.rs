@@ -178,6 +178,31 @@ fn ping_reports_one_way_travel_time() {
 }
 
 #[test]
+fn a_ping_asked_for_before_the_first_window_travels_in_that_windows_world() {
+    let mut f = front(2);
+    // A host that spoke as the run was starting: no world yet, no copy decided.
+    f.host_line(0, 0, b"$CCMPC,1,2");
+    assert!(f.ledger().is_empty(), "{:?}", f.ledger());
+    f.set_channel(
+        0,
+        &ChannelView::check(&Channel::from(&channel(&[0.0, 750.0], &[])), 2).unwrap(),
+    );
+    f.advance(10 * NS);
+    let out = f.drain();
+    let mpr = out.iter().find(|o| o.line.starts_with("$CAMPR"));
+    assert_eq!(
+        mpr.map(|o| o.line.as_str()),
+        Some(emit("CAMPR", &["2", "1", "0.5000"]).as_str()),
+        "{out:?}"
+    );
+    assert!(
+        f.ledger().iter().all(|e| e.fate == Fate::Delivered),
+        "{:?}",
+        f.ledger()
+    );
+}
+
+#[test]
 fn collision_half_duplex_range_and_drop_reasons() {
     let mut f = front(3);
     f.set_channel(
