@@ -24,6 +24,42 @@ pub fn require_root() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Has `cmd` (run as root) start in a network namespace of its own, its loopback up: the
+/// scenarios the project ships listen on their documented ports (the NETSIM manager on 61999,
+/// the modems from 62000), which another program on the machine may hold. In a namespace of
+/// its own a run has every port free; the vehicles' namespaces it creates are its own either
+/// way, and its files and processes are the machine's as before.
+#[allow(dead_code)]
+pub fn on_own_loopback(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only system calls (unshare, socket, ioctl, close), no
+    // allocation or lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut req: libc::ifreq = std::mem::zeroed();
+            req.ifr_name[..2].copy_from_slice(&[b'l' as libc::c_char, b'o' as libc::c_char]);
+            let up = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0 && {
+                req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+                libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) == 0
+            };
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            if up {
+                Ok(())
+            } else {
+                Err(err)
+            }
+        })
+    }
+}
+
 /// Fails unless every one of `tools` is on the PATH, naming the set-up that installs it
 /// (`setup`: e.g. "scripts/setup --test").
 #[allow(dead_code)]

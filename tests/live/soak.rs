@@ -62,12 +62,13 @@ fn the_soak_scenario_is_the_default_one_with_its_traffic_kept_going() {
     );
 }
 
+/// `cosim soak` with `args`, on a loopback of its own when run as root (the scenario's ports).
 fn soak(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cosim"))
-        .arg("soak")
-        .args(args)
-        .output()
-        .unwrap()
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosim"));
+    if unsafe { libc::geteuid() } == 0 {
+        common::on_own_loopback(&mut cmd);
+    }
+    cmd.arg("soak").args(args).output().unwrap()
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn the_default_scenario_shows_every_part_of_the_mission() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosim"));
-    let run = cmd
+    let run = common::on_own_loopback(&mut cmd)
         .args([
             "run",
             repo("config/default.yaml").to_str().unwrap(),
@@ -411,7 +411,7 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
         true => "config/default.yaml",
         false => "config/soak.yaml",
     };
-    let child = Command::new(env!("CARGO_BIN_EXE_cosim"))
+    let child = common::on_own_loopback(&mut Command::new(env!("CARGO_BIN_EXE_cosim")))
         .args([
             "run",
             repo(scenario).to_str().unwrap(),

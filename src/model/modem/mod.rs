@@ -42,7 +42,8 @@
 //! it, unless it captures it by `capture_sir_db`); a received copy's frames are each drawn
 //! against their PER (BER over the frame's bits; a mini-packet is one draw). Doppler in
 //! `$CACST` is the closing speed (m/s) estimated from the positions of consecutive windows.
-//! Before the first ChannelData a modem has no link to any other: out of range.
+//! A transmission started before the first ChannelData (a host that spoke as the run was
+//! starting, at sim time 0) is put in the water when that world arrives, as it stood at time 0.
 //!
 //! # Ledger
 //! Every frame copy sent to an addressed receiver (every other modem for destination 0, the
