@@ -196,7 +196,7 @@ def main():
     ap.add_argument('--nav-every', type=float, default=1.0, help='nav report period (s of sim time)')
     ap.add_argument('--data-to', type=int, help='acoustic address to send data packets to')
     ap.add_argument('--data-every', type=float, default=15.0)
-    ap.add_argument('--rate', type=int, default=1, help='Micro-Modem packet rate 0-5')
+    ap.add_argument('--rate', type=int, default=1, help='Micro-Modem packet rate 0-6')
     ap.add_argument('--ping', type=int, help='acoustic address to ping')
     ap.add_argument('--ping-every', type=float, default=20.0)
     ap.add_argument('--offset', type=float, default=2.0, help='sim seconds before the first data packet')

@@ -123,12 +123,24 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             command,
         } => {
             let mut attach = None;
+            let mut env = netsim_cosim::io::os::netns::vehicle_env(&vehicle);
             if let Some(s) = scenario {
                 let loaded = cli::load(&s)?;
                 let Some(v) = loaded.scenario.vehicles.iter().find(|v| v.name == vehicle) else {
-                    anyhow::bail!("{} has no vehicle {vehicle:?}", s.display());
+                    let names: Vec<&str> = loaded
+                        .scenario
+                        .vehicles
+                        .iter()
+                        .map(|v| v.name.as_str())
+                        .collect();
+                    anyhow::bail!(
+                        "{} has no vehicle {vehicle:?}; its vehicles: {}",
+                        s.display(),
+                        names.join(", ")
+                    );
                 };
                 attach = v.attach.clone();
+                env = loaded.scenario.vehicle_ros(v).env();
                 let ns = netsim_cosim::io::os::netns::ns_name(&vehicle);
                 if let (Some(host), None) = (&v.host, &attach) {
                     if !std::path::Path::new(netsim_cosim::io::os::netns::NETNS_DIR)
@@ -142,6 +154,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             Err(netsim_cosim::io::os::netns::exec_in(
                 &vehicle,
                 attach.as_ref(),
+                &env,
                 &command,
             ))
         }

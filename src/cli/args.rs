@@ -135,7 +135,10 @@ pub enum Command {
     /// ROS-NetSim's framing.
     PhysicsSim(ServeArgs),
     /// Run a program inside a vehicle's network namespace (the run must be live:
-    /// `network.capture: tun`), e.g. `cosim exec auv1 -- ping 10.10.0.2`.
+    /// `network.capture: tun`), e.g. `cosim exec auv1 -- ping 10.10.0.2`. It gets the
+    /// environment the vehicle's programs get from the scenario's ROS 2 settings
+    /// (`ROS_DOMAIN_ID`, `ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET`, `COSIM_ROS_*`): the running
+    /// run's, or with `--scenario` that file's.
     Exec {
         /// The vehicle's name.
         vehicle: String,

@@ -460,7 +460,9 @@ pub async fn serve_until(
     tokio::select! {
         end = serving => match end? {
             ServeEnd::Done => Ok(0),
-            ServeEnd::Idle => anyhow::bail!("no request for {idle_timeout_s} s; exiting"),
+            ServeEnd::Idle => anyhow::bail!(
+                "no request for {idle_timeout_s} s (--idle-timeout-s); exiting"
+            ),
         },
         _ = stop => Ok(EXIT_INTERRUPTED),
     }

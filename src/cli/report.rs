@@ -5,14 +5,25 @@ use super::EXIT_INTERRUPTED;
 use crate::net::ledger::LedgerSummary;
 use crate::output::report;
 use crate::output::summary::RunReport;
+use anyhow::Context;
 use std::path::Path;
+
+/// Creates `dir` (and its parents), the error naming it.
+fn create_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
+/// Writes `bytes` to `path`, the error naming it.
+fn write(path: &Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
 
 /// Writes `summary.json` next to the timeline, the report from the run's record
 /// (`report/`), prints the summary tables, returns the exit code.
 pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
-    std::fs::create_dir_all(out_dir)?;
+    create_dir(out_dir)?;
     let summary = out_dir.join("summary.json");
-    std::fs::write(&summary, serde_json::to_vec_pretty(report)?)?;
+    write(&summary, serde_json::to_vec_pretty(report)?)?;
     let mut files = vec![("summary", summary)];
     if let Some(m) = &report.modems {
         let ledger = out_dir.join("modem_ledger.jsonl");
@@ -21,7 +32,7 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
             text.push_str(&serde_json::to_string(e)?);
             text.push('\n');
         }
-        std::fs::write(&ledger, text)?;
+        write(&ledger, text)?;
         files.push(("modem ledger", ledger));
     }
     if let Some(r) = &report.record {
@@ -116,11 +127,15 @@ pub fn compare(
         };
         let mut seen = false;
         let mut latest = 0.0_f64;
+        // The links the record has, to name them if it lacks the one asked for.
+        let mut links = std::collections::BTreeSet::new();
         let record = Record::read_with(&dir, &mut |p| {
             latest = latest.max(p.end_s);
             if p.src == src && p.dst.as_deref() == Some(dst) {
                 seen = true;
                 folds.iter_mut().for_each(|f| f.add(&p));
+            } else if !seen {
+                links.insert(format!("{}:{}", p.src, p.dst.as_deref().unwrap_or("*")));
             }
         })?;
         // A run ends at its last window; a record cut short (no summary) at its latest copy.
@@ -130,9 +145,15 @@ pub fn compare(
             .map(|s| s.sim_seconds);
         end = end.max(simulated.unwrap_or(latest));
         if !seen {
+            let links: Vec<String> = links.into_iter().collect();
             anyhow::bail!(
-                "{}: no packet from {src} to {dst} in the record",
-                dir.display()
+                "--link {link}: {}: no packet from {src} to {dst} in the record ({})",
+                dir.display(),
+                if links.is_empty() {
+                    "it has no packets".to_owned()
+                } else {
+                    format!("its links: {}", links.join(", "))
+                }
             );
         }
         columns.push((label, folds));
@@ -164,9 +185,9 @@ pub fn compare(
 
 /// Writes a standalone network coordinator's ledger to `network_summary.json` and prints it.
 pub fn report_network(n: &LedgerSummary, out_dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out_dir)?;
-    std::fs::write(
-        out_dir.join("network_summary.json"),
+    create_dir(out_dir)?;
+    write(
+        &out_dir.join("network_summary.json"),
         serde_json::to_vec_pretty(n)?,
     )?;
     println!("  network: {n}");

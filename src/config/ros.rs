@@ -5,10 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// ROS 2 settings of a vehicle's stack (top-level `ros` for every vehicle, `vehicles[].ros` for
-/// one). The programs of the vehicle (`programs[]` with its `vehicle`) get them as environment
-/// variables: `ROS_DOMAIN_ID`, `COSIM_ROS_NAMESPACE`, `COSIM_ROS_USE_SIM_TIME` and
-/// `COSIM_ROS_ARGS` (ROS 2 reads no environment variable for a node's namespace or for
-/// `use_sim_time`: a program passes `$COSIM_ROS_ARGS` to its node).
+/// one). The programs of the vehicle (`programs[]` with its `vehicle`, and commands started in
+/// it with `cosim exec`) get them as environment variables: `ROS_DOMAIN_ID`,
+/// `ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET` (peers over the vehicle's interface, whatever the
+/// caller's shell set), `COSIM_ROS_NAMESPACE`, `COSIM_ROS_USE_SIM_TIME` and `COSIM_ROS_ARGS`
+/// (ROS 2 reads no environment variable for a node's namespace or for `use_sim_time`: a
+/// program passes `$COSIM_ROS_ARGS` to its node).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RosSettings {
@@ -64,6 +66,12 @@ impl RosSettings {
             env.push((
                 "COSIM_ROS_ARGS".to_owned(),
                 format!("--ros-args {}", args.join(" ")),
+            ));
+        }
+        if !env.is_empty() {
+            env.push((
+                "ROS_AUTOMATIC_DISCOVERY_RANGE".to_owned(),
+                "SUBNET".to_owned(),
             ));
         }
         env

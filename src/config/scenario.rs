@@ -128,6 +128,15 @@ impl Scenario {
         v.ros.or(&self.ros)
     }
 
+    /// Per vehicle, in order: the environment its programs get from its ROS 2 settings
+    /// ([`RosSettings::env`]), and `cosim exec` in its namespace too.
+    pub fn vehicles_ros_env(&self) -> Vec<Vec<(String, String)>> {
+        self.vehicles
+            .iter()
+            .map(|v| self.vehicle_ros(v).env())
+            .collect()
+    }
+
     /// The JSON Schema of a scenario file (`schema/scenario.schema.json`), as text: every key
     /// with its meaning, unit and default (the doc comments of these types), unknown keys
     /// refused as the loader refuses them. The loader's semantic rules beyond types, ranges and

@@ -18,7 +18,7 @@ pub struct Water {
     #[serde(default = "default_ph")]
     pub ph: f64,
     /// `mackenzie` (default; from temperature, salinity and depth) or a fixed speed in m/s,
-    /// in [1300, 1700].
+    /// in [1400, 1700] (sea water's range).
     #[serde(default)]
     pub sound_speed: SoundSpeed,
     /// Surface wind speed for the Wenz noise, m/s (≥ 0; default 5).

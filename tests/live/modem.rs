@@ -949,6 +949,26 @@ fn passthrough_and_modem_config_is_validated_with_key_paths() {
     assert!(e.contains("acoustic_modems.heartbeat_s"), "{e}");
 }
 
+/// A modem port another process holds: the run does not start, and its error names the file,
+/// the modem, the address and how to find who holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modem_port_in_use_is_refused_naming_it_and_how_to_find_its_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let loaded = scenario(dir.path(), &[v("alpha", port, 1, [0.0, 0.0, -20.0])], FLAT);
+    let e = match netsim_cosim::coord::physics_coordinator(&loaded, None, None).await {
+        Ok(_) => panic!("a run started on a port in use"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(
+        e.contains("scenario.yaml: modem alpha: cannot listen on 127.0.0.1:")
+            && e.contains(&format!("`ss -ltnp 'sport = :{port}'`")),
+        "{e}"
+    );
+    drop(held);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passthrough_relays_to_a_serial_device() {
     // A pty pair stands in for the serial cable: the bridge opens one end raw at 19200 baud,

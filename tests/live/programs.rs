@@ -530,6 +530,87 @@ fn a_vehicle_program_gets_its_ros_settings_from_the_scenario() {
     assert_eq!(program(&summary, "inside")["exit_code"], 0);
 }
 
+/// `cosim exec` into a running run's vehicle gives the command the environment the vehicle's
+/// programs get (`ROS_DOMAIN_ID`, `ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET`, `COSIM_ROS_*`), over
+/// what the caller's shell set; the same with `--scenario`; a vehicle of no run, or not in the
+/// scenario, is refused naming those there are.
+#[test]
+fn cosim_exec_gives_the_command_its_vehicles_ros_settings() {
+    let _serial = require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        &["exa", "exb"],
+        94,
+        60.0,
+        1.0,
+        "network: {capture: tun}\nros: {domain_id: 7, use_sim_time: false}\nprograms:\n\
+         \x20 - {name: inside, vehicle: exa, command: 'echo $$ > \"$COSIM_OUT/inside.pid\"; exec sleep 100'}\n",
+    );
+    let text_ = std::fs::read_to_string(&s).unwrap().replace(
+        "  - name: exb\n",
+        "  - name: exb\n    ros: {namespace: /b}\n",
+    );
+    std::fs::write(&s, text_).unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(COSIM)
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_file(&out.join("inside.pid"), Duration::from_secs(30));
+    let exec = |args: &[&str]| {
+        Command::new(COSIM)
+            .arg("exec")
+            .args(args)
+            .env("ROS_DOMAIN_ID", "99")
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .output()
+            .unwrap()
+    };
+    let show = "echo \"$ROS_DOMAIN_ID|$ROS_AUTOMATIC_DISCOVERY_RANGE|${COSIM_ROS_NAMESPACE-none}|$COSIM_ROS_ARGS\"";
+    let scenario_arg = format!("--scenario={}", s.display());
+    for (vehicle, want) in [
+        ("exa", "7|SUBNET|none|--ros-args -p use_sim_time:=false\n"),
+        (
+            "exb",
+            "7|SUBNET|/b|--ros-args -r __ns:=/b -p use_sim_time:=false\n",
+        ),
+    ] {
+        for with_scenario in [false, true] {
+            let mut args = vec![vehicle];
+            if with_scenario {
+                args.push(&scenario_arg);
+            }
+            args.extend(["--", "sh", "-c", show]);
+            let o = exec(&args);
+            assert!(o.status.success(), "{}", text(&o));
+            assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{args:?}");
+        }
+    }
+    let o = exec(&["exz", "--", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no namespace ncs-exz"),
+        "{err}"
+    );
+    assert!(err.contains("exa") && err.contains("exb"), "{err}");
+    let o = exec(&["exz", &scenario_arg, "--", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("has no vehicle \"exz\"; its vehicles: exa, exb"),
+        "{err}"
+    );
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    // The environment left for `cosim exec` goes with the namespaces.
+    for v in ["exa", "exb"] {
+        assert!(netns::vehicle_env(v).is_empty(), "{v}");
+    }
+}
+
 #[test]
 fn ctrl_c_stops_every_program_and_leaves_no_namespace() {
     let _serial = require_root();

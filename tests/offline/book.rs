@@ -503,3 +503,183 @@ fn a_drop_reason_missing_or_reworded_in_the_page_is_found() {
     assert_eq!(differ.len(), 1, "{differ:?}");
     assert!(differ[0].contains("shutdown"), "{differ:?}");
 }
+
+/// The glossary's entries, by the anchor of their heading in `reference/glossary.md`, and the
+/// words that use each term in the book's prose (matched whole, case as written).
+const GLOSSARY: &[(&str, &[&str])] = &[
+    ("w", &["W"]),
+    ("begin-and-end", &["BEGIN", "END"]),
+    ("channeldata", &["ChannelData"]),
+    ("los-and-nlos", &["LOS", "NLOS"]),
+    ("ledger", &["ledger", "Ledger"]),
+    ("tun", &["TUN"]),
+    (
+        "network-namespace",
+        &["network namespace", "Network namespace"],
+    ),
+    ("dds", &["DDS"]),
+    ("snr-and-sir", &["SNR", "SIR"]),
+    ("ber-and-per", &["BER", "PER"]),
+    ("fh-fsk-and-psk", &["FH-FSK", "PSK"]),
+    ("wenz-curves", &["Wenz"]),
+    ("netsim-manager", &["NETSIM manager"]),
+    ("sim-time", &["sim time", "Sim time"]),
+    ("capture-agent", &["capture agent", "Capture agent"]),
+    ("pcap", &["pcap"]),
+];
+
+/// `text` with what is not prose blanked out (fenced code blocks, HTML comments, inline code),
+/// its lines where they were.
+fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut fenced, mut comment) = (false, false);
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || line.trim_start().starts_with("```") {
+            out.push('\n');
+            continue;
+        }
+        let mut code = false;
+        let mut chars = line.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if comment {
+                if line[i..].starts_with("-->") {
+                    comment = false;
+                    chars.nth(1);
+                }
+                out.push(if c == '\n' { c } else { ' ' });
+                continue;
+            }
+            if !code && line[i..].starts_with("<!--") {
+                comment = true;
+                out.push(' ');
+                continue;
+            }
+            if c == '`' {
+                code = !code;
+            }
+            out.push(if code || c == '`' { ' ' } else { c });
+        }
+    }
+    out
+}
+
+/// Where `word` first occurs in `text` as a word of its own (no letter, digit or `_` beside it).
+fn first_word(text: &str, word: &str) -> Option<(usize, usize)> {
+    let wordish = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(word)
+        .map(|(at, w)| (at, at + w.len()))
+        .find(|&(a, b)| {
+            !wordish(text[..a].chars().next_back()) && !wordish(text[b..].chars().next())
+        })
+}
+
+/// The Markdown links of `text`: the byte span of each one's text, and its target.
+fn link_spans(text: &str) -> Vec<(usize, usize, &str)> {
+    let mut links = Vec::new();
+    for (open, _) in text.match_indices('[') {
+        let Some(close) = text[open..].find("](").map(|c| open + c) else {
+            continue;
+        };
+        if text[open + 1..close].contains("\n\n") {
+            continue;
+        }
+        let Some(end) = text[close + 2..].find(')').map(|e| close + 2 + e) else {
+            continue;
+        };
+        links.push((open + 1, close, &text[close + 2..end]));
+    }
+    links
+}
+
+/// For each glossary term, its first use in the book's pages (in `SUMMARY.md`'s order, the
+/// glossary left out) unless that use is the text of a link to its entry; and every heading of
+/// the glossary without a row in [`GLOSSARY`], or a row without its heading.
+fn unlinked_first_uses(src: &Path) -> Vec<String> {
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap();
+    let pages: Vec<&str> = summary
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .filter(|p| *p != "reference/glossary.md")
+        .collect();
+    let glossary = std::fs::read_to_string(src.join("reference/glossary.md")).unwrap();
+    let headings: BTreeSet<String> = glossary
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .map(|h| {
+            h.to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let rows: BTreeSet<String> = GLOSSARY.iter().map(|(a, _)| a.to_string()).collect();
+    let mut problems: Vec<String> = headings
+        .symmetric_difference(&rows)
+        .map(|a| format!("glossary entry #{a}: a heading without a row in GLOSSARY, or a row without its heading"))
+        .collect();
+    let texts: Vec<(&str, String)> = pages
+        .iter()
+        .map(|p| {
+            (
+                *p,
+                prose(&std::fs::read_to_string(src.join(p)).unwrap_or_default()),
+            )
+        })
+        .collect();
+    for (anchor, words) in GLOSSARY {
+        let first = texts.iter().find_map(|(page, text)| {
+            words
+                .iter()
+                .filter_map(|w| first_word(text, w))
+                .min()
+                .map(|at| (page, text, at))
+        });
+        let Some((page, text, (a, b))) = first else {
+            problems.push(format!("#{anchor}: no page uses it"));
+            continue;
+        };
+        let linked = link_spans(text).iter().any(|&(s, e, target)| {
+            s <= a && b <= e && target.ends_with(&format!("glossary.md#{anchor}"))
+        });
+        if !linked {
+            let line = text[..a].matches('\n').count() + 1;
+            problems.push(format!(
+                "{page}:{line}: first use of {:?}, not a link to glossary.md#{anchor}",
+                &text[a..b]
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn each_glossary_term_is_linked_to_its_entry_where_the_book_first_uses_it() {
+    let problems = unlinked_first_uses(&repo().join("docs/src"));
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn a_first_use_without_its_glossary_link_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = copy_book(tmp.path()).join("src");
+    let intro = src.join("introduction.md");
+    let text = std::fs::read_to_string(&intro).unwrap();
+    let planted = text.replacen("[W](reference/glossary.md#w)", "W", 1);
+    assert_ne!(planted, text, "the introduction links W to the glossary");
+    std::fs::write(&intro, planted).unwrap();
+    let problems = unlinked_first_uses(&src);
+    assert!(
+        problems.len() == 1
+            && problems[0].starts_with("introduction.md:")
+            && problems[0].contains("\"W\""),
+        "{problems:#?}"
+    );
+}

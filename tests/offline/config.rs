@@ -1,5 +1,6 @@
 //! The scenario loader: located errors, validation rules, shipped scenarios, source map.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use netsim_cosim::config::{self, ConfigError, LoadedScenario, SourceMap, Terrain};
@@ -981,6 +982,8 @@ fn links_and_water_errors_name_key_and_line() {
         ("salinity_ppt: -1", "world.water.salinity_ppt"),
         ("ph: 3", "world.water.ph"),
         ("sound_speed: 900", "world.water.sound_speed"),
+        // Sea water's range, as a profile's: 1350 m/s is a typo or a unit mistake.
+        ("sound_speed: 1350", "world.water.sound_speed"),
         ("wind_mps: -2", "world.water.wind_mps"),
         ("shipping: 2", "world.water.shipping"),
     ];
@@ -1623,6 +1626,41 @@ fn shipped_scenarios() -> Vec<PathBuf> {
     files
 }
 
+/// The scenario reference's table of shipped scenarios has a row for each `config/*.yaml`, and
+/// no row for a file that is not there.
+#[test]
+fn the_scenario_reference_lists_every_shipped_scenario() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/reference/scenario.md"),
+    )
+    .unwrap();
+    let table = page
+        .split("## Shipped scenarios")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("a section \"Shipped scenarios\"");
+    let rows: BTreeSet<String> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `config/"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect();
+    let files: BTreeSet<String> = shipped_scenarios()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files.difference(&rows).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "shipped scenarios without a row in docs/src/reference/scenario.md"
+    );
+    assert_eq!(
+        rows.difference(&files).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "rows of docs/src/reference/scenario.md naming no file of config/"
+    );
+}
+
 #[test]
 fn every_shipped_scenario_names_the_schema_on_its_first_line() {
     for file in shipped_scenarios() {
@@ -2101,6 +2139,11 @@ fn ros_settings_default_to_the_top_level_and_a_vehicle_overrides_them() {
     assert_eq!(env("ROS_DOMAIN_ID").as_deref(), Some("7"));
     assert_eq!(env("COSIM_ROS_NAMESPACE").as_deref(), Some("/fleet"));
     assert_eq!(env("COSIM_ROS_USE_SIM_TIME").as_deref(), Some("true"));
+    // Peers over the vehicle's interface, whatever the caller's shell set.
+    assert_eq!(
+        env("ROS_AUTOMATIC_DISCOVERY_RANGE").as_deref(),
+        Some("SUBNET")
+    );
     assert_eq!(
         env("COSIM_ROS_ARGS").as_deref(),
         Some("--ros-args -r __ns:=/fleet -p use_sim_time:=true")

@@ -1523,8 +1523,13 @@ fn cosim_compare_tables_a_link_of_runs_and_names_bad_input() {
     assert!(err(&[run, "--link", "usv1"]).contains("--link \"usv1\": expected SRC:DST"));
     assert!(err(&[run, "--link", "usv1:usv2", "--phase", "LOS=5"])
         .contains("\"LOS=5\": expected NAME=FROM-TO in seconds"));
-    assert!(err(&[run, "--link", "usv1:nobody"])
-        .contains("no packet from usv1 to nobody in the record"));
+    let e = err(&[run, "--link", "usv1:nobody"]);
+    assert!(
+        e.contains("no packet from usv1 to nobody in the record (its links: ")
+            && e.contains("usv1:usv2")
+            && e.contains("usv2:usv1"),
+        "{e}"
+    );
     let empty = tempfile::tempdir().unwrap();
     assert!(err(&[empty.path().to_str().unwrap(), "--link", "usv1:usv2"]).contains("record.mcap"));
 }

@@ -175,10 +175,12 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         "more than the link's rate: LOS {los} of {los_rate} Mbit/s, NLOS {nlos} of {nlos_rate}"
     );
     assert!(
-        los > 1.0 && nlos > 0.05,
-        "TCP moved nothing: LOS {los}, NLOS {nlos} Mbit/s"
+        los > 0.1,
+        "TCP moved nothing in line of sight: {los} Mbit/s"
     );
     assert!(oor < 0.05, "out of range {oor} Mbit/s");
+    // How much TCP gets through behind the headland, at a few Mbit/s and a high error rate,
+    // depends on how closely the run kept the wall clock.
     common::assert_if_kept_pace(
         &summary,
         los > 10.0 && nlos > 0.5 && nlos < los / 3.0,

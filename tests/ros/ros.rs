@@ -975,6 +975,7 @@ fn the_examples_report_their_latency_in_sim_time_beside_the_links_delay() {
     // the median: a stamp on the wall clock would read half the delay.
     let lag_s = delay_s;
     let mut late_clock = 0;
+    let mut too_long = Vec::new();
     for m in record.metrics.iter() {
         let (stamp, receipt) = (m.t_s - m.value, m.t_s);
         let carried_within = |lag: f64| {
@@ -992,11 +993,12 @@ fn the_examples_report_their_latency_in_sim_time_beside_the_links_delay() {
         if !carried_within(slack_s) || m.value < delay_s - 2.0 * slack_s {
             late_clock += 1;
         }
-        assert!(
-            m.value > 0.0 && m.value < 1.0,
-            "latency {} s across a link of {delay_s} s: {m:?}",
-            m.value
-        );
+        assert!(m.value > 0.0, "latency {} s: {m:?}", m.value);
+        // Under a second: a listener the machine leaves unscheduled for longer takes its
+        // message later in sim time than the link brought it.
+        if m.value >= 1.0 {
+            too_long.push(m.value);
+        }
     }
     println!(
         "{late_clock} of {} latencies read with the listener's clock more than two windows behind",
@@ -1006,8 +1008,20 @@ fn the_examples_report_their_latency_in_sim_time_beside_the_links_delay() {
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
     assert!(
-        median >= delay_s - 2.0 * slack_s && median < delay_s + 0.1,
+        median >= delay_s - 2.0 * slack_s,
         "median latency {median} s across a link of {delay_s} s: {sorted:?}"
+    );
+    // How soon after the link the listener takes a message is the machine's scheduling:
+    // asserted when the run kept up with the wall clock.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    crate::common::assert_if_kept_pace(
+        &summary,
+        median < delay_s + 0.1 && too_long.is_empty(),
+        &format!(
+            "median latency {median} s (under {} s), none of a second or more ({too_long:?})",
+            delay_s + 0.1
+        ),
     );
     let a = netsim_cosim::output::report::generate(&out)
         .unwrap()

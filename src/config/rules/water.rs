@@ -2,7 +2,8 @@
 //! against the terrain once that is read:
 //!
 //! - `world.water`: `temperature_c` in [−2, 40], `salinity_ppt` in [0, 45], `ph` in [6, 9.5],
-//!   a fixed `sound_speed` in [1300, 1700] m/s, `wind_mps` ≥ 0, `shipping` in [0, 1].
+//!   a fixed `sound_speed` in [1400, 1700] m/s (as a profile's speeds, below), `wind_mps` ≥ 0,
+//!   `shipping` in [0, 1].
 //!   `profile` (sound speed by depth, for beam tracing): at least one row, each with exactly
 //!   one of `speed_mps` and `temperature_c` (`salinity_ppt` only beside a temperature,
 //!   temperatures and salinities in the water's ranges), depths finite, the first 0 and
@@ -36,10 +37,14 @@ pub(super) fn water(cx: &Ctx) -> Check {
         ));
     }
     if let SoundSpeed::Fixed(c) = w.sound_speed {
-        if !(c.is_finite() && (1300.0..=1700.0).contains(&c)) {
+        if !(c.is_finite() && (MIN_PROFILE_SPEED_MPS..=MAX_PROFILE_SPEED_MPS).contains(&c)) {
             return Err(cx.err(
                 "world.water.sound_speed",
-                format!("must be `mackenzie` or a speed in [1300, 1700] m/s (got {c})"),
+                format!(
+                    "must be `mackenzie` or a speed in [{MIN_PROFILE_SPEED_MPS}, \
+                     {MAX_PROFILE_SPEED_MPS}] m/s, the range of sea water (got {c}: a typo or a \
+                     unit mistake?)"
+                ),
             ));
         }
     }

@@ -32,6 +32,22 @@ fn owner_file(ns: &str) -> PathBuf {
     Path::new(STATE_DIR).join(format!("{ns}.owner"))
 }
 
+/// The environment a command run in `ns` gets ([`Namespaces::note_env`]).
+fn env_file(ns: &str) -> PathBuf {
+    Path::new(STATE_DIR).join(format!("{ns}.env"))
+}
+
+/// The environment the running run left for `vehicle`'s namespace ([`Namespaces::note_env`]):
+/// `KEY=value` pairs, none if it left none.
+pub fn vehicle_env(vehicle: &str) -> Vec<(String, String)> {
+    std::fs::read_to_string(env_file(&ns_name(vehicle)))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
 /// Start time of a process (field 22 of /proc/<pid>/stat), to tell a reused pid apart.
 fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -118,7 +134,7 @@ pub fn list() -> Vec<String> {
 }
 
 /// Removes the leftovers of dead runs: `ncs-*` namespaces whose owner is dead or unknown, and
-/// owner files without a namespace. Returns the namespaces removed.
+/// owner and environment files without a namespace. Returns the namespaces removed.
 pub fn clean_stale() -> Vec<String> {
     let mut removed = Vec::new();
     for ns in list() {
@@ -127,12 +143,16 @@ pub fn clean_stale() -> Vec<String> {
                 removed.push(ns.clone());
             }
             let _ = std::fs::remove_file(owner_file(&ns));
+            let _ = std::fs::remove_file(env_file(&ns));
         }
     }
     if let Ok(d) = std::fs::read_dir(STATE_DIR) {
         for e in d.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(ns) = name.strip_suffix(".owner") {
+            if let Some(ns) = name
+                .strip_suffix(".owner")
+                .or_else(|| name.strip_suffix(".env"))
+            {
                 if !Path::new(NETNS_DIR).join(ns).exists() && owner_alive(ns).is_none() {
                     let _ = std::fs::remove_file(e.path());
                 }
@@ -189,6 +209,19 @@ impl Namespaces {
         &self.names
     }
 
+    /// Leaves `env`, the environment the scenario gives `vehicle`'s programs, beside the
+    /// namespace this run created for it, where `cosim exec` finds it; removed with the
+    /// namespace. Nothing for a namespace it did not create, or an empty `env`.
+    pub fn note_env(&self, vehicle: &str, env: &[(String, String)]) -> anyhow::Result<()> {
+        let ns = ns_name(vehicle);
+        if env.is_empty() || !self.names.contains(&ns) {
+            return Ok(());
+        }
+        let text: String = env.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+        let path = env_file(&ns);
+        write_whole(&path, &text).with_context(|| format!("cannot write {}", path.display()))
+    }
+
     /// Adds `vehicle`'s namespace that the run does not own: a running container's or an
     /// existing one's ([`VehicleNs::attach`]), held until [`Self::remove_all`].
     pub fn attach(&mut self, vehicle: &str, to: &Attach) -> anyhow::Result<()> {
@@ -227,6 +260,7 @@ impl Namespaces {
                 }
             }
             let _ = std::fs::remove_file(owner_file(&ns));
+            let _ = std::fs::remove_file(env_file(&ns));
         }
     }
 }
@@ -520,8 +554,13 @@ pub fn for_vehicle(vehicle: &str, attach: Option<&Attach>) -> anyhow::Result<Veh
 
 /// Replaces this process with `command` running in `vehicle`'s namespace (the one it
 /// attaches to, with `attach`; in a container, runs it as a child and exits with its exit
-/// code); returns only on error.
-pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> anyhow::Error {
+/// code), `env` added to its environment; returns only on error.
+pub fn exec_in(
+    vehicle: &str,
+    attach: Option<&Attach>,
+    env: &[(String, String)],
+    command: &[String],
+) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     let ns = ns_name(vehicle);
     if attach.is_none() && !Path::new(NETNS_DIR).join(&ns).exists() {
@@ -530,8 +569,17 @@ pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> an
                 "no namespace {ns} here: cosim exec joins the namespaces of a run as root; a run without root keeps them to itself (start the command as one of its scenario's programs)"
             );
         }
+        let running: Vec<String> = list()
+            .iter()
+            .filter_map(|n| n.strip_prefix(PREFIX).map(str::to_owned))
+            .collect();
         return anyhow::anyhow!(
-            "no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active?"
+            "no namespace {ns}: is a run with network.capture: tun and vehicle {vehicle:?} active? ({})",
+            if running.is_empty() {
+                "no run's vehicle has a namespace here now".to_owned()
+            } else {
+                format!("vehicles with a namespace here now: {}", running.join(", "))
+            }
         );
     }
     let Some((prog, args)) = command.split_first() else {
@@ -542,7 +590,7 @@ pub fn exec_in(vehicle: &str, attach: Option<&Attach>, command: &[String]) -> an
         Err(e) => return e,
     };
     let mut cmd = Command::new(prog);
-    cmd.args(args);
+    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
     ns.enter_on_exec(&mut cmd);
     if ns.others.is_empty() {
         let err = cmd.exec();

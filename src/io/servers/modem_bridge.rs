@@ -183,7 +183,7 @@ impl ModemBridges {
         for (i, spec) in specs.iter().enumerate() {
             let addr = SocketAddr::new(cfg.bind, spec.tcp_port);
             let listener = TcpListener::bind(addr).await.map_err(|e| {
-                anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", spec.name)
+                super::cannot_listen(&format!("{file}: modem {}", spec.name), addr, e)
             })?;
             addrs.push((spec.name.clone(), addr));
             tasks.push(tokio::spawn(serve_emulated(listener, shared.clone(), i)));
@@ -192,9 +192,9 @@ impl ModemBridges {
             let Some(m) = &v.modem else { continue };
             let Some(p) = &m.passthrough else { continue };
             let addr = SocketAddr::new(cfg.bind, m.tcp_port);
-            let listener = TcpListener::bind(addr).await.map_err(|e| {
-                anyhow::anyhow!("{file}: modem {}: cannot listen on {addr}: {e}", v.name)
-            })?;
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|e| super::cannot_listen(&format!("{file}: modem {}", v.name), addr, e))?;
             addrs.push((v.name.clone(), addr));
             tasks.push(tokio::spawn(serve_passthrough(
                 listener,

@@ -124,9 +124,10 @@ impl NavSource {
         let inbox = NavInbox::default();
         let addr = SocketAddr::new(m.bind, m.port);
         let manager = start(addr, rules, inbox.clone()).await.map_err(|e| {
-            anyhow::anyhow!(
-                "{}: netsim_manager: cannot listen on {addr}: {e}",
-                loaded.file.display()
+            super::cannot_listen(
+                &format!("{}: netsim_manager", loaded.file.display()),
+                addr,
+                e,
             )
         })?;
         Ok(Some(NavSource {

@@ -22,6 +22,7 @@ use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::agent::{Capture as AgentCapture, Release};
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
+use anyhow::Context;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
@@ -108,8 +109,11 @@ impl LiveNetwork {
         for name in &book.names {
             pcaps.push(match (s.network.pcap, out_dir) {
                 (true, Some(dir)) => {
-                    std::fs::create_dir_all(dir)?;
-                    let f = File::create(dir.join(format!("{name}.pcap")))?;
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                    let path = dir.join(format!("{name}.pcap"));
+                    let f = File::create(&path)
+                        .with_context(|| format!("cannot create {}", path.display()))?;
                     Some(PcapWriter::with_snaplen(
                         BufWriter::with_capacity(1 << 16, f),
                         s.network.pcap_snaplen,
@@ -137,6 +141,7 @@ impl LiveNetwork {
                 release_limit,
                 split: !offload,
                 pcaps,
+                env: s.vehicles_ros_env(),
             },
             network,
         )?;

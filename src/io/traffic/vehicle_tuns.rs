@@ -160,6 +160,9 @@ pub struct PortsConfig<'a> {
     pub split: bool,
     /// Per vehicle: its pcap file, if any.
     pub pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
+    /// Per vehicle: the environment its programs get ([`crate::config::Scenario::vehicles_ros_env`]),
+    /// left beside its namespace for `cosim exec`.
+    pub env: Vec<Vec<(String, String)>>,
 }
 
 /// The TUN interfaces of the vehicles on this machine, for the lifetime of this value.
@@ -183,6 +186,9 @@ impl<S: Sink> Ports<S> {
             .map(|(_, v)| v.name.as_str())
             .collect();
         let mut namespaces = Namespaces::create(&own)?;
+        for (v, env) in cfg.vehicles.iter().zip(&cfg.env) {
+            namespaces.note_env(&v.name, env)?;
+        }
         for (i, v) in cfg.vehicles.iter().enumerate() {
             if let (true, Some(a)) = (here(i), &v.attach) {
                 namespaces.attach(&v.name, a)?;

@@ -132,6 +132,7 @@ pub async fn run(
             release_limit: s.network.queue_limit.saturating_mul(mine),
             split: true,
             pcaps: Vec::new(),
+            env: s.vehicles_ros_env(),
         },
         Outbox {
             captures: Vec::new(),

@@ -26,7 +26,8 @@ pub fn run_secret(
             let dir = out_dir.context(
                 "the run's secret for its agents goes into its output folder, and this run has none: give it one, or network.agents.key_file",
             )?;
-            std::fs::create_dir_all(dir)?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
             let path = dir.join(KEY_FILE);
             let _ = std::fs::remove_file(&path);
             let secret = Secret::generate();
@@ -46,8 +47,7 @@ pub fn write_secret(path: &Path, secret: &Secret) -> anyhow::Result<()> {
         .mode(0o600)
         .open(path)
         .with_context(|| format!("cannot create {}", path.display()))?;
-    writeln!(f, "{}", secret.to_hex())?;
-    Ok(())
+    writeln!(f, "{}", secret.to_hex()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Reads a secret's file, refusing one that others than its owner may read or write.
