@@ -1,6 +1,11 @@
 //! Compiles `msg/*.proto` with a pure-Rust protobuf compiler (protox), so building needs no
 //! system `protoc`. The file descriptor set is kept for run-time checks (proto2 `required`).
-use std::{env, path::PathBuf};
+//! With the `ros` feature, gives the binaries the ROS 2 libraries they are built against
+//! ([`ros_runpath`]).
+use std::{
+    env,
+    path::{Path, PathBuf},
+};
 
 fn main() {
     let protos = [
@@ -27,4 +32,39 @@ fn main() {
         ])
         .compile_fds(fds)
         .expect("generate Rust for msg/*.proto");
+    ros_runpath();
+}
+
+/// With the `ros` feature, the binaries start without a sourced ROS 2: every directory of the
+/// build's `LD_LIBRARY_PATH` (the ROS 2 it builds against) goes into their search path, as
+/// DT_RPATH so that the libraries those load find theirs too, and a libpython the build's
+/// environment preloads (the ROS 2 of `.ros/`, from PyPI wheels, whose libraries refer to
+/// Python's symbols) becomes one of their libraries.
+fn ros_runpath() {
+    println!("cargo:rerun-if-env-changed=LD_LIBRARY_PATH");
+    println!("cargo:rerun-if-env-changed=LD_PRELOAD");
+    if env::var_os("CARGO_FEATURE_ROS").is_none() {
+        return;
+    }
+    let dirs: Vec<String> = env::var("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty() && Path::new(d).is_dir())
+        .map(str::to_owned)
+        .collect();
+    if !dirs.is_empty() {
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,--disable-new-dtags,-rpath,{}",
+            dirs.join(":")
+        );
+    }
+    for lib in env::var("LD_PRELOAD").unwrap_or_default().split(':') {
+        let name = Path::new(lib)
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        if name.starts_with("libpython") && Path::new(lib).is_file() {
+            println!("cargo:rustc-link-arg-bins=-Wl,--no-as-needed,{lib},--as-needed");
+        }
+    }
 }

@@ -127,17 +127,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             if let Some(s) = scenario {
                 let loaded = cli::load(&s)?;
                 let Some(v) = loaded.scenario.vehicles.iter().find(|v| v.name == vehicle) else {
-                    let names: Vec<&str> = loaded
-                        .scenario
-                        .vehicles
-                        .iter()
-                        .map(|v| v.name.as_str())
-                        .collect();
-                    anyhow::bail!(
-                        "{} has no vehicle {vehicle:?}; its vehicles: {}",
-                        s.display(),
-                        names.join(", ")
-                    );
+                    return Err(cli::no_such_vehicle(&loaded, &vehicle));
                 };
                 attach = v.attach.clone();
                 env = loaded.scenario.vehicle_ros(v).env();

@@ -60,12 +60,7 @@ pub fn pair(loaded: &LoadedScenario, pair: &str) -> anyhow::Result<(usize, usize
     let vehicles = &loaded.scenario.vehicles;
     let index = |name: &str| {
         vehicles.iter().position(|v| v.name == name).ok_or_else(|| {
-            let names: Vec<&str> = vehicles.iter().map(|v| v.name.as_str()).collect();
-            anyhow::anyhow!(
-                "--pair {pair}: {} has no vehicle {name:?} (its vehicles: {})",
-                loaded.file.display(),
-                names.join(", ")
-            )
+            anyhow::anyhow!("--pair {pair}: {}", super::no_such_vehicle(loaded, name))
         })
     };
     let (i, j) = (index(a)?, index(b)?);

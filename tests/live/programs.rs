@@ -599,7 +599,7 @@ fn cosim_exec_gives_the_command_its_vehicles_ros_settings() {
     let o = exec(&["exz", &scenario_arg, "--", "true"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("has no vehicle \"exz\"; its vehicles: exa, exb"),
+        err.contains("has no vehicle \"exz\" (its vehicles: exa, exb)"),
         "{err}"
     );
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);

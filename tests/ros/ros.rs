@@ -103,6 +103,44 @@ fn scenario() -> String {
     repo().join("tests/ros/ridge.yaml").display().to_string()
 }
 
+/// Every binary of the ROS 2 build starts in an environment with nothing of ROS 2 in it, as a
+/// new shell's (no sourced set-up, no `LD_LIBRARY_PATH`, no preloaded libpython): it finds the
+/// libraries it was built against by itself, and `cosim` runs a scenario.
+#[test]
+fn the_ros_build_runs_without_a_sourced_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    for bin in [
+        COSIM,
+        env!("CARGO_BIN_EXE_physics_coordinator"),
+        env!("CARGO_BIN_EXE_network_coordinator"),
+        env!("CARGO_BIN_EXE_auv_bridge"),
+    ] {
+        let o = Command::new(bin)
+            .arg("--help")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{bin} --help: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = Command::new(COSIM)
+        .args(["run", "config/patrol.yaml", "--duration-s", "1", "--out"])
+        .arg(dir.path().join("out"))
+        .current_dir(repo())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("out/summary.json").is_file());
+}
+
 #[test]
 fn clock_poses_tf_markers_diagnostics_and_channel_data() {
     let d = domain();
