@@ -126,9 +126,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             let mut env = netsim_cosim::io::os::netns::vehicle_env(&vehicle);
             if let Some(s) = scenario {
                 let loaded = cli::load(&s)?;
-                let Some(v) = loaded.scenario.vehicles.iter().find(|v| v.name == vehicle) else {
-                    return Err(cli::no_such_vehicle(&loaded, &vehicle));
-                };
+                let (_, v) = loaded.vehicle_named(&vehicle)?;
                 attach = v.attach.clone();
                 env = loaded.scenario.vehicle_ros(v).env();
                 let ns = netsim_cosim::io::os::netns::ns_name(&vehicle);

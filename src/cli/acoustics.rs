@@ -57,11 +57,11 @@ pub fn pair(loaded: &LoadedScenario, pair: &str) -> anyhow::Result<(usize, usize
     else {
         anyhow::bail!("--pair {pair:?}: expected SOURCE,RECEIVER (two vehicle names)");
     };
-    let vehicles = &loaded.scenario.vehicles;
     let index = |name: &str| {
-        vehicles.iter().position(|v| v.name == name).ok_or_else(|| {
-            anyhow::anyhow!("--pair {pair}: {}", super::no_such_vehicle(loaded, name))
-        })
+        loaded
+            .vehicle_named(name)
+            .map(|(i, _)| i)
+            .map_err(|e| anyhow::anyhow!("--pair {pair}: {e}"))
     };
     let (i, j) = (index(a)?, index(b)?);
     anyhow::ensure!(

@@ -438,15 +438,6 @@ pub fn vehicle_names(loaded: &LoadedScenario) -> Vec<String> {
         .collect()
 }
 
-/// The error for a vehicle `name` that `loaded` does not have, naming those it has.
-pub fn no_such_vehicle(loaded: &LoadedScenario, name: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} has no vehicle {name:?} (its vehicles: {})",
-        loaded.file.display(),
-        vehicle_names(loaded).join(", ")
-    )
-}
-
 /// The `cosim` executable (which serves `cosim ros-vehicle-bridge`): this one, or its sibling.
 fn bridge_exe() -> anyhow::Result<PathBuf> {
     let me = std::env::current_exe()?;

@@ -44,6 +44,7 @@ use super::rules;
 use super::source_map::{self, NodeKind, SourceMap};
 use super::{
     AuvClientSettings, ConfigError, GazeboSettings, HeightGrid, Ns3Settings, Scenario, Terrain,
+    Vehicle,
 };
 use crate::clock::Schedule;
 
@@ -64,6 +65,24 @@ pub struct LoadedScenario {
 }
 
 impl LoadedScenario {
+    /// The vehicle named `name` and its index; an error naming the file and the vehicles there
+    /// are, for a name the scenario does not have.
+    pub fn vehicle_named(&self, name: &str) -> anyhow::Result<(usize, &Vehicle)> {
+        let vehicles = &self.scenario.vehicles;
+        vehicles
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = vehicles.iter().map(|v| v.name.as_str()).collect();
+                anyhow::anyhow!(
+                    "{} has no vehicle {name:?} (its vehicles: {})",
+                    self.file.display(),
+                    names.join(", ")
+                )
+            })
+    }
+
     /// A path the scenario gives, relative to the scenario file's folder unless absolute.
     pub fn relative(&self, path: &str) -> PathBuf {
         match self.file.parent() {

@@ -542,7 +542,7 @@ fn prose(text: &str) -> String {
             continue;
         }
         let mut code = false;
-        let mut chars = line.char_indices().peekable();
+        let mut chars = line.char_indices();
         while let Some((i, c)) = chars.next() {
             if comment {
                 if line[i..].starts_with("-->") {

@@ -211,40 +211,38 @@ mod tests {
         assert!(instant_of_unix_ns(unix_ns_of(later)).unwrap() >= later);
     }
 
-    /// The median lateness of 20 plain `std::thread::sleep`s of 300 µs to 3.2 ms: how well
-    /// the machine itself keeps time now.
-    fn machine_lateness() -> Duration {
-        let mut lateness: Vec<Duration> = (0..20)
-            .map(|i| {
-                let due = Instant::now() + Duration::from_micros(300 + 150 * i);
-                std::thread::sleep(due - Instant::now());
-                Instant::now().saturating_duration_since(due)
-            })
-            .collect();
-        lateness.sort();
-        lateness[10]
+    /// How late a plain `std::thread::sleep` of `d` wakes: how well the machine itself keeps
+    /// time just now.
+    fn machine_lateness(d: Duration) -> Duration {
+        let due = Instant::now() + d;
+        std::thread::sleep(due - Instant::now());
+        Instant::now().saturating_duration_since(due)
     }
 
     /// Sleeps until 20 instants 300 µs to 3.2 ms ahead; asserts none woke early, and the median
-    /// far better than tokio's 1 ms wheel when the machine's own sleeps keep time (a loaded
-    /// machine's lateness is its own, not the timer's: printed, not asserted).
+    /// far better than tokio's 1 ms wheel when the machine's own sleeps keep time, each one
+    /// measured beside the timer's (a loaded machine's lateness is its own, not the timer's:
+    /// printed, not asserted).
     async fn wakes_on_time() {
         init();
-        let mut lateness = Vec::new();
+        let (mut lateness, mut machine) = (Vec::new(), Vec::new());
         for i in 0..20 {
-            let due = Instant::now() + Duration::from_micros(300 + 150 * i);
+            let d = Duration::from_micros(300 + 150 * i);
+            let due = Instant::now() + d;
             sleep_until(due).await;
             let late = Instant::now().saturating_duration_since(due);
             assert!(Instant::now() >= due);
             lateness.push(late);
+            machine.push(machine_lateness(d));
         }
         lateness.sort();
-        let machine = machine_lateness();
-        if machine < Duration::from_micros(200) {
+        machine.sort();
+        if machine[10] < Duration::from_micros(200) && machine[19] < Duration::from_millis(2) {
             assert!(lateness[10] < Duration::from_micros(700), "{lateness:?}");
         } else {
             println!(
-                "not asserted, the machine's own sleeps are {machine:?} late (median): {lateness:?}"
+                "not asserted, the machine's own sleeps are {:?} late (median; {:?} at most): {lateness:?}",
+                machine[10], machine[19]
             );
         }
     }
