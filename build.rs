@@ -46,10 +46,20 @@ fn ros_runpath() {
     if env::var_os("CARGO_FEATURE_ROS").is_none() {
         return;
     }
+    // Cargo adds its own folders (the build's output, the toolchain's libraries) to a build
+    // script's LD_LIBRARY_PATH: those are not the ROS 2 installation's.
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap_or_default());
+    let profile_dir = out.ancestors().nth(3).map(Path::to_path_buf);
     let dirs: Vec<String> = env::var("LD_LIBRARY_PATH")
         .unwrap_or_default()
         .split(':')
         .filter(|d| !d.is_empty() && Path::new(d).is_dir())
+        .filter(|d| {
+            !profile_dir
+                .as_ref()
+                .is_some_and(|p| Path::new(d).starts_with(p))
+        })
+        .filter(|d| !d.contains("/lib/rustlib/") && !d.contains("/toolchains/"))
         .map(str::to_owned)
         .collect();
     if !dirs.is_empty() {
