@@ -252,8 +252,14 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         assert!(s["data_sent"].as_u64().unwrap() >= 2, "{auv}: {s}");
     }
     let modems = &summary["modems"]["ledger"];
-    assert!(modems["delivered"].as_u64().unwrap() > 0, "{modems}");
     assert!(modems["out_of_range"].as_u64().unwrap() > 0, "{modems}");
+    // The clients are processes of their own: when the run falls far behind the wall clock
+    // their frames meet in the water (collisions, half duplex) more than they do on time.
+    common::assert_if_kept_pace(
+        &summary,
+        modems["delivered"].as_u64().unwrap() > 0,
+        &format!("a modem frame delivered: {modems}"),
+    );
     let frames = record.modem_frames.len() as u64;
     assert_eq!(
         frames,
