@@ -61,7 +61,7 @@ fn ros2_node() {
 fn first_run() {
     let rel = "tutorials/first-run.md";
     let r = page(rel, &["iperf3", "python3", "tshark"]);
-    assert_counts(rel, &r, 9, 0, 8);
+    assert_counts(rel, &r, 10, 0, 9);
 }
 
 #[test]
