@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common;
+use crate::common::{self, viewer_client::free_port};
 use netsim_cosim::config::{self, LoadedScenario};
 use netsim_cosim::coord::RunReport;
 use netsim_cosim::model::fate::{DropReason, Fate};
@@ -26,14 +26,6 @@ const RTF: f64 = 5.0;
 
 /// How long a wait for a modem's line lasts before the run is taken to have hung (wall).
 const HUNG: Duration = Duration::from_secs(60);
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 struct Vehicle<'a> {
     name: &'a str,
