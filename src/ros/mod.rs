@@ -10,7 +10,8 @@
 //! With the cargo feature `ros` (r2r, links rcl): [`publisher`] publishes `/clock`, poses,
 //! `/tf`, `/netsim/paths`, `/diagnostics` and `/netsim/channel_data`; [`node`] creates the
 //! nodes of the three binaries and reads their parameters; [`vehicle`] is the bridge process;
-//! [`auv_bridge`] the ROS 2 side of the ZeroMQ AUV simulator interface (binary `auv_bridge`).
+//! [`auv_bridge`] the ROS 2 side of the ZeroMQ AUV simulator interface (binary `auv_bridge`);
+//! [`context`] initialises rcl for them all.
 pub mod bridge;
 pub mod params;
 pub mod state;
@@ -23,6 +24,32 @@ pub mod node;
 pub mod publisher;
 #[cfg(feature = "ros")]
 pub mod vehicle;
+
+/// A ROS 2 context (rcl initialised). Where that fails for the commonest reason, a folder rcl
+/// cannot write its log to (a container's user whose home is not writable), the error names
+/// the folder and the variable that moves it.
+#[cfg(feature = "ros")]
+pub fn context() -> anyhow::Result<r2r::Context> {
+    r2r::Context::create().map_err(|e| {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+        };
+        let log = var("ROS_LOG_DIR")
+            .or_else(|| var("ROS_HOME").map(|h| h.join("log")))
+            .or_else(|| var("HOME").map(|h| h.join(".ros/log")));
+        match log.map(|dir| (std::fs::create_dir_all(&dir), dir)) {
+            Some((Err(io), dir)) => anyhow::anyhow!(
+                "ROS 2 context: {e}: rcl writes its log to {} (ROS_LOG_DIR, else ROS_HOME/log, \
+                 else ~/.ros/log), which cannot be made ({io}): set ROS_LOG_DIR to a folder \
+                 this user may write",
+                dir.display()
+            ),
+            _ => anyhow::anyhow!("ROS 2 context: {e}"),
+        }
+    })
+}
 
 // A filter (IDL_PACKAGE_FILTER) without rosgraph_msgs would build r2r without sim-time
 // support and silently ignore `use_sim_time`: refuse to compile instead.

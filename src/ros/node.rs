@@ -35,7 +35,7 @@ fn param(node: &r2r::Node, name: &str) -> Param {
 
 /// Creates the ROS context and the node `name` and reads its parameters.
 pub fn start(name: &str) -> anyhow::Result<RosNode> {
-    let ctx = r2r::Context::create().map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))?;
+    let ctx = super::context()?;
     let node =
         r2r::Node::create(ctx, name, "").map_err(|e| anyhow::anyhow!("ROS 2 node {name}: {e}"))?;
     let params = RunParams::read(|name| param(&node, name))?;

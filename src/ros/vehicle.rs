@@ -123,12 +123,10 @@ fn bridge(opts: BridgeOptions, input: impl BufRead) -> anyhow::Result<()> {
         std::env::set_var("ROS_DOMAIN_ID", d.to_string());
     }
     let node_name = format!("netsim_bridge_{}", opts.vehicle.replace('-', "_"));
-    let node = r2r::Context::create()
-        .map_err(|e| anyhow::anyhow!("ROS 2 context: {e}"))
-        .and_then(|ctx| {
-            r2r::Node::create(ctx, &node_name, "")
-                .map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))
-        });
+    let node = super::context().and_then(|ctx| {
+        r2r::Node::create(ctx, &node_name, "")
+            .map_err(|e| anyhow::anyhow!("ROS 2 node {node_name}: {e}"))
+    });
     // Fast DDS has read the profile once the node's participant exists (or failed to).
     if let Some(path) = profile {
         let _ = std::fs::remove_file(path);

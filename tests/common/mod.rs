@@ -60,6 +60,17 @@ pub fn on_own_loopback(cmd: &mut std::process::Command) -> &mut std::process::Co
     }
 }
 
+/// A finished process's exit status, stdout and stderr, for an assertion's message.
+#[allow(dead_code)]
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Fails unless every one of `tools` is on the PATH, naming the set-up that installs it
 /// (`setup`: e.g. "scripts/setup --test").
 #[allow(dead_code)]

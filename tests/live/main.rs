@@ -1,11 +1,11 @@
 //! The tests of the default build whose runs pace windows to the wall clock with live traffic
 //! and hold it to the clock: vehicles in network namespaces behind TUN devices (root), capture
 //! agents across a simulated LAN, containers, runs without root, programs, ns-3 live, the
-//! emulated modems and the AUV interface against clients on real sockets, the soak, and the
-//! book's tutorials run as a reader runs them. A paced run measured beside another would measure
-//! the other, so they run one at a time: `cargo test --test live -- --test-threads=1` (as
-//! `scripts/test` runs them); one module with e.g.
-//! `cargo test --test live agents:: -- --test-threads=1`.
+//! emulated modems and the AUV interface against clients on real sockets, the soak, the cosim
+//! container image, and the book's tutorials run as a reader runs them. A paced run measured
+//! beside another would measure the other, so they run one at a time:
+//! `cargo test --test live -- --test-threads=1` (as `scripts/test` runs them); one module with
+//! e.g. `cargo test --test live agents:: -- --test-threads=1`.
 
 #[path = "../book_commands/mod.rs"]
 mod book_commands;
@@ -18,6 +18,7 @@ mod ros_common;
 mod agents;
 mod auv;
 mod containers;
+mod image;
 mod live;
 mod modem;
 mod ns3;

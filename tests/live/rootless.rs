@@ -11,7 +11,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common;
@@ -71,15 +71,6 @@ impl Setup {
             .spawn()
             .unwrap()
     }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn ns_of(pid: u32, kind: &str) -> Option<String> {
@@ -169,7 +160,7 @@ fn a_run_without_root_carries_live_traffic_and_leaves_nothing() {
     let child = s.start();
     let (_, userns) = run_processes(&child);
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", common::output_text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains("packets: captured") && stdout.contains("(balanced)"),
@@ -211,7 +202,7 @@ fn sigint_ends_a_run_without_root_cleanly() {
     std::thread::sleep(Duration::from_millis(500));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(130), "{}", common::output_text(&o));
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(s.out().join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], true, "{summary}");
@@ -281,10 +272,10 @@ fn a_refused_user_namespace_is_one_line_and_a_non_zero_exit() {
         .args(["--user", "--map-root-user", "sh", "-c", &outer])
         .output()
         .unwrap();
-    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!o.status.success(), "{}", common::output_text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(errors.len(), 1, "{}", text(&o));
+    assert_eq!(errors.len(), 1, "{}", common::output_text(&o));
     assert!(
         errors[0].contains("user namespace")
             && errors[0].contains("user.max_user_namespaces")
@@ -308,7 +299,7 @@ fn cosim_exec_without_root_says_where_the_command_belongs() {
         .gid(NOBODY)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", common::output_text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(
         stderr.trim(),
@@ -328,7 +319,7 @@ fn attaching_without_root_is_refused_in_one_line() {
     std::fs::write(&s.scenario, text).unwrap();
     let child = s.start();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", self::text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", common::output_text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
         stderr.lines().any(|l| l == "error: vehicle rl96b: attaching to a container or an existing namespace needs a run as root (a run without root can only enter the namespaces it makes)"),
@@ -399,8 +390,8 @@ fn an_agent_without_root_carries_its_vehicle_s_traffic_and_leaves_nothing() {
     };
     let a = agent.wait_with_output().unwrap();
     let o = run.wait_with_output().unwrap();
-    assert!(a.status.success(), "agent: {}", text(&a));
-    assert!(o.status.success(), "run: {}", text(&o));
+    assert!(a.status.success(), "agent: {}", common::output_text(&a));
+    assert!(o.status.success(), "run: {}", common::output_text(&o));
     let ping = std::fs::read_to_string(s.out().join("programs/ping.stdout.log")).unwrap();
     assert!(
         ping.contains("10 packets transmitted, 10 received"),

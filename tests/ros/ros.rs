@@ -103,6 +103,40 @@ fn scenario() -> String {
     repo().join("tests/ros/ridge.yaml").display().to_string()
 }
 
+/// rcl writes its log under `~/.ros/log` unless told otherwise, and cannot start without it: a
+/// home that cannot hold that folder (a container's user) gets an error naming the folder and
+/// `ROS_LOG_DIR`, and with `ROS_LOG_DIR` set the same run goes.
+#[test]
+fn a_home_that_cannot_hold_the_ros_log_is_named_with_the_variable_that_moves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the home should be: not even root makes a folder under it.
+    let home = dir.path().join("home");
+    std::fs::write(&home, "").unwrap();
+    let run = |log_dir: Option<&Path>| {
+        let mut cmd = Command::new(COSIM);
+        cmd.args(["run", "config/patrol.yaml", "--duration-s", "1", "--out"])
+            .arg(dir.path().join("out"))
+            .current_dir(repo())
+            .env("HOME", &home)
+            .env_remove("ROS_HOME")
+            .env_remove("ROS_LOG_DIR");
+        if let Some(d) = log_dir {
+            cmd.env("ROS_LOG_DIR", d);
+        }
+        cmd.output().unwrap()
+    };
+    let o = run(None);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}/.ros/log", home.display()))
+            && stderr.contains("set ROS_LOG_DIR"),
+        "{stderr}"
+    );
+    let o = run(Some(&dir.path().join("log")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Every binary of the ROS 2 build starts in an environment with nothing of ROS 2 in it, as a
 /// new shell's (no sourced set-up, no `LD_LIBRARY_PATH`, no preloaded libpython): it finds the
 /// libraries it was built against by itself, and `cosim` runs a scenario.
