@@ -88,6 +88,13 @@ pub trait Participant: Send {
         Stage::Observers
     }
 
+    /// Before window 0 opens and before the run's wall clock starts: work that would stall the
+    /// first windows if it were done inside one (starting the programs due at the start). The
+    /// paced schedule is anchored after every participant prepared.
+    fn prepare(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// Window k opens, before the network side gets its ChannelData.
     fn open(&mut self, _window: &WindowOpen<'_>) -> anyhow::Result<()> {
         Ok(())
@@ -135,6 +142,13 @@ impl Participants {
             p.poses(&mut poses);
         }
         poses
+    }
+
+    pub(super) fn prepare(&mut self) -> anyhow::Result<()> {
+        for p in &mut self.list {
+            p.prepare()?;
+        }
+        Ok(())
     }
 
     pub(super) fn open(&mut self, window: &WindowOpen<'_>) -> anyhow::Result<()> {

@@ -125,17 +125,21 @@ impl PhysicsCoordinator {
         tokio::pin!(stop);
         let n = self.schedule.windows;
         let started = Instant::now();
-        let mut pacer = Pacer::new(self.schedule, self.real_time_factor, started);
         let mut interrupted = false;
         let mut done = 0;
         // The last channel decoded, with its bytes (buffers reused from window to window).
         let mut decoded = Arc::new(Decoded::default());
+        self.participants.prepare()?;
         let poses = self.participants.poses();
         let first = Self::physics_exchange(&mut self.physics, poses, 0, Some(self.startup)).await;
         let mut pending = Some(first?);
+        // The paced schedule starts as window 0 opens: what came before (the participants'
+        // preparations, the physics simulator's first window) is not a window's lateness.
+        let anchor = Instant::now();
+        let mut pacer = Pacer::new(self.schedule, self.real_time_factor, anchor);
         // The wall instant the next window opens at: its due time on the paced schedule (the
         // timer wakes a little after it), else when it starts.
-        let mut opens: Option<Instant> = None;
+        let mut opens: Option<Instant> = Some(anchor);
         for k in 0..n {
             let opened = opens.take().unwrap_or_else(Instant::now);
             let channel_bytes = pending

@@ -475,6 +475,11 @@ fn a_stalled_live_client_changes_nothing_in_the_run() {
             "0.5",
             "--stall-for",
             "12",
+            // Left to itself, Linux grows a stalled reader's receive buffer to megabytes: a
+            // client that connected late on a loaded machine could then hold the rest of the
+            // run without its queue ever filling.
+            "--recv-buffer",
+            "65536",
         ],
     );
     assert!(run.status.success(), "{}", text(&run.stderr));

@@ -1,6 +1,7 @@
-//! The scenario's programs as a participant: started as the windows open, their metrics files
-//! read every [`METRICS_INTERVAL_NS`] of sim time and handed on, stopped at the end (before the
-//! live network removes their namespaces).
+//! The scenario's programs as a participant: those due at the start started before window 0
+//! opens (dozens of starts inside it would make the first windows late), the others as their
+//! windows open; their metrics files read every [`METRICS_INTERVAL_NS`] of sim time and handed
+//! on; stopped at the end (before the live network removes their namespaces).
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowOpen, WindowView};
 use crate::io::programs::Programs;
@@ -25,6 +26,11 @@ impl ProgramParticipant {
 }
 
 impl Participant for ProgramParticipant {
+    fn prepare(&mut self) -> anyhow::Result<()> {
+        self.programs.tick(0);
+        Ok(())
+    }
+
     fn open(&mut self, w: &WindowOpen<'_>) -> anyhow::Result<()> {
         self.programs.tick(w.start_ns);
         Ok(())

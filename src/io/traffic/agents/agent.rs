@@ -149,6 +149,11 @@ pub async fn run(
         .collect();
     let _guardian = guardian(&own)?;
     let mut programs = Programs::for_host(cfg.loaded, Some(&cfg.out), Some(cfg.name))?;
+    // The programs due at the start, before joining: started inside window 0 they would make
+    // this agent's first report late (the coordinator's own are started before window 0 too).
+    if let Some(p) = programs.as_mut() {
+        p.tick(0);
+    }
     tracing::info!(
         agent = cfg.name,
         vehicles = mine,
