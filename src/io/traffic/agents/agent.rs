@@ -149,11 +149,6 @@ pub async fn run(
         .collect();
     let _guardian = guardian(&own)?;
     let mut programs = Programs::for_host(cfg.loaded, Some(&cfg.out), Some(cfg.name))?;
-    // The programs due at the start, before joining: started inside window 0 they would make
-    // this agent's first report late (the coordinator's own are started before window 0 too).
-    if let Some(p) = programs.as_mut() {
-        p.tick(0);
-    }
     tracing::info!(
         agent = cfg.name,
         vehicles = mine,
@@ -216,7 +211,15 @@ async fn serve(
             Ok(Ok(m)) => m,
         };
         match msg {
-            to_agent::Body::Welcome(_) => {}
+            // Every agent joined and the run is about to start: the programs due at the start
+            // now, not inside window 0, where they would make this agent's first report late
+            // (the coordinator starts its own before window 0 too); never before every agent
+            // joined, since a run that never starts runs no program.
+            to_agent::Body::Welcome(_) => {
+                if let Some(p) = programs.as_mut() {
+                    p.tick(0);
+                }
+            }
             to_agent::Body::Open(o) => {
                 let report = {
                     let mut st = ports.lock();
