@@ -937,14 +937,18 @@ fn traffic_programs(s: &Setup) -> String {
     );
     format!(
         "  - {{name: iperf-d1, vehicle: {d1}, command: \"iperf3 -s --forceflush\"}}\n\
-         \x20 - {{name: iperf-b1, vehicle: {b1}, start_s: 0.3, command: \"iperf3 -c {ip_d1} -t 60 -i 1 --forceflush\"}}\n\
+         \x20 - {{name: iperf-b1, vehicle: {b1}, start_s: 0.3, command: \"{wait} iperf3 -c {ip_d1} -t 60 -i 1 --forceflush {until}\"}}\n\
          \x20 - {{name: iperf-b2, vehicle: {b2}, command: \"iperf3 -s --forceflush\"}}\n\
-         \x20 - {{name: iperf-c2, vehicle: {c2}, start_s: 0.3, command: \"iperf3 -c {ip_b2} -b 4M -t 60 -i 1 --forceflush\"}}\n\
+         \x20 - {{name: iperf-c2, vehicle: {c2}, start_s: 0.3, command: \"{wait} iperf3 -c {ip_b2} -b 4M -t 60 -i 1 --forceflush {until}\"}}\n\
          \x20 - {{name: ping-b1, vehicle: {b1}, command: \"ping -i 0.1 {ip_d1}\"}}\n\
          \x20 - {{name: ping-d1, vehicle: {d1}, command: \"ping -i 0.1 {ip_b1}\"}}\n\
          \x20 - {{name: talker, vehicle: {b1}, command: [\"{py}\", \"{ex}/talker.py\", \"0.1\"], env: {ros_env}}}\n\
          \x20 - {{name: listener-d2, vehicle: {d2}, command: [\"{py}\", \"{ex}/listener.py\"], env: {ros_env}}}\n\
          \x20 - {{name: listener-c1, vehicle: {c1}, command: [\"{py}\", \"{ex}/listener.py\"], env: {ros_env}}}\n",
+        // A client tries again while its server is not yet listening (the server's start on a
+        // loaded machine, or on another host, is not bounded in wall time).
+        wait = "for i in $(seq 50); do",
+        until = "&& break; sleep 0.2; done",
         ip_d1 = s.ip(4),
         ip_b1 = s.ip(2),
         ip_b2 = s.ip(3),
