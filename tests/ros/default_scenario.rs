@@ -274,7 +274,13 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
     let paths = &summary["acoustic_paths"];
     assert_eq!(paths["pairs"], 3, "{paths}");
     assert!(paths["traces"].as_u64().unwrap() >= 3, "{paths}");
-    assert_eq!(paths["windows_waited"], 0, "{paths}");
+    // A trace runs beside the windows; one that outlasts its window on a loaded machine makes
+    // that window wait (counted): asserted when the run kept up.
+    common::assert_if_kept_pace(
+        &summary,
+        paths["windows_waited"] == 0,
+        &format!("no window waited for a trace: {paths}"),
+    );
     let most = record
         .channel
         .iter()
@@ -492,18 +498,25 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
             .any(|l| l.starts_with("ncs-usv") || l.starts_with("ncs-auv")),
         "{ns}"
     );
-    let left = Command::new("pgrep")
+    // This run's programs: another test of this binary may run the same examples meanwhile, so
+    // a process counts only if its `COSIM_OUT` is this run's folder.
+    let found = Command::new("pgrep")
         .args([
             "-f",
             "auv_client.py|examples/talker.py|examples/listener.py|iperf3 -c 10.30.0.1",
         ])
         .output()
         .unwrap();
-    assert!(
-        left.stdout.is_empty(),
-        "left running: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    let this_run = format!("COSIM_OUT={}", out.display());
+    let left: Vec<String> = String::from_utf8_lossy(&found.stdout)
+        .split_whitespace()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == this_run.as_bytes()))
+        })
+        .map(str::to_owned)
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
 }
 
 /// An output folder holds one run: a second run into the folder of a first removes the first's
