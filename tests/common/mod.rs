@@ -60,6 +60,25 @@ pub fn on_own_loopback(cmd: &mut std::process::Command) -> &mut std::process::Co
     }
 }
 
+/// `podman` with runc (Debian's podman defaults to crun, which refuses this machine's hybrid
+/// cgroups).
+#[allow(dead_code)]
+pub fn podman() -> std::process::Command {
+    let mut c = std::process::Command::new("podman");
+    c.args(["--runtime", "runc"]);
+    c
+}
+
+/// The limits a container gets here: podman's default nofile limit is refused (20000 is this
+/// machine's hard limit).
+#[allow(dead_code)]
+pub const PODMAN_LIMITS: [&str; 4] = [
+    "--ulimit",
+    "nofile=20000:20000",
+    "--ulimit",
+    "nproc=4096:4096",
+];
+
 /// A finished process's exit status, stdout and stderr, for an assertion's message.
 #[allow(dead_code)]
 pub fn output_text(o: &std::process::Output) -> String {

@@ -32,12 +32,6 @@ fn run(cmd: &mut Command) -> Output {
     o
 }
 
-fn podman() -> Command {
-    let mut c = Command::new("podman");
-    c.args(["--runtime", "runc"]);
-    c
-}
-
 /// This machine's host name.
 fn host_name() -> String {
     text(&run(Command::new(BUSYBOX).arg("hostname")))
@@ -59,7 +53,9 @@ fn busybox_image() {
         "FROM scratch\nCOPY busybox /bin/busybox\nCMD [\"/bin/busybox\", \"sleep\", \"1000000\"]\n",
     )
     .unwrap();
-    run(podman().args(["build", "-q", "-t", IMAGE]).arg(ctx.path()));
+    run(common::podman()
+        .args(["build", "-q", "-t", IMAGE])
+        .arg(ctx.path()));
 }
 
 /// `cosim run scenario --out out`, which must fail: the line of its output naming `vehicle`.
@@ -88,7 +84,7 @@ struct Made {
 impl Drop for Made {
     fn drop(&mut self) {
         if let Some(c) = &self.container {
-            let _ = podman().args(["rm", "-f", "-t", "0", c]).output();
+            let _ = common::podman().args(["rm", "-f", "-t", "0", c]).output();
         }
         if let Some(n) = &self.netns {
             let _ = Command::new("ip").args(["netns", "del", n]).output();
@@ -99,27 +95,20 @@ impl Drop for Made {
 /// A running container of the busybox image with no network of its own (only `lo`).
 fn start_container(made: &mut Made, name: &str) {
     busybox_image();
-    let _ = podman().args(["rm", "-f", "-t", "0", name]).output();
+    let _ = common::podman()
+        .args(["rm", "-f", "-t", "0", name])
+        .output();
     made.container = Some(name.to_owned());
-    run(podman().args([
-        "run",
-        "-d",
-        "--name",
-        name,
-        "--network",
-        "none",
-        "--ulimit",
-        "nofile=20000:20000",
-        "--ulimit",
-        "nproc=4096:4096",
-        IMAGE,
-    ]));
+    run(common::podman()
+        .args(["run", "-d", "--name", name, "--network", "none"])
+        .args(common::PODMAN_LIMITS)
+        .arg(IMAGE));
 }
 
 /// `ip ARGS` inside the attached namespace (for the container, with its own busybox).
 fn ip_inside(made: &Made, args: &[&str]) -> String {
     let o = match (&made.container, &made.netns) {
-        (Some(c), _) => run(podman().args(["exec", c, BUSYBOX, "ip"]).args(args)),
+        (Some(c), _) => run(common::podman().args(["exec", c, BUSYBOX, "ip"]).args(args)),
         (None, Some(n)) => run(Command::new("ip").args(["-n", n]).args(args)),
         (None, None) => unreachable!(),
     };
@@ -308,7 +297,7 @@ fn a_podman_container_as_a_vehicle_talks_over_the_rf_link_and_keeps_running_unto
     let name = format!("cosim-test-{}", std::process::id());
     start_container(&mut made, &name);
     let before = ip_inside(&made, &["-o", "link"]);
-    let hostname = text(&run(podman().args([
+    let hostname = text(&run(common::podman().args([
         "container",
         "inspect",
         "-f",
@@ -328,7 +317,7 @@ fn a_podman_container_as_a_vehicle_talks_over_the_rf_link_and_keeps_running_unto
         &format!("{{container: {name}}}"),
         &format!("{hostname}\nown-fs\n"),
     );
-    let running = text(&run(podman().args([
+    let running = text(&run(common::podman().args([
         "container",
         "inspect",
         "-f",
@@ -374,7 +363,7 @@ fn a_missing_or_stopped_container_or_namespace_is_one_line_naming_the_vehicle_an
     let mut made = Made::default();
     let stopped = format!("cosim-test-stopped-{}", std::process::id());
     start_container(&mut made, &stopped);
-    run(podman().args(["stop", "-t", "0", &stopped]));
+    run(common::podman().args(["stop", "-t", "0", &stopped]));
     let dir = tempfile::tempdir().unwrap();
     for (attach, says) in [
         (

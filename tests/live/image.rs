@@ -23,20 +23,14 @@ const SETUP: &str = "scripts/setup --test installs it";
 /// A user without root inside the container (Debian's `nobody`).
 const NOBODY: &str = "65534:65534";
 
-fn podman() -> Command {
-    let mut c = Command::new("podman");
-    c.args(["--runtime", "runc"]);
-    c
-}
-
-/// `podman run` of the image with the limits this machine allows (its default nofile limit is
-/// refused) and `out` mounted at /out, writable by anyone.
+/// `podman run` of the image with the limits this machine allows and `out` mounted at /out,
+/// writable by anyone.
 fn run_image(out: &Path, options: &[&str], args: &[&str]) -> Output {
     std::fs::set_permissions(out, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    podman()
-        .args(["run", "--rm", "--ulimit", "nofile=20000:20000"])
-        .args(["--ulimit", "nproc=4096:4096", "-v"])
+    common::podman()
+        .args(["run", "--rm", "-v"])
         .arg(format!("{}:/out", out.display()))
+        .args(common::PODMAN_LIMITS)
         .args(options)
         .arg(IMAGE)
         .args(args)
@@ -63,15 +57,9 @@ fn build() {
     );
     let args = String::from_utf8(base.stdout).unwrap();
     let t0 = std::time::Instant::now();
-    let built = podman()
-        .args([
-            "build",
-            "--network",
-            "host",
-            "--ulimit",
-            "nofile=20000:20000",
-        ])
-        .args(["--ulimit", "nproc=4096:4096", "-t", IMAGE])
+    let built = common::podman()
+        .args(["build", "--network", "host", "-t", IMAGE])
+        .args(common::PODMAN_LIMITS)
         .args(args.split_whitespace())
         .arg(root)
         .output()
