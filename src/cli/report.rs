@@ -56,6 +56,10 @@ pub fn report(report: &RunReport, out_dir: &Path) -> anyhow::Result<i32> {
     for (what, path) in files {
         println!("{what}: {}", path.display());
     }
+    // Last, where it is seen: the emulator ran behind more than the scenario allows.
+    if let Some(w) = report.emulation.as_ref().and_then(|e| e.warning.as_ref()) {
+        println!("warning: {w}");
+    }
     Ok(if report.interrupted {
         EXIT_INTERRUPTED
     } else {

@@ -37,7 +37,10 @@ pub enum Stage {
     Pacing,
 }
 
-const STAGES: [(Stage, &str); 10] = [
+/// How many stages there are.
+pub const STAGE_COUNT: usize = 10;
+
+const STAGES: [(Stage, &str); STAGE_COUNT] = [
     (Stage::Physics, "physics"),
     (Stage::Channel, "channel_decode"),
     (Stage::NetworkSim, "network_simulator"),
@@ -72,6 +75,17 @@ impl Stages {
     /// Adds the time since `since` to `stage`.
     pub fn since(&self, stage: Stage, since: Instant) {
         self.add(stage, since.elapsed());
+    }
+
+    /// Every stage's total so far, ns, in [`Self::names`]' order (to tell a window's share by
+    /// difference).
+    pub fn snapshot(&self) -> [u64; STAGE_COUNT] {
+        std::array::from_fn(|i| self.nanos[i].load(Ordering::Relaxed))
+    }
+
+    /// The stages' names, in [`Self::snapshot`]'s order.
+    pub fn names() -> [&'static str; STAGE_COUNT] {
+        STAGES.map(|(_, name)| name)
     }
 
     /// Every stage's total and its mean per window over `windows`, by stage name.

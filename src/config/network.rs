@@ -35,6 +35,12 @@ pub struct Network {
     /// larger packets. Default false (one entry per IP packet on the wire).
     #[serde(default)]
     pub offload: bool,
+    /// The emulation error a run may add to its packets (ms, > 0): a live run whose p99
+    /// (capture lag plus lateness of the write, per delivered copy) exceeds it ends with a
+    /// warning naming it, the stage that ran long and the span of sim time affected. Default
+    /// half a window.
+    #[serde(default)]
+    pub emulation_bound_ms: Option<f64>,
     /// Where the network coordinator meets the capture agents of the vehicles on other
     /// machines (`vehicles[].host`). Default: loopback only.
     #[serde(default)]
@@ -109,6 +115,13 @@ pub(super) fn default_true() -> bool {
     true
 }
 
+impl Network {
+    /// [`Self::emulation_bound_ms`] or its default, half of `window_ms`.
+    pub fn emulation_bound_ms(&self, window_ms: f64) -> f64 {
+        self.emulation_bound_ms.unwrap_or(window_ms / 2.0)
+    }
+}
+
 impl Default for Network {
     fn default() -> Self {
         Network {
@@ -119,6 +132,7 @@ impl Default for Network {
             pcap: false,
             pcap_snaplen: default_pcap_snaplen(),
             offload: false,
+            emulation_bound_ms: None,
             agents: Agents::default(),
         }
     }

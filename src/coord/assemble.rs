@@ -139,7 +139,10 @@ pub async fn physics_coordinator(
         c = c.with_participant(NavParticipant::new(n));
     }
     if let Some(l) = live {
-        c = c.with_participant(LiveParticipant::new(l, collect).with_agents(agents));
+        let bound_ms = s.network.emulation_bound_ms(schedule.window_ms());
+        c = c.with_participant(
+            LiveParticipant::new(l, collect, schedule.window_ns, bound_ms).with_agents(agents),
+        );
     }
     if let Some(m) = modem_bridges {
         c = c.with_participant(ModemParticipant::new(m, collect));

@@ -11,7 +11,7 @@
 use crate::clock::stages::{Stage, Stages};
 use crate::model::modem::FrameLedgerEntry;
 use crate::net::ledger::CopyEnd;
-use crate::output::schema::MetricSample;
+use crate::output::schema::{EmulationWindow, MetricSample};
 use crate::output::summary::RunReport;
 use crate::wire::channel::ChannelView;
 use crate::wire::proto::SetPose;
@@ -29,6 +29,9 @@ pub struct WindowOpen<'a> {
     pub window_ns: u64,
     /// The wall instant the window opened at (its due time when paced).
     pub opened: Instant,
+    /// How long after `opened` it really opened (the run behind its schedule, or the timer's
+    /// wake-up; zero unpaced).
+    pub late: std::time::Duration,
     /// The window's channel, checked against the vehicles.
     pub channel: ChannelView<'a>,
 }
@@ -54,6 +57,9 @@ pub struct Ended {
     pub frames: Vec<FrameLedgerEntry>,
     /// Values the programs reported in their metrics files.
     pub metrics: Vec<MetricSample>,
+    /// The live traffic's emulation error in the window, when anything ended in it or it
+    /// opened late.
+    pub emulation: Option<EmulationWindow>,
 }
 
 impl Ended {
@@ -61,6 +67,7 @@ impl Ended {
         self.copy_ends.clear();
         self.frames.clear();
         self.metrics.clear();
+        self.emulation = None;
     }
 }
 

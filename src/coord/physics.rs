@@ -141,7 +141,8 @@ impl PhysicsCoordinator {
         // timer wakes a little after it), else when it starts.
         let mut opens: Option<Instant> = Some(anchor);
         for k in 0..n {
-            let opened = opens.take().unwrap_or_else(Instant::now);
+            let now = Instant::now();
+            let opened = opens.take().unwrap_or(now);
             let channel_bytes = pending
                 .take()
                 .expect("the physics END for this window is in hand");
@@ -151,6 +152,7 @@ impl PhysicsCoordinator {
                 start_ns: self.schedule.start_ns(k),
                 window_ns: self.schedule.window_ns,
                 opened,
+                late: now.saturating_duration_since(opened),
                 channel,
             };
             self.participants.open(&open)?;
@@ -301,6 +303,7 @@ impl PhysicsCoordinator {
             timeline: None,
             pairs: Vec::new(),
             network: None,
+            emulation: None,
             modems: None,
             programs: Vec::new(),
             metrics: Vec::new(),

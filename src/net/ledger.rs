@@ -142,6 +142,25 @@ pub struct CopyEnd {
     pub end_ns: u64,
     /// Delivered with flipped bits (no CRC).
     pub corrupted: bool,
+    /// What the emulator added to it.
+    pub emulation: Emulation,
+}
+
+/// What the emulator itself added to a copy, beside what the network simulator decided, ns;
+/// 0 where it does not apply (the release parts of a copy not delivered).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Emulation {
+    /// From the sim time its packet was stamped with to the sim time the packet engine had it
+    /// (a capture agent's report on its way, a reader behind).
+    pub capture_lag_ns: u64,
+    /// Wall time from the instant its sim-time release maps to (on the writer's clock) to its
+    /// write into the receiver's TUN.
+    pub release_late_ns: u64,
+    /// The whole: its wall time from read to write less the sim delay the network simulator
+    /// gave it (÷ the real-time factor). It holds what the two parts miss, a schedule that
+    /// moved while the copy was in flight. For a copy read or written on a capture agent's
+    /// machine (another clock), the two parts added.
+    pub total_ns: u64,
 }
 
 /// Most [`CopyEnd`]s held for the record to take.
@@ -421,6 +440,7 @@ mod tests {
             fate: Fate::Delivered,
             end_ns: 2,
             corrupted: false,
+            emulation: Emulation::default(),
         };
         let mut b = CopyEnds::new(2);
         for _ in 0..5 {

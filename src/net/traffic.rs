@@ -10,7 +10,7 @@
 //! a copy captured after it at its capture time.
 
 use super::addr::AddressBook;
-use super::ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary};
+use super::ledger::{CopyEnd, CopyEnds, Emulation, Ledger, LedgerSummary};
 use crate::clock::{Schedule, SimNanos};
 use crate::model::fate::{DropReason, Fate};
 use crate::wire::ip::IpPacket;
@@ -20,6 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::Instant;
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -96,6 +97,10 @@ struct Queued {
     /// Sent to a multicast or broadcast address.
     multicast: bool,
     t_ns: SimNanos,
+    /// [`Emulation::capture_lag_ns`].
+    lag_ns: u64,
+    /// The wall instant it was read here (none from a capture agent).
+    read: Option<Instant>,
     frame: Frame,
 }
 
@@ -104,6 +109,8 @@ struct Held {
     frame: Frame,
     src: usize,
     captured_ns: SimNanos,
+    lag_ns: u64,
+    read: Option<Instant>,
     window: u32,
     /// Receivers whose copy is still with the simulator.
     pending: Vec<usize>,
@@ -121,6 +128,11 @@ pub struct Delivery {
     pub frame: Frame,
     /// Bits were flipped (and the link has no CRC).
     pub corrupted: bool,
+    /// What the emulator added to it so far (its capture lag; the release sets the rest).
+    pub emulation: Emulation,
+    /// The wall instant its packet was read here (none from a capture agent): with the sim
+    /// delay, what the release measures [`Emulation::total_ns`] from.
+    pub read: Option<Instant>,
 }
 
 /// What became of a packet read from a TUN.
@@ -175,6 +187,7 @@ impl Engine {
         fate: Fate,
         end_ns: SimNanos,
         corrupted: bool,
+        emulation: Emulation,
     ) {
         match (fate, dst) {
             (Fate::Delivered, Some(d)) => self.ledger.deliver(src, d, bytes, corrupted),
@@ -190,6 +203,7 @@ impl Engine {
             fate,
             end_ns,
             corrupted,
+            emulation,
         });
     }
 
@@ -200,21 +214,36 @@ impl Engine {
 
     /// A packet `src` sent at sim time `t_ns`. Never panics; bad input is counted and dropped.
     pub fn capture(&mut self, src: usize, frame: Frame, t_ns: SimNanos) -> CaptureOutcome {
+        self.capture_stamped(
+            src,
+            frame,
+            Stamp {
+                t_ns,
+                ..Stamp::default()
+            },
+        )
+    }
+
+    /// [`Self::capture`] with what the I/O side knows of the capture's timing.
+    pub fn capture_stamped(&mut self, src: usize, frame: Frame, stamp: Stamp) -> CaptureOutcome {
+        let Stamp { t_ns, lag_ns, read } = stamp;
         let len = frame.ip().len();
         let dst = match IpPacket::new_checked(frame.ip()) {
             Ok(p) => p.dst_addr(),
-            Err(_) => return self.drop_at_capture(src, &[None], len, t_ns, DropReason::Malformed),
+            Err(_) => {
+                return self.drop_at_capture(src, &[None], len, t_ns, DropReason::Malformed, lag_ns)
+            }
         };
         let Some(dest) = (src < self.book.len())
             .then(|| self.book.resolve(src, dst))
             .flatten()
         else {
-            return self.drop_at_capture(src, &[None], len, t_ns, DropReason::NoRoute);
+            return self.drop_at_capture(src, &[None], len, t_ns, DropReason::NoRoute, lag_ns);
         };
         let receivers = self.book.receivers(src, &dest);
         if self.queue.len() >= self.cfg.queue_limit {
             let dsts: Vec<Option<usize>> = receivers.iter().map(|&d| Some(d)).collect();
-            return self.drop_at_capture(src, &dsts, len, t_ns, DropReason::QueueFull);
+            return self.drop_at_capture(src, &dsts, len, t_ns, DropReason::QueueFull, lag_ns);
         }
         let pkt_id = self.fresh_id();
         for &d in &receivers {
@@ -227,6 +256,8 @@ impl Engine {
             dsts: receivers.clone(),
             multicast,
             t_ns,
+            lag_ns,
+            read,
             frame,
         });
         CaptureOutcome::Queued { pkt_id, receivers }
@@ -239,10 +270,21 @@ impl Engine {
         len: usize,
         t_ns: SimNanos,
         reason: DropReason,
+        lag_ns: u64,
     ) -> CaptureOutcome {
+        let emulation = lagged(lag_ns);
         for &d in dsts {
             self.ledger.capture(src, d, len);
-            self.end_copy(src, d, len, t_ns, Fate::Dropped(reason), t_ns, false);
+            self.end_copy(
+                src,
+                d,
+                len,
+                t_ns,
+                Fate::Dropped(reason),
+                t_ns,
+                false,
+                emulation,
+            );
         }
         CaptureOutcome::Dropped {
             reason,
@@ -296,6 +338,8 @@ impl Engine {
                     frame: q.frame,
                     src: q.src,
                     captured_ns: q.t_ns,
+                    lag_ns: q.lag_ns,
+                    read: q.read,
                     window: k,
                     pending: q.dsts,
                 },
@@ -317,10 +361,10 @@ impl Engine {
                 self.ledger.unknown_releases += 1;
                 continue;
             };
-            let Some((frame, src, captured_ns)) = self
+            let Some((frame, src, captured_ns, lag_ns, read)) = self
                 .held
                 .get(&r.pkt_id)
-                .map(|h| (h.frame.clone(), h.src, h.captured_ns))
+                .map(|h| (h.frame.clone(), h.src, h.captured_ns, h.lag_ns, h.read))
             else {
                 continue;
             };
@@ -335,6 +379,7 @@ impl Engine {
                     Fate::Dropped(DropReason::BitErrors),
                     t_ns,
                     false,
+                    lagged(lag_ns),
                 );
             } else {
                 out.push(Delivery {
@@ -345,6 +390,8 @@ impl Engine {
                     t_ns,
                     frame,
                     corrupted: flipped,
+                    emulation: lagged(lag_ns),
+                    read,
                 });
             }
             self.forget_if_done(r.pkt_id);
@@ -355,10 +402,10 @@ impl Engine {
                 .reason
                 .map_or(DropReason::Unspecified, DropReason::from_wire);
             if let Some(dst) = self.take_copy(loss.pkt_id, node) {
-                if let Some((len, src, captured_ns)) = self
+                if let Some((len, src, captured_ns, lag_ns)) = self
                     .held
                     .get(&loss.pkt_id)
-                    .map(|h| (h.frame.ip().len(), h.src, h.captured_ns))
+                    .map(|h| (h.frame.ip().len(), h.src, h.captured_ns, h.lag_ns))
                 {
                     self.end_copy(
                         src,
@@ -368,6 +415,7 @@ impl Engine {
                         Fate::Dropped(reason),
                         start,
                         false,
+                        lagged(lag_ns),
                     );
                 }
                 self.forget_if_done(loss.pkt_id);
@@ -393,6 +441,7 @@ impl Engine {
                         Fate::Dropped(DropReason::HeldTooLong),
                         start,
                         false,
+                        lagged(h.lag_ns),
                     );
                 }
             }
@@ -449,6 +498,7 @@ impl Engine {
             fate,
             d.t_ns,
             ok && d.corrupted,
+            d.emulation,
         );
     }
 
@@ -462,6 +512,7 @@ impl Engine {
             Fate::Dropped(reason),
             end_ns,
             false,
+            lagged(d.emulation.capture_lag_ns),
         );
     }
 
@@ -486,6 +537,7 @@ impl Engine {
                     Fate::Dropped(reason),
                     at,
                     false,
+                    lagged(q.lag_ns),
                 );
             }
         }
@@ -501,10 +553,30 @@ impl Engine {
                     Fate::Dropped(DropReason::Shutdown),
                     end_ns.max(h.captured_ns),
                     false,
+                    lagged(h.lag_ns),
                 );
             }
         }
     }
+}
+
+/// The emulation of a copy that was not written: its capture lag alone.
+fn lagged(capture_lag_ns: u64) -> Emulation {
+    Emulation {
+        capture_lag_ns,
+        ..Emulation::default()
+    }
+}
+
+/// When a packet was captured, as the I/O side hands it to [`Engine::capture_stamped`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stamp {
+    /// The sim time it was stamped with.
+    pub t_ns: SimNanos,
+    /// [`Emulation::capture_lag_ns`].
+    pub lag_ns: u64,
+    /// The wall instant it was read here (none from a capture agent).
+    pub read: Option<Instant>,
 }
 
 /// Flips each bit of `bytes` independently with probability `ber` (gaps drawn geometrically,

@@ -11,9 +11,12 @@
 //!   JSON Schema;
 //! - [`report`]: the report (series, plots, `report.html`, terminal tables), generated from the
 //!   record alone;
+//! - [`emulation`]: what the emulator itself added to a live run's packets, per copy, per
+//!   window and over the run, with the spans over its bound;
 //! - [`soak`]: the judging of an endurance run (`cosim soak`) from its samples and summary;
 //! - [`export`]: the scenario as a Gazebo world (`cosim export-gazebo`).
 
+pub mod emulation;
 pub mod export;
 pub mod foxglove;
 pub mod record;

@@ -244,6 +244,8 @@ pub struct Record {
     pub modem_frames: Vec<ModemFrame>,
     pub programs: Vec<ProgramRecord>,
     pub metrics: Vec<MetricSample>,
+    /// The emulation error per window of a live run (`/emulation`).
+    pub emulation: Vec<EmulationWindow>,
     /// The run summary (`summary.json`'s content), absent in a record cut short. Kept as
     /// written, so that a record whose summary another version wrote still reads;
     /// [`RunReport::from_value`](crate::output::summary::RunReport::from_value) types it.
@@ -388,6 +390,7 @@ impl Messages<'_> {
             TOPIC_MODEM_FRAMES => r.modem_frames.push(parse(path, topic, header, data)?),
             TOPIC_PROGRAMS => r.programs.push(parse(path, topic, header, data)?),
             TOPIC_METRICS => r.metrics.push(parse(path, topic, header, data)?),
+            TOPIC_EMULATION => r.emulation.push(parse(path, topic, header, data)?),
             TOPIC_SUMMARY => r.summary = Some(parse(path, topic, header, data)?),
             TOPIC_TERRAIN => r.terrain = Some(parse(path, topic, header, data)?),
             // Drawn by viewers, not read back.
@@ -723,6 +726,7 @@ mod tests {
             ("/channel", viewer_schema::<PairChannel>()),
             ("/poses", viewer_schema::<Poses>()),
             ("/programs", viewer_schema::<ProgramRecord>()),
+            ("/emulation", viewer_schema::<EmulationWindow>()),
             ("/summary", viewer_schema::<serde_json::Value>()),
             (
                 "/scene/links",
@@ -803,6 +807,7 @@ mod tests {
             reason: Some("out of range".into()),
             end_s: 0.6,
             corrupted: false,
+            emulation_ms: None,
         };
         w.write(TOPIC_PACKETS, 600_000_000, &packet).unwrap();
         w.write(

@@ -385,10 +385,17 @@ impl Recorder {
                 reason,
                 end_s: secs(e.end_ns),
                 corrupted: e.corrupted,
+                emulation_ms: (outcome == Outcome::Delivered)
+                    .then(|| e.emulation.total_ns as f64 / 1e6),
             };
             self.write(TOPIC_PACKETS, e.end_ns, &m)?;
         }
         Ok(())
+    }
+
+    /// A live window's emulation error (`/emulation`, at the window's start).
+    pub fn emulation(&mut self, w: &EmulationWindow) -> Result<(), RecordError> {
+        self.write(TOPIC_EMULATION, ns(w.t_s), w)
     }
 
     /// Modem frame copies that were decided (`/modem_frames`, at their decision time);
@@ -772,6 +779,7 @@ mod tests {
             fate: Fate::Delivered,
             end_ns: 5_000,
             corrupted: false,
+            emulation: Default::default(),
         };
         let no_route = CopyEnd {
             dst: None,

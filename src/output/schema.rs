@@ -31,6 +31,7 @@ pub const TOPIC_MODEM_FRAMES: &str = "/modem_frames";
 pub const TOPIC_PROGRAMS: &str = "/programs";
 pub const TOPIC_METRICS: &str = "/metrics";
 pub const TOPIC_SUMMARY: &str = "/summary";
+pub const TOPIC_EMULATION: &str = "/emulation";
 
 // The 3D scene (`super::scene`), in Foxglove's schemas (`super::foxglove`).
 pub const TOPIC_TERRAIN: &str = "/scene/terrain";
@@ -135,6 +136,30 @@ pub struct PacketRecord {
     pub end_s: f64,
     /// Delivered with flipped bits (no CRC).
     pub corrupted: bool,
+    /// Delivered: what the emulator added to it (its wall time from read to write less its sim
+    /// delay), ms ([`crate::net::ledger::Emulation::total_ns`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation_ms: Option<f64>,
+}
+
+/// The record's `/emulation`: one message per window in which copies ended or that opened
+/// later than the bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmulationWindow {
+    /// Sim time of the window's start, s.
+    pub t_s: f64,
+    pub window: u32,
+    /// How long after its due time it opened, ms.
+    pub opened_late_ms: f64,
+    /// Delivered copies that ended in it, and the largest error and release lateness among
+    /// them, ms.
+    pub copies: u32,
+    pub error_max_ms: f64,
+    pub release_max_ms: f64,
+    /// The largest capture lag of a copy that ended in it (delivered or not), ms.
+    pub capture_max_ms: f64,
+    /// Delivered copies over the bound.
+    pub over_bound: u32,
 }
 
 /// One emulated modem frame copy, when decided.

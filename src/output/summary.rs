@@ -6,7 +6,9 @@
 use crate::clock::stages::StageTime;
 use crate::model::modem::{FrameLedgerEntry, FrameLedgerSummary};
 use crate::net::ledger::LedgerSummary;
-use crate::output::{record_policy::PairSummary, schema::ProgramRecord};
+use crate::output::{
+    emulation::EmulationSummary, record_policy::PairSummary, schema::ProgramRecord,
+};
 use crate::sim::acoustic_paths::PathStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,6 +40,10 @@ pub struct RunReport {
     /// coordinator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<LedgerSummary>,
+    /// What the emulator added to the live traffic's packets (runs with live traffic whose
+    /// copies this process follows): see [`crate::output::emulation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationSummary>,
     /// The emulated modems' frame ledger and bridge counters (scenarios with `acoustic_modems`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modems: Option<ModemReport>,

@@ -586,10 +586,12 @@ pub fn decode_from_agent(bytes: &[u8], vehicles: usize) -> Result<from_agent::Bo
         from_agent::Body::Report(r) => {
             check_captures("Report.captures", &r.captures, vehicles)?;
             check_count("Report.written", &r.written)?;
+            check_count("Report.written_late_ns", &r.written_late_ns)?;
             check_count("Report.failed", &r.failed)?;
         }
         from_agent::Body::Finished(f) => {
             check_count("Finished.written", &f.written)?;
+            check_count("Finished.written_late_ns", &f.written_late_ns)?;
             check_count("Finished.failed", &f.failed)?;
             check_count("Finished.unwritten", &f.unwritten)?;
             check_output("Finished.output", &f.output)?;

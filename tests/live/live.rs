@@ -25,7 +25,7 @@ fn repo(p: &str) -> PathBuf {
 }
 
 /// A scenario with stationary vehicles `names` on subnet 10.`net`.0.0/24 (and fd`net`::/64).
-fn scenario(
+pub(super) fn scenario(
     dir: &Path,
     names: &[&str],
     net: u8,
@@ -51,7 +51,7 @@ fn scenario(
     p
 }
 
-fn ip_of(net: u8, i: usize) -> String {
+pub(super) fn ip_of(net: u8, i: usize) -> String {
     format!("10.{net}.0.{}", i + 1)
 }
 
@@ -98,7 +98,7 @@ fn tun_up(names: &[&str]) -> bool {
 }
 
 /// `cosim exec <vehicle> -- args`.
-fn exec(vehicle: &str, args: &[&str]) -> Output {
+pub(super) fn exec(vehicle: &str, args: &[&str]) -> Output {
     Command::new(COSIM)
         .arg("exec")
         .arg(vehicle)
@@ -121,7 +121,7 @@ fn summary(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
 }
 
-fn assert_balanced(net: &serde_json::Value) {
+pub(super) fn assert_balanced(net: &serde_json::Value) {
     let n = |k: &str| net[k].as_u64().unwrap();
     assert_eq!(
         n("captured"),
@@ -313,7 +313,7 @@ fn capture_needs_real_time_pacing() {
 
 /// Runs a scenario in this process (optionally against a network simulator served here over
 /// ZeroMQ), calls `during` once the namespaces are up, and returns the run's summary.
-fn live_run(
+pub(super) fn live_run(
     scenario: &Path,
     out: &Path,
     sim: Option<Box<dyn Service + Send>>,
@@ -362,7 +362,7 @@ fn live_run(
     text
 }
 
-fn ping_replies(o: &Output) -> usize {
+pub(super) fn ping_replies(o: &Output) -> usize {
     let text = String::from_utf8_lossy(&o.stdout);
     text.lines().filter(|l| l.contains("bytes from")).count()
 }

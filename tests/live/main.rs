@@ -18,6 +18,7 @@ mod ros_common;
 mod agents;
 mod auv;
 mod containers;
+mod emulation;
 mod image;
 mod live;
 mod modem;

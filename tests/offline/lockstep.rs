@@ -812,6 +812,7 @@ impl netsim_cosim::coord::Participant for Logged {
                 fate: netsim_cosim::model::fate::Fate::Delivered,
                 end_ns: view.open.start_ns,
                 corrupted: false,
+                emulation: Default::default(),
             });
         }
         Ok(())

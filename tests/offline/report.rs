@@ -221,6 +221,7 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             reason,
             end_s,
             corrupted,
+            emulation_ms: None,
         });
     };
     let mut i = 0u64;
@@ -467,6 +468,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
             nlos_windows: 39700,
             transitions: 1,
         }],
+        emulation: None,
         network: Some(LedgerSummary {
             captured: delivered + dropped,
             delivered,

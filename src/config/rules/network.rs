@@ -15,6 +15,14 @@ pub(super) fn network(cx: &Ctx) -> Check {
     if n.queue_limit == 0 {
         return Err(cx.err("network.queue_limit", "must be ≥ 1"));
     }
+    if let Some(b) = n.emulation_bound_ms {
+        if !(b > 0.0 && b.is_finite()) {
+            return Err(cx.err(
+                "network.emulation_bound_ms",
+                format!("{b} must be > 0 (ms of emulation error a packet may get)"),
+            ));
+        }
+    }
     if n.pcap_snaplen == 0 {
         return Err(cx.err(
             "network.pcap_snaplen",

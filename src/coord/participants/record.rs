@@ -52,6 +52,9 @@ impl Participant for RecordParticipant {
         if !ended.metrics.is_empty() {
             r.metrics(&ended.metrics).with_context(|| writing(r))?;
         }
+        if let Some(w) = &ended.emulation {
+            r.emulation(w).with_context(|| writing(r))?;
+        }
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use crate::model::fate::DropReason;
 use crate::net::{
     addr::AddressBook,
     ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
-    traffic::{Delivery, Engine, EngineConfig, Frame},
+    traffic::{Delivery, Engine, EngineConfig, Frame, Stamp},
 };
 use crate::wire::agent::copy_id;
 use crate::wire::pcap::PcapWriter;
@@ -45,8 +45,8 @@ pub struct Network {
 }
 
 impl Sink for Network {
-    fn capture(&mut self, node: usize, frame: Frame, t_ns: SimNanos) {
-        self.engine.capture(node, frame, t_ns);
+    fn capture(&mut self, node: usize, frame: Frame, stamp: Stamp) {
+        self.engine.capture_stamped(node, frame, stamp);
     }
 
     fn delivered(&mut self, d: &Delivery, ok: bool) {
@@ -59,6 +59,9 @@ pub struct AgentNews<'a> {
     pub captures: &'a [AgentCapture],
     /// Ids of copies written into their receiver's TUN.
     pub written: &'a [u64],
+    /// Per id in `written`: how late it was written on the agent's clock, ns (empty from an
+    /// agent that does not measure it).
+    pub written_late_ns: &'a [u64],
     /// Ids of copies whose write failed.
     pub failed: &'a [u64],
 }
@@ -165,6 +168,11 @@ impl LiveNetwork {
         self.ports.stages()
     }
 
+    /// The vehicles' names, in node order.
+    pub fn names(&self) -> Vec<String> {
+        self.ports.lock().sink.engine.book.names.clone()
+    }
+
     /// The capture agents' names, in the order of their index.
     pub fn agents(&self) -> &[String] {
         &self.agents
@@ -258,6 +266,14 @@ impl LiveNetwork {
         {
             let mut st = self.ports.lock();
             let net = &mut st.sink;
+            if !news.written_late_ns.is_empty() && news.written_late_ns.len() != news.written.len()
+            {
+                return Err(format!(
+                    "{} release delays for {} written copies",
+                    news.written_late_ns.len(),
+                    news.written.len()
+                ));
+            }
             for c in news.captures {
                 let node = c.vehicle as usize;
                 if net.agent_of.get(node).copied().flatten() != Some(agent) {
@@ -267,10 +283,15 @@ impl LiveNetwork {
                 }
             }
             for (ids, ok) in [(news.written, true), (news.failed, false)] {
-                for id in ids {
-                    let Some(d) = net.at_agents.remove(id) else {
+                for (i, id) in ids.iter().enumerate() {
+                    let Some(mut d) = net.at_agents.remove(id) else {
                         return Err(format!("the fate of copy {id:#x}, which it was not given"));
                     };
+                    if ok {
+                        let e = &mut d.emulation;
+                        e.release_late_ns = news.written_late_ns.get(i).copied().unwrap_or(0);
+                        e.total_ns = e.release_late_ns + e.capture_lag_ns;
+                    }
                     net.engine.delivered(&d, ok);
                     if ok {
                         ended.push(d);
@@ -290,11 +311,17 @@ impl LiveNetwork {
             }
         }
         let mut st = self.ports.lock();
+        let now = st.clock.capture_at(Instant::now());
         for c in news.captures {
-            st.sink.engine.capture(
+            let stamp = Stamp {
+                t_ns: c.t_ns,
+                lag_ns: now.saturating_sub(c.t_ns),
+                read: None,
+            };
+            st.sink.engine.capture_stamped(
                 c.vehicle as usize,
                 crate::io::os::tun::frame_of(&c.packet),
-                c.t_ns,
+                stamp,
             );
         }
         drop(st);

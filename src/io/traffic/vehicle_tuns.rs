@@ -19,7 +19,7 @@ use crate::config::Vehicle;
 use crate::io::os::netns::{Namespaces, VehicleNs};
 use crate::io::os::tun;
 use crate::model::fate::DropReason;
-use crate::net::traffic::{Delivery, Frame};
+use crate::net::traffic::{Delivery, Frame, Stamp};
 use crate::wire::pcap::PcapWriter;
 use ipnet::IpNet;
 use std::cmp::Reverse;
@@ -33,9 +33,10 @@ use tun_rs::AsyncDevice;
 
 /// Where the packets the vehicles send go, and who learns what became of a delivery.
 pub trait Sink: Send + 'static {
-    /// Vehicle `node` sent `frame`, captured at sim time `t_ns`.
-    fn capture(&mut self, node: usize, frame: Frame, t_ns: SimNanos);
-    /// `d` was written into its receiver's TUN (`ok`), or the write failed.
+    /// Vehicle `node` sent `frame`, captured as `stamp` says.
+    fn capture(&mut self, node: usize, frame: Frame, stamp: Stamp);
+    /// `d` was written into its receiver's TUN (`ok`; `d.emulation.release_late_ns` says how
+    /// long after its due instant), or the write failed.
     fn delivered(&mut self, d: &Delivery, ok: bool);
 }
 
@@ -375,7 +376,7 @@ async fn read_loop<S: Sink>(
         }
         let st = shared.lock();
         times.clear();
-        times.extend(read_at.drain(..).map(|read| st.clock.capture_at(read)));
+        times.extend(read_at.iter().map(|&read| st.clock.capture_at(read)));
         drop(st);
         if let Some(mut pcap) = shared.pcap(node) {
             for (frame, &t) in frames.iter().zip(&times) {
@@ -383,12 +384,34 @@ async fn read_loop<S: Sink>(
             }
         }
         let mut st = shared.lock();
-        for (frame, &t) in frames.drain(..).zip(&times) {
-            st.sink.capture(node, frame, t);
+        let now = st.clock.capture_at(Instant::now());
+        for ((frame, &t_ns), &read) in frames.drain(..).zip(&times).zip(&read_at) {
+            let stamp = Stamp {
+                t_ns,
+                lag_ns: now.saturating_sub(t_ns),
+                read: Some(read),
+            };
+            st.sink.capture(node, frame, stamp);
         }
+        read_at.clear();
         drop(st);
         shared.stages.since(Stage::Capture, first);
     }
+}
+
+/// What the emulator added to `d`, due at `due` and written at `written` in a run at `rtf`
+/// ([`crate::net::ledger::Emulation`]).
+pub fn measure(d: &mut Delivery, due: Instant, written: Instant, rtf: f64) {
+    let e = &mut d.emulation;
+    e.release_late_ns = written.saturating_duration_since(due).as_nanos() as u64;
+    e.total_ns = match d.read {
+        Some(read) => {
+            let wall = written.saturating_duration_since(read).as_nanos() as f64;
+            let sim = d.t_ns.saturating_sub(d.captured_ns) as f64 / rtf.max(f64::MIN_POSITIVE);
+            (wall - sim).max(0.0) as u64
+        }
+        None => e.release_late_ns + e.capture_lag_ns,
+    };
 }
 
 /// A delivery goes into its receiver's TUN as it was sent, unless the simulator corrupted it
@@ -409,8 +432,12 @@ impl tun::AsOutgoing for Delivery {
 fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>]) {
     crate::io::os::timer::init();
     let mut due_now: Vec<Delivery> = Vec::new();
+    // Per delivery in `due_now`: the wall instant it was due.
+    let mut dues: Vec<Instant> = Vec::new();
+    let mut taken: Vec<Scheduled> = Vec::new();
     let mut results: Vec<bool> = Vec::new();
     let mut writer = tun::Writer::new(devices.iter().flatten().all(|d| d.udp_gso()));
+    let rtf = shared.lock().clock.real_time_factor;
     loop {
         {
             let mut st = shared.lock();
@@ -424,10 +451,10 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
                         break;
                     }
                     if let Some(Reverse(s)) = st.releases.pop() {
-                        due_now.push(s.delivery);
+                        taken.push(s);
                     }
                 }
-                if !due_now.is_empty() {
+                if !taken.is_empty() {
                     break;
                 }
                 st = match st.releases.peek().map(|Reverse(s)| s.due - now) {
@@ -441,7 +468,11 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
         }
         let started = Instant::now();
         // Per receiver, in the order they fell due.
-        due_now.sort_by_key(|d| d.node);
+        taken.sort_by_key(|s| s.delivery.node);
+        for s in taken.drain(..) {
+            dues.push(s.due);
+            due_now.push(s.delivery);
+        }
         results.clear();
         results.resize(due_now.len(), false);
         let mut from = 0;
@@ -451,6 +482,10 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
             if let Some(Some(dev)) = devices.get(node) {
                 let mut pcap = shared.pcap(node);
                 writer.write(dev, &due_now[from..to], &mut results[from..to]);
+                let written = Instant::now();
+                for (d, due) in due_now[from..to].iter_mut().zip(&dues[from..to]) {
+                    measure(d, *due, written, rtf);
+                }
                 if let Some(pcap) = pcap.as_mut() {
                     for (d, _) in
                         (due_now[from..to].iter().zip(&results[from..to])).filter(|(_, &ok)| ok)
@@ -466,7 +501,56 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
             st.sink.delivered(d, ok);
         }
         due_now.clear();
+        dues.clear();
         drop(st);
         shared.stages.since(Stage::Release, started);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn delivery(captured_ns: u64, t_ns: u64, read: Option<Instant>) -> Delivery {
+        Delivery {
+            pkt_id: 1,
+            src: 0,
+            captured_ns,
+            node: 1,
+            t_ns,
+            frame: Frame::plain(vec![0x45; 20]),
+            corrupted: false,
+            emulation: crate::net::ledger::Emulation {
+                capture_lag_ns: 30_000,
+                ..Default::default()
+            },
+            read,
+        }
+    }
+
+    #[test]
+    fn the_error_is_the_wall_time_from_read_to_write_less_the_sim_delay() {
+        let ms = Duration::from_millis;
+        let read = Instant::now();
+        // 4 ms of sim delay at rtf 2: 2 ms of wall time; due at read + 2 ms, written 1 ms late.
+        let mut d = delivery(10_000_000, 14_000_000, Some(read));
+        measure(&mut d, read + ms(2), read + ms(3), 2.0);
+        assert_eq!(d.emulation.release_late_ns, 1_000_000);
+        assert_eq!(d.emulation.total_ns, 1_000_000);
+        // The schedule moved 500 ms while it was in flight: due (on the moved schedule) and
+        // written on time, yet 500 ms late for its packet.
+        let mut d = delivery(10_000_000, 14_000_000, Some(read));
+        measure(&mut d, read + ms(502), read + ms(502), 2.0);
+        assert_eq!(d.emulation.release_late_ns, 0);
+        assert_eq!(d.emulation.total_ns, 500_000_000);
+        // Written before its sim delay's wall time (it cannot be): no negative error.
+        let mut d = delivery(10_000_000, 14_000_000, Some(read));
+        measure(&mut d, read, read + ms(1), 1.0);
+        assert_eq!(d.emulation.total_ns, 0);
+        // Read on a capture agent's clock: the parts added.
+        let mut d = delivery(10_000_000, 14_000_000, None);
+        measure(&mut d, read, read + ms(1), 1.0);
+        assert_eq!(d.emulation.total_ns, 1_030_000);
     }
 }

@@ -222,6 +222,7 @@ mod tests {
             reason: (!delivered).then(|| "out of range".into()),
             end_s,
             corrupted: false,
+            emulation_ms: None,
         }
     }
 

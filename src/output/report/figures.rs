@@ -31,6 +31,8 @@ pub struct Figures {
     pub links: Vec<LinkFigures>,
     pub links_left_out: usize,
     pub snr: Option<Plot>,
+    /// `emulation.png`: what the emulator added over time (runs with live traffic).
+    pub emulation: Option<Plot>,
     pub modem: Option<Plot>,
     pub ledger_packets: Option<Plot>,
     pub ledger_modem: Option<Plot>,
@@ -55,6 +57,7 @@ impl Figures {
         .chain(links)
         .chain([
             self.snr.as_ref(),
+            self.emulation.as_ref(),
             self.modem.as_ref(),
             self.ledger_packets.as_ref(),
             self.ledger_modem.as_ref(),
@@ -149,6 +152,14 @@ pub fn draw(a: &Analysis, notes: &mut Vec<String>) -> Figures {
     acoustic(a, &mut f, notes);
     if let Some(r) = plots::snr(a) {
         f.snr = keep("snr.png".into(), "SNR over time".into(), r, notes);
+    }
+    if let Some(r) = plots::emulation(a) {
+        f.emulation = keep(
+            "emulation.png".into(),
+            "Emulation error over time".into(),
+            r,
+            notes,
+        );
     }
     if let Some(r) = plots::modem_frames(a) {
         f.modem = keep(

@@ -92,6 +92,7 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
     acoustic(&mut o, f);
     links(&mut o, a, f);
     snr(&mut o, f);
+    emulation(&mut o, a, f);
     modems(&mut o, a, f);
     ledger(&mut o, a, f);
     programs(&mut o, a);
@@ -159,7 +160,7 @@ fn head(o: &mut String, a: &Analysis) {
         escape(&headline(a))
     );
     o.push_str(
-        "<nav><a href=\"#run\">run</a><a href=\"#map\">map</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a>\
+        "<nav><a href=\"#run\">run</a><a href=\"#map\">map</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a><a href=\"#emulation\">emulation</a>\
          <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#metrics\">metrics</a><a href=\"#checks\">checks</a>\
          <a href=\"#files\">files</a></nav>\n",
     );
@@ -419,6 +420,90 @@ fn snr(o: &mut String, f: &Figures) {
     match &f.snr {
         Some(p) => image(o, p),
         None => o.push_str("<p class=\"note\">No link state with an SNR in the record (the link model has none, or none was reported).</p>\n"),
+    }
+}
+
+/// What the emulator added to the live packets: the sentence, the warning, the spans over the
+/// bound and the plot (runs with live traffic).
+fn emulation(o: &mut String, a: &Analysis, f: &Figures) {
+    let Some(e) = a.summary.as_ref().and_then(|s| s.emulation.as_ref()) else {
+        return;
+    };
+    o.push_str("<h2 id=\"emulation\">Emulation error</h2>\n");
+    let _ = writeln!(o, "<p>{}</p>", escape(&e.sentence()));
+    if let Some(w) = &e.warning {
+        let _ = writeln!(o, "<p class=\"bad\">Warning: {}.</p>", escape(w));
+    }
+    let q = |name: &str, q: &crate::output::emulation::Quantiles| {
+        vec![
+            escape(name),
+            q.copies.to_string(),
+            format!("{:.3}", q.p50_ms),
+            format!("{:.3}", q.p99_ms),
+            format!("{:.3}", q.max_ms),
+            format!("{:.2} %", q.over_bound * 100.0),
+        ]
+    };
+    table(
+        o,
+        &[
+            "per copy",
+            "copies",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "over the bound",
+        ],
+        &[
+            q("error (read to write, less its sim delay)", &e.error),
+            q("late write", &e.release),
+            q("capture lag", &e.capture),
+        ],
+    );
+    if !e.spans.is_empty() {
+        let rows: Vec<Vec<String>> = e
+            .spans
+            .iter()
+            .map(|s| {
+                vec![
+                    format!("{:.3} – {:.3}", s.from_s, s.to_s),
+                    s.copies_over_bound.to_string(),
+                    s.windows_late.to_string(),
+                    format!("{:.3}", s.worst_ms),
+                    match &s.stage {
+                        Some(st) => format!(
+                            "{} ({:.3} ms per window, {:.3} over the run)",
+                            escape(st),
+                            s.stage_ms_per_window,
+                            s.usual_ms_per_window
+                        ),
+                        None => "none: the process was not scheduled".into(),
+                    },
+                ]
+            })
+            .collect();
+        o.push_str("<p>Spans of sim time over the bound (shaded in the plot):</p>\n");
+        table(
+            o,
+            &[
+                "sim time (s)",
+                "copies over",
+                "windows late",
+                "worst ms",
+                "stage that ran long",
+            ],
+            &rows,
+        );
+        if e.spans_left_out > 0 {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{} more spans left out.</p>",
+                e.spans_left_out
+            );
+        }
+    }
+    if let Some(p) = &f.emulation {
+        image(o, p);
     }
 }
 

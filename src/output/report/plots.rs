@@ -814,6 +814,119 @@ fn bar_rows<'a, 'b>(
     Ok(c)
 }
 
+/// What the emulator added over time, per bin: the largest error of a delivered copy and the
+/// latest opening of a window, beside the busiest link's mean one-way delay (what the network
+/// simulator chose, with the error in it) and the bound, the summary's spans over the bound
+/// shaded. None without `/emulation` in the record.
+pub fn emulation(a: &Analysis) -> Option<Result<Vec<u8>, String>> {
+    if a.emulation.is_empty() {
+        return None;
+    }
+    let end = a.end_s.max(a.bin_s);
+    let steps = |f: &dyn Fn(&super::series::EmulationBin) -> f64| -> Vec<(f64, f64)> {
+        a.emulation
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| {
+                let v = f(b);
+                [(i as f64 * a.bin_s, v), ((i + 1) as f64 * a.bin_s, v)]
+            })
+            .collect()
+    };
+    let error = steps(&|b| b.error_max_ms);
+    let late = steps(&|b| b.late_max_ms);
+    let busiest = a.traffic_links().max_by_key(|l| l.ledger.delivered.copies);
+    let delay: Vec<(f64, f64)> = busiest
+        .map(|l| {
+            l.active_bins(a.bin_s)
+                .into_iter()
+                .filter_map(|(t, _, d)| d.map(|d| (t, d * 1e3)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let emulation = a.summary.as_ref().and_then(|s| s.emulation.as_ref());
+    let bound = emulation.map(|e| e.bound_ms);
+    let spans: Vec<(f64, f64)> = emulation
+        .map(|e| e.spans.iter().map(|s| (s.from_s, s.to_s)).collect())
+        .unwrap_or_default();
+    let top = upper(
+        error
+            .iter()
+            .chain(&late)
+            .chain(&delay)
+            .map(|p| p.1)
+            .chain(bound.map(|b| b * 2.0))
+            .fold(0.0, f64::max),
+    );
+    Some(render(1200, 420, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(
+                "Emulation error over time, beside the busiest link's delay",
+                TITLE,
+            )
+            .margin(8)
+            .margin_right(24)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..end, 0.0..top)?;
+        c.configure_mesh()
+            .x_desc("sim time (s)")
+            .y_desc("ms")
+            .x_label_formatter(&ticks(end))
+            .y_label_formatter(&ticks(top))
+            .label_style(LABEL)
+            .draw()?;
+        let shade = RGBColor(255, 205, 205);
+        // A span is at least a bin wide, so a short one shows.
+        let min_width = a.bin_s.min(end / 200.0);
+        c.draw_series(spans.iter().map(|&(from, to)| {
+            Rectangle::new(
+                [(from, 0.0), (to.max(from + min_width), top)],
+                shade.filled(),
+            )
+        }))?
+        .label("span over the bound")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], shade.filled()));
+        if let (Some(l), false) = (busiest, delay.is_empty()) {
+            let colour = line_colour(0);
+            c.draw_series(LineSeries::new(delay, colour.stroke_width(2)))?
+                .label(format!("{} → {}: mean one-way delay", l.src, l.dst))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
+        }
+        for (i, (name, pts)) in [
+            ("largest emulation error of a copy", error),
+            ("latest opening of a window", late),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let colour = line_colour(1 + 3 * i);
+            c.draw_series(LineSeries::new(pts, colour.stroke_width(2)))?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
+        }
+        if let Some(b) = bound {
+            let grey = RGBColor(90, 90, 90);
+            c.draw_series(DashedLineSeries::new(
+                [(0.0, b), (end, b)],
+                6,
+                4,
+                grey.stroke_width(1),
+            ))?
+            .label(format!("bound {b} ms"))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(1))
+            });
+        }
+        legend(&mut c)?;
+        Ok(())
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,8 @@
 use crate::model::fate::DropReason;
 use crate::output::record::Record;
 use crate::output::schema::{
-    LinkState, MetricSample, ModemFrame, Outcome, PacketRecord, PairChannel, ProgramRecord, RunInfo,
+    EmulationWindow, LinkState, MetricSample, ModemFrame, Outcome, PacketRecord, PairChannel,
+    ProgramRecord, RunInfo,
 };
 use crate::output::summary::RunReport;
 use serde::{Deserialize, Serialize};
@@ -320,6 +321,35 @@ pub struct Analysis {
     pub poses: usize,
     /// The vehicles' tracks and the terrain, for the maps.
     pub map: super::mapdata::MapData,
+    /// Per time bin, what the emulator added (from `/emulation`; empty without live traffic).
+    pub emulation: Vec<EmulationBin>,
+}
+
+/// One time bin of the record's `/emulation` windows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EmulationBin {
+    /// Delivered copies that ended in it, and those over the bound.
+    pub copies: u64,
+    pub over_bound: u64,
+    /// The largest error of a copy, and lateness of a window's opening, ms.
+    pub error_max_ms: f64,
+    pub late_max_ms: f64,
+}
+
+/// The `/emulation` windows in `bins` bins of `bin_s` (none without any).
+fn emulation_bins(windows: &[EmulationWindow], bin_s: f64, bins: usize) -> Vec<EmulationBin> {
+    if windows.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![EmulationBin::default(); bins];
+    for w in windows {
+        let b = &mut out[bin_index(w.t_s, bin_s, bins)];
+        b.copies += u64::from(w.copies);
+        b.over_bound += u64::from(w.over_bound);
+        b.error_max_ms = b.error_max_ms.max(w.error_max_ms);
+        b.late_max_ms = b.late_max_ms.max(w.opened_late_ms);
+    }
+    out
 }
 
 /// Bin widths (s) the report picks from.
@@ -714,6 +744,7 @@ impl Analysis {
             checks,
             poses: record.poses.len(),
             map: super::mapdata::MapData::of(record),
+            emulation: emulation_bins(&record.emulation, bin_s, bins),
         }
     }
 
@@ -978,6 +1009,7 @@ mod tests {
             reason: (!delivered).then(|| "queue full".into()),
             end_s,
             corrupted: false,
+            emulation_ms: None,
         };
         let mut fold = PacketFold::default();
         for p in [
@@ -1068,6 +1100,7 @@ mod tests {
                 reason: Some(if t_s < 60.0 { "shutdown" } else { "after end" }.into()),
                 end_s: t_s.max(60.0),
                 corrupted: false,
+                emulation_ms: None,
             });
         }
         let summary = RunReport {
@@ -1085,6 +1118,7 @@ mod tests {
             timeline: None,
             pairs: Vec::new(),
             network: None,
+            emulation: None,
             modems: None,
             programs: Vec::new(),
             metrics: Vec::new(),

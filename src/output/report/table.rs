@@ -83,6 +83,7 @@ pub fn terminal(a: &Analysis) -> String {
     out.push('\n');
     for section in [
         slipped,
+        emulation,
         pairs,
         links,
         packet_ledger,
@@ -102,6 +103,19 @@ fn slipped(a: &Analysis) -> String {
         Some(slipped) if slipped > 0.0 => format!("paced windows fell {slipped:.3} s behind the wall clock in all (sim time never ran ahead of it)\n"),
         _ => String::new(),
     }
+}
+
+/// What the emulator added to the live packets, and its warning.
+fn emulation(a: &Analysis) -> String {
+    let Some(e) = a.summary.as_ref().and_then(|s| s.emulation.as_ref()) else {
+        return String::new();
+    };
+    let mut out = e.sentence();
+    out.push('\n');
+    if let Some(w) = &e.warning {
+        out += &format!("warning: {w}\n");
+    }
+    out
 }
 
 /// Pairs: from the record's channel, else the summary's window counts.
@@ -507,6 +521,7 @@ mod tests {
                 reason: None,
                 end_s: t_s + delay,
                 corrupted: false,
+                emulation_ms: None,
             });
         }
         let a = Analysis::with_packets(&record, fold, None);

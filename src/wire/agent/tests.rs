@@ -449,6 +449,7 @@ fn reports_are_checked_against_the_scenario_and_the_bounds() {
         window: 1,
         captures: vec![capture(0, 20), capture(1, 1500)],
         written: vec![1, 2],
+        written_late_ns: vec![10, 20],
         failed: vec![3],
         overflow: 4,
     });
@@ -625,6 +626,7 @@ fn every_body_round_trips() {
                 packet: packet(84),
             }],
             written: vec![1, u64::MAX],
+            written_late_ns: vec![0, 7],
             failed: vec![2],
             overflow: 3,
         }),
@@ -641,6 +643,7 @@ fn every_body_round_trips() {
                 t_ns: 9,
                 packet: packet(60),
             }],
+            written_late_ns: vec![11],
         }),
         from_agent::Body::Failed(Failed {
             reason: "the TUN of auv3 failed".into(),

@@ -14,13 +14,12 @@
 
 use super::conn::Conn;
 use super::key::scenario_digest;
-use crate::clock::SimNanos;
 use crate::config::LoadedScenario;
 use crate::io::os::netns;
 use crate::io::programs::Programs;
 use crate::io::traffic::vehicle_tuns::{Ports, PortsConfig, Sink};
 use crate::net::addr::AddressBook;
-use crate::net::traffic::{Delivery, Frame};
+use crate::net::traffic::{Delivery, Frame, Stamp};
 use crate::wire::agent::{copy_id, Secret, MAX_FRAME_BYTES};
 use crate::wire::proto::agent::{
     from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report,
@@ -45,11 +44,14 @@ struct Outbox {
     /// At most this many captures between two reports.
     limit: usize,
     written: Vec<u64>,
+    /// Per id in `written`: [`crate::net::ledger::Emulation::release_late_ns`].
+    written_late_ns: Vec<u64>,
     failed: Vec<u64>,
 }
 
 impl Sink for Outbox {
-    fn capture(&mut self, node: usize, frame: Frame, t_ns: SimNanos) {
+    fn capture(&mut self, node: usize, frame: Frame, stamp: Stamp) {
+        let t_ns = stamp.t_ns;
         let packet = frame.ip();
         if self.captures.len() >= self.limit || self.bytes + packet.len() > MAX_REPORT_BYTES {
             self.overflow += 1;
@@ -66,6 +68,7 @@ impl Sink for Outbox {
     fn delivered(&mut self, d: &Delivery, ok: bool) {
         if ok {
             self.written.push(copy_id(d.pkt_id, d.node));
+            self.written_late_ns.push(d.emulation.release_late_ns);
         } else {
             self.failed.push(copy_id(d.pkt_id, d.node));
         }
@@ -79,6 +82,7 @@ impl Outbox {
             window,
             captures: std::mem::take(&mut self.captures),
             written: std::mem::take(&mut self.written),
+            written_late_ns: std::mem::take(&mut self.written_late_ns),
             failed: std::mem::take(&mut self.failed),
             overflow: std::mem::take(&mut self.overflow),
         }
@@ -140,6 +144,7 @@ pub async fn run(
             overflow: 0,
             limit: s.network.queue_limit.saturating_mul(mine),
             written: Vec::new(),
+            written_late_ns: Vec::new(),
             failed: Vec::new(),
         },
     )?;
@@ -284,6 +289,8 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
             t_ns: r.t_ns,
             frame: crate::io::os::tun::frame_of(&r.packet),
             corrupted: r.corrupted,
+            emulation: Default::default(),
+            read: None,
         };
         if copy_id(d.pkt_id, d.node) != r.id {
             bail!(
@@ -321,6 +328,7 @@ async fn finish(
     };
     let mut finished = Finished {
         written: report.written,
+        written_late_ns: report.written_late_ns,
         failed: report.failed,
         unwritten,
         output: Vec::new(),

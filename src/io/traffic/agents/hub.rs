@@ -64,6 +64,7 @@ impl Joined {
         live: &LiveNetwork,
         captures: &[Capture],
         written: &[u64],
+        written_late_ns: &[u64],
         failed: &[u64],
     ) -> anyhow::Result<()> {
         live.apply_report(
@@ -71,6 +72,7 @@ impl Joined {
             &AgentNews {
                 captures,
                 written,
+                written_late_ns,
                 failed,
             },
         )
@@ -295,7 +297,7 @@ impl AgentHub {
                             r.overflow
                         );
                     }
-                    a.apply(live, &r.captures, &r.written, &r.failed)?;
+                    a.apply(live, &r.captures, &r.written, &r.written_late_ns, &r.failed)?;
                 }
                 Ok(Ok(from_agent::Body::Failed(f))) => {
                     bail!(
@@ -373,7 +375,7 @@ impl AgentHub {
                     Ok(Ok(from_agent::Body::Finished(f))) => f,
                     // The report of a window the run abandoned (SIGINT while it was open).
                     Ok(Ok(from_agent::Body::Report(r))) => {
-                        a.apply(live, &r.captures, &r.written, &r.failed)?;
+                        a.apply(live, &r.captures, &r.written, &r.written_late_ns, &r.failed)?;
                         continue;
                     }
                     Ok(Ok(from_agent::Body::Failed(f))) => {
@@ -386,7 +388,7 @@ impl AgentHub {
                     }
                 };
             };
-            a.apply(live, &f.captures, &f.written, &f.failed)?;
+            a.apply(live, &f.captures, &f.written, &f.written_late_ns, &f.failed)?;
             if let Some(dir) = &logs {
                 std::fs::create_dir_all(dir)?;
                 for o in &f.output {

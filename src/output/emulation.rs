@@ -1,0 +1,573 @@
+//! What the emulator itself adds to a live run's packets, measured in every run: per delivered
+//! copy its wall time from read to write less the sim delay it was given, with the capture lag
+//! and the write's lateness as parts ([`Emulation`](crate::net::ledger::Emulation)), in quantiles overall and
+//! per link, per window for the record (`/emulation`), and the spans of sim time where copies
+//! got more than the scenario's bound, each with the stage that ran long in it. Pure: the
+//! windows, their lateness, the stage counters and the copies that ended are arguments.
+//!
+//! Quantiles come from log-linear histograms (8 buckets per octave from 1 µs, so a quantile is
+//! within 9 % above the true value; the maximum is exact): a 64-vehicle run has 4,032 links, and
+//! a histogram crate's per-link footprint (tens of KiB) would cost more than the run's record.
+
+use crate::clock::stages::{Stages, STAGE_COUNT};
+use crate::model::fate::Fate;
+use crate::net::ledger::CopyEnd;
+use crate::output::schema::EmulationWindow;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A quantity's distribution over the copies, ms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Quantiles {
+    /// Copies measured.
+    pub copies: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// The share of the copies over the bound (0–1).
+    pub over_bound: f64,
+}
+
+/// One directed link's emulation error (copies delivered on it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LinkEmulation {
+    pub src: String,
+    pub dst: String,
+    pub error: Quantiles,
+}
+
+/// A span of sim time in which copies got more than the bound, or windows opened later than it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmulationSpan {
+    /// Sim time of the span's first and last window's start, s.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Delivered copies whose error exceeded the bound in it.
+    pub copies_over_bound: u64,
+    /// Windows that opened more than the bound after their due time.
+    pub windows_late: u64,
+    /// The largest error of a copy in it, or lateness of a window, ms.
+    pub worst_ms: f64,
+    /// The stage whose time per window rose most above its run-wide mean in the span (its
+    /// window work ran long); none when no stage did (the process was not scheduled).
+    pub stage: Option<String>,
+    /// That stage's time per window in the span and over the whole run, ms.
+    pub stage_ms_per_window: f64,
+    pub usual_ms_per_window: f64,
+}
+
+/// `summary.json`'s `emulation`: what the emulator added to the live packets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmulationSummary {
+    /// `network.emulation_bound_ms` (default W/2).
+    pub bound_ms: f64,
+    /// Per delivered copy: its wall time from read to write less the sim delay the network
+    /// simulator gave it.
+    pub error: Quantiles,
+    /// Per delivered copy: how long after the wall instant of its sim-time release it was
+    /// written into its receiver's TUN (on its agent's clock for a vehicle on an agent).
+    pub release: Quantiles,
+    /// Per copy that ended (delivered or not): from the sim time its packet was stamped with to
+    /// the sim time the packet engine had it.
+    pub capture: Quantiles,
+    /// Per directed link with delivered copies, in (sender, receiver) order.
+    pub links: Vec<LinkEmulation>,
+    /// The spans over the bound, in sim-time order (at most [`MAX_SPANS`]).
+    pub spans: Vec<EmulationSpan>,
+    /// Spans beyond [`MAX_SPANS`], counted.
+    pub spans_left_out: u64,
+    /// Set when the p99 error exceeds the bound: what, where and why.
+    pub warning: Option<String>,
+}
+
+impl EmulationSummary {
+    /// The report's sentence: "Emulation added at most X ms to 99 % of the packets …".
+    pub fn sentence(&self) -> String {
+        if self.error.copies == 0 {
+            return "No packet was delivered, so no emulation error was measured.".to_owned();
+        }
+        format!(
+            "Emulation added at most {} ms to 99 % of the packets ({} delivered copies; at most {} ms; {:.2} % over the bound of {} ms).",
+            ms(self.error.p99_ms),
+            self.error.copies,
+            ms(self.error.max_ms),
+            self.error.over_bound * 100.0,
+            ms(self.bound_ms),
+        )
+    }
+}
+
+/// Milliseconds in three significant figures.
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Most spans kept in the summary.
+pub const MAX_SPANS: usize = 20;
+
+/// Sim time without anything over the bound that ends a span.
+const SPAN_GAP_NS: u64 = 1_000_000_000;
+
+const SUB: u32 = 8;
+const OCTAVES: u32 = 30;
+const BUCKETS: usize = (1 + SUB * OCTAVES) as usize;
+
+/// Counts of values in log-linear buckets from 1 µs (index 0: below it), and the exact max.
+#[derive(Debug, Clone)]
+struct Histogram {
+    counts: Box<[u32; BUCKETS]>,
+    total: u64,
+    over: u64,
+    max_ns: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: Box::new([0; BUCKETS]),
+            total: 0,
+            over: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+fn bucket(ns: u64) -> usize {
+    if ns < 1000 {
+        return 0;
+    }
+    let us = ns as f64 / 1000.0;
+    let octave = us.log2().floor();
+    let sub = ((us / octave.exp2() - 1.0) * SUB as f64).floor();
+    let i = 1 + octave as usize * SUB as usize + (sub as usize).min(SUB as usize - 1);
+    i.min(BUCKETS - 1)
+}
+
+/// The upper end of bucket `i`, ns.
+fn upper(i: usize) -> f64 {
+    if i == 0 {
+        return 1000.0;
+    }
+    let (octave, sub) = ((i - 1) / SUB as usize, (i - 1) % SUB as usize);
+    1000.0 * (octave as f64).exp2() * (1.0 + (sub + 1) as f64 / SUB as f64)
+}
+
+impl Histogram {
+    fn add(&mut self, ns: u64, bound_ns: u64) {
+        let c = &mut self.counts[bucket(ns)];
+        *c = c.saturating_add(1);
+        self.total += 1;
+        self.over += u64::from(ns > bound_ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// The value under which a share `q` of the values lie (a bucket's upper end, at most the
+    /// max), ns.
+    fn quantile(&self, q: f64) -> f64 {
+        let want = (q * self.total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= want {
+                return upper(i).min(self.max_ns as f64);
+            }
+        }
+        self.max_ns as f64
+    }
+
+    fn quantiles(&self) -> Quantiles {
+        if self.total == 0 {
+            return Quantiles::default();
+        }
+        Quantiles {
+            copies: self.total,
+            p50_ms: self.quantile(0.5) / 1e6,
+            p99_ms: self.quantile(0.99) / 1e6,
+            max_ms: self.max_ns as f64 / 1e6,
+            over_bound: self.over as f64 / self.total as f64,
+        }
+    }
+}
+
+/// A span still growing.
+#[derive(Debug, Clone)]
+struct OpenSpan {
+    first: u32,
+    last: u32,
+    copies_over: u64,
+    windows_late: u64,
+    worst_ns: u64,
+    /// Stage time in it, ns, from the window before its first to its last, and the windows
+    /// that covers.
+    stages: [u64; STAGE_COUNT],
+    windows: u32,
+    /// Stage time and windows since its last window (its if it goes on, else not).
+    tail: [u64; STAGE_COUNT],
+    tail_windows: u32,
+}
+
+/// Follows a live run window by window: see the module's documentation.
+#[derive(Debug)]
+pub struct EmulationMonitor {
+    bound_ns: u64,
+    window_ns: u64,
+    names: Vec<String>,
+    error: Histogram,
+    release: Histogram,
+    capture: Histogram,
+    links: BTreeMap<(usize, usize), Histogram>,
+    /// The stage counters at the last window, and that window's share.
+    last_stages: [u64; STAGE_COUNT],
+    last_delta: [u64; STAGE_COUNT],
+    windows: u32,
+    span: Option<OpenSpan>,
+    spans: Vec<EmulationSpan>,
+    spans_left_out: u64,
+}
+
+impl EmulationMonitor {
+    /// For a run of windows of `window_ns` with vehicles `names`, a copy over `bound_ms` counting
+    /// as over the bound; `stages` is the counters as the first window opens.
+    pub fn new(
+        window_ns: u64,
+        bound_ms: f64,
+        names: Vec<String>,
+        stages: [u64; STAGE_COUNT],
+    ) -> Self {
+        EmulationMonitor {
+            bound_ns: (bound_ms * 1e6).round() as u64,
+            window_ns,
+            names,
+            error: Histogram::default(),
+            release: Histogram::default(),
+            capture: Histogram::default(),
+            links: BTreeMap::new(),
+            last_stages: stages,
+            last_delta: [0; STAGE_COUNT],
+            windows: 0,
+            span: None,
+            spans: Vec::new(),
+            spans_left_out: 0,
+        }
+    }
+
+    /// Window `k` completed: it opened `late` after its due time, the stage counters read
+    /// `stages`, and `copies` ended in it. Returns its `/emulation` message when copies ended
+    /// in it or it opened later than the bound.
+    pub fn window(
+        &mut self,
+        k: u32,
+        late: Duration,
+        stages: [u64; STAGE_COUNT],
+        copies: &[CopyEnd],
+    ) -> Option<EmulationWindow> {
+        let delta: [u64; STAGE_COUNT] =
+            std::array::from_fn(|i| stages[i].saturating_sub(self.last_stages[i]));
+        self.last_stages = stages;
+        self.windows += 1;
+        let late_ns = late.as_nanos() as u64;
+        let mut w = EmulationWindow {
+            t_s: k as f64 * self.window_ns as f64 / 1e9,
+            window: k,
+            opened_late_ms: late_ns as f64 / 1e6,
+            copies: 0,
+            error_max_ms: 0.0,
+            release_max_ms: 0.0,
+            capture_max_ms: 0.0,
+            over_bound: 0,
+        };
+        let (worst, over) = self.count(copies, &mut w);
+        w.error_max_ms = worst as f64 / 1e6;
+        w.over_bound = over as u32;
+        let window_late = late_ns > self.bound_ns;
+        if over > 0 || window_late {
+            let previous = self.last_delta;
+            let span = self.span.get_or_insert(OpenSpan {
+                first: k,
+                last: k,
+                copies_over: 0,
+                windows_late: 0,
+                worst_ns: 0,
+                stages: previous,
+                windows: 1,
+                tail: [0; STAGE_COUNT],
+                tail_windows: 0,
+            });
+            for ((s, t), d) in span.stages.iter_mut().zip(&mut span.tail).zip(&delta) {
+                *s += std::mem::take(t) + d;
+            }
+            span.windows += std::mem::take(&mut span.tail_windows) + 1;
+            span.copies_over += over;
+            span.windows_late += u64::from(window_late);
+            span.worst_ns = span.worst_ns.max(worst).max(late_ns);
+            span.last = k;
+        } else if let Some(span) = &mut self.span {
+            for (t, d) in span.tail.iter_mut().zip(&delta) {
+                *t += d;
+            }
+            span.tail_windows += 1;
+            let gap = u64::from(k.saturating_sub(span.last)) * self.window_ns;
+            if gap >= SPAN_GAP_NS {
+                self.close_span();
+            }
+        }
+        self.last_delta = delta;
+        (w.copies > 0 || window_late).then_some(w)
+    }
+
+    /// Copies that ended after the last window (the run's shutdown), counted with the rest.
+    pub fn ended(&mut self, copies: &[CopyEnd]) {
+        let mut w = EmulationWindow {
+            t_s: 0.0,
+            window: 0,
+            opened_late_ms: 0.0,
+            copies: 0,
+            error_max_ms: 0.0,
+            release_max_ms: 0.0,
+            capture_max_ms: 0.0,
+            over_bound: 0,
+        };
+        self.count(copies, &mut w);
+    }
+
+    /// Adds `copies` to the histograms and `w`; returns the largest error of a delivered copy
+    /// and how many were over the bound.
+    fn count(&mut self, copies: &[CopyEnd], w: &mut EmulationWindow) -> (u64, u64) {
+        let (mut worst, mut over) = (0u64, 0u64);
+        for c in copies {
+            let e = c.emulation;
+            self.capture.add(e.capture_lag_ns, self.bound_ns);
+            w.capture_max_ms = w.capture_max_ms.max(e.capture_lag_ns as f64 / 1e6);
+            let (Fate::Delivered, Some(dst)) = (c.fate, c.dst) else {
+                continue;
+            };
+            let total = e.total_ns;
+            self.error.add(total, self.bound_ns);
+            self.release.add(e.release_late_ns, self.bound_ns);
+            self.links
+                .entry((c.src, dst))
+                .or_default()
+                .add(total, self.bound_ns);
+            w.copies += 1;
+            w.release_max_ms = w.release_max_ms.max(e.release_late_ns as f64 / 1e6);
+            worst = worst.max(total);
+            over += u64::from(total > self.bound_ns);
+        }
+        (worst, over)
+    }
+
+    fn close_span(&mut self) {
+        let Some(s) = self.span.take() else {
+            return;
+        };
+        if self.spans.len() >= MAX_SPANS {
+            self.spans_left_out += 1;
+            return;
+        }
+        // The stage that rose most above its run-wide mean per window (pacing aside: waiting
+        // is what a window does when it has time left).
+        let names = Stages::names();
+        let windows = f64::from(self.windows.max(1));
+        let best = (0..STAGE_COUNT)
+            .filter(|&i| names[i] != "pacing_wait")
+            .map(|i| {
+                let here = s.stages[i] as f64 / f64::from(s.windows.max(1));
+                let usual = self.last_stages[i] as f64 / windows;
+                (i, here, usual)
+            })
+            .max_by(|a, b| (a.1 - a.2).total_cmp(&(b.1 - b.2)))
+            .filter(|(_, here, usual)| here - usual > 0.0);
+        let to_s = |k: u32| k as f64 * self.window_ns as f64 / 1e9;
+        self.spans.push(EmulationSpan {
+            from_s: to_s(s.first),
+            to_s: to_s(s.last),
+            copies_over_bound: s.copies_over,
+            windows_late: s.windows_late,
+            worst_ms: s.worst_ns as f64 / 1e6,
+            stage: best.map(|(i, _, _)| names[i].to_owned()),
+            stage_ms_per_window: best.map_or(0.0, |b| b.1 / 1e6),
+            usual_ms_per_window: best.map_or(0.0, |b| b.2 / 1e6),
+        });
+    }
+
+    /// The run ended: the summary, with its warning when the p99 error exceeds the bound.
+    pub fn finish(mut self) -> EmulationSummary {
+        self.close_span();
+        let name = |i: usize| self.names.get(i).cloned().unwrap_or_else(|| i.to_string());
+        let bound_ms = self.bound_ns as f64 / 1e6;
+        let error = self.error.quantiles();
+        let warning = (error.p99_ms > bound_ms).then(|| {
+            let mut text = format!(
+                "emulation added more than the bound of {} ms (network.emulation_bound_ms) to {:.2} % of the packets (p99 {} ms, max {} ms)",
+                ms(bound_ms),
+                error.over_bound * 100.0,
+                ms(error.p99_ms),
+                ms(error.max_ms),
+            );
+            let worst = self.spans.iter().max_by_key(|s| s.copies_over_bound);
+            if let Some(s) = worst {
+                text += &format!(
+                    "; most from {:.3} s to {:.3} s of sim time ({} copies over it",
+                    s.from_s, s.to_s, s.copies_over_bound
+                );
+                match &s.stage {
+                    Some(stage) => {
+                        text += &format!(
+                            "), where the {stage} stage took {} ms per window against {} ms over the run",
+                            ms(s.stage_ms_per_window),
+                            ms(s.usual_ms_per_window)
+                        )
+                    }
+                    None => text += "; no stage ran long: the process was not scheduled)",
+                }
+            }
+            text
+        });
+        EmulationSummary {
+            bound_ms,
+            release: self.release.quantiles(),
+            capture: self.capture.quantiles(),
+            links: self
+                .links
+                .iter()
+                .map(|(&(src, dst), h)| LinkEmulation {
+                    src: name(src),
+                    dst: name(dst),
+                    error: h.quantiles(),
+                })
+                .collect(),
+            error,
+            spans: self.spans,
+            spans_left_out: self.spans_left_out,
+            warning,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::ledger::Emulation;
+
+    fn copy(src: usize, dst: usize, capture_us: u64, release_us: u64) -> CopyEnd {
+        CopyEnd {
+            captured_ns: 0,
+            src,
+            dst: Some(dst),
+            bytes: 100,
+            fate: Fate::Delivered,
+            end_ns: 0,
+            corrupted: false,
+            emulation: Emulation {
+                capture_lag_ns: capture_us * 1000,
+                release_late_ns: release_us * 1000,
+                total_ns: (capture_us + release_us) * 1000,
+            },
+        }
+    }
+
+    #[test]
+    fn buckets_bound_a_value_within_an_eighth_of_an_octave() {
+        for ns in [
+            1000u64,
+            1500,
+            2047,
+            2048,
+            999_999,
+            1_000_000,
+            37_123_456,
+            10u64.pow(12),
+        ] {
+            let i = bucket(ns);
+            assert!(upper(i) >= ns as f64, "{ns} in {i}");
+            assert!(upper(i) <= ns as f64 * 1.126, "{ns}: {}", upper(i));
+        }
+        assert_eq!(bucket(999), 0);
+        assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn quantiles_per_link_and_overall_and_the_share_over_the_bound() {
+        let names = vec!["a".to_owned(), "b".to_owned()];
+        let mut m = EmulationMonitor::new(1_000_000, 0.5, names, [0; STAGE_COUNT]);
+        let mut copies: Vec<CopyEnd> = (0..98).map(|_| copy(0, 1, 10, 90)).collect();
+        copies.push(copy(1, 0, 0, 2000));
+        copies.push(copy(1, 0, 0, 3000));
+        let w = m
+            .window(0, Duration::ZERO, [0; STAGE_COUNT], &copies)
+            .unwrap();
+        assert_eq!((w.copies, w.over_bound), (100, 2));
+        assert_eq!(w.error_max_ms, 3.0);
+        let s = m.finish();
+        assert_eq!(s.error.copies, 100);
+        assert!(
+            (0.1..=0.113).contains(&s.error.p50_ms),
+            "{}",
+            s.error.p50_ms
+        );
+        assert!((2.0..=2.26).contains(&s.error.p99_ms), "{}", s.error.p99_ms);
+        assert_eq!((s.error.max_ms, s.error.over_bound), (3.0, 0.02));
+        assert_eq!(s.links.len(), 2);
+        assert_eq!((s.links[1].src.as_str(), s.links[1].error.copies), ("b", 2));
+        assert!(s.warning.is_some(), "p99 over the bound");
+        assert!(s.sentence().contains("99 % of the packets"));
+    }
+
+    #[test]
+    fn a_late_stretch_is_one_span_naming_the_stage_that_ran_long() {
+        let mut m = EmulationMonitor::new(10_000_000, 5.0, vec![], [0; STAGE_COUNT]);
+        let physics = Stages::names()
+            .iter()
+            .position(|n| *n == "physics")
+            .unwrap();
+        let mut stages = [0u64; STAGE_COUNT];
+        for k in 0..3000u32 {
+            // Physics takes 1 ms a window, and 400 ms in window 1000.
+            stages[physics] += if k == 1000 { 400_000_000 } else { 1_000_000 };
+            let (late, copies) = match k {
+                1001 => (Duration::from_millis(390), vec![copy(0, 1, 0, 380_000)]),
+                1002..=1005 => (Duration::from_millis(50), vec![copy(0, 1, 0, 40_000)]),
+                _ => (Duration::ZERO, vec![copy(0, 1, 0, 100)]),
+            };
+            m.window(k, late, stages, &copies);
+        }
+        let s = m.finish();
+        assert_eq!(s.spans.len(), 1, "{:?}", s.spans);
+        let span = &s.spans[0];
+        assert_eq!((span.from_s, span.to_s), (10.01, 10.05));
+        assert_eq!((span.copies_over_bound, span.windows_late), (5, 5));
+        assert_eq!(span.worst_ms, 390.0);
+        assert_eq!(span.stage.as_deref(), Some("physics"));
+        assert!(span.stage_ms_per_window > 50.0, "{span:?}");
+        // 5 of 3000 copies over: the p99 keeps within the bound, so no warning.
+        assert!(s.warning.is_none());
+        assert_eq!(s.error.over_bound, 5.0 / 3000.0);
+    }
+
+    #[test]
+    fn nothing_late_gives_no_span_and_no_message_for_a_quiet_window() {
+        let mut m = EmulationMonitor::new(1_000_000, 0.5, vec![], [0; STAGE_COUNT]);
+        assert!(m.window(0, Duration::ZERO, [0; STAGE_COUNT], &[]).is_none());
+        assert!(m
+            .window(
+                1,
+                Duration::from_micros(20),
+                [0; STAGE_COUNT],
+                &[copy(0, 1, 5, 30)]
+            )
+            .is_some());
+        let s = m.finish();
+        assert!(s.spans.is_empty() && s.warning.is_none());
+        assert_eq!(s.capture.copies, 1);
+    }
+}
