@@ -200,13 +200,28 @@ async fn serve(
     // coordinator's own timeout bound the silence.
     let window_wall = Duration::from_secs_f64(schedule.window_s() / s.real_time_factor.max(1e-9));
     let silence = Duration::from_millis(s.network.agents.timeout_ms) * 2 + window_wall;
+    // The window whose report was sent before its opening arrived (see `early_report`).
+    let mut reported: Option<u32> = None;
     loop {
         let wait = if window.is_none() {
             join + silence
         } else {
             silence
         };
-        let msg = match tokio::time::timeout(wait, conn.recv_to_agent()).await {
+        let early = early_report(ports, *window, reported, window_wall);
+        let received = tokio::select! {
+            r = tokio::time::timeout(wait, conn.recv_to_agent()) => r,
+            _ = crate::io::os::timer::sleep_until(early.unwrap_or_else(Instant::now)), if early.is_some() => {
+                let next = window.map_or(0, |k| k.saturating_add(1));
+                let report = ports.lock().sink.report(next);
+                reported = Some(next);
+                conn.send_from_agent(from_agent::Body::Report(report))
+                    .await
+                    .with_context(|| format!("network coordinator at {peer}"))?;
+                continue;
+            }
+        };
+        let msg = match received {
             Err(_) => bail!(
                 "no word from the network coordinator at {peer} for {} ms{}",
                 wait.as_millis(),
@@ -234,15 +249,18 @@ async fn serve(
                         _ => None,
                     };
                     st.clock.open(o.window, anchor.map_or(now, |a| a.min(now)));
-                    st.sink.report(o.window)
+                    // Sent already when the window before it ended here.
+                    (reported != Some(o.window)).then(|| st.sink.report(o.window))
                 };
                 *window = Some(o.window);
                 if let Some(p) = programs.as_mut() {
                     p.tick(schedule.start_ns(o.window));
                 }
-                conn.send_from_agent(from_agent::Body::Report(report))
-                    .await
-                    .with_context(|| format!("network coordinator at {peer}"))?;
+                if let Some(report) = report {
+                    conn.send_from_agent(from_agent::Body::Report(report))
+                        .await
+                        .with_context(|| format!("network coordinator at {peer}"))?;
+                }
             }
             to_agent::Body::Releases(r) => {
                 if let Err(e) = schedule_releases(ports, r.window, r.releases) {
@@ -267,6 +285,26 @@ async fn serve(
             to_agent::Body::Abort(a) => bail!("the run failed: {}", a.reason),
         }
     }
+}
+
+/// When to report window `window + 1` before its opening arrives: a twentieth of a window after
+/// the open window's wall end on this machine's clock, when the captures the network
+/// coordinator describes in the next window's BEGIN (those stamped before its start) are in;
+/// `None` before window 0 and once that report went. Reporting then, not on the opening's
+/// arrival, saves the coordinator half a round trip per window; what is read after it (a
+/// reader behind) goes in the next report, as a capture read after an opening always did.
+fn early_report(
+    ports: &Ports<Outbox>,
+    window: Option<u32>,
+    reported: Option<u32>,
+    window_wall: Duration,
+) -> Option<Instant> {
+    let k = window?;
+    if reported == Some(k.saturating_add(1)) {
+        return None;
+    }
+    let (open, _, wall) = ports.lock().clock.open?;
+    (open == k).then(|| wall + window_wall + window_wall / 20)
 }
 
 fn after(window: Option<u32>) -> String {
