@@ -19,7 +19,7 @@ use crate::net::{
 };
 use crate::wire::agent::copy_id;
 use crate::wire::pcap::PcapWriter;
-use crate::wire::proto::agent::{Capture as AgentCapture, Release};
+use crate::wire::proto::agent::{Capture as AgentCapture, Finished, Release, Report};
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
 use anyhow::Context;
@@ -64,6 +64,28 @@ pub struct AgentNews<'a> {
     pub written_late_ns: &'a [u64],
     /// Ids of copies whose write failed.
     pub failed: &'a [u64],
+}
+
+impl<'a> AgentNews<'a> {
+    /// What a window's report says.
+    pub fn report(r: &'a Report) -> Self {
+        AgentNews {
+            captures: &r.captures,
+            written: &r.written,
+            written_late_ns: &r.written_late_ns,
+            failed: &r.failed,
+        }
+    }
+
+    /// What the agent's last word at the end of the run says.
+    pub fn finished(f: &'a Finished) -> Self {
+        AgentNews {
+            captures: &f.captures,
+            written: &f.written,
+            written_late_ns: &f.written_late_ns,
+            failed: &f.failed,
+        }
+    }
 }
 
 /// A vehicle network in namespaces, captured through TUN interfaces here and on the agents'

@@ -10,7 +10,7 @@ use super::conn::{Conn, RecvError};
 use crate::config::LoadedScenario;
 use crate::io::traffic::{AgentNews, LiveNetwork};
 use crate::output::schema::ProgramRecord;
-use crate::wire::proto::agent::{from_agent, to_agent, Capture, Finish, Open, Releases};
+use crate::wire::proto::agent::{from_agent, to_agent, Finish, Open, Releases};
 use anyhow::{bail, Context};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -59,24 +59,9 @@ pub struct AgentHub {
 
 impl Joined {
     /// Applies what the agent reported to `live`; an error names the agent.
-    fn apply(
-        &self,
-        live: &LiveNetwork,
-        captures: &[Capture],
-        written: &[u64],
-        written_late_ns: &[u64],
-        failed: &[u64],
-    ) -> anyhow::Result<()> {
-        live.apply_report(
-            self.index,
-            &AgentNews {
-                captures,
-                written,
-                written_late_ns,
-                failed,
-            },
-        )
-        .map_err(|e| anyhow::anyhow!("agent {} ({}) reported {e}", self.name, self.conn.peer))
+    fn apply(&self, live: &LiveNetwork, news: &AgentNews<'_>) -> anyhow::Result<()> {
+        live.apply_report(self.index, news)
+            .map_err(|e| anyhow::anyhow!("agent {} ({}) reported {e}", self.name, self.conn.peer))
     }
 }
 
@@ -297,7 +282,7 @@ impl AgentHub {
                             r.overflow
                         );
                     }
-                    a.apply(live, &r.captures, &r.written, &r.written_late_ns, &r.failed)?;
+                    a.apply(live, &AgentNews::report(&r))?;
                 }
                 Ok(Ok(from_agent::Body::Failed(f))) => {
                     bail!(
@@ -375,7 +360,7 @@ impl AgentHub {
                     Ok(Ok(from_agent::Body::Finished(f))) => f,
                     // The report of a window the run abandoned (SIGINT while it was open).
                     Ok(Ok(from_agent::Body::Report(r))) => {
-                        a.apply(live, &r.captures, &r.written, &r.written_late_ns, &r.failed)?;
+                        a.apply(live, &AgentNews::report(&r))?;
                         continue;
                     }
                     Ok(Ok(from_agent::Body::Failed(f))) => {
@@ -388,7 +373,7 @@ impl AgentHub {
                     }
                 };
             };
-            a.apply(live, &f.captures, &f.written, &f.written_late_ns, &f.failed)?;
+            a.apply(live, &AgentNews::finished(&f))?;
             if let Some(dir) = &logs {
                 std::fs::create_dir_all(dir)?;
                 for o in &f.output {
