@@ -17,6 +17,8 @@
 //!    time (slip < 1 % and p99 ≤ W + 2 ms), and the stages' µs per window (`summary.json`;
 //!    `agents` is the wait for the agents' reports).
 //!
+//! Every row also gives the run's own emulation error (`summary.json`'s `emulation`).
+//!
 //! `cargo bench --bench agents` as root. Environment: `BENCH_AGENT_N` (default `4,8,16,32`,
 //! vehicles per agent), `BENCH_AGENT_SECONDS` (default 10, per row of part 2),
 //! `BENCH_PAIR_SECONDS` (default 5, each of the pair's two measurements), `BENCH_AGENT_WINDOWS_MS`
@@ -339,8 +341,8 @@ fn main() {
     println!(
         "\n1. two vehicles on an ideal 100 Gbit/s link: one-way time seen by the receiver (traffic every 9.7 ms each way, {pair_secs} s), then iperf3 TCP ({pair_secs} s)"
     );
-    println!("| vehicles | W (ms) | one-way p50 / p99 (ms) | TCP (Mbit/s) | TCP round trip, mean (µs) | slip | delivered / dropped | µs per window by stage |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| vehicles | W (ms) | one-way p50 / p99 (ms) | TCP (Mbit/s) | TCP round trip, mean (µs) | slip | emulation error p50 / p99 / max (ms), over bound | delivered / dropped | µs per window by stage |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut ratios = Vec::new();
     for w in list("BENCH_AGENT_WINDOWS_MS", "1,10") {
         let mut rows = Vec::new();
@@ -355,7 +357,7 @@ fn main() {
             let (tcp, rtt) = iperf(&o.out);
             let (slip, _, _) = slip(&o.summary);
             println!(
-                "| {} | {w} | {:.2} / {:.2} | {:.1} | {:.0} | {:.2} % | {} | {} |",
+                "| {} | {w} | {:.2} / {:.2} | {:.1} | {:.0} | {:.2} % | {} | {} | {} |",
                 if agents {
                     "on two agents"
                 } else {
@@ -366,6 +368,7 @@ fn main() {
                 tcp / 1e6,
                 rtt,
                 slip,
+                figures::emulation(&o.summary),
                 ledger(&o.summary),
                 figures::stages(&o.summary, &STAGES)
             );
@@ -391,8 +394,8 @@ fn main() {
     println!(
         "\n2. the scale benchmark's DDS-like traffic at W = {w} ms, {secs} s per row; vehicles alternate between the two agents (every unicast crosses); holds = slip < 1 % and p99 ≤ W + 2 ms"
     );
-    println!("| vehicles per agent | vehicles | where | slip | windows late | latest (ms) | one-way p50 / p99 (ms) | holds | delivered / dropped | µs per window by stage |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| vehicles per agent | vehicles | where | slip | windows late | latest (ms) | one-way p50 / p99 (ms) | emulation error p50 / p99 / max (ms), over bound | holds | delivered / dropped | µs per window by stage |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut largest = None;
     for n in list("BENCH_AGENT_N", "4,8,16,32") {
         let n = n as usize;
@@ -411,10 +414,11 @@ fn main() {
                 largest = Some(n);
             }
             println!(
-                "| {} | {total} | {} | {slip:.2} % | {late:.1} % | {latest:.1} | {:.2} / {p99:.2} | {} | {} | {} |",
+                "| {} | {total} | {} | {slip:.2} % | {late:.1} % | {latest:.1} | {:.2} / {p99:.2} | {} | {} | {} | {} |",
                 if agents { n.to_string() } else { "–".into() },
                 if agents { "two agents" } else { "coordinator's machine" },
                 pct(&o.one_way_ms, 0.5),
+                figures::emulation(&o.summary),
                 if holds { "yes" } else { "no" },
                 ledger(&o.summary),
                 figures::stages(&o.summary, &STAGES)

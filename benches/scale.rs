@@ -10,8 +10,9 @@
 //!   100 ms, as DDS's participant announcements, and 100-byte unicast to a neighbour at
 //!   10 packets/s, each stamped with its send time):
 //!   slip behind the wall clock (how much longer than real time the windows took), how many
-//!   windows opened late and were caught up, the latest of them, the one-way time the receivers saw (p50/p99, wall clock) and
-//!   the ledger.
+//!   windows opened late and were caught up, the latest of them, the one-way time the receivers
+//!   saw (p50/p99, wall clock), the run's own emulation error (`summary.json`'s `emulation`:
+//!   p50/p99/max per delivered copy and the share over its bound) and the ledger.
 //!
 //! Each row also says where the time went (`summary.json`'s `stages`, µs per window).
 //!
@@ -233,9 +234,9 @@ fn main() {
     }
     println!("\nlive: TUN capture, DDS-like traffic, real time");
     println!(
-        "| vehicles | W (ms) | channel every (ms) | sim s | × real time | slip | windows late | latest (ms) | one-way p50 / p99 (ms) | copies delivered / dropped | peak RSS (MiB) | µs per window by stage |"
+        "| vehicles | W (ms) | channel every (ms) | sim s | × real time | slip | windows late | latest (ms) | one-way p50 / p99 (ms) | emulation error p50 / p99 / max (ms), over bound | copies delivered / dropped | peak RSS (MiB) | µs per window by stage |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &w in &[1.0, 10.0] {
         for &n in &list("BENCH_LIVE_N", "8,16,32,64,128") {
             let seconds = if n == 64 && w == 1.0 {
@@ -262,13 +263,14 @@ fn main() {
                 let late = s["late_windows"].as_f64().unwrap_or(f64::NAN);
                 let net = &s["network"];
                 println!(
-                    "| {n} | {w} | {c} | {sim:.0} | {:.3} | {:.2} % | {:.1} % | {:.1} | {:.2} / {:.2} | {} / {} | {:.0} | {} |",
+                    "| {n} | {w} | {c} | {sim:.0} | {:.3} | {:.2} % | {:.1} % | {:.1} | {:.2} / {:.2} | {} | {} / {} | {:.0} | {} |",
                     sim / wall,
                     100.0 * slip / sim.max(1e-9),
                     100.0 * late / windows.max(1.0),
                     s["max_late_ms"].as_f64().unwrap_or(f64::NAN),
                     pct(&o.one_way_ms, 0.5),
                     pct(&o.one_way_ms, 0.99),
+                    figures::emulation(s),
                     net["delivered"],
                     net["dropped"],
                     o.peak_rss_mib,

@@ -21,3 +21,19 @@ pub fn stages(summary: &serde_json::Value, stages: &[(&str, &str)]) -> String {
         .collect::<Vec<_>>()
         .join(" · ")
 }
+
+/// `summary.json`'s emulation error: `p50 / p99 / max (ms), over the bound %`, or `–` without it.
+pub fn emulation(summary: &serde_json::Value) -> String {
+    let e = &summary["emulation"]["error"];
+    match (
+        e["p50_ms"].as_f64(),
+        e["p99_ms"].as_f64(),
+        e["max_ms"].as_f64(),
+    ) {
+        (Some(p50), Some(p99), Some(max)) => format!(
+            "{p50:.3} / {p99:.3} / {max:.1}, {:.2} %",
+            100.0 * e["over_bound"].as_f64().unwrap_or(0.0)
+        ),
+        _ => "–".to_owned(),
+    }
+}
