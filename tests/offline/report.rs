@@ -8,6 +8,7 @@
 use netsim_cosim::config::HeightGrid;
 use netsim_cosim::model::modem::FrameLedgerSummary;
 use netsim_cosim::net::ledger::{LedgerSummary, LinkSummary};
+use netsim_cosim::output::emulation::{EmulationSpan, EmulationSummary, LinkEmulation, Quantiles};
 use netsim_cosim::output::foxglove::SceneUpdate;
 use netsim_cosim::output::record::{Record, RecordWriter, RECORD_FILE};
 use netsim_cosim::output::report::{self, map, ReportFiles};
@@ -398,6 +399,23 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
         messages.push((t, 5, serde_json::to_value(p).unwrap()));
     }
 
+    // The emulation error per 10 ms: 0.05 ms, and 30 ms in the stall of 25.0–25.5 s.
+    for i in 0..(END_S * 100.0) as u32 {
+        let t = f64::from(i) / 100.0;
+        let stalled = (25.0..=25.5).contains(&t);
+        let w = EmulationWindow {
+            t_s: t,
+            window: i * 10,
+            opened_late_ms: if stalled { 28.0 } else { 0.0 },
+            copies: 10,
+            error_max_ms: if stalled { 30.0 } else { 0.05 },
+            release_max_ms: if stalled { 30.0 } else { 0.04 },
+            capture_max_ms: 0.01,
+            over_bound: if stalled { 10 } else { 0 },
+        };
+        messages.push((t, 6, serde_json::to_value(w).unwrap()));
+    }
+
     messages.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (t, topic, m) in &messages {
         let topic = [
@@ -407,6 +425,7 @@ fn write_record(dir: &Path, summary: bool) -> Truth {
             TOPIC_PACKETS,
             TOPIC_MODEM_FRAMES,
             TOPIC_PROGRAMS,
+            TOPIC_EMULATION,
         ][*topic as usize];
         w.write(topic, ns(*t), m).unwrap();
     }
@@ -468,7 +487,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
             nlos_windows: 39700,
             transitions: 1,
         }],
-        emulation: None,
+        emulation: Some(emulation_summary()),
         network: Some(LedgerSummary {
             captured: delivered + dropped,
             delivered,
@@ -506,6 +525,40 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
         stages: BTreeMap::new(),
     };
     serde_json::to_value(report).unwrap()
+}
+
+/// The summary's emulation error, as the record's `/emulation` windows show it.
+fn emulation_summary() -> EmulationSummary {
+    let q = |p50_ms, p99_ms, max_ms, over_bound| Quantiles {
+        copies: 60_000,
+        p50_ms,
+        p99_ms,
+        max_ms,
+        over_bound,
+    };
+    EmulationSummary {
+        bound_ms: 0.5,
+        error: q(0.05, 30.0, 30.0, 0.0085),
+        release: q(0.04, 30.0, 30.0, 0.0085),
+        capture: q(0.01, 0.01, 0.01, 0.0),
+        links: vec![LinkEmulation {
+            src: "usv1".into(),
+            dst: "usv2".into(),
+            error: q(0.05, 30.0, 30.0, 0.0085),
+        }],
+        spans: vec![EmulationSpan {
+            from_s: 25.0,
+            to_s: 25.5,
+            copies_over_bound: 510,
+            windows_late: 51,
+            worst_ms: 30.0,
+            stage: Some("physics".into()),
+            stage_ms_per_window: 28.0,
+            usual_ms_per_window: 0.4,
+        }],
+        spans_left_out: 0,
+        warning: Some("emulation added more than the bound of 0.500 ms (network.emulation_bound_ms) to 0.85 % of the packets (p99 30.0 ms, max 30.0 ms); most from 25.000 s to 25.500 s of sim time (510 copies over it), where the physics stage took 28.0 ms per window against 0.400 ms over the run".into()),
+    }
 }
 
 fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
@@ -855,6 +908,31 @@ fn png_size(bytes: &[u8]) -> (u32, u32, usize) {
 }
 
 #[test]
+fn the_emulation_error_is_stated_its_span_listed_and_binned_from_the_record() {
+    let shared = shared();
+    let html = std::fs::read_to_string(&shared.files.html).unwrap();
+    assert!(
+        html.contains(
+            "Emulation added at most 30.0 ms to 99 % of the packets (60000 delivered copies"
+        ) && html.contains("25.000 – 25.500")
+            && html.contains("physics (28.000 ms per window, 0.400 over the run)")
+            && html.contains("Warning: emulation added more than the bound"),
+        "the emulation section"
+    );
+    let record = Record::read(&shared.dir).unwrap();
+    assert_eq!(record.emulation.len(), 6000);
+    let summary = RunReport::from_value(record.summary.clone().unwrap()).unwrap();
+    let a = report::series::Analysis::of(&record, Some(summary));
+    let stalled: Vec<usize> = (a.emulation.iter().enumerate())
+        .filter(|(_, b)| b.error_max_ms >= 30.0)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!((a.bin_s, stalled), (1.0, vec![25]));
+    assert_eq!(a.emulation[25].over_bound, 510);
+    assert!(report::table::terminal(&a).contains("warning: emulation added"));
+}
+
+#[test]
 fn every_plot_decodes_and_the_page_embeds_each_one() {
     let files = &shared().files;
     let mut names: Vec<String> = files
@@ -867,6 +945,7 @@ fn every_plot_decodes_and_the_page_embeds_each_one() {
         names,
         [
             "channel.png",
+            "emulation.png",
             "ledger_modem.png",
             "ledger_packets.png",
             "link_00_usv1_usv2.png",
