@@ -280,11 +280,7 @@ impl EmulationMonitor {
             t_s: k as f64 * self.window_ns as f64 / 1e9,
             window: k,
             opened_late_ms: late_ns as f64 / 1e6,
-            copies: 0,
-            error_max_ms: 0.0,
-            release_max_ms: 0.0,
-            capture_max_ms: 0.0,
-            over_bound: 0,
+            ..EmulationWindow::default()
         };
         let (worst, over) = self.count(copies, &mut w);
         w.error_max_ms = worst as f64 / 1e6;
@@ -327,17 +323,7 @@ impl EmulationMonitor {
 
     /// Copies that ended after the last window (the run's shutdown), counted with the rest.
     pub fn ended(&mut self, copies: &[CopyEnd]) {
-        let mut w = EmulationWindow {
-            t_s: 0.0,
-            window: 0,
-            opened_late_ms: 0.0,
-            copies: 0,
-            error_max_ms: 0.0,
-            release_max_ms: 0.0,
-            capture_max_ms: 0.0,
-            over_bound: 0,
-        };
-        self.count(copies, &mut w);
+        self.count(copies, &mut EmulationWindow::default());
     }
 
     /// Adds `copies` to the histograms and `w`; returns the largest error of a delivered copy

@@ -144,7 +144,7 @@ pub struct PacketRecord {
 
 /// The record's `/emulation`: one message per window in which copies ended or that opened
 /// later than the bound.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EmulationWindow {
     /// Sim time of the window's start, s.
     pub t_s: f64,
