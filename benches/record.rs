@@ -13,9 +13,10 @@
 //! 5. the run record and the per-window `timeline.jsonl` (`record.timeline_jsonl: true`).
 //!
 //! For each: wall time, CPU time of the process (getrusage: every thread, the physics
-//! simulator's ray-casting threads included), bytes written per simulated second (and, live,
-//! bytes the client received), and the CPU added against the record without the scene,
-//! (cpu − cpu_record) / cpu_record. Each variant runs `ROUNDS` times (default 2),
+//! simulator's ray-casting threads and the record's writer thread included), bytes written per
+//! simulated second (and, live, bytes the client received), the record's time on the lockstep
+//! path (the run's `record` stage: handing each window to the writer thread), and the CPU added
+//! against the record without the scene, (cpu − cpu_record) / cpu_record. Each variant runs `ROUNDS` times (default 2),
 //! interleaved, after a warm-up; the figures are each variant's median.
 //!
 //! On a shared machine the difference of two runs' CPU times is noisy, so a last variant
@@ -197,6 +198,8 @@ struct Figures {
     windows: u32,
     /// The timed observer's recording CPU time.
     recording: f64,
+    /// The record's time on the lockstep path (the run's `record` stage), µs per window.
+    record_us: f64,
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
@@ -249,6 +252,7 @@ fn run(
     let bytes = dir_bytes(&out);
     let _ = std::fs::remove_dir_all(&out);
     let recording = spent.load(Ordering::Relaxed) as f64 / 1e9;
+    let record_us = report.stages.get("record").map_or(0.0, |s| s.us_per_window);
     Figures {
         wall: wall.as_secs_f64(),
         cpu,
@@ -256,6 +260,7 @@ fn run(
         received,
         windows: report.windows,
         recording,
+        record_us,
     }
 }
 
@@ -323,8 +328,9 @@ fn main() {
                 100.0 * (cpu - record_cpu) / record_cpu
             ),
         };
+        let on_path = median(f.iter().map(|f| f.record_us).collect());
         println!(
-            "  {:<30} wall {wall:6.2} s  CPU {cpu:6.2} s  ({:4.2}x real time)  {:>9} per simulated s{share}",
+            "  {:<30} wall {wall:6.2} s  CPU {cpu:6.2} s  ({:4.2}x real time)  {:>9} per simulated s  record stage {on_path:6.1} µs/window{share}",
             v.label(),
             sim / wall,
             human(bytes)

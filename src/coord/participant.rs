@@ -13,10 +13,10 @@ use crate::model::modem::FrameLedgerEntry;
 use crate::net::ledger::CopyEnd;
 use crate::output::schema::{EmulationWindow, MetricSample};
 use crate::output::summary::RunReport;
-use crate::wire::channel::ChannelView;
+use crate::wire::channel::{ChannelView, Decoded};
 use crate::wire::proto::SetPose;
 use crate::wire::update::NetworkView;
-use std::{future::Future, pin::Pin, time::Instant};
+use std::{future::Future, pin::Pin, sync::Arc, time::Instant};
 
 /// A window as it opens: its ChannelData is checked and the network side has not yet got it.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +34,9 @@ pub struct WindowOpen<'a> {
     pub late: std::time::Duration,
     /// The window's channel, checked against the vehicles.
     pub channel: ChannelView<'a>,
+    /// The same channel decoded, shared: for a participant that keeps it past the window
+    /// (the record's writer thread). Check it with [`ChannelView::check`] where it is read.
+    pub decoded: &'a Arc<Decoded>,
 }
 
 /// One completed window as the physics coordinator saw it, after the network side's END for
@@ -44,7 +47,7 @@ pub struct WindowView<'a> {
     pub open: WindowOpen<'a>,
     /// The network side's END for this window: deliveries (and, from simulators that report
     /// them, drops) during [kW, (k+1)W).
-    pub network_end: &'a NetworkView,
+    pub network_end: &'a Arc<NetworkView>,
 }
 
 /// What participants produced for a window (or, at the end, after the last one), for the ones

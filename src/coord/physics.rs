@@ -146,8 +146,9 @@ impl PhysicsCoordinator {
             let channel_bytes = pending
                 .take()
                 .expect("the physics END for this window is in hand");
-            let channel = self.channel(k, &channel_bytes, &mut decoded)?;
+            let (channel, shared) = self.channel(k, &channel_bytes, &mut decoded)?;
             let open = WindowOpen {
+                decoded: shared,
                 window: k,
                 start_ns: self.schedule.start_ns(k),
                 window_ns: self.schedule.window_ns,
@@ -166,7 +167,7 @@ impl PhysicsCoordinator {
                 r = exchanges => r,
                 _ = &mut stop => { interrupted = true; break; }
             };
-            let end = end?;
+            let end = Arc::new(end?);
             end.check_nodes(self.vehicles)
                 .map_err(|e| self.network.protocol_error(k, e))?;
             pending = next?;
@@ -194,10 +195,15 @@ impl PhysicsCoordinator {
         k: u32,
         bytes: &Bytes,
         decoded: &'d mut Arc<Decoded>,
-    ) -> anyhow::Result<ChannelView<'d>> {
+    ) -> anyhow::Result<(ChannelView<'d>, &'d Arc<Decoded>)> {
         let decoding = Instant::now();
         if k == 0 || *bytes != decoded.bytes {
             self.channel_memo.take();
+            if Arc::get_mut(decoded).is_none() {
+                // Still held by a participant past its window (the record's writer): decoded
+                // afresh rather than copied first.
+                *decoded = Arc::new(Decoded::default());
+            }
             let d = Arc::make_mut(decoded);
             d.channel
                 .decode_from(bytes)
@@ -205,11 +211,11 @@ impl PhysicsCoordinator {
             d.bytes = bytes.clone();
             self.channel_memo.put(decoded.clone());
         }
-        let decoded: &'d Decoded = decoded;
+        let decoded: &'d Arc<Decoded> = decoded;
         let checked = ChannelView::check(&decoded.channel, self.vehicles)
             .map_err(|e| self.physics.protocol_error(k, format!("channel_data: {e}")))?;
         self.stages.since(Stage::Channel, decoding);
-        Ok(checked)
+        Ok((checked, decoded))
     }
 
     /// Window k with the network coordinator, beside window k+1 with the physics simulator
@@ -308,6 +314,7 @@ impl PhysicsCoordinator {
             programs: Vec::new(),
             metrics: Vec::new(),
             viewer: None,
+            record_queue: None,
             acoustic_paths: None,
             stages: Default::default(),
         };

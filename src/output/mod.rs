@@ -4,6 +4,8 @@
 //! - [`record`]: the record file, written and read back;
 //! - [`record_policy`]: what the coordinator's windows become in the record, and when (the
 //!   [`Recorder`]);
+//! - [`record_queue`]: the recorder on a writer thread of its own, behind a bounded queue of
+//!   windows, off the lockstep path;
 //! - [`scene`]: the record's 3D scene topics for Foxglove-compatible viewers, in the
 //!   [`foxglove`] well-known schemas;
 //! - [`timeline`]: the per-window JSONL of every pair's ChannelData (on request);
@@ -21,6 +23,7 @@ pub mod export;
 pub mod foxglove;
 pub mod record;
 pub mod record_policy;
+pub mod record_queue;
 pub mod report;
 pub mod scene;
 pub mod schema;

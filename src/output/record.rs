@@ -41,6 +41,9 @@ pub enum RecordError {
     },
     #[error("{path}: {what}")]
     Malformed { path: PathBuf, what: String },
+    /// The record's writer thread stopped ([`super::record_queue`]).
+    #[error("{what}")]
+    Writer { what: String },
     #[error("{path}: message {sequence} on {topic} at {log_time} ns: {source}")]
     Message {
         path: PathBuf,

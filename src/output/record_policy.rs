@@ -497,14 +497,14 @@ impl Recorder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::output::record::Record;
     use crate::wire::proto::{ChannelData, NetworkUpdate, PathDetails};
 
-    const W: u64 = 10_000_000;
+    pub(crate) const W: u64 = 10_000_000;
 
-    fn run(pose_interval_s: f64, channel_interval_s: f64) -> RunInfo {
+    pub(crate) fn run(pose_interval_s: f64, channel_interval_s: f64) -> RunInfo {
         RunInfo {
             scenario: "t".into(),
             seed: 1,
@@ -518,7 +518,7 @@ mod tests {
     }
 
     /// Three vehicles on the x axis at window `k`; pair (0, 1) in LOS unless `nlos01`.
-    fn channel(k: u32, nlos01: bool) -> ChannelData {
+    pub(crate) fn channel(k: u32, nlos01: bool) -> ChannelData {
         let xs = [0.0, 100.0 + k as f64, 300.0];
         let mut c = ChannelData::default();
         for x in xs {
@@ -548,7 +548,7 @@ mod tests {
         c
     }
 
-    fn end(states: Vec<crate::wire::proto::LinkState>) -> NetworkView {
+    pub(crate) fn end(states: Vec<crate::wire::proto::LinkState>) -> NetworkView {
         NetworkView::check(NetworkUpdate {
             link_state: states,
             ..Default::default()

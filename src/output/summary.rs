@@ -56,6 +56,10 @@ pub struct RunReport {
     /// The live viewer server (`viewer.live`): its clients and what they were sent and missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub viewer: Option<ViewerSummary>,
+    /// The run record's writer thread: how far behind the run it fell, and whether the run
+    /// had to wait for it ([`crate::output::record_queue`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_queue: Option<RecordQueueSummary>,
     /// The beam-traced acoustic paths (pairs with `propagation: beam`, traced by a physics
     /// simulator in this process): what tracing them cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,6 +83,19 @@ pub struct ViewerSummary {
     /// Messages a client missed because it read slower than the run wrote and its queue was
     /// full (`viewer.client_queue_*`), all clients together.
     pub dropped_for_clients: u64,
+}
+
+/// The run record's queue of windows for its writer thread, over a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordQueueSummary {
+    /// Windows it holds before the run waits for the writer.
+    pub capacity_windows: u64,
+    /// The most windows it held at once (written after their window ended).
+    pub most_queued: u64,
+    /// Windows the run had to wait to hand over because the queue was full, and for how long
+    /// in all (s of wall time).
+    pub waits: u64,
+    pub waited_s: f64,
 }
 
 impl RunReport {

@@ -101,25 +101,26 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
         "{warning}"
     );
     let spans = e["spans"].as_array().unwrap();
+    // The span of the copies the stall held: from the stalled window (a copy released in one
+    // of the windows after it, on a loaded machine) to past it.
     let stall = spans
         .iter()
-        .find(|s| f(&s["from_s"]) <= 2.52 && f(&s["to_s"]) >= 2.5)
+        .find(|s| f(&s["from_s"]) <= 2.6 && f(&s["to_s"]) >= 2.5)
         .unwrap_or_else(|| panic!("no span over 2.5 s: {spans:?}"));
     assert_eq!(stall["stage"], "network_simulator", "{stall}");
     assert!(f(&stall["worst_ms"]) >= 400.0, "{stall}");
 
-    // The record: the windows of the stall carry it.
+    // The record: the windows of the stall carry it (a loaded machine may add late windows
+    // of its own elsewhere; these are the stall's).
     let out = dir.path().join("out");
     let record = Record::read(&out).unwrap();
     let worst = record
         .emulation
         .iter()
+        .filter(|w| (2.5..3.5).contains(&w.t_s))
         .max_by(|a, b| a.error_max_ms.total_cmp(&b.error_max_ms))
-        .expect("/emulation messages");
-    assert!(
-        (2.5..3.5).contains(&worst.t_s) && worst.error_max_ms >= 400.0,
-        "{worst:?}"
-    );
+        .expect("/emulation messages in the stall's second");
+    assert!(worst.error_max_ms >= 400.0, "{worst:?}");
     let with_error = record
         .packets
         .iter()

@@ -521,6 +521,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
         programs: Vec::new(),
         metrics: Vec::new(),
         viewer: None,
+        record_queue: None,
         acoustic_paths: None,
         stages: BTreeMap::new(),
     };

@@ -1123,6 +1123,7 @@ mod tests {
             programs: Vec::new(),
             metrics: Vec::new(),
             viewer: None,
+            record_queue: None,
             acoustic_paths: None,
             stages: BTreeMap::new(),
         };
