@@ -151,7 +151,12 @@ pub async fn physics_coordinator(
         c = c.with_participant(AcousticPathsParticipant::new(p));
     }
     if let Some(r) = recorder {
-        c = c.with_participant(RecordParticipant::new(r, s.vehicles.len(), modem_names));
+        c = c.with_participant(RecordParticipant::new(
+            r,
+            s.vehicles.len(),
+            schedule.window_ns,
+            modem_names,
+        ));
     }
     if let Some(v) = viewer {
         c = c.with_participant(ViewerParticipant::new(v));

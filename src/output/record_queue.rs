@@ -3,10 +3,13 @@
 //! encodes and compresses them, and feeds the live viewer. A window shares the physics
 //! coordinator's decoded ChannelData and the network END (reference-counted, not copied).
 //!
-//! The queue holds [`QUEUE_WINDOWS`] windows. When the writer falls that far behind, the run
-//! waits for it (the record loses nothing); every wait is counted and timed in the summary's
-//! `record_queue`, beside the most windows the queue held. An error of the writer (a full disk)
-//! ends the run at the next window it is handed.
+//! Windows go over in batches of [`BATCH_NS`] of sim time (every window from W = 10 ms up), so
+//! the writer is woken once per batch, and the writer thread runs at the priority the caller
+//! gives it (the run gives it a lower one than its own), so that waking it does not take the
+//! window's thread off the CPU. The queue holds [`QUEUE_WINDOWS`] windows. When the writer falls
+//! that far behind, the run waits for it (the record loses nothing); every wait is counted and
+//! timed in the summary's `record_queue`, beside the most windows the queue held. An error of the
+//! writer (a full disk) ends the run at the next batch it is handed.
 
 use super::record::RecordError;
 use super::schema::{EmulationWindow, MetricSample};
@@ -27,6 +30,9 @@ use std::time::Instant;
 /// Windows the queue holds before the run waits for the writer (about a second at W = 1 ms).
 pub const QUEUE_WINDOWS: usize = 1024;
 
+/// Sim time one batch of windows spans (one wake-up of the writer).
+pub const BATCH_NS: u64 = 10_000_000;
+
 /// One completed window, owned, for the writer thread.
 #[derive(Debug)]
 pub struct QueuedWindow {
@@ -43,7 +49,10 @@ pub struct QueuedWindow {
 
 /// A [`Recorder`] on its writer thread, behind a bounded queue of windows.
 pub struct RecordQueue {
-    sender: Option<SyncSender<QueuedWindow>>,
+    sender: Option<SyncSender<Vec<QueuedWindow>>>,
+    /// Windows not yet handed over, and how many make a batch.
+    batch: Vec<QueuedWindow>,
+    per_batch: usize,
     writer: Option<JoinHandle<Result<Recorder, RecordError>>>,
     counts: Arc<Counts>,
     summary: RecordQueueSummary,
@@ -54,57 +63,80 @@ pub struct RecordQueue {
 struct Counts {
     /// Windows handed over and not yet written.
     queued: AtomicUsize,
-    /// Windows that found the queue full.
+    /// Batches that found the queue full.
     waits: AtomicU64,
 }
 
 impl RecordQueue {
-    /// Starts the writer thread with `recorder`; `vehicles` is what each window's channel is
-    /// checked against and `modems` names the modem frames' `from`/`to`.
+    /// Starts the writer thread with `recorder` for windows of `window_ns`; `vehicles` is what
+    /// each window's channel is checked against, `modems` names the modem frames' `from`/`to`,
+    /// and `on_start` runs first on the writer thread (to set its priority).
     pub fn spawn(
         recorder: Recorder,
         vehicles: usize,
         modems: Vec<String>,
+        window_ns: u64,
+        on_start: fn(),
     ) -> std::io::Result<RecordQueue> {
-        Self::with_capacity(recorder, vehicles, modems, QUEUE_WINDOWS)
+        let per_batch = BATCH_NS.div_ceil(window_ns.max(1)).max(1) as usize;
+        let batches = (QUEUE_WINDOWS / per_batch).max(1);
+        Self::with_capacity(recorder, vehicles, modems, per_batch, batches, on_start)
     }
 
     fn with_capacity(
         recorder: Recorder,
         vehicles: usize,
         modems: Vec<String>,
-        capacity: usize,
+        per_batch: usize,
+        batches: usize,
+        on_start: fn(),
     ) -> std::io::Result<RecordQueue> {
-        let (sender, receiver) = sync_channel(capacity);
+        let (sender, receiver) = sync_channel(batches);
         let counts = Arc::new(Counts::default());
         let held = counts.clone();
         let writer = std::thread::Builder::new()
-            .name("record writer".into())
-            .spawn(move || write_windows(recorder, receiver, &held.queued, vehicles, &modems))?;
+            .name("record-writer".into())
+            .spawn(move || {
+                on_start();
+                write_windows(recorder, receiver, &held.queued, vehicles, &modems)
+            })?;
         Ok(RecordQueue {
             sender: Some(sender),
+            batch: Vec::with_capacity(per_batch),
+            per_batch,
             writer: Some(writer),
             counts,
             summary: RecordQueueSummary {
-                capacity_windows: capacity as u64,
+                capacity_windows: (batches * per_batch) as u64,
                 ..Default::default()
             },
         })
     }
 
-    /// Hands a window to the writer; waits while the queue is full. An error is the writer's.
+    /// Hands a window to the writer (with the batch it completes); waits while the queue is
+    /// full. An error is the writer's.
     pub fn push(&mut self, window: QueuedWindow) -> Result<(), RecordError> {
+        let depth = self.counts.queued.fetch_add(1, Ordering::Relaxed) + 1;
+        self.summary.most_queued = self.summary.most_queued.max(depth as u64);
+        self.batch.push(window);
+        match self.batch.len() >= self.per_batch {
+            true => self.send(),
+            false => Ok(()),
+        }
+    }
+
+    /// Hands the batch over.
+    fn send(&mut self) -> Result<(), RecordError> {
         let Some(sender) = &self.sender else {
             return Err(self.writer_error());
         };
-        let depth = self.counts.queued.fetch_add(1, Ordering::Relaxed) + 1;
-        self.summary.most_queued = self.summary.most_queued.max(depth as u64);
-        let sent = match sender.try_send(window) {
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(self.per_batch));
+        let sent = match sender.try_send(batch) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(window)) => {
+            Err(TrySendError::Full(batch)) => {
                 self.counts.waits.fetch_add(1, Ordering::Relaxed);
                 let waiting = Instant::now();
-                let sent = sender.send(window).map_err(|_| ());
+                let sent = sender.send(batch).map_err(|_| ());
                 self.summary.waited_s += waiting.elapsed().as_secs_f64();
                 sent
             }
@@ -115,6 +147,9 @@ impl RecordQueue {
 
     /// Writes what is queued and hands the recorder back, with what the queue saw.
     pub fn drain(mut self) -> Result<(Recorder, RecordQueueSummary), RecordError> {
+        if !self.batch.is_empty() {
+            self.send()?;
+        }
         self.sender = None;
         let recorder = self.join()?;
         self.summary.waits = self.counts.waits.load(Ordering::Relaxed);
@@ -147,17 +182,16 @@ impl RecordQueue {
 /// The writer thread: every window into the record, in order, until the queue closes.
 fn write_windows(
     mut recorder: Recorder,
-    receiver: Receiver<QueuedWindow>,
+    receiver: Receiver<Vec<QueuedWindow>>,
     queued: &AtomicUsize,
     vehicles: usize,
     modems: &[String],
 ) -> Result<Recorder, RecordError> {
-    for w in receiver {
-        let channel = ChannelView::check(&w.channel.channel, vehicles).map_err(|e| {
-            RecordError::Writer {
+    for w in receiver.into_iter().flatten() {
+        let channel =
+            ChannelView::check(&w.channel.channel, vehicles).map_err(|e| RecordError::Writer {
                 what: format!("window {}: channel_data: {e}", w.window),
-            }
-        })?;
+            })?;
         recorder.window(w.window, w.start_ns, &channel, &w.network_end)?;
         recorder.packets(&w.copy_ends)?;
         if !w.frames.is_empty() {
@@ -184,7 +218,6 @@ impl Drop for RecordQueue {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -227,14 +260,14 @@ mod tests {
         Recorder::create(dir, run(0.05, 0.1), options).unwrap()
     }
 
-    /// The record written through the queue is the record written on the caller's thread,
-    /// byte for byte.
+    /// The record written through the queue, in batches, is the record written on the caller's
+    /// thread, byte for byte.
     #[test]
     fn the_queued_record_is_the_direct_one_byte_for_byte() {
         let (direct, queued) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let mut r = recorder(direct.path(), None);
         let mut shared = None;
-        for k in 0..60 {
+        for k in 0..61 {
             let w = window(k, &mut shared);
             let c = ChannelView::check(&w.channel.channel, 3).unwrap();
             r.window(k, w.start_ns, &c, &w.network_end).unwrap();
@@ -242,17 +275,20 @@ mod tests {
                 r.emulation(e).unwrap();
             }
         }
-        r.finish(&serde_json::json!({"windows": 60})).unwrap();
+        r.finish(&serde_json::json!({"windows": 61})).unwrap();
 
-        let mut q = RecordQueue::with_capacity(recorder(queued.path(), None), 3, vec![], 4).unwrap();
+        let mut q =
+            RecordQueue::with_capacity(recorder(queued.path(), None), 3, vec![], 3, 4, || {})
+                .unwrap();
         let mut shared = None;
-        for k in 0..60 {
+        for k in 0..61 {
             q.push(window(k, &mut shared)).unwrap();
         }
         let (r, seen) = q.drain().unwrap();
-        r.finish(&serde_json::json!({"windows": 60})).unwrap();
-        assert_eq!(seen.capacity_windows, 4);
-        assert!(seen.most_queued >= 1 && seen.most_queued <= 60, "{seen:?}");
+        r.finish(&serde_json::json!({"windows": 61})).unwrap();
+        // Batches of 3 windows (the last one short), 4 batches queued at most.
+        assert_eq!(seen.capacity_windows, 12);
+        assert!(seen.most_queued >= 1 && seen.most_queued <= 61, "{seen:?}");
         let bytes = |d: &tempfile::TempDir| std::fs::read(d.path().join(RECORD_FILE)).unwrap();
         assert!(bytes(&direct).len() > 1000);
         assert_eq!(bytes(&direct), bytes(&queued));
@@ -294,7 +330,7 @@ mod tests {
             Recorder::create(dir.path(), run, options).unwrap()
         };
         gate.armed.store(true, Ordering::Relaxed);
-        let mut q = RecordQueue::with_capacity(r, 3, vec![], 4).unwrap();
+        let mut q = RecordQueue::with_capacity(r, 3, vec![], 1, 4, || {}).unwrap();
         // Opened once the run found the queue full (the writer holds window 0 meanwhile).
         let opener = {
             let (gate, counts) = (gate.clone(), q.counts.clone());
@@ -327,7 +363,8 @@ mod tests {
     fn the_writer_s_error_ends_the_run_with_its_reason() {
         let dir = tempfile::tempdir().unwrap();
         // A writer that expects 2 vehicles gets a window with 3.
-        let mut q = RecordQueue::with_capacity(recorder(dir.path(), None), 2, vec![], 4).unwrap();
+        let mut q =
+            RecordQueue::with_capacity(recorder(dir.path(), None), 2, vec![], 1, 4, || {}).unwrap();
         let mut shared = None;
         let mut error = None;
         for k in 0..50 {
@@ -340,6 +377,9 @@ mod tests {
             Some(e) => e,
             None => q.drain().err().expect("the writer failed"),
         };
-        assert!(error.to_string().starts_with("window 0: channel_data:"), "{error}");
+        assert!(
+            error.to_string().starts_with("window 0: channel_data:"),
+            "{error}"
+        );
     }
 }

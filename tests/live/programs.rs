@@ -190,10 +190,14 @@ fn a_paced_run_sets_its_threads_nice_value_and_its_programs_keep_the_callers() {
     let _root = require_root();
     let dir = tempfile::tempdir().unwrap();
     // The program prints its own nice value, then each distinct one of the run's threads
-    // (its parent is the run).
+    // (its parent is the run) but the record's writer, then the writer's: it serves the
+    // record, behind the run (a stat's fields counted after the name, which may hold spaces).
     let program = "programs:\n\
          \x20 - name: ni\n    command: 'sleep 0.3; cut -d\" \" -f19 /proc/$$/stat; \
-         for t in /proc/$PPID/task/*; do cut -d\" \" -f19 $t/stat; done | sort -u'\n";
+         nice_of() { sed \"s/.*) //\" $1/stat | cut -d\" \" -f17; }; \
+         for t in /proc/$PPID/task/*; do [ \"$(cat $t/comm)\" = record-writer ] || nice_of $t; \
+         done | sort -u; for t in /proc/$PPID/task/*; do \
+         if [ \"$(cat $t/comm)\" = record-writer ]; then echo writer $(nice_of $t); fi; done'\n";
     for (setting, threads) in [("", "-5"), ("nice: 5\n", "5"), ("nice: 0\n", "0")] {
         let s = scenario(
             dir.path(),
@@ -208,7 +212,7 @@ fn a_paced_run_sets_its_threads_nice_value_and_its_programs_keep_the_callers() {
         assert!(o.status.success(), "{}", common::output_text(&o));
         assert_eq!(
             log(&out, "ni", "stdout"),
-            format!("{}\n{threads}\n", own_nice()),
+            format!("{}\n{threads}\nwriter 10\n", own_nice()),
             "{setting:?}: the program's nice value, then the run's threads'"
         );
     }

@@ -17,6 +17,7 @@ pub struct RecordParticipant {
     writing: Writing,
     path: PathBuf,
     vehicles: usize,
+    window_ns: u64,
     /// The emulated modems' vehicle names, in modem order (what a frame's `from`/`to` index).
     modem_names: Vec<String>,
 }
@@ -30,11 +31,17 @@ enum Writing {
 }
 
 impl RecordParticipant {
-    pub fn new(recorder: Recorder, vehicles: usize, modem_names: Vec<String>) -> Self {
+    pub fn new(
+        recorder: Recorder,
+        vehicles: usize,
+        window_ns: u64,
+        modem_names: Vec<String>,
+    ) -> Self {
         RecordParticipant {
             path: recorder.path().to_path_buf(),
             writing: Writing::Here(recorder),
             vehicles,
+            window_ns,
             modem_names,
         }
     }
@@ -49,8 +56,15 @@ impl RecordParticipant {
             let Writing::Here(r) = std::mem::replace(&mut self.writing, Writing::Gone) else {
                 unreachable!("matched above")
             };
-            let q = RecordQueue::spawn(r, self.vehicles, self.modem_names.clone())
-                .context("starting the record's writer thread")?;
+            // The writer's thread behind the run's own: waking it never takes a window's turn.
+            let q = RecordQueue::spawn(
+                r,
+                self.vehicles,
+                self.modem_names.clone(),
+                self.window_ns,
+                crate::io::os::timer::background,
+            )
+            .context("starting the record's writer thread")?;
             self.writing = Writing::Queued(q);
         }
         Ok(match &mut self.writing {
@@ -123,7 +137,8 @@ impl Participant for RecordParticipant {
                 .with_context(|| context.clone())?;
             r.packets(&end.ended.copy_ends)
                 .with_context(|| context.clone())?;
-            r.metrics(&end.ended.metrics).with_context(|| context.clone())?;
+            r.metrics(&end.ended.metrics)
+                .with_context(|| context.clone())?;
             if let Some(m) = &end.report.modems {
                 r.modem_frames(&m.entries[m.drained..], &modems)
                     .with_context(|| context.clone())?;
