@@ -92,8 +92,8 @@ pub struct RecordQueueSummary {
     pub capacity_windows: u64,
     /// The most windows it held at once (written after their window ended).
     pub most_queued: u64,
-    /// Windows the run had to wait to hand over because the queue was full, and for how long
-    /// in all (s of wall time).
+    /// Hand-overs (a batch of windows each) that had to wait because the queue was full, and
+    /// for how long in all (s of wall time).
     pub waits: u64,
     pub waited_s: f64,
 }

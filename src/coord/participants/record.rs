@@ -52,21 +52,20 @@ impl RecordParticipant {
 
     /// The queue, its writer started if it was not yet.
     fn queue(&mut self) -> anyhow::Result<Option<&mut RecordQueue>> {
-        if let Writing::Here(_) = self.writing {
-            let Writing::Here(r) = std::mem::replace(&mut self.writing, Writing::Gone) else {
-                unreachable!("matched above")
-            };
+        self.writing = match std::mem::replace(&mut self.writing, Writing::Gone) {
             // The writer's thread behind the run's own: waking it never takes a window's turn.
-            let q = RecordQueue::spawn(
-                r,
-                self.vehicles,
-                self.modem_names.clone(),
-                self.window_ns,
-                crate::io::os::timer::background,
-            )
-            .context("starting the record's writer thread")?;
-            self.writing = Writing::Queued(q);
-        }
+            Writing::Here(r) => Writing::Queued(
+                RecordQueue::spawn(
+                    r,
+                    self.vehicles,
+                    self.modem_names.clone(),
+                    self.window_ns,
+                    crate::io::os::timer::background,
+                )
+                .context("starting the record's writer thread")?,
+            ),
+            other => other,
+        };
         Ok(match &mut self.writing {
             Writing::Queued(q) => Some(q),
             _ => None,
@@ -76,22 +75,22 @@ impl RecordParticipant {
     /// The recorder back from its writer, everything queued written; what the queue saw goes
     /// into the report.
     fn here(&mut self, report: &mut RunReport) -> anyhow::Result<Option<&mut Recorder>> {
-        if let Writing::Queued(_) = self.writing {
-            let Writing::Queued(q) = std::mem::replace(&mut self.writing, Writing::Gone) else {
-                unreachable!("matched above")
-            };
-            let (r, seen) = q.drain().with_context(|| self.writing())?;
-            if seen.waits > 0 {
-                tracing::warn!(
-                    "the run waited {:.3} s in all for the record's writer ({} windows found its queue of {} full)",
-                    seen.waited_s,
-                    seen.waits,
-                    seen.capacity_windows
-                );
+        self.writing = match std::mem::replace(&mut self.writing, Writing::Gone) {
+            Writing::Queued(q) => {
+                let (r, seen) = q.drain().with_context(|| self.writing())?;
+                if seen.waits > 0 {
+                    tracing::warn!(
+                        "the run waited {:.3} s in all for the record's writer ({} hand-overs found its queue of {} windows full)",
+                        seen.waited_s,
+                        seen.waits,
+                        seen.capacity_windows
+                    );
+                }
+                report.record_queue = Some(seen);
+                Writing::Here(r)
             }
-            report.record_queue = Some(seen);
-            self.writing = Writing::Here(r);
-        }
+            other => other,
+        };
         Ok(match &mut self.writing {
             Writing::Here(r) => Some(r),
             _ => None,
