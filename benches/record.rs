@@ -16,7 +16,8 @@
 //! simulator's ray-casting threads and the record's writer thread included), bytes written per
 //! simulated second (and, live, bytes the client received), the record's time on the lockstep
 //! path (the run's `record` stage: handing each window to the writer thread), and the CPU added
-//! against the record without the scene, (cpu − cpu_record) / cpu_record. Each variant runs `ROUNDS` times (default 2),
+//! against the record without the scene, (cpu − cpu_record) / cpu_record. Each variant runs
+//! `ROUNDS` times (default 2),
 //! interleaved, after a warm-up; the figures are each variant's median.
 //!
 //! On a shared machine the difference of two runs' CPU times is noisy, so a last variant
