@@ -803,7 +803,7 @@ impl Spread {
         left
     }
 
-    /// Processes now in the vehicles' namespaces, but the `ip` commands that set them up.
+    /// Processes now in the vehicles' namespaces, but the run's own plumbing.
     fn processes_in_vehicles(&self) -> Vec<String> {
         let names: Vec<String> = self.vehicles.iter().map(|v| format!("ncs-{v}")).collect();
         let mine: BTreeSet<u64> = named_netns()
@@ -813,7 +813,11 @@ impl Spread {
             .collect();
         procs()
             .into_iter()
-            .filter(|p| p.netns.is_some_and(|i| mine.contains(&i)) && !p.cmd.starts_with("ip "))
+            .filter(|p| p.netns.is_some_and(|i| mine.contains(&i)))
+            // Not the run's own plumbing: `ip` in the namespace, and a child of an agent or
+            // the coordinator between its fork into the namespace and its exec (it still
+            // shows its parent's command line, or none while the exec replaces it).
+            .filter(|p| !p.cmd.is_empty() && !p.cmd.starts_with("ip ") && !p.cmd.starts_with(COSIM))
             .map(|p| p.show())
             .collect()
     }

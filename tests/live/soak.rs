@@ -277,5 +277,10 @@ fn two_minutes_of_the_default_traffic_keep_memory_flat_ledgers_balanced_and_leav
         "left running: {}",
         String::from_utf8_lossy(&left.stdout)
     );
-    assert!(wall < 170.0, "the two-minute soak took {wall:.0} s");
+    // The whole soak: its two minutes, what the run says it slipped behind the wall clock
+    // (the machine's), and its start, report and clean-up.
+    assert!(
+        wall < 170.0 + slipped,
+        "the two-minute soak took {wall:.0} s, {slipped:.1} s of it slipped"
+    );
 }

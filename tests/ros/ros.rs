@@ -544,30 +544,40 @@ fn nodes_started_during_the_run_have_clock_within_a_second() {
         "{yaml}\n{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    // The first /clock each node had, seconds of wall time after it subscribed (None: none,
-    // or the node printed nothing before the run stopped it).
-    let after: Vec<Option<f64>> = (0..starts.len())
+    // Each node's first /clock, seconds of wall time after it subscribed (None: none), and how
+    // long it waited for it (None: the node printed nothing, as one the run stopped before it
+    // subscribed).
+    let nodes: Vec<(Option<f64>, Option<f64>)> = (0..starts.len())
         .map(|i| {
             let log = std::fs::read_to_string(out.join(format!("programs/n{i}.stdout.log")))
                 .unwrap_or_default();
             log.lines()
                 .find_map(|l| serde_json::from_str::<Value>(l).ok())
-                .and_then(|line| line["first_clock_after_s"].as_f64())
+                .map_or((None, None), |line| {
+                    (
+                        line["first_clock_after_s"].as_f64(),
+                        line["waited_s"].as_f64(),
+                    )
+                })
         })
         .collect();
-    eprintln!("first /clock after (wall s): {after:?}");
+    eprintln!("(first /clock after, waited) per node, wall s: {nodes:?}");
     assert!(
-        after.iter().any(Option::is_some),
-        "no node started during the run had /clock: {after:?}"
+        nodes.iter().any(|n| n.0.is_some()),
+        "no node started during the run had /clock: {nodes:?}"
     );
-    // How soon a Python node starts and meets the bridge is the machine's scheduling: each
-    // within a second when the run kept up with the wall clock.
+    // How soon a Python node starts and meets the bridge is the machine's scheduling: asserted
+    // when the run kept up with the wall clock, for each node that waited a second or more.
     let summary: Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     crate::common::assert_if_kept_pace(
         &summary,
-        after.iter().all(|a| a.is_some_and(|a| a < 1.0)),
-        &format!("every node had its first /clock within 1 s of subscribing: {after:?}"),
+        nodes.iter().all(|&(after, waited)| match (after, waited) {
+            (Some(after), _) => after < 1.0,
+            (None, Some(waited)) => waited < 1.0,
+            (None, None) => true,
+        }),
+        &format!("every node had its first /clock within 1 s of subscribing: {nodes:?}"),
     );
 }
 
