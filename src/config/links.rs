@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::WifiStandard;
+
 /// How an acoustic link finds the sound's path from one end to the other.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -137,12 +139,19 @@ pub enum LinkModel {
         #[serde(default = "default_rf_noise_floor")]
         noise_floor_dbm: f64,
         /// SNR thresholds → rates, `snr_db` strictly increasing; absent: the 802.11a/g OFDM
-        /// table.
+        /// table. Not with `mac`, whose standard sets the rates.
         #[serde(default)]
         rates: Option<Vec<RateStep>>,
         /// Delay, ms (≥ 0; default 0).
         #[serde(default)]
         delay_ms: f64,
+        /// 802.11 medium access of the link's radios (`80211a`, `80211g`, `80211n-2.4`,
+        /// `80211n-5`): the standard's rates chosen by the received level against its minimum
+        /// sensitivities, each unicast packet framed and acknowledged after DIFS and a random
+        /// backoff, and sent again up to 7 times before it is dropped (`retry_limit`).
+        /// Absent: a packet takes its bits at the rate, and a failed one is lost at once.
+        #[serde(default)]
+        mac: Option<WifiStandard>,
     },
     /// Underwater acoustic link: sound speed, spreading + absorption + penetration losses,
     /// Wenz noise → SNR → BER/PER of a WHOI Micro-Modem rate; delay d/c; half-duplex and

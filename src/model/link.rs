@@ -9,7 +9,7 @@
 //! |---|---|---|---|---|
 //! | `ideal` | always | `rate_bps` | `delay_ms` | none |
 //! | `disk` | d ≤ `range_m` (and LOS if `los_required`) | `rate_bps` | `delay_ms` | none |
-//! | `rf` | SNR ≥ lowest threshold of the rate table | highest rate whose threshold ≤ SNR | `delay_ms` + d/c₀ | waterfall below |
+//! | `rf` | SNR ≥ lowest threshold of the rate table (with `mac`: level ≥ lowest sensitivity) | highest rate whose threshold ≤ SNR (or sensitivity ≤ level) | `delay_ms` + d/c₀ | waterfall below |
 //! | `acoustic` | coded Eb/N0 ≥ 0 dB | Micro-Modem rate (or `bit_rate_bps`) | d / c(T, S, depth) | BFSK / BPSK in AWGN |
 //! | `acoustic`, `propagation: beam` | as above, SNR from the arrivals; none: out of range | as above | first arrival detectable alone | as above |
 //!
@@ -25,8 +25,12 @@
 //! 20 MHz). The standard's sensitivity is where a 1000-byte PSDU has PER 10 %; the model turns
 //! that into an equivalent BER b₀ = 1 − 0.9^(1/8000) ≈ 1.3·10⁻⁵ at the threshold and lets it
 //! fall one decade per dB above it (the steep waterfall of coded OFDM), BER = b₀·10^−(SNR−thr),
-//! so PER = 1 − (1 − BER)^bits for any length. Medium access (CSMA/CA) is not modelled: rf
-//! transmissions do not collide.
+//! so PER = 1 − (1 − BER)^bits for any length. With `mac` (an 802.11 standard) the rates are
+//! the standard's ([`crate::model::wifi`]) and the threshold of each is its minimum sensitivity
+//! against the received level itself (the noise floor then only gives the reported SNR); the
+//! network simulator frames, acknowledges and retries each unicast packet by the DCF's timing.
+//! Contention is not modelled: rf transmissions of different senders do not share the air or
+//! collide.
 //!
 //! **acoustic** — see [`crate::model::acoustic`] for every formula. Sound speed c at the mean
 //! depth of the two ends (fixed if configured; straight path, no ray bending); absorption α
@@ -55,6 +59,7 @@
 
 use crate::config::{Absorption, LinkModel, Propagation, RateStep, SoundSpeed, Water};
 use crate::model::acoustic::{self, Modulation, NoiseConditions};
+use crate::model::wifi::Phy;
 use crate::wire::channel::{Arrival, ChannelView};
 
 /// Speed of light (m/s).
@@ -150,6 +155,9 @@ pub enum LinkSpec {
         noise_floor_dbm: f64,
         rates: Vec<RateStep>,
         delay_s: f64,
+        /// 802.11 medium access: the standard's rates by sensitivity, and the DCF's airtime
+        /// and retries in the network simulator.
+        mac: Option<Phy>,
     },
     Acoustic(AcousticSpec),
 }
@@ -260,6 +268,7 @@ impl LinkSpec {
                 noise_floor_dbm,
                 rates,
                 delay_ms,
+                mac,
                 ..
             } => LinkSpec::Rf {
                 tx_power_dbm: *tx_power_dbm,
@@ -274,6 +283,7 @@ impl LinkSpec {
                     .filter(|r| !r.is_empty())
                     .unwrap_or_else(default_rf_rates),
                 delay_s: delay_ms / 1e3,
+                mac: mac.map(Phy::of),
             },
             LinkModel::Acoustic {
                 micromodem_rate,
@@ -360,17 +370,31 @@ impl LinkSpec {
                 noise_floor_dbm,
                 rates,
                 delay_s,
+                mac,
             } => {
                 let pl = pl0_db + 10.0 * exponent * (g.distance_m.max(*d0_m) / d0_m).log10();
                 let level = tx_power_dbm - pl - g.hop_loss_db;
                 let snr = level - noise_floor_dbm;
-                let step = rates.iter().rev().find(|r| r.snr_db <= snr);
-                let lowest = rates.first().map_or(1e6, |r| r.rate_bps);
+                // The rate and how far above its threshold the link is (dB).
+                let step = match mac {
+                    Some(phy) => phy
+                        .rate_for(level)
+                        .map(|r| (r.bps as f64, level - f64::from(r.sensitivity_dbm))),
+                    None => rates
+                        .iter()
+                        .rev()
+                        .find(|r| r.snr_db <= snr)
+                        .map(|r| (r.rate_bps, snr - r.snr_db)),
+                };
+                let lowest = match mac {
+                    Some(phy) => phy.rates()[0].bps as f64,
+                    None => rates.first().map_or(1e6, |r| r.rate_bps),
+                };
                 let (usable, rate, ber) = match step {
-                    Some(r) => (
+                    Some((rate, above_db)) => (
                         true,
-                        r.rate_bps,
-                        (rf_threshold_ber() * 10f64.powf(-(snr - r.snr_db))).min(0.5),
+                        rate,
+                        (rf_threshold_ber() * 10f64.powf(-above_db)).min(0.5),
                     ),
                     None => (false, lowest, 0.5),
                 };
@@ -394,6 +418,14 @@ impl LinkSpec {
                 },
                 (Propagation::Straight, _) => a.straight_budget(g),
             },
+        }
+    }
+
+    /// The 802.11 timing of an rf link with `mac`.
+    pub fn mac(&self) -> Option<&Phy> {
+        match self {
+            LinkSpec::Rf { mac, .. } => mac.as_ref(),
+            _ => None,
         }
     }
 
@@ -601,6 +633,12 @@ impl LinkSpec {
     /// A 2.4 GHz, 20 dBm, exponent-3 rf link without delay, for tests.
     #[cfg(test)]
     pub(crate) fn test_rf() -> LinkSpec {
+        Self::test_rf_mac(None)
+    }
+
+    /// The same with 802.11 medium access of `mac`.
+    #[cfg(test)]
+    pub(crate) fn test_rf_mac(mac: Option<crate::config::WifiStandard>) -> LinkSpec {
         LinkSpec::from_config(
             &LinkModel::Rf {
                 between: None,
@@ -612,6 +650,7 @@ impl LinkSpec {
                 noise_floor_dbm: -94.0,
                 rates: None,
                 delay_ms: 0.0,
+                mac,
             },
             &Water::default(),
         )
@@ -665,6 +704,39 @@ mod tests {
         assert!((los.snr_db - 13.94799).abs() < 1e-4, "{}", los.snr_db);
         // 13.95 dB: at or above the 12 Mbit/s threshold (12 dB), below 18 Mbit/s (14 dB).
         assert_eq!(los.rate_bps, 12e6);
+    }
+
+    /// With `mac` the rate is the standard's fastest whose minimum sensitivity the level
+    /// reaches (802.11a: 54 Mbit/s from −65 dBm, 6 from −82), PER 10 % for 1000 bytes there;
+    /// below −82 dBm nothing, whatever the SNR over the noise floor.
+    #[test]
+    fn rf_with_a_mac_takes_the_standards_rates_by_sensitivity() {
+        let a = LinkSpec::test_rf_mac(Some(crate::config::WifiStandard::A));
+        let pl0 = free_space_loss_db(1.0, 2.4e9);
+        // 20 dBm − PL(1 m) − 30 log10(d) = level.
+        let at = |level: f64| a.budget(&geo(10f64.powf((20.0 - level - pl0) / 30.0), true, 0.0));
+        let rates: Vec<(f64, bool)> = [-60.0, -65.0, -65.5, -70.0, -81.99, -82.01]
+            .iter()
+            .map(|&l| (at(l).rate_bps / 1e6, at(l).usable))
+            .collect();
+        assert_eq!(
+            rates,
+            [
+                (54.0, true),
+                (54.0, true),
+                (48.0, true),
+                (36.0, true),
+                (6.0, true),
+                (6.0, false)
+            ]
+        );
+        let b = at(-65.0);
+        assert!((acoustic::per(b.ber, 8000) - 0.1).abs() < 1e-3, "{}", b.ber);
+        // The same level without a mac: the default table's 9 dB over −94 dBm reaches −85 dBm.
+        assert!(
+            rf().budget(&geo(10f64.powf((20.0 + 84.0 - pl0) / 30.0), true, 0.0))
+                .usable
+        );
     }
 
     #[test]

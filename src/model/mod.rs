@@ -14,3 +14,4 @@ pub mod netsim;
 pub mod ns3;
 pub mod pose;
 pub mod terrain;
+pub mod wifi;

@@ -15,6 +15,15 @@
 //!    max(capture time, end of the previous transmission). At most `links.queue_packets` may wait;
 //!    one more is dropped (QUEUE_FULL) for every receiver.
 //! 2. **Serialization**: on air for `8 · length / rate` (the link's rate; no framing overhead).
+//!    A unicast packet over an rf link with `mac` (802.11, [`crate::model::wifi`]) is sent as
+//!    the DCF sends a data frame instead: each attempt waits DIFS and a backoff drawn uniformly
+//!    from its contention window, sends the frame at the link's rate, and is followed by SIFS
+//!    and the ACK's airtime (an attempt that fails waits as long for the ACK it does not hear);
+//!    whether an attempt fails is drawn against the frame's PER; after [`RETRY_LIMIT`]
+//!    failures the copy is dropped (RETRY_LIMIT). A copy that gets through arrives at the end
+//!    of its frame and is not drawn again at release (whatever `links.errors` says: the MAC's
+//!    FCS passed it); the sender is busy until the end of its ACK. Multicast and broadcast
+//!    packets are serialized as without `mac`.
 //! 3. **Propagation**: each copy's reception ends `delay` after the transmission ends
 //!    (acoustic d/c, rf `delay_ms` + d/c₀, ideal/disk `delay_ms`); it starts `delay` after the
 //!    transmission starts.
@@ -70,6 +79,7 @@ use crate::lockstep::{
 use crate::model::fate::DropReason;
 use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
 use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
+use crate::model::wifi::{Phy, RETRY_LIMIT};
 use crate::wire::channel::{Channel, ChannelView, Decoded};
 use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
@@ -98,6 +108,9 @@ pub struct Stats {
     pub collision: u64,
     pub half_duplex: u64,
     pub queue_full: u64,
+    /// Unicast 802.11 frames dropped after their last retry, and retransmissions sent.
+    pub retry_limit: u64,
+    pub retries: u64,
     pub unknown_node: u64,
     /// Signals the acoustic medium forgot because a node's list was full.
     pub events_forgotten: u64,
@@ -122,6 +135,8 @@ struct Pending {
     budget: Budget,
     /// Its copy in the acoustic medium (acoustic links only).
     medium: Option<CopyId>,
+    /// Delivered by an 802.11 MAC's acknowledged exchange: no error draw at release.
+    acknowledged: bool,
 }
 
 /// The channel last decoded in this process, for the next reader of the same bytes: the physics
@@ -573,14 +588,33 @@ impl NetworkSim {
             .iter()
             .map(|x| x.rate_bps)
             .fold(f64::INFINITY, f64::min);
-        let duration = if rate.is_finite() && rate > 0.0 {
-            (bits as f64 / rate * 1e9).round().min(1e18) as u64
-        } else {
-            0
+        let group = std::net::Ipv4Addr::from(b[first].dst_ip);
+        let unicast = receivers.len() == 1
+            && b[first].multicast != Some(true)
+            && !group.is_multicast()
+            && !group.is_broadcast();
+        let mac = unicast
+            .then(|| self.spec(s, receivers[0].1).mac().copied())
+            .flatten();
+        // How long the sender is busy, until the end of the frame that got through (if any),
+        // and whether one did (None: no MAC).
+        let (busy, duration, acknowledged) = match mac {
+            Some(phy) => {
+                let (busy, frame_end) = self.dcf(&phy, &budgets[0], b[first].length);
+                (busy, frame_end.unwrap_or(busy), Some(frame_end.is_some()))
+            }
+            None => {
+                let d = if rate.is_finite() && rate > 0.0 {
+                    (bits as f64 / rate * 1e9).round().min(1e18) as u64
+                } else {
+                    0
+                };
+                (d, d, None)
+            }
         };
         let start = t.max(self.busy_until[s]);
         let end = start.saturating_add(duration);
-        self.busy_until[s] = end;
+        self.busy_until[s] = start.saturating_add(busy);
         if start > t {
             self.waiting[s].push_back(start);
         }
@@ -635,6 +669,11 @@ impl NetworkSim {
                 out.drop(pkt_id, d as u32, DropReason::OutOfRange);
                 continue;
             }
+            if acknowledged == Some(false) {
+                self.stats.retry_limit += 1;
+                out.drop(pkt_id, d as u32, DropReason::RetryLimit);
+                continue;
+            }
             let delay = medium::delay_ns(budget.delay_s);
             let key = (end.saturating_add(delay), self.seq);
             self.seq += 1;
@@ -652,9 +691,39 @@ impl NetworkSim {
                     bits,
                     budget: *budget,
                     medium,
+                    acknowledged: acknowledged == Some(true),
                 },
             );
         }
+    }
+
+    /// A unicast frame of `ip_bytes` sent by the DCF at `budget`'s rate (see the module docs):
+    /// how long its sender is busy, and when the frame that got through ended (None: every
+    /// attempt failed), from the first attempt's start.
+    fn dcf(&mut self, phy: &Phy, budget: &Budget, ip_bytes: u32) -> (u64, Option<u64>) {
+        let rate = phy.rate(budget.rate_bps).unwrap_or(phy.rates()[0]);
+        let mpdu = phy.mpdu_bytes(ip_bytes);
+        let per = if budget.usable {
+            crate::model::acoustic::per(budget.ber, u64::from(mpdu) * 8)
+        } else {
+            1.0
+        };
+        let frame = phy.ppdu_ns(mpdu, rate);
+        let ack = phy.sifs_ns + phy.ack_ns(rate);
+        let mut t = 0u64;
+        for attempt in 0..RETRY_LIMIT {
+            if attempt > 0 {
+                self.stats.retries += 1;
+            }
+            let backoff = u64::from(self.rng.random_range(0..=phy.cw(attempt))) * phy.slot_ns;
+            t += phy.difs_ns() + backoff + frame;
+            let frame_end = t;
+            t += ack;
+            if self.rng.random::<f64>() >= per {
+                return (t, Some(frame_end));
+            }
+        }
+        (t, None)
     }
 
     /// Releases every copy whose reception ends before `until`; forgets signals that can no
@@ -672,6 +741,7 @@ impl NetworkSim {
             });
             let reason = match verdict {
                 Some(Verdict::Dropped(r)) => Some(r),
+                _ if p.acknowledged => None,
                 _ if self.errors == ErrorHandling::Drop && p.budget.ber > 0.0 => {
                     let per = crate::model::acoustic::per(p.budget.ber, p.bits);
                     (self.rng.random::<f64>() < per).then_some(DropReason::PacketError)
@@ -694,11 +764,12 @@ impl NetworkSim {
                     e.clear_src_ip.push(p.src_ip);
                     e.clear_dst_ip.push(p.dst_ip);
                     e.rx_ip.push(self.nodes[p.dst].ipv4);
-                    e.ber.push(if self.errors == ErrorHandling::Flip {
-                        p.budget.ber
-                    } else {
-                        0.0
-                    });
+                    e.ber
+                        .push(if self.errors == ErrorHandling::Flip && !p.acknowledged {
+                            p.budget.ber
+                        } else {
+                            0.0
+                        });
                     e.rx_time_ns.push(end.max(window_start));
                     e.rx_node.push(p.dst as u32);
                 }
@@ -909,6 +980,74 @@ mod tests {
             vec![(0, 3, 1, DropReason::QueueFull.to_wire())]
         );
         assert_eq!(s.stats().queue_full, 1);
+    }
+
+    /// 1500-byte packets over 802.11a at 54 Mbit/s, all captured at once: one every
+    /// DIFS + backoff + 248 µs + SIFS + ACK, 393.5 µs on average (30.5 Mbit/s), each arriving at
+    /// the end of its frame; none sooner than DIFS and the frame after the sender was free.
+    #[test]
+    fn an_80211_link_spaces_unicast_frames_by_the_dcf() {
+        let spec = LinkSpec::test_rf_mac(Some(crate::config::WifiStandard::A));
+        let n = 4000u32;
+        let mut s = sim(2, spec, n as usize, ErrorHandling::Drop, 3);
+        let pkts: Vec<_> = (0..n).map(|i| (0, (i, 0, 1, 1500, 0))).collect();
+        let ends = run(&mut s, &[0.0, 10.0], 20, &pkts);
+        let mut at: Vec<u64> = deliveries(&ends).iter().map(|d| d.2).collect();
+        assert_eq!(at.len(), n as usize, "every packet delivered at 10 m");
+        assert!(drops(&ends).is_empty());
+        at.sort_unstable();
+        // The first: DIFS 34 µs, a backoff of 0–15 slots of 9 µs, the 248 µs frame (the 33 ns
+        // of flight over 10 m included).
+        let first = at[0];
+        assert!(
+            (282_000..=282_000 + 135_000 + 100).contains(&first),
+            "{first}"
+        );
+        let gaps: Vec<u64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        // Each gap: the last frame's SIFS and ACK (44 µs), DIFS, a backoff, this frame.
+        assert!(gaps
+            .iter()
+            .all(|&g| (326_000..=326_000 + 135_000).contains(&g)));
+        let mean = (at[at.len() - 1] - first) as f64 / f64::from(n - 1);
+        assert!((mean - 393_500.0).abs() < 4_000.0, "mean spacing {mean} ns");
+        assert_eq!((s.stats().retries, s.stats().retry_limit), (0, 0));
+    }
+
+    /// Just above 6 Mbit/s's minimum sensitivity a 1500-byte frame fails about one attempt in
+    /// six: those are sent again, and every copy still ends delivered (the MAC's ACK stands
+    /// for the error draw); out of range, the sender tries its seven times and the copies are
+    /// dropped as out of range.
+    #[test]
+    fn an_80211_link_retries_failed_frames_and_accounts_for_every_copy() {
+        let spec = LinkSpec::test_rf_mac(Some(crate::config::WifiStandard::A));
+        let pl0 = crate::model::link::free_space_loss_db(1.0, 2.4e9);
+        // 20 dBm − PL(d) = −81.9 dBm with PL(d) = PL(1 m) + 30 log10(d).
+        let edge = 10f64.powf((20.0 + 81.9 - pl0) / 30.0);
+        let n = 600u32;
+        let mut s = sim(2, spec.clone(), n as usize, ErrorHandling::Drop, 5);
+        let pkts: Vec<_> = (0..n).map(|i| (0, (i, 0, 1, 1500, 0))).collect();
+        let ends = run(&mut s, &[0.0, edge], 30, &pkts);
+        let delivered = deliveries(&ends).len() as u64;
+        let dropped = drops(&ends);
+        assert_eq!(delivered + dropped.len() as u64, u64::from(n));
+        let st = s.stats();
+        assert_eq!(dropped.len() as u64, st.retry_limit);
+        // PER of 1536 bytes 0.1 dB above the threshold: ~14 %, so ~0.16 retries a packet.
+        assert!(
+            (50..200).contains(&st.retries),
+            "{} retries for {n} packets",
+            st.retries
+        );
+        // Every copy at 6 Mbit/s: none before DIFS and its 2072 µs frame.
+        assert!(deliveries(&ends).iter().all(|d| d.2 >= 34_000 + 2_072_000));
+
+        let mut far = sim(2, spec, 8, ErrorHandling::Drop, 5);
+        let ends = run(&mut far, &[0.0, 10_000.0], 2, &[(0, (1, 0, 1, 1500, 0))]);
+        assert_eq!(
+            drops(&ends),
+            vec![(0, 1, 1, DropReason::OutOfRange.to_wire())]
+        );
+        assert_eq!((far.stats().retries, far.stats().retry_limit), (6, 0));
     }
 
     #[test]

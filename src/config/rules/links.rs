@@ -4,7 +4,7 @@
 //!   different existing vehicles, each unordered pair at most once; `queue_packets` > 0. Per
 //!   model: rates, ranges, frequencies, bandwidths, reference distance and exponent > 0;
 //!   delays ≥ 0; powers, levels, losses, noise floor and coding gain finite; rf `rates`
-//!   non-empty with strictly increasing `snr_db`; acoustic `micromodem_rate` 0–6,
+//!   non-empty with strictly increasing `snr_db`, and not with `mac`; acoustic `micromodem_rate` 0–6,
 //!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0, `multipath_window_ms` > 0 (likewise
 //!   in `acoustic_modems`).
 
@@ -92,9 +92,19 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
             noise_floor_dbm,
             rates,
             delay_ms,
+            mac,
             ..
         } => {
             cx.positive(&k("frequency_ghz"), *frequency_ghz)?;
+            if let (Some(mac), Some(_)) = (mac, rates) {
+                return Err(cx.err(
+                    &k("rates"),
+                    format!(
+                        "not with `mac: {}`: the standard's rates and minimum sensitivities apply",
+                        mac.name()
+                    ),
+                ));
+            }
             cx.finite(&k("tx_power_dbm"), &[*tx_power_dbm])?;
             cx.positive(&k("path_loss_exponent"), *path_loss_exponent)?;
             cx.positive(&k("reference_distance_m"), *reference_distance_m)?;
