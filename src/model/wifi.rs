@@ -161,9 +161,10 @@ impl Phy {
         self.sifs_ns + 2 * self.slot_ns
     }
 
-    /// Bytes on the air of a data frame carrying an IP packet of `ip_bytes`.
+    /// Bytes on the air of a data frame carrying an IP packet of `ip_bytes` (at most
+    /// `u32::MAX`: a length from outside never overflows).
     pub fn mpdu_bytes(&self, ip_bytes: u32) -> u32 {
-        ip_bytes + LLC_SNAP_BYTES + self.mac_header_bytes + FCS_BYTES
+        ip_bytes.saturating_add(LLC_SNAP_BYTES + self.mac_header_bytes + FCS_BYTES)
     }
 
     /// Airtime of a PSDU of `bytes` at `rate`: preamble, headers, symbols and extension.
@@ -308,6 +309,7 @@ mod tests {
         let n = Phy::of(WifiStandard::N5);
         assert_eq!(n.mpdu_bytes(1500), 1538);
         assert_eq!(n.ppdu_ns(1538, HT_RATES[7]), 36_000 + 48 * 4_000);
+        assert_eq!(n.mpdu_bytes(u32::MAX), u32::MAX);
         let n24 = Phy::of(WifiStandard::N2_4);
         assert_eq!(n24.ppdu_ns(1538, HT_RATES[7]), 36_000 + 48 * 4_000 + 6_000);
     }
