@@ -375,20 +375,21 @@ impl LinkSpec {
                 let pl = pl0_db + 10.0 * exponent * (g.distance_m.max(*d0_m) / d0_m).log10();
                 let level = tx_power_dbm - pl - g.hop_loss_db;
                 let snr = level - noise_floor_dbm;
-                // The rate and how far above its threshold the link is (dB).
-                let step = match mac {
-                    Some(phy) => phy
-                        .rate_for(level)
-                        .map(|r| (r.bps as f64, level - f64::from(r.sensitivity_dbm))),
-                    None => rates
-                        .iter()
-                        .rev()
-                        .find(|r| r.snr_db <= snr)
-                        .map(|r| (r.rate_bps, snr - r.snr_db)),
-                };
-                let lowest = match mac {
-                    Some(phy) => phy.rates()[0].bps as f64,
-                    None => rates.first().map_or(1e6, |r| r.rate_bps),
+                // The rate and how far above its threshold the link is (dB), and the lowest rate.
+                let (step, lowest) = match mac {
+                    Some(phy) => (
+                        phy.rate_for(level)
+                            .map(|r| (r.bps as f64, level - f64::from(r.sensitivity_dbm))),
+                        phy.rates()[0].bps as f64,
+                    ),
+                    None => (
+                        rates
+                            .iter()
+                            .rev()
+                            .find(|r| r.snr_db <= snr)
+                            .map(|r| (r.rate_bps, snr - r.snr_db)),
+                        rates.first().map_or(1e6, |r| r.rate_bps),
+                    ),
                 };
                 let (usable, rate, ber) = match step {
                     Some((rate, above_db)) => (

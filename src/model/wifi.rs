@@ -200,25 +200,16 @@ impl Phy {
         let grown = (u64::from(self.cw_min) + 1) << attempt.min(16);
         (grown - 1).min(u64::from(self.cw_max)) as u32
     }
-
-    /// One successful unicast exchange on idle air without its backoff: DIFS, the data frame
-    /// carrying `ip_bytes` at `rate`, SIFS and the ACK.
-    pub fn exchange_ns(&self, ip_bytes: u32, rate: Rate) -> u64 {
-        self.difs_ns()
-            + self.ppdu_ns(self.mpdu_bytes(ip_bytes), rate)
-            + self.sifs_ns
-            + self.ack_ns(rate)
-    }
-
-    /// The mean backoff of attempt `attempt`: CW/2 slots.
-    pub fn mean_backoff_ns(&self, attempt: u32) -> u64 {
-        u64::from(self.cw(attempt)) * self.slot_ns / 2
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mean backoff of attempt `attempt`: CW/2 slots.
+    fn mean_backoff_ns(phy: &Phy, attempt: u32) -> u64 {
+        u64::from(phy.cw(attempt)) * phy.slot_ns / 2
+    }
 
     /// 802.11a: a 1500-byte IP packet (MPDU 1536 bytes, 12,310 bits with SERVICE and tail)
     /// at each rate: 20 µs of preamble and SIGNAL and ⌈12310 / N_DBPS⌉ symbols of 4 µs.
@@ -287,7 +278,7 @@ mod tests {
         let cw: Vec<u32> = (0..8).map(|k| a.cw(k)).collect();
         assert_eq!(cw, [15, 31, 63, 127, 255, 511, 1023, 1023]);
         assert_eq!(a.cw(u32::MAX), 1023);
-        assert_eq!(a.mean_backoff_ns(0), 67_500);
+        assert_eq!(mean_backoff_ns(&a, 0), 67_500);
     }
 
     /// One 1500-byte UDP packet after another on idle 802.11a air at 54 Mbit/s: DIFS 34 µs,
@@ -296,7 +287,12 @@ mod tests {
     #[test]
     fn one_saturated_pair_at_54_mbit_s_carries_about_30_mbit_s() {
         let a = Phy::of(WifiStandard::A);
-        let per_packet = a.exchange_ns(1500, OFDM_RATES[7]) + a.mean_backoff_ns(0);
+        let rate = OFDM_RATES[7];
+        let per_packet = a.difs_ns()
+            + mean_backoff_ns(&a, 0)
+            + a.ppdu_ns(a.mpdu_bytes(1500), rate)
+            + a.sifs_ns
+            + a.ack_ns(rate);
         assert_eq!(per_packet, 393_500);
         let mbps = 1500.0 * 8.0 / (per_packet as f64 / 1e9) / 1e6;
         assert!((mbps - 30.5).abs() < 0.05, "{mbps}");

@@ -784,7 +784,7 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         .concat();
         let mut o = None;
         for _ in 0..3 {
-            server = iperf3_server("grb", &ip_of(73, 1));
+            server = iperf3_server("grb", &server_ip);
             std::thread::sleep(Duration::from_millis(500));
             let tried = exec("gra", &client);
             if tried.status.success() {

@@ -4,9 +4,9 @@
 //!   different existing vehicles, each unordered pair at most once; `queue_packets` > 0. Per
 //!   model: rates, ranges, frequencies, bandwidths, reference distance and exponent > 0;
 //!   delays ≥ 0; powers, levels, losses, noise floor and coding gain finite; rf `rates`
-//!   non-empty with strictly increasing `snr_db`, and not with `mac`; acoustic `micromodem_rate` 0–6,
-//!   `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0, `multipath_window_ms` > 0 (likewise
-//!   in `acoustic_modems`).
+//!   non-empty with strictly increasing `snr_db`, and not with `mac`; acoustic
+//!   `micromodem_rate` 0–6, `spreading_factor` in [0, 3], `capture_sir_db` ≥ 0,
+//!   `multipath_window_ms` > 0 (likewise in `acoustic_modems`).
 
 use std::collections::HashMap;
 
