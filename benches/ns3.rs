@@ -12,14 +12,17 @@
 //! Run: `cargo bench --bench ns3` (needs target/ns3/netsim-ns3: `scripts/setup --ns3`).
 //! Optional env: WINDOWS (default 20000).
 
+#[path = "common/ns3.rs"]
+mod ns3;
+
 use netsim_cosim::{
-    config::{self, LoadedScenario, NetworkEndpoint},
+    config::{self, LoadedScenario},
     lockstep::Link,
     sim::network::NetworkSim,
     wire::proto::{ChannelData, NetworkUpdate, PathDetails},
 };
 use prost::Message;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 const W_NS: u64 = 1_000_000;
@@ -107,10 +110,7 @@ async fn drive(link: &mut Link, begins: &[Vec<u8>]) -> (f64, f64) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    if std::env::var_os("NETSIM_NS3").is_none() {
-        let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ns3/netsim-ns3");
-        std::env::set_var("NETSIM_NS3", &built);
-    }
+    ns3::use_built_adapter();
     let windows: u32 = std::env::var("WINDOWS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -129,14 +129,7 @@ async fn main() {
             Box::new(NetworkSim::from_scenario(&loaded)),
         );
         let (ew, ep) = drive(&mut embedded, &begins).await;
-        let NetworkEndpoint::Ns3(settings) = &loaded.scenario.simulators.network else {
-            unreachable!()
-        };
-        let run_dir = dir.path().join(format!("n{n}p{p}"));
-        std::fs::create_dir_all(&run_dir).unwrap();
-        let mut ns3 = netsim_cosim::io::simulators::ns3::start(&loaded, settings, Some(&run_dir))
-            .await
-            .unwrap_or_else(|e| panic!("{e:#}"));
+        let mut ns3 = ns3::start(&loaded, &dir.path().join(format!("n{n}p{p}"))).await;
         let (nw, np) = drive(&mut ns3, &begins).await;
         drop(ns3);
         let ratio = |a: f64, b: f64| {

@@ -152,6 +152,11 @@ pub enum LinkModel {
         /// Absent: a packet takes its bits at the rate, and a failed one is lost at once.
         #[serde(default)]
         mac: Option<WifiStandard>,
+        /// With `mac`: the channel, any number naming it. The radios of every link with the
+        /// same standard and channel share one medium and contend for it; absent: the
+        /// standard's one channel, shared by all its links. Only with `mac`.
+        #[serde(default)]
+        channel: Option<u16>,
     },
     /// Underwater acoustic link: sound speed, spreading + absorption + penetration losses,
     /// Wenz noise → SNR → BER/PER of a WHOI Micro-Modem rate; delay d/c; half-duplex and

@@ -158,6 +158,9 @@ pub enum LinkSpec {
         /// 802.11 medium access: the standard's rates by sensitivity, and the DCF's airtime
         /// and retries in the network simulator.
         mac: Option<Phy>,
+        /// With `mac`: the channel its radios share with every link of the same standard and
+        /// channel (0 when the scenario names none).
+        channel: u16,
     },
     Acoustic(AcousticSpec),
 }
@@ -269,6 +272,7 @@ impl LinkSpec {
                 rates,
                 delay_ms,
                 mac,
+                channel,
                 ..
             } => LinkSpec::Rf {
                 tx_power_dbm: *tx_power_dbm,
@@ -284,6 +288,7 @@ impl LinkSpec {
                     .unwrap_or_else(default_rf_rates),
                 delay_s: delay_ms / 1e3,
                 mac: mac.map(Phy::of),
+                channel: channel.unwrap_or(0),
             },
             LinkModel::Acoustic {
                 micromodem_rate,
@@ -371,26 +376,34 @@ impl LinkSpec {
                 rates,
                 delay_s,
                 mac,
+                ..
             } => {
                 let pl = pl0_db + 10.0 * exponent * (g.distance_m.max(*d0_m) / d0_m).log10();
                 let level = tx_power_dbm - pl - g.hop_loss_db;
                 let snr = level - noise_floor_dbm;
+                if let Some(phy) = mac {
+                    // 802.11: detected from −82 dBm, the ideal rate for the SNR and its BER.
+                    let rate = phy.ideal_rate(snr);
+                    let usable = phy.detects(level);
+                    return Budget {
+                        usable,
+                        rate_bps: rate.bps as f64,
+                        delay_s: delay_s + g.distance_m / C0,
+                        ber: if usable { rate.ber(snr) } else { 0.5 },
+                        level_db: level,
+                        snr_db: snr,
+                        acoustic: false,
+                        audible: false,
+                        straight_fallback: false,
+                    };
+                }
                 // The rate and how far above its threshold the link is (dB), and the lowest rate.
-                let (step, lowest) = match mac {
-                    Some(phy) => (
-                        phy.rate_for(level)
-                            .map(|r| (r.bps as f64, level - f64::from(r.sensitivity_dbm))),
-                        phy.rates()[0].bps as f64,
-                    ),
-                    None => (
-                        rates
-                            .iter()
-                            .rev()
-                            .find(|r| r.snr_db <= snr)
-                            .map(|r| (r.rate_bps, snr - r.snr_db)),
-                        rates.first().map_or(1e6, |r| r.rate_bps),
-                    ),
-                };
+                let step = rates
+                    .iter()
+                    .rev()
+                    .find(|r| r.snr_db <= snr)
+                    .map(|r| (r.rate_bps, snr - r.snr_db));
+                let lowest = rates.first().map_or(1e6, |r| r.rate_bps);
                 let (usable, rate, ber) = match step {
                     Some((rate, above_db)) => (
                         true,
@@ -426,6 +439,20 @@ impl LinkSpec {
     pub fn mac(&self) -> Option<&Phy> {
         match self {
             LinkSpec::Rf { mac, .. } => mac.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The 802.11 medium of an rf link with `mac` (its standard and channel), and its
+    /// receivers' noise floor (dBm).
+    pub fn medium(&self) -> Option<((crate::config::WifiStandard, u16), f64)> {
+        match self {
+            LinkSpec::Rf {
+                mac: Some(phy),
+                channel,
+                noise_floor_dbm,
+                ..
+            } => Some(((phy.standard, *channel), *noise_floor_dbm)),
             _ => None,
         }
     }
@@ -652,6 +679,7 @@ impl LinkSpec {
                 rates: None,
                 delay_ms: 0.0,
                 mac,
+                channel: None,
             },
             &Water::default(),
         )
@@ -707,16 +735,16 @@ mod tests {
         assert_eq!(los.rate_bps, 12e6);
     }
 
-    /// With `mac` the rate is the standard's fastest whose minimum sensitivity the level
-    /// reaches (802.11a: 54 Mbit/s from −65 dBm, 6 from −82), PER 10 % for 1000 bytes there;
-    /// below −82 dBm nothing, whatever the SNR over the noise floor.
+    /// With `mac` the rate is the ideal choice for the SNR over the −94 dBm noise floor
+    /// (802.11a: 54 Mbit/s from 19.85 dB, 24 Mbit/s from 10.86 dB), with its BER there; the
+    /// link is there from −82 dBm, the slowest rate's minimum sensitivity, whatever the SNR.
     #[test]
-    fn rf_with_a_mac_takes_the_standards_rates_by_sensitivity() {
+    fn rf_with_a_mac_takes_the_ideal_rate_and_is_detected_from_minus_82_dbm() {
         let a = LinkSpec::test_rf_mac(Some(crate::config::WifiStandard::A));
         let pl0 = free_space_loss_db(1.0, 2.4e9);
         // 20 dBm − PL(1 m) − 30 log10(d) = level.
         let at = |level: f64| a.budget(&geo(10f64.powf((20.0 - level - pl0) / 30.0), true, 0.0));
-        let rates: Vec<(f64, bool)> = [-60.0, -65.0, -65.5, -70.0, -81.99, -82.01]
+        let rates: Vec<(f64, bool)> = [-60.0, -74.0, -74.5, -79.5, -81.99, -82.01]
             .iter()
             .map(|&l| (at(l).rate_bps / 1e6, at(l).usable))
             .collect();
@@ -727,12 +755,14 @@ mod tests {
                 (54.0, true),
                 (48.0, true),
                 (36.0, true),
-                (6.0, true),
-                (6.0, false)
+                (24.0, true),
+                (24.0, false)
             ]
         );
-        let b = at(-65.0);
-        assert!((acoustic::per(b.ber, 8000) - 0.1).abs() < 1e-3, "{}", b.ber);
+        let phy = crate::model::wifi::Phy::of(crate::config::WifiStandard::A);
+        let b = at(-74.0);
+        assert_eq!(b.ber, phy.rates()[7].ber(20.0));
+        assert_eq!(at(-90.0).ber, 0.5);
         // The same level without a mac: the default table's 9 dB over −94 dBm reaches −85 dBm.
         assert!(
             rf().budget(&geo(10f64.powf((20.0 + 84.0 - pl0) / 30.0), true, 0.0))

@@ -15,3 +15,4 @@ pub mod ns3;
 pub mod pose;
 pub mod terrain;
 pub mod wifi;
+pub mod wifi_medium;

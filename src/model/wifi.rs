@@ -20,6 +20,7 @@
 //! several spatial streams, short guard intervals, DSSS rates.
 
 use crate::config::WifiStandard;
+use std::sync::OnceLock;
 
 /// Attempts of a frame before it is dropped: dot11ShortRetryLimit (frames below the RTS
 /// threshold, which is every frame without RTS/CTS).
@@ -39,7 +40,8 @@ const HT_PREAMBLE_NS: u64 = 36_000;
 /// ERP-OFDM and HT at 2.4 GHz: the signal extension after the last symbol.
 const SIGNAL_EXTENSION_NS: u64 = 6_000;
 
-/// One data rate: its PHY rate (bit/s), data bits per OFDM symbol and minimum sensitivity.
+/// One data rate: its PHY rate (bit/s), data bits per OFDM symbol, modulation and coding, and
+/// minimum sensitivity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
     pub bps: u64,
@@ -49,49 +51,190 @@ pub struct Rate {
     /// The standard's minimum receiver sensitivity (dBm): the input level at which a receiver
     /// must decode 1000-byte PSDUs with a PER of at most 10 %.
     pub sensitivity_dbm: i32,
+    /// Points of the subcarriers' constellation: 2 (BPSK), 4 (QPSK), 16 or 64 (QAM).
+    pub points: u16,
+    pub code: Code,
 }
 
-const fn ofdm(mbps: u64, bits_per_symbol: u32, sensitivity_dbm: i32) -> Rate {
+/// The rate of 802.11's convolutional code (K = 7, generators 133 and 171 octal; punctured
+/// above 1/2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    Half,
+    TwoThirds,
+    ThreeQuarters,
+    FiveSixths,
+}
+
+const fn ofdm(
+    mbps: u64,
+    bits_per_symbol: u32,
+    sensitivity_dbm: i32,
+    points: u16,
+    code: Code,
+) -> Rate {
     Rate {
         bps: mbps * 1_000_000,
         bits_per_symbol,
         reference_bps: mbps * 1_000_000,
         sensitivity_dbm,
+        points,
+        code,
     }
 }
 
-const fn ht(kbps: u64, bits_per_symbol: u32, reference_mbps: u64, sensitivity_dbm: i32) -> Rate {
+const fn ht(
+    kbps: u64,
+    bits_per_symbol: u32,
+    reference_mbps: u64,
+    sensitivity_dbm: i32,
+    points: u16,
+    code: Code,
+) -> Rate {
     Rate {
         bps: kbps * 1_000,
         bits_per_symbol,
         reference_bps: reference_mbps * 1_000_000,
         sensitivity_dbm,
+        points,
+        code,
+    }
+}
+
+use Code::{FiveSixths, Half, ThreeQuarters, TwoThirds};
+
+impl Code {
+    /// The puncturing period b, the free distance, the step between the distances listed and
+    /// the information-weight spectrum c_d of the paths at those distances (see [`Rate::ber`]).
+    fn spectrum(self) -> (f64, i32, i32, &'static [f64]) {
+        match self {
+            Half => (
+                1.0,
+                10,
+                2,
+                &[
+                    36.0,
+                    211.0,
+                    1404.0,
+                    11633.0,
+                    77433.0,
+                    502690.0,
+                    3322763.0,
+                    21292910.0,
+                    134365911.0,
+                ],
+            ),
+            TwoThirds => (
+                2.0,
+                6,
+                1,
+                &[
+                    3.0, 70.0, 285.0, 1276.0, 6160.0, 27128.0, 117019.0, 498860.0, 2103891.0,
+                    8784123.0,
+                ],
+            ),
+            ThreeQuarters => (
+                3.0,
+                5,
+                1,
+                &[
+                    42.0,
+                    201.0,
+                    1492.0,
+                    10469.0,
+                    62935.0,
+                    379644.0,
+                    2253373.0,
+                    13073811.0,
+                    75152755.0,
+                    428005675.0,
+                ],
+            ),
+            FiveSixths => (
+                5.0,
+                4,
+                1,
+                &[
+                    92.0,
+                    528.0,
+                    8694.0,
+                    79453.0,
+                    792114.0,
+                    7375573.0,
+                    67884974.0,
+                    610875423.0,
+                    5427275376.0,
+                    47664215639.0,
+                ],
+            ),
+        }
     }
 }
 
 /// 802.11a/g rates (Tables 17-4 and 17-18): 6 to 54 Mbit/s.
 const OFDM_RATES: [Rate; 8] = [
-    ofdm(6, 24, -82),
-    ofdm(9, 36, -81),
-    ofdm(12, 48, -79),
-    ofdm(18, 72, -77),
-    ofdm(24, 96, -74),
-    ofdm(36, 144, -70),
-    ofdm(48, 192, -66),
-    ofdm(54, 216, -65),
+    ofdm(6, 24, -82, 2, Half),
+    ofdm(9, 36, -81, 2, ThreeQuarters),
+    ofdm(12, 48, -79, 4, Half),
+    ofdm(18, 72, -77, 4, ThreeQuarters),
+    ofdm(24, 96, -74, 16, Half),
+    ofdm(36, 144, -70, 16, ThreeQuarters),
+    ofdm(48, 192, -66, 64, TwoThirds),
+    ofdm(54, 216, -65, 64, ThreeQuarters),
 ];
 /// 802.11n MCS 0–7, 20 MHz, 800 ns guard interval (Tables 19-27 and 19-23), with the non-HT
 /// reference rate of each (the OFDM rate of the same modulation and coding).
 const HT_RATES: [Rate; 8] = [
-    ht(6_500, 26, 6, -82),
-    ht(13_000, 52, 12, -79),
-    ht(19_500, 78, 18, -77),
-    ht(26_000, 104, 24, -74),
-    ht(39_000, 156, 36, -70),
-    ht(52_000, 208, 48, -66),
-    ht(58_500, 234, 54, -65),
-    ht(65_000, 260, 54, -64),
+    ht(6_500, 26, 6, -82, 2, Half),
+    ht(13_000, 52, 12, -79, 4, Half),
+    ht(19_500, 78, 18, -77, 4, ThreeQuarters),
+    ht(26_000, 104, 24, -74, 16, Half),
+    ht(39_000, 156, 36, -70, 16, ThreeQuarters),
+    ht(52_000, 208, 48, -66, 64, TwoThirds),
+    ht(58_500, 234, 54, -65, 64, ThreeQuarters),
+    ht(65_000, 260, 54, -64, 64, FiveSixths),
 ];
+
+/// The bit error rate the ideal rate choice allows ([`Phy::ideal_rate`]), as ns-3's
+/// IdealWifiManager's default `BerThreshold`.
+pub const IDEAL_BER: f64 = 1e-6;
+
+impl Rate {
+    /// Bit error rate after soft-decision Viterbi decoding at `snr_db` (the SINR over the
+    /// channel's 20 MHz), from the union bound `(1/b) Σ c_d · ½ erfc(√(d·x))` (Proakis,
+    /// *Digital Communications*, 8.2): `c_d` the code's information-weight spectrum from its
+    /// free distance on (rate 1/2: Proakis, Table 8.2-x for K = 7; punctured rates: Haccoun and
+    /// Bégin, IEEE Trans. Commun. 37(11), 1989; `b` the puncturing period), `x` a coded bit's
+    /// Ec/N0 — the SNR for BPSK, half of it for QPSK, and for square M-QAM the BPSK equivalent
+    /// of its Gray-coded bits' error rate `p = 2(1 − 1/√M)/log2 M · erfc(√(3γ/(2(M − 1))))`,
+    /// `x ≈ 3γ/(2(M − 1)) + ln(½ / (2(1 − 1/√M)/log2 M))`. At most ½.
+    pub fn ber(&self, snr_db: f64) -> f64 {
+        let g = 10f64.powf(snr_db / 10.0);
+        let x = match self.points {
+            2 => g,
+            4 => g / 2.0,
+            m => {
+                let m = f64::from(m);
+                let c = 2.0 * (1.0 - 1.0 / m.sqrt()) / m.log2();
+                3.0 * g / (2.0 * (m - 1.0)) + (0.5 / c).ln()
+            }
+        }
+        .max(0.0);
+        let (period, free, step, spectrum) = self.code.spectrum();
+        let erfc = crate::model::acoustic::erfc;
+        let bound: f64 = spectrum
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c * 0.5 * erfc((f64::from(free + step * i as i32) * x).sqrt()))
+            .sum();
+        (bound / period).min(0.5)
+    }
+
+    /// Packet error rate of `bytes` at `snr_db`: 1 − (1 − BER)^bits.
+    pub fn per(&self, bytes: u32, snr_db: f64) -> f64 {
+        -(8.0 * f64::from(bytes) * (-self.ber(snr_db)).ln_1p()).exp_m1()
+    }
+}
 /// The mandatory OFDM rates an ACK may use.
 const MANDATORY: [Rate; 3] = [OFDM_RATES[0], OFDM_RATES[2], OFDM_RATES[4]];
 
@@ -141,14 +284,48 @@ impl Phy {
         }
     }
 
-    /// The fastest rate a receiver decodes at `level_dbm` (its minimum sensitivity at or below
-    /// the level), if any.
-    pub fn rate_for(&self, level_dbm: f64) -> Option<Rate> {
-        self.rates()
+    /// Whether a receiver detects a frame arriving at `level_dbm`: at least the slowest rate's
+    /// minimum sensitivity (−82 dBm), the standard's threshold for a decodable preamble (and
+    /// the level under which ns-3's preamble detection drops a frame).
+    pub fn detects(&self, level_dbm: f64) -> bool {
+        level_dbm >= f64::from(self.rates()[0].sensitivity_dbm)
+    }
+
+    /// The ideal rate choice at `snr_db`: the fastest rate whose BER there is at most
+    /// [`IDEAL_BER`], else the slowest (what ns-3's IdealWifiManager does).
+    pub fn ideal_rate(&self, snr_db: f64) -> Rate {
+        let rates = self.rates();
+        let at = self
+            .thresholds_db()
             .iter()
-            .rev()
-            .find(|r| f64::from(r.sensitivity_dbm) <= level_dbm)
-            .copied()
+            .rposition(|&t| t <= snr_db)
+            .unwrap_or(0);
+        rates[at]
+    }
+
+    /// The SNR (dB, to 0.01 dB) at which each rate's BER falls to [`IDEAL_BER`], computed once.
+    pub fn thresholds_db(&self) -> &'static [f64; 8] {
+        static OFDM: OnceLock<[f64; 8]> = OnceLock::new();
+        static HT: OnceLock<[f64; 8]> = OnceLock::new();
+        let (cell, rates) = match self.standard {
+            WifiStandard::A | WifiStandard::G => (&OFDM, &OFDM_RATES),
+            WifiStandard::N2_4 | WifiStandard::N5 => (&HT, &HT_RATES),
+        };
+        cell.get_or_init(|| {
+            rates.map(|r| {
+                // The BER falls with the SNR: bisect over [−10, 50] dB.
+                let (mut lo, mut hi) = (-10.0, 50.0);
+                while hi - lo > 0.005 {
+                    let mid = 0.5 * (lo + hi);
+                    if r.ber(mid) <= IDEAL_BER {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                (hi * 100.0f64).round() / 100.0
+            })
+        })
     }
 
     /// The standard's rate of `bps` bit/s, if it has one.
@@ -296,6 +473,31 @@ mod tests {
         assert_eq!(per_packet, 393_500);
         let mbps = 1500.0 * 8.0 / (per_packet as f64 / 1e9) / 1e6;
         assert!((mbps - 30.5).abs() < 0.05, "{mbps}");
+    }
+
+    /// The SNR each rate needs for a BER of 10⁻⁶, rising with the rate; BPSK at rate 1/2 at
+    /// 1.8 dB (Eb/N0 4.8 dB: the K = 7 code's soft-decision gain of about 5.7 dB over
+    /// uncoded BPSK's 10.5 dB), 64-QAM at 3/4 at 19.9 dB. The ideal choice takes the fastest
+    /// rate whose threshold the SNR reaches; the PER of 1000 bytes is 10 % about 0.8 dB under it.
+    #[test]
+    fn rates_need_more_snr_the_faster_they_are_and_the_ideal_choice_follows() {
+        let a = Phy::of(WifiStandard::A);
+        let t = a.thresholds_db();
+        assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+        assert_eq!(*t, [1.78, 4.53, 4.79, 7.54, 10.86, 14.06, 18.47, 19.85]);
+        let n = Phy::of(WifiStandard::N5);
+        assert_eq!(n.thresholds_db()[7], 21.06);
+        let ideal = |snr: f64| a.ideal_rate(snr).bps / 1_000_000;
+        assert_eq!(
+            [-3.0, 1.8, 10.0, 13.3, 17.7, 19.6, 19.9, 40.0].map(ideal),
+            [6, 6, 18, 24, 36, 48, 54, 54]
+        );
+        for (r, &th) in a.rates().iter().zip(t) {
+            assert!((r.ber(th) - IDEAL_BER).abs() < 0.1 * IDEAL_BER);
+            let per = r.per(1000, th - 0.8);
+            assert!((0.02..0.3).contains(&per), "{} at {th}: {per}", r.bps);
+        }
+        assert_eq!(a.rates()[0].ber(-40.0), 0.5);
     }
 
     /// HT mixed format at MCS 7: 36 µs of preamble and ⌈(16 + 8·1538 + 6) / 260⌉ = 48 symbols

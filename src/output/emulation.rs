@@ -15,7 +15,7 @@ use crate::net::ledger::CopyEnd;
 use crate::output::schema::EmulationWindow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 /// A quantity's distribution over the copies, ms.
@@ -38,6 +38,10 @@ pub struct LinkEmulation {
     pub error: Quantiles,
 }
 
+/// Windows back from a span's first that its stage counts may reach (to the capture of its
+/// earliest late copy).
+pub const LOOKBACK_WINDOWS: usize = 1024;
+
 /// A span of sim time in which copies got more than the bound, or windows opened later than it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EmulationSpan {
@@ -50,8 +54,9 @@ pub struct EmulationSpan {
     pub windows_late: u64,
     /// The largest error of a copy in it, or lateness of a window, ms.
     pub worst_ms: f64,
-    /// The stage whose time per window rose most above its run-wide mean in the span (its
-    /// window work ran long); none when no stage did (the process was not scheduled).
+    /// The stage whose time per window rose most above its run-wide mean in the span, counted
+    /// from the window its earliest late copy was captured in (its window work ran long);
+    /// none when no stage did (the process was not scheduled).
     pub stage: Option<String>,
     /// That stage's time per window in the span and over the whole run, ms.
     pub stage_ms_per_window: f64,
@@ -207,8 +212,9 @@ struct OpenSpan {
     copies_over: u64,
     windows_late: u64,
     worst_ns: u64,
-    /// Stage time in it, ns, from the window before its first to its last, and the windows
-    /// that covers.
+    /// Stage time in it, ns, from the window its earliest late copy was captured in (at most
+    /// [`LOOKBACK_WINDOWS`] before its first; the window before its first at least) to its
+    /// last, and the windows that covers.
     stages: [u64; STAGE_COUNT],
     windows: u32,
     /// Stage time and windows since its last window (its if it goes on, else not).
@@ -226,9 +232,10 @@ pub struct EmulationMonitor {
     release: Histogram,
     capture: Histogram,
     links: BTreeMap<(usize, usize), Histogram>,
-    /// The stage counters at the last window, and that window's share.
+    /// The stage counters at the last window, and the share of each of the last
+    /// [`LOOKBACK_WINDOWS`] windows, newest last.
     last_stages: [u64; STAGE_COUNT],
-    last_delta: [u64; STAGE_COUNT],
+    recent: VecDeque<(u32, [u64; STAGE_COUNT])>,
     windows: u32,
     span: Option<OpenSpan>,
     spans: Vec<EmulationSpan>,
@@ -253,7 +260,7 @@ impl EmulationMonitor {
             capture: Histogram::default(),
             links: BTreeMap::new(),
             last_stages: stages,
-            last_delta: [0; STAGE_COUNT],
+            recent: VecDeque::with_capacity(LOOKBACK_WINDOWS),
             windows: 0,
             span: None,
             spans: Vec::new(),
@@ -282,20 +289,32 @@ impl EmulationMonitor {
             opened_late_ms: late_ns as f64 / 1e6,
             ..EmulationWindow::default()
         };
-        let (worst, over) = self.count(copies, &mut w);
+        let (worst, over, captured) = self.count(copies, &mut w);
         w.error_max_ms = worst as f64 / 1e6;
         w.over_bound = over as u32;
         let window_late = late_ns > self.bound_ns;
         if over > 0 || window_late {
-            let previous = self.last_delta;
+            // A new span counts the stages from where its late copies were captured: what held
+            // them may have run windows before they were written.
+            let since =
+                (captured / self.window_ns.max(1)).min(u64::from(k.saturating_sub(1))) as u32;
+            let (mut before, mut windows) = ([0u64; STAGE_COUNT], 0);
+            if self.span.is_none() {
+                for (_, d) in self.recent.iter().filter(|(j, _)| *j >= since) {
+                    for (b, x) in before.iter_mut().zip(d) {
+                        *b += x;
+                    }
+                    windows += 1;
+                }
+            }
             let span = self.span.get_or_insert(OpenSpan {
                 first: k,
                 last: k,
                 copies_over: 0,
                 windows_late: 0,
                 worst_ns: 0,
-                stages: previous,
-                windows: 1,
+                stages: before,
+                windows,
                 tail: [0; STAGE_COUNT],
                 tail_windows: 0,
             });
@@ -317,7 +336,10 @@ impl EmulationMonitor {
                 self.close_span();
             }
         }
-        self.last_delta = delta;
+        if self.recent.len() == LOOKBACK_WINDOWS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((k, delta));
         (w.copies > 0 || window_late).then_some(w)
     }
 
@@ -326,10 +348,10 @@ impl EmulationMonitor {
         self.count(copies, &mut EmulationWindow::default());
     }
 
-    /// Adds `copies` to the histograms and `w`; returns the largest error of a delivered copy
-    /// and how many were over the bound.
-    fn count(&mut self, copies: &[CopyEnd], w: &mut EmulationWindow) -> (u64, u64) {
-        let (mut worst, mut over) = (0u64, 0u64);
+    /// Adds `copies` to the histograms and `w`; returns the largest error of a delivered copy,
+    /// how many were over the bound and the earliest capture time (ns) of those.
+    fn count(&mut self, copies: &[CopyEnd], w: &mut EmulationWindow) -> (u64, u64, u64) {
+        let (mut worst, mut over, mut captured) = (0u64, 0u64, u64::MAX);
         for c in copies {
             let e = c.emulation;
             self.capture.add(e.capture_lag_ns, self.bound_ns);
@@ -347,9 +369,12 @@ impl EmulationMonitor {
             w.copies += 1;
             w.release_max_ms = w.release_max_ms.max(e.release_late_ns as f64 / 1e6);
             worst = worst.max(total);
-            over += u64::from(total > self.bound_ns);
+            if total > self.bound_ns {
+                over += 1;
+                captured = captured.min(c.captured_ns);
+            }
         }
-        (worst, over)
+        (worst, over, captured)
     }
 
     fn close_span(&mut self) {
@@ -520,11 +545,13 @@ mod tests {
         for k in 0..3000u32 {
             // Physics takes 1 ms a window, and 400 ms in window 1000.
             stages[physics] += if k == 1000 { 400_000_000 } else { 1_000_000 };
-            let (late, copies) = match k {
+            let (late, mut copies) = match k {
                 1001 => (Duration::from_millis(390), vec![copy(0, 1, 0, 380_000)]),
                 1002..=1005 => (Duration::from_millis(50), vec![copy(0, 1, 0, 40_000)]),
                 _ => (Duration::ZERO, vec![copy(0, 1, 0, 100)]),
             };
+            // Each captured in the window before.
+            copies[0].captured_ns = u64::from(k.saturating_sub(1)) * 10_000_000;
             m.window(k, late, stages, &copies);
         }
         let s = m.finish();
@@ -538,6 +565,42 @@ mod tests {
         // 5 of 3000 copies over: the p99 keeps within the bound, so no warning.
         assert!(s.warning.is_none());
         assert_eq!(s.error.over_bound, 5.0 / 3000.0);
+    }
+
+    /// The network simulator stalls 600 ms in window 250; the copies it held are written
+    /// windows later (the machine was busy), the first late one in window 253, captured in
+    /// 249: the span still names the network simulator, counted from that capture.
+    #[test]
+    fn a_stall_windows_before_its_late_copies_is_still_the_spans_stage() {
+        let mut m = EmulationMonitor::new(10_000_000, 5.0, vec![], [0; STAGE_COUNT]);
+        let names = Stages::names();
+        let at = |name: &str| names.iter().position(|n| *n == name).unwrap();
+        let (net, live) = (at("network_simulator"), at("live_window"));
+        let mut stages = [0u64; STAGE_COUNT];
+        for k in 0..600u32 {
+            stages[net] += if k == 250 { 600_000_000 } else { 50_000 };
+            // The live window's work runs a little long after the stall.
+            stages[live] += if (251..320).contains(&k) {
+                170_000
+            } else {
+                110_000
+            };
+            let mut c = copy(0, 1, 0, 100);
+            if (253..260).contains(&k) {
+                c = copy(0, 1, 0, 600_000);
+                c.captured_ns = 249 * 10_000_000;
+            }
+            m.window(k, Duration::ZERO, stages, &[c]);
+        }
+        let s = m.finish();
+        assert_eq!(s.spans.len(), 1, "{:?}", s.spans);
+        assert_eq!(s.spans[0].from_s, 2.53);
+        assert_eq!(
+            s.spans[0].stage.as_deref(),
+            Some("network_simulator"),
+            "{:?}",
+            s.spans
+        );
     }
 
     #[test]

@@ -959,6 +959,7 @@ fn links_and_water_errors_name_key_and_line() {
         ("links:\n  default: {model: rf, frequency_ghz: -2.4}\n", "links.default.frequency_ghz", 41),
         ("links:\n  default:\n    model: rf\n    rates:\n      - {snr_db: 10, rate_bps: 1e6}\n      - {snr_db: 9, rate_bps: 2e6}\n", "links.default.rates[1].snr_db", 45),
         ("links:\n  default:\n    model: rf\n    mac: 80211g\n    rates:\n      - {snr_db: 10, rate_bps: 1e6}\n", "links.default.rates", 44),
+        ("links:\n  default:\n    model: rf\n    channel: 6\n", "links.default.channel", 43),
         ("links:\n  pairs:\n    - {between: [a, c], model: ideal}\n", "links.pairs[0].between", 42),
         ("links:\n  pairs:\n    - {between: [a, a], model: ideal}\n", "links.pairs[0].between", 42),
         ("links:\n  pairs:\n    - {model: ideal}\n", "links.pairs[0]", 42),

@@ -93,9 +93,16 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
             rates,
             delay_ms,
             mac,
+            channel,
             ..
         } => {
             cx.positive(&k("frequency_ghz"), *frequency_ghz)?;
+            if let (None, Some(_)) = (mac, channel) {
+                return Err(cx.err(
+                    &k("channel"),
+                    "only with `mac`: a channel is what 802.11 radios share".to_string(),
+                ));
+            }
             if let (Some(mac), Some(_)) = (mac, rates) {
                 return Err(cx.err(
                     &k("rates"),

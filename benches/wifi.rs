@@ -1,0 +1,315 @@
+//! 802.11 in the embedded network simulator (an `rf` link with `mac`) against ns-3's through
+//! the adapter, side by side in one run: the same BEGINs (each window's ChannelData and the
+//! packets captured in the window before, 1500-byte UDP datagrams, capture times spread over
+//! the window, more than the air carries) go to the embedded simulator in this process and to
+//! `netsim-ns3`, and each row compares what comes back in the ENDs:
+//!
+//! - **pair**: one sender and one receiver at 8 distances, from close to the edge of range;
+//! - **stations**: 2, 4, 8 and 16 senders in range of each other around one receiver, beside
+//!   Bianchi's model of the DCF ([`bianchi_saturation_bps`]);
+//! - **hidden**: two senders the terrain hides from each other (100 dB through the ridge),
+//!   both heard by the receiver between them at the same level.
+//!
+//! Per row and simulator: delivered IP throughput (Mbit/s of sim time), the median one-way
+//! delay of the delivered copies (capture to receipt, the lockstep's W included in both), the
+//! copies lost (any reason; queue overflow at the sender counted apart), Jain's fairness index
+//! over the senders, and windows per second of wall time. Both: 802.11a, ideal rate choice
+//! (ns-3's IdealWifiManager; the embedded model picks by level), 20 dBm, path loss exponent 3,
+//! queue 64 packets, W = 1 ms.
+//!
+//! Run: `cargo bench --bench wifi` (needs target/ns3/netsim-ns3: `scripts/setup --ns3`).
+//! Optional env: WINDOWS (default 5000: 5 s of sim time per row), ROWS (`pair`, `stations`,
+//! `hidden`, comma-separated; default all).
+
+#[path = "common/ns3.rs"]
+mod ns3;
+
+use netsim_cosim::{
+    config::{self, LoadedScenario},
+    lockstep::Link,
+    model::{wifi::Phy, wifi_medium::bianchi_saturation_bps},
+    sim::network::NetworkSim,
+    wire::proto::{ChannelData, NetworkUpdate, PathDetails},
+};
+use prost::Message;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+const W_NS: u64 = 1_000_000;
+const IP_BYTES: u32 = 1500;
+/// Datagrams each sender offers per window: 6 a millisecond, 72 Mbit/s, more than 802.11a's
+/// 54 Mbit/s PHY rate carries.
+const OFFERED_PER_WINDOW: u32 = 6;
+
+/// A row: vehicles at `at`, `senders` sending to vehicle 0, hop losses between pairs.
+struct Row {
+    name: String,
+    at: Vec<[f64; 2]>,
+    senders: Vec<usize>,
+    hop_loss: Vec<((usize, usize), f64)>,
+}
+
+fn scenario(row: &Row, windows: u32) -> LoadedScenario {
+    let mut yaml = format!(
+        "name: wifi\nwindow_ms: 1\nduration_s: {}\nreal_time_factor: 0\n\
+         world: {{origin: {{lat_deg: 41.5, lon_deg: -70.7}}, terrain: {{kind: procedural, size_m: [800, 800], cell_size_m: 4, base_height_m: -40}}}}\n\
+         links: {{default: {{model: rf, mac: 80211a}}}}\n\
+         simulators: {{network: {{kind: ns3, wifi: {{standard: 80211a, rate_manager: ideal}}}}}}\nvehicles:\n",
+        f64::from(windows) / 1000.0
+    );
+    for (i, [x, y]) in row.at.iter().enumerate() {
+        yaml += &format!(
+            "  - {{name: v{i}, addresses: [10.40.{}.{}/16], start: {{x: {x}, y: {y}, z: 2}}, motion: {{kind: stationary}}}}\n",
+            (i + 1) / 250,
+            (i + 1) % 250
+        );
+    }
+    config::parse_str(&yaml, Path::new("wifi.yaml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn channel(row: &Row) -> Vec<u8> {
+    let mut c = ChannelData::default();
+    for [x, y] in &row.at {
+        c.node_list.extend([*x, *y, 2.0, 1.0, 0.0, 0.0, 0.0]);
+    }
+    let n = row.at.len();
+    for a in 0..n {
+        for b in a + 1..n {
+            let ([xa, ya], [xb, yb]) = (row.at[a], row.at[b]);
+            let loss = row
+                .hop_loss
+                .iter()
+                .find(|(p, _)| *p == (a, b))
+                .map(|(_, l)| *l);
+            let (los, points) = match loss {
+                None => (true, vec![xa, ya, 2.0, 0.0, xb, yb, 2.0, 0.0]),
+                Some(l) => {
+                    let (mx, my) = ((xa + xb) / 2.0, (ya + yb) / 2.0);
+                    #[rustfmt::skip]
+                    let p = vec![xa, ya, 2.0, 0.0, mx - 1.0, my, 2.0, 0.0, mx + 1.0, my, 2.0, l, xb, yb, 2.0, 0.0];
+                    (false, p)
+                }
+            };
+            c.path_details.push(PathDetails {
+                ids: vec![a as u32, b as u32],
+                los,
+                num_hops: vec![(points.len() / 4) as u32],
+                hop_points: points,
+                ..Default::default()
+            });
+        }
+    }
+    c.encode_to_vec()
+}
+
+/// The BEGINs of a row, and each packet's sender and capture time by id.
+/// Each packet's sender and capture time (ns), by id.
+type Sent = HashMap<u32, (usize, u64)>;
+
+fn begins(row: &Row, windows: u32) -> (Vec<Vec<u8>>, Sent) {
+    let channel = channel(row);
+    let mut id = 0u32;
+    let mut sent = HashMap::new();
+    let begins = (0..windows)
+        .map(|k| {
+            let mut b = NetworkUpdate {
+                time_val: k,
+                channel_data: channel.clone().into(),
+                ..Default::default()
+            };
+            if k > 0 {
+                for j in 0..OFFERED_PER_WINDOW {
+                    for (i, &src) in row.senders.iter().enumerate() {
+                        id += 1;
+                        // Spread over the window, the senders a little apart.
+                        let t = u64::from(k - 1) * W_NS
+                            + (u64::from(j) * W_NS + i as u64 * 7_919)
+                                / u64::from(OFFERED_PER_WINDOW);
+                        b.pkt_id.push(id);
+                        b.src_ip.push(0x0a28_0001 + src as u32);
+                        b.dst_ip.push(0x0a28_0001);
+                        b.pkt_lengths.push(IP_BYTES);
+                        b.pkt_time_ns.push(t);
+                        b.src_node.push(src as u32);
+                        b.dst_node.push(0);
+                        b.multicast.push(false);
+                        sent.insert(id, (src, t));
+                    }
+                }
+            }
+            b.encode_to_vec()
+        })
+        .collect();
+    (begins, sent)
+}
+
+/// What one simulator made of a row.
+struct Result {
+    mbps: f64,
+    median_delay_ms: f64,
+    lost: usize,
+    queue_full: usize,
+    jain: f64,
+    windows_per_s: f64,
+}
+
+async fn drive(
+    link: &mut Link,
+    row: &Row,
+    begins: &[Vec<u8>],
+    sent: &HashMap<u32, (usize, u64)>,
+) -> Result {
+    let t0 = Instant::now();
+    let mut delays = Vec::new();
+    let mut per_sender: HashMap<usize, u64> = HashMap::new();
+    let (mut lost, mut queue_full) = (0, 0);
+    let queue_full_wire = netsim_cosim::model::fate::DropReason::QueueFull.to_wire();
+    for (k, b) in begins.iter().enumerate() {
+        let reply = link
+            .exchange(k as u32, b.clone(), None)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let end = NetworkUpdate::decode(&reply[..]).unwrap();
+        for (i, id) in end.clear_pkt_id.iter().enumerate() {
+            if let Some(&(src, t)) = sent.get(id) {
+                delays.push(end.rx_time_ns[i].saturating_sub(t));
+                *per_sender.entry(src).or_default() += 1;
+            }
+        }
+        for r in &end.drop_reason {
+            if *r == queue_full_wire {
+                queue_full += 1;
+            } else {
+                lost += 1;
+            }
+        }
+    }
+    let secs = begins.len() as f64 * W_NS as f64 / 1e9;
+    delays.sort_unstable();
+    let shares: Vec<f64> = row
+        .senders
+        .iter()
+        .map(|s| per_sender.get(s).copied().unwrap_or(0) as f64)
+        .collect();
+    let sum: f64 = shares.iter().sum();
+    let squares: f64 = shares.iter().map(|x| x * x).sum();
+    Result {
+        mbps: delays.len() as f64 * f64::from(IP_BYTES) * 8.0 / secs / 1e6,
+        median_delay_ms: delays
+            .get(delays.len() / 2)
+            .map_or(f64::NAN, |&d| d as f64 / 1e6),
+        lost,
+        queue_full,
+        jain: if squares > 0.0 {
+            sum * sum / (shares.len() as f64 * squares)
+        } else {
+            0.0
+        },
+        windows_per_s: begins.len() as f64 / t0.elapsed().as_secs_f64(),
+    }
+}
+
+fn rows(which: &str) -> Vec<Row> {
+    let mut rows = Vec::new();
+    if which.contains("pair") {
+        // 20 dBm − 40.05 dB − 30·log10(d): −50 dBm at 10 m, −81 dBm at 108 m.
+        for d in [10.0, 30.0, 50.0, 65.0, 75.0, 85.0, 95.0, 105.0] {
+            rows.push(Row {
+                name: format!("pair {d} m"),
+                at: vec![[0.0, 0.0], [d, 0.0]],
+                senders: vec![1],
+                hop_loss: vec![],
+            });
+        }
+    }
+    if which.contains("stations") {
+        for n in [2usize, 4, 8, 16] {
+            let at = std::iter::once([0.0, 0.0])
+                .chain((0..n).map(|i| {
+                    let a = i as f64 * std::f64::consts::TAU / n as f64;
+                    [20.0 * a.cos(), 20.0 * a.sin()]
+                }))
+                .collect();
+            rows.push(Row {
+                name: format!("{n} stations"),
+                at,
+                senders: (1..=n).collect(),
+                hop_loss: vec![],
+            });
+        }
+    }
+    if which.contains("hidden") {
+        rows.push(Row {
+            name: "hidden pair".into(),
+            at: vec![[0.0, 0.0], [-60.0, 0.0], [60.0, 0.0]],
+            senders: vec![1, 2],
+            hop_loss: vec![((1, 2), 100.0)],
+        });
+    }
+    rows
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    ns3::use_built_adapter();
+    let windows: u32 = std::env::var("WINDOWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5_000);
+    let which = std::env::var("ROWS").unwrap_or_else(|_| "pair,stations,hidden".into());
+    println!(
+        "802.11a, embedded (rf with mac) vs ns-3 (IdealWifiManager), W = 1 ms, {windows} windows a row, {OFFERED_PER_WINDOW} datagrams of {IP_BYTES} B per sender per window"
+    );
+    println!(
+        "{:<13} | {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} | {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} | {:>6} {:>7} {:>7}",
+        "row", "Mbit/s", "delay", "lost", "qfull", "Jain", "win/s", "Mbit/s", "delay", "lost", "qfull", "Jain", "win/s", "thr", "delay", "speed"
+    );
+    println!(
+        "{:<13} | {:^51} | {:^51} | {:^22}",
+        "", "embedded", "ns-3", "embedded / ns-3"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let phy = Phy::of(config::WifiStandard::A);
+    for row in rows(&which) {
+        let loaded = scenario(&row, windows);
+        let (begins, sent) = begins(&row, windows);
+        let mut embedded = Link::local(
+            "embedded network simulator",
+            Box::new(NetworkSim::from_scenario(&loaded)),
+        );
+        let e = drive(&mut embedded, &row, &begins, &sent).await;
+        let mut ns3 = ns3::start(&loaded, &dir.path().join(row.name.replace(' ', "_"))).await;
+        let s = drive(&mut ns3, &row, &begins, &sent).await;
+        drop(ns3);
+        let line = |r: &Result| {
+            format!(
+                "{:>7.2} {:>7.3} {:>6} {:>6} {:>6.3} {:>8.0}",
+                r.mbps, r.median_delay_ms, r.lost, r.queue_full, r.jain, r.windows_per_s
+            )
+        };
+        println!(
+            "{:<13} | {} | {} | {:>6.3} {:>7.3} {:>7.1}",
+            row.name,
+            line(&e),
+            line(&s),
+            e.mbps / s.mbps,
+            e.median_delay_ms / s.median_delay_ms,
+            e.windows_per_s / s.windows_per_s
+        );
+        if row.name.ends_with("stations") {
+            let n = row.senders.len();
+            let rate = *phy.rates().last().unwrap();
+            let model = bianchi_saturation_bps(&phy, n, phy.mpdu_bytes(IP_BYTES), rate)
+                * f64::from(IP_BYTES)
+                / f64::from(phy.mpdu_bytes(IP_BYTES));
+            println!(
+                "{:<13} | Bianchi at 54 Mbit/s: {:.2} Mbit/s of IP; embedded / Bianchi {:.3}, ns-3 / Bianchi {:.3}",
+                "",
+                model / 1e6,
+                e.mbps * 1e6 / model,
+                s.mbps * 1e6 / model
+            );
+        }
+    }
+}
