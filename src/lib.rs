@@ -1,7 +1,7 @@
 //! netsim_cosim: robots and the networks between them, co-simulated in lockstep.
 //!
 //! Layers, each in one place, bottom first; a module uses only its own layer and those before
-//! it (`test/architecture.rs` enforces the order):
+//! it (`tests/offline/architecture.rs` enforces the order):
 //! - [`clock`]: sim time, the windows of a run, pacing (pure).
 //! - [`wire`]: every external format as pure code (protobuf messages and their checked views,
 //!   IP headers, pcap, NMEA sentences, NETSIM lines).
@@ -9,7 +9,7 @@
 //! - [`model`]: the pure simulation (terrain, vehicles, channel extraction, link and acoustic
 //!   models, NETSIM manager rules, the modem emulator); time is an argument.
 //! - [`net`]: live vehicle traffic as pure logic (capture, release, ledger).
-//! - [`sync`]: the lockstep window protocol and the transports that carry it.
+//! - [`lockstep`]: the lockstep window protocol and the transports that carry it.
 //! - [`sim`]: the embedded simulators, as request/response state machines.
 //! - [`output`]: the run record, the per-window timeline on request, and the report.
 //! - [`io`]: the tokio side (namespaces, TUN interfaces, TCP servers).

@@ -360,6 +360,19 @@ impl WifiStandard {
             WifiStandard::N5 => "80211n-5",
         }
     }
+
+    /// Its data rates, kbit/s, slowest first (802.11a/g: the OFDM rates; 802.11n: MCS 0–7 at
+    /// 20 MHz, 800 ns guard interval); `model::wifi` holds the rest of each rate.
+    pub fn data_rates_kbps(self) -> &'static [u64] {
+        match self {
+            WifiStandard::A | WifiStandard::G => {
+                &[6_000, 9_000, 12_000, 18_000, 24_000, 36_000, 48_000, 54_000]
+            }
+            WifiStandard::N2_4 | WifiStandard::N5 => &[
+                6_500, 13_000, 19_500, 26_000, 39_000, 52_000, 58_500, 65_000,
+            ],
+        }
+    }
 }
 
 /// How the Wi-Fi devices choose their data rate.

@@ -157,6 +157,11 @@ pub enum LinkModel {
         /// standard's one channel, shared by all its links. Only with `mac`.
         #[serde(default)]
         channel: Option<u16>,
+        /// With `mac`: a constant data rate, Mbit/s, one of the standard's (802.11a/g: 6, 9,
+        /// 12, 18, 24, 36, 48, 54; 802.11n: 6.5, 13, 19.5, 26, 39, 52, 58.5, 65); absent: the
+        /// ideal rate for the link's SNR. Only with `mac`.
+        #[serde(default)]
+        rate_mbps: Option<f64>,
     },
     /// Underwater acoustic link: sound speed, spreading + absorption + penetration losses,
     /// Wenz noise → SNR → BER/PER of a WHOI Micro-Modem rate; delay d/c; half-duplex and

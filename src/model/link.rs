@@ -59,7 +59,7 @@
 
 use crate::config::{Absorption, LinkModel, Propagation, RateStep, SoundSpeed, Water};
 use crate::model::acoustic::{self, Modulation, NoiseConditions};
-use crate::model::wifi::Phy;
+use crate::model::wifi::{Phy, Rate};
 use crate::wire::channel::{Arrival, ChannelView};
 
 /// Speed of light (m/s).
@@ -161,6 +161,8 @@ pub enum LinkSpec {
         /// With `mac`: the channel its radios share with every link of the same standard and
         /// channel (0 when the scenario names none).
         channel: u16,
+        /// With `mac`: the constant data rate (None: the ideal rate for the SNR).
+        constant: Option<Rate>,
     },
     Acoustic(AcousticSpec),
 }
@@ -273,6 +275,7 @@ impl LinkSpec {
                 delay_ms,
                 mac,
                 channel,
+                rate_mbps,
                 ..
             } => LinkSpec::Rf {
                 tx_power_dbm: *tx_power_dbm,
@@ -289,6 +292,9 @@ impl LinkSpec {
                 delay_s: delay_ms / 1e3,
                 mac: mac.map(Phy::of),
                 channel: channel.unwrap_or(0),
+                constant: mac
+                    .zip(*rate_mbps)
+                    .and_then(|(m, r)| Phy::of(m).rate(r * 1e6)),
             },
             LinkModel::Acoustic {
                 micromodem_rate,
@@ -376,14 +382,16 @@ impl LinkSpec {
                 rates,
                 delay_s,
                 mac,
+                constant,
                 ..
             } => {
                 let pl = pl0_db + 10.0 * exponent * (g.distance_m.max(*d0_m) / d0_m).log10();
                 let level = tx_power_dbm - pl - g.hop_loss_db;
                 let snr = level - noise_floor_dbm;
                 if let Some(phy) = mac {
-                    // 802.11: detected from −82 dBm, the ideal rate for the SNR and its BER.
-                    let rate = phy.ideal_rate(snr);
+                    // 802.11: detected from −82 dBm, the constant rate or the ideal rate for the
+                    // SNR, and its BER there.
+                    let rate = constant.unwrap_or_else(|| phy.ideal_rate(snr));
                     let usable = phy.detects(level);
                     return Budget {
                         usable,
@@ -680,6 +688,7 @@ impl LinkSpec {
                 delay_ms: 0.0,
                 mac,
                 channel: None,
+                rate_mbps: None,
             },
             &Water::default(),
         )
@@ -763,6 +772,13 @@ mod tests {
         let b = at(-74.0);
         assert_eq!(b.ber, phy.rates()[7].ber(20.0));
         assert_eq!(at(-90.0).ber, 0.5);
+        // A constant rate holds at any SNR, with its BER there.
+        let mut fixed = a.clone();
+        if let LinkSpec::Rf { constant, .. } = &mut fixed {
+            *constant = Some(phy.rates()[4]);
+        }
+        let b = fixed.budget(&geo(10f64.powf((20.0 + 60.0 - pl0) / 30.0), true, 0.0));
+        assert_eq!((b.rate_bps, b.ber), (24e6, phy.rates()[4].ber(b.snr_db)));
         // The same level without a mac: the default table's 9 dB over −94 dBm reaches −85 dBm.
         assert!(
             rf().budget(&geo(10f64.powf((20.0 + 84.0 - pl0) / 30.0), true, 0.0))

@@ -487,6 +487,20 @@ mod tests {
         assert_eq!(*t, [1.78, 4.53, 4.79, 7.54, 10.86, 14.06, 18.47, 19.85]);
         let n = Phy::of(WifiStandard::N5);
         assert_eq!(n.thresholds_db()[7], 21.06);
+        // The configuration's list of each standard's rates is this table's.
+        for standard in [
+            WifiStandard::A,
+            WifiStandard::G,
+            WifiStandard::N2_4,
+            WifiStandard::N5,
+        ] {
+            let kbps: Vec<u64> = Phy::of(standard)
+                .rates()
+                .iter()
+                .map(|r| r.bps / 1000)
+                .collect();
+            assert_eq!(kbps, standard.data_rates_kbps());
+        }
         let ideal = |snr: f64| a.ideal_rate(snr).bps / 1_000_000;
         assert_eq!(
             [-3.0, 1.8, 10.0, 13.3, 17.7, 19.6, 19.9, 40.0].map(ideal),

@@ -72,8 +72,6 @@ pub struct AirStats {
     pub retries: u64,
     /// Attempts whose receiver lost them while another transmission overlapped them.
     pub collided: u64,
-    /// Nanoseconds of air with at least one data frame or ACK on it, where it began.
-    pub busy_ns: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -82,7 +80,7 @@ struct Queued<T> {
     arrival: u64,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Station<T> {
     queue: VecDeque<Queued<T>>,
     /// Failed attempts of the frame at the head.
@@ -129,8 +127,6 @@ pub struct WifiMedium<T> {
     /// Whether the air is idle everywhere since `now` with nothing queued (the fast path).
     idle: bool,
     stats: AirStats,
-    /// End of the last data frame or ACK counted in `busy_ns`.
-    busy_counted_to: u64,
 }
 
 fn mw(dbm: f64) -> f64 {
@@ -159,7 +155,6 @@ impl<T: Clone> WifiMedium<T> {
             now: 0,
             idle: true,
             stats: AirStats::default(),
-            busy_counted_to: 0,
         }
     }
 
@@ -172,7 +167,7 @@ impl<T: Clone> WifiMedium<T> {
     }
 
     /// Sets the level of `s`'s signal at `r` (None: not received) and `r`'s noise floor, for
-    /// the transmissions that start from now on.
+    /// what the medium senses and decides from now on.
     pub fn set_level(&mut self, s: usize, r: usize, level_dbm: Option<f64>, noise_floor_dbm: f64) {
         if s < self.n && r < self.n {
             self.levels[s * self.n + r] = level_dbm;
@@ -405,10 +400,8 @@ impl<T: Clone> WifiMedium<T> {
             if tx.started || (tx.start != t && i < first) {
                 continue;
             }
-            let (from, start, end) = (tx.from, tx.start, tx.end);
+            let (from, start) = (tx.from, tx.start);
             self.air[i].started = true;
-            self.stats.busy_ns += end.saturating_sub(start.max(self.busy_counted_to));
-            self.busy_counted_to = self.busy_counted_to.max(end);
             for x in 0..self.n {
                 if self.senses(from, x) {
                     self.freeze(x, start);

@@ -960,6 +960,8 @@ fn links_and_water_errors_name_key_and_line() {
         ("links:\n  default:\n    model: rf\n    rates:\n      - {snr_db: 10, rate_bps: 1e6}\n      - {snr_db: 9, rate_bps: 2e6}\n", "links.default.rates[1].snr_db", 45),
         ("links:\n  default:\n    model: rf\n    mac: 80211g\n    rates:\n      - {snr_db: 10, rate_bps: 1e6}\n", "links.default.rates", 44),
         ("links:\n  default:\n    model: rf\n    channel: 6\n", "links.default.channel", 43),
+        ("links:\n  default:\n    model: rf\n    rate_mbps: 54\n", "links.default.rate_mbps", 43),
+        ("links:\n  default:\n    model: rf\n    mac: 80211n-5\n    rate_mbps: 54\n", "links.default.rate_mbps", 44),
         ("links:\n  pairs:\n    - {between: [a, c], model: ideal}\n", "links.pairs[0].between", 42),
         ("links:\n  pairs:\n    - {between: [a, a], model: ideal}\n", "links.pairs[0].between", 42),
         ("links:\n  pairs:\n    - {model: ideal}\n", "links.pairs[0]", 42),
@@ -977,6 +979,14 @@ fn links_and_water_errors_name_key_and_line() {
     assert!(
         err.message
             .contains("already given at links.pairs[0] (line 42)"),
+        "{err}"
+    );
+    let err = error(&format!(
+        "{BASE}links:\n  default:\n    model: rf\n    mac: 80211n-5\n    rate_mbps: 54\n"
+    ));
+    assert!(
+        err.message
+            .contains("54 is not a rate of 80211n-5: one of 6.5, 13, 19.5, 26, 39, 52, 58.5, 65"),
         "{err}"
     );
     let water: &[(&str, &str)] = &[

@@ -94,6 +94,7 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
             delay_ms,
             mac,
             channel,
+            rate_mbps,
             ..
         } => {
             cx.positive(&k("frequency_ghz"), *frequency_ghz)?;
@@ -102,6 +103,32 @@ fn link_model(cx: &Ctx, key: &str, m: &LinkModel) -> Check {
                     &k("channel"),
                     "only with `mac`: a channel is what 802.11 radios share".to_string(),
                 ));
+            }
+            match (mac, rate_mbps) {
+                (None, Some(_)) => {
+                    return Err(cx.err(
+                        &k("rate_mbps"),
+                        "only with `mac`: the constant rate of an 802.11 standard".to_string(),
+                    ))
+                }
+                (Some(mac), Some(r)) => {
+                    let rates = mac.data_rates_kbps();
+                    if !rates.iter().any(|&x| x as f64 == r * 1e3) {
+                        let rates: Vec<String> = rates
+                            .iter()
+                            .map(|&x| format!("{}", x as f64 / 1e3))
+                            .collect();
+                        return Err(cx.err(
+                            &k("rate_mbps"),
+                            format!(
+                                "{r} is not a rate of {}: one of {}",
+                                mac.name(),
+                                rates.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                _ => {}
             }
             if let (Some(mac), Some(_)) = (mac, rates) {
                 return Err(cx.err(
