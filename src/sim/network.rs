@@ -59,8 +59,9 @@
 //!
 //! **Causality.** The simulator knows at BEGIN(k) only packets captured before kW, so a copy
 //! released in window k cannot be destroyed by a transmission that starts after kW; if such a
-//! later transmission overlaps it, only the later one is lost (COLLISION). The error is bounded
-//! by W.
+//! later transmission overlaps it on the acoustic medium, only the later one is lost
+//! (COLLISION). The error is bounded by W. The 802.11 media have none: their frames go on the
+//! air a window after capture, when every frame that can overlap them is known.
 //!
 //! **ChannelData.** Each BEGIN's ChannelData is checked against the vehicles
 //! ([`ChannelView::check`]); one that does not describe them is an error naming the window. A
@@ -69,7 +70,8 @@
 //!
 //! **Determinism.** Every ordering is total (capture time, source, id, entry index; release by
 //! end time then sequence number) and the one RNG (ChaCha8, seeded from the scenario's `seed`)
-//! is drawn in release order, so the same inputs and seed give the same END bytes.
+//! is drawn in a fixed order (the 802.11 media's events in time order, medium by medium, then
+//! the releases in order), so the same inputs and seed give the same END bytes.
 
 use crate::clock::Schedule;
 use crate::config::{ErrorHandling, LoadedScenario};

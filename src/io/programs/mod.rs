@@ -477,7 +477,7 @@ pub(crate) fn signal_group(pgid: i32, signal: i32) {
 }
 
 /// Whether a process (other than a zombie) of group `pgid` still exists.
-fn group_alive(pgid: i32) -> bool {
+pub(crate) fn group_alive(pgid: i32) -> bool {
     // Safety: signal 0 checks for existence only.
     (unsafe { libc::killpg(pgid, 0) }) == 0 && !only_zombies(pgid)
 }

@@ -17,10 +17,11 @@
 //!   and the end of its log. The [`Link`] names it `ns-3 adapter (netsim-ns3, pid N)`.
 //! - **Stopping it**: dropping the link (the run's end, an error, Ctrl-C) sends SIGTERM to its
 //!   group, once it has exited or after [`STOP_TIMEOUT`] SIGKILL to whatever is left of the
-//!   group, and reaps it; its socket file is removed. One that ended by itself is left alone.
+//!   group, reaps it and waits (at most [`STOP_TIMEOUT`] again) until nothing of the group is
+//!   left; its socket file is removed. One that ended by itself is left alone.
 
 use crate::config::{LoadedScenario, Ns3Settings};
-use crate::io::programs::signal_group;
+use crate::io::programs::{group_alive, signal_group};
 use crate::lockstep::{zmq, Link, Reply, Transport, TransportError};
 use anyhow::Context;
 use std::ffi::OsString;
@@ -397,9 +398,14 @@ impl Drop for Adapter {
             let group = self.pid as libc::pid_t;
             signal_group(group, libc::SIGTERM);
             self.reaped_within(STOP_TIMEOUT);
-            // Whatever is left of its group (a stopped process ignores SIGTERM until continued).
+            // Whatever is left of its group (a stopped process ignores SIGTERM until continued),
+            // until none of it is left: the run ends after what it started.
             signal_group(group, libc::SIGKILL);
             self.reaped_within(STOP_TIMEOUT);
+            let until = Instant::now() + STOP_TIMEOUT;
+            while group_alive(group) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
             match self.status {
                 Some(s) => tracing::debug!(
                     pid = self.pid,
