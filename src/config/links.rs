@@ -146,10 +146,11 @@ pub enum LinkModel {
         #[serde(default)]
         delay_ms: f64,
         /// 802.11 medium access of the link's radios (`80211a`, `80211g`, `80211n-2.4`,
-        /// `80211n-5`): the standard's rates chosen by the received level against its minimum
-        /// sensitivities, each unicast packet framed and acknowledged after DIFS and a random
-        /// backoff, and sent again up to 7 times before it is dropped (`retry_limit`).
-        /// Absent: a packet takes its bits at the rate, and a failed one is lost at once.
+        /// `80211n-5`): the standard's rates (the ideal one for the SNR unless `rate_mbps`),
+        /// frames detected from −82 dBm, and every packet sent as the DCF sends a frame on one
+        /// medium with every radio of the channel: carrier sense, backoff, ACK, up to 7
+        /// attempts before it is dropped (`retry_limit`), collisions. Absent: a packet takes
+        /// its bits at the rate, and a failed one is lost at once.
         #[serde(default)]
         mac: Option<WifiStandard>,
         /// With `mac`: the channel, any number naming it. The radios of every link with the

@@ -9,7 +9,7 @@
 //! |---|---|---|---|---|
 //! | `ideal` | always | `rate_bps` | `delay_ms` | none |
 //! | `disk` | d ≤ `range_m` (and LOS if `los_required`) | `rate_bps` | `delay_ms` | none |
-//! | `rf` | SNR ≥ lowest threshold of the rate table (with `mac`: level ≥ lowest sensitivity) | highest rate whose threshold ≤ SNR (or sensitivity ≤ level) | `delay_ms` + d/c₀ | waterfall below |
+//! | `rf` | SNR ≥ lowest threshold of the rate table (with `mac`: level ≥ −82 dBm) | highest rate whose threshold ≤ SNR (with `mac`: `rate_mbps`, or the ideal rate for the SNR) | `delay_ms` + d/c₀ | waterfall below (with `mac`: the rate's coded BER) |
 //! | `acoustic` | coded Eb/N0 ≥ 0 dB | Micro-Modem rate (or `bit_rate_bps`) | d / c(T, S, depth) | BFSK / BPSK in AWGN |
 //! | `acoustic`, `propagation: beam` | as above, SNR from the arrivals; none: out of range | as above | first arrival detectable alone | as above |
 //!
@@ -26,11 +26,10 @@
 //! that into an equivalent BER b₀ = 1 − 0.9^(1/8000) ≈ 1.3·10⁻⁵ at the threshold and lets it
 //! fall one decade per dB above it (the steep waterfall of coded OFDM), BER = b₀·10^−(SNR−thr),
 //! so PER = 1 − (1 − BER)^bits for any length. With `mac` (an 802.11 standard) the rates are
-//! the standard's ([`crate::model::wifi`]) and the threshold of each is its minimum sensitivity
-//! against the received level itself (the noise floor then only gives the reported SNR); the
-//! network simulator frames, acknowledges and retries each unicast packet by the DCF's timing.
-//! Contention is not modelled: rf transmissions of different senders do not share the air or
-//! collide.
+//! the standard's ([`crate::model::wifi`]): a frame is detected from −82 dBm, the rate is
+//! `rate_mbps` or the fastest whose BER at the SNR is at most 10⁻⁶, and the BER is that rate's
+//! from its modulation and code ([`crate::model::wifi::Rate::ber`]); the network simulator
+//! sends the frames on one medium per channel ([`crate::model::wifi_medium`]).
 //!
 //! **acoustic** — see [`crate::model::acoustic`] for every formula. Sound speed c at the mean
 //! depth of the two ends (fixed if configured; straight path, no ray bending); absorption α
@@ -155,8 +154,8 @@ pub enum LinkSpec {
         noise_floor_dbm: f64,
         rates: Vec<RateStep>,
         delay_s: f64,
-        /// 802.11 medium access: the standard's rates by sensitivity, and the DCF's airtime
-        /// and retries in the network simulator.
+        /// 802.11 medium access: the standard's rates, each with its coded BER, and the DCF on
+        /// a medium shared per channel in the network simulator.
         mac: Option<Phy>,
         /// With `mac`: the channel its radios share with every link of the same standard and
         /// channel (0 when the scenario names none).
