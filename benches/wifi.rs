@@ -1,8 +1,8 @@
 //! 802.11 in the embedded network simulator (an `rf` link with `mac`) against ns-3's through
 //! the adapter, side by side in one run: the same BEGINs (each window's ChannelData and the
-//! packets captured in the window before, 1500-byte UDP datagrams, capture times spread over
-//! the window, more than the air carries) go to the embedded simulator in this process and to
-//! `netsim-ns3`, and each row compares what comes back in the ENDs:
+//! packets captured in the window before: UDP datagrams of 1500 bytes (`BYTES`), capture
+//! times spread over the window, more than the air carries) go to the embedded simulator in
+//! this process and to `netsim-ns3`, and each row compares what comes back in the ENDs:
 //!
 //! - **pair**: one sender and one receiver at 8 distances, from close to the edge of range;
 //! - **stations**: 2, 4, 8 and 16 senders in range of each other around one receiver, beside
@@ -19,7 +19,7 @@
 //!
 //! Run: `cargo bench --bench wifi` (needs target/ns3/netsim-ns3: `scripts/setup --ns3`).
 //! Optional env: WINDOWS (default 5000: 5 s of sim time per row), ROWS (`pair`, `stations`,
-//! `hidden`, comma-separated; default all).
+//! `hidden`, comma-separated; default all), BYTES (the datagrams' IP length, default 1500).
 
 #[path = "common/ns3.rs"]
 mod ns3;
@@ -37,10 +37,22 @@ use std::path::Path;
 use std::time::Instant;
 
 const W_NS: u64 = 1_000_000;
-const IP_BYTES: u32 = 1500;
-/// Datagrams each sender offers per window: 6 a millisecond, 72 Mbit/s, more than 802.11a's
-/// 54 Mbit/s PHY rate carries.
-const OFFERED_PER_WINDOW: u32 = 6;
+/// What each sender offers per window: 9,000 bytes (72 Mbit/s, more than 802.11a's 54 Mbit/s
+/// PHY rate carries) in datagrams of `bytes`.
+#[derive(Clone, Copy)]
+struct Offer {
+    bytes: u32,
+    per_window: u32,
+}
+
+impl Offer {
+    fn of(bytes: u32) -> Offer {
+        Offer {
+            bytes,
+            per_window: 9_000u32.div_ceil(bytes.max(1)),
+        }
+    }
+}
 
 /// A row: vehicles at `at`, `senders` sending to vehicle 0, hop losses between pairs.
 struct Row {
@@ -103,11 +115,11 @@ fn channel(row: &Row) -> Vec<u8> {
     c.encode_to_vec()
 }
 
-/// The BEGINs of a row, and each packet's sender and capture time by id.
 /// Each packet's sender and capture time (ns), by id.
 type Sent = HashMap<u32, (usize, u64)>;
 
-fn begins(row: &Row, windows: u32) -> (Vec<Vec<u8>>, Sent) {
+/// The BEGINs of a row, and each packet's sender and capture time by id.
+fn begins(row: &Row, windows: u32, offer: Offer) -> (Vec<Vec<u8>>, Sent) {
     let channel = channel(row);
     let mut id = 0u32;
     let mut sent = HashMap::new();
@@ -119,17 +131,17 @@ fn begins(row: &Row, windows: u32) -> (Vec<Vec<u8>>, Sent) {
                 ..Default::default()
             };
             if k > 0 {
-                for j in 0..OFFERED_PER_WINDOW {
+                for j in 0..offer.per_window {
                     for (i, &src) in row.senders.iter().enumerate() {
                         id += 1;
                         // Spread over the window, the senders a little apart.
                         let t = u64::from(k - 1) * W_NS
                             + (u64::from(j) * W_NS + i as u64 * 7_919)
-                                / u64::from(OFFERED_PER_WINDOW);
+                                / u64::from(offer.per_window);
                         b.pkt_id.push(id);
                         b.src_ip.push(0x0a28_0001 + src as u32);
                         b.dst_ip.push(0x0a28_0001);
-                        b.pkt_lengths.push(IP_BYTES);
+                        b.pkt_lengths.push(offer.bytes);
                         b.pkt_time_ns.push(t);
                         b.src_node.push(src as u32);
                         b.dst_node.push(0);
@@ -154,12 +166,8 @@ struct Result {
     windows_per_s: f64,
 }
 
-async fn drive(
-    link: &mut Link,
-    row: &Row,
-    begins: &[Vec<u8>],
-    sent: &HashMap<u32, (usize, u64)>,
-) -> Result {
+/// Drives `link` through `begins`; `bytes` a datagram.
+async fn drive(link: &mut Link, row: &Row, begins: &[Vec<u8>], sent: &Sent, bytes: u32) -> Result {
     let t0 = Instant::now();
     let mut delays = Vec::new();
     let mut per_sender: HashMap<usize, u64> = HashMap::new();
@@ -195,7 +203,7 @@ async fn drive(
     let sum: f64 = shares.iter().sum();
     let squares: f64 = shares.iter().map(|x| x * x).sum();
     Result {
-        mbps: delays.len() as f64 * f64::from(IP_BYTES) * 8.0 / secs / 1e6,
+        mbps: delays.len() as f64 * f64::from(bytes) * 8.0 / secs / 1e6,
         median_delay_ms: delays
             .get(delays.len() / 2)
             .map_or(f64::NAN, |&d| d as f64 / 1e6),
@@ -258,8 +266,15 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5_000);
     let which = std::env::var("ROWS").unwrap_or_else(|_| "pair,stations,hidden".into());
+    let offer = Offer::of(
+        std::env::var("BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1500),
+    );
     println!(
-        "802.11a, embedded (rf with mac) vs ns-3 (IdealWifiManager), W = 1 ms, {windows} windows a row, {OFFERED_PER_WINDOW} datagrams of {IP_BYTES} B per sender per window"
+        "802.11a, embedded (rf with mac) vs ns-3 (IdealWifiManager), W = 1 ms, {windows} windows a row, {} datagrams of {} B per sender per window",
+        offer.per_window, offer.bytes
     );
     println!(
         "{:<13} | {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} | {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} | {:>6} {:>7} {:>7}",
@@ -273,14 +288,14 @@ async fn main() {
     let phy = Phy::of(config::WifiStandard::A);
     for row in rows(&which) {
         let loaded = scenario(&row, windows);
-        let (begins, sent) = begins(&row, windows);
+        let (begins, sent) = begins(&row, windows, offer);
         let mut embedded = Link::local(
             "embedded network simulator",
             Box::new(NetworkSim::from_scenario(&loaded)),
         );
-        let e = drive(&mut embedded, &row, &begins, &sent).await;
+        let e = drive(&mut embedded, &row, &begins, &sent, offer.bytes).await;
         let mut ns3 = ns3::start(&loaded, &dir.path().join(row.name.replace(' ', "_"))).await;
-        let s = drive(&mut ns3, &row, &begins, &sent).await;
+        let s = drive(&mut ns3, &row, &begins, &sent, offer.bytes).await;
         drop(ns3);
         let line = |r: &Result| {
             format!(
@@ -300,9 +315,9 @@ async fn main() {
         if row.name.ends_with("stations") {
             let n = row.senders.len();
             let rate = *phy.rates().last().unwrap();
-            let model = bianchi_saturation_bps(&phy, n, phy.mpdu_bytes(IP_BYTES), rate)
-                * f64::from(IP_BYTES)
-                / f64::from(phy.mpdu_bytes(IP_BYTES));
+            let mpdu = phy.mpdu_bytes(offer.bytes);
+            let model = bianchi_saturation_bps(&phy, n, mpdu, rate) * f64::from(offer.bytes)
+                / f64::from(mpdu);
             println!(
                 "{:<13} | Bianchi at 54 Mbit/s: {:.2} Mbit/s of IP; embedded / Bianchi {:.3}, ns-3 / Bianchi {:.3}",
                 "",
