@@ -76,15 +76,8 @@ fn begins(n: usize, p: u32, windows: u32) -> Vec<Vec<u8>> {
                     id += 1;
                     let src = (id as usize) % n;
                     let dst = if src + 1 < n { src + 1 } else { src - 1 };
-                    b.pkt_id.push(id);
-                    b.src_ip.push(0x0a28_0001 + src as u32);
-                    b.dst_ip.push(0x0a28_0001 + dst as u32);
-                    b.pkt_lengths.push(200 + (id * 397) % 1200);
-                    b.pkt_time_ns
-                        .push(u64::from(k - 1) * W_NS + u64::from(j) * W_NS / u64::from(p));
-                    b.src_node.push(src as u32);
-                    b.dst_node.push(dst as u32);
-                    b.multicast.push(false);
+                    let t = u64::from(k - 1) * W_NS + u64::from(j) * W_NS / u64::from(p);
+                    ns3::push_unicast(&mut b, id, (src, dst), 200 + (id * 397) % 1200, t);
                 }
             }
             b.encode_to_vec()

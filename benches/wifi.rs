@@ -72,9 +72,8 @@ fn scenario(row: &Row, windows: u32) -> LoadedScenario {
     );
     for (i, [x, y]) in row.at.iter().enumerate() {
         yaml += &format!(
-            "  - {{name: v{i}, addresses: [10.40.{}.{}/16], start: {{x: {x}, y: {y}, z: 2}}, motion: {{kind: stationary}}}}\n",
-            (i + 1) / 250,
-            (i + 1) % 250
+            "  - {{name: v{i}, addresses: [10.40.0.{}/24], start: {{x: {x}, y: {y}, z: 2}}, motion: {{kind: stationary}}}}\n",
+            i + 1
         );
     }
     config::parse_str(&yaml, Path::new("wifi.yaml")).unwrap_or_else(|e| panic!("{e}"))
@@ -138,14 +137,7 @@ fn begins(row: &Row, windows: u32, offer: Offer) -> (Vec<Vec<u8>>, Sent) {
                         let t = u64::from(k - 1) * W_NS
                             + (u64::from(j) * W_NS + i as u64 * 7_919)
                                 / u64::from(offer.per_window);
-                        b.pkt_id.push(id);
-                        b.src_ip.push(0x0a28_0001 + src as u32);
-                        b.dst_ip.push(0x0a28_0001);
-                        b.pkt_lengths.push(offer.bytes);
-                        b.pkt_time_ns.push(t);
-                        b.src_node.push(src as u32);
-                        b.dst_node.push(0);
-                        b.multicast.push(false);
+                        ns3::push_unicast(&mut b, id, (src, 0), offer.bytes, t);
                         sent.insert(id, (src, t));
                     }
                 }

@@ -25,3 +25,22 @@ pub async fn start(loaded: &LoadedScenario, dir: &Path) -> Link {
         .await
         .unwrap_or_else(|e| panic!("{e:#}"))
 }
+
+/// Adds to BEGIN `b` a unicast packet `id` of `bytes` from vehicle `src` to `dst`, captured
+/// at `t_ns`; vehicle i's address is 10.40.0.(i + 1).
+pub fn push_unicast(
+    b: &mut netsim_cosim::wire::proto::NetworkUpdate,
+    id: u32,
+    (src, dst): (usize, usize),
+    bytes: u32,
+    t_ns: u64,
+) {
+    b.pkt_id.push(id);
+    b.src_ip.push(0x0a28_0001 + src as u32);
+    b.dst_ip.push(0x0a28_0001 + dst as u32);
+    b.pkt_lengths.push(bytes);
+    b.pkt_time_ns.push(t_ns);
+    b.src_node.push(src as u32);
+    b.dst_node.push(dst as u32);
+    b.multicast.push(false);
+}

@@ -509,14 +509,13 @@ impl NetworkSim {
         let window_start = self.schedule.start_ns(k);
         let mut out = EndLists::default();
         if !same_channel {
-            self.air_levels(&geometry);
+            self.link_states(&geometry, &mut out.end);
         }
         let packets: Vec<Packet> = begin.packets().collect();
         self.schedule_entries(&packets, &geometry, window_start, &mut out);
         self.advance_airs(self.schedule.start_ns(k + 1), &mut out);
         self.release(window_start, self.schedule.start_ns(k + 1), &mut out);
         if !same_channel {
-            self.link_states(&geometry, &mut out.end);
             self.last_channel = begin.into_inner().channel_data;
         }
         self.geometry = geometry;
@@ -528,7 +527,8 @@ impl NetworkSim {
     /// Adds to `end` the link state of every directed pair whose state changed beyond the
     /// tolerances since it was last reported (every pair in the first window): one budget per
     /// unordered pair from this window's geometry, both directions reported together. Pairs
-    /// without a link (`none`) have no state to report.
+    /// without a link (`none`) have no state to report. The same budget sets the pair's level
+    /// on its 802.11 medium, if it has one.
     fn link_states(&mut self, geometry: &ChannelGeometry, end: &mut NetworkUpdate) {
         let n = self.nodes.len();
         let pairs = n * n.saturating_sub(1) / 2;
@@ -541,7 +541,16 @@ impl NetworkSim {
                 if matches!(spec, LinkSpec::None) {
                     continue;
                 }
-                let now = HeldState::of(&spec.budget(&geometry.between(a, b)));
+                let budget = spec.budget(&geometry.between(a, b));
+                // The pair's level on its 802.11 medium, for what the medium senses and decides.
+                if let (Some(x), Some((_, noise))) =
+                    (self.air_of_spec[self.links[a * n + b]], spec.medium())
+                {
+                    let medium = &mut self.airs[x].medium;
+                    medium.set_level(a, b, Some(budget.level_db), noise);
+                    medium.set_level(b, a, Some(budget.level_db), noise);
+                }
+                let now = HeldState::of(&budget);
                 let slot = &mut self.reported[pair_index(a, b, n)];
                 if slot.is_none_or(|held| held.changed(&now)) {
                     *slot = Some(now);
@@ -809,29 +818,6 @@ impl NetworkSim {
         self.stats.transmissions += 1;
         let on_air = t.saturating_add(self.schedule.window_ns);
         self.airs[x].medium.enqueue(s, frame, on_air);
-    }
-
-    /// Sets each 802.11 medium's levels from this window's geometry: one budget per
-    /// unordered pair whose link is on it.
-    fn air_levels(&mut self, geometry: &ChannelGeometry) {
-        if self.airs.is_empty() {
-            return;
-        }
-        let n = self.nodes.len();
-        for a in 0..n {
-            for b in a + 1..n {
-                let spec = &self.specs[self.links[a * n + b]];
-                let (Some(x), Some((_, noise))) =
-                    (self.air_of_spec[self.links[a * n + b]], spec.medium())
-                else {
-                    continue;
-                };
-                let level = spec.budget(&geometry.between(a, b)).level_db;
-                let medium = &mut self.airs[x].medium;
-                medium.set_level(a, b, Some(level), noise);
-                medium.set_level(b, a, Some(level), noise);
-            }
-        }
     }
 
     /// Runs each 802.11 medium to `until` (every frame that reaches it before then is known,
