@@ -192,9 +192,7 @@ impl<T: Clone> WifiMedium<T> {
     }
 
     fn senses(&self, s: usize, x: usize) -> bool {
-        s == x
-            || self.levels[s * self.n + x]
-                .is_some_and(|l| l >= f64::from(self.phy.rates()[0].sensitivity_dbm))
+        s == x || self.levels[s * self.n + x].is_some_and(|l| self.phy.detects(l))
     }
 
     /// When `x`'s backoff ends and its head frame may go (None: nothing to send, or busy).
@@ -412,15 +410,14 @@ impl<T: Clone> WifiMedium<T> {
 
     /// Decides every receiver of the data frame `air[i]` from what overlaps it at each.
     fn decide(&mut self, i: usize, rng: &mut impl Rng, out: &mut Vec<Outcome<T>>) {
-        let (from, start, end) = (self.air[i].from, self.air[i].start, self.air[i].end);
+        let end = self.air[i].end;
         let Some((frame, _)) = &self.air[i].data else {
             return;
         };
         let frame = frame.clone();
-        let bits = 8.0 * f64::from(frame.bytes);
         let mut fates = Vec::with_capacity(frame.receivers.len());
         for &r in &frame.receivers {
-            let fate = self.receive(i, from, r, start, end, &frame.rate, bits, rng);
+            let fate = self.receive(i, &frame, r, rng);
             if fate == Err(DropReason::Collision) {
                 self.stats.collided += 1;
             }
@@ -444,19 +441,16 @@ impl<T: Clone> WifiMedium<T> {
         }
     }
 
-    /// Whether `r` receives `air[i]`, sent by `from` over `[start, end)` (see the module docs).
-    #[allow(clippy::too_many_arguments)]
+    /// Whether `r` receives `frame`, the data of `air[i]` (see the module docs).
     fn receive(
         &self,
         i: usize,
-        from: usize,
+        frame: &Frame<T>,
         r: usize,
-        start: u64,
-        end: u64,
-        rate: &Rate,
-        bits: f64,
         rng: &mut impl Rng,
     ) -> Result<(), DropReason> {
+        let (from, start, end) = (self.air[i].from, self.air[i].start, self.air[i].end);
+        let (rate, bits) = (frame.rate, 8.0 * f64::from(frame.bytes));
         let n = self.n;
         let Some(level) = self.levels[from * n + r] else {
             return Err(DropReason::OutOfRange);
