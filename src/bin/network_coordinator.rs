@@ -31,7 +31,7 @@ async fn main() {
                 mut coordinator,
                 live,
                 agents,
-                ..
+                air,
             } = network_coordinator(&loaded, Some(&out), Default::default()).await?;
             // The run record (and its packet ends) is the physics coordinator's.
             if let Some(l) = &live {
@@ -51,6 +51,10 @@ async fn main() {
                     }
                 }
                 cli::report_network(&live.shutdown(), &out)?;
+            }
+            if let Some(air) = air {
+                let air = air.lock().unwrap_or_else(|e| e.into_inner()).summary();
+                cli::report_air(&air, &out)?;
             }
             code
         }

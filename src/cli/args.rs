@@ -347,8 +347,9 @@ pub struct NetworkCoordinatorArgs {
     /// `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
-    /// Output folder for `network_summary.json` and pcaps (default: the scenario's `output_dir`,
-    /// else `out/<name>`; shared with the physics coordinator, nothing in it is removed).
+    /// Output folder for `network_summary.json`, `air_summary.json` and pcaps (default: the
+    /// scenario's `output_dir`, else `out/<name>`; shared with the physics coordinator, nothing
+    /// in it is removed).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Exit when the physics coordinator sends nothing for this long (seconds).

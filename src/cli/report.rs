@@ -5,6 +5,7 @@ use super::EXIT_INTERRUPTED;
 use crate::net::ledger::LedgerSummary;
 use crate::output::report;
 use crate::output::summary::RunReport;
+use crate::sim::air::AirSummary;
 use anyhow::Context;
 use std::path::Path;
 
@@ -195,5 +196,15 @@ pub fn report_network(n: &LedgerSummary, out_dir: &Path) -> anyhow::Result<()> {
         serde_json::to_vec_pretty(n)?,
     )?;
     println!("  network: {n}");
+    Ok(())
+}
+
+/// A network coordinator's 802.11 media (`air_summary.json`, as `summary.json`'s `air`).
+pub fn report_air(air: &[AirSummary], out_dir: &Path) -> anyhow::Result<()> {
+    create_dir(out_dir)?;
+    write(
+        &out_dir.join("air_summary.json"),
+        serde_json::to_vec_pretty(air)?,
+    )?;
     Ok(())
 }

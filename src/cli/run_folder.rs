@@ -17,6 +17,7 @@ pub const RUN_FILES: &[&str] = &[
     "modem_ledger.jsonl",
     "auv_interface.json",
     "network_summary.json",
+    "air_summary.json",
     "ns3.sock",
     "ns3.log",
     crate::io::traffic::agents::key::KEY_FILE,

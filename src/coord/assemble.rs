@@ -6,8 +6,8 @@
 
 use super::network::{NetworkCoordinator, SharedAgents};
 use super::participants::{
-    AcousticPathsParticipant, LiveParticipant, ModemParticipant, NavParticipant,
-    ProgramParticipant, RecordParticipant, ViewerParticipant,
+    LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant, RecordParticipant,
+    ReportPart, ViewerParticipant,
 };
 use super::physics::PhysicsCoordinator;
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
@@ -22,6 +22,7 @@ use crate::io::traffic::LiveNetwork;
 use crate::lockstep::Link;
 use crate::output::record::RecordTap;
 use crate::output::Recorder;
+use crate::sim::air::SharedAir;
 use crate::sim::network::ChannelMemo;
 use std::{
     path::{Path, PathBuf},
@@ -34,6 +35,8 @@ pub struct NetworkSide {
     pub coordinator: NetworkCoordinator,
     pub live: Option<Arc<LiveNetwork>>,
     pub agents: Option<SharedAgents>,
+    /// The counters of the embedded network simulator's 802.11 media, if it has any.
+    pub air: Option<SharedAir>,
 }
 
 /// The network coordinator of `loaded`'s run: its network simulator (the embedded one reads
@@ -44,7 +47,7 @@ pub async fn network_coordinator(
     out_dir: Option<&Path>,
     memo: ChannelMemo,
 ) -> anyhow::Result<NetworkSide> {
-    let sim = network_simulator(loaded, out_dir, memo).await?;
+    let (sim, air) = network_simulator(loaded, out_dir, memo).await?;
     let live = LiveNetwork::for_scenario(loaded, out_dir)?;
     let agents = match &live {
         Some(l) => AgentHub::start(loaded, l, out_dir)
@@ -60,6 +63,7 @@ pub async fn network_coordinator(
         coordinator,
         live,
         agents,
+        air,
     })
 }
 
@@ -79,7 +83,7 @@ pub async fn physics_coordinator(
     let (physics, path_stats) = physics_simulator(loaded, out_dir.as_deref()).await?;
     let nav = NavSource::start(loaded).await?;
     let channel_memo = ChannelMemo::default();
-    let (network, live, agents) = match remote_network {
+    let (network, live, agents, air) = match remote_network {
         Some(ep) => {
             let link = Link::zeromq(
                 "network coordinator",
@@ -88,13 +92,13 @@ pub async fn physics_coordinator(
                 startup_timeout(loaded),
             )
             .await?;
-            (link, None, None)
+            (link, None, None, None)
         }
         None => {
             let side =
                 network_coordinator(loaded, out_dir.as_deref(), channel_memo.clone()).await?;
             let link = Link::local("network coordinator", Box::new(side.coordinator));
-            (link, side.live, side.agents)
+            (link, side.live, side.agents, side.air)
         }
     };
     let modem_bridges = ModemBridges::start(loaded).await?;
@@ -148,7 +152,10 @@ pub async fn physics_coordinator(
         c = c.with_participant(ModemParticipant::new(m, collect));
     }
     if let Some(p) = path_stats {
-        c = c.with_participant(AcousticPathsParticipant::new(p));
+        c = c.with_participant(ReportPart::acoustic_paths(p));
+    }
+    if let Some(a) = air {
+        c = c.with_participant(ReportPart::air(a));
     }
     if let Some(r) = recorder {
         c = c.with_participant(RecordParticipant::new(

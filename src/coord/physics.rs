@@ -316,6 +316,7 @@ impl PhysicsCoordinator {
             viewer: None,
             record_queue: None,
             acoustic_paths: None,
+            air: Vec::new(),
             stages: Default::default(),
         };
         let end_ns = self.schedule.start_ns(done);

@@ -7,6 +7,7 @@ use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
 use crate::io::simulators::auv_server::AuvInterfaceSim;
 use crate::lockstep::{Link, Role, Service};
 use crate::sim::acoustic_paths::SharedPathStats;
+use crate::sim::air::SharedAir;
 use crate::sim::followed::{Follow, Followed};
 use crate::sim::network::ChannelMemo;
 use crate::sim::{network::NetworkSim, physics::PhysicsSim};
@@ -128,25 +129,31 @@ fn gazebo(
 /// is started for the run (its socket and log in `out_dir`, see [`crate::io::simulators::ns3`]) unless the
 /// settings name the `endpoint` of one already running.
 /// The embedded one reads the channels a physics coordinator in this process decoded from
-/// `memo` (pass a new one if there is none).
+/// `memo` (pass a new one if there is none); with it, the counters of its 802.11 media if the
+/// scenario has links with `mac`.
 pub async fn network_simulator(
     loaded: &LoadedScenario,
     out_dir: Option<&Path>,
     memo: ChannelMemo,
-) -> anyhow::Result<Link> {
+) -> anyhow::Result<(Link, Option<SharedAir>)> {
     let peer = "network simulator";
-    Ok(match loaded.scenario.simulators.network.clone() {
-        NetworkEndpoint::Embedded => Link::local(
-            "embedded network simulator",
-            Box::new(NetworkSim::from_scenario(loaded).with_memo(memo)),
-        ),
+    let link = match loaded.scenario.simulators.network.clone() {
+        NetworkEndpoint::Embedded => {
+            let sim = NetworkSim::from_scenario(loaded).with_memo(memo);
+            let air = sim.shared_air();
+            return Ok((
+                Link::local("embedded network simulator", Box::new(sim)),
+                air,
+            ));
+        }
         NetworkEndpoint::Peer(endpoint) => {
             let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
             Link::connect(peer, Role::Network, &endpoint, timeout, startup).await?
         }
         NetworkEndpoint::Ns3(settings) => {
             let Some(remote) = &settings.endpoint else {
-                return crate::io::simulators::ns3::start(loaded, &settings, out_dir).await;
+                let link = crate::io::simulators::ns3::start(loaded, &settings, out_dir).await?;
+                return Ok((link, None));
             };
             // Started by someone else, maybe on another host: say how it should have been.
             let args = crate::model::ns3::adapter_args(loaded, &settings);
@@ -163,5 +170,6 @@ pub async fn network_simulator(
             )
             .await?
         }
-    })
+    };
+    Ok((link, None))
 }

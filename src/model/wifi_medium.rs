@@ -72,6 +72,29 @@ pub struct AirStats {
     pub retries: u64,
     /// Attempts whose receiver lost them while another transmission overlapped them.
     pub collided: u64,
+    /// Time with at least one transmission (data or ACK) on the air, ns.
+    pub busy_ns: u64,
+}
+
+/// What one link carried: its sender's frames to its receiver (a sender's group-addressed
+/// frames under the link from the sender to itself).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkAir {
+    /// Frames done with: received, or dropped after their last attempt.
+    pub frames: u64,
+    /// Data frames put on the air (first attempts and retries), and the retries among them.
+    pub attempts: u64,
+    pub retries: u64,
+    /// Attempts lost while another transmission overlapped them (per receiver for a
+    /// group-addressed frame).
+    pub collided: u64,
+    /// Frames dropped after their last attempt.
+    pub retry_limit: u64,
+    /// Air time of its data frames, every attempt, ns.
+    pub airtime_ns: u64,
+    /// Sum over its frames of the MAC service time: from reaching the head of the sender's
+    /// queue (or arriving there, if later) to the end of their exchange, ns.
+    pub service_ns: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -94,6 +117,9 @@ struct Station<T> {
     /// Its exchange (frame, then ACK or the wait for it) ends then; whether the frame got
     /// through.
     exchange: Option<(u64, bool)>,
+    /// When its last frame left the queue (the next one's service starts then or at its
+    /// arrival).
+    head_since: u64,
 }
 
 /// Per receiver of a data frame: received, or why not.
@@ -127,6 +153,12 @@ pub struct WifiMedium<T> {
     /// Whether the air is idle everywhere since `now` with nothing queued (the fast path).
     idle: bool,
     stats: AirStats,
+    /// The air is busy until then (for [`AirStats::busy_ns`]).
+    busy_until: u64,
+    /// `links[s * n + r]`, and the links changed since [`WifiMedium::take_changed`].
+    links: Vec<LinkAir>,
+    changed: Vec<usize>,
+    is_changed: Vec<bool>,
 }
 
 fn mw(dbm: f64) -> f64 {
@@ -149,12 +181,17 @@ impl<T: Clone> WifiMedium<T> {
                     sensed: 0,
                     idle_since: 0,
                     exchange: None,
+                    head_since: 0,
                 })
                 .collect(),
             air: Vec::new(),
             now: 0,
             idle: true,
             stats: AirStats::default(),
+            busy_until: 0,
+            links: vec![LinkAir::default(); n * n],
+            changed: Vec::new(),
+            is_changed: vec![false; n * n],
         }
     }
 
@@ -164,6 +201,45 @@ impl<T: Clone> WifiMedium<T> {
 
     pub fn stats(&self) -> AirStats {
         self.stats
+    }
+
+    /// The medium's time: every event before it has run.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// What the link from `s` to `r` carried (`r == s`: `s`'s group-addressed frames).
+    pub fn link(&self, s: usize, r: usize) -> LinkAir {
+        if s < self.n && r < self.n {
+            self.links[s * self.n + r]
+        } else {
+            LinkAir::default()
+        }
+    }
+
+    /// Calls `f(s, r, link)` for every link whose counters changed since the last call.
+    pub fn take_changed(&mut self, mut f: impl FnMut(usize, usize, &LinkAir)) {
+        for i in self.changed.drain(..) {
+            self.is_changed[i] = false;
+            f(i / self.n, i % self.n, &self.links[i]);
+        }
+    }
+
+    /// The counters of the link of `frame` from `s` (to its receiver, or to `s` itself if
+    /// group-addressed).
+    fn link_of(&mut self, s: usize, frame: &Frame<T>) -> &mut LinkAir {
+        let r = if frame.unicast { frame.receivers[0] } else { s };
+        self.touch(s, r)
+    }
+
+    /// The counters of the link from `s` to `r`, marked changed.
+    fn touch(&mut self, s: usize, r: usize) -> &mut LinkAir {
+        let i = s * self.n + r;
+        if !self.is_changed[i] {
+            self.is_changed[i] = true;
+            self.changed.push(i);
+        }
+        &mut self.links[i]
     }
 
     /// Sets the level of `s`'s signal at `r` (None: not received) and `r`'s noise floor, for
@@ -349,24 +425,29 @@ impl<T: Clone> WifiMedium<T> {
             if st.sensed == 0 {
                 st.idle_since = t;
             }
-            if got {
-                st.queue.pop_front();
-                st.attempt = 0;
-            } else {
-                st.attempt += 1;
-                if st.attempt >= RETRY_LIMIT {
-                    if let Some(q) = st.queue.pop_front() {
-                        for &r in &q.frame.receivers {
-                            out.push(Outcome {
-                                tag: q.frame.tag.clone(),
-                                receiver: r,
-                                result: Err(DropReason::RetryLimit),
-                            });
-                        }
+            let done = got || st.attempt + 1 >= RETRY_LIMIT;
+            st.attempt = if done { 0 } else { st.attempt + 1 };
+            if !done {
+                self.stats.retries += 1;
+                if let Some(f) = self.stations[x].queue.front().map(|q| &q.frame) {
+                    let r = if f.unicast { f.receivers[0] } else { x };
+                    self.touch(x, r).retries += 1;
+                }
+            } else if let Some(q) = self.stations[x].queue.pop_front() {
+                let service = t - q.arrival.max(self.stations[x].head_since);
+                self.stations[x].head_since = t;
+                let link = self.link_of(x, &q.frame);
+                link.frames += 1;
+                link.service_ns += service;
+                if !got {
+                    link.retry_limit += 1;
+                    for &r in &q.frame.receivers {
+                        out.push(Outcome {
+                            tag: q.frame.tag.clone(),
+                            receiver: r,
+                            result: Err(DropReason::RetryLimit),
+                        });
                     }
-                    st.attempt = 0;
-                } else {
-                    self.stats.retries += 1;
                 }
             }
             self.new_backoff(x, rng);
@@ -382,6 +463,9 @@ impl<T: Clone> WifiMedium<T> {
             if let Some(e) = self.expiry(x).filter(|&e| e < t + CCA_NS) {
                 let frame = self.stations[x].queue[0].frame.clone();
                 let end = e + self.phy.ppdu_ns(frame.bytes, frame.rate);
+                let link = self.link_of(x, &frame);
+                link.attempts += 1;
+                link.airtime_ns += end - e;
                 self.air.push(Tx {
                     from: x,
                     start: e,
@@ -398,8 +482,10 @@ impl<T: Clone> WifiMedium<T> {
             if tx.started || (tx.start != t && i < first) {
                 continue;
             }
-            let (from, start) = (tx.from, tx.start);
+            let (from, start, end) = (tx.from, tx.start, tx.end);
             self.air[i].started = true;
+            self.stats.busy_ns += end.saturating_sub(start.max(self.busy_until));
+            self.busy_until = self.busy_until.max(end);
             for x in 0..self.n {
                 if self.senses(from, x) {
                     self.freeze(x, start);
@@ -420,6 +506,8 @@ impl<T: Clone> WifiMedium<T> {
             let fate = self.receive(i, &frame, r, rng);
             if fate == Err(DropReason::Collision) {
                 self.stats.collided += 1;
+                let from = self.air[i].from;
+                self.link_of(from, &frame).collided += 1;
             }
             match fate {
                 Ok(()) => out.push(Outcome {
@@ -676,6 +764,7 @@ mod tests {
             let mut out = Vec::new();
             let mut tag = 0u64;
             let mut copies = 0;
+            let mut sent = std::collections::HashMap::new();
             for k in 1..=200u64 {
                 for _ in 0..rng.random_range(0..4) {
                     let s = rng.random_range(0..n);
@@ -695,6 +784,7 @@ mod tests {
                         unicast,
                     };
                     copies += f.receivers.len();
+                    sent.insert(tag, (s, if unicast { f.receivers[0] } else { s }));
                     let airtime = phy().ppdu_ns(f.bytes, f.rate);
                     arrivals.insert(tag, at.max((k - 1) * window) + airtime);
                     m.enqueue(s, f, at);
@@ -711,6 +801,51 @@ mod tests {
                 }
             }
             assert_eq!(seen.len(), copies, "seed {seed}");
+            // Every frame is counted once on its link; a unicast frame's one copy says how it
+            // ended; the links add up to the medium's counters.
+            let mut ended: std::collections::HashMap<(usize, usize), (u64, u64)> =
+                std::collections::HashMap::new();
+            for (tag, &(s, r)) in &sent {
+                let e = ended.entry((s, r)).or_default();
+                e.0 += 1;
+                if r != s && out.iter().any(|o| o.tag == *tag && o.result.is_err()) {
+                    e.1 += 1;
+                }
+            }
+            let mut changed = std::collections::HashMap::new();
+            m.take_changed(|s, r, l| assert!(changed.insert((s, r), *l).is_none()));
+            let mut total = AirStats::default();
+            for s in 0..n {
+                let mut own_airtime = 0;
+                for r in 0..n {
+                    let l = m.link(s, r);
+                    let (frames, dropped) = ended.get(&(s, r)).copied().unwrap_or_default();
+                    let why = format!("seed {seed}, link {s} → {r}: {l:?}");
+                    assert_eq!(l.frames, frames, "{why}");
+                    assert_eq!(l.attempts, l.frames + l.retries, "{why}");
+                    if r != s {
+                        assert_eq!(l.retry_limit, dropped, "{why}");
+                    }
+                    assert!(l.service_ns >= l.airtime_ns, "{why}");
+                    assert_eq!(
+                        changed.get(&(s, r)).copied().unwrap_or_default(),
+                        l,
+                        "{why}"
+                    );
+                    own_airtime += l.airtime_ns;
+                    total.attempts += l.attempts;
+                    total.retries += l.retries;
+                    total.collided += l.collided;
+                }
+                assert!(m.stats().busy_ns >= own_airtime, "seed {seed}");
+            }
+            let st = m.stats();
+            assert_eq!(
+                (total.attempts, total.retries, total.collided),
+                (st.attempts, st.retries, st.collided),
+                "seed {seed}"
+            );
+            m.take_changed(|s, r, _| panic!("link {s} → {r} reported twice"));
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::output::{
     emulation::EmulationSummary, record_policy::PairSummary, schema::ProgramRecord,
 };
 use crate::sim::acoustic_paths::PathStats;
+use crate::sim::air::AirSummary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::{collections::BTreeMap, path::PathBuf};
@@ -64,6 +65,11 @@ pub struct RunReport {
     /// simulator in this process): what tracing them cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acoustic_paths: Option<PathStats>,
+    /// The 802.11 media of the links with `mac` (an embedded network simulator in this
+    /// process): per medium its busy share, per link its attempts, retries, collisions and
+    /// MAC service time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub air: Vec<AirSummary>,
     /// Where the wall time went, per stage (in this process; see
     /// [`Stages`](crate::clock::stages::Stages)).
     pub stages: BTreeMap<String, StageTime>,

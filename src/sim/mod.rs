@@ -3,6 +3,7 @@
 //! process behind a ZeroMQ REP socket or a ROS-NetSim socket (`cosim physics-sim`,
 //! `cosim network-sim`).
 pub mod acoustic_paths;
+pub mod air;
 pub mod followed;
 pub mod network;
 pub mod passthrough;

@@ -83,6 +83,7 @@ use crate::model::fate::DropReason;
 use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
 use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::model::wifi_medium::{Frame, Outcome, WifiMedium};
+use crate::sim::air::{AirCounters, SharedAir};
 use crate::wire::channel::{Channel, ChannelView, Decoded};
 use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
@@ -225,6 +226,8 @@ pub struct NetworkSim {
     airs: Vec<Air>,
     /// Per spec: its 802.11 medium's index in `airs`.
     air_of_spec: Vec<Option<usize>>,
+    /// The media's counters as of the last window (None without a medium).
+    air_counters: Option<SharedAir>,
     pending: BTreeMap<(u64, u64), Pending>,
     seq: u64,
     stats: Stats,
@@ -418,6 +421,13 @@ impl NetworkSim {
                 })
             })
             .collect();
+        let air_counters = (!airs.is_empty()).then(|| {
+            let mut c = AirCounters::new(nodes.iter().map(|v| v.name.clone()).collect());
+            for a in &airs {
+                c.add_medium(a.key.0, a.key.1);
+            }
+            Arc::new(Mutex::new(c))
+        });
         NetworkSim {
             windows: WindowCounter::new(schedule.windows),
             schedule,
@@ -434,6 +444,7 @@ impl NetworkSim {
             medium: Medium::new(n),
             airs,
             air_of_spec,
+            air_counters,
             pending: BTreeMap::new(),
             seq: 0,
             stats: Stats::default(),
@@ -462,6 +473,12 @@ impl NetworkSim {
             collided_attempts: air(|s| s.collided),
             ..self.stats
         }
+    }
+
+    /// The 802.11 media's counters, kept current after every window (None if the scenario
+    /// has no link with `mac`).
+    pub fn shared_air(&self) -> Option<SharedAir> {
+        self.air_counters.clone()
     }
 
     /// Copies held for later windows.
@@ -828,6 +845,12 @@ impl NetworkSim {
         let mut outcomes: Vec<Outcome<Arc<AirCopies>>> = Vec::new();
         for air in &mut self.airs {
             air.medium.advance(until, &mut self.rng, &mut outcomes);
+        }
+        if let Some(c) = &self.air_counters {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            for (x, air) in self.airs.iter_mut().enumerate() {
+                c.update(x, &mut air.medium);
+            }
         }
         for o in outcomes {
             let c = &o.tag;
@@ -1306,11 +1329,45 @@ mod tests {
                 .iter()
                 .filter(|d| d.2 < W + 1_000_000_000)
                 .count();
-            (got, s.stats())
+            let air = s.shared_air().unwrap().lock().unwrap().summary();
+            (got, s.stats(), air)
         };
-        let (alone, _) = delivered(&[0], [1, 1]);
-        let (shared, st) = delivered(&[0, 2], [1, 1]);
-        let (apart, st2) = delivered(&[0, 2], [1, 2]);
+        let (alone, _, _) = delivered(&[0], [1, 1]);
+        let (shared, st, air) = delivered(&[0, 2], [1, 1]);
+        let (apart, st2, air2) = delivered(&[0, 2], [1, 2]);
+        // The summary's links: both senders on the one medium, one on each of two; they add
+        // up to the simulator's counters.
+        let names = |m: &crate::sim::air::AirSummary| -> Vec<(String, Option<String>)> {
+            m.links
+                .iter()
+                .map(|l| (l.src.clone(), l.dst.clone()))
+                .collect()
+        };
+        let v = |i: usize| format!("v{i}");
+        assert_eq!(air.len(), 1);
+        assert_eq!(names(&air[0]), [(v(0), Some(v(1))), (v(2), Some(v(1)))]);
+        assert_eq!(
+            air[0].links.iter().map(|l| l.retries).sum::<u64>(),
+            st.retries
+        );
+        assert_eq!(
+            air[0].links.iter().map(|l| l.collided).sum::<u64>(),
+            st.collided_attempts
+        );
+        assert!(
+            air[0].busy_share > 0.0 && air[0].busy_share <= 1.0,
+            "{air:?}"
+        );
+        let service = |m: &crate::sim::air::AirSummary| m.links[0].mean_service_ms.unwrap();
+        assert_eq!(
+            (air2.len(), names(&air2[0]), names(&air2[1])),
+            (2, vec![(v(0), Some(v(1)))], vec![(v(2), Some(v(1)))])
+        );
+        // Sharing the air doubles the time each frame waits for it.
+        assert!(
+            service(&air[0]) > 1.5 * service(&air2[0]),
+            "{air:?} {air2:?}"
+        );
         println!("alone {alone}, one channel {shared} ({st:?}), two channels {apart} ({st2:?})");
         // 393.5 µs an exchange alone: 2541 a second.
         assert!((2400..2700).contains(&alone), "{alone}");

@@ -16,6 +16,7 @@ use netsim_cosim::output::scene;
 use netsim_cosim::output::schema::*;
 use netsim_cosim::output::summary::{ModemReport, RunReport};
 use netsim_cosim::output::PairSummary;
+use netsim_cosim::sim::air::{AirLinkSummary, AirSummary};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -523,6 +524,35 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
         viewer: None,
         record_queue: None,
         acoustic_paths: None,
+        air: vec![AirSummary {
+            standard: "80211a".into(),
+            channel: 36,
+            busy_share: 0.412,
+            links: vec![
+                AirLinkSummary {
+                    src: "usv1".into(),
+                    dst: Some("usv2".into()),
+                    frames: 5000,
+                    attempts: 5321,
+                    retries: 321,
+                    collided: 207,
+                    retry_limit: 4,
+                    airtime_share: 0.1875,
+                    mean_service_ms: Some(0.734),
+                },
+                AirLinkSummary {
+                    src: "usv2".into(),
+                    dst: None,
+                    frames: 60,
+                    attempts: 60,
+                    retries: 0,
+                    collided: 3,
+                    retry_limit: 0,
+                    airtime_share: 0.0021,
+                    mean_service_ms: None,
+                },
+            ],
+        }],
         stages: BTreeMap::new(),
     };
     serde_json::to_value(report).unwrap()
@@ -934,6 +964,31 @@ fn the_emulation_error_is_stated_its_span_listed_and_binned_from_the_record() {
 }
 
 #[test]
+fn the_80211_media_list_each_links_attempts_retries_collisions_and_service_time() {
+    let shared = shared();
+    let html = std::fs::read_to_string(&shared.files.html).unwrap();
+    let record = Record::read(&shared.dir).unwrap();
+    let summary = RunReport::from_value(record.summary.clone().unwrap()).unwrap();
+    let a = report::series::Analysis::of(&record, Some(summary));
+    let table = report::table::terminal(&a);
+    for text in [&html, &table] {
+        for needle in [
+            "802.11 medium 80211a channel 36: busy 41.2 %",
+            "usv1 → usv2",
+            "5321",
+            "321",
+            "207",
+            "18.8 %",
+            "0.73 ms",
+            "usv2 → (group)",
+        ] {
+            assert!(text.contains(needle), "{needle} in\n{text}");
+        }
+    }
+    assert!(html.contains("<a href=\"#air\">") && html.contains("<h2 id=\"air\">"));
+}
+
+#[test]
 fn every_plot_decodes_and_the_page_embeds_each_one() {
     let files = &shared().files;
     let mut names: Vec<String> = files
@@ -1067,7 +1122,11 @@ fn a_record_without_traffic_draws_what_it_has_and_no_error() {
     let files = report::generate(dir.path()).unwrap();
     assert!(files.plots.is_empty(), "{:?}", files.plots);
     let html = std::fs::read_to_string(&files.html).unwrap();
-    assert!(html.contains("No packet crossed") && html.contains("No modem frame"));
+    assert!(
+        html.contains("No packet crossed")
+            && html.contains("No modem frame")
+            && html.contains("No 802.11 medium")
+    );
     // Every series file exists, with its header.
     for f in &files.series {
         let (header, _) = read_csv(f);

@@ -95,6 +95,7 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
     emulation(&mut o, a, f);
     modems(&mut o, a, f);
     ledger(&mut o, a, f);
+    air(&mut o, a);
     programs(&mut o, a);
     metrics(&mut o, a);
     checks(&mut o, a);
@@ -161,7 +162,7 @@ fn head(o: &mut String, a: &Analysis) {
     );
     o.push_str(
         "<nav><a href=\"#run\">run</a><a href=\"#map\">map</a><a href=\"#channel\">channel</a><a href=\"#links\">links</a><a href=\"#snr\">SNR</a><a href=\"#emulation\">emulation</a>\
-         <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#programs\">programs</a><a href=\"#metrics\">metrics</a><a href=\"#checks\">checks</a>\
+         <a href=\"#modems\">modems</a><a href=\"#ledger\">ledger</a><a href=\"#air\">802.11</a><a href=\"#programs\">programs</a><a href=\"#metrics\">metrics</a><a href=\"#checks\">checks</a>\
          <a href=\"#files\">files</a></nav>\n",
     );
 }
@@ -614,6 +615,26 @@ fn packet_ledger(o: &mut String, traffic: &[&LinkSeries]) {
     r.extend(totals.iter().map(u64::to_string));
     rows.push(r);
     table(o, &header, &rows);
+}
+
+/// The 802.11 media (links with `mac`): per link the attempts, retries, collisions, air time
+/// and MAC service time.
+fn air(o: &mut String, a: &Analysis) {
+    o.push_str("<h2 id=\"air\">802.11 media</h2>\n");
+    let media = super::table::air_media(a);
+    if media.is_empty() {
+        o.push_str("<p class=\"note\">No 802.11 medium in this process's network simulator (no link with <code>mac</code>, or another network simulator).</p>\n");
+        return;
+    }
+    o.push_str("<p class=\"note\">Per link: frames done with, attempts (first and retries), attempts lost to an overlapping transmission, frames dropped after their last attempt, the share of the run its frames were on the air, and the mean MAC service time (head of the queue to the end of the exchange).</p>\n");
+    for (title, rows) in media {
+        let _ = writeln!(o, "<h3>{}</h3>", escape(&title));
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|r| r.into_iter().map(|c| escape(&c)).collect())
+            .collect();
+        table(o, &super::table::AIR_HEADER, &rows);
+    }
 }
 
 /// The scenario's programs: when each ran and how it ended.

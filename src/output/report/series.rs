@@ -1125,6 +1125,7 @@ mod tests {
             viewer: None,
             record_queue: None,
             acoustic_paths: None,
+            air: Vec::new(),
             stages: BTreeMap::new(),
         };
         let a = Analysis::with_packets(&record, fold, Some(summary));

@@ -87,6 +87,7 @@ pub fn terminal(a: &Analysis) -> String {
         pairs,
         links,
         packet_ledger,
+        air,
         modems,
         programs,
         metrics,
@@ -216,6 +217,72 @@ fn packet_ledger(a: &Analysis) -> String {
         Some(n) => format!("packets: {n}\n"),
         None => String::new(),
     }
+}
+
+/// The columns of an 802.11 medium's links, as the terminal and the page show them.
+pub const AIR_HEADER: [&str; 8] = [
+    "802.11 link",
+    "frames",
+    "attempts",
+    "retries",
+    "collided",
+    "retry limit",
+    "air time",
+    "service",
+];
+
+/// Each 802.11 medium's title and its links' rows (the summary's `air`).
+pub fn air_media(a: &Analysis) -> Vec<(String, Vec<Vec<String>>)> {
+    let media = a.summary.as_ref().map_or(&[][..], |s| &s.air[..]);
+    media
+        .iter()
+        .map(|m| {
+            let title = format!(
+                "802.11 medium {} channel {}: busy {}",
+                m.standard,
+                m.channel,
+                percent(Some(m.busy_share))
+            );
+            let rows = m
+                .links
+                .iter()
+                .map(|l| {
+                    vec![
+                        format!("{} → {}", l.src, l.dst.as_deref().unwrap_or("(group)")),
+                        l.frames.to_string(),
+                        l.attempts.to_string(),
+                        l.retries.to_string(),
+                        l.collided.to_string(),
+                        l.retry_limit.to_string(),
+                        percent(Some(l.airtime_share)),
+                        l.mean_service_ms
+                            .map(|ms| duration(ms / 1e3))
+                            .unwrap_or_else(|| "–".into()),
+                    ]
+                })
+                .collect();
+            (title, rows)
+        })
+        .collect()
+}
+
+/// The 802.11 media: per link the attempts its frames took and what contention cost them.
+fn air(a: &Analysis) -> String {
+    let mut out = String::new();
+    for (title, rows) in air_media(a) {
+        let mut t = table(&AIR_HEADER, &[]);
+        let more = rows.len().saturating_sub(MAX_LINK_ROWS);
+        for r in rows.into_iter().take(MAX_LINK_ROWS) {
+            t.add_row(r);
+        }
+        if more > 0 {
+            t.add_row(vec![format!(
+                "… {more} more links (report.html lists them all)"
+            )]);
+        }
+        let _ = writeln!(out, "{title}\n{t}");
+    }
+    out
 }
 
 /// Modem frames per link and outcome (from the record), else the summary's modem ledger.
