@@ -450,6 +450,18 @@ impl LinkSpec {
         }
     }
 
+    /// An rf link with `mac` whose rate is the ideal choice for its SNR (no constant rate).
+    pub fn ideal_rate_choice(&self) -> bool {
+        matches!(
+            self,
+            LinkSpec::Rf {
+                mac: Some(_),
+                constant: None,
+                ..
+            }
+        )
+    }
+
     /// The 802.11 medium of an rf link with `mac` (its standard and channel), and its
     /// receivers' noise floor (dBm).
     pub fn medium(&self) -> Option<((crate::config::WifiStandard, u16), f64)> {

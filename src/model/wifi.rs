@@ -255,18 +255,20 @@ pub struct Phy {
 }
 
 impl Phy {
-    /// The standard's timing: slot 9 µs (802.11g: the short slot of a BSS of ERP stations
-    /// only), SIFS 16 µs at 5 GHz and 10 µs at 2.4 GHz, CW from 15 to 1023.
+    /// The standard's timing: at 5 GHz slot 9 µs and SIFS 16 µs; at 2.4 GHz SIFS 10 µs and
+    /// the long slot of 20 µs (Table 18-5: the ERP default, short slots only in a BSS that
+    /// announces them — none among vehicles in ad hoc mode, and what ns-3 uses); CW from 15
+    /// to 1023.
     pub fn of(standard: WifiStandard) -> Phy {
-        let (sifs_ns, preamble_ns, extension_ns, mac_header_bytes) = match standard {
-            WifiStandard::A => (16_000, LEGACY_PREAMBLE_NS, 0, 24),
-            WifiStandard::G => (10_000, LEGACY_PREAMBLE_NS, SIGNAL_EXTENSION_NS, 24),
-            WifiStandard::N5 => (16_000, HT_PREAMBLE_NS, 0, 26),
-            WifiStandard::N2_4 => (10_000, HT_PREAMBLE_NS, SIGNAL_EXTENSION_NS, 26),
+        let (slot_ns, sifs_ns, preamble_ns, extension_ns, mac_header_bytes) = match standard {
+            WifiStandard::A => (9_000, 16_000, LEGACY_PREAMBLE_NS, 0, 24),
+            WifiStandard::G => (20_000, 10_000, LEGACY_PREAMBLE_NS, SIGNAL_EXTENSION_NS, 24),
+            WifiStandard::N5 => (9_000, 16_000, HT_PREAMBLE_NS, 0, 26),
+            WifiStandard::N2_4 => (20_000, 10_000, HT_PREAMBLE_NS, SIGNAL_EXTENSION_NS, 26),
         };
         Phy {
             standard,
-            slot_ns: 9_000,
+            slot_ns,
             sifs_ns,
             cw_min: 15,
             cw_max: 1023,
@@ -446,11 +448,13 @@ mod tests {
     }
 
     /// The interframe spaces and windows of Tables 17-21 and 18-5: DIFS 34 µs at 5 GHz and
-    /// 28 µs for ERP with the short slot; CW 15, 31, 63, … 1023.
+    /// 50 µs for ERP with the long slot; CW 15, 31, 63, … 1023.
     #[test]
     fn dcf_spaces_and_windows_are_the_standards() {
         assert_eq!(Phy::of(WifiStandard::A).difs_ns(), 34_000);
-        assert_eq!(Phy::of(WifiStandard::G).difs_ns(), 28_000);
+        assert_eq!(Phy::of(WifiStandard::G).difs_ns(), 50_000);
+        assert_eq!(Phy::of(WifiStandard::N2_4).difs_ns(), 50_000);
+        assert_eq!(Phy::of(WifiStandard::N5).difs_ns(), 34_000);
         let a = Phy::of(WifiStandard::A);
         let cw: Vec<u32> = (0..8).map(|k| a.cw(k)).collect();
         assert_eq!(cw, [15, 31, 63, 127, 255, 511, 1023, 1023]);

@@ -24,6 +24,12 @@
 //!   sender wait as long, then try again with the next contention window, at most
 //!   [`RETRY_LIMIT`] attempts (then dropped). A group-addressed frame is sent once, without
 //!   ACK, at the lowest rate.
+//! - **Ideal rate.** A unicast frame whose rate is the ideal choice for its link
+//!   ([`Frame::ideal`]) goes at it while its sender knows the receiver's SNR, as ns-3's
+//!   IdealWifiManager knows it (from the ACKs of frames to that receiver): once a frame to a
+//!   receiver is dropped at the retry limit the manager forgets it, and the sender uses the
+//!   lowest rate until a frame to that receiver is acknowledged. (ns-3 starts without the SNR
+//!   too; here each pair starts with it.)
 //! - **Causality.** [`WifiMedium::advance`] runs the events before `until`; the caller queues
 //!   every frame before the medium's time passes its arrival. A frame is decided when it ends,
 //!   with every transmission that overlapped it known; one still on the air at `until` is
@@ -53,6 +59,9 @@ pub struct Frame<T> {
     pub rate: Rate,
     /// Acknowledged and retried (else sent once).
     pub unicast: bool,
+    /// `rate` is the ideal choice for the link's SNR (not a constant rate): the lowest rate
+    /// replaces it while the sender does not know the SNR (see the module docs).
+    pub ideal: bool,
 }
 
 /// What became of one copy of a frame.
@@ -146,6 +155,9 @@ pub struct WifiMedium<T> {
     levels: Vec<Option<f64>>,
     /// Noise floor (mW) of each pair's receiver.
     noise_mw: Vec<f64>,
+    /// `known[s * n + r]`: `s` knows `r`'s SNR (no frame of `s` to `r` dropped at the retry
+    /// limit since the last acknowledged), so sends at the ideal rate.
+    known: Vec<bool>,
     stations: Vec<Station<T>>,
     /// Transmissions scheduled or on the air.
     air: Vec<Tx<T>>,
@@ -173,6 +185,7 @@ impl<T: Clone> WifiMedium<T> {
             n,
             levels: vec![None; n * n],
             noise_mw: vec![mw(-94.0); n * n],
+            known: vec![true; n * n],
             stations: (0..n)
                 .map(|_| Station {
                     queue: VecDeque::new(),
@@ -436,6 +449,11 @@ impl<T: Clone> WifiMedium<T> {
             } else if let Some(q) = self.stations[x].queue.pop_front() {
                 let service = t - q.arrival.max(self.stations[x].head_since);
                 self.stations[x].head_since = t;
+                if q.frame.unicast {
+                    // An ACK tells the sender the receiver's SNR; a frame given up on leaves it
+                    // none.
+                    self.known[x * self.n + q.frame.receivers[0]] = got;
+                }
                 let link = self.link_of(x, &q.frame);
                 link.frames += 1;
                 link.service_ns += service;
@@ -461,7 +479,10 @@ impl<T: Clone> WifiMedium<T> {
         let first = self.air.len();
         for x in 0..self.n {
             if let Some(e) = self.expiry(x).filter(|&e| e < t + CCA_NS) {
-                let frame = self.stations[x].queue[0].frame.clone();
+                let mut frame = self.stations[x].queue[0].frame.clone();
+                if frame.unicast && frame.ideal && !self.known[x * self.n + frame.receivers[0]] {
+                    frame.rate = self.phy.rates()[0];
+                }
                 let end = e + self.phy.ppdu_ns(frame.bytes, frame.rate);
                 let link = self.link_of(x, &frame);
                 link.attempts += 1;
@@ -635,6 +656,7 @@ mod tests {
             bytes: 1536,
             rate: *phy().rates().last().unwrap(),
             unicast,
+            ideal: false,
         }
     }
 
@@ -721,6 +743,49 @@ mod tests {
     /// level: their frames overlap and several times more attempts collide than when they
     /// sense each other (where only equal backoffs do), and fewer frames get through.
     #[test]
+    fn after_a_frame_given_up_on_the_ideal_rate_waits_for_an_ack() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut m = WifiMedium::new(phy(), 2);
+        let ideal = |tag| Frame {
+            ideal: true,
+            ..frame(tag, 1, true)
+        };
+        let mut out = Vec::new();
+        // Out of range: every attempt fails, the frame is dropped at the retry limit.
+        m.enqueue(0, ideal(0), 0);
+        m.advance(100_000_000, &mut rng, &mut out);
+        assert_eq!(out[0].result, Err(DropReason::RetryLimit));
+        // In range again: the next frame goes at 6 Mbit/s, the one after its ACK at 54.
+        m.set_level(0, 1, Some(-40.0), -94.0);
+        m.set_level(1, 0, Some(-40.0), -94.0);
+        let before = m.link(0, 1).airtime_ns;
+        m.enqueue(0, ideal(1), 100_000_000);
+        m.advance(200_000_000, &mut rng, &mut out);
+        let slow = m.link(0, 1).airtime_ns - before;
+        let before = m.link(0, 1).airtime_ns;
+        m.enqueue(0, ideal(2), 200_000_000);
+        m.advance(300_000_000, &mut rng, &mut out);
+        let fast = m.link(0, 1).airtime_ns - before;
+        let rates = phy().rates();
+        assert_eq!(slow, phy().ppdu_ns(1536, rates[0]));
+        assert_eq!(fast, phy().ppdu_ns(1536, *rates.last().unwrap()));
+        assert!(out[1..].iter().all(|o| o.result.is_ok()), "{out:?}");
+        // A constant rate is kept whatever happened.
+        let mut m = WifiMedium::new(phy(), 2);
+        m.enqueue(0, frame(0, 1, true), 0);
+        m.advance(100_000_000, &mut rng, &mut out);
+        m.set_level(0, 1, Some(-40.0), -94.0);
+        m.set_level(1, 0, Some(-40.0), -94.0);
+        let before = m.link(0, 1).airtime_ns;
+        m.enqueue(0, frame(1, 1, true), 100_000_000);
+        m.advance(200_000_000, &mut rng, &mut out);
+        assert_eq!(
+            m.link(0, 1).airtime_ns - before,
+            phy().ppdu_ns(1536, *rates.last().unwrap())
+        );
+    }
+
+    #[test]
     fn hidden_terminals_collide_where_carrier_sense_would_have_kept_them_apart() {
         let hidden = |s: usize, r: usize| (s.min(r) == 0).then_some(-60.0);
         let (out_h, h) = saturate(3, &[1, 2], hidden, 2.0, 1);
@@ -782,6 +847,7 @@ mod tests {
                         bytes: rng.random_range(30..2400),
                         rate: rates[rng.random_range(0..rates.len())],
                         unicast,
+                        ideal: false,
                     };
                     copies += f.receivers.len();
                     sent.insert(tag, (s, if unicast { f.receivers[0] } else { s }));

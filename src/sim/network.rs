@@ -28,7 +28,8 @@
 //! 3. **Propagation**: each copy's reception ends `delay` after the transmission ends
 //!    (acoustic d/c, rf `delay_ms` + d/c₀, ideal/disk `delay_ms`); it starts `delay` after the
 //!    transmission starts.
-//! 4. **No link** (the model says out of range): dropped at once, OUT_OF_RANGE.
+//! 4. **No link**: a receiver whose pair has no link (`none`) loses its copy at once (OUT_OF_RANGE)
+//!    and takes no part in the transmission; so does one the model says is out of range.
 //! 5. **Acoustic medium**: every transmission of a vehicle with an acoustic link goes through
 //!    the shared acoustic medium ([`crate::model::medium`]; the same rules as the emulated
 //!    modems'): it is heard wherever it is decodable or its in-band SNR is ≥ 0 dB, addressed
@@ -658,10 +659,25 @@ impl NetworkSim {
         geometry: &ChannelGeometry,
         out: &mut EndLists,
     ) {
+        let n = self.nodes.len();
+        // Receivers without a link (no radio in common) lose their copy at once, whatever
+        // carries the others: a multicast heard over an 802.11 link goes on its medium.
+        let no_link = |d: usize| matches!(self.specs[self.links[s * n + d]], LinkSpec::None);
+        if receivers.iter().any(|&(_, d)| no_link(d)) {
+            let (none, linked): (Vec<_>, Vec<_>) =
+                receivers.iter().partition(|&&(_, d)| no_link(d));
+            for (i, d) in none {
+                self.stats.out_of_range += 1;
+                out.drop(b[i].pkt_id, d as u32, DropReason::OutOfRange);
+            }
+            if !linked.is_empty() {
+                self.transmit(b, s, &linked, t, geometry, out);
+            }
+            return;
+        }
         let first = receivers[0].0;
         let pkt_id = b[first].pkt_id;
         let bits = b[first].length as u64 * 8;
-        let n = self.nodes.len();
         let air = self.air_of_spec[self.links[s * n + receivers[0].1]].filter(|&x| {
             receivers
                 .iter()
@@ -825,6 +841,7 @@ impl NetworkSim {
             bytes: phy.mpdu_bytes(first.length),
             rate,
             unicast,
+            ideal: unicast && self.spec(s, copies[0].0).ideal_rate_choice(),
             tag: Arc::new(AirCopies {
                 pkt_id: first.pkt_id,
                 src_ip: first.src_ip,
@@ -1438,6 +1455,41 @@ mod tests {
             (end.clear_pkt_id, end.rx_node, end.rx_time_ns, end.rx_ip),
             (vec![4], vec![0], vec![W + 2_000_000], vec![0x0a0a0001])
         );
+    }
+
+    #[test]
+    fn receivers_without_a_link_lose_their_copy_and_the_others_get_it_over_the_air() {
+        // (0, 1) an 802.11 link, the other pairs none: one transmission from 0 to both.
+        let mut s = NetworkSim::new(
+            nodes(3),
+            vec![
+                LinkSpec::None,
+                LinkSpec::test_rf_mac(Some(crate::config::WifiStandard::A)),
+            ],
+            vec![0, 1, 0, 1, 0, 0, 0, 0, 0],
+            Schedule {
+                window_ns: W,
+                windows: 10,
+            },
+            8,
+            ErrorHandling::Drop,
+            1,
+        );
+        let ends = run(
+            &mut s,
+            &[0.0, 10.0, 20.0],
+            4,
+            &[(0, (7, 0, 1, 100, 0)), (0, (7, 0, 2, 100, 0))],
+        );
+        let out_of_range = DropReason::OutOfRange.to_wire();
+        assert_eq!(drops(&ends), vec![(0, 7, 2, out_of_range)]);
+        let got = deliveries(&ends);
+        assert_eq!((got.len(), got[0].1, got[0].3), (1, 7, 1), "{got:?}");
+        // On the air a window after its capture, as every frame of the medium.
+        assert!(got[0].2 > W, "{got:?}");
+        let air = s.shared_air().unwrap().lock().unwrap().summary();
+        assert_eq!(air[0].links.len(), 1);
+        assert_eq!((air[0].links[0].frames, air[0].links[0].attempts), (1, 1));
     }
 
     #[test]

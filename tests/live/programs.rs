@@ -192,18 +192,22 @@ fn a_paced_run_sets_its_threads_nice_value_and_its_programs_keep_the_callers() {
     // The program prints its own nice value, then each distinct one of the run's threads
     // (its parent is the run) but the record's writer, then the writer's: it serves the
     // record, behind the run (a stat's fields counted after the name, which may hold spaces).
+    // The writer starts with the first window and then lowers its own priority, so the program
+    // waits until it has (however long a loaded machine takes; the run lasts until it has, as
+    // its windows are paced from the first one on).
     let program = "programs:\n\
-         \x20 - name: ni\n    command: 'sleep 0.3; cut -d\" \" -f19 /proc/$$/stat; \
-         nice_of() { sed \"s/.*) //\" $1/stat | cut -d\" \" -f17; }; \
+         \x20 - name: ni\n    command: 'nice_of() { sed \"s/.*) //\" $1/stat 2>/dev/null | cut -d\" \" -f17; }; \
+         writer() { for t in /proc/$PPID/task/*; do [ \"$(cat $t/comm 2>/dev/null)\" = record-writer ] && echo $t; done; }; \
+         until w=$(writer); [ -n \"$w\" ] && [ \"$(nice_of $w)\" = 10 ]; do sleep 0.01; done; \
+         cut -d\" \" -f19 /proc/$$/stat; \
          for t in /proc/$PPID/task/*; do [ \"$(cat $t/comm)\" = record-writer ] || nice_of $t; \
-         done | sort -u; for t in /proc/$PPID/task/*; do \
-         if [ \"$(cat $t/comm)\" = record-writer ]; then echo writer $(nice_of $t); fi; done'\n";
+         done | sort -u; echo writer $(nice_of $w)'\n";
     for (setting, threads) in [("", "-5"), ("nice: 5\n", "5"), ("nice: 0\n", "0")] {
         let s = scenario(
             dir.path(),
             &["na"],
             92,
-            0.6,
+            1.0,
             1.0,
             &format!("{setting}{program}"),
         );
