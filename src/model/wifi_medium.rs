@@ -64,6 +64,18 @@ pub struct Frame<T> {
     pub ideal: bool,
 }
 
+impl<T> Frame<T> {
+    /// The receiver of the link `frame` from `s` counts under: its one receiver, or `s` itself
+    /// for a group-addressed frame.
+    fn link_to(&self, s: usize) -> usize {
+        if self.unicast {
+            self.receivers[0]
+        } else {
+            s
+        }
+    }
+}
+
 /// What became of one copy of a frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome<T> {
@@ -73,7 +85,7 @@ pub struct Outcome<T> {
     pub result: Result<u64, DropReason>,
 }
 
-/// Counters of the medium.
+/// Counters of the medium (its links' added up, and its busy time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AirStats {
     /// Data frames put on the air (first attempts and retries).
@@ -164,8 +176,8 @@ pub struct WifiMedium<T> {
     now: u64,
     /// Whether the air is idle everywhere since `now` with nothing queued (the fast path).
     idle: bool,
-    stats: AirStats,
-    /// The air is busy until then (for [`AirStats::busy_ns`]).
+    /// Time with a transmission on the air so far, and until when the air is busy.
+    busy_ns: u64,
     busy_until: u64,
     /// `links[s * n + r]`, and the links changed since [`WifiMedium::take_changed`].
     links: Vec<LinkAir>,
@@ -200,7 +212,7 @@ impl<T: Clone> WifiMedium<T> {
             air: Vec::new(),
             now: 0,
             idle: true,
-            stats: AirStats::default(),
+            busy_ns: 0,
             busy_until: 0,
             links: vec![LinkAir::default(); n * n],
             changed: Vec::new(),
@@ -213,7 +225,18 @@ impl<T: Clone> WifiMedium<T> {
     }
 
     pub fn stats(&self) -> AirStats {
-        self.stats
+        self.links.iter().fold(
+            AirStats {
+                busy_ns: self.busy_ns,
+                ..AirStats::default()
+            },
+            |t, l| AirStats {
+                attempts: t.attempts + l.attempts,
+                retries: t.retries + l.retries,
+                collided: t.collided + l.collided,
+                busy_ns: t.busy_ns,
+            },
+        )
     }
 
     /// The medium's time: every event before it has run.
@@ -238,11 +261,9 @@ impl<T: Clone> WifiMedium<T> {
         }
     }
 
-    /// The counters of the link of `frame` from `s` (to its receiver, or to `s` itself if
-    /// group-addressed).
+    /// The counters of the link of `frame` from `s`, marked changed.
     fn link_of(&mut self, s: usize, frame: &Frame<T>) -> &mut LinkAir {
-        let r = if frame.unicast { frame.receivers[0] } else { s };
-        self.touch(s, r)
+        self.touch(s, frame.link_to(s))
     }
 
     /// The counters of the link from `s` to `r`, marked changed.
@@ -441,9 +462,7 @@ impl<T: Clone> WifiMedium<T> {
             let done = got || st.attempt + 1 >= RETRY_LIMIT;
             st.attempt = if done { 0 } else { st.attempt + 1 };
             if !done {
-                self.stats.retries += 1;
-                if let Some(f) = self.stations[x].queue.front().map(|q| &q.frame) {
-                    let r = if f.unicast { f.receivers[0] } else { x };
+                if let Some(r) = self.stations[x].queue.front().map(|q| q.frame.link_to(x)) {
                     self.touch(x, r).retries += 1;
                 }
             } else if let Some(q) = self.stations[x].queue.pop_front() {
@@ -452,7 +471,7 @@ impl<T: Clone> WifiMedium<T> {
                 if q.frame.unicast {
                     // An ACK tells the sender the receiver's SNR; a frame given up on leaves it
                     // none.
-                    self.known[x * self.n + q.frame.receivers[0]] = got;
+                    self.known[x * self.n + q.frame.link_to(x)] = got;
                 }
                 let link = self.link_of(x, &q.frame);
                 link.frames += 1;
@@ -480,7 +499,7 @@ impl<T: Clone> WifiMedium<T> {
         for x in 0..self.n {
             if let Some(e) = self.expiry(x).filter(|&e| e < t + CCA_NS) {
                 let mut frame = self.stations[x].queue[0].frame.clone();
-                if frame.unicast && frame.ideal && !self.known[x * self.n + frame.receivers[0]] {
+                if frame.unicast && frame.ideal && !self.known[x * self.n + frame.link_to(x)] {
                     frame.rate = self.phy.rates()[0];
                 }
                 let end = e + self.phy.ppdu_ns(frame.bytes, frame.rate);
@@ -495,7 +514,6 @@ impl<T: Clone> WifiMedium<T> {
                     started: false,
                     ended: false,
                 });
-                self.stats.attempts += 1;
             }
         }
         for i in 0..self.air.len() {
@@ -505,7 +523,7 @@ impl<T: Clone> WifiMedium<T> {
             }
             let (from, start, end) = (tx.from, tx.start, tx.end);
             self.air[i].started = true;
-            self.stats.busy_ns += end.saturating_sub(start.max(self.busy_until));
+            self.busy_ns += end.saturating_sub(start.max(self.busy_until));
             self.busy_until = self.busy_until.max(end);
             for x in 0..self.n {
                 if self.senses(from, x) {
@@ -526,7 +544,6 @@ impl<T: Clone> WifiMedium<T> {
         for &r in &frame.receivers {
             let fate = self.receive(i, &frame, r, rng);
             if fate == Err(DropReason::Collision) {
-                self.stats.collided += 1;
                 let from = self.air[i].from;
                 self.link_of(from, &frame).collided += 1;
             }

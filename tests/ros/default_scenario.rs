@@ -429,7 +429,7 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
         true => "config/default.yaml",
         false => "config/soak.yaml",
     };
-    let child = common::on_own_loopback(&mut Command::new(env!("CARGO_BIN_EXE_cosim")))
+    let mut child = common::on_own_loopback(&mut Command::new(env!("CARGO_BIN_EXE_cosim")))
         .args([
             "run",
             repo(scenario).to_str().unwrap(),
@@ -442,7 +442,6 @@ fn ctrl_c_leaves_a_consistent_record_and_report() {
         .unwrap();
     // Well into the LOS phase: the run's progress line (every 2 s of wall time) says 10 s of
     // sim time are done, however long a loaded machine took for them.
-    let mut child = child;
     let (progress, sim_done) = std::sync::mpsc::channel::<f64>();
     let lines = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
