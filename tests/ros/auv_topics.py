@@ -31,7 +31,7 @@ def main():
     for cam in ("front", "bottom"):
         node.create_subscription(CompressedImage, f"/{v}/camera/{cam}/image/compressed",
                                  lambda m, cam=cam: seen[cam].append((m.format, bytes(m.data[:2]).hex(), len(m.data))), qos_profile_sensor_data)
-    node.create_subscription(Clock, "/clock", lambda m: seen["clock"].append(ns(m.clock)), 10)
+    node.create_subscription(Clock, "/clock", lambda m: seen["clock"].append(ns(m.clock)), 1)
     pub = node.create_publisher(Int8MultiArray, f"/{v}/thrusters", 10)
     sent = False
     end = time.monotonic() + seconds

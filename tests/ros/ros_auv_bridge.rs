@@ -3,7 +3,7 @@
 //! environment: `.ros/env.sh` from `scripts/setup --ros`, or a sourced ROS 2).
 #![cfg(feature = "ros")]
 
-use crate::common::{assert_if_kept_pace, viewer_client::free_port};
+use crate::common::viewer_client::free_port;
 use crate::ros_common;
 
 use ros_common::{domain, python, repo, ros_env, COSIM};
@@ -13,8 +13,7 @@ use std::process::{Command, Stdio};
 /// The AUV bridge (`auv_bridge`, the interface as ROS 2 topics) against `cosim run` serving
 /// the interface: an rclpy node's Int8MultiArray on /auv0/thrusters drives the AUV (a malformed
 /// one is refused), its pose and odometry come back stamped in sim time (within a second of the
-/// /clock heard, and within 50 ms, five windows, when the run kept up with the wall clock), and
-/// both cameras arrive as JPEG CompressedImages.
+/// /clock heard), and both cameras arrive as JPEG CompressedImages.
 #[test]
 fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
     let d = domain();
@@ -82,19 +81,19 @@ fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
         .collect();
     // Sim time: a wall-clock stamp would be decades off, one from the run's start seconds off.
     // (The first few, while the bridge's own /clock subscription is still being matched, lag
-    // more.) How near depends on how soon each process is scheduled: asserted to five windows
-    // when the run kept up.
+    // more.) How near a stamp is to the /clock the node heard depends on when the bridge and
+    // the node each get a core, neither of them the run: printed, not asserted (a run that
+    // keeps up can still have its bridge or its listener wait for a core).
     assert!(
         lag.len() > 50 && lag[10..].iter().all(|l| (-1000.0..=1000.0).contains(l)),
         "pose stamps are sim time near /clock: {lag:?}"
     );
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out/summary.json")).unwrap())
-            .unwrap();
-    assert_if_kept_pace(
-        &summary,
-        lag[10..].iter().all(|l| (-50.0..=50.0).contains(l)),
-        &format!("pose stamps within 50 ms of /clock: {lag:?}"),
+    let mut near: Vec<f64> = lag[10..].iter().map(|l| l.abs()).collect();
+    near.sort_by(f64::total_cmp);
+    eprintln!(
+        "pose stamp vs the /clock heard: median {} ms, max {} ms",
+        near[near.len() / 2],
+        near[near.len() - 1]
     );
     assert_eq!(r["front"][0][0], "jpeg");
     assert_eq!(r["front"][0][1], "ffd8", "a JPEG starts with SOI");
