@@ -91,7 +91,8 @@ pub struct AirStats {
     /// Data frames put on the air (first attempts and retries).
     pub attempts: u64,
     pub retries: u64,
-    /// Attempts whose receiver lost them while another transmission overlapped them.
+    /// Attempts whose receiver lost them while another transmission (its own included)
+    /// overlapped them.
     pub collided: u64,
     /// Time with at least one transmission (data or ACK) on the air, ns.
     pub busy_ns: u64,
@@ -106,8 +107,8 @@ pub struct LinkAir {
     /// Data frames put on the air (first attempts and retries), and the retries among them.
     pub attempts: u64,
     pub retries: u64,
-    /// Attempts lost while another transmission overlapped them (per receiver for a
-    /// group-addressed frame).
+    /// Attempts lost while another transmission overlapped them, the receiver's own included
+    /// (per receiver for a group-addressed frame).
     pub collided: u64,
     /// Frames dropped after their last attempt.
     pub retry_limit: u64,
@@ -543,7 +544,9 @@ impl<T: Clone> WifiMedium<T> {
         let mut fates = Vec::with_capacity(frame.receivers.len());
         for &r in &frame.receivers {
             let fate = self.receive(i, &frame, r, rng);
-            if fate == Err(DropReason::Collision) {
+            // Lost to another transmission: one reaching the receiver, or the receiver's own
+            // (two stations whose backoffs ended in the same slot, sending to each other).
+            if matches!(fate, Err(DropReason::Collision | DropReason::HalfDuplex)) {
                 let from = self.air[i].from;
                 self.link_of(from, &frame).collided += 1;
             }
@@ -578,7 +581,9 @@ impl<T: Clone> WifiMedium<T> {
         let (from, start, end) = (self.air[i].from, self.air[i].start, self.air[i].end);
         let (rate, bits) = (frame.rate, 8.0 * f64::from(frame.bytes));
         let n = self.n;
-        let Some(level) = self.levels[from * n + r] else {
+        // Below the detection threshold the receiver never finds the preamble; what it does
+        // not detect still adds to what it hears (the interference below).
+        let Some(level) = self.levels[from * n + r].filter(|&l| self.phy.detects(l)) else {
             return Err(DropReason::OutOfRange);
         };
         // Pieces of the frame: each other transmission r receives adds its power over its
@@ -756,9 +761,8 @@ mod tests {
         }
     }
 
-    /// Two senders the terrain hides from each other, both heard by the receiver at the same
-    /// level: their frames overlap and several times more attempts collide than when they
-    /// sense each other (where only equal backoffs do), and fewer frames get through.
+    /// ns-3's IdealWifiManager: after a frame given up on, the sender knows no SNR and sends
+    /// at the lowest rate until an ACK tells it one; a constant rate stays.
     #[test]
     fn after_a_frame_given_up_on_the_ideal_rate_waits_for_an_ack() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -802,6 +806,34 @@ mod tests {
         );
     }
 
+    /// A frame whose level at the receiver is under −82 dBm is never received, however clean
+    /// the SNR (here 11 dB over the noise floor, where 6 Mbit/s would decode): every attempt
+    /// fails and the frame is dropped at the retry limit.
+    #[test]
+    fn a_frame_under_the_detection_threshold_is_never_received() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut m = WifiMedium::new(phy(), 2);
+        m.set_level(0, 1, Some(-83.0), -94.0);
+        m.set_level(1, 0, Some(-83.0), -94.0);
+        let slow = Frame {
+            rate: phy().rates()[0],
+            ..frame(0, 1, true)
+        };
+        let mut out = Vec::new();
+        m.enqueue(0, slow, 0);
+        m.advance(100_000_000, &mut rng, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].result, Err(DropReason::RetryLimit));
+        let l = m.link(0, 1);
+        assert_eq!(
+            (l.frames, l.attempts, l.retry_limit),
+            (1, RETRY_LIMIT as u64, 1)
+        );
+    }
+
+    /// Two senders the terrain hides from each other, both heard by the receiver at the same
+    /// level: their frames overlap and several times more attempts collide than when they
+    /// sense each other (where only equal backoffs do), and fewer frames get through.
     #[test]
     fn hidden_terminals_collide_where_carrier_sense_would_have_kept_them_apart() {
         let hidden = |s: usize, r: usize| (s.min(r) == 0).then_some(-60.0);

@@ -131,7 +131,8 @@ pub struct AirLinkSummary {
     /// Data frames put on the air, first attempts and retries; the retries among them.
     pub attempts: u64,
     pub retries: u64,
-    /// Attempts lost while another transmission overlapped them at the receiver.
+    /// Attempts lost while another transmission overlapped them at the receiver, the
+    /// receiver's own included.
     pub collided: u64,
     /// Frames dropped after their last attempt (the ledger's `retry limit`, or `out of
     /// range` where the link was).

@@ -29,7 +29,9 @@
 //!    (acoustic d/c, rf `delay_ms` + d/c₀, ideal/disk `delay_ms`); it starts `delay` after the
 //!    transmission starts.
 //! 4. **No link**: a receiver whose pair has no link (`none`) loses its copy at once (OUT_OF_RANGE)
-//!    and takes no part in the transmission; so does one the model says is out of range.
+//!    and takes no part in the transmission; so does one the model says is out of range,
+//!    except on an 802.11 medium: there the sender does not know, and tries the frame to the
+//!    retry limit (a receiver never detects a frame under −82 dBm).
 //! 5. **Acoustic medium**: every transmission of a vehicle with an acoustic link goes through
 //!    the shared acoustic medium ([`crate::model::medium`]; the same rules as the emulated
 //!    modems'): it is heard wherever it is decodable or its in-band SNR is ≥ 0 dB, addressed

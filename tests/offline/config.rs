@@ -710,6 +710,15 @@ fn default_scenario_is_as_documented() {
         .collect();
     assert_eq!(inside, ["usv1", "usv1", "usv2", "usv2"]);
     assert_eq!(s.programs.iter().filter(|p| p.vehicle.is_none()).count(), 3);
+    // The vessels' link is 802.11g with its medium access, the AUVs have no radio.
+    assert!(matches!(s.links.default, config::LinkModel::None { .. }));
+    assert!(matches!(
+        &s.links.pairs[..],
+        [config::LinkModel::Rf {
+            mac: Some(config::WifiStandard::G),
+            ..
+        }]
+    ));
     assert!(matches!(
         s.world.terrain,
         Terrain::Procedural {

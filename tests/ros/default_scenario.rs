@@ -142,8 +142,9 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         assert_eq!(link["balanced"], true, "{link}");
     }
 
-    // The 802.11 link: high in LOS (0-21 s), low behind the headland (NLOS, 23-38 s), near
-    // zero out of range (from 41 s). TCP needs a few seconds to find each new rate.
+    // The 802.11g link: high in LOS (0-21 s, 54 Mbit/s), lower behind the headland (NLOS,
+    // 23-38 s, 24 Mbit/s), near zero out of range (from 41 s). TCP needs a few seconds to find
+    // each new rate.
     let record = Record::read(&out).unwrap();
     let los = common::mbps(&record.packets, "usv2", "usv1", 3.0, 20.0);
     let nlos = common::mbps(&record.packets, "usv2", "usv1", 26.0, 37.0);
@@ -183,12 +184,43 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         "TCP moved nothing in line of sight: {los} Mbit/s"
     );
     assert!(oor < 0.05, "out of range {oor} Mbit/s");
-    // How much TCP gets through behind the headland, at a few Mbit/s and a high error rate,
-    // depends on how closely the run kept the wall clock.
+    // How much TCP gets through depends on how closely the run kept the wall clock. Behind
+    // the headland the rate falls to less than half; 802.11's overhead per frame, the same at
+    // every rate, keeps TCP's loss smaller than that.
     common::assert_if_kept_pace(
         &summary,
-        los > 10.0 && nlos > 0.5 && nlos < los / 3.0,
+        los > 10.0 && nlos > 0.5 && nlos < 0.8 * los,
         &format!("LOS {los} Mbit/s, NLOS {nlos} Mbit/s"),
+    );
+    // The vessels share one 802.11g medium: the summary counts its MAC's work per link. TCP's
+    // data one way and its ACKs the other contend for it, so some attempts collide and are
+    // retried; no frame is given up on in range, and out of range none is sent.
+    let air = summary["air"].as_array().unwrap();
+    assert_eq!(air.len(), 1, "{air:?}");
+    assert_eq!(air[0]["standard"], "80211g", "{}", air[0]);
+    let air_link = |src: &str, dst: &str| {
+        air[0]["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["src"] == src && l["dst"] == dst)
+            .unwrap_or_else(|| panic!("no 802.11 link {src} → {dst}: {}", air[0]))
+            .clone()
+    };
+    let (data, acks) = (air_link("usv2", "usv1"), air_link("usv1", "usv2"));
+    let n = |l: &Value, k: &str| l[k].as_u64().unwrap();
+    for l in [&data, &acks] {
+        assert_eq!(n(l, "attempts"), n(l, "frames") + n(l, "retries"), "{l}");
+        assert!(n(l, "collided") <= n(l, "attempts"), "{l}");
+    }
+    assert!(
+        n(&data, "frames") > 10_000 && n(&data, "collided") > 0,
+        "TCP's data over the air: {data}"
+    );
+    assert!(
+        air[0]["busy_share"].as_f64().unwrap() > 0.1,
+        "the medium busy with TCP in LOS and NLOS: {}",
+        air[0]
     );
     let changes: Vec<_> = record
         .channel
@@ -329,6 +361,13 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         "{}",
         report.display()
     );
+    // ... and the 802.11 medium's counters per link; the terminal's table too.
+    assert!(
+        html.contains("802.11 media") && html.contains("80211g"),
+        "{}",
+        report.display()
+    );
+    assert!(stdout.contains("802.11 medium 80211g"), "{stdout}");
     assert!(
         stdout.contains("listener: chatter_latency_s")
             && stdout.contains("one-way delay usv2 → usv1"),
