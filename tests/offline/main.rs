@@ -23,6 +23,7 @@ mod medium;
 mod netsim_manager;
 mod record;
 mod report;
+mod reproducible;
 mod rosnetsim;
 mod viewer;
 mod wire;
