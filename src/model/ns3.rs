@@ -227,7 +227,7 @@ mod tests {
                 v("pathLossExponent"),
                 v("referenceDistanceM")
             ),
-            ("20", "2.2", "1")
+            ("23", "2.2", "1")
         );
         let pl0: f64 = v("referenceLossDb").parse().unwrap();
         assert!(

@@ -8,3 +8,4 @@ pub mod followed;
 pub mod network;
 pub mod passthrough;
 pub mod physics;
+pub mod streams;

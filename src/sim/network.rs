@@ -1,4 +1,4 @@
-//! The embedded network simulator: a pure state machine (time passed in, a seeded RNG, no I/O)
+//! The embedded network simulator: a pure state machine (time passed in, seeded draws, no I/O)
 //! that takes each window's ChannelData and packets and decides what every copy experiences,
 //! through the scenario's link models ([`crate::model::link`]).
 //!
@@ -72,9 +72,11 @@
 //! leaves the geometry unknown: every vehicle at the origin, every pair in LOS.
 //!
 //! **Determinism.** Every ordering is total (capture time, source, id, entry index; release by
-//! end time then sequence number) and the one RNG (ChaCha8, seeded from the scenario's `seed`)
-//! is drawn in a fixed order (the 802.11 media's events in time order, medium by medium, then
-//! the releases in order), so the same inputs and seed give the same END bytes.
+//! end time then sequence number) and each random stream ([`crate::sim::streams`], from the
+//! scenario's `seed`: one per 802.11 medium by its standard and channel, one per directed link's
+//! packet errors by its vehicles' names) is drawn in a fixed order (a medium's events in time
+//! order, a link's releases in order), so the same inputs and seed give the same END bytes, and
+//! a vehicle added, or traffic on other links, leaves a link's packet-error draws as they were.
 
 use crate::clock::Schedule;
 use crate::config::{ErrorHandling, LoadedScenario};
@@ -87,12 +89,13 @@ use crate::model::link::{pair_index, Budget, ChannelGeometry, LinkSpec};
 use crate::model::medium::{self, CopyId, Medium, Reception, Signal, Verdict};
 use crate::model::wifi_medium::{Frame, Outcome, WifiMedium};
 use crate::sim::air::{AirCounters, SharedAir};
+use crate::sim::streams;
 use crate::wire::channel::{Channel, ChannelView, Decoded};
 use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
 use prost::bytes::Bytes;
 use prost::Message;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
@@ -137,6 +140,8 @@ pub struct NodeInfo {
 #[derive(Debug, Clone)]
 struct Pending {
     pkt_id: u32,
+    /// The sender (a node index): its link's packet errors are drawn from its own stream.
+    src: usize,
     src_ip: u32,
     dst_ip: u32,
     dst: usize,
@@ -152,6 +157,8 @@ struct Pending {
 struct Air {
     key: (crate::config::WifiStandard, u16),
     medium: WifiMedium<Arc<AirCopies>>,
+    /// The medium's own draws (backoffs, receptions): [`streams::stream`] of its key.
+    rng: ChaCha8Rng,
 }
 
 /// A transmission handed to an 802.11 medium: the packet and, per receiver, its entry's
@@ -159,6 +166,7 @@ struct Air {
 #[derive(Debug)]
 struct AirCopies {
     pkt_id: u32,
+    src: usize,
     src_ip: u32,
     bits: u64,
     copies: Vec<(usize, u32, Budget)>,
@@ -220,7 +228,9 @@ pub struct NetworkSim {
     specs: Vec<LinkSpec>,
     queue_packets: usize,
     errors: ErrorHandling,
-    rng: ChaCha8Rng,
+    seed: u64,
+    /// Per directed pair that drew a packet error (`s * n + d`): its own stream of draws.
+    losses: HashMap<usize, ChaCha8Rng>,
     /// Per transmitter: start times of transmissions scheduled but not yet started.
     waiting: Vec<VecDeque<u64>>,
     busy_until: Vec<u64>,
@@ -418,6 +428,11 @@ impl NetworkSim {
                         airs.push(Air {
                             key,
                             medium: WifiMedium::new(phy, n),
+                            rng: streams::stream(
+                                seed,
+                                "802.11",
+                                &[key.0.name(), &key.1.to_string()],
+                            ),
                         });
                         airs.len() - 1
                     }
@@ -440,8 +455,8 @@ impl NetworkSim {
             specs,
             queue_packets: queue_packets.max(1),
             errors,
-            // A fixed offset keeps these draws apart from the terrain noise seeded from `seed`.
-            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6e65_7477_6f72_6b00),
+            seed,
+            losses: HashMap::new(),
             waiting: vec![VecDeque::new(); n],
             busy_until: vec![0; n],
             medium: Medium::new(n),
@@ -782,6 +797,7 @@ impl NetworkSim {
                 key,
                 Pending {
                     pkt_id,
+                    src: s,
                     src_ip: b[i].src_ip,
                     dst_ip: b[i].dst_ip,
                     dst: d,
@@ -846,6 +862,7 @@ impl NetworkSim {
             ideal: unicast && self.spec(s, copies[0].0).ideal_rate_choice(),
             tag: Arc::new(AirCopies {
                 pkt_id: first.pkt_id,
+                src: s,
                 src_ip: first.src_ip,
                 bits: u64::from(first.length) * 8,
                 copies,
@@ -863,7 +880,7 @@ impl NetworkSim {
     fn advance_airs(&mut self, until: u64, out: &mut EndLists) {
         let mut outcomes: Vec<Outcome<Arc<AirCopies>>> = Vec::new();
         for air in &mut self.airs {
-            air.medium.advance(until, &mut self.rng, &mut outcomes);
+            air.medium.advance(until, &mut air.rng, &mut outcomes);
         }
         if let Some(c) = &self.air_counters {
             let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
@@ -887,6 +904,7 @@ impl NetworkSim {
                         key,
                         Pending {
                             pkt_id: c.pkt_id,
+                            src: c.src,
                             src_ip: c.src_ip,
                             dst_ip,
                             dst: d,
@@ -928,7 +946,18 @@ impl NetworkSim {
                 _ if p.decided => None,
                 _ if self.errors == ErrorHandling::Drop && p.budget.ber > 0.0 => {
                     let per = crate::model::acoustic::per(p.budget.ber, p.bits);
-                    (self.rng.random::<f64>() < per).then_some(DropReason::PacketError)
+                    let (seed, nodes) = (self.seed, &self.nodes);
+                    let rng = self
+                        .losses
+                        .entry(p.src * nodes.len() + p.dst)
+                        .or_insert_with(|| {
+                            streams::stream(
+                                seed,
+                                "packet errors",
+                                &[&nodes[p.src].name, &nodes[p.dst].name],
+                            )
+                        });
+                    (rng.random::<f64>() < per).then_some(DropReason::PacketError)
                 }
                 _ => None,
             };
@@ -1810,6 +1839,80 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert!(sa.packet_error > 0 && sa.delivered > 0, "{sa:?}");
+    }
+
+    /// Each link draws its packet errors from a stream of its own, named by its vehicles: a
+    /// vehicle added ahead of them (every index shifted) whose own link to one of them loses
+    /// copies too, drawn between theirs, leaves the copies their link loses exactly as they
+    /// were.
+    #[test]
+    fn a_vehicle_added_leaves_another_links_packet_errors_as_they_were() {
+        // A distance where a 1000-byte packet's PER is 5–10 % (10 % at the slowest rate's
+        // threshold, the most a usable rf link loses).
+        let d = (100..300_000)
+            .map(|d| f64::from(d) / 100.0)
+            .find(|&d| {
+                let b = LinkSpec::test_rf().budget(&crate::model::link::Geometry {
+                    distance_m: d,
+                    los: true,
+                    hop_loss_db: 0.0,
+                    mean_depth_m: 0.0,
+                    arrivals: None,
+                });
+                b.usable && (0.05..0.1).contains(&crate::model::acoustic::per(b.ber, 8000))
+            })
+            .expect("a distance with PER 5-10 %");
+        let lost = |named: &[&str], xs: &[f64], flows: &[(u32, u32)]| {
+            let nodes: Vec<NodeInfo> = named
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NodeInfo {
+                    name: (*n).into(),
+                    ipv4: 0x0a0a_0001 + i as u32,
+                })
+                .collect();
+            let n = nodes.len();
+            let mut s = NetworkSim::new(
+                nodes,
+                vec![LinkSpec::test_rf()],
+                vec![0; n * n],
+                Schedule {
+                    window_ns: W,
+                    windows: 1000,
+                },
+                64,
+                ErrorHandling::Drop,
+                5,
+            );
+            // Flow f's k-th packet is pkt_id 1000·f + k, one per flow every 2 windows.
+            let pkts: Vec<(u32, (u32, u32, u32, u32, u64))> = (0..495u32)
+                .flat_map(|k| {
+                    flows.iter().enumerate().map(move |(f, &(a, b))| {
+                        (
+                            2 * k,
+                            (1000 * f as u32 + k, a, b, 1000, u64::from(2 * k) * W),
+                        )
+                    })
+                })
+                .collect();
+            let ends = run(&mut s, xs, 1000, &pkts);
+            let error = DropReason::PacketError.to_wire();
+            let mut ids: Vec<u32> = drops(&ends)
+                .into_iter()
+                .filter(|x| x.3 == error && x.1 < 1000)
+                .map(|x| x.1)
+                .collect();
+            ids.sort();
+            ids
+        };
+        let alone = lost(&["usv1", "usv2"], &[0.0, d], &[(0, 1)]);
+        let beside = lost(
+            &["boat", "usv1", "usv2"],
+            &[-d, 0.0, d],
+            &[(1, 2), (0, 1), (2, 0)],
+        );
+        assert!(alone.len() > 10 && alone.len() < 80, "{alone:?}");
+        assert_eq!(alone, beside);
     }
 
     #[test]
