@@ -192,9 +192,10 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         los > 10.0 && nlos > 0.5 && nlos < 0.8 * los,
         &format!("LOS {los} Mbit/s, NLOS {nlos} Mbit/s"),
     );
-    // The vessels share one 802.11g medium: the summary counts its MAC's work per link. TCP's
-    // data one way and its ACKs the other contend for it, so some attempts collide and are
-    // retried; no frame is given up on in range, and out of range none is sent.
+    // The vessels share one 802.11g medium: the summary counts its MAC's work per link, every
+    // attempt a first one or a retry. TCP's data one way and its ACKs the other contend for it,
+    // so some attempts collide and are retried; how much TCP sends, and so how busy the medium
+    // is, depends on how closely the run kept the wall clock.
     let air = summary["air"].as_array().unwrap();
     assert_eq!(air.len(), 1, "{air:?}");
     assert_eq!(air[0]["standard"], "80211g", "{}", air[0]);
@@ -214,13 +215,18 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
         assert!(n(l, "collided") <= n(l, "attempts"), "{l}");
     }
     assert!(
-        n(&data, "frames") > 10_000 && n(&data, "collided") > 0,
-        "TCP's data over the air: {data}"
+        n(&data, "frames") > 0 && n(&acks, "frames") > 0,
+        "TCP over the air: {data} {acks}"
     );
-    assert!(
-        air[0]["busy_share"].as_f64().unwrap() > 0.1,
-        "the medium busy with TCP in LOS and NLOS: {}",
-        air[0]
+    common::assert_if_kept_pace(
+        &summary,
+        n(&data, "frames") > 10_000
+            && n(&data, "collided") > 0
+            && air[0]["busy_share"].as_f64().unwrap() > 0.1,
+        &format!(
+            "TCP's data over the air, some of it collided, the medium busy: {}",
+            air[0]
+        ),
     );
     let changes: Vec<_> = record
         .channel
