@@ -20,14 +20,19 @@
 //! folders and print where).
 
 #[path = "common/figures.rs"]
+#[allow(dead_code)]
 mod figures;
 #[path = "common/ns3.rs"]
 #[allow(dead_code)]
 mod ns3;
 
-use netsim_cosim::output::{
-    record::Record,
-    schema::{Outcome, PacketRecord},
+use netsim_cosim::{
+    config,
+    model::link::{Geometry, LinkSpec},
+    output::{
+        record::Record,
+        schema::{Outcome, PacketRecord},
+    },
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -58,6 +63,21 @@ fn scenario(dir: &Path, d_m: f64, seconds: f64, rtf: f64) -> PathBuf {
     let path = dir.join(format!("tcp_{d_m}.yaml"));
     std::fs::write(&path, yaml).unwrap();
     path
+}
+
+/// The level (dBm) of `scenario`'s link at `d_m` in line of sight, as its model computes it.
+fn level_dbm(scenario: &Path, d_m: f64) -> f64 {
+    let loaded = config::load(scenario).unwrap_or_else(|e| panic!("{e}"));
+    let s = &loaded.scenario;
+    LinkSpec::from_config(&s.links.default, &s.world.water)
+        .budget(&Geometry {
+            distance_m: d_m,
+            los: true,
+            hop_loss_db: 0.0,
+            mean_depth_m: 0.0,
+            arrivals: None,
+        })
+        .level_db
 }
 
 /// One run's figures: Mbit/s, median one-way delay (ms) and whether it kept the wall clock.
@@ -170,9 +190,7 @@ fn main() {
     );
     for &d in &distances {
         let s = scenario(&dir, d, seconds, rtf);
-        let level = 16.0
-            - 20.0 * (4.0 * std::f64::consts::PI * 2.4e9 / 299_792_458.0).log10()
-            - 22.0 * d.log10();
+        let level = level_dbm(&s, d);
         let (Some(e), Some(n)) = (
             run(&dir, &s, "embedded", stream_s),
             run(&dir, &s, "ns3", stream_s),

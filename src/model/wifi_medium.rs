@@ -899,7 +899,7 @@ mod tests {
                         ideal: false,
                     };
                     copies += f.receivers.len();
-                    sent.insert(tag, (s, if unicast { f.receivers[0] } else { s }));
+                    sent.insert(tag, (s, f.link_to(s)));
                     let airtime = phy().ppdu_ns(f.bytes, f.rate);
                     arrivals.insert(tag, at.max((k - 1) * window) + airtime);
                     m.enqueue(s, f, at);

@@ -1033,9 +1033,16 @@ mod tests {
     }
 
     fn nodes(n: usize) -> Vec<NodeInfo> {
-        (0..n)
-            .map(|i| NodeInfo {
-                name: format!("v{i}"),
+        named((0..n).map(|i| format!("v{i}")))
+    }
+
+    /// Vehicles named `names`, vehicle i at 10.10.0.(i + 1) (as [`begin`] addresses them).
+    fn named(names: impl IntoIterator<Item = String>) -> Vec<NodeInfo> {
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| NodeInfo {
+                name,
                 ipv4: 0x0a0a_0001 + i as u32,
             })
             .collect()
@@ -1862,15 +1869,8 @@ mod tests {
                 b.usable && (0.05..0.1).contains(&crate::model::acoustic::per(b.ber, 8000))
             })
             .expect("a distance with PER 5-10 %");
-        let lost = |named: &[&str], xs: &[f64], flows: &[(u32, u32)]| {
-            let nodes: Vec<NodeInfo> = named
-                .iter()
-                .enumerate()
-                .map(|(i, n)| NodeInfo {
-                    name: (*n).into(),
-                    ipv4: 0x0a0a_0001 + i as u32,
-                })
-                .collect();
+        let lost = |names: &[&str], xs: &[f64], flows: &[(u32, u32)]| {
+            let nodes = named(names.iter().map(|n| n.to_string()));
             let n = nodes.len();
             let mut s = NetworkSim::new(
                 nodes,
