@@ -13,13 +13,17 @@
 //! Per row and simulator: delivered IP throughput (Mbit/s of sim time), the median one-way
 //! delay of the delivered copies (capture to receipt, the lockstep's W included in both), the
 //! copies lost (any reason; queue overflow at the sender counted apart), Jain's fairness index
-//! over the senders, and windows per second of wall time. Both: 802.11a, ideal rate choice
+//! over the senders, and windows per second of wall time. Both: 802.11a (`STANDARD`), ideal rate choice
 //! (ns-3's IdealWifiManager; the embedded model picks by level), 20 dBm, path loss exponent 3,
 //! queue 64 packets, W = 1 ms.
 //!
 //! Run: `cargo bench --bench wifi` (needs target/ns3/netsim-ns3: `scripts/setup --ns3`).
 //! Optional env: WINDOWS (default 5000: 5 s of sim time per row), ROWS (`pair`, `stations`,
-//! `hidden`, comma-separated; default all), BYTES (the datagrams' IP length, default 1500).
+//! `hidden`, comma-separated; default all), BYTES (the datagrams' IP length, default 1500),
+//! STANDARD (`80211a`, default, or another the adapter offers: `80211n-5` compares 802.11n's
+//! A-MPDUs at the same distances; Bianchi's model, of one MPDU per access, is printed for
+//! 802.11a/g only), RATE (one constant rate on both sides instead of the ideal choice:
+//! `<Mbit/s>:<ns-3 data mode>`, e.g. `65:HtMcs7` or `54:OfdmRate54Mbps`).
 
 #[path = "common/ns3.rs"]
 mod ns3;
@@ -38,7 +42,7 @@ use std::time::Instant;
 
 const W_NS: u64 = 1_000_000;
 /// What each sender offers per window: 9,000 bytes (72 Mbit/s, more than 802.11a's 54 Mbit/s
-/// PHY rate carries) in datagrams of `bytes`.
+/// and 802.11n's 65 Mbit/s PHY rates carry) in datagrams of `bytes`.
 #[derive(Clone, Copy)]
 struct Offer {
     bytes: u32,
@@ -62,12 +66,24 @@ struct Row {
     hop_loss: Vec<((usize, usize), f64)>,
 }
 
-fn scenario(row: &Row, windows: u32) -> LoadedScenario {
+fn scenario(
+    row: &Row,
+    windows: u32,
+    standard: &str,
+    mode: &Option<(f64, String)>,
+) -> LoadedScenario {
+    let (rate, manager) = match mode {
+        Some((mbps, mode)) => (
+            format!(", rate_mbps: {mbps}"),
+            format!("constant, data_mode: {mode}"),
+        ),
+        None => (String::new(), "ideal".into()),
+    };
     let mut yaml = format!(
         "name: wifi\nwindow_ms: 1\nduration_s: {}\nreal_time_factor: 0\n\
          world: {{origin: {{lat_deg: 41.5, lon_deg: -70.7}}, terrain: {{kind: procedural, size_m: [800, 800], cell_size_m: 4, base_height_m: -40}}}}\n\
-         links: {{default: {{model: rf, mac: 80211a}}}}\n\
-         simulators: {{network: {{kind: ns3, wifi: {{standard: 80211a, rate_manager: ideal}}}}}}\nvehicles:\n",
+         links: {{default: {{model: rf, mac: {standard}{rate}}}}}\n\
+         simulators: {{network: {{kind: ns3, wifi: {{standard: {standard}, rate_manager: {manager}}}}}}}\nvehicles:\n",
         f64::from(windows) / 1000.0
     );
     for (i, [x, y]) in row.at.iter().enumerate() {
@@ -264,8 +280,19 @@ async fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1500),
     );
+    let standard = std::env::var("STANDARD").unwrap_or_else(|_| "80211a".into());
+    // One constant rate on both sides: `RATE=65:HtMcs7` (Mbit/s for the embedded links, ns-3's
+    // data mode).
+    let mode = std::env::var("RATE").ok().map(|v| {
+        let (mbps, mode) = v.split_once(':').expect("RATE: <Mbit/s>:<ns-3 data mode>");
+        (mbps.parse::<f64>().expect("RATE: Mbit/s"), mode.to_string())
+    });
+    let phy = Phy::of(
+        serde_yaml::from_str::<config::WifiStandard>(&standard)
+            .unwrap_or_else(|e| panic!("STANDARD={standard}: {e}")),
+    );
     println!(
-        "802.11a, embedded (rf with mac) vs ns-3 (IdealWifiManager), W = 1 ms, {windows} windows a row, {} datagrams of {} B per sender per window",
+        "{standard}, embedded (rf with mac) vs ns-3 (IdealWifiManager), W = 1 ms, {windows} windows a row, {} datagrams of {} B per sender per window",
         offer.per_window, offer.bytes
     );
     println!(
@@ -277,9 +304,8 @@ async fn main() {
         "", "embedded", "ns-3", "embedded / ns-3"
     );
     let dir = tempfile::tempdir().unwrap();
-    let phy = Phy::of(config::WifiStandard::A);
     for row in rows(&which) {
-        let loaded = scenario(&row, windows);
+        let loaded = scenario(&row, windows, &standard, &mode);
         let (begins, sent) = begins(&row, windows, offer);
         let mut embedded = Link::local(
             "embedded network simulator",
@@ -304,14 +330,14 @@ async fn main() {
             e.median_delay_ms / s.median_delay_ms,
             e.windows_per_s / s.windows_per_s
         );
-        if row.name.ends_with("stations") {
+        if row.name.ends_with("stations") && !phy.aggregates() {
             let n = row.senders.len();
             let rate = *phy.rates().last().unwrap();
             let mpdu = phy.mpdu_bytes(offer.bytes);
             let model = bianchi_saturation_bps(&phy, n, mpdu, rate) * f64::from(offer.bytes)
                 / f64::from(mpdu);
             println!(
-                "{:<13} | Bianchi at 54 Mbit/s: {:.2} Mbit/s of IP; embedded / Bianchi {:.3}, ns-3 / Bianchi {:.3}",
+                "{:<13} | Bianchi at the top rate: {:.2} Mbit/s of IP; embedded / Bianchi {:.3}, ns-3 / Bianchi {:.3}",
                 "",
                 model / 1e6,
                 e.mbps * 1e6 / model,

@@ -16,7 +16,8 @@
 //! in wall seconds, default 12), RTF (the runs' real-time factor, default 1; below 1 gives ns-3,
 //! which costs more per window, the time to keep up on a busy machine: the kernels' TCP then
 //! sees slower wall-clock round trips, the figures stay in sim time), DISTANCES
-//! (comma-separated metres, default 20,60,100,150,200,260,330,400), BENCH_KEEP (keep the runs'
+//! (comma-separated metres, default 20,60,100,150,200,260,330,400), STANDARD (default
+//! `80211g`; `80211n-2.4` for 802.11n's A-MPDUs in the same band), BENCH_KEEP (keep the runs'
 //! folders and print where).
 
 #[path = "common/figures.rs"]
@@ -44,7 +45,7 @@ const SETTLE_S: f64 = 3.0;
 
 /// The scenario: vessels `a` at the origin and `b` `d_m` east of it, `b` sending to `a` for
 /// `seconds` of wall time, paced at `rtf`.
-fn scenario(dir: &Path, d_m: f64, seconds: f64, rtf: f64) -> PathBuf {
+fn scenario(dir: &Path, d_m: f64, seconds: f64, rtf: f64, standard: &str) -> PathBuf {
     let duration = (CLIENT_START_S + seconds * rtf + 1.0).ceil();
     let yaml = format!(
         "name: tcp_{d_m}\nwindow_ms: 1\nduration_s: {duration}\nseed: 1\nreal_time_factor: {rtf}\n\
@@ -52,8 +53,8 @@ fn scenario(dir: &Path, d_m: f64, seconds: f64, rtf: f64) -> PathBuf {
          vehicles:\n\
          \x20 - {{name: a, addresses: [10.31.0.1/24], start: {{x: -450, y: 0, z: 2}}, motion: {{kind: stationary}}}}\n\
          \x20 - {{name: b, addresses: [10.31.0.2/24], start: {{x: {}, y: 0, z: 2}}, motion: {{kind: stationary}}}}\n\
-         links: {{default: {{model: rf, mac: 80211g, frequency_ghz: 2.4, tx_power_dbm: 16, path_loss_exponent: 2.2, reference_distance_m: 1, noise_floor_dbm: -94}}, queue_packets: 64}}\n\
-         simulators: {{network: {{kind: ns3, wifi: {{standard: 80211g, rate_manager: ideal}}}}, startup_timeout_ms: 30000}}\n\
+         links: {{default: {{model: rf, mac: {standard}, frequency_ghz: 2.4, tx_power_dbm: 16, path_loss_exponent: 2.2, reference_distance_m: 1, noise_floor_dbm: -94}}, queue_packets: 64}}\n\
+         simulators: {{network: {{kind: ns3, wifi: {{standard: {standard}, rate_manager: ideal}}}}, startup_timeout_ms: 30000}}\n\
          network: {{capture: tun, max_hold_windows: 2000}}\n\
          programs:\n\
          \x20 - {{name: server, vehicle: a, command: \"iperf3 -s\"}}\n\
@@ -151,6 +152,7 @@ fn main() {
     let rtf = figures::number("RTF", 1.0);
     // The stream's length in sim time.
     let stream_s = seconds * rtf;
+    let standard = std::env::var("STANDARD").unwrap_or_else(|_| "80211g".into());
     let distances: Vec<f64> = std::env::var("DISTANCES")
         .unwrap_or_else(|_| "20,60,100,150,200,260,330,400".into())
         .split(',')
@@ -169,7 +171,7 @@ fn main() {
         tmp.path().to_owned()
     };
     println!(
-        "iperf3 TCP, one 802.11g pair (16 dBm, n = 2.2), W = 1 ms, real-time factor {rtf}, streams of {stream_s} s of sim time, measured from {SETTLE_S} s after their start"
+        "iperf3 TCP, one {standard} pair (16 dBm, n = 2.2), W = 1 ms, real-time factor {rtf}, streams of {stream_s} s of sim time, measured from {SETTLE_S} s after their start"
     );
     println!(
         "{:>8} {:>9} | {:>8} {:>9} {:>5} | {:>8} {:>9} {:>5} | {:>6} {:>6}",
@@ -189,7 +191,7 @@ fn main() {
         "", "", "embedded", "ns-3", "embedded/ns-3"
     );
     for &d in &distances {
-        let s = scenario(&dir, d, seconds, rtf);
+        let s = scenario(&dir, d, seconds, rtf, &standard);
         let level = level_dbm(&s, d);
         let (Some(e), Some(n)) = (
             run(&dir, &s, "embedded", stream_s),

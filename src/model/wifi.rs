@@ -16,8 +16,14 @@
 //!   a uniform number of slots in `[0, CW]`; CW starts at CWmin and doubles plus one after each
 //!   failed attempt up to CWmax; after [`RETRY_LIMIT`] attempts the frame is dropped.
 //!
-//! Not modelled here: RTS/CTS, A-MPDU aggregation and block acknowledgements, 40 MHz channels,
-//! several spatial streams, short guard intervals, DSSS rates.
+//! - 802.11n aggregates the frames queued to one receiver into an A-MPDU (each MPDU behind a
+//!   4-byte delimiter, padded to 4 bytes but the last) of at most 64 MPDUs (the Block Ack
+//!   window), 65,535 bytes and 5,484 µs (aPPDUMaxTime of the HT mixed format), answered after
+//!   SIFS by a 32-byte compressed Block Ack at the ACK's rate ([`Phy::aggregates`],
+//!   [`Phy::ampdu_bytes`], [`Phy::block_ack_ns`]).
+//!
+//! Not modelled here: RTS/CTS, 40 MHz channels, several spatial streams, short guard
+//! intervals, DSSS rates.
 
 use crate::config::WifiStandard;
 use std::sync::OnceLock;
@@ -31,6 +37,19 @@ pub const ACK_BYTES: u32 = 14;
 pub const LLC_SNAP_BYTES: u32 = 8;
 /// Frame check sequence.
 pub const FCS_BYTES: u32 = 4;
+/// A compressed Block Ack (frame control, duration, two addresses, BA control, starting
+/// sequence control, 8-byte bitmap, FCS).
+pub const BLOCK_ACK_BYTES: u32 = 32;
+/// A compressed Block Ack Request (frame control, duration, two addresses, BAR control,
+/// starting sequence control, FCS).
+pub const BLOCK_ACK_REQUEST_BYTES: u32 = 24;
+/// The MPDU delimiter in front of each subframe of an A-MPDU.
+pub const DELIMITER_BYTES: u32 = 4;
+/// An A-MPDU's limits: MPDUs (the Block Ack window), bytes (the HT PSDU's maximum) and air
+/// time (aPPDUMaxTime of the HT mixed format, the L-SIG's limit).
+pub const MAX_AMPDU_MPDUS: usize = 64;
+pub const MAX_AMPDU_BYTES: u32 = 65_535;
+pub const MAX_HT_PPDU_NS: u64 = 5_484_000;
 
 const SYMBOL_NS: u64 = 4_000;
 /// Legacy preamble (short and long training, 16 µs) and SIGNAL (4 µs).
@@ -353,6 +372,30 @@ impl Phy {
         self.preamble_ns + symbols * SYMBOL_NS + self.extension_ns
     }
 
+    /// From a PPDU's start to the end of the symbol that carries its PSDU's first `bytes`
+    /// bytes (where an A-MPDU's subframe ending there has been received).
+    pub fn through_ns(&self, bytes: u32, rate: Rate) -> u64 {
+        let bits = 16 + 8 * u64::from(bytes);
+        self.preamble_ns + bits.div_ceil(u64::from(rate.bits_per_symbol)) * SYMBOL_NS
+    }
+
+    /// Whether the standard aggregates frames to one receiver into A-MPDUs (802.11n).
+    pub fn aggregates(&self) -> bool {
+        matches!(self.standard, WifiStandard::N2_4 | WifiStandard::N5)
+    }
+
+    /// The PSDU of an A-MPDU of MPDUs of `mpdus` bytes: each behind its delimiter, every one
+    /// but the last padded to a multiple of 4 bytes.
+    pub fn ampdu_bytes(&self, mpdus: impl IntoIterator<Item = u32>) -> u32 {
+        let mut total = 0u32;
+        for m in mpdus {
+            total = total
+                .next_multiple_of(4)
+                .saturating_add(DELIMITER_BYTES + m);
+        }
+        total
+    }
+
     /// The rate of the ACK to a frame sent at `data`: the highest mandatory rate not above its
     /// reference rate.
     pub fn ack_rate(&self, data: Rate) -> Rate {
@@ -364,10 +407,26 @@ impl Phy {
             .unwrap_or(MANDATORY[0])
     }
 
+    /// Whether an A-MPDU of `bytes` at `rate` is within the limits of one.
+    pub fn ampdu_fits(&self, bytes: u32, rate: Rate) -> bool {
+        bytes <= MAX_AMPDU_BYTES && self.ppdu_ns(bytes, rate) <= MAX_HT_PPDU_NS
+    }
+
     /// Airtime of the ACK to a frame sent at `data` (a legacy PPDU in every standard here).
     pub fn ack_ns(&self, data: Rate) -> u64 {
+        self.control_ns(ACK_BYTES, data)
+    }
+
+    /// Airtime of the Block Ack to an A-MPDU sent at `data` (at the ACK's rate).
+    pub fn block_ack_ns(&self, data: Rate) -> u64 {
+        self.control_ns(BLOCK_ACK_BYTES, data)
+    }
+
+    /// Airtime of a control frame of `bytes` (ACK, Block Ack, Block Ack Request) in a
+    /// legacy PPDU at the ACK's rate for `data`.
+    pub fn control_ns(&self, bytes: u32, data: Rate) -> u64 {
         let rate = self.ack_rate(data);
-        let bits = 16 + 8 * u64::from(ACK_BYTES) + 6;
+        let bits = 16 + 8 * u64::from(bytes) + 6;
         LEGACY_PREAMBLE_NS
             + bits.div_ceil(u64::from(rate.bits_per_symbol)) * SYMBOL_NS
             + self.extension_ns
@@ -516,6 +575,35 @@ mod tests {
             assert!((0.02..0.3).contains(&per), "{} at {th}: {per}", r.bps);
         }
         assert_eq!(a.rates()[0].ber(-40.0), 0.5);
+    }
+
+    /// 1500-byte IP packets (1538-byte MPDUs) aggregated at 2.4 GHz: 1544 bytes a subframe
+    /// but the last (1542); the PPDU's 5,484 µs bound how many go in one A-MPDU at each MCS
+    /// (65,535 bytes would allow 42), and the Block Ack at 24 Mbit/s takes 38 µs (32 at 5 GHz).
+    #[test]
+    fn an_ampdu_is_bound_by_the_ppdus_time_at_every_mcs() {
+        let n = Phy::of(WifiStandard::N2_4);
+        assert!(n.aggregates() && !Phy::of(WifiStandard::G).aggregates());
+        let mpdu = n.mpdu_bytes(1500);
+        assert_eq!(mpdu, 1538);
+        assert_eq!(n.ampdu_bytes([mpdu]), 1542);
+        assert_eq!(n.ampdu_bytes([mpdu; 28]), 1544 * 27 + 1542);
+        assert_eq!(n.ampdu_bytes([30, mpdu]), 36 + 1542);
+        let most: Vec<usize> = HT_RATES
+            .iter()
+            .map(|&r| {
+                (1..=MAX_AMPDU_MPDUS)
+                    .take_while(|&k| n.ampdu_fits(n.ampdu_bytes(vec![mpdu; k]), r))
+                    .last()
+                    .unwrap_or(0)
+            })
+            .collect();
+        assert_eq!(most, [2, 5, 8, 11, 17, 22, 25, 28]);
+        assert_eq!(n.ppdu_ns(n.ampdu_bytes([mpdu; 28]), HT_RATES[7]), 5_366_000);
+        assert_eq!(n.block_ack_ns(HT_RATES[7]), 38_000);
+        assert_eq!(Phy::of(WifiStandard::N5).block_ack_ns(HT_RATES[7]), 32_000);
+        // A subframe is received at the end of the symbol carrying its last byte.
+        assert_eq!(n.through_ns(1542, HT_RATES[7]), 36_000 + 48 * 4_000);
     }
 
     /// HT mixed format at MCS 7: 36 µs of preamble and ⌈(16 + 8·1538 + 6) / 260⌉ = 48 symbols
