@@ -108,13 +108,29 @@ pub(super) fn exec(vehicle: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// A one-off iperf3 server in `vehicle`, bound to `ip`.
+/// A one-off iperf3 server in `vehicle`, bound to `ip`, listening when this returns (a loaded
+/// machine may take seconds to start it; a client started before would be refused).
 fn iperf3_server(vehicle: &str, ip: &str) -> std::process::Child {
-    Command::new(COSIM)
+    let mut server = Command::new(COSIM)
         .args(["exec", vehicle, "--", "iperf3", "-s", "-1", "-B", ip])
         .stdout(Stdio::null())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    loop {
+        let listening = exec(vehicle, &["ss", "-ltnH", "sport", "= :5201"]);
+        if String::from_utf8_lossy(&listening.stdout).contains(ip) {
+            return server;
+        }
+        if t0.elapsed() > Duration::from_secs(60) || server.try_wait().unwrap().is_some() {
+            let _ = server.kill();
+            panic!(
+                "iperf3 -s in {vehicle} not listening on {ip}:5201 after {:?}",
+                t0.elapsed()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn summary(out: &Path) -> serde_json::Value {
@@ -384,7 +400,7 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
     let summary = live_run(&s, &out, None, move || {
         let o = exec(
             "pga",
-            &["ping", "-c", "10", "-i", "0.1", "-W", "1", &ip_of(64, 1)],
+            &["ping", "-c", "10", "-i", "0.1", "-W", "5", &ip_of(64, 1)],
         );
         assert_eq!(
             ping_replies(&o),
@@ -394,7 +410,7 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
         );
         let o = exec(
             "pgb",
-            &["ping", "-6", "-c", "5", "-i", "0.1", "-W", "1", "fd40::1"],
+            &["ping", "-6", "-c", "5", "-i", "0.1", "-W", "5", "fd40::1"],
         );
         assert_eq!(
             ping_replies(&o),
@@ -520,7 +536,7 @@ fn nothing_crosses_when_the_simulator_drops_and_the_ledger_says_why() {
     let summary = live_run(&s, &out, Some(Box::new(DropAll(0))), move || {
         let o = exec(
             "dra",
-            &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(65, 1)],
+            &["ping", "-c", "5", "-i", "0.1", "-W", "5", &ip_of(65, 1)],
         );
         assert_eq!(ping_replies(&o), 0);
     });
@@ -773,12 +789,13 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
         let _ = server.wait();
         let after_tcp = tun_rx_packets("grb");
         // An unthrottled flood of small datagrams now and then ends iperf3's one-off server
-        // ("select failed"), and its client then never ends: each try is bounded (10 s) and
-        // made again with a fresh server, up to three times.
+        // ("select failed"), and its client then never ends: each try is bounded (30 s, a
+        // hang guard: a 1 s stream on a loaded machine can take several) and made again with
+        // a fresh server, up to three times.
         let udp = ["-u", "-b", "0", "-l", "36", "-w", "4M", "-t", "1", "-J"];
         let server_ip = ip_of(73, 1);
         let client = [
-            &["timeout", "-k", "2", "10", "iperf3", "-c", &server_ip][..],
+            &["timeout", "-k", "2", "30", "iperf3", "-c", &server_ip][..],
             &udp,
         ]
         .concat();
@@ -792,7 +809,8 @@ fn without_offloads_the_simulator_sees_wire_packets_and_the_receiver_gets_bursts
                 break;
             }
             eprintln!(
-                "iperf3 UDP try failed: {}",
+                "iperf3 UDP try failed ({}): {}",
+                tried.status,
                 String::from_utf8_lossy(&tried.stderr)
             );
             let _ = server.kill();
@@ -878,7 +896,7 @@ fn the_record_has_one_packet_per_copy_and_its_delivered_bytes_match_the_per_link
     let summary = live_run(&s, &out, None, move || {
         let o = exec(
             "rca",
-            &["ping", "-c", "5", "-i", "0.1", "-W", "1", &ip_of(71, 1)],
+            &["ping", "-c", "5", "-i", "0.1", "-W", "5", &ip_of(71, 1)],
         );
         assert_eq!(
             ping_replies(&o),
@@ -1015,7 +1033,7 @@ fn the_added_delay_is_the_ideal_links_delay_within_one_window() {
     let summary = live_run(&s, &out, None, move || {
         let o = exec(
             "dla",
-            &["ping", "-c", "10", "-i", "0.2", "-W", "2", &ip_of(69, 1)],
+            &["ping", "-c", "10", "-i", "0.2", "-W", "5", &ip_of(69, 1)],
         );
         *r.lock().unwrap() = ping_rtts_ms(&o);
     });

@@ -742,7 +742,8 @@ fn adapter_pid(out: &Path) -> Option<u32> {
     })
 }
 
-/// Runs the short scenario live, sends the real adapter `signal` 3 s in, and returns the exit
+/// Runs the short scenario live, sends the real adapter `signal` once the ping over it has a
+/// reply, and returns the exit
 /// code, stderr, how long the run took to end after that, and the adapter's pid. No namespace
 /// and no adapter may be left.
 fn run_and_break_the_adapter(signal: i32) -> (Option<i32>, String, Duration, u32) {
@@ -760,7 +761,17 @@ fn run_and_break_the_adapter(signal: i32) -> (Option<i32>, String, Duration, u32
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(3));
+    // Broken once windows go (the ping has a reply): before that the adapter's start-up
+    // timeout applies, not the window's, and a loaded machine may take seconds to get there.
+    let log = out.join("programs/ping.stdout.log");
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("bytes from")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120) && run.try_wait().unwrap().is_none(),
+            "no ping reply over ns-3 in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let pid = adapter_pid(&out).expect("the run started netsim-ns3");
     assert!(run.try_wait().unwrap().is_none(), "the run ended early");
     unsafe { libc::kill(pid as i32, signal) };
