@@ -1,6 +1,8 @@
 """Uses the AUV bridge's topics as a ROS 2 user would, for test/ros.rs: waits for /<v>/auv/pose,
 sends [60, 60, 0, 0] and then a malformed [1, 2, 3] on /<v>/thrusters, and reports as JSON what
-came back on the pose, odometry and camera topics and /clock.
+came back on the pose, odometry and camera topics and /clock once SECONDS of sim time have
+passed since it sent them and it has more than 50 poses (60 s of wall time at most: a loaded
+machine may start this node late, so the wait is in sim time).
 
     auv_topics.py VEHICLE SECONDS
 """
@@ -33,15 +35,16 @@ def main():
                                  lambda m, cam=cam: seen[cam].append((m.format, bytes(m.data[:2]).hex(), len(m.data))), qos_profile_sensor_data)
     node.create_subscription(Clock, "/clock", lambda m: seen["clock"].append(ns(m.clock)), 1)
     pub = node.create_publisher(Int8MultiArray, f"/{v}/thrusters", 10)
-    sent = False
-    end = time.monotonic() + seconds
+    sent = None
+    end = time.monotonic() + 60
     while time.monotonic() < end:
         rclpy.spin_once(node, timeout_sec=0.05)
-        if not sent and len(seen["poses"]) > 5:
+        if sent is None and len(seen["poses"]) > 5 and seen["clock"]:
             pub.publish(Int8MultiArray(data=[60, 60, 0, 0]))
             pub.publish(Int8MultiArray(data=[1, 2, 3]))
-            seen["sent_at"] = seen["poses"][-1][1]
-            sent = True
+            sent = seen["clock"][-1]
+        elif sent is not None and seen["clock"][-1] - sent >= seconds * 1e9 and len(seen["poses"]) > 50:
+            break
     poses = seen["poses"]
     print(json.dumps({
         "poses": len(poses),

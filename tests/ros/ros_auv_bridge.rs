@@ -22,7 +22,7 @@ fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
     let (images, thrusters, telemetry) = (free_port(), free_port(), free_port());
     std::fs::write(
         &scenario,
-        format!("name: auv_ros\nwindow_ms: 10\nduration_s: 16\nseed: 1\nreal_time_factor: 2\n\
+        format!("name: auv_ros\nwindow_ms: 10\nduration_s: 40\nseed: 1\nreal_time_factor: 2\n\
          world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  terrain: {{kind: procedural, size_m: [400, 400], cell_size_m: 2, base_height_m: -40, relief_m: 0}}\n\
          vehicles:\n  - {{name: auv0, addresses: [10.41.0.1/24], start: {{x: -100, y: 0, z: -20, heading_deg: 90}}, motion: {{kind: thrusters, auv_id: 0}}}}\n\
          auv_interface: {{images_port: {images}, thrusters_port: {thrusters}, telemetry_port: {telemetry}, cameras: {{width: 64, height: 48, rate_hz: 2}}}}\n"),
@@ -44,7 +44,7 @@ fn the_auv_bridge_carries_thrusters_telemetry_and_cameras_as_ros_topics() {
     let mut bridge = bridge.spawn().unwrap();
     let mut user = Command::new(python());
     user.arg(repo().join("tests/ros/auv_topics.py"))
-        .args(["auv0", "6"]);
+        .args(["auv0", "8"]);
     ros_env(&mut user, &d);
     let out = user.output().unwrap();
     let run = cosim.wait_with_output().unwrap();
