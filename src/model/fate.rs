@@ -22,7 +22,8 @@ pub enum DropReason {
     HalfDuplex,
     /// A bounded queue was full (ours, or the simulator's transmit queue).
     QueueFull,
-    /// The simulator's MAC gave up: no acknowledgement after its last retry.
+    /// The simulator's MAC gave up: no acknowledgement after its last retry (for 802.11n's
+    /// A-MPDUs, none within the frame's lifetime).
     RetryLimit,
     /// The simulator's bit error rate flipped bits and the link checks a CRC.
     BitErrors,
