@@ -11,17 +11,37 @@ use netsim_cosim::{
     wire::proto::{rosnetsim::network_update::MsgType, NetworkUpdate},
 };
 use prost::Message;
-use std::{path::Path, process::Command, time::Duration};
+use std::{
+    path::Path,
+    process::Command,
+    sync::atomic::{AtomicU32, Ordering},
+    sync::Arc,
+    time::Duration,
+};
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
 
 /// A network simulator that delivers every copy in the middle of the window after its capture
 /// (W/2 after its start: the END of a window arrives after the window opened, so a delivery at
-/// its very start could never be on time) and, in window `slow`, takes `stall` before
-/// answering.
+/// its very start could never be on time) and, in the `slow`th window that carries packets
+/// (traffic flowing, however late a loaded machine started it), takes `stall` before answering;
+/// `at` keeps that window's number.
 struct StallOnce {
     slow: Option<u32>,
     stall: Duration,
+    carried: u32,
+    at: Arc<AtomicU32>,
+}
+
+impl StallOnce {
+    fn new(slow: Option<u32>, stall: Duration) -> StallOnce {
+        StallOnce {
+            slow,
+            stall,
+            carried: 0,
+            at: Arc::new(AtomicU32::new(u32::MAX)),
+        }
+    }
 }
 
 impl Service for StallOnce {
@@ -29,8 +49,12 @@ impl Service for StallOnce {
         let r = NetworkUpdate::decode(request.as_slice())
             .map_err(|e| e.to_string())
             .map(|b| {
-                if Some(b.time_val) == self.slow {
-                    std::thread::sleep(self.stall);
+                if !b.pkt_id.is_empty() {
+                    self.carried += 1;
+                    if Some(self.carried) == self.slow {
+                        self.at.store(b.time_val, Ordering::Relaxed);
+                        std::thread::sleep(self.stall);
+                    }
                 }
                 NetworkUpdate {
                     msg_type: MsgType::End as i32,
@@ -79,12 +103,15 @@ fn f(v: &serde_json::Value) -> f64 {
 fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_report() {
     let _serial = require_root();
     let dir = tempfile::tempdir().unwrap();
-    // Window 250 (2.5 s of sim time) waits 600 ms for its END.
-    let sim = StallOnce {
-        slow: Some(250),
-        stall: Duration::from_millis(600),
-    };
+    // The 50th window with pings in it (half a second into the pings) waits 600 ms for its END.
+    let sim = StallOnce::new(Some(50), Duration::from_millis(600));
+    let at = sim.at.clone();
     let summary = pinged_run(dir.path(), ["ema", "emb"], 81, sim);
+    let stalled = at.load(Ordering::Relaxed);
+    assert_ne!(stalled, u32::MAX, "the pings reached the stall");
+    // Its start in seconds (W = 10 ms).
+    let t = f64::from(stalled) * 0.01;
+    println!("stalled window {stalled} ({t:.2} s)");
     let e = &summary["emulation"];
     println!("emulation: {e:#}");
     assert_eq!(f(&e["bound_ms"]), 5.0, "W/2 by default");
@@ -105,8 +132,8 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
     // of the windows after it, on a loaded machine) to past it.
     let stall = spans
         .iter()
-        .find(|s| f(&s["from_s"]) <= 2.6 && f(&s["to_s"]) >= 2.5)
-        .unwrap_or_else(|| panic!("no span over 2.5 s: {spans:?}"));
+        .find(|s| f(&s["from_s"]) <= t + 0.1 && f(&s["to_s"]) >= t)
+        .unwrap_or_else(|| panic!("no span over {t} s: {spans:?}"));
     assert_eq!(stall["stage"], "network_simulator", "{stall}");
     assert!(f(&stall["worst_ms"]) >= 400.0, "{stall}");
 
@@ -117,7 +144,7 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
     let worst = record
         .emulation
         .iter()
-        .filter(|w| (2.5..3.5).contains(&w.t_s))
+        .filter(|w| (t..t + 1.0).contains(&w.t_s))
         .max_by(|a, b| a.error_max_ms.total_cmp(&b.error_max_ms))
         .expect("/emulation messages in the stall's second");
     assert!(worst.error_max_ms >= 400.0, "{worst:?}");
@@ -159,10 +186,7 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
 fn a_run_where_nothing_stalls_measures_every_copy_and_warns_only_over_the_bound() {
     let _serial = require_root();
     let dir = tempfile::tempdir().unwrap();
-    let sim = StallOnce {
-        slow: None,
-        stall: Duration::ZERO,
-    };
+    let sim = StallOnce::new(None, Duration::ZERO);
     let summary = pinged_run(dir.path(), ["ena", "enb"], 82, sim);
     let e = &summary["emulation"];
     println!(
