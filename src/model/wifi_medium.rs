@@ -759,7 +759,8 @@ impl<T: Clone> WifiMedium<T> {
                 .iter()
                 .find(|q| q.frame.unicast && q.frame.receivers[0] == to)
                 .map_or(head.seq, |q| q.seq);
-            let mut sizes = vec![head.frame.bytes];
+            // The PSDU's bytes so far, as `Phy::ampdu_bytes` adds them.
+            let mut psdu = self.phy.ampdu_bytes([head.frame.bytes]);
             for q in queue.iter().skip(1) {
                 if subs.len() == MAX_AMPDU_MPDUS {
                     break;
@@ -771,13 +772,13 @@ impl<T: Clone> WifiMedium<T> {
                 if !fits {
                     continue;
                 }
-                sizes.push(q.frame.bytes);
-                if !self
-                    .phy
-                    .ampdu_fits(self.phy.ampdu_bytes(sizes.iter().copied()), rate)
-                {
+                let with = psdu
+                    .next_multiple_of(4)
+                    .saturating_add(DELIMITER_BYTES + q.frame.bytes);
+                if !self.phy.ampdu_fits(with, rate) {
                     break;
                 }
+                psdu = with;
                 subs.push(sub(q, 0));
             }
         }
@@ -822,17 +823,16 @@ impl<T: Clone> WifiMedium<T> {
                     continue;
                 }
                 let (ppdu, end) = self.ppdu(x, e);
-                for sub in &ppdu.subs {
-                    let st = &mut self.stations[x];
-                    let again = st
-                        .queue
-                        .iter_mut()
-                        .find(|q| q.id == sub.id)
-                        .is_some_and(|q| {
-                            let again = q.aired;
-                            q.aired = true;
-                            again
-                        });
+                // The subframes are in queue order: one walk of the queue marks them aired.
+                let mut queue = self.stations[x].queue.iter_mut();
+                let again: Vec<bool> = (ppdu.subs.iter())
+                    .map(|sub| {
+                        (queue.by_ref())
+                            .find(|q| q.id == sub.id)
+                            .is_some_and(|q| std::mem::replace(&mut q.aired, true))
+                    })
+                    .collect();
+                for (sub, again) in ppdu.subs.iter().zip(again) {
                     let link = self.link_of(x, &sub.frame);
                     link.attempts += 1;
                     link.retries += u64::from(again);
