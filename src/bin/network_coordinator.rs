@@ -32,6 +32,7 @@ async fn main() {
                 live,
                 agents,
                 air,
+                flows,
             } = network_coordinator(&loaded, Some(&out), Default::default()).await?;
             // The run record (and its packet ends) is the physics coordinator's.
             if let Some(l) = &live {
@@ -51,6 +52,13 @@ async fn main() {
                     }
                 }
                 cli::report_network(&live.shutdown(), &out)?;
+            }
+            if let Some(flows) = flows {
+                let mut f = flows.lock().unwrap_or_else(|e| e.into_inner());
+                let end_ns = coordinator.end_ns();
+                let (ledger, traffic) = f.finish(end_ns);
+                cli::report_network(&ledger, &out)?;
+                cli::report_traffic(&traffic, &out)?;
             }
             if let Some(air) = air {
                 let air = air.lock().unwrap_or_else(|e| e.into_inner()).summary();

@@ -14,7 +14,7 @@ pub mod report;
 pub mod run_folder;
 pub mod soak;
 
-pub use report::{compare, report, report_air, report_folder, report_network};
+pub use report::{compare, report, report_air, report_folder, report_network, report_traffic};
 
 use crate::config::{self, LoadedScenario, ZmqEndpoint};
 use crate::coord::{Ended, Participant, WindowView};

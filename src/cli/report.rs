@@ -6,6 +6,7 @@ use crate::net::ledger::LedgerSummary;
 use crate::output::report;
 use crate::output::summary::RunReport;
 use crate::sim::air::AirSummary;
+use crate::sim::flows::FlowSummary;
 use anyhow::Context;
 use std::path::Path;
 
@@ -196,6 +197,20 @@ pub fn report_network(n: &LedgerSummary, out_dir: &Path) -> anyhow::Result<()> {
         serde_json::to_vec_pretty(n)?,
     )?;
     println!("  network: {n}");
+    Ok(())
+}
+
+/// A network coordinator's generated flows (`traffic_summary.json`, as `summary.json`'s
+/// `traffic`).
+pub fn report_traffic(flows: &[FlowSummary], out_dir: &Path) -> anyhow::Result<()> {
+    create_dir(out_dir)?;
+    write(
+        &out_dir.join("traffic_summary.json"),
+        serde_json::to_vec_pretty(flows)?,
+    )?;
+    for f in flows {
+        println!("  flow {}", report::table::flow_row(f).join("  "));
+    }
     Ok(())
 }
 

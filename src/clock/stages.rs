@@ -19,6 +19,9 @@ pub enum Stage {
     NetworkSim,
     /// The live side's window work: the BEGIN's captured packets in, the END's deliveries out.
     LiveWindow,
+    /// The generated traffic's window work (`traffic.flows`): its senders, receivers and TCP
+    /// stacks run to the window's start, its packets into the BEGIN, the END's deliveries back.
+    Flows,
     /// The capture agents' part of a window: opening it on each agent and waiting for their
     /// reports (a round trip to the slowest).
     Agents,
@@ -38,13 +41,14 @@ pub enum Stage {
 }
 
 /// How many stages there are.
-pub const STAGE_COUNT: usize = 10;
+pub const STAGE_COUNT: usize = 11;
 
 const STAGES: [(Stage, &str); STAGE_COUNT] = [
     (Stage::Physics, "physics"),
     (Stage::Channel, "channel_decode"),
     (Stage::NetworkSim, "network_simulator"),
     (Stage::LiveWindow, "live_window"),
+    (Stage::Flows, "traffic"),
     (Stage::Agents, "agents"),
     (Stage::Capture, "capture"),
     (Stage::Release, "release"),
@@ -123,6 +127,7 @@ mod tests {
         assert_eq!(m["pacing_wait"].us_per_window, 200.0);
         assert_eq!(m["physics"].seconds, 0.0);
         assert_eq!(m["agents"].seconds, 0.0);
-        assert_eq!(m.len(), 10);
+        assert_eq!(m["traffic"].seconds, 0.0);
+        assert_eq!(m.len(), 11);
     }
 }

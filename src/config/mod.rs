@@ -5,7 +5,7 @@
 //! A scenario is a single YAML document whose schema is [`Scenario`] ([`scenario`]), each
 //! section's types in the module named after its key: [`world`] (its water in [`water`]),
 //! [`vehicles`], [`links`], [`simulators`], [`netsim_manager`], [`network`],
-//! [`acoustic_modems`], [`programs`], [`ros`], [`record`] (with `viewer`) and
+//! [`acoustic_modems`], [`programs`], [`traffic`], [`ros`], [`record`] (with `viewer`) and
 //! [`auv_interface`]; the shipped `config/default.yaml` explains every key.
 //! `schema/scenario.schema.json` is its JSON Schema, generated from these types and their doc
 //! comments ([`Scenario::schema_text`]; a test keeps the two equal): every shipped scenario
@@ -51,6 +51,7 @@ pub mod ros;
 pub mod scenario;
 pub mod simulators;
 pub mod terrain;
+pub mod traffic;
 pub mod vehicles;
 pub mod water;
 pub mod world;
@@ -79,6 +80,7 @@ pub use scenario::Scenario;
 pub use simulators::Simulators;
 pub use source_map::{SourceMap, MAX_NESTING};
 pub use terrain::{HeightGrid, TerrainError};
+pub use traffic::{Flow, FlowKind, Pattern, Traffic};
 pub use vehicles::{
     baud_supported, parse_host_address, Attach, AttachTo, AuvDynamics, ContainerEngine, Modem,
     ModemPassthrough, Motion, Pose, Vehicle, OWN_NETNS_PREFIX, SERIAL_BAUDS,

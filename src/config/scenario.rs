@@ -19,6 +19,7 @@ use super::programs::Program;
 use super::record::{RecordSettings, ViewerSettings};
 use super::ros::RosSettings;
 use super::simulators::Simulators;
+use super::traffic::Traffic;
 use super::vehicles::Vehicle;
 use super::world::World;
 
@@ -93,6 +94,11 @@ pub struct Scenario {
     /// namespace, and stops at its end. Default none.
     #[serde(default)]
     pub programs: Vec<Program>,
+    /// Traffic the run generates itself between vehicles, in simulated time (UDP, ping,
+    /// multicast heartbeats, TCP transfers), carried by the network simulator as live packets
+    /// are. Default none.
+    #[serde(default)]
+    pub traffic: Traffic,
     /// ROS 2 settings of every vehicle's stack (`domain_id`, `use_sim_time`, `namespace`); a
     /// vehicle's own `vehicles[].ros` overrides them key by key. Default none of them.
     #[serde(default)]

@@ -1,13 +1,13 @@
 //! A run assembled in one place: the scenario (its command-line overrides already applied at
 //! loading, see `cli::load_with`) becomes the physics coordinator with its simulators and
 //! participants ([`physics_coordinator`]), and the network coordinator with its simulator,
-//! live traffic and capture agents ([`network_coordinator`]) — the one `cosim run` and
+//! live traffic, generated traffic and capture agents ([`network_coordinator`]) — the one `cosim run` and
 //! `physics_coordinator` run in their own process, or the one `network_coordinator` serves.
 
 use super::network::{NetworkCoordinator, SharedAgents};
 use super::participants::{
-    LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant, RecordParticipant,
-    ReportPart, ViewerParticipant,
+    FlowParticipant, LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant,
+    RecordParticipant, ReportPart, SharedFlows, ViewerParticipant,
 };
 use super::physics::PhysicsCoordinator;
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
@@ -23,6 +23,7 @@ use crate::lockstep::Link;
 use crate::output::record::RecordTap;
 use crate::output::Recorder;
 use crate::sim::air::SharedAir;
+use crate::sim::flows::FlowNetwork;
 use crate::sim::network::ChannelMemo;
 use std::{
     path::{Path, PathBuf},
@@ -37,6 +38,8 @@ pub struct NetworkSide {
     pub agents: Option<SharedAgents>,
     /// The counters of the embedded network simulator's 802.11 media, if it has any.
     pub air: Option<SharedAir>,
+    /// The generated traffic (`traffic.flows`), if the scenario has any.
+    pub flows: Option<SharedFlows>,
 }
 
 /// The network coordinator of `loaded`'s run: its network simulator (the embedded one reads
@@ -55,15 +58,19 @@ pub async fn network_coordinator(
             .map(|h| Arc::new(tokio::sync::Mutex::new(h))),
         None => None,
     };
+    let flows = FlowNetwork::for_scenario(&loaded.scenario, loaded.schedule())
+        .map(|f| Arc::new(std::sync::Mutex::new(f)));
     let coordinator = NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(loaded))
         .with_live(live.clone())
         .with_agents(agents.clone())
+        .with_flows(flows.clone())
         .with_stages(stages_of(live.as_ref()));
     Ok(NetworkSide {
         coordinator,
         live,
         agents,
         air,
+        flows,
     })
 }
 
@@ -83,7 +90,7 @@ pub async fn physics_coordinator(
     let (physics, path_stats) = physics_simulator(loaded, out_dir.as_deref()).await?;
     let nav = NavSource::start(loaded).await?;
     let channel_memo = ChannelMemo::default();
-    let (network, live, agents, air) = match remote_network {
+    let (network, live, agents, air, flows) = match remote_network {
         Some(ep) => {
             let link = Link::zeromq(
                 "network coordinator",
@@ -92,13 +99,13 @@ pub async fn physics_coordinator(
                 startup_timeout(loaded),
             )
             .await?;
-            (link, None, None, None)
+            (link, None, None, None, None)
         }
         None => {
             let side =
                 network_coordinator(loaded, out_dir.as_deref(), channel_memo.clone()).await?;
             let link = Link::local("network coordinator", Box::new(side.coordinator));
-            (link, side.live, side.agents, side.air)
+            (link, side.live, side.agents, side.air, side.flows)
         }
     };
     let modem_bridges = ModemBridges::start(loaded).await?;
@@ -147,6 +154,9 @@ pub async fn physics_coordinator(
         c = c.with_participant(
             LiveParticipant::new(l, collect, schedule.window_ns, bound_ms).with_agents(agents),
         );
+    }
+    if let Some(f) = flows {
+        c = c.with_participant(FlowParticipant::new(f, collect));
     }
     if let Some(m) = modem_bridges {
         c = c.with_participant(ModemParticipant::new(m, collect));

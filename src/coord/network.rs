@@ -1,14 +1,17 @@
 //! The network coordinator: NetworkUpdate BEGIN(k) → END(k) through its network simulator,
-//! with the live side's captured packets added to each BEGIN and each END's releases handed back.
+//! with the live side's captured packets and the generated traffic's added to each BEGIN and
+//! each END's releases handed back.
 
 use crate::clock::stages::{Stage, Stages};
 use crate::clock::Schedule;
+use crate::coord::participants::SharedFlows;
 use crate::io::traffic::agents::hub::AgentHub;
 use crate::io::traffic::LiveNetwork;
 use crate::lockstep::{
     protocol::{expect_network, WindowCounter},
     Link, Reply, Service,
 };
+use crate::sim::flows::FlowNetwork;
 use crate::wire::proto::rosnetsim::network_update;
 use crate::wire::proto::NetworkUpdate;
 use prost::Message;
@@ -23,11 +26,14 @@ use std::{
 /// TUN interfaces at the delivery times the simulator chose.
 pub struct NetworkCoordinator {
     sim: Link,
+    schedule: Schedule,
     windows: WindowCounter,
     startup: Duration,
     live: Option<Arc<LiveNetwork>>,
     /// The capture agents of the vehicles on other machines, if any.
     agents: Option<SharedAgents>,
+    /// The generated traffic (`traffic.flows`), if any.
+    flows: Option<SharedFlows>,
     stages: Arc<Stages>,
 }
 
@@ -39,10 +45,12 @@ impl NetworkCoordinator {
     pub fn new(sim: Link, schedule: Schedule, startup: Duration) -> Self {
         NetworkCoordinator {
             sim,
+            schedule,
             windows: WindowCounter::new(schedule.windows),
             startup,
             live: None,
             agents: None,
+            flows: None,
             stages: Arc::default(),
         }
     }
@@ -63,6 +71,17 @@ impl NetworkCoordinator {
     pub fn with_agents(mut self, agents: Option<SharedAgents>) -> Self {
         self.agents = agents;
         self
+    }
+
+    /// Carries the generated traffic of `flows` in every window.
+    pub fn with_flows(mut self, flows: Option<SharedFlows>) -> Self {
+        self.flows = flows;
+        self
+    }
+
+    /// Sim time at the end of the last window it opened.
+    pub fn end_ns(&self) -> u64 {
+        self.schedule.start_ns(self.windows.next)
     }
 
     pub fn live(&self) -> Option<&Arc<LiveNetwork>> {
@@ -95,6 +114,11 @@ impl NetworkCoordinator {
         if let Some(live) = &self.live {
             live.begin(k, &mut begin);
         }
+        if let Some(flows) = &self.flows {
+            let started = Instant::now();
+            locked(flows).begin(k, &mut begin);
+            self.stages.since(Stage::Flows, started);
+        }
         let first = (k == 0).then_some(self.startup);
         let started = Instant::now();
         let reply = self
@@ -105,6 +129,11 @@ impl NetworkCoordinator {
         let end = expect_network(&reply, network_update::MsgType::End, k)
             .map_err(|e| self.sim.protocol_error(k, e).to_string())?;
         self.stages.since(Stage::NetworkSim, started);
+        if let Some(flows) = &self.flows {
+            let started = Instant::now();
+            locked(flows).end(k, &end);
+            self.stages.since(Stage::Flows, started);
+        }
         if let Some(live) = &self.live {
             live.end(k, &end);
             if let Some(agents) = &self.agents {
@@ -118,6 +147,10 @@ impl NetworkCoordinator {
         }
         Ok(reply)
     }
+}
+
+fn locked(m: &std::sync::Mutex<FlowNetwork>) -> std::sync::MutexGuard<'_, FlowNetwork> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Service for NetworkCoordinator {

@@ -309,6 +309,7 @@ impl PhysicsCoordinator {
             timeline: None,
             pairs: Vec::new(),
             network: None,
+            traffic: Vec::new(),
             emulation: None,
             modems: None,
             programs: Vec::new(),

@@ -424,12 +424,14 @@ impl Engine {
             }
         }
         let max = self.cfg.max_hold_windows;
-        let expired: Vec<u32> = self
+        let mut expired: Vec<u32> = self
             .held
             .iter()
             .filter(|(_, h)| k.saturating_sub(h.window) + 1 >= max)
             .map(|(&id, _)| id)
             .collect();
+        // In id order, so that the record's copy ends do not follow the hash map's order.
+        expired.sort_unstable();
         for id in expired {
             if let Some(h) = self.held.remove(&id) {
                 for d in h.pending {

@@ -11,6 +11,7 @@ use crate::output::{
 };
 use crate::sim::acoustic_paths::PathStats;
 use crate::sim::air::AirSummary;
+use crate::sim::flows::FlowSummary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::{collections::BTreeMap, path::PathBuf};
@@ -37,10 +38,14 @@ pub struct RunReport {
     pub record: Option<PathBuf>,
     pub timeline: Option<PathBuf>,
     pub pairs: Vec<PairSummary>,
-    /// The ledger of live vehicle traffic (`network.capture: tun` with an in-process network
-    /// coordinator).
+    /// The ledger of the vehicles' packets, live (`network.capture: tun`) or generated
+    /// (`traffic.flows`), with an in-process network coordinator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<LedgerSummary>,
+    /// The generated flows (`traffic.flows`): what each sent and what arrived, its
+    /// throughput and delays.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<FlowSummary>,
     /// What the emulator added to the live traffic's packets (runs with live traffic whose
     /// copies this process follows): see [`crate::output::emulation`].
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,6 +4,7 @@
 //! `cosim network-sim`).
 pub mod acoustic_paths;
 pub mod air;
+pub mod flows;
 pub mod followed;
 pub mod network;
 pub mod passthrough;

@@ -2711,3 +2711,38 @@ fn a_vehicle_on_another_machine_is_checked() {
     assert_error(&e, "vehicles[1].host", 29);
     assert!(e.message.contains("/clock bridge"), "{e}");
 }
+
+#[test]
+fn traffic_flows_are_checked_key_by_key() {
+    // BASE then `traffic.flows` from line 42, one flow per line; key path and line expected.
+    let with = |flows: &[&str]| format!("{BASE}traffic:\n  flows:\n{}\n", flows.join("\n"));
+    let ok = "    - {name: ok, from: a, to: b, send: {kind: udp, rate_kbps: 10}}";
+    let cases: &[(&[&str], &str, usize, &str)] = &[
+        (&[ok, ok], "traffic.flows[1].name", 43, "already used at traffic.flows[0].name (line 42)"),
+        (&["    - {name: x, from: a, to: z, send: {kind: ping}}"], "traffic.flows[0].to", 42, "no vehicle is named \"z\""),
+        (&["    - {name: x, from: a, to: a, send: {kind: ping}}"], "traffic.flows[0].to", 42, "is the sender"),
+        (&["    - {name: x, from: a, to: b, send: {kind: heartbeat}}"], "traffic.flows[0].to", 42, "leave `to` out"),
+        (&["    - {name: x, from: a, send: {kind: udp, rate_kbps: 10}}"], "traffic.flows[0]", 42, "needs `to`"),
+        (&["    - {name: x, from: a, to: b, send: {kind: udp, rate_kbps: 10, size_bytes: 8}}"], "traffic.flows[0].send.size_bytes", 42, "16 to 1472"),
+        (&["    - {name: x, from: a, to: b, send: {kind: udp, rate_kbps: 0}}"], "traffic.flows[0].send.rate_kbps", 42, "> 0"),
+        (&["    - {name: x, from: a, to: b, start_s: 5, send: {kind: ping}}"], "traffic.flows[0].start_s", 42, "below duration_s"),
+        (&["    - {name: x, from: a, to: b, start_s: 2, stop_s: 1, send: {kind: ping}}"], "traffic.flows[0].stop_s", 42, "after start_s"),
+        (&["    - {name: x, from: a, send: {kind: heartbeat, group: 10.0.0.9}}"], "traffic.flows[0].send.group", 42, "not an IPv4 multicast group"),
+        (&[ok, "    - {name: y, from: a, to: b, send: {kind: udp, rate_kbps: 5}}"], "traffic.flows[1].send.port", 43, "udp port 5000 of \"b\" is already the receiving end of traffic.flows[0] (line 42)"),
+        (&["    - {name: x, from: a, to: b, send: {kind: tcp, bytes: 0}}"], "traffic.flows[0].send.bytes", 42, "must be > 0"),
+        (&["    - {name: x, from: a, to: b, send: {kind: ping, rate_kbps: 1}}"], "traffic.flows[0].send.rate_kbps", 42, "unknown field `rate_kbps`, expected `interval_s` or `size_bytes`"),
+        (&["    - {name: x, from: a, to: b, send: {kind: udp, rate_kbps: 1, pattern: {kind: on_off, on_s: 0, off_s: 1}}}"], "traffic.flows[0].send.pattern.on_s", 42, "> 0"),
+    ];
+    for &(flows, key, line, says) in cases {
+        let err = error(&with(flows));
+        assert_error(&err, key, line);
+        assert!(err.message.contains(says), "{err}");
+    }
+    let ok_text = with(&[ok, "    - {name: hb, from: b, send: {kind: heartbeat}}"]);
+    assert_eq!(parse(&ok_text).unwrap().scenario.traffic.flows.len(), 2);
+    // Generated and live traffic are not mixed in one run.
+    let err = error(&format!(
+        "{ok_text}network: {{capture: tun}}\nreal_time_factor: 1\n"
+    ));
+    assert_error(&err, "traffic.flows", 41);
+}

@@ -15,6 +15,7 @@ mod architecture;
 mod beam_reference;
 mod book;
 mod config;
+mod flows;
 mod gazebo;
 mod geometry;
 mod ip_parser;

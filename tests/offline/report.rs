@@ -488,6 +488,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
             nlos_windows: 39700,
             transitions: 1,
         }],
+        traffic: Vec::new(),
         emulation: Some(emulation_summary()),
         network: Some(LedgerSummary {
             captured: delivered + dropped,

@@ -107,7 +107,13 @@ fn every_unpaced_scenario_without_live_parts_runs_the_same_twice_and_on_one_core
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     // The selection itself: these must be in it (a loader change must not empty it quietly).
-    for known in ["patrol", "acoustic_paths", "seamount_png", "ridge_csv"] {
+    for known in [
+        "patrol",
+        "acoustic_paths",
+        "seamount_png",
+        "ridge_csv",
+        "flows",
+    ] {
         assert!(names.iter().any(|n| n == known), "{known} not in {names:?}");
     }
     let dir = tempfile::tempdir().unwrap();

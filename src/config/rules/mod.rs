@@ -1,7 +1,7 @@
 //! The semantic rules of a typed scenario, one file per section (named as the file of the
 //! section's types), run by [`validate`] in a fixed order: the scenario's own keys, `world`
 //! (the water and the seabed included), `vehicles`, `links`, `simulators`, `netsim_manager`,
-//! `network`, `acoustic_modems`, `programs`, `ros`, the vehicles' `attach`, `auv_interface`,
+//! `network`, `acoustic_modems`, `programs`, `traffic`, `ros`, the vehicles' `attach`, `auv_interface`,
 //! `record`, `viewer`, then the world's extent. The first problem found is the one reported.
 //! Every rule takes the [`Ctx`]: the typed scenario and where its keys are written, so that an
 //! error names the file, the key path and the line.
@@ -20,6 +20,7 @@ mod record;
 mod ros;
 mod scenario;
 mod simulators;
+mod traffic;
 mod vehicles;
 mod water;
 mod world;
@@ -54,6 +55,46 @@ impl Ctx<'_> {
             Some(line) => format!("{key_path} (line {line})"),
             None => key_path.to_owned(),
         }
+    }
+
+    /// A name that names files or report rows: not empty, only `[A-Za-z0-9_-]`, at most
+    /// `max` characters, and not one of the `what`s named before (`seen`: name → its key).
+    fn unique_name<'a>(
+        &self,
+        key_path: &str,
+        name: &'a str,
+        max: usize,
+        what: &str,
+        seen: &mut std::collections::HashMap<&'a str, String>,
+    ) -> Check {
+        if name.is_empty() {
+            return Err(self.err(key_path, "must not be empty"));
+        }
+        if let Some(c) =
+            (name.chars()).find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
+        {
+            return Err(self.err(
+                key_path,
+                format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})"),
+            ));
+        }
+        if name.len() > max {
+            return Err(self.err(
+                key_path,
+                format!("{name:?} is longer than {max} characters"),
+            ));
+        }
+        if let Some(first) = seen.get(name) {
+            return Err(self.err(
+                key_path,
+                format!(
+                    "{what} name {name:?} is already used at {}",
+                    self.line_note(first)
+                ),
+            ));
+        }
+        seen.insert(name, key_path.to_owned());
+        Ok(())
     }
 
     fn positive(&self, key_path: &str, v: f64) -> Check {

@@ -21,36 +21,7 @@ pub(super) fn programs(cx: &Ctx) -> Check {
     for (i, p) in s.programs.iter().enumerate() {
         let key = join_index("programs", i);
         let k = |f: &str| join_key(&key, f);
-        if p.name.is_empty() {
-            return Err(cx.err(&k("name"), "must not be empty"));
-        }
-        if let Some(c) = p
-            .name
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
-        {
-            return Err(cx.err(
-                &k("name"),
-                format!("may contain only A-Z, a-z, 0-9, '_' and '-' (found {c:?})"),
-            ));
-        }
-        if p.name.len() > MAX_PROGRAM_NAME {
-            return Err(cx.err(
-                &k("name"),
-                format!("{:?} is longer than {MAX_PROGRAM_NAME} characters", p.name),
-            ));
-        }
-        if let Some(first) = names.get(p.name.as_str()) {
-            return Err(cx.err(
-                &k("name"),
-                format!(
-                    "program name {:?} is already used at {}",
-                    p.name,
-                    cx.line_note(first)
-                ),
-            ));
-        }
-        names.insert(&p.name, k("name"));
+        cx.unique_name(&k("name"), &p.name, MAX_PROGRAM_NAME, "program", &mut names)?;
         if let Some(v) = &p.vehicle {
             if !s.vehicles.iter().any(|x| &x.name == v) {
                 return Err(cx.err(&k("vehicle"), format!("no vehicle is named {v:?}")));

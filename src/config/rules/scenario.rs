@@ -22,6 +22,7 @@ use super::programs::programs;
 use super::record::{record, viewer};
 use super::ros::ros;
 use super::simulators::simulators;
+use super::traffic::traffic;
 use super::vehicles::{attach, vehicles};
 use super::water::water;
 use super::world::{check_inside_world, seabed_and_acoustic_paths, world};
@@ -74,6 +75,7 @@ pub(in crate::config) fn validate(cx: &Ctx) -> Check {
     network(cx)?;
     acoustic_modems(cx)?;
     programs(cx)?;
+    traffic(cx)?;
     ros(cx)?;
     attach(cx)?;
     auv_interface(cx)?;

@@ -1,7 +1,7 @@
 //! The participants a scenario brings to its run (see [`super::participant`]): each adapts one
 //! `io` or `output` type, which cannot name the coordinator's layer, to [`super::Participant`].
 //! [`super::assemble::physics_coordinator`] adds them in this order: programs, nav source,
-//! live copies, modem bridges, report parts (acoustic paths, 802.11 media), recorder (the
+//! live copies, generated traffic, modem bridges, report parts (acoustic paths, 802.11 media), recorder (the
 //! recorder writes what the ones before it produced),
 //! live viewer (it counts what it served once the recorder has written the run's end).
 //!
@@ -9,6 +9,7 @@
 //! as the ROS 2 publishers and the progress bar are) and one
 //! [`super::PhysicsCoordinator::with_participant`] call.
 
+mod flows;
 mod live;
 mod modems;
 mod nav;
@@ -18,6 +19,7 @@ mod record;
 mod report_part;
 mod viewer;
 
+pub use flows::{FlowParticipant, SharedFlows};
 pub use live::LiveParticipant;
 pub use modems::ModemParticipant;
 pub use nav::NavParticipant;

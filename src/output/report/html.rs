@@ -95,6 +95,7 @@ pub fn page(a: &Analysis, f: &Figures, series: &[String], notes: &[String]) -> S
     emulation(&mut o, a, f);
     modems(&mut o, a, f);
     ledger(&mut o, a, f);
+    flows(&mut o, a);
     air(&mut o, a);
     programs(&mut o, a);
     metrics(&mut o, a);
@@ -615,6 +616,24 @@ fn packet_ledger(o: &mut String, traffic: &[&LinkSeries]) {
     r.extend(totals.iter().map(u64::to_string));
     rows.push(r);
     table(o, &header, &rows);
+}
+
+/// The generated flows (`traffic.flows`): what each sent and received, its throughput and delays.
+fn flows(o: &mut String, a: &Analysis) {
+    let Some(s) = a.summary.as_ref().filter(|s| !s.traffic.is_empty()) else {
+        return;
+    };
+    o.push_str("<h2 id=\"flows\">Generated flows</h2>\n");
+    o.push_str("<p class=\"note\">The scenario's <code>traffic.flows</code>, sent and received in sim time: packets (TCP: bytes) sent and received intact, the share lost, the payload throughput over the flow's time, and the one-way delay (ping: round trip).</p>\n");
+    let rows: Vec<Vec<String>> = (s.traffic.iter())
+        .map(|f| {
+            super::table::flow_row(f)
+                .into_iter()
+                .map(|c| escape(&c))
+                .collect()
+        })
+        .collect();
+    table(o, &super::table::FLOW_HEADER, &rows);
 }
 
 /// The 802.11 media (links with `mac`): per link the attempts, retries, collisions, air time

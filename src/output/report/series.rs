@@ -1118,6 +1118,7 @@ mod tests {
             timeline: None,
             pairs: Vec::new(),
             network: None,
+            traffic: Vec::new(),
             emulation: None,
             modems: None,
             programs: Vec::new(),

@@ -5,6 +5,7 @@
 use super::series::{outcome_rank, Analysis, ChannelState, LinkLedger, Stats};
 use crate::net::ledger::drops_text;
 use crate::output::soak::{Soak, GROWTH_LIMIT_PERCENT};
+use crate::sim::flows::FlowSummary;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use std::fmt::Write;
 
@@ -86,6 +87,7 @@ pub fn terminal(a: &Analysis) -> String {
         emulation,
         pairs,
         links,
+        flows,
         packet_ledger,
         air,
         modems,
@@ -217,6 +219,61 @@ fn packet_ledger(a: &Analysis) -> String {
         Some(n) => format!("packets: {n}\n"),
         None => String::new(),
     }
+}
+
+/// The columns of the generated flows, as the terminal and the page show them.
+pub const FLOW_HEADER: [&str; 8] = [
+    "flow",
+    "kind",
+    "sent",
+    "received",
+    "lost",
+    "throughput",
+    "delay p50 / p95",
+    "max",
+];
+
+/// One generated flow's row (the summary's `traffic`).
+pub fn flow_row(f: &FlowSummary) -> Vec<String> {
+    let to = f.to.as_deref().unwrap_or("(all)");
+    let (sent, received) = if f.kind == "tcp" {
+        (bytes(f.sent_bytes), bytes(f.received_bytes))
+    } else {
+        (f.sent_packets.to_string(), f.received_packets.to_string())
+    };
+    let ms = |v: f64| duration(v / 1e3);
+    vec![
+        format!("{} {} → {to}", f.name, f.from),
+        f.kind.clone(),
+        sent,
+        received,
+        percent(f.lost_share),
+        format!("{:.1} kbit/s", f.throughput_kbps),
+        f.delay.as_ref().map_or("–".into(), |d| {
+            format!("{} / {}", ms(d.p50_ms), ms(d.p95_ms))
+        }),
+        f.delay.as_ref().map_or("–".into(), |d| ms(d.max_ms)),
+    ]
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+/// The generated flows: what each sent and received, at what rate and delay.
+fn flows(a: &Analysis) -> String {
+    let Some(s) = a.summary.as_ref().filter(|s| !s.traffic.is_empty()) else {
+        return String::new();
+    };
+    let mut t = table(&FLOW_HEADER, &[]);
+    for f in &s.traffic {
+        t.add_row(flow_row(f));
+    }
+    format!("{t}\n")
 }
 
 /// The columns of an 802.11 medium's links, as the terminal and the page show them.
