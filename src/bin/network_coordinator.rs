@@ -10,6 +10,7 @@ use netsim_cosim::{
     },
     coord::{network_coordinator, NetworkSide},
     lockstep::zmq,
+    sim::flows::lock,
 };
 use std::time::Duration;
 
@@ -54,9 +55,7 @@ async fn main() {
                 cli::report_network(&live.shutdown(), &out)?;
             }
             if let Some(flows) = flows {
-                let mut f = flows.lock().unwrap_or_else(|e| e.into_inner());
-                let end_ns = coordinator.end_ns();
-                let (ledger, traffic) = f.finish(end_ns);
+                let (ledger, traffic) = lock(&flows).finish(coordinator.end_ns());
                 cli::report_network(&ledger, &out)?;
                 cli::report_traffic(&traffic, &out)?;
             }

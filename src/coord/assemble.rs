@@ -1,13 +1,14 @@
 //! A run assembled in one place: the scenario (its command-line overrides already applied at
 //! loading, see `cli::load_with`) becomes the physics coordinator with its simulators and
 //! participants ([`physics_coordinator`]), and the network coordinator with its simulator,
-//! live traffic, generated traffic and capture agents ([`network_coordinator`]) — the one `cosim run` and
-//! `physics_coordinator` run in their own process, or the one `network_coordinator` serves.
+//! live traffic, generated traffic and capture agents ([`network_coordinator`]) — the one
+//! `cosim run` and `physics_coordinator` run in their own process, or the one
+//! `network_coordinator` serves.
 
 use super::network::{NetworkCoordinator, SharedAgents};
 use super::participants::{
     FlowParticipant, LiveParticipant, ModemParticipant, NavParticipant, ProgramParticipant,
-    RecordParticipant, ReportPart, SharedFlows, ViewerParticipant,
+    RecordParticipant, ReportPart, ViewerParticipant,
 };
 use super::physics::PhysicsCoordinator;
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
@@ -23,7 +24,7 @@ use crate::lockstep::Link;
 use crate::output::record::RecordTap;
 use crate::output::Recorder;
 use crate::sim::air::SharedAir;
-use crate::sim::flows::FlowNetwork;
+use crate::sim::flows::{FlowNetwork, SharedFlows};
 use crate::sim::network::ChannelMemo;
 use std::{
     path::{Path, PathBuf},

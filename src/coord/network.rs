@@ -4,14 +4,13 @@
 
 use crate::clock::stages::{Stage, Stages};
 use crate::clock::Schedule;
-use crate::coord::participants::SharedFlows;
 use crate::io::traffic::agents::hub::AgentHub;
 use crate::io::traffic::LiveNetwork;
 use crate::lockstep::{
     protocol::{expect_network, WindowCounter},
     Link, Reply, Service,
 };
-use crate::sim::flows::FlowNetwork;
+use crate::sim::flows::{lock, SharedFlows};
 use crate::wire::proto::rosnetsim::network_update;
 use crate::wire::proto::NetworkUpdate;
 use prost::Message;
@@ -116,7 +115,7 @@ impl NetworkCoordinator {
         }
         if let Some(flows) = &self.flows {
             let started = Instant::now();
-            locked(flows).begin(k, &mut begin);
+            lock(flows).begin(k, &mut begin);
             self.stages.since(Stage::Flows, started);
         }
         let first = (k == 0).then_some(self.startup);
@@ -131,7 +130,7 @@ impl NetworkCoordinator {
         self.stages.since(Stage::NetworkSim, started);
         if let Some(flows) = &self.flows {
             let started = Instant::now();
-            locked(flows).end(k, &end);
+            lock(flows).end(k, &end);
             self.stages.since(Stage::Flows, started);
         }
         if let Some(live) = &self.live {
@@ -147,10 +146,6 @@ impl NetworkCoordinator {
         }
         Ok(reply)
     }
-}
-
-fn locked(m: &std::sync::Mutex<FlowNetwork>) -> std::sync::MutexGuard<'_, FlowNetwork> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Service for NetworkCoordinator {

@@ -4,22 +4,15 @@
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowView};
 use crate::net::ledger::CopyEnd;
-use crate::sim::flows::FlowNetwork;
-use std::sync::{Arc, Mutex, MutexGuard};
+use crate::sim::flows::{lock, SharedFlows};
 
-/// The run's [`FlowNetwork`], shared with the network coordinator that drives it.
-pub type SharedFlows = Arc<Mutex<FlowNetwork>>;
-
-/// Hands on the generated traffic's copy ends and ends it with the run.
+/// Hands on the generated traffic's ([`crate::sim::flows::FlowNetwork`]) copy ends and ends
+/// it with the run.
 pub struct FlowParticipant {
     flows: SharedFlows,
     /// Whether the copy ends are handed on every window (to the recorder).
     collect: bool,
     scratch: Vec<CopyEnd>,
-}
-
-fn locked(m: &Mutex<FlowNetwork>) -> MutexGuard<'_, FlowNetwork> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl FlowParticipant {
@@ -40,14 +33,14 @@ impl Participant for FlowParticipant {
             self.scratch.clear();
             &mut self.scratch
         };
-        locked(&self.flows).drain_copy_ends(into);
+        lock(&self.flows).drain_copy_ends(into);
         Ok(())
     }
 
     /// What is in flight at the end is dropped (`shutdown`); the report's `network` and
     /// `traffic`.
     fn finish<'a>(&'a mut self, end: RunEnd<'a>) -> Finishing<'a> {
-        let mut f = locked(&self.flows);
+        let mut f = lock(&self.flows);
         let (ledger, flows) = f.finish(end.end_ns);
         if self.collect {
             f.drain_copy_ends(&mut end.ended.copy_ends);

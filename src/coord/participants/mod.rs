@@ -19,7 +19,7 @@ mod record;
 mod report_part;
 mod viewer;
 
-pub use flows::{FlowParticipant, SharedFlows};
+pub use flows::FlowParticipant;
 pub use live::LiveParticipant;
 pub use modems::ModemParticipant;
 pub use nav::NavParticipant;

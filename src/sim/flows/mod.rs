@@ -790,6 +790,15 @@ fn serve(specs: &mut [Spec], stack: &mut Stack, node: usize, t: SimNanos) {
     }
 }
 
+/// The run's [`FlowNetwork`], shared by the network coordinator that drives it and the
+/// participant that ends it.
+pub type SharedFlows = std::sync::Arc<std::sync::Mutex<FlowNetwork>>;
+
+/// `flows` locked (a thread that panicked holding it left it usable: the flows are counters).
+pub fn lock(flows: &SharedFlows) -> std::sync::MutexGuard<'_, FlowNetwork> {
+    flows.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The run's generated traffic on the packet engine, without live capture: each BEGIN gets the
 /// packets the flows sent before its window, each END's deliveries go back to the flows.
 pub struct FlowNetwork {
