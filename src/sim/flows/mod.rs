@@ -180,6 +180,17 @@ struct Spec {
     stats: Stats,
 }
 
+impl Spec {
+    /// Whether `node` receives the flow's packets: its `to`, or for a heartbeat every vehicle
+    /// but its sender.
+    fn received_by(&self, node: usize) -> bool {
+        match self.to {
+            Some(to) => to == node,
+            None => self.from != node,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Stats {
     sent_packets: u64,
@@ -256,22 +267,16 @@ pub struct Flows {
 }
 
 impl Flows {
-    /// The flows of `s` (validated), none if it has none; the run lasts `end_ns`.
-    pub fn for_scenario(s: &Scenario, end_ns: SimNanos) -> Option<Flows> {
+    /// The flows of `s` (validated), none if it has none: its vehicles named and addressed by
+    /// `book` (each by its first IPv4 address); the run lasts `end_ns`.
+    pub fn for_scenario(s: &Scenario, book: &AddressBook, end_ns: SimNanos) -> Option<Flows> {
         if s.traffic.flows.is_empty() {
             return None;
         }
-        let names: Vec<String> = s.vehicles.iter().map(|v| v.name.clone()).collect();
+        let names = book.names.clone();
         let node = |n: &str| names.iter().position(|v| v == n);
-        let addrs: Vec<Ipv4Addr> = (s.vehicles.iter())
-            .map(|v| {
-                (v.addresses.iter())
-                    .find_map(|a| match a.addr() {
-                        IpAddr::V4(a) => Some(a),
-                        IpAddr::V6(_) => None,
-                    })
-                    .unwrap_or(Ipv4Addr::UNSPECIFIED)
-            })
+        let addrs: Vec<Ipv4Addr> = (0..book.len())
+            .map(|n| Ipv4Addr::from(book.first_v4(n)))
             .collect();
         let mut stacks: Vec<Option<Stack>> = (0..names.len()).map(|_| None).collect();
         let stack = |n: usize, stacks: &mut Vec<Option<Stack>>| -> usize {
@@ -577,9 +582,7 @@ impl Flows {
         let i = d.stamp.flow as usize;
         let ours = self.specs.get(i).is_some_and(|f| match &f.send {
             Sending::Datagrams { port, dst, .. } => {
-                *port == d.dst_port
-                    && IpAddr::V4(*dst) == d.dst
-                    && (f.to == Some(node) || (f.to.is_none() && f.from != node))
+                *port == d.dst_port && IpAddr::V4(*dst) == d.dst && f.received_by(node)
             }
             _ => false,
         });
@@ -605,9 +608,7 @@ impl Flows {
     /// The datagram flow whose packets `node` receives on `port`.
     fn udp_flow_at(&self, node: usize, port: Option<u16>) -> Option<usize> {
         self.specs.iter().position(|f| match &f.send {
-            Sending::Datagrams { port: p, .. } => {
-                Some(*p) == port && (f.to == Some(node) || (f.to.is_none() && f.from != node))
-            }
+            Sending::Datagrams { port: p, .. } => Some(*p) == port && f.received_by(node),
             _ => false,
         })
     }
@@ -810,9 +811,10 @@ pub struct FlowNetwork {
 impl FlowNetwork {
     /// For a scenario with `traffic.flows` (validated), none otherwise.
     pub fn for_scenario(s: &Scenario, schedule: Schedule) -> Option<FlowNetwork> {
-        let flows = Flows::for_scenario(s, schedule.duration_ns())?;
+        let book = AddressBook::new(&s.vehicles);
+        let flows = Flows::for_scenario(s, &book, schedule.duration_ns())?;
         let engine = Engine::new(
-            AddressBook::new(&s.vehicles),
+            book,
             EngineConfig {
                 schedule,
                 queue_limit: s.network.queue_limit,
@@ -956,7 +958,8 @@ mod tests {
     }
 
     fn flows(yaml: &str) -> Flows {
-        Flows::for_scenario(&scenario(yaml), 30_000_000_000).unwrap()
+        let s = scenario(yaml);
+        Flows::for_scenario(&s, &AddressBook::new(&s.vehicles), 30_000_000_000).unwrap()
     }
 
     #[test]
