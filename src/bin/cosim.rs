@@ -81,6 +81,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Check(args) => cli::check::command(&args),
         Command::Report { run } => cli::report_folder(&run),
         Command::Compare { runs, link, phases } => cli::compare(&runs, &link, phases),
+        Command::Sweep(a) => cli::sweep::command(a).await,
         Command::Acoustics {
             scenario,
             pair,

@@ -7,8 +7,8 @@
 //! The command tree is the same in every build: what needs a cargo feature (`ros`, `gazebo`)
 //! is there and says so, and refuses to run in a build without it.
 
+use crate::config::Phase;
 use crate::config::{NetworkEndpoint, PeerEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint};
-use crate::output::report::compare::Phase;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -117,11 +117,18 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run a campaign: a base scenario's runs over the sweep file's axes (or listed points)
+    /// and seeds, each into `point-NNN/seed-S` of the campaign's folder, several at once where
+    /// no run is paced at real time or live; then aggregate them (`runs.csv`, `points.csv`,
+    /// `report.html`). Every run's scenario is checked before anything runs. Resumable: a
+    /// finished run is not run again, one cut short is.
+    Sweep(SweepArgs),
     /// Compare one link across runs, per phase of sim time: throughput, one-way delay (p50,
     /// p95), loss and drops, as a Markdown table (e.g. a scenario with the embedded rf model
     /// and with ns-3 Wi-Fi).
     Compare {
-        /// Runs as `LABEL=FOLDER` (or a folder, labelled by its name), each holding record.mcap.
+        /// Runs as `LABEL=FOLDER` (or a folder, labelled by its name), each holding record.mcap;
+        /// a campaign's folder (`cosim sweep`) gives one column per point, pooling its runs.
         #[arg(required = true, num_args = 1..)]
         runs: Vec<String>,
         /// The directed link, `SRC:DST` (vehicle names).
@@ -245,6 +252,36 @@ pub struct RunArgs {
     /// scenario's `viewer.address` (default 127.0.0.1:8765) or on the address given.
     #[arg(long, value_name = "HOST:PORT", num_args = 0..=1, default_missing_value = "")]
     pub live: Option<String>,
+}
+
+/// `cosim sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The sweep file (YAML), e.g. config/sweeps/tx_power.yaml.
+    pub sweep: PathBuf,
+    /// The campaign's folder (default: the sweep's `out`, else `out/sweeps/<name>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Runs at once (default: the machine's cores). A campaign with a run paced at real time
+    /// or with live traffic runs one at a time whatever this says.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
+    /// Run only run K of the campaign (0-based; run K is point K / seeds with its K % seeds-th
+    /// seed) into its folder, in this process: what each local job and each Slurm array task
+    /// runs.
+    #[arg(long, value_name = "K", conflicts_with_all = ["collect", "slurm"])]
+    pub task: Option<usize>,
+    /// Aggregate the finished runs only (after a campaign run elsewhere, e.g. through Slurm).
+    #[arg(long, conflicts_with = "slurm")]
+    pub collect: bool,
+    /// Submit the runs not finished yet as a Slurm job array (`sbatch`; each array task runs
+    /// `cosim sweep SWEEP --task K`, with the sweep's `slurm` resources), write its script
+    /// into the campaign's folder and return; `--collect` aggregates later.
+    #[arg(long)]
+    pub slurm: bool,
+    /// With `--slurm`: wait for the array to end (`sbatch --wait`), then aggregate.
+    #[arg(long, requires = "slurm")]
+    pub wait: bool,
 }
 
 /// `cosim check`.

@@ -1,8 +1,8 @@
 //! What the binaries share: their command lines ([`args`]), logging, signals, loading a
 //! scenario, the output folder ([`run_folder`]), running the physics side; the commands beside
 //! it: `cosim check` ([`check`]), a run's summary and report printed, `cosim report` and
-//! `cosim compare` ([`mod@report`]), `cosim soak` ([`soak`]), `cosim acoustics`
-//! ([`acoustics`]). The binaries themselves only
+//! `cosim compare` ([`mod@report`]), `cosim soak` ([`soak`]), `cosim sweep` ([`sweep`]),
+//! `cosim acoustics` ([`acoustics`]). The binaries themselves only
 //! parse arguments and call into the library.
 
 pub mod acoustics;
@@ -13,8 +13,12 @@ pub mod overrides;
 pub mod report;
 pub mod run_folder;
 pub mod soak;
+pub mod sweep;
 
-pub use report::{compare, report, report_air, report_folder, report_network, report_traffic};
+pub use report::{
+    compare, report, report_air, report_folder, report_network, report_traffic,
+    report_without_plots,
+};
 
 use crate::config::{self, LoadedScenario, ZmqEndpoint};
 use crate::coord::{Ended, Participant, WindowView};
@@ -347,7 +351,19 @@ pub async fn run_physics(
     }
     #[cfg(not(feature = "ros"))]
     let _ = ros;
-    // The bar, on a terminal, or else a progress line every 2 s.
+    run_to_end(c, &loaded, &out, stop, true).await
+}
+
+/// The end of every run of a scenario (`cosim run`, a campaign's run): the progress bar on a
+/// terminal (else a progress line every 2 s), the run, its summary, and with `plots` its
+/// report and its richest acoustic moment drawn; the exit code.
+pub async fn run_to_end(
+    mut c: crate::coord::PhysicsCoordinator,
+    loaded: &LoadedScenario,
+    out: &Path,
+    stop: impl std::future::Future<Output = ()>,
+    plots: bool,
+) -> anyhow::Result<i32> {
     let schedule = c.schedule();
     c = match ProgressBarObserver::for_run(schedule) {
         Some(bar) => c.with_participant(bar),
@@ -359,8 +375,11 @@ pub async fn run_physics(
         }
     };
     let report_ = c.run(stop).await?;
-    let code = report(&report_, &out)?;
-    match acoustics::richest_moment(&loaded, &out) {
+    if !plots {
+        return report_without_plots(&report_, out);
+    }
+    let code = report(&report_, out)?;
+    match acoustics::richest_moment(loaded, out) {
         Ok(files) => files
             .iter()
             .for_each(|f| println!("acoustic paths: {}", f.display())),

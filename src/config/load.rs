@@ -199,6 +199,11 @@ impl LoadedScenario {
 /// Reads, parses and validates the scenario file at `path` and reads its terrain (terrain file
 /// paths are resolved relative to its directory).
 pub fn load(path: &Path) -> Result<LoadedScenario, ConfigError> {
+    parse_str(&read_text(path)?, path)
+}
+
+/// Reads a YAML file of at most [`MAX_FILE_BYTES`] as UTF-8 text, the error naming the file.
+pub(super) fn read_text(path: &Path) -> Result<String, ConfigError> {
     let file = std::fs::File::open(path)
         .map_err(|e| ConfigError::whole_file(path, format!("cannot open: {e}")))?;
     let mut bytes = Vec::new();
@@ -208,52 +213,24 @@ pub fn load(path: &Path) -> Result<LoadedScenario, ConfigError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(too_large(path));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         ConfigError::whole_file(
             path,
             format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
         )
-    })?;
-    parse_str(&text, path)
+    })
 }
 
 /// Parses and validates scenario `text` as if read from `file` (which is not read; terrain file
 /// paths are resolved relative to its parent directory and must exist) and reads its terrain.
 pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError> {
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(file));
-    }
-    let source = SourceMap::parse(text);
-    if let Some((line, column, message)) = source.unreadable(text) {
-        return Err(ConfigError {
-            file: file.to_owned(),
-            key_path: String::new(),
-            line: Some(line),
-            column: Some(column),
-            message,
-        });
-    }
-    if source.is_empty_document() {
-        return Err(ConfigError::whole_file(
-            file,
-            "the scenario file is empty (nothing but comments, blank lines or a null): a \
-             scenario is a mapping with at least `name`, `window_ms`, `duration_s`, `world` and \
-             `vehicles` (config/default.yaml shows every key)",
-        ));
-    }
-    if let Some(d) = source.duplicate() {
-        return Err(ConfigError {
-            file: file.to_owned(),
-            key_path: d.key_path.clone().unwrap_or_default(),
-            line: Some(d.line),
-            column: Some(d.column),
-            message: format!(
-                "duplicate key `{}` (first written at line {}): a key may appear once per mapping",
-                d.key, d.first_line
-            ),
-        });
-    }
-    let mut scenario = deserialize(text, file, &source)?;
+    let (mut scenario, source) = typed::<Scenario>(
+        text,
+        file,
+        "the scenario file is empty (nothing but comments, blank lines or a null): a \
+         scenario is a mapping with at least `name`, `window_ms`, `duration_s`, `world` and \
+         `vehicles` (config/default.yaml shows every key)",
+    )?;
     resolve_terrain_path(&mut scenario, file);
     let cx = rules::Ctx {
         scenario: &scenario,
@@ -270,6 +247,46 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
         source,
         terrain: Arc::new(terrain),
     })
+}
+
+/// The YAML pre-pass and the typed pass of a configuration file's `text` (a scenario, a
+/// sweep): its size, a syntax error, an empty document (reported with `empty`), a key written
+/// twice, then the typed value and where its keys are written.
+pub(super) fn typed<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &Path,
+    empty: &str,
+) -> Result<(T, SourceMap), ConfigError> {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(file));
+    }
+    let source = SourceMap::parse(text);
+    if let Some((line, column, message)) = source.unreadable(text) {
+        return Err(ConfigError {
+            file: file.to_owned(),
+            key_path: String::new(),
+            line: Some(line),
+            column: Some(column),
+            message,
+        });
+    }
+    if source.is_empty_document() {
+        return Err(ConfigError::whole_file(file, empty));
+    }
+    if let Some(d) = source.duplicate() {
+        return Err(ConfigError {
+            file: file.to_owned(),
+            key_path: d.key_path.clone().unwrap_or_default(),
+            line: Some(d.line),
+            column: Some(d.column),
+            message: format!(
+                "duplicate key `{}` (first written at line {}): a key may appear once per mapping",
+                d.key, d.first_line
+            ),
+        });
+    }
+    let value = deserialize(text, file, &source)?;
+    Ok((value, source))
 }
 
 /// Reads `world.terrain` into its grid; a problem is located at the terrain (its `path` for
@@ -306,9 +323,13 @@ fn resolve_terrain_path(scenario: &mut Scenario, file: &Path) {
 }
 
 /// Typed deserialisation, with errors located by key path and line.
-fn deserialize(text: &str, file: &Path, source: &SourceMap) -> Result<Scenario, ConfigError> {
+fn deserialize<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &Path,
+    source: &SourceMap,
+) -> Result<T, ConfigError> {
     let de = serde_yaml::Deserializer::from_str(text);
-    let err = match serde_path_to_error::deserialize::<_, Scenario>(de) {
+    let err = match serde_path_to_error::deserialize::<_, T>(de) {
         Ok(scenario) => return Ok(scenario),
         Err(err) => err,
     };

@@ -38,6 +38,12 @@
 //! the terrain. Every problem is a [`ConfigError`] that names the file, the key path and the
 //! line; loading stops at the first, in the order the loader's and the rules' module docs
 //! give.
+//!
+//! # Sweep files
+//!
+//! A campaign's sweep file ([`sweep`], `schema/sweep.schema.json`) is read by the same pre-pass
+//! and typed pass; each of its runs is the base scenario's YAML with values written at key
+//! paths, loaded as above.
 
 pub mod acoustic_modems;
 pub mod auv_interface;
@@ -45,11 +51,13 @@ pub mod endpoint;
 pub mod links;
 pub mod netsim_manager;
 pub mod network;
+pub mod phase;
 pub mod programs;
 pub mod record;
 pub mod ros;
 pub mod scenario;
 pub mod simulators;
+pub mod sweep;
 pub mod terrain;
 pub mod traffic;
 pub mod vehicles;
@@ -73,6 +81,7 @@ pub use links::{Absorption, ErrorHandling, LinkModel, Links, Propagation, RateSt
 pub use load::{load, parse_str, LoadedScenario, MAX_FILE_BYTES};
 pub use netsim_manager::{Environment, NetsimManager};
 pub use network::{Agents, Capture, Network};
+pub use phase::Phase;
 pub use programs::{Program, ProgramCommand, StopSignal};
 pub use record::{RecordSettings, ViewerSettings};
 pub use ros::RosSettings;

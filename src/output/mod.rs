@@ -16,8 +16,11 @@
 //! - [`emulation`]: what the emulator itself added to a live run's packets, per copy, per
 //!   window and over the run, with the spans over its bound;
 //! - [`soak`]: the judging of an endurance run (`cosim soak`) from its samples and summary;
-//! - [`export`]: the scenario as a Gazebo world (`cosim export-gazebo`).
+//! - [`export`]: the scenario as a Gazebo world (`cosim export-gazebo`);
+//! - [`campaign`]: a sweep's runs side by side: their metrics as tables, per point the mean
+//!   and 95 % interval over seeds, and the campaign's report (`cosim sweep`).
 
+pub mod campaign;
 pub mod emulation;
 pub mod export;
 pub mod foxglove;

@@ -90,6 +90,29 @@ pub fn output_text(o: &std::process::Output) -> String {
     )
 }
 
+/// The `summary.json` in run folder `dir` without what the wall clock decides: the run's wall
+/// time and speed, each stage's time, the record queue's waits, the lateness figures, and the
+/// output folder (what two runs of one scenario and seed may differ in).
+#[allow(dead_code)]
+pub fn summary_without_wall_clock(dir: &std::path::Path) -> serde_json::Value {
+    let mut s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    let m = s.as_object_mut().unwrap();
+    for wall in [
+        "wall_seconds",
+        "windows_per_second",
+        "stages",
+        "record_queue",
+        "late_windows",
+        "max_late_ms",
+        "slipped_seconds",
+        "record",
+    ] {
+        m.remove(wall);
+    }
+    s
+}
+
 /// Fails unless every one of `tools` is on the PATH, naming the set-up that installs it
 /// (`setup`: e.g. "scripts/setup --test").
 #[allow(dead_code)]

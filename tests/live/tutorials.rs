@@ -36,6 +36,7 @@ const PAGES: &[&str] = &[
     "tutorials/gazebo.md",
     "tutorials/comparing-runs.md",
     "tutorials/ocean-acoustics.md",
+    "tutorials/campaign.md",
 ];
 
 /// Runs `page` as root, alone, with `tools` required on the PATH.
@@ -86,6 +87,15 @@ fn ocean_acoustics() {
     let rel = "tutorials/ocean-acoustics.md";
     let r = page(rel, &[]);
     assert_counts(rel, &r, 4, 0, 4);
+}
+
+#[test]
+fn campaign() {
+    let rel = "tutorials/campaign.md";
+    let _one = book_commands::root_and_alone();
+    // 30 runs of a debug build, two at a time, and a stop on the way.
+    let r = run_page(rel, COSIM, Duration::from_secs(600));
+    assert_counts(rel, &r, 6, 0, 5);
 }
 
 /// Every tutorial page, and the record how-to, is run by a test here or in

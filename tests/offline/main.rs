@@ -26,5 +26,6 @@ mod record;
 mod report;
 mod reproducible;
 mod rosnetsim;
+mod sweep;
 mod viewer;
 mod wire;

@@ -78,27 +78,6 @@ fn messages(out: &Path) -> Vec<(String, u64, Vec<u8>)> {
         .collect()
 }
 
-/// `summary.json` without what the wall clock decides: the run's wall time and speed, each
-/// stage's time, the record queue's waits, the lateness figures, and the output folder.
-fn summary(out: &Path) -> serde_json::Value {
-    let mut s: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    let m = s.as_object_mut().unwrap();
-    for wall in [
-        "wall_seconds",
-        "windows_per_second",
-        "stages",
-        "record_queue",
-        "late_windows",
-        "max_late_ms",
-        "slipped_seconds",
-        "record",
-    ] {
-        m.remove(wall);
-    }
-    s
-}
-
 #[test]
 fn every_unpaced_scenario_without_live_parts_runs_the_same_twice_and_on_one_core() {
     let scenarios = unpaced_without_live_parts();
@@ -140,7 +119,12 @@ fn every_unpaced_scenario_without_live_parts_runs_the_same_twice_and_on_one_core
                     out.display()
                 );
             }
-            assert_eq!(summary(&outs[0]), summary(out), "{name}: {}", out.display());
+            assert_eq!(
+                crate::common::summary_without_wall_clock(&outs[0]),
+                crate::common::summary_without_wall_clock(out),
+                "{name}: {}",
+                out.display()
+            );
         }
         println!("{name}: {} messages, the same three times", first.len());
     }

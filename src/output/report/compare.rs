@@ -9,49 +9,10 @@
 //! copy, as a record is read.
 
 use super::series::nearest_rank;
+use crate::config::Phase;
 use crate::output::schema::{Outcome, PacketRecord};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
-
-/// A named interval of sim time, `NAME=FROM-TO` in seconds (e.g. `LOS=2-20`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Phase {
-    pub name: String,
-    pub from_s: f64,
-    pub to_s: f64,
-}
-
-impl FromStr for Phase {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Phase, String> {
-        let bad = || format!("{s:?}: expected NAME=FROM-TO in seconds, e.g. LOS=2-20");
-        let (name, range) = s.split_once('=').ok_or_else(bad)?;
-        let (from, to) = range.split_once('-').ok_or_else(bad)?;
-        let (from_s, to_s): (f64, f64) = (
-            from.trim().parse().map_err(|_| bad())?,
-            to.trim().parse().map_err(|_| bad())?,
-        );
-        if name.is_empty()
-            || !(from_s.is_finite() && to_s.is_finite() && from_s >= 0.0 && to_s > from_s)
-        {
-            return Err(bad());
-        }
-        Ok(Phase {
-            name: name.to_owned(),
-            from_s,
-            to_s,
-        })
-    }
-}
-
-impl fmt::Display for Phase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}–{} s)", self.name, self.from_s, self.to_s)
-    }
-}
 
 /// What one run shows on one link in one phase.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -54,7 +54,7 @@ pub struct Plot {
 type Drawn = Result<(), Box<dyn Error>>;
 
 /// Draws `w`×`h` pixels with `draw` and encodes them as PNG.
-pub(super) fn render(
+pub(crate) fn render(
     w: u32,
     h: u32,
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Drawn,
@@ -78,8 +78,8 @@ pub(super) fn render(
     Ok(png)
 }
 
-pub(super) const TITLE: (&str, u32) = ("sans-serif", 20);
-pub(super) const LABEL: (&str, u32) = ("sans-serif", 14);
+pub(crate) const TITLE: (&str, u32) = ("sans-serif", 20);
+pub(crate) const LABEL: (&str, u32) = ("sans-serif", 14);
 
 /// At most this many points per scatter (every n-th point beyond it).
 const MAX_POINTS: usize = 20_000;
@@ -150,7 +150,7 @@ fn upper(max: f64) -> f64 {
 
 /// Tick labels with as many decimals as an axis spanning `span` needs (none for 0..700, one
 /// for 0..1.2).
-fn ticks(span: f64) -> impl Fn(&f64) -> String {
+pub(crate) fn ticks(span: f64) -> impl Fn(&f64) -> String {
     let step = span.abs() / 10.0;
     let decimals = if step > 0.0 && step.is_finite() {
         (-step.log10().floor()).clamp(0.0, 6.0) as usize
