@@ -26,6 +26,10 @@ use super::load::{read_text, typed};
 use super::source_map::SourceMap;
 use super::{Capture, ConfigError, LoadedScenario, Phase};
 
+/// The most runs (points × seeds) a campaign holds; larger ones are refused before any point
+/// is made.
+pub const MAX_RUNS: usize = 100_000;
+
 /// A sweep file: a base scenario, what changes between its runs, what is measured and where
 /// the campaign runs.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -440,6 +444,12 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Campaign, ConfigError> {
     let seeds = match &sweep.seeds {
         None => vec![base_loaded.scenario.seed],
         Some(Seeds::Count(0)) => return Err(err("seeds", "must be at least 1".to_owned())),
+        Some(Seeds::Count(n)) if *n as usize > MAX_RUNS => {
+            return Err(err(
+                "seeds",
+                format!("{n} seeds: a campaign runs at most {MAX_RUNS} runs"),
+            ))
+        }
         Some(Seeds::Count(n)) => (1..=u64::from(*n)).collect(),
         Some(Seeds::List(list)) if list.is_empty() => {
             return Err(err("seeds", "lists no seed: give at least one".to_owned()))
@@ -456,6 +466,20 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Campaign, ConfigError> {
             list.clone()
         }
     };
+    if points
+        .len()
+        .checked_mul(seeds.len())
+        .is_none_or(|n| n > MAX_RUNS)
+    {
+        return Err(err(
+            "seeds",
+            format!(
+                "{} points × {} seeds: a campaign runs at most {MAX_RUNS} runs",
+                points.len(),
+                seeds.len()
+            ),
+        ));
+    }
     let names: Vec<&str> = (base_loaded.scenario.vehicles.iter())
         .map(|v| v.name.as_str())
         .collect();
@@ -550,6 +574,13 @@ fn product(
             }
         }
         axes.push(k);
+    }
+    let count = (sweep.axes.iter()).try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+    if count.is_none_or(|n| n > MAX_RUNS) {
+        return Err(err(
+            "axes",
+            format!("the axes' product has more than {MAX_RUNS} points: a campaign runs at most {MAX_RUNS}"),
+        ));
     }
     let mut points = vec![Point { values: Vec::new() }];
     for (i, (axis, key)) in sweep.axes.iter().zip(&axes).enumerate() {

@@ -107,6 +107,29 @@ fn a_sweep_file_s_mistakes_are_located_before_anything_runs() {
         "axes:\n  - key: seed_x\n    values: [1]\npoints:\n  - {duration_s: 2}\n",
     );
     at(&e, 6, "points: give `axes` or `points`, not both");
+    // Too many runs, refused before a point is made.
+    let e = error(
+        d,
+        "axes:\n  - key: duration_s\n    values: [1]\nseeds: 200000\n",
+    );
+    at(
+        &e,
+        6,
+        "seeds: 200000 seeds: a campaign runs at most 100000 runs",
+    );
+    let values: Vec<String> = (1..=20).map(|v| v.to_string()).collect();
+    let axis = |key: &str| format!("  - key: {key}\n    values: [{}]\n", values.join(", "));
+    let e = error(
+        d,
+        &format!(
+            "axes:\n{}{}{}{}",
+            axis("a"),
+            axis("b"),
+            axis("c"),
+            axis("d")
+        ),
+    );
+    at(&e, 3, "axes: the axes' product has more than 100000 points");
     // The sweep's own keys, as a scenario's.
     let e = error(d, "axes: []\nsped: 1\n");
     at(&e, 4, "sped: unknown field `sped`");
