@@ -244,14 +244,7 @@ fn spawn(
 ) -> anyhow::Result<tokio::process::Child> {
     use super::run_folder::{prepare, RUN_STDERR_LOG, RUN_STDOUT_LOG};
     let dir = campaign.run_dir(out, k);
-    let vehicles: Vec<String> = campaign
-        .scenario(k)?
-        .scenario
-        .vehicles
-        .iter()
-        .map(|v| v.name.clone())
-        .collect();
-    prepare(&dir, &vehicles)?;
+    prepare(&dir, &super::vehicle_names(&campaign.scenario(k)?))?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let log = |name: &str| -> anyhow::Result<std::fs::File> {
         let path = dir.join(name);

@@ -27,10 +27,15 @@ pub struct RunMetrics {
 /// Whether the run folder `dir` holds a finished run: a `summary.json` of a run that was not
 /// interrupted. A run cut short, or never started, is run again by a sweep.
 pub fn finished(dir: &Path) -> bool {
-    std::fs::read(dir.join("summary.json"))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<RunReport>(&bytes).ok())
-        .is_some_and(|r| !r.interrupted)
+    finished_summary(dir).is_some()
+}
+
+/// The `summary.json` of the finished run in `dir`, read once, as JSON ([`finished`]).
+fn finished_summary(dir: &Path) -> Option<serde_json::Value> {
+    let bytes = std::fs::read(dir.join("summary.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let report = RunReport::from_value(value.clone()).ok()?;
+    (!report.interrupted).then_some(value)
 }
 
 /// Every number a summary holds, by its key path: objects by key (`network.delivered`), lists
@@ -202,14 +207,10 @@ pub fn aggregate(campaign: &Campaign, out: &Path) -> anyhow::Result<Aggregate> {
     let mut missing = Vec::new();
     for k in 0..campaign.runs() {
         let dir = campaign.run_dir(out, k);
-        if !finished(&dir) {
+        let Some(summary) = finished_summary(&dir) else {
             missing.push(k);
             continue;
-        }
-        let text = std::fs::read(dir.join("summary.json"))
-            .with_context(|| format!("{}", dir.join("summary.json").display()))?;
-        let summary: serde_json::Value = serde_json::from_slice(&text)
-            .with_context(|| format!("{}", dir.join("summary.json").display()))?;
+        };
         let mut values = flatten(&summary);
         let end_s = values.get("sim_seconds").copied().unwrap_or(f64::INFINITY);
         let m = &campaign.sweep.measure;
