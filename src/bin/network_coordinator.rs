@@ -53,6 +53,10 @@ async fn main() {
                     }
                 }
                 cli::report_network(&live.shutdown(), &out)?;
+                let traffic = live.traffic();
+                if !traffic.is_empty() {
+                    cli::report_traffic(&traffic, &out)?;
+                }
             }
             if let Some(flows) = flows {
                 let (ledger, traffic) = lock(&flows).finish(coordinator.end_ns());

@@ -95,6 +95,28 @@ pub enum FlowKind {
         #[serde(default = "default_buffer_bytes")]
         buffer_bytes: u32,
     },
+    /// Requests and responses over one TCP connection (a service call, an HTTP GET, a
+    /// parameter fetch): from the start, `from` issues a request of `request_bytes` every
+    /// `interval_s`, whether or not the last was answered (they queue on the connection), and
+    /// `to` answers each with `response_bytes`. The report gives each exchange's time, from the
+    /// request issued to its response's last byte read.
+    Request {
+        /// Between requests, seconds (> 0). Default 1.
+        #[serde(default = "default_interval")]
+        interval_s: f64,
+        /// Bytes of each request, 1 to 64 MiB. Default 100.
+        #[serde(default = "default_request_bytes")]
+        request_bytes: u32,
+        /// Bytes of each response, 1 to 64 MiB. Default 10000.
+        #[serde(default = "default_response_bytes")]
+        response_bytes: u32,
+        /// Destination TCP port. Default 8080.
+        #[serde(default = "default_request_port")]
+        port: u16,
+        /// Each end's send and receive buffer, bytes: 4096 to 4 MiB. Default 65536.
+        #[serde(default = "default_buffer_bytes")]
+        buffer_bytes: u32,
+    },
 }
 
 /// How a UDP flow's datagrams are spaced in time.
@@ -142,6 +164,15 @@ fn default_tcp_port() -> u16 {
 fn default_buffer_bytes() -> u32 {
     65536
 }
+fn default_request_bytes() -> u32 {
+    100
+}
+fn default_response_bytes() -> u32 {
+    10_000
+}
+fn default_request_port() -> u16 {
+    8080
+}
 
 impl FlowKind {
     /// The kind's name, as written in `kind`.
@@ -151,6 +182,7 @@ impl FlowKind {
             FlowKind::Ping { .. } => "ping",
             FlowKind::Heartbeat { .. } => "heartbeat",
             FlowKind::Tcp { .. } => "tcp",
+            FlowKind::Request { .. } => "request",
         }
     }
 }

@@ -59,7 +59,10 @@ pub async fn network_coordinator(
             .map(|h| Arc::new(tokio::sync::Mutex::new(h))),
         None => None,
     };
-    let flows = FlowNetwork::for_scenario(&loaded.scenario, loaded.schedule())
+    // With live traffic, the live side carries the generated flows in its own engine.
+    let flows = (live.is_none())
+        .then(|| FlowNetwork::for_scenario(&loaded.scenario, loaded.schedule()))
+        .flatten()
         .map(|f| Arc::new(std::sync::Mutex::new(f)));
     let coordinator = NetworkCoordinator::new(sim, loaded.schedule(), startup_timeout(loaded))
         .with_live(live.clone())

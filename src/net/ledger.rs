@@ -142,8 +142,9 @@ pub struct CopyEnd {
     pub end_ns: u64,
     /// Delivered with flipped bits (no CRC).
     pub corrupted: bool,
-    /// What the emulator added to it.
-    pub emulation: Emulation,
+    /// What the emulator added to it; none for a copy of generated traffic, made and received
+    /// in sim time.
+    pub emulation: Option<Emulation>,
 }
 
 /// What the emulator itself added to a copy, beside what the network simulator decided, ns;
@@ -440,7 +441,7 @@ mod tests {
             fate: Fate::Delivered,
             end_ns: 2,
             corrupted: false,
-            emulation: Emulation::default(),
+            emulation: None,
         };
         let mut b = CopyEnds::new(2);
         for _ in 0..5 {

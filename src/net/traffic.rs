@@ -97,8 +97,9 @@ struct Queued {
     /// Sent to a multicast or broadcast address.
     multicast: bool,
     t_ns: SimNanos,
-    /// [`Emulation::capture_lag_ns`].
-    lag_ns: u64,
+    /// [`Emulation::capture_lag_ns`]; none for a packet made in sim time (no emulator in its
+    /// path).
+    lag_ns: Option<u64>,
     /// The wall instant it was read here (none from a capture agent).
     read: Option<Instant>,
     frame: Frame,
@@ -109,7 +110,7 @@ struct Held {
     frame: Frame,
     src: usize,
     captured_ns: SimNanos,
-    lag_ns: u64,
+    lag_ns: Option<u64>,
     read: Option<Instant>,
     window: u32,
     /// Receivers whose copy is still with the simulator.
@@ -128,8 +129,9 @@ pub struct Delivery {
     pub frame: Frame,
     /// Bits were flipped (and the link has no CRC).
     pub corrupted: bool,
-    /// What the emulator added to it so far (its capture lag; the release sets the rest).
-    pub emulation: Emulation,
+    /// What the emulator added to it so far (its capture lag; the release sets the rest);
+    /// none for a packet of the generated traffic, made and received in sim time.
+    pub emulation: Option<Emulation>,
     /// The wall instant its packet was read here (none from a capture agent): with the sim
     /// delay, what the release measures [`Emulation::total_ns`] from.
     pub read: Option<Instant>,
@@ -187,7 +189,7 @@ impl Engine {
         fate: Fate,
         end_ns: SimNanos,
         corrupted: bool,
-        emulation: Emulation,
+        emulation: Option<Emulation>,
     ) {
         match (fate, dst) {
             (Fate::Delivered, Some(d)) => self.ledger.deliver(src, d, bytes, corrupted),
@@ -212,21 +214,28 @@ impl Engine {
         LedgerSummary::new(&self.ledger, &self.book.names, self.ends.dropped)
     }
 
-    /// A packet `src` sent at sim time `t_ns`. Never panics; bad input is counted and dropped.
+    /// A packet `src` sent at sim time `t_ns`, made in sim time (generated traffic): no
+    /// emulator is in its path, so its copies carry no [`Emulation`]. Never panics; bad input
+    /// is counted and dropped.
     pub fn capture(&mut self, src: usize, frame: Frame, t_ns: SimNanos) -> CaptureOutcome {
-        self.capture_stamped(
-            src,
-            frame,
-            Stamp {
-                t_ns,
-                ..Stamp::default()
-            },
-        )
+        self.enqueue(src, frame, t_ns, None, None)
     }
 
-    /// [`Self::capture`] with what the I/O side knows of the capture's timing.
+    /// A packet read from a vehicle's TUN (here or on a capture agent), with what the I/O side
+    /// knows of the capture's timing. Never panics; bad input is counted and dropped.
     pub fn capture_stamped(&mut self, src: usize, frame: Frame, stamp: Stamp) -> CaptureOutcome {
         let Stamp { t_ns, lag_ns, read } = stamp;
+        self.enqueue(src, frame, t_ns, Some(lag_ns), read)
+    }
+
+    fn enqueue(
+        &mut self,
+        src: usize,
+        frame: Frame,
+        t_ns: SimNanos,
+        lag_ns: Option<u64>,
+        read: Option<Instant>,
+    ) -> CaptureOutcome {
         let len = frame.ip().len();
         let dst = match IpPacket::new_checked(frame.ip()) {
             Ok(p) => p.dst_addr(),
@@ -270,7 +279,7 @@ impl Engine {
         len: usize,
         t_ns: SimNanos,
         reason: DropReason,
-        lag_ns: u64,
+        lag_ns: Option<u64>,
     ) -> CaptureOutcome {
         let emulation = lagged(lag_ns);
         for &d in dsts {
@@ -314,13 +323,17 @@ impl Engine {
 
     /// Describes every queued packet captured before window `k` in `begin` (window `k`), one
     /// entry per receiving copy, each saying whether the packet went to a multicast or
-    /// broadcast address. Captures stamped in window k (its BEGIN arrived late) wait for the next.
+    /// broadcast address. Captures stamped in window k (its BEGIN arrived late) wait for the
+    /// next, and do not hold back those behind them (generated packets are queued at the
+    /// BEGIN, after whatever the TUNs read before it).
     pub fn fill_begin(&mut self, k: u32, begin: &mut NetworkUpdate) {
         let start = self.cfg.schedule.start_ns(k);
-        while self.queue.front().is_some_and(|q| q.t_ns < start) {
-            let Some(q) = self.queue.pop_front() else {
-                break;
-            };
+        let mut later = VecDeque::new();
+        while let Some(q) = self.queue.pop_front() {
+            if q.t_ns >= start {
+                later.push_back(q);
+                continue;
+            }
             let len = u32::try_from(q.frame.ip().len()).unwrap_or(u32::MAX);
             for &d in &q.dsts {
                 begin.pkt_id.push(q.pkt_id);
@@ -344,6 +357,9 @@ impl Engine {
                     pending: q.dsts,
                 },
             );
+        }
+        if !later.is_empty() {
+            self.queue = later;
         }
     }
 
@@ -514,7 +530,7 @@ impl Engine {
             Fate::Dropped(reason),
             end_ns,
             false,
-            lagged(d.emulation.capture_lag_ns),
+            lagged(d.emulation.map(|e| e.capture_lag_ns)),
         );
     }
 
@@ -562,12 +578,13 @@ impl Engine {
     }
 }
 
-/// The emulation of a copy that was not written: its capture lag alone.
-fn lagged(capture_lag_ns: u64) -> Emulation {
-    Emulation {
+/// The emulation of a copy that was not written: its capture lag alone (none for a packet made
+/// in sim time).
+fn lagged(capture_lag_ns: Option<u64>) -> Option<Emulation> {
+    capture_lag_ns.map(|capture_lag_ns| Emulation {
         capture_lag_ns,
         ..Emulation::default()
-    }
+    })
 }
 
 /// When a packet was captured, as the I/O side hands it to [`Engine::capture_stamped`].

@@ -352,8 +352,11 @@ impl EmulationMonitor {
     /// how many were over the bound and the earliest capture time (ns) of those.
     fn count(&mut self, copies: &[CopyEnd], w: &mut EmulationWindow) -> (u64, u64, u64) {
         let (mut worst, mut over, mut captured) = (0u64, 0u64, u64::MAX);
+        // A copy of generated traffic had no emulator in its path.
         for c in copies {
-            let e = c.emulation;
+            let Some(e) = c.emulation else {
+                continue;
+            };
             self.capture.add(e.capture_lag_ns, self.bound_ns);
             w.capture_max_ms = w.capture_max_ms.max(e.capture_lag_ns as f64 / 1e6);
             let (Fate::Delivered, Some(dst)) = (c.fate, c.dst) else {
@@ -479,11 +482,11 @@ mod tests {
             fate: Fate::Delivered,
             end_ns: 0,
             corrupted: false,
-            emulation: Emulation {
+            emulation: Some(Emulation {
                 capture_lag_ns: capture_us * 1000,
                 release_late_ns: release_us * 1000,
                 total_ns: (capture_us + release_us) * 1000,
-            },
+            }),
         }
     }
 

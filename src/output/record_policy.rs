@@ -385,8 +385,9 @@ impl Recorder {
                 reason,
                 end_s: secs(e.end_ns),
                 corrupted: e.corrupted,
-                emulation_ms: (outcome == Outcome::Delivered)
-                    .then(|| e.emulation.total_ns as f64 / 1e6),
+                emulation_ms: (e.emulation)
+                    .filter(|_| outcome == Outcome::Delivered)
+                    .map(|em| em.total_ns as f64 / 1e6),
             };
             self.write(TOPIC_PACKETS, e.end_ns, &m)?;
         }

@@ -137,7 +137,8 @@ pub struct PacketRecord {
     /// Delivered with flipped bits (no CRC).
     pub corrupted: bool,
     /// Delivered: what the emulator added to it (its wall time from read to write less its sim
-    /// delay), ms ([`crate::net::ledger::Emulation::total_ns`]).
+    /// delay), ms ([`crate::net::ledger::Emulation::total_ns`]); none for a packet of the
+    /// generated traffic, made and received in sim time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation_ms: Option<f64>,
 }

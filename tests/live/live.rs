@@ -497,6 +497,103 @@ fn ping_and_udp_cross_only_through_the_coordinator() {
     assert_eq!(kinds, ["request", "reply"].repeat(10), "{text}");
 }
 
+/// Counts the packets of `pcap` that match the display filter `filter` (tshark).
+fn pcap_count(pcap: &Path, filter: &str) -> usize {
+    let o = Command::new("tshark")
+        .args(["-r", pcap.to_str().unwrap(), "-Y", filter])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).lines().count()
+}
+
+/// Generated flows beside a live program in one run: the generated packets cross the same
+/// network simulator, ledger, record and pcaps as the live ones, but reach the flows' ends in
+/// sim time and never a vehicle's kernel (which would answer a datagram to a closed port with
+/// an ICMP error and a connection request with a reset); the emulation error counts the live
+/// copies alone.
+#[test]
+fn generated_flows_run_beside_live_programs_and_never_reach_a_vehicles_kernel() {
+    let _serial = require_root();
+    let names = ["gfa", "gfb"];
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        &names,
+        86,
+        6.0,
+        10.0,
+        "network: {capture: tun, pcap: true}\n\
+         traffic:\n  flows:\n\
+         \x20   - {name: cbr, from: gfa, to: gfb, send: {kind: udp, rate_kbps: 80, size_bytes: 1000}}\n\
+         \x20   - {name: rpc, from: gfb, to: gfa, send: {kind: request, interval_s: 0.2, response_bytes: 5000}}\n",
+    );
+    let out = dir.path().join("out");
+    let to = ip_of(86, 1);
+    let summary = live_run(&s, &out, None, move || {
+        let o = exec("gfa", &["ping", "-c", "10", "-i", "0.2", "-W", "5", &to]);
+        assert!(ping_replies(&o) > 0, "{}", common::output_text(&o));
+    });
+    let net = &summary["network"];
+    assert_balanced(net);
+    let flow = |name: &str| {
+        summary["traffic"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no flow {name}: {}", summary["traffic"]))
+            .clone()
+    };
+    let count = |v: &serde_json::Value| v.as_u64().unwrap();
+    // 10 datagrams a second for 6 s; a request every 0.2 s, each answered in 5000 bytes.
+    let cbr = flow("cbr");
+    println!("{cbr}\n{}", flow("rpc"));
+    assert_eq!(count(&cbr["sent_packets"]), 60, "{cbr}");
+    assert!(count(&cbr["received_packets"]) >= 50, "{cbr}");
+    let rpc = flow("rpc");
+    assert_eq!(count(&rpc["sent_packets"]), 30, "{rpc}");
+    assert!(count(&rpc["received_packets"]) >= 25, "{rpc}");
+    assert_eq!(
+        count(&rpc["received_bytes"]),
+        5000 * count(&rpc["received_packets"]),
+        "{rpc}"
+    );
+
+    // The pcaps: every datagram its sender sent and its receiver received, and no answer of
+    // a kernel to a packet meant for the flows.
+    let (a, b) = (out.join("gfa.pcap"), out.join("gfb.pcap"));
+    assert_eq!(pcap_count(&a, "udp.dstport == 5000"), 60);
+    assert_eq!(
+        pcap_count(&b, "udp.dstport == 5000") as u64,
+        count(&cbr["received_packets"])
+    );
+    assert!(pcap_count(&b, "tcp.dstport == 8080") > 0, "the requests");
+    for p in [&a, &b] {
+        assert_eq!(pcap_count(p, "icmp.type == 3 || tcp.flags.reset == 1"), 0);
+        assert!(
+            pcap_count(p, "icmp.type == 0 || icmp.type == 8") > 0,
+            "the pings"
+        );
+    }
+
+    // The emulation error counts the live copies, each with its figure in the record; the
+    // generated copies have none.
+    let emulated = count(&summary["emulation"]["error"]["copies"]);
+    let r = Record::read(&out).unwrap();
+    let delivered: Vec<_> = (r.packets.iter())
+        .filter(|p| p.outcome == Outcome::Delivered)
+        .collect();
+    let live = delivered
+        .iter()
+        .filter(|p| p.emulation_ms.is_some())
+        .count() as u64;
+    println!("{} copies delivered, {live} live", delivered.len());
+    assert_eq!(emulated, live);
+    assert!(live >= 2 && live < delivered.len() as u64);
+    assert_eq!(delivered.len() as u64, count(&net["delivered"]));
+}
+
 /// A network simulator that drops every copy as out of range.
 struct DropAll(u32);
 impl Service for DropAll {

@@ -68,6 +68,21 @@ fn the_flows_scenario_carries_every_kind_of_flow_and_accounts_for_every_packet()
     let discovery = flow(&s, "discovery");
     assert_eq!(discovery["to"], Value::Null);
     assert_eq!(n(&discovery["sent_packets"]), 8.0, "{discovery}");
+    // A request every second, each answered whole after a round trip at least; the last one
+    // (at 7 s) may still be on its way at the end.
+    let status = flow(&s, "status");
+    assert_eq!(status["kind"], "request");
+    assert_eq!(n(&status["sent_packets"]), 8.0, "{status}");
+    assert!(n(&status["received_packets"]) >= 7.0, "{status}");
+    assert_eq!(
+        n(&status["received_bytes"]),
+        2000.0 * n(&status["received_packets"]),
+        "{status}"
+    );
+    assert!(
+        n(&status["delay"]["p50_ms"]) >= 2.0,
+        "a round trip is two windows at least: {status}"
+    );
 
     // Every copy of every packet ended delivered or dropped; the link carried the segments.
     let net = &s["network"];

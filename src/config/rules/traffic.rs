@@ -1,14 +1,14 @@
 //! The rules of `traffic`: unique flow names, vehicles that exist and have an IPv4 address,
 //! a receiver for every flow but a heartbeat (which has none) and never the sender, a start
-//! and stop inside the run, sizes that fit one IPv4 packet with the flow's stamp, rates and
-//! intervals that are positive, and no two flows on one receiver's port.
+//! and stop inside the run, sizes that fit one IPv4 packet with the flow's stamp, requests and
+//! responses of 1 byte to 64 MiB, socket buffers of 4 KiB to 4 MiB, rates and intervals that
+//! are positive, and no two flows on one receiver's port.
 
 use std::collections::HashMap;
 
 use super::{Check, Ctx};
 use crate::config::source_map::{join_index, join_key};
 use crate::config::traffic::{FlowKind, Pattern};
-use crate::config::Capture;
 
 /// Longest flow name: it names the flow in the report.
 const MAX_FLOW_NAME: usize = 32;
@@ -19,6 +19,9 @@ pub(in crate::config) const FLOW_PAYLOAD: std::ops::RangeInclusive<u32> = 16..=1
 
 /// A TCP flow's socket buffers, bytes.
 const TCP_BUFFER: std::ops::RangeInclusive<u32> = 4096..=(4 << 20);
+
+/// A request's or a response's bytes.
+const EXCHANGE_BYTES: std::ops::RangeInclusive<u32> = 1..=(64 << 20);
 
 /// Fewest sim nanoseconds between two packets of a flow: a faster flow would be a mistake.
 const MIN_GAP_S: f64 = 1e-6;
@@ -38,13 +41,6 @@ pub(super) fn traffic(cx: &Ctx) -> Check {
             Some(_) => Ok(()),
         }
     };
-    if !s.traffic.flows.is_empty() && s.network.capture == Capture::Tun {
-        return Err(cx.err(
-            "traffic.flows",
-            "generated flows run on their own network side, without live capture: leave \
-             network.capture out (or at none) in a scenario with traffic.flows",
-        ));
-    }
     for (i, f) in s.traffic.flows.iter().enumerate() {
         let key = join_index("traffic.flows", i);
         let k = |f: &str| join_key(&key, f);
@@ -118,6 +114,16 @@ pub(super) fn traffic(cx: &Ctx) -> Check {
             }
             Ok(())
         };
+        let buffer = |bytes: u32| -> Check {
+            if TCP_BUFFER.contains(&bytes) {
+                Ok(())
+            } else {
+                Err(cx.err(
+                    &send("buffer_bytes"),
+                    format!("must be 4096 to 4194304 bytes (got {bytes})"),
+                ))
+            }
+        };
         let mut port = |proto: &'static str, port: u16, to: &str| -> Check {
             let at = send("port");
             if let Some(first) = ports.get(&(to.to_owned(), proto, port)) {
@@ -183,15 +189,32 @@ pub(super) fn traffic(cx: &Ctx) -> Check {
                 port: p,
                 buffer_bytes,
             } => {
-                if !TCP_BUFFER.contains(buffer_bytes) {
-                    return Err(cx.err(
-                        &send("buffer_bytes"),
-                        format!("must be 4096 to 4194304 bytes (got {buffer_bytes})"),
-                    ));
-                }
+                buffer(*buffer_bytes)?;
                 if *bytes == Some(0) {
                     return Err(cx.err(&send("bytes"), "must be > 0 (leave it out for no end)"));
                 }
+                port("tcp", *p, to)?;
+            }
+            FlowKind::Request {
+                interval_s,
+                request_bytes,
+                response_bytes,
+                port: p,
+                buffer_bytes,
+            } => {
+                interval(*interval_s)?;
+                for (field, v) in [
+                    ("request_bytes", request_bytes),
+                    ("response_bytes", response_bytes),
+                ] {
+                    if !EXCHANGE_BYTES.contains(v) {
+                        return Err(cx.err(
+                            &send(field),
+                            format!("must be 1 to 67108864 bytes (64 MiB) (got {v})"),
+                        ));
+                    }
+                }
+                buffer(*buffer_bytes)?;
                 port("tcp", *p, to)?;
             }
         }

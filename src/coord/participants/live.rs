@@ -95,6 +95,7 @@ impl Participant for LiveParticipant {
                 end.ended.copy_ends.truncate(from);
             }
             end.report.network = Some(summary);
+            end.report.traffic = self.live.traffic();
             end.report.programs.extend(agents?);
             Ok(())
         })

@@ -3,7 +3,9 @@
 //! simulator chose, and the vehicles on other machines reached through their capture agents:
 //! what an agent reports goes into the same engine and pcaps, and the deliveries for its
 //! vehicles are handed to it ([`LiveNetwork::take_releases`]) and stay in the ledger's flight
-//! until it says what became of them.
+//! until it says what became of them. The generated flows (`traffic.flows`) run beside the
+//! captured traffic in the same engine: their packets join each BEGIN, their deliveries go back
+//! to them in sim time, never into a TUN.
 
 pub mod agents;
 pub mod vehicle_tuns;
@@ -17,6 +19,7 @@ use crate::net::{
     ledger::{CopyEnd, CopyEnds, Ledger, LedgerSummary},
     traffic::{Delivery, Engine, EngineConfig, Frame, Stamp},
 };
+use crate::sim::flows::{FlowSummary, Flows};
 use crate::wire::agent::copy_id;
 use crate::wire::pcap::PcapWriter;
 use crate::wire::proto::agent::{Capture as AgentCapture, Finished, Release, Report};
@@ -31,9 +34,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use vehicle_tuns::{Ports, PortsConfig, Sink};
 
-/// The coordinator's side of the ports: the packet engine, and the copies with the agents.
+/// The coordinator's side of the ports: the packet engine, the generated traffic it carries
+/// beside the captured, and the copies with the agents.
 pub struct Network {
     pub engine: Engine,
+    /// The generated traffic (`traffic.flows`), if any: its packets go into the same engine
+    /// and come back to it, never into a TUN.
+    flows: Option<Flows>,
     /// Per vehicle: the agent (index into [`LiveNetwork::agents`]) it lives with; `None`: here.
     agent_of: Vec<Option<usize>>,
     /// Per agent: the ids of the copies of the last END to hand over.
@@ -95,6 +102,10 @@ pub struct LiveNetwork {
     /// The capture agents' names (the scenario's `vehicles[].host`, in order of appearance).
     agents: Vec<String>,
     summary: Mutex<Option<LedgerSummary>>,
+    /// Every generated flow's summary, once shut down.
+    traffic: Mutex<Vec<FlowSummary>>,
+    /// Whether the vehicles' packets are written to pcaps (the generated ones too).
+    pcaps: bool,
     pub offload: bool,
 }
 
@@ -149,8 +160,10 @@ impl LiveNetwork {
         }
         let release_limit = s.network.queue_limit.saturating_mul(n.max(1));
         let addresses = book.addresses.clone();
+        let flows = Flows::for_scenario(s, &book, schedule.duration_ns());
         let network = Network {
             engine: Engine::new(book, cfg),
+            flows,
             outbox: vec![Vec::new(); agents.len()],
             agent_of: agent_of.clone(),
             at_agents: HashMap::new(),
@@ -181,6 +194,8 @@ impl LiveNetwork {
             ports,
             agents,
             summary: Mutex::new(None),
+            traffic: Mutex::new(Vec::new()),
+            pcaps: s.network.pcap && out_dir.is_some(),
             offload,
         })))
     }
@@ -218,7 +233,8 @@ impl LiveNetwork {
     /// it at (`window_opened_unix_ns`, never later than now), or now if the BEGIN gives none;
     /// so the time the BEGIN took to get here, and its jitter, neither stamp captures nor
     /// release deliveries early. Describes the packets captured since the last BEGIN in `begin`
-    /// (the agents' reports of this window applied before).
+    /// (the agents' reports of this window applied before), and those the generated flows sent
+    /// up to the window's start.
     pub fn begin(&self, k: u32, begin: &mut NetworkUpdate) {
         let anchor = match begin.window_opened_unix_ns {
             0 => None,
@@ -227,18 +243,49 @@ impl LiveNetwork {
         let mut st = self.ports.lock();
         let now = Instant::now();
         st.clock.open(k, anchor.map_or(now, |a| a.min(now)));
-        st.sink.engine.fill_begin(k, begin);
+        let start = st.clock.schedule.start_ns(k);
+        let mut sent = Vec::new();
+        let net = &mut st.sink;
+        if let Some(f) = &mut net.flows {
+            f.send_into(&mut net.engine, start, |node, ip, t| {
+                if self.pcaps {
+                    sent.push((node, t, ip.to_vec()));
+                }
+            });
+        }
+        net.engine.fill_begin(k, begin);
         drop(st);
+        self.record(&sent);
         self.ports.stages().since(Stage::LiveWindow, now);
     }
 
-    /// The simulator's END of window `k`: schedules its deliveries to the vehicles here, and
-    /// puts those to the agents' vehicles in their outboxes.
+    /// Writes generated packets (vehicle, sim time, IP bytes) into their vehicles' pcaps.
+    fn record(&self, packets: &[(usize, SimNanos, Vec<u8>)]) {
+        for (node, t, ip) in packets {
+            if let Some(mut pcap) = self.ports.pcap(*node) {
+                pcap.record(*node, *t, ip);
+            }
+        }
+    }
+
+    /// The simulator's END of window `k`: hands the generated traffic's deliveries back to the
+    /// flows, schedules the others to the vehicles here, and puts those to the agents' vehicles
+    /// in their outboxes.
     pub fn end(&self, k: u32, end: &NetworkView) {
         let started = Instant::now();
         let mut st = self.ports.lock();
         let deliveries = st.sink.engine.apply_end(k, end);
+        let mut generated = Vec::new();
         for d in deliveries {
+            let net = &mut st.sink;
+            if let (None, Some(f)) = (d.emulation, &mut net.flows) {
+                // Generated: it reaches the flows' receiver in sim time, wherever the vehicle is.
+                f.take_delivery(&mut net.engine, &d);
+                if self.pcaps {
+                    generated.push((d.node, d.t_ns, d.frame.ip().to_vec()));
+                }
+                continue;
+            }
             if let Some(agent) = st.sink.agent_of.get(d.node).copied().flatten() {
                 let net = &mut st.sink;
                 if net.at_agents.len() >= net.agent_limit {
@@ -250,12 +297,14 @@ impl LiveNetwork {
                 net.at_agents.insert(id, d);
                 continue;
             }
-            if let Err((d, reason)) = st.schedule(k, d) {
+            if let Err(e) = st.schedule(k, d) {
+                let (d, reason) = *e;
                 st.sink.engine.drop_delivery(&d, reason, d.t_ns);
             }
         }
         drop(st);
         self.ports.notify();
+        self.record(&generated);
         self.ports.stages().since(Stage::LiveWindow, started);
     }
 
@@ -309,8 +358,7 @@ impl LiveNetwork {
                     let Some(mut d) = net.at_agents.remove(id) else {
                         return Err(format!("the fate of copy {id:#x}, which it was not given"));
                     };
-                    if ok {
-                        let e = &mut d.emulation;
+                    if let (true, Some(e)) = (ok, &mut d.emulation) {
                         e.release_late_ns = news.written_late_ns.get(i).copied().unwrap_or(0);
                         e.total_ns = e.release_late_ns + e.capture_lag_ns;
                     }
@@ -349,6 +397,15 @@ impl LiveNetwork {
         drop(st);
         self.ports.stages().since(Stage::Capture, started);
         Ok(())
+    }
+
+    /// Every generated flow's summary (`summary.json`'s `traffic`), after [`Self::shutdown_at`];
+    /// empty before, or without flows.
+    pub fn traffic(&self) -> Vec<FlowSummary> {
+        self.traffic
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn ledger(&self) -> Ledger {
@@ -422,6 +479,9 @@ impl LiveNetwork {
                     .drop_delivery(d, DropReason::Shutdown, end_ns.max(d.captured_ns));
             }
             st.sink.engine.shutdown(end_ns);
+            if let Some(f) = &st.sink.flows {
+                *self.traffic.lock().unwrap_or_else(|p| p.into_inner()) = f.finish(end_ns);
+            }
             st.sink.engine.summary()
         };
         self.ports.close();

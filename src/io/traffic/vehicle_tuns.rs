@@ -76,15 +76,15 @@ pub struct State<S> {
 impl<S> State<S> {
     /// Schedules `d` for its sim time in window `k`, the open window; hands it back with the
     /// reason it cannot be (the ports closed, the window not open, `release_limit` reached).
-    pub fn schedule(&mut self, k: u32, d: Delivery) -> Result<(), (Delivery, DropReason)> {
+    pub fn schedule(&mut self, k: u32, d: Delivery) -> Result<(), Box<(Delivery, DropReason)>> {
         let Some((_, _, wall)) = self.clock.open.filter(|o| o.0 == k) else {
-            return Err((d, DropReason::Shutdown));
+            return Err(Box::new((d, DropReason::Shutdown)));
         };
         if self.closed {
-            return Err((d, DropReason::Shutdown));
+            return Err(Box::new((d, DropReason::Shutdown)));
         }
         if self.releases.len() >= self.release_limit {
-            return Err((d, DropReason::QueueFull));
+            return Err(Box::new((d, DropReason::QueueFull)));
         }
         let due = self.clock.wall_at(k, wall, d.t_ns);
         self.seq += 1;
@@ -401,8 +401,11 @@ async fn read_loop<S: Sink>(
 
 /// What the emulator added to `d`, due at `due` and written at `written` in a run at `rtf`
 /// ([`crate::net::ledger::Emulation`]).
+/// A copy of generated traffic (no emulation) is never written into a TUN, and is left as is.
 pub fn measure(d: &mut Delivery, due: Instant, written: Instant, rtf: f64) {
-    let e = &mut d.emulation;
+    let Some(e) = &mut d.emulation else {
+        return;
+    };
     e.release_late_ns = written.saturating_duration_since(due).as_nanos() as u64;
     e.total_ns = match d.read {
         Some(read) => {
@@ -521,10 +524,10 @@ mod tests {
             t_ns,
             frame: Frame::plain(vec![0x45; 20]),
             corrupted: false,
-            emulation: crate::net::ledger::Emulation {
+            emulation: Some(crate::net::ledger::Emulation {
                 capture_lag_ns: 30_000,
                 ..Default::default()
-            },
+            }),
             read,
         }
     }
@@ -536,21 +539,21 @@ mod tests {
         // 4 ms of sim delay at rtf 2: 2 ms of wall time; due at read + 2 ms, written 1 ms late.
         let mut d = delivery(10_000_000, 14_000_000, Some(read));
         measure(&mut d, read + ms(2), read + ms(3), 2.0);
-        assert_eq!(d.emulation.release_late_ns, 1_000_000);
-        assert_eq!(d.emulation.total_ns, 1_000_000);
+        assert_eq!(d.emulation.unwrap().release_late_ns, 1_000_000);
+        assert_eq!(d.emulation.unwrap().total_ns, 1_000_000);
         // The schedule moved 500 ms while it was in flight: due (on the moved schedule) and
         // written on time, yet 500 ms late for its packet.
         let mut d = delivery(10_000_000, 14_000_000, Some(read));
         measure(&mut d, read + ms(502), read + ms(502), 2.0);
-        assert_eq!(d.emulation.release_late_ns, 0);
-        assert_eq!(d.emulation.total_ns, 500_000_000);
+        assert_eq!(d.emulation.unwrap().release_late_ns, 0);
+        assert_eq!(d.emulation.unwrap().total_ns, 500_000_000);
         // Written before its sim delay's wall time (it cannot be): no negative error.
         let mut d = delivery(10_000_000, 14_000_000, Some(read));
         measure(&mut d, read, read + ms(1), 1.0);
-        assert_eq!(d.emulation.total_ns, 0);
+        assert_eq!(d.emulation.unwrap().total_ns, 0);
         // Read on a capture agent's clock: the parts added.
         let mut d = delivery(10_000_000, 14_000_000, None);
         measure(&mut d, read, read + ms(1), 1.0);
-        assert_eq!(d.emulation.total_ns, 1_030_000);
+        assert_eq!(d.emulation.unwrap().total_ns, 1_030_000);
     }
 }

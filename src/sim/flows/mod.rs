@@ -1,11 +1,13 @@
 //! Traffic without programs (`traffic.flows`): UDP at a constant rate, Poisson or on/off, ping,
-//! multicast heartbeats and TCP transfers, sent and received in sim time. A sans-IO state
-//! machine with time passed in: [`Flows::advance`] runs every sender, receiver and TCP stack
-//! up to a sim time and hands out the packets they sent, each stamped with the sim time it was
-//! sent; [`Flows::deliver`] takes a packet the network simulator delivered, at its delivery
-//! time. [`FlowNetwork`] couples them to the packet [`Engine`] (the same ledger, record and
-//! report as live packets): the packets sent before window k's start go into BEGIN(k), as a
-//! live capture stamped then would, and END(k)'s deliveries come back.
+//! multicast heartbeats, TCP transfers and TCP requests and responses, sent and received in
+//! sim time. A sans-IO state machine with time passed in: [`Flows::advance`] runs every
+//! sender, receiver and TCP stack up to a sim time and hands out the packets they sent, each
+//! stamped with the sim time it was sent; [`Flows::deliver`] takes a packet the network
+//! simulator delivered, at its delivery time. [`FlowNetwork`] couples them to the packet
+//! [`Engine`] (the same ledger, record and report as live packets): the packets sent before
+//! window k's start go into BEGIN(k), as a live capture stamped then would, and END(k)'s
+//! deliveries come back. With live capture, the live side hosts the flows in its own engine
+//! the same way ([`Flows::send_into`], [`Flows::take_delivery`]).
 //!
 //! Every random draw comes from the flow's own stream (`traffic` and the flow's name), and
 //! nothing depends on the wall clock: a run is a function of the scenario and its seed.
@@ -17,7 +19,7 @@ use crate::clock::{Schedule, SimNanos};
 use crate::config::{FlowKind, Pattern, Scenario};
 use crate::net::addr::AddressBook;
 use crate::net::ledger::{CopyEnd, LedgerSummary};
-use crate::net::traffic::{Engine, EngineConfig, Frame};
+use crate::net::traffic::{Delivery, Engine, EngineConfig, Frame};
 use crate::sim::streams::stream;
 use crate::wire::ip::{IpPacket, TCP, UDP};
 use crate::wire::proto::NetworkUpdate;
@@ -57,31 +59,37 @@ pub struct DelayQuantiles {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FlowSummary {
     pub name: String,
-    /// `udp`, `ping`, `heartbeat` or `tcp`.
+    /// `udp`, `ping`, `heartbeat`, `tcp` or `request`.
     pub kind: String,
     pub from: String,
     /// The receiving vehicle; none for a heartbeat (every other vehicle receives it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-    /// Datagrams or echo requests sent (TCP: none counted here; the ledger counts its segments).
+    /// Datagrams or echo requests sent, requests issued (TCP: none counted here; the ledger
+    /// counts its segments).
     pub sent_packets: u64,
-    /// Payload bytes sent (TCP: bytes the sender wrote into its socket).
+    /// Payload bytes sent (TCP: bytes the sender wrote into its socket; request: request bytes).
     pub sent_bytes: u64,
-    /// Datagrams received intact (each receiver's count for a heartbeat), echo replies received.
+    /// Datagrams received intact (each receiver's count for a heartbeat), echo replies received,
+    /// responses read whole.
     pub received_packets: u64,
-    /// Payload bytes received intact (TCP: bytes the receiver read, in order).
+    /// Payload bytes received intact (TCP: bytes the receiver read, in order; request:
+    /// response bytes the sender read).
     pub received_bytes: u64,
     /// Packets that arrived with flipped bits (a link without CRC) and that the receiving
     /// stack dropped on their checksum.
     pub refused_corrupted: u64,
     /// The share of what was sent that never arrived intact (per receiver for a heartbeat;
-    /// ping: requests without a reply); none for TCP, which sends again what it lost.
+    /// ping: requests without a reply); none for TCP and requests, which send again what they
+    /// lost (a request's `sent_packets − received_packets` were unanswered at the end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_share: Option<f64>,
     /// Payload bits received per second of the flow's time (its start to its stop or the end
-    /// of the run; a TCP transfer of given bytes to its last byte), kbit/s.
+    /// of the run; a TCP transfer of given bytes to its last byte; requests to their last
+    /// response if later), kbit/s.
     pub throughput_kbps: f64,
-    /// One-way delay of each datagram (UDP, heartbeat) or round trip of each echo (ping).
+    /// One-way delay of each datagram (UDP, heartbeat), round trip of each echo (ping), time
+    /// of each exchange from its request issued to its response's last byte read (request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<DelayQuantiles>,
     /// A TCP transfer of given bytes: when its last byte was read, s of sim time.
@@ -154,15 +162,50 @@ enum Sending {
         answered: Vec<bool>,
     },
     Tcp {
-        port: u16,
-        /// Each socket's buffers, bytes.
-        buffer: usize,
-        bytes: Option<u64>,
-        server: SocketHandle,
-        client: Option<SocketHandle>,
-        closed: bool,
+        conn: Conn,
+        app: App,
     },
 }
+
+/// A TCP flow's connection: the receiver's listening socket, the sender's once it connects.
+struct Conn {
+    port: u16,
+    /// Each socket's buffers, bytes.
+    buffer: usize,
+    server: SocketHandle,
+    client: Option<SocketHandle>,
+    /// The sender closed it (its bytes written, or the flow's stop).
+    closed: bool,
+}
+
+/// What a TCP flow's ends do with their connection.
+enum App {
+    /// The sender writes `bytes` (none: without end), the receiver reads.
+    Bulk {
+        bytes: Option<u64>,
+    },
+    Exchange(Box<Exchange>),
+}
+
+/// A request/response flow's state at both ends.
+struct Exchange {
+    interval_ns: u64,
+    request: u64,
+    response: u64,
+    /// The sender: when each request not yet answered whole was issued, oldest first.
+    issued: std::collections::VecDeque<SimNanos>,
+    /// The sender: bytes of issued requests not yet written into the socket.
+    to_write: u64,
+    /// The sender: bytes read of the oldest response.
+    answer_read: u64,
+    /// The receiver: bytes read of the request it is reading.
+    asked: u64,
+    /// The receiver: response bytes owed and not yet written.
+    owed: u64,
+}
+
+/// Requests issued and not yet answered, at most; more are not issued (counted).
+const MAX_OUTSTANDING: usize = 1 << 20;
 
 struct Spec {
     name: String,
@@ -262,6 +305,8 @@ pub struct Flows {
     pub inbox_dropped: u64,
     /// Delivered packets no flow took (a live program's, or addressed to no flow's port).
     pub unclaimed: u64,
+    /// Requests not issued because 2²⁰ of their flow's were unanswered.
+    pub not_issued: u64,
     now: SimNanos,
     scratch: Vec<Vec<u8>>,
 }
@@ -366,24 +411,42 @@ impl Flows {
                     )
                 }
                 FlowKind::Tcp {
-                    bytes,
-                    port,
-                    buffer_bytes,
+                    port, buffer_bytes, ..
+                }
+                | FlowKind::Request {
+                    port, buffer_bytes, ..
                 } => {
                     let to = to?;
                     let buffer = *buffer_bytes as usize;
                     stack(from, &mut stacks);
                     let to = stack(to, &mut stacks);
-                    let server = stacks[to].as_mut()?.listen(*port, buffer);
-                    let send = Sending::Tcp {
+                    let conn = Conn {
                         port: *port,
                         buffer,
-                        bytes: *bytes,
-                        server,
+                        server: stacks[to].as_mut()?.listen(*port, buffer),
                         client: None,
                         closed: false,
                     };
-                    (send, 1)
+                    let app = match &f.send {
+                        FlowKind::Request {
+                            interval_s,
+                            request_bytes,
+                            response_bytes,
+                            ..
+                        } => App::Exchange(Box::new(Exchange {
+                            interval_ns: ((interval_s * 1e9).round() as u64).max(1),
+                            request: u64::from(*request_bytes),
+                            response: u64::from(*response_bytes),
+                            issued: Default::default(),
+                            to_write: 0,
+                            answer_read: 0,
+                            asked: 0,
+                            owed: 0,
+                        })),
+                        FlowKind::Tcp { bytes, .. } => App::Bulk { bytes: *bytes },
+                        _ => return None,
+                    };
+                    (Sending::Tcp { conn, app }, 1)
                 }
             };
             specs.push(Spec {
@@ -409,6 +472,7 @@ impl Flows {
             order: 0,
             inbox_dropped: 0,
             unclaimed: 0,
+            not_issued: 0,
             now: 0,
             scratch: Vec::new(),
         })
@@ -518,27 +582,30 @@ impl Flows {
                 f.seq = f.seq.wrapping_add(1);
                 f.next_ns = Some(t + *interval_ns).filter(|&n| n < f.stop_ns);
             }
-            Sending::Tcp {
-                port,
-                buffer,
-                client,
-                closed,
-                ..
-            } => {
+            Sending::Tcp { conn, app } => {
                 let from = f.from;
-                match client {
-                    None => {
-                        if let (Some(stack), Some(to)) = (self.stacks[from].as_mut(), to_addr) {
-                            let local = TCP_LOCAL_PORT.wrapping_add(i as u16);
-                            *client = Some(stack.connect(to, *port, local, *buffer));
-                        }
-                        f.next_ns = Some(f.stop_ns);
+                if conn.client.is_none() {
+                    if let (Some(stack), Some(to)) = (self.stacks[from].as_mut(), to_addr) {
+                        let local = TCP_LOCAL_PORT.wrapping_add(i as u16);
+                        conn.client = Some(stack.connect(to, conn.port, local, conn.buffer));
                     }
-                    Some(_) => {
-                        *closed = true;
-                        f.next_ns = None;
-                    }
+                } else if t >= f.stop_ns {
+                    conn.closed = true;
                 }
+                f.next_ns = match app {
+                    _ if conn.closed => None,
+                    App::Bulk { .. } => Some(f.stop_ns),
+                    App::Exchange(x) => {
+                        if x.issued.len() < MAX_OUTSTANDING {
+                            x.issued.push_back(t);
+                            x.to_write += x.request;
+                            f.stats.sent_packets += 1;
+                        } else {
+                            self.not_issued += 1;
+                        }
+                        Some((t + x.interval_ns).min(f.stop_ns))
+                    }
+                };
                 self.run_stack(from, t, out);
             }
         }
@@ -696,16 +763,62 @@ impl Flows {
         }
     }
 
+    /// Runs every flow up to `until_ns` (window k's start), the packets they sent captured by
+    /// `engine` as made in sim time; `sent(node, ip, t_ns)` sees each (for a pcap).
+    pub fn send_into(
+        &mut self,
+        engine: &mut Engine,
+        until_ns: SimNanos,
+        mut sent: impl FnMut(usize, &[u8], SimNanos),
+    ) {
+        self.advance(until_ns, &mut |node, ip, t| {
+            sent(node, &ip, t);
+            engine.capture(node, Frame::plain(ip), t);
+        });
+    }
+
+    /// `engine` delivered `d`, a copy of a packet the flows sent ([`Delivery::emulation`] none):
+    /// the ledger counts it delivered and it reaches its receiver at its delivery time.
+    pub fn take_delivery(&mut self, engine: &mut Engine, d: &Delivery) {
+        engine.delivered(d, true);
+        self.deliver(d.node, d.t_ns, d.frame.ip());
+    }
+
+    /// Every flow's summary at the end of the run, `end_ns`, with a warning if delivered
+    /// packets went to no flow or found the inbox full.
+    pub fn finish(&self, end_ns: SimNanos) -> Vec<FlowSummary> {
+        if self.unclaimed > 0 || self.inbox_dropped > 0 || self.not_issued > 0 {
+            tracing::warn!(
+                unclaimed = self.unclaimed,
+                inbox_dropped = self.inbox_dropped,
+                not_issued = self.not_issued,
+                "generated traffic: delivered packets no flow took, that the receivers' inbox had no room for, or requests not issued because 2^20 were unanswered"
+            );
+        }
+        self.summary(end_ns)
+    }
+
     /// Every flow's summary at the end of the run, `end_ns`.
     pub fn summary(&self, end_ns: SimNanos) -> Vec<FlowSummary> {
         (self.specs.iter())
             .map(|f| {
                 let st = &f.stats;
                 let done = match &f.send {
-                    Sending::Tcp { bytes: Some(b), .. } if st.received_bytes >= *b => st.last_rx_ns,
+                    Sending::Tcp {
+                        app: App::Bulk { bytes: Some(b) },
+                        ..
+                    } if st.received_bytes >= *b => st.last_rx_ns,
                     _ => None,
                 };
-                let until = done.unwrap_or(f.stop_ns.min(end_ns));
+                let mut until = done.unwrap_or(f.stop_ns.min(end_ns));
+                if let Sending::Tcp {
+                    app: App::Exchange(_),
+                    ..
+                } = &f.send
+                {
+                    // Responses to requests issued before the stop still come after it.
+                    until = until.max(st.last_rx_ns.unwrap_or(0));
+                }
                 let secs = until.saturating_sub(f.start_ns) as f64 / 1e9;
                 let tcp = matches!(f.send, Sending::Tcp { .. });
                 let expected = st.sent_packets * f.receivers;
@@ -737,58 +850,102 @@ impl Flows {
 /// Bytes a TCP sender writes at a time.
 const CHUNK: [u8; 16384] = [0; 16384];
 
-/// The applications of `node`'s TCP flows: a sender writes what its socket takes (until its
-/// bytes are written or it closes), a receiver reads everything.
+/// The applications of `node`'s TCP flows. Bulk: the sender writes what its socket takes
+/// (until its bytes are written or it closes), the receiver reads everything. Exchange: the
+/// sender writes its issued requests and reads the responses, each answering its oldest
+/// request; the receiver reads requests and writes a response for each whole one. A receiver
+/// closes when its sender has and it owes nothing.
 fn serve(specs: &mut [Spec], stack: &mut Stack, node: usize, t: SimNanos) {
     let mut buf = [0u8; 16384];
     for f in specs.iter_mut() {
-        let Sending::Tcp {
-            bytes,
-            server,
-            client,
-            closed,
-            ..
-        } = &mut f.send
-        else {
+        let Sending::Tcp { conn, app } = &mut f.send else {
             continue;
         };
-        if f.from == node {
-            if let Some(c) = *client {
-                let s = stack.socket_mut(c);
-                while s.can_send() && !*closed {
-                    let left = bytes.map_or(CHUNK.len() as u64, |b| b - f.stats.sent_bytes);
-                    if left == 0 {
-                        *closed = true;
-                        break;
+        let st = &mut f.stats;
+        if let (true, Some(c)) = (f.from == node, conn.client) {
+            let s = stack.socket_mut(c);
+            match app {
+                App::Bulk { bytes } => {
+                    let left = |sent: u64| bytes.map_or(u64::MAX, |b| b - sent);
+                    if left(st.sent_bytes) == 0 {
+                        conn.closed = true;
                     }
-                    let n = s
-                        .send_slice(&CHUNK[..(left as usize).min(CHUNK.len())])
-                        .unwrap_or(0);
-                    if n == 0 {
-                        break;
+                    st.sent_bytes += write(s, left(st.sent_bytes), conn.closed);
+                    if left(st.sent_bytes) == 0 {
+                        conn.closed = true;
                     }
-                    f.stats.sent_bytes += n as u64;
                 }
-                if *closed {
-                    s.close();
+                App::Exchange(x) => {
+                    let n = write(s, x.to_write, conn.closed);
+                    x.to_write -= n;
+                    st.sent_bytes += n;
+                    let got = read(s, &mut buf);
+                    st.received_bytes += got;
+                    x.answer_read += got;
+                    while x.answer_read >= x.response {
+                        let Some(issued) = x.issued.pop_front() else {
+                            break;
+                        };
+                        x.answer_read -= x.response;
+                        st.received_packets += 1;
+                        st.delay(t.saturating_sub(issued));
+                        st.last_rx_ns = Some(t);
+                    }
                 }
+            }
+            if conn.closed {
+                s.close();
             }
         }
         if f.to == Some(node) {
-            let s = stack.socket_mut(*server);
-            while s.can_recv() {
-                let n = s.recv_slice(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
+            let s = stack.socket_mut(conn.server);
+            let got = read(s, &mut buf);
+            let owes = match app {
+                App::Bulk { .. } => {
+                    st.received_bytes += got;
+                    if got > 0 {
+                        st.last_rx_ns = Some(t);
+                    }
+                    false
                 }
-                f.stats.received_bytes += n as u64;
-                f.stats.last_rx_ns = Some(t);
-            }
-            if !s.may_recv() && s.state() == smoltcp::socket::tcp::State::CloseWait {
+                App::Exchange(x) => {
+                    x.asked += got;
+                    x.owed += x.asked / x.request * x.response;
+                    x.asked %= x.request;
+                    x.owed -= write(s, x.owed, false);
+                    x.owed > 0
+                }
+            };
+            if !owes && !s.may_recv() && s.state() == smoltcp::socket::tcp::State::CloseWait {
                 s.close();
             }
         }
     }
+}
+
+/// Writes up to `left` bytes into `s` (nothing once `closed`); returns how many it took.
+fn write(s: &mut smoltcp::socket::tcp::Socket<'static>, left: u64, closed: bool) -> u64 {
+    let mut written = 0;
+    while !closed && s.can_send() && written < left {
+        let want = (left - written).min(CHUNK.len() as u64) as usize;
+        match s.send_slice(&CHUNK[..want]) {
+            Ok(n) if n > 0 => written += n as u64,
+            _ => break,
+        }
+    }
+    written
+}
+
+/// Reads everything `s` holds; returns how many bytes.
+fn read(s: &mut smoltcp::socket::tcp::Socket<'static>, buf: &mut [u8]) -> u64 {
+    let mut got = 0;
+    while s.can_recv() {
+        match s.recv_slice(buf) {
+            Ok(n) if n > 0 => got += n as u64,
+            _ => break,
+        }
+    }
+    got
 }
 
 /// The run's [`FlowNetwork`], shared by the network coordinator that drives it and the
@@ -832,19 +989,15 @@ impl FlowNetwork {
 
     /// Window `k`'s BEGIN: the flows run to its start and what they sent is described in it.
     pub fn begin(&mut self, k: u32, begin: &mut NetworkUpdate) {
-        let engine = &mut self.engine;
-        self.flows
-            .advance(self.schedule.start_ns(k), &mut |node, ip, t| {
-                engine.capture(node, Frame::plain(ip), t);
-            });
+        let start = self.schedule.start_ns(k);
+        self.flows.send_into(&mut self.engine, start, |_, _, _| {});
         self.engine.fill_begin(k, begin);
     }
 
     /// Window `k`'s END: its deliveries reach the flows (the ledger counts them delivered).
     pub fn end(&mut self, k: u32, end: &NetworkView) {
         for d in self.engine.apply_end(k, end) {
-            self.engine.delivered(&d, true);
-            self.flows.deliver(d.node, d.t_ns, d.frame.ip());
+            self.flows.take_delivery(&mut self.engine, &d);
         }
     }
 
@@ -859,15 +1012,7 @@ impl FlowNetwork {
     /// every flow's summary.
     pub fn finish(&mut self, end_ns: SimNanos) -> (LedgerSummary, Vec<FlowSummary>) {
         self.engine.shutdown(end_ns);
-        let f = &self.flows;
-        if f.unclaimed > 0 || f.inbox_dropped > 0 {
-            tracing::warn!(
-                unclaimed = f.unclaimed,
-                inbox_dropped = f.inbox_dropped,
-                "generated traffic: delivered packets no flow took, or that the receivers' inbox had no room for"
-            );
-        }
-        (self.engine.summary(), self.flows.summary(end_ns))
+        (self.engine.summary(), self.flows.finish(end_ns))
     }
 }
 
@@ -1004,6 +1149,71 @@ mod tests {
         );
         let done = s.completed_s.expect("the transfer completes");
         assert!(done > 0.0 && done < 30.0);
+    }
+
+    #[test]
+    fn requests_are_answered_in_order_each_after_a_round_trip_and_its_response_s_serialization() {
+        // 10 Mbit/s each way, 5 ms of propagation: a 100-byte request and its 10000-byte
+        // response (7 segments, inside the first window) take one round trip and the
+        // response's 8.6 ms on the wire at least, and a request every 100 ms never waits.
+        let mut f = flows(
+            "    - {name: rpc, from: a, to: b, start_s: 1, send: {kind: request, interval_s: 0.1, request_bytes: 100, response_bytes: 10000}}\n",
+        );
+        let mut links = [
+            Bottleneck::new(10.0, 64, 5.0),
+            Bottleneck::new(10.0, 64, 5.0),
+        ];
+        run(&mut f, 10.0, |s, _, t, ip| links[s].carry(t, ip.len()));
+        let s = &f.summary(10_000_000_000)[0];
+        let d = s.delay.as_ref().unwrap();
+        println!("{s:?}");
+        assert_eq!(s.kind, "request");
+        assert_eq!(s.sent_packets, 90, "one every 0.1 s from 1 s to 10 s");
+        assert_eq!(s.sent_bytes, 9000);
+        assert!(
+            s.received_packets >= 89,
+            "at most the last in flight: {s:?}"
+        );
+        assert_eq!(s.received_bytes, s.received_packets * 10_000);
+        // Wire time of the response's 7 packets (6 × 1500 + 1 × 1080 bytes) at 10 Mbit/s.
+        let floor_ms = 10.0 + (6.0 * 1500.0 + 1080.0) * 8.0 / 10e6 * 1e3;
+        assert!(d.p50_ms >= floor_ms && d.p50_ms < floor_ms + 12.0, "{d:?}");
+        assert_eq!(s.lost_share, None);
+    }
+
+    #[test]
+    fn requests_issued_faster_than_answered_queue_and_every_one_is_answered_through_losses() {
+        // A response of 100 kB every 50 ms is 16 Mbit/s on a 10 Mbit/s link: the requests
+        // queue on the connection, their times grow, and with one packet in 40 lost each way
+        // every request issued in the first 5 s is still answered, whole and in order.
+        let mut f = flows(
+            "    - {name: rpc, from: a, to: b, stop_s: 5, send: {kind: request, interval_s: 0.05, response_bytes: 100000}}\n",
+        );
+        let mut links = [
+            Bottleneck::new(10.0, 64, 2.0),
+            Bottleneck::new(10.0, 64, 2.0),
+        ];
+        let mut n = 0u64;
+        run(&mut f, 30.0, |s, _, t, ip| {
+            n += 1;
+            (!n.is_multiple_of(40))
+                .then_some(())
+                .and_then(|_| links[s].carry(t, ip.len()))
+        });
+        let s = &f.summary(30_000_000_000)[0];
+        let d = s.delay.as_ref().unwrap();
+        println!("{s:?}");
+        assert_eq!((s.sent_packets, s.received_packets), (100, 100), "{s:?}");
+        assert_eq!(s.received_bytes, 100 * 100_000);
+        assert!(
+            s.throughput_kbps < 10_000.0,
+            "over the time they took: {s:?}"
+        );
+        assert!(d.p50_ms > 1000.0, "they queued: {d:?}");
+        assert!(
+            d.max_ms > 2000.0,
+            "the last waited for the 99 before it: {d:?}"
+        );
     }
 
     #[test]

@@ -68,7 +68,8 @@ impl Sink for Outbox {
     fn delivered(&mut self, d: &Delivery, ok: bool) {
         if ok {
             self.written.push(copy_id(d.pkt_id, d.node));
-            self.written_late_ns.push(d.emulation.release_late_ns);
+            self.written_late_ns
+                .push(d.emulation.map_or(0, |e| e.release_late_ns));
         } else {
             self.failed.push(copy_id(d.pkt_id, d.node));
         }
@@ -327,7 +328,7 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
             t_ns: r.t_ns,
             frame: crate::io::os::tun::frame_of(&r.packet),
             corrupted: r.corrupted,
-            emulation: Default::default(),
+            emulation: Some(Default::default()),
             read: None,
         };
         if copy_id(d.pkt_id, d.node) != r.id {
@@ -338,7 +339,8 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
                 r.vehicle
             );
         }
-        if let Err((d, _)) = st.schedule(k, d) {
+        if let Err(e) = st.schedule(k, d) {
+            let (d, _) = *e;
             st.sink.failed.push(copy_id(d.pkt_id, d.node));
         }
     }
