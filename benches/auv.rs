@@ -177,10 +177,8 @@ async fn main() {
         .vehicles
         .iter()
         .map(|v| {
-            (
-                nalgebra::Point3::new(v.start.x, v.start.y, v.start.z),
-                0.3 * v.start.x.signum(),
-            )
+            let s = v.start();
+            (nalgebra::Point3::new(s.x, s.y, s.z), 0.3 * s.x.signum())
         })
         .collect();
     let frames = 4 * N;

@@ -31,7 +31,7 @@ pub fn states_at(loaded: &LoadedScenario, terrain: &Terrain, window: u32) -> Vec
         .iter()
         .map(|v| {
             (
-                VehicleState::from_pose(&v.start),
+                VehicleState::from_pose(&v.start()),
                 Kinematics::from_config(&v.motion),
             )
         })
@@ -299,7 +299,7 @@ pub fn richest_moment(loaded: &LoadedScenario, run_dir: &Path) -> anyhow::Result
         .scenario
         .vehicles
         .iter()
-        .map(|v| VehicleState::from_pose(&v.start))
+        .map(|v| VehicleState::from_pose(&v.start()))
         .collect();
     for p in &poses.poses {
         if let Some(i) = index(&p.vehicle) {

@@ -3,7 +3,7 @@
 
 use super::args::CheckArgs;
 use super::overrides::apply;
-use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
+use crate::config::{LoadedScenario, Motion, NetworkEndpoint, PhysicsEndpoint, TrackEnd};
 
 /// `cosim check SCENARIO [overrides]`: prints the scenario's description, exit code 0; the
 /// first problem as an error otherwise. What only `cosim run` of this build refuses (sim time
@@ -42,6 +42,32 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
         "simulators: physics {}, network {}\n",
         s.simulators.physics, s.simulators.network
     ));
+    // Each logged track: its file, samples, span and how it is replayed.
+    for v in &s.vehicles {
+        if let Motion::Track(t) = &v.motion {
+            if let Some(log) = &t.log {
+                let at_end = match t.at_end {
+                    TrackEnd::Hold => "then holds",
+                    TrackEnd::Loop => "then loops",
+                    TrackEnd::EndRun => "then the run ends",
+                };
+                text.push_str(&format!(
+                    "track {}: {} ({} samples, {} over {} s{}), from {} s, {at_end}\n",
+                    v.name,
+                    log.file,
+                    log.samples.len(),
+                    if log.positions == "lat_lon" {
+                        "latitude/longitude"
+                    } else {
+                        "x/y"
+                    },
+                    metres(log.duration_s()),
+                    if log.headings { ", headings" } else { "" },
+                    metres(t.offset_s),
+                ));
+            }
+        }
+    }
     // The command line an ns-3 adapter started by hand (e.g. on another host) needs.
     if let NetworkEndpoint::Ns3(settings) = &s.simulators.network {
         let args = crate::model::ns3::adapter_args(loaded, settings);

@@ -24,9 +24,11 @@
 //! unknown keys and the values parsed with them (addresses, times, endpoints, a simulator
 //! kind in the role it can take), then the semantic rules (one file per section under
 //! `rules/`), checked in the order of the file's sections (scenario keys, `world`,
-//! `vehicles` one by one, `links`, `simulators`, ...), then the world extent, then the terrain:
-//! reading its grid (errors name the terrain file, and for CSV its line and column), every
-//! start and waypoint against it, and the reach of `world.water.profile`.
+//! `vehicles` one by one, `links`, `simulators`, ...), then the world extent, then the logged
+//! tracks (errors name the log and its line; each track's vehicle starts where its log is at
+//! its offset), then the terrain: reading its grid (errors name the terrain file, and for CSV
+//! its line and column), every start, waypoint and track sample against it, and the reach of
+//! `world.water.profile`.
 //!
 //! Scenario files larger than [`MAX_FILE_BYTES`] (16 MiB) are rejected before parsing, and
 //! collections nested more than [`MAX_NESTING`] (128) levels deep before the typed pass (which
@@ -42,9 +44,10 @@ use std::sync::Arc;
 use super::endpoint;
 use super::rules;
 use super::source_map::{self, NodeKind, SourceMap};
+use super::track::{self, TrackEnd, TrackLog};
 use super::{
-    AuvClientSettings, ConfigError, GazeboSettings, HeightGrid, Ns3Settings, Scenario, Terrain,
-    Vehicle,
+    AuvClientSettings, ConfigError, GazeboSettings, HeightGrid, Motion, Ns3Settings, Pose,
+    Scenario, Terrain, Vehicle,
 };
 use crate::clock::Schedule;
 
@@ -238,6 +241,13 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
         source: &source,
     };
     rules::validate(&cx)?;
+    let tracks = read_tracks(&cx)?;
+    place_tracks(&mut scenario, tracks);
+    let cx = rules::Ctx {
+        scenario: &scenario,
+        file,
+        source: &source,
+    };
     let terrain = read_terrain(&cx)?;
     rules::check_against_terrain(&cx, &terrain)?;
     rules::check_profile_reaches_terrain(&cx, &terrain)?;
@@ -300,6 +310,61 @@ fn read_terrain(cx: &rules::Ctx) -> Result<HeightGrid, ConfigError> {
         };
         cx.err(key, e.to_string())
     })
+}
+
+/// Reads every track's log (relative to the scenario file); a problem is located at the
+/// track's `file` and names the log's own line where it has one, and an `offset_s` at or past
+/// the log's end at `offset_s`.
+fn read_tracks(cx: &rules::Ctx) -> Result<Vec<Option<TrackLog>>, ConfigError> {
+    let dir = cx.file.parent().unwrap_or(Path::new(""));
+    let s = cx.scenario;
+    let mut logs = Vec::with_capacity(s.vehicles.len());
+    for (i, v) in s.vehicles.iter().enumerate() {
+        let Motion::Track(t) = &v.motion else {
+            logs.push(None);
+            continue;
+        };
+        let key = |k: &str| format!("vehicles[{i}].motion.{k}");
+        let log = track::read(&dir.join(&t.file), &s.world.origin, t.max_gap_s)
+            .map_err(|e| cx.err(&key("file"), e.to_string()))?;
+        if t.offset_s >= log.duration_s() {
+            return Err(cx.err(
+                &key("offset_s"),
+                format!(
+                    "must be before the log's last sample, {:.3} s after its first (got {})",
+                    log.duration_s(),
+                    t.offset_s
+                ),
+            ));
+        }
+        logs.push(Some(log));
+    }
+    Ok(logs)
+}
+
+/// Gives each track its log and its vehicle the start pose the log has at `offset_s`; a track
+/// that ends the run (`at_end: end_run`) cuts `duration_s` to its log's end, in whole windows.
+fn place_tracks(scenario: &mut Scenario, logs: Vec<Option<TrackLog>>) {
+    let window_s = scenario.window_ms / 1e3;
+    for (v, log) in scenario.vehicles.iter_mut().zip(logs) {
+        let (Motion::Track(t), Some(log)) = (&mut v.motion, log) else {
+            continue;
+        };
+        let log = Arc::new(log);
+        let (position, heading_deg) = track::pose_at(&log, t.offset_s);
+        v.start_pose = Some(Pose {
+            x: position[0],
+            y: position[1],
+            z: position[2],
+            heading_deg,
+        });
+        if t.at_end == TrackEnd::EndRun {
+            let left = log.duration_s() - t.offset_s;
+            let windows = ((left / window_s) + 1e-9).floor().max(1.0);
+            scenario.duration_s = scenario.duration_s.min(windows * window_s);
+        }
+        t.log = Some(log);
+    }
 }
 
 fn too_large(file: &Path) -> ConfigError {

@@ -48,6 +48,7 @@
 pub mod acoustic_modems;
 pub mod auv_interface;
 pub mod endpoint;
+pub mod geo;
 pub mod links;
 pub mod netsim_manager;
 pub mod network;
@@ -59,6 +60,7 @@ pub mod scenario;
 pub mod simulators;
 pub mod sweep;
 pub mod terrain;
+pub mod track;
 pub mod traffic;
 pub mod vehicles;
 pub mod water;
@@ -89,6 +91,7 @@ pub use scenario::Scenario;
 pub use simulators::Simulators;
 pub use source_map::{SourceMap, MAX_NESTING};
 pub use terrain::{HeightGrid, TerrainError};
+pub use track::{Track, TrackEnd, TrackLog};
 pub use traffic::{Flow, FlowKind, Pattern, Traffic};
 pub use vehicles::{
     baud_supported, parse_host_address, Attach, AttachTo, AuvDynamics, ContainerEngine, Modem,

@@ -27,8 +27,11 @@ pub struct Vehicle {
     /// Its acoustic modem (bridged when `acoustic_modems` is set). Absent: none.
     #[serde(default)]
     pub modem: Option<Modem>,
-    /// Start pose, ENU metres: inside the world and above the terrain. Required.
-    pub start: Pose,
+    /// Start pose, ENU metres: inside the world and above the terrain. Required but for a
+    /// track, which starts where its log is at the run's start (and holds that pose here once
+    /// loaded; [`Vehicle::start`]).
+    #[serde(default, rename = "start")]
+    pub start_pose: Option<Pose>,
     /// How it moves: `kind: stationary`, `patrol`, `external` or `thrusters`. Required.
     pub motion: Motion,
     /// ROS 2 settings of this vehicle's stack; each key given here overrides the scenario's
@@ -50,6 +53,14 @@ pub struct Vehicle {
     #[serde(default)]
     #[schemars(regex(pattern = r"^[a-z0-9_-]{1,32}$"))]
     pub host: Option<String>,
+}
+
+impl Vehicle {
+    /// Its start pose: as written, or for a track where its log is at the run's start (set
+    /// when the scenario is loaded).
+    pub fn start(&self) -> Pose {
+        self.start_pose.unwrap_or_default()
+    }
 }
 
 /// Prefix of the network namespaces a run creates (`ncs-<vehicle>`), which a later run removes
@@ -219,7 +230,7 @@ pub(super) fn default_nav_source() -> std::net::IpAddr {
 }
 
 /// A pose in the local ENU frame.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Pose {
     /// East, metres. Required.
@@ -256,6 +267,9 @@ pub enum Motion {
     },
     /// Moved by someone else: NETSIM nav updates or an external physics simulator.
     External,
+    /// Replays a logged trajectory, interpolated in time: the run's start is `offset_s` into
+    /// the log, and the vehicle starts where the log is then (leave `start` out).
+    Track(super::track::Track),
     /// Driven by its four thrusters through the ZeroMQ AUV simulator interface, as the AUV
     /// with id `auv_id`; `dynamics` overrides the default small AUV's parameters.
     Thrusters {

@@ -5,7 +5,6 @@ pub mod beam;
 pub mod camera;
 pub mod channel;
 pub mod fate;
-pub mod geo;
 pub mod link;
 pub mod medium;
 pub mod modem;

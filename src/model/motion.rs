@@ -1,14 +1,16 @@
 //! Vehicle kinematics: a unicycle in the horizontal plane with bounded turn rate, and a
-//! bounded vertical rate, following a looping list of waypoints.
+//! bounded vertical rate, following a looping list of waypoints; or replaying a logged track.
 //!
 //! Deterministic and I/O-free: [`Kinematics::step`] advances by `dt` seconds. Headings are
 //! compass headings (0 = north, clockwise positive, degrees in config, radians inside); the
 //! local frame is ENU, so a heading ψ moves the vehicle along (sin ψ, cos ψ).
 
+use crate::config::track::{TrackEnd, TrackLog, TrackPoint};
 use crate::config::Motion;
 use crate::model::auv::Auv;
 use crate::model::pose::{wrap_2pi, wrap_pi, VehicleState};
 use nalgebra::Point3;
+use std::sync::Arc;
 
 /// The motion law of one vehicle, with its progress along a patrol.
 #[derive(Debug, Clone)]
@@ -19,6 +21,42 @@ pub enum Kinematics {
     Patrol(Patrol),
     /// Driven by its thrusters ([`Auv`]).
     Thrusters(Box<Auv>),
+    /// Replaying a logged track.
+    Track(Replay),
+}
+
+/// A logged track being replayed: the log's time is `offset + elapsed` (wrapped to the span
+/// after the offset when it loops).
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub log: Arc<TrackLog>,
+    pub offset: f64,
+    pub at_end: TrackEnd,
+    /// Sim seconds since the run's start.
+    pub elapsed: f64,
+    /// The log's segment last used.
+    hint: usize,
+}
+
+impl Replay {
+    /// Where the log is after `elapsed` seconds of the run.
+    pub fn at(&mut self, elapsed: f64) -> TrackPoint {
+        let span = self.log.duration_s() - self.offset;
+        // Laps completed (a nanosecond early: the elapsed time is a sum of steps).
+        let laps = ((elapsed + 1e-9) / span).floor();
+        let into = match self.at_end {
+            TrackEnd::Loop if span > 0.0 && laps >= 1.0 => {
+                self.hint = 0;
+                (elapsed - laps * span).max(0.0)
+            }
+            _ => elapsed,
+        };
+        let mut p = self.log.at(self.offset + into, &mut self.hint);
+        if self.at_end != TrackEnd::Loop && elapsed > span {
+            p.speed_mps = 0.0;
+        }
+        p
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +78,17 @@ impl Kinematics {
             Motion::Thrusters { auv_id, dynamics } => {
                 Kinematics::Thrusters(Box::new(Auv::new(*auv_id, *dynamics)))
             }
+            Motion::Track(t) => match &t.log {
+                Some(log) => Kinematics::Track(Replay {
+                    log: log.clone(),
+                    offset: t.offset_s,
+                    at_end: t.at_end,
+                    elapsed: 0.0,
+                    hint: 0,
+                }),
+                // Never: a loaded scenario's tracks hold their logs.
+                None => Kinematics::Stationary,
+            },
             Motion::Patrol {
                 speed_mps,
                 max_turn_rate_deg_s,
@@ -65,6 +114,14 @@ impl Kinematics {
         let p = match self {
             Kinematics::Patrol(p) => p,
             Kinematics::Thrusters(auv) => return auv.step(state, dt),
+            Kinematics::Track(r) => {
+                r.elapsed += dt;
+                let at = r.at(r.elapsed);
+                state.position = Point3::from(at.position);
+                state.heading = wrap_2pi(at.heading_deg.to_radians());
+                state.speed = at.speed_mps;
+                return;
+            }
             Kinematics::Stationary | Kinematics::External => return,
         };
         if p.waypoints.is_empty() {

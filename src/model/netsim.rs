@@ -14,8 +14,8 @@
 //! **all or nothing**: if any entry fails, no entry of it moves a vehicle and its receive
 //! statistics are not recorded, so a client never sees a half-applied request.
 
+use crate::config::geo::LocalFrame;
 use crate::config::{Environment, Scenario};
-use crate::model::geo::LocalFrame;
 use crate::wire::proto::netsim::{
     net_sim_manager_response::Status, NavUpdate, NetSimManagerRequest, NetSimManagerResponse,
     ReceiveStats,

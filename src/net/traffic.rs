@@ -639,12 +639,12 @@ mod tests {
             name: name.into(),
             addresses: addrs.iter().map(|s| s.parse().unwrap()).collect(),
             modem: None,
-            start: Pose {
+            start_pose: Some(Pose {
                 x: 0.0,
                 y: 0.0,
                 z: 0.0,
                 heading_deg: 0.0,
-            },
+            }),
             motion: Motion::Stationary,
             ros: Default::default(),
             attach: None,

@@ -165,7 +165,7 @@ impl PhysicsSim {
                 .iter()
                 .map(|v| {
                     (
-                        VehicleState::from_pose(&v.start),
+                        VehicleState::from_pose(&v.start()),
                         Kinematics::from_config(&v.motion),
                     )
                 })

@@ -27,5 +27,6 @@ mod report;
 mod reproducible;
 mod rosnetsim;
 mod sweep;
+mod track;
 mod viewer;
 mod wire;

@@ -4,8 +4,8 @@
 //! being served, with the server's memory checked.
 use base64::{engine::general_purpose::STANDARD, Engine};
 use netsim_cosim::{
+    config::geo::LocalFrame,
     config::GeoOrigin,
-    model::geo::LocalFrame,
     wire::{
         netsim_line,
         proto::{

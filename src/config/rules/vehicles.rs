@@ -120,8 +120,32 @@ pub(super) fn vehicles(cx: &Ctx) -> Check {
             ids.insert(m.id, id_path);
         }
 
-        let s = &v.start;
-        cx.finite(&join_key(&vp, "start"), &[s.x, s.y, s.z, s.heading_deg])?;
+        match (&v.start_pose, &v.motion) {
+            (Some(_), Motion::Track(_)) => {
+                return Err(cx.err(
+                    &join_key(&vp, "start"),
+                    "leave `start` out: a track starts where its log is at offset_s",
+                ))
+            }
+            (None, Motion::Track(t)) => {
+                let mp = join_key(&vp, "motion");
+                if t.file.trim().is_empty() {
+                    return Err(cx.err(&join_key(&mp, "file"), "names no file"));
+                }
+                cx.non_negative(&join_key(&mp, "offset_s"), t.offset_s)?;
+                cx.positive(&join_key(&mp, "max_gap_s"), t.max_gap_s)?;
+            }
+            (None, _) => {
+                return Err(cx.err(
+                    &vp,
+                    "needs `start`, its start pose ({x, y, z} in metres, heading_deg) (only a \
+                     track starts where its log does)",
+                ))
+            }
+            (Some(s), _) => {
+                cx.finite(&join_key(&vp, "start"), &[s.x, s.y, s.z, s.heading_deg])?;
+            }
+        }
 
         if let Motion::Patrol {
             speed_mps,

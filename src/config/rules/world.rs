@@ -161,10 +161,26 @@ pub(in crate::config) fn check_inside_world(cx: &Ctx, half: [f64; 2]) -> Check {
     );
     for (i, v) in cx.scenario.vehicles.iter().enumerate() {
         let vp = join_index("vehicles", i);
-        if outside(v.start.x, v.start.y) {
+        if let Motion::Track(t) = &v.motion {
+            // Its log's samples, once read.
+            if let Some(log) = &t.log {
+                for (s, line) in log.samples.iter().zip(&log.lines) {
+                    let [x, y, _] = s.position;
+                    if outside(x, y) {
+                        return Err(cx.err(
+                            &join_key(&vp, "motion.file"),
+                            format!("{}:{line}: ({x:.2}, {y:.2}) is outside {extent}", log.file),
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
+        let start = v.start();
+        if outside(start.x, start.y) {
             return Err(cx.err(
                 &join_key(&vp, "start"),
-                format!("start ({}, {}) is outside {extent}", v.start.x, v.start.y),
+                format!("start ({}, {}) is outside {extent}", start.x, start.y),
             ));
         }
         if let Motion::Patrol { waypoints, .. } = &v.motion {
@@ -186,7 +202,26 @@ pub(in crate::config) fn check_against_terrain(cx: &Ctx, terrain: &HeightGrid) -
     check_inside_world(cx, terrain.half_extent())?;
     for (i, v) in cx.scenario.vehicles.iter().enumerate() {
         let vp = join_index("vehicles", i);
-        let mut points = vec![(join_key(&vp, "start"), [v.start.x, v.start.y, v.start.z])];
+        let start = v.start();
+        let mut points = vec![(join_key(&vp, "start"), [start.x, start.y, start.z])];
+        if let Motion::Track(t) = &v.motion {
+            let Some(log) = &t.log else { continue };
+            for (s, line) in log.samples.iter().zip(&log.lines) {
+                let [x, y, z] = s.position;
+                if let Some(ground) = terrain.height_at(x, y) {
+                    if z <= ground {
+                        return Err(cx.err(
+                            &join_key(&vp, "motion.file"),
+                            format!(
+                                "{}:{line}: z = {z:.2} m is at or below the terrain there ({ground:.2} m)",
+                                log.file
+                            ),
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
         if let Motion::Patrol { waypoints, .. } = &v.motion {
             let wp = join_key(&vp, "motion.waypoints");
             points.extend(

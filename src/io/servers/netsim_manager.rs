@@ -10,11 +10,8 @@
 //! open and other clients are unaffected. At most [`MAX_CLIENTS`] clients at once; one more
 //! is told so and closed. Memory per client is bounded by the line limit and the read buffer.
 
-use crate::config::LoadedScenario;
-use crate::model::{
-    geo::LocalFrame,
-    netsim::{nav_to_pose, NavInbox, Rules},
-};
+use crate::config::{geo::LocalFrame, LoadedScenario};
+use crate::model::netsim::{nav_to_pose, NavInbox, Rules};
 use crate::wire::{
     netsim_line::{self, LineError, LineReader},
     proto::{decode_checked, netsim::NetSimManagerRequest, Named, SetPose},

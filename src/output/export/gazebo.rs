@@ -195,7 +195,8 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
         ),
     );
     for v in &loaded.scenario.vehicles {
-        let yaw = (90.0 - v.start.heading_deg).to_radians(); // compass heading → ENU yaw
+        let start = v.start();
+        let yaw = (90.0 - start.heading_deg).to_radians(); // compass heading → ENU yaw
         let _ = write!(
             s,
             r#"    <model name="{name}">
@@ -215,9 +216,9 @@ fn world_sdf(loaded: &LoadedScenario, map: &Heightmap, step_s: f64) -> String {
     </model>
 "#,
             name = g.model(&v.name),
-            x = v.start.x,
-            y = v.start.y,
-            z = v.start.z,
+            x = start.x,
+            y = start.y,
+            z = start.z,
         );
     }
     s.push_str("  </world>\n</sdf>\n");

@@ -1,11 +1,12 @@
-//! Geodetic (WGS84 latitude, longitude, altitude) ↔ the scenario's local ENU frame.
+//! Geodetic (WGS84 latitude, longitude, altitude) ↔ the scenario's local ENU frame, the frame
+//! `world.origin` defines and every position of the configuration is in.
 //!
 //! Exact transformation through Earth-centred Earth-fixed (ECEF) coordinates, no flat-earth
 //! approximation: geodetic → ECEF (closed form), ECEF offset → ENU by the rotation at the
 //! origin; the inverse uses Bowring's method with two refinement steps (sub-millimetre
 //! accuracy for points within hundreds of kilometres of the surface). Depth is −altitude.
 
-use crate::config::GeoOrigin;
+use super::GeoOrigin;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 const A: f64 = 6_378_137.0; // WGS84 semi-major axis, m
