@@ -61,7 +61,8 @@ pub fn netsim_manager() -> &'static LoadedScenario {
 pub fn channel_at_start(s: &Scenario) -> Channel {
     let mut c = Channel::default();
     for v in &s.vehicles {
-        c.push_node([v.start.x, v.start.y, v.start.z, 1.0, 0.0, 0.0, 0.0]);
+        let p = v.start();
+        c.push_node([p.x, p.y, p.z, 1.0, 0.0, 0.0, 0.0]);
     }
     c
 }
@@ -78,4 +79,33 @@ pub fn engine(loaded: &LoadedScenario) -> Engine {
         seed: s.seed,
     };
     Engine::new(AddressBook::new(&s.vehicles), cfg)
+}
+
+/// The frame the track targets read positions in (the shipped scenarios' neighbourhood).
+pub fn track_origin() -> config::GeoOrigin {
+    config::GeoOrigin {
+        lat_deg: 41.5,
+        lon_deg: -70.6,
+        alt_m: 0.0,
+    }
+}
+
+/// What every log a track reader accepts holds: two samples at least, each with its place,
+/// times from 0 increasing by at most `max_gap_s`, finite positions and headings in [0, 360),
+/// and finite positions and speeds wherever it is interpolated.
+pub fn check_track(log: &config::TrackLog, max_gap_s: f64) {
+    assert!(log.samples.len() >= 2 && log.samples.len() == log.places.len());
+    assert_eq!(log.samples[0].t, 0.0);
+    for w in log.samples.windows(2) {
+        assert!(w[1].t > w[0].t && w[1].t - w[0].t <= max_gap_s);
+    }
+    for s in &log.samples {
+        assert!(s.position.iter().all(|v| v.is_finite()));
+        assert!((0.0..360.0).contains(&s.heading_deg));
+    }
+    let mut hint = 0;
+    for k in 0..=8 {
+        let p = log.at(log.duration_s() * k as f64 / 8.0, &mut hint);
+        assert!(p.position.iter().all(|v| v.is_finite()) && p.speed_mps.is_finite());
+    }
 }

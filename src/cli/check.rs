@@ -51,8 +51,9 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
                     TrackEnd::Loop => "then loops",
                     TrackEnd::EndRun => "then the run ends",
                 };
+                let topic = t.topic.as_ref().map_or(String::new(), |t| format!(" {t}"));
                 text.push_str(&format!(
-                    "track {}: {} ({} samples, {} over {} s{}), from {} s, {at_end}\n",
+                    "track {}: {}{topic} ({} samples, {} over {} s{}), from {} s, {at_end}\n",
                     v.name,
                     log.file,
                     log.samples.len(),

@@ -325,7 +325,7 @@ fn read_tracks(cx: &rules::Ctx) -> Result<Vec<Option<TrackLog>>, ConfigError> {
             continue;
         };
         let key = |k: &str| format!("vehicles[{i}].motion.{k}");
-        let log = track::read(&dir.join(&t.file), &s.world.origin, t.max_gap_s)
+        let log = track::read(&dir.join(&t.file), t, &s.world.origin)
             .map_err(|e| cx.err(&key("file"), e.to_string()))?;
         if t.offset_s >= log.duration_s() {
             return Err(cx.err(

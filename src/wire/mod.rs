@@ -12,6 +12,7 @@
 //! - [`nmea`]: Micro-Modem NMEA sentences, framing and the typed catalogue of commands and reports.
 //! - [`netsim_line`]: the NETSIM manager's `NETSIM|name|base64` lines.
 //! - [`metric_line`]: the JSON lines a vehicle program reports its own metrics in.
+//! - [`ros_pose`]: the ROS 2 pose messages (CDR) a logged track is read from.
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 //! - [`foxglove_ws`]: the Foxglove WebSocket protocol a live viewer client speaks.
@@ -27,6 +28,7 @@ pub mod netsim_line;
 pub mod nmea;
 pub mod pcap;
 pub mod proto;
+pub mod ros_pose;
 pub mod rosnetsim;
 pub mod update;
 pub mod utc;

@@ -148,6 +148,129 @@ fn logged_tracks_in_metres_and_degrees_are_replayed_within_a_centimetre_at_every
 }
 
 #[test]
+fn tracks_from_a_ros_2_bag_and_a_gpx_file_are_replayed_within_a_centimetre_at_every_window() {
+    let dir = tempfile::tempdir().unwrap();
+    // The bag, written by Foxglove's ROS 2 MCAP writer: PoseStamped, Odometry and NavSatFix.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv-test/bin/python");
+    let o = Command::new(&python)
+        .arg(root.join("tests/track/write_bag.py"))
+        .arg(dir.path().join("mission.mcap"))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/setup --test)", python.display()));
+    assert!(o.status.success(), "{}", crate::common::output_text(&o));
+    let written: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let samples = |topic: &str| -> Vec<(f64, [f64; 3])> {
+        (written[topic].as_array().unwrap().iter())
+            .map(|r| {
+                let v: Vec<f64> = r
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect();
+                (v[0], [v[1], v[2], v[3]])
+            })
+            .collect()
+    };
+    let origin = GeoOrigin {
+        lat_deg: 41.5,
+        lon_deg: -70.6,
+        alt_m: 0.0,
+    };
+    let frame = LocalFrame::new(&origin);
+    let (b, c) = (samples("/b/pose"), samples("/c/odom"));
+    let d: Vec<(f64, [f64; 3])> = samples("/d/fix")
+        .into_iter()
+        .map(|(t, [lat, lon, alt])| {
+            let p = frame.from_lat_lon_depth(lat, lon, -alt);
+            (t, [p.x, p.y, p.z])
+        })
+        .collect();
+    assert_eq!(
+        (b.len(), d.len()),
+        (12, 11),
+        "the fix-less message is not a sample"
+    );
+    // A GPX track of two segments (a surface vessel: no elevation, so 0 m).
+    let e_geo = [
+        ("2026-11-03T10:00:00Z", 41.5002, -70.6001),
+        ("2026-11-03T10:00:02.5Z", 41.5004, -70.6003),
+        ("2026-11-03T10:00:06Z", 41.5001, -70.6006),
+        ("2026-11-03T10:00:07Z", 41.5000, -70.6006),
+    ];
+    let mut gpx = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"a test\" xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk><name>e</name>\n",
+    );
+    for segment in [&e_geo[..2], &e_geo[2..]] {
+        gpx += "<trkseg>\n";
+        for (time, lat, lon) in segment.iter() {
+            gpx += &format!("<trkpt lat=\"{lat}\" lon=\"{lon}\"><time>{time}</time></trkpt>\n");
+        }
+        gpx += "</trkseg>\n";
+    }
+    gpx += "</trk>\n</gpx>\n";
+    std::fs::write(dir.path().join("e.gpx"), gpx).unwrap();
+    let secs = [0.0, 2.5, 6.0, 7.0];
+    let e: Vec<(f64, [f64; 3])> = (e_geo.iter().zip(secs))
+        .map(|(&(_, lat, lon), t)| {
+            let p = frame.from_lat_lon_depth(lat, lon, 0.0);
+            (t, [p.x, p.y, p.z])
+        })
+        .collect();
+    let s = scenario(
+        dir.path(),
+        10.0,
+        "  - {name: b, addresses: [10.9.0.2/24], motion: {kind: track, file: mission.mcap, topic: /b/pose}}\n\
+         \x20 - {name: c, addresses: [10.9.0.3/24], motion: {kind: track, file: mission.mcap, topic: /c/odom, offset_s: 1}}\n\
+         \x20 - {name: d, addresses: [10.9.0.4/24], motion: {kind: track, file: mission.mcap, topic: /d/fix}}\n\
+         \x20 - {name: e, addresses: [10.9.0.5/24], motion: {kind: track, file: e.gpx, at_end: loop}}\n",
+    );
+    let o = Command::new(COSIM).arg("check").arg(&s).output().unwrap();
+    let text = crate::common::output_text(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("mission.mcap /b/pose (12 samples, x/y over 8.25 s, headings)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mission.mcap /d/fix (11 samples, latitude/longitude over 8.25 s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("e.gpx (4 samples, latitude/longitude over 7 s), from 0 s, then loops"),
+        "{text}"
+    );
+
+    // A topic the bag does not have is named beside the ones it has.
+    let wrong = std::fs::read_to_string(&s)
+        .unwrap()
+        .replace("topic: /d/fix", "topic: /d/gps");
+    let bad = dir.path().join("wrong.yaml");
+    std::fs::write(&bad, wrong).unwrap();
+    let o = Command::new(COSIM).arg("check").arg(&bad).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        text.contains("vehicles[3].motion.file: ")
+            && text.contains(
+                "mission.mcap: no message on /d/gps (its topics: /b/pose, /c/odom, /d/fix)"
+            ),
+        "{text}"
+    );
+
+    let (_, record) = run(&s, &dir.path().join("out"));
+    let t0 = b[0].0;
+    let err = [
+        largest_error(&record, "b", |t| interpolate(&b, t0 + t)),
+        largest_error(&record, "c", |t| interpolate(&c, t0 + 1.0 + t)),
+        largest_error(&record, "d", |t| interpolate(&d, t0 + t)),
+        largest_error(&record, "e", |t| interpolate(&e, t % 7.0)),
+    ];
+    println!("largest errors b, c, d, e: {err:?} m");
+    assert!(err.iter().all(|&m| m < 0.01), "{err:?}");
+}
+
+#[test]
 fn a_track_that_ends_the_run_cuts_it_to_its_last_whole_window() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -178,6 +301,8 @@ fn bad_logs_are_refused_at_the_scenarios_line_with_the_logs_file_and_line() {
         ("t,x,y,z\n0,0,0,-5\n1,0,0,-5\n", "{kind: track, file: b.csv, offset_s: 1}", "must be before the log's last sample"),
         ("t,x,y,z\n0,0,0,-5\n1,0,0,-5\n", "{kind: track, file: missing.csv}", "missing.csv: cannot open"),
         ("t,east,north,z\n0,0,0,-5\n1,0,0,-5\n", "{kind: track, file: b.csv}", "no position: columns x and y (metres) or lat and lon (degrees): the header has t, east, north, z"),
+        ("t,x,y,z\n0,0,0,-5\n1,0,0,-5\n", "{kind: track, file: b.csv, topic: /pose}", "`topic` is for an MCAP log"),
+        ("t,x,y,z\n0,0,0,-5\n1,0,0,-5\n", "{kind: track, file: b.txt}", "a track is a .csv, .gpx or .mcap file"),
     ];
     for (log, motion, says) in cases {
         std::fs::write(dir.path().join("b.csv"), log).unwrap();

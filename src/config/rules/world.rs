@@ -164,12 +164,12 @@ pub(in crate::config) fn check_inside_world(cx: &Ctx, half: [f64; 2]) -> Check {
         if let Motion::Track(t) = &v.motion {
             // Its log's samples, once read.
             if let Some(log) = &t.log {
-                for (s, line) in log.samples.iter().zip(&log.lines) {
+                for (i, s) in log.samples.iter().enumerate() {
                     let [x, y, _] = s.position;
                     if outside(x, y) {
                         return Err(cx.err(
                             &join_key(&vp, "motion.file"),
-                            format!("{}:{line}: ({x:.2}, {y:.2}) is outside {extent}", log.file),
+                            format!("{}: ({x:.2}, {y:.2}) is outside {extent}", log.place(i)),
                         ));
                     }
                 }
@@ -206,15 +206,15 @@ pub(in crate::config) fn check_against_terrain(cx: &Ctx, terrain: &HeightGrid) -
         let mut points = vec![(join_key(&vp, "start"), [start.x, start.y, start.z])];
         if let Motion::Track(t) = &v.motion {
             let Some(log) = &t.log else { continue };
-            for (s, line) in log.samples.iter().zip(&log.lines) {
+            for (i, s) in log.samples.iter().enumerate() {
                 let [x, y, z] = s.position;
                 if let Some(ground) = terrain.height_at(x, y) {
                     if z <= ground {
                         return Err(cx.err(
                             &join_key(&vp, "motion.file"),
                             format!(
-                                "{}:{line}: z = {z:.2} m is at or below the terrain there ({ground:.2} m)",
-                                log.file
+                                "{}: z = {z:.2} m is at or below the terrain there ({ground:.2} m)",
+                                log.place(i)
                             ),
                         ));
                     }

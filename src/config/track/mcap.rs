@@ -1,0 +1,82 @@
+//! A track log as the messages of one topic of an MCAP file, as ROS 2 records its bags
+//! (`ros2 bag record -s mcap`): `geometry_msgs/msg/PoseStamped` and `nav_msgs/msg/Odometry`
+//! (x, y, z in the scenario's ENU frame, the heading from the orientation) or
+//! `sensor_msgs/msg/NavSatFix` (degrees; messages without a fix skipped), CDR-encoded
+//! ([`crate::wire::ros_pose`]), timed by their header stamps (the log time where a stamp is
+//! zero), in the file's order; errors at the message (counted from 1 on the topic).
+
+use super::log::{Builder, Place, Position, TrackError, TrackLog, Unit};
+use crate::config::GeoOrigin;
+use crate::wire::ros_pose::{decode_pose, PosePosition, TYPES};
+
+/// The log in the MCAP `bytes` of `file` (named in errors): the messages of `topic`, positions
+/// in the frame of `origin`; a gap between messages longer than `max_gap_s` is refused.
+pub fn parse(
+    bytes: &[u8],
+    file: &str,
+    topic: &str,
+    origin: &GeoOrigin,
+    max_gap_s: f64,
+) -> Result<TrackLog, TrackError> {
+    let whole = |m: String| TrackError::new(file, Place::Whole, m);
+    let stream = ::mcap::MessageStream::new(bytes)
+        .map_err(|e| whole(format!("not an MCAP file that can be read: {e}")))?;
+    let mut b = Builder::new(file, Unit::Message, origin, max_gap_s);
+    let mut topics = std::collections::BTreeSet::new();
+    let mut n = 0u64;
+    for m in stream {
+        let m = m.map_err(|e| {
+            whole(format!(
+                "unreadable after message {n} of {topic} ({e}; lz4-compressed chunks are not read: \
+                 write the bag with zstd or none)"
+            ))
+        })?;
+        if m.channel.topic != topic {
+            if topics.len() < 64 {
+                topics.insert(m.channel.topic.clone());
+            }
+            continue;
+        }
+        n += 1;
+        let type_name = m.channel.schema.as_ref().map_or("", |s| s.name.as_str());
+        if m.channel.message_encoding != "cdr" {
+            return Err(b.error(
+                n,
+                format!(
+                    "encoded as {:?}: a track's messages are CDR, as ROS 2 records them",
+                    m.channel.message_encoding
+                ),
+            ));
+        }
+        if !TYPES.contains(&type_name) {
+            return Err(b.error(
+                n,
+                format!("of type {type_name:?}: a track takes {}", TYPES.join(", ")),
+            ));
+        }
+        let p = decode_pose(type_name, &m.data).map_err(|e| b.error(n, e))?;
+        let t = if p.stamp_s != 0.0 {
+            p.stamp_s
+        } else {
+            m.log_time as f64 / 1e9
+        };
+        let position = match p.position {
+            PosePosition::Xyz(xyz) => Position::Enu(xyz),
+            PosePosition::Geo { fix: false, .. } => continue,
+            PosePosition::Geo { lat, lon, alt, .. } => Position::Geo { lat, lon, up: alt },
+        };
+        b.push(n, t, position, p.heading_deg)?;
+    }
+    if n == 0 {
+        let others: Vec<String> = topics.into_iter().collect();
+        return Err(whole(format!(
+            "no message on {topic} (its topics: {})",
+            if others.is_empty() {
+                "none".to_owned()
+            } else {
+                others.join(", ")
+            }
+        )));
+    }
+    b.finish()
+}
