@@ -37,6 +37,7 @@ const PAGES: &[&str] = &[
     "tutorials/comparing-runs.md",
     "tutorials/ocean-acoustics.md",
     "tutorials/campaign.md",
+    "tutorials/logged-mission.md",
 ];
 
 /// Runs `page` as root, alone, with `tools` required on the PATH.
@@ -96,6 +97,15 @@ fn campaign() {
     // 30 runs of a debug build, two at a time, and a stop on the way.
     let r = run_page(rel, COSIM, Duration::from_secs(600));
     assert_counts(rel, &r, 6, 0, 5);
+}
+
+#[test]
+fn logged_mission() {
+    let rel = "tutorials/logged-mission.md";
+    let _one = book_commands::root_and_alone();
+    // 66 s of sim time unpaced, a debug build.
+    let r = run_page(rel, COSIM, Duration::from_secs(300));
+    assert_counts(rel, &r, 2, 0, 2);
 }
 
 /// Every tutorial page, and the record how-to, is run by a test here or in
