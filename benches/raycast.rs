@@ -41,6 +41,13 @@
 
 use std::time::{Duration, Instant};
 
+/// The origin the terrains here do not depend on.
+const ORIGIN: netsim_cosim::config::GeoOrigin = netsim_cosim::config::GeoOrigin {
+    lat_deg: 0.0,
+    lon_deg: 0.0,
+    alt_m: 0.0,
+};
+
 use nalgebra::Point3;
 use netsim_cosim::config::{Ridge, Terrain as TerrainCfg};
 use netsim_cosim::model::channel::{
@@ -126,7 +133,7 @@ fn main() {
         ],
     };
     let t0 = Instant::now();
-    let terrain = Terrain::from_config(&cfg, 0).expect("terrain");
+    let terrain = Terrain::from_config(&cfg, 0, &ORIGIN).expect("terrain");
     let build = t0.elapsed();
     let (cols, rows) = terrain.dims();
     println!(

@@ -3,7 +3,9 @@
 
 use super::args::CheckArgs;
 use super::overrides::apply;
-use crate::config::{LoadedScenario, Motion, NetworkEndpoint, PhysicsEndpoint, TrackEnd};
+use crate::config::{
+    LoadedScenario, Motion, NetworkEndpoint, PhysicsEndpoint, RasterValues, Terrain, TrackEnd,
+};
 
 /// `cosim check SCENARIO [overrides]`: prints the scenario's description, exit code 0; the
 /// first problem as an error otherwise. What only `cosim run` of this build refuses (sim time
@@ -42,6 +44,20 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
         "simulators: physics {}, network {}\n",
         s.simulators.physics, s.simulators.network
     ));
+    // A georeferenced terrain: the file, its CRS and what its values are.
+    if let Terrain::AsciiGrid {
+        path, crs, values, ..
+    } = &s.world.terrain
+    {
+        let what = match values {
+            RasterValues::Height => "heights",
+            RasterValues::Depth => "depths",
+        };
+        text.push_str(&format!(
+            "terrain from {path}: ESRI ASCII grid of {what} in {crs}, resampled around ({}, {})\n",
+            s.world.origin.lat_deg, s.world.origin.lon_deg
+        ));
+    }
     // Each logged track: its file, samples, span and how it is replayed.
     for v in &s.vehicles {
         if let Motion::Track(t) = &v.motion {

@@ -303,10 +303,12 @@ pub(super) fn typed<T: serde::de::DeserializeOwned>(
 /// a file) and names the file's own line where it has one.
 fn read_terrain(cx: &rules::Ctx) -> Result<HeightGrid, ConfigError> {
     let s = cx.scenario;
-    HeightGrid::from_config(&s.world.terrain, s.seed).map_err(|e| {
+    HeightGrid::from_config(&s.world.terrain, s.seed, &s.world.origin).map_err(|e| {
         let key = match s.world.terrain {
             Terrain::Procedural { .. } => "world.terrain",
-            Terrain::Png { .. } | Terrain::Csv { .. } => "world.terrain.path",
+            Terrain::Png { .. } | Terrain::Csv { .. } | Terrain::AsciiGrid { .. } => {
+                "world.terrain.path"
+            }
         };
         cx.err(key, e.to_string())
     })
@@ -380,7 +382,7 @@ fn too_large(file: &Path) -> ConfigError {
 fn resolve_terrain_path(scenario: &mut Scenario, file: &Path) {
     let dir = file.parent().unwrap_or(Path::new(""));
     match &mut scenario.world.terrain {
-        Terrain::Png { path, .. } | Terrain::Csv { path, .. } => {
+        Terrain::Png { path, .. } | Terrain::Csv { path, .. } | Terrain::AsciiGrid { path, .. } => {
             *path = dir.join(&*path).to_string_lossy().into_owned();
         }
         Terrain::Procedural { .. } => {}

@@ -54,6 +54,7 @@ pub mod netsim_manager;
 pub mod network;
 pub mod phase;
 pub mod programs;
+pub mod raster;
 pub mod record;
 pub mod ros;
 pub mod scenario;
@@ -101,4 +102,4 @@ pub use water::{
     sound_speed_mackenzie, ProfileRow, SoundSpeed, SoundSpeedModel, Water, MAX_PROFILE_SPEED_MPS,
     MIN_PROFILE_SPEED_MPS,
 };
-pub use world::{AcousticPaths, GeoOrigin, Ridge, Seabed, Terrain, World};
+pub use world::{AcousticPaths, GeoOrigin, RasterValues, Ridge, Seabed, Terrain, World};

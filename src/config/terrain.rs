@@ -1,6 +1,6 @@
 //! The scenario's terrain or bathymetry as a plain height grid ([`HeightGrid`]), read from
-//! its source (procedural generation from a seed, a PNG or a CSV file) when the scenario is
-//! loaded, and the surface it describes ([`HeightGrid::height_at`]). The raycast structures
+//! its source (procedural generation from a seed, a PNG or a CSV file, a georeferenced raster
+//! through [`super::raster`]) when the scenario is loaded, and the surface it describes ([`HeightGrid::height_at`]). The raycast structures
 //! built on it are [`crate::model::terrain`]'s.
 //!
 //! # Frames
@@ -50,7 +50,8 @@ use std::path::{Path, PathBuf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Ridge, Terrain};
+use super::raster::{self, Crs};
+use super::{GeoOrigin, RasterValues, Ridge, Terrain};
 
 /// Largest accepted grid dimension (samples per axis).
 pub const MAX_DIM: usize = 8192;
@@ -146,7 +147,11 @@ impl fmt::Debug for HeightGrid {
 impl HeightGrid {
     /// The grid a scenario's `world.terrain` describes (file paths as given, already resolved).
     /// `scenario_seed` is used when a procedural terrain has no seed of its own.
-    pub fn from_config(cfg: &Terrain, scenario_seed: u64) -> Result<HeightGrid, TerrainError> {
+    pub fn from_config(
+        cfg: &Terrain,
+        scenario_seed: u64,
+        origin: &GeoOrigin,
+    ) -> Result<HeightGrid, TerrainError> {
         match cfg {
             Terrain::Procedural {
                 size_m,
@@ -170,6 +175,34 @@ impl HeightGrid {
                 max_height_m,
             } => load_png(Path::new(path), *cell_size_m, *min_height_m, *max_height_m),
             Terrain::Csv { path, cell_size_m } => load_csv(Path::new(path), *cell_size_m),
+            Terrain::AsciiGrid {
+                path,
+                crs,
+                values,
+                size_m,
+                cell_size_m,
+            } => {
+                let invalid = |message: String| TerrainError::Invalid {
+                    source_name: path.clone(),
+                    message,
+                };
+                let cols = (size_m[0] / cell_size_m).round() as usize + 1;
+                let rows = (size_m[1] / cell_size_m).round() as usize + 1;
+                if cols > MAX_DIM || rows > MAX_DIM {
+                    return Err(TerrainError::TooLarge {
+                        source_name: path.clone(),
+                        cols,
+                        rows,
+                    });
+                }
+                let crs = Crs::parse(crs).map_err(invalid)?;
+                let raster = raster::read_ascii_grid(Path::new(path), MAX_DIM).map_err(invalid)?;
+                let depths = *values == RasterValues::Depth;
+                let dims = (cols, rows);
+                let heights = raster::resample(&raster, &crs, origin, dims, *cell_size_m, depths)
+                    .map_err(invalid)?;
+                HeightGrid::new(path, heights, cols, rows, *cell_size_m)
+            }
         }
     }
 

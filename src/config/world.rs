@@ -180,6 +180,35 @@ pub enum Terrain {
         /// Spacing of the samples, metres (> 0). Required.
         cell_size_m: f64,
     },
+    /// A georeferenced ESRI ASCII grid (`.asc`, as GDAL and GIS tools export one), in
+    /// geographic coordinates or a projected CRS: the area of `size_m` around `world.origin`
+    /// is resampled from it onto a grid of `cell_size_m`.
+    AsciiGrid {
+        /// The grid file, relative to the scenario file's directory. Required.
+        path: String,
+        /// The CRS its cells are in: `EPSG:4326` (latitude, longitude), `EPSG:326NN` or
+        /// `EPSG:327NN` (UTM zone NN north or south), `EPSG:3857`, or a PROJ string
+        /// (`+proj=…`). Required.
+        crs: String,
+        /// What its values are: `height` (metres up, default) or `depth` (metres down).
+        #[serde(default)]
+        values: RasterValues,
+        /// Extent `[x, y]` taken around the origin, metres (> 0). Required.
+        size_m: [f64; 2],
+        /// Spacing of the scenario's samples, metres (> 0). Required.
+        cell_size_m: f64,
+    },
+}
+
+/// What a raster terrain's values are.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RasterValues {
+    /// Heights, metres up.
+    #[default]
+    Height,
+    /// Depths, metres down (the scenario's z is their negative).
+    Depth,
 }
 
 /// A ridge: a raised band between two points with a cosine cross-section.

@@ -140,7 +140,12 @@ mod tests {
             "{{kind: procedural, size_m: [200, 200], cell_size_m: 2, base_height_m: {height}, relief_m: 0}}"
         ))
         .unwrap();
-        let grid = HeightGrid::from_config(&cfg, 1).unwrap();
+        let origin = crate::config::GeoOrigin {
+            lat_deg: 0.0,
+            lon_deg: 0.0,
+            alt_m: 0.0,
+        };
+        let grid = HeightGrid::from_config(&cfg, 1, &origin).unwrap();
         Terrain::new(std::sync::Arc::new(grid))
     }
 

@@ -168,8 +168,9 @@ impl Terrain {
     pub fn from_config(
         cfg: &crate::config::Terrain,
         scenario_seed: u64,
+        origin: &crate::config::GeoOrigin,
     ) -> Result<Terrain, TerrainError> {
-        HeightGrid::from_config(cfg, scenario_seed).map(|g| Terrain::new(Arc::new(g)))
+        HeightGrid::from_config(cfg, scenario_seed, origin).map(|g| Terrain::new(Arc::new(g)))
     }
 
     /// A terrain from row-major heights (`rows` rows of `cols` values, row 0 = north).

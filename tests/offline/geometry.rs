@@ -1,7 +1,14 @@
 //! Terrain loading and LOS/NLOS geometry against hand-computed positions.
 
 use nalgebra::Point3;
-use netsim_cosim::config::{Ridge, Terrain as TerrainCfg};
+use netsim_cosim::config::{GeoOrigin, Ridge, Terrain as TerrainCfg};
+
+/// The origin the procedural terrains here do not depend on.
+const ORIGIN: GeoOrigin = GeoOrigin {
+    lat_deg: 0.0,
+    lon_deg: 0.0,
+    alt_m: 0.0,
+};
 use netsim_cosim::model::channel::{
     line_of_sight, line_of_sight_all, trace, trace_all, trace_naive, PathInfo, Tracer,
 };
@@ -657,7 +664,7 @@ fn random_terrain() -> Terrain {
             },
         ],
     };
-    Terrain::from_config(&cfg, 0).unwrap()
+    Terrain::from_config(&cfg, 0, &ORIGIN).unwrap()
 }
 
 fn lcg(s: &mut u64) -> f64 {
@@ -819,10 +826,10 @@ fn proc_cfg(seed: Option<u64>, relief: f64, ridges: Vec<Ridge>) -> TerrainCfg {
 
 #[test]
 fn procedural_is_deterministic_per_seed() {
-    let a = Terrain::from_config(&proc_cfg(Some(3), 10.0, vec![]), 0).unwrap();
-    let b = Terrain::from_config(&proc_cfg(Some(3), 10.0, vec![]), 99).unwrap();
-    let c = Terrain::from_config(&proc_cfg(Some(4), 10.0, vec![]), 0).unwrap();
-    let d = Terrain::from_config(&proc_cfg(None, 10.0, vec![]), 3).unwrap();
+    let a = Terrain::from_config(&proc_cfg(Some(3), 10.0, vec![]), 0, &ORIGIN).unwrap();
+    let b = Terrain::from_config(&proc_cfg(Some(3), 10.0, vec![]), 99, &ORIGIN).unwrap();
+    let c = Terrain::from_config(&proc_cfg(Some(4), 10.0, vec![]), 0, &ORIGIN).unwrap();
+    let d = Terrain::from_config(&proc_cfg(None, 10.0, vec![]), 3, &ORIGIN).unwrap();
     assert_eq!(a.dims(), (201, 101));
     assert_eq!(a.half_extent(), [100.0, 50.0]);
     assert_eq!(a.heights(), b.heights());
@@ -862,7 +869,7 @@ fn procedural_ridge_crest_and_width() {
         crest_height_m: -20.0,
         width_m: 16.0,
     };
-    let t = Terrain::from_config(&proc_cfg(Some(1), 0.0, vec![ridge]), 0).unwrap();
+    let t = Terrain::from_config(&proc_cfg(Some(1), 0.0, vec![ridge]), 0, &ORIGIN).unwrap();
     let h = |x: f64, y: f64| t.height_at(x, y).unwrap();
     for x in [-40.0, -13.0, 0.0, 27.0, 40.0] {
         assert!((h(x, 10.0) + 20.0).abs() < 1e-9, "crest at x = {x}");
@@ -890,8 +897,8 @@ fn procedural_ridge_crest_and_width() {
         crest_height_m: -20.0,
         width_m: 16.0,
     };
-    let flat = Terrain::from_config(&proc_cfg(Some(1), 6.0, vec![]), 0).unwrap();
-    let t = Terrain::from_config(&proc_cfg(Some(1), 6.0, vec![ridge]), 0).unwrap();
+    let flat = Terrain::from_config(&proc_cfg(Some(1), 6.0, vec![]), 0, &ORIGIN).unwrap();
+    let t = Terrain::from_config(&proc_cfg(Some(1), 6.0, vec![ridge]), 0, &ORIGIN).unwrap();
     for (a, b) in t.heights().iter().zip(flat.heights()) {
         assert!(a >= b);
     }
@@ -905,7 +912,7 @@ fn procedural_rejects_bad_parameters() {
         *cell_size_m = 0.0;
     }
     assert!(matches!(
-        Terrain::from_config(&cfg, 0),
+        Terrain::from_config(&cfg, 0, &ORIGIN),
         Err(TerrainError::Invalid { .. })
     ));
     let mut cfg = proc_cfg(Some(1), 0.0, vec![]);
@@ -919,7 +926,7 @@ fn procedural_rejects_bad_parameters() {
         *cell_size_m = 1.0;
     }
     assert!(matches!(
-        Terrain::from_config(&cfg, 0),
+        Terrain::from_config(&cfg, 0, &ORIGIN),
         Err(TerrainError::TooLarge { .. })
     ));
 }
@@ -964,7 +971,7 @@ fn png_8_and_16_bit_grayscale() {
         png::BitDepth::Eight,
         &[0, 255, 51, 102, 204, 255],
     );
-    let t = Terrain::from_config(&png_cfg(&f8), 0).unwrap();
+    let t = Terrain::from_config(&png_cfg(&f8), 0, &ORIGIN).unwrap();
     assert_eq!(t.dims(), (3, 2));
     assert_eq!(t.half_extent(), [2.0, 1.0]);
     let exp = [-100.0, 0.0, -80.0, -60.0, -20.0, 0.0];
@@ -983,7 +990,7 @@ fn png_8_and_16_bit_grayscale() {
         png::BitDepth::Sixteen,
         &data,
     );
-    let t = Terrain::from_config(&png_cfg(&f16), 0).unwrap();
+    let t = Terrain::from_config(&png_cfg(&f16), 0, &ORIGIN).unwrap();
     let exp: Vec<f64> = px
         .iter()
         .map(|&v| -100.0 + 100.0 * f64::from(v) / 65535.0)
@@ -1005,7 +1012,7 @@ fn png_errors() {
         png::BitDepth::Eight,
         &[0; 12],
     );
-    let e = Terrain::from_config(&png_cfg(&rgb), 0).unwrap_err();
+    let e = Terrain::from_config(&png_cfg(&rgb), 0, &ORIGIN).unwrap_err();
     assert!(matches!(e, TerrainError::PngColorType { .. }), "{e}");
     let msg = e.to_string();
     assert!(
@@ -1022,7 +1029,7 @@ fn png_errors() {
         &[0; 8],
     );
     assert!(matches!(
-        Terrain::from_config(&png_cfg(&ga), 0),
+        Terrain::from_config(&png_cfg(&ga), 0, &ORIGIN),
         Err(TerrainError::PngColorType { .. })
     ));
     let g4 = dir.path().join("g4.png");
@@ -1035,7 +1042,7 @@ fn png_errors() {
         &[0; 2],
     );
     assert!(matches!(
-        Terrain::from_config(&png_cfg(&g4), 0),
+        Terrain::from_config(&png_cfg(&g4), 0, &ORIGIN),
         Err(TerrainError::PngColorType { bit_depth: 4, .. })
     ));
     let small = dir.path().join("small.png");
@@ -1048,7 +1055,7 @@ fn png_errors() {
         &[0; 3],
     );
     assert!(matches!(
-        Terrain::from_config(&png_cfg(&small), 0),
+        Terrain::from_config(&png_cfg(&small), 0, &ORIGIN),
         Err(TerrainError::TooSmall {
             cols: 3,
             rows: 1,
@@ -1057,12 +1064,13 @@ fn png_errors() {
     ));
     let garbage = dir.path().join("garbage.png");
     std::fs::write(&garbage, b"not a png at all").unwrap();
-    let e = Terrain::from_config(&png_cfg(&garbage), 0).unwrap_err();
+    let e = Terrain::from_config(&png_cfg(&garbage), 0, &ORIGIN).unwrap_err();
     assert!(
         matches!(e, TerrainError::PngDecode { .. }) && e.to_string().contains("garbage.png"),
         "{e}"
     );
-    let e = Terrain::from_config(&png_cfg(&dir.path().join("missing.png")), 0).unwrap_err();
+    let e =
+        Terrain::from_config(&png_cfg(&dir.path().join("missing.png")), 0, &ORIGIN).unwrap_err();
     assert!(
         matches!(e, TerrainError::Io { .. }) && e.to_string().contains("missing.png"),
         "{e}"
@@ -1079,6 +1087,7 @@ fn csv(text: &str) -> (tempfile::TempDir, Result<Terrain, TerrainError>) {
             cell_size_m: 0.5,
         },
         0,
+        &ORIGIN,
     );
     (dir, r)
 }
@@ -1169,6 +1178,7 @@ fn csv_errors_name_file_line_and_column() {
             cell_size_m: 1.0,
         },
         0,
+        &ORIGIN,
     )
     .unwrap_err();
     assert!(matches!(e, TerrainError::Io { .. }) && e.to_string().contains("/nonexistent/g.csv"));

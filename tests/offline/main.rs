@@ -18,6 +18,7 @@ mod config;
 mod flows;
 mod gazebo;
 mod geometry;
+mod gis;
 mod ip_parser;
 mod lockstep;
 mod medium;

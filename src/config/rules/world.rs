@@ -20,6 +20,7 @@
 use std::path::Path;
 
 use super::{Check, Ctx};
+use crate::config::raster::Crs;
 use crate::config::source_map::{join_index, join_key};
 use crate::config::{HeightGrid, Motion, Terrain};
 use crate::wire::channel::MAX_ARRIVALS_PER_PATH;
@@ -101,6 +102,19 @@ pub(super) fn world(cx: &Ctx) -> Check {
         }
         Terrain::Csv { path, cell_size_m } => {
             cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
+            terrain_file(cx, path)?;
+        }
+        Terrain::AsciiGrid {
+            path,
+            crs,
+            size_m,
+            cell_size_m,
+            ..
+        } => {
+            cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
+            cx.positive(&join_key(t, "size_m[0]"), size_m[0])?;
+            cx.positive(&join_key(t, "size_m[1]"), size_m[1])?;
+            Crs::parse(crs).map_err(|e| cx.err(&join_key(t, "crs"), e))?;
             terrain_file(cx, path)?;
         }
     }

@@ -1,0 +1,393 @@
+//! Terrain from a georeferenced raster (`world.terrain: {kind: ascii_grid}`): an ESRI ASCII grid
+//! whose cells are in geographic coordinates or a projected CRS ([`Crs`]), resampled onto the
+//! scenario's grid around `world.origin`. Each sample of the scenario's grid is placed on the
+//! WGS84 ellipsoid through the local frame ([`super::geo`]), projected into the file's CRS with
+//! `proj4rs` (a port of PROJ) and read from the raster bilinearly between the four cell
+//! centres around it. An area that falls outside the file, a NODATA cell under it, a header
+//! that does not describe the values, or a CRS that cannot be handled is an error naming what
+//! was found.
+
+use super::geo::LocalFrame;
+use super::GeoOrigin;
+use nalgebra::Point3;
+use std::path::Path;
+
+/// Largest raster file read, bytes.
+pub const MAX_RASTER_BYTES: u64 = 512 << 20;
+
+/// A coordinate reference system a raster's cells are in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crs {
+    /// As written (`EPSG:32619`, `+proj=…`).
+    pub name: String,
+    /// Its PROJ string.
+    pub proj: String,
+    /// Geographic (degrees) rather than projected (metres).
+    pub geographic: bool,
+}
+
+impl Crs {
+    /// `EPSG:4326` (WGS84 latitude and longitude), `EPSG:326NN` and `EPSG:327NN` (UTM zone NN
+    /// north and south on WGS84), `EPSG:3857` (web Mercator), or a PROJ string (`+proj=…`).
+    pub fn parse(text: &str) -> Result<Crs, String> {
+        let t = text.trim();
+        let named = |proj: String, geographic: bool| Crs {
+            name: t.to_owned(),
+            proj,
+            geographic,
+        };
+        if t.starts_with("+proj=") {
+            let geographic = t.contains("+proj=longlat") || t.contains("+proj=latlong");
+            proj4rs::Proj::from_proj_string(t)
+                .map_err(|e| format!("PROJ string {t:?} is not one proj4rs takes: {e}"))?;
+            return Ok(named(t.to_owned(), geographic));
+        }
+        let code = t
+            .strip_prefix("EPSG:")
+            .or_else(|| t.strip_prefix("epsg:"))
+            .and_then(|c| c.parse::<u32>().ok())
+            .ok_or_else(|| {
+                format!(
+                    "{t:?} is not a CRS this reads: EPSG:4326, EPSG:326NN or EPSG:327NN (UTM), \
+                     EPSG:3857, or a PROJ string starting +proj="
+                )
+            })?;
+        match code {
+            4326 => Ok(named("+proj=longlat +datum=WGS84 +no_defs".into(), true)),
+            3857 => Ok(named(
+                "+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +no_defs".into(),
+                false,
+            )),
+            32601..=32660 => Ok(named(
+                format!("+proj=utm +zone={} +datum=WGS84 +units=m +no_defs", code - 32600),
+                false,
+            )),
+            32701..=32760 => Ok(named(
+                format!(
+                    "+proj=utm +zone={} +south +datum=WGS84 +units=m +no_defs",
+                    code - 32700
+                ),
+                false,
+            )),
+            _ => Err(format!(
+                "EPSG:{code} is not a CRS this reads: EPSG:4326, EPSG:326NN or EPSG:327NN (UTM), \
+                 EPSG:3857, or give its PROJ string (+proj=…)"
+            )),
+        }
+    }
+}
+
+/// A raster's cells: `rows` rows of `cols` values, row 0 the northern one, the centre of cell
+/// (0, 0) at (`x0`, `y0`) in its CRS, `dx` and `dy` apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raster {
+    pub cols: usize,
+    pub rows: usize,
+    pub x0: f64,
+    pub y0: f64,
+    pub dx: f64,
+    pub dy: f64,
+    pub values: Vec<f64>,
+    pub nodata: Option<f64>,
+}
+
+impl Raster {
+    /// The value at (`x`, `y`) in the raster's CRS, bilinear between the four cell centres
+    /// around it: `Ok(None)` outside the centres' extent, an error naming the cell for a NODATA
+    /// one among the four.
+    pub fn sample(&self, x: f64, y: f64) -> Result<Option<f64>, String> {
+        let fx = (x - self.x0) / self.dx;
+        let fy = (self.y0 - y) / self.dy;
+        let (maxc, maxr) = ((self.cols - 1) as f64, (self.rows - 1) as f64);
+        if !(fx >= -1e-9 && fx <= maxc + 1e-9 && fy >= -1e-9 && fy <= maxr + 1e-9) {
+            return Ok(None);
+        }
+        let (fx, fy) = (fx.clamp(0.0, maxc), fy.clamp(0.0, maxr));
+        let c = (fx.floor() as usize).min(self.cols.saturating_sub(2));
+        let r = (fy.floor() as usize).min(self.rows.saturating_sub(2));
+        let (u, v) = (fx - c as f64, fy - r as f64);
+        let mut h = [[0.0; 2]; 2];
+        for (i, row) in h.iter_mut().enumerate() {
+            for (j, cell) in row.iter_mut().enumerate() {
+                let (rr, cc) = ((r + i).min(self.rows - 1), (c + j).min(self.cols - 1));
+                let value = self.values[rr * self.cols + cc];
+                if self.nodata == Some(value) {
+                    return Err(format!(
+                        "the area reaches a NODATA cell (row {}, column {} of the file)",
+                        rr + 1,
+                        cc + 1
+                    ));
+                }
+                *cell = value;
+            }
+        }
+        let top = h[0][0] + u * (h[0][1] - h[0][0]);
+        let bottom = h[1][0] + u * (h[1][1] - h[1][0]);
+        Ok(Some(top + v * (bottom - top)))
+    }
+
+    /// The extent of the cell centres, `[west, south, east, north]`, in the CRS's units.
+    pub fn extent(&self) -> [f64; 4] {
+        let east = self.x0 + (self.cols - 1) as f64 * self.dx;
+        let south = self.y0 - (self.rows - 1) as f64 * self.dy;
+        [self.x0, south, east, self.y0]
+    }
+}
+
+/// Reads the ESRI ASCII grid at `path`, at most `max_dim` cells a side; an error says why.
+pub fn read_ascii_grid(path: &Path, max_dim: usize) -> Result<Raster, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(f, MAX_RASTER_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_RASTER_BYTES {
+        return Err(format!("larger than {} MiB", MAX_RASTER_BYTES >> 20));
+    }
+    parse_ascii_grid(&String::from_utf8_lossy(&bytes), max_dim)
+}
+
+/// An ESRI ASCII grid's `text`: its header (`ncols`, `nrows`, `xllcorner` or `xllcenter`,
+/// `yllcorner` or `yllcenter`, `cellsize`, optionally `NODATA_value`, in any order, without
+/// case), then `nrows × ncols` values (each side at most `max_dim`), the northern row first,
+/// separated by any white space. Errors name the line.
+pub fn parse_ascii_grid(text: &str, max_dim: usize) -> Result<Raster, String> {
+    let at = |line: usize, message: String| format!("line {line}: {message}");
+    let mut header = std::collections::HashMap::new();
+    let mut values: Vec<f64> = Vec::new();
+    let mut expected = None;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let mut words = line.split_whitespace().peekable();
+        let Some(first) = words.peek().copied() else {
+            continue;
+        };
+        if values.is_empty() && first.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            let key = first.to_ascii_lowercase();
+            if !HEADER_KEYS.contains(&key.as_str()) {
+                return Err(at(
+                    n,
+                    format!("{first:?} is not a key of an ESRI ASCII grid's header"),
+                ));
+            }
+            let value = line.split_whitespace().nth(1).unwrap_or("");
+            let v: f64 = value
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| at(n, format!("{first}: not a finite number: {value:?}")))?;
+            if header.insert(key, (v, n)).is_some() {
+                return Err(at(n, format!("{first} is given twice")));
+            }
+            continue;
+        }
+        let (cols, rows) = match expected {
+            Some(t) => t,
+            None => *expected.insert(dims(&header, max_dim)?),
+        };
+        for w in words {
+            if values.len() >= cols * rows {
+                return Err(at(
+                    n,
+                    format!("more values than ncols × nrows ({cols} × {rows})"),
+                ));
+            }
+            let v: f64 = w
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| at(n, format!("not a finite number: {w:?}")))?;
+            values.push(v);
+        }
+    }
+    let (cols, rows) = match expected {
+        Some(t) => t,
+        None => dims(&header, max_dim)?,
+    };
+    if values.len() != cols * rows {
+        return Err(format!(
+            "{} values for ncols × nrows = {cols} × {rows} ({})",
+            values.len(),
+            cols * rows
+        ));
+    }
+    let get = |k: &str| header.get(k).map(|(v, _)| *v);
+    let cell = get("cellsize")
+        .filter(|c| *c > 0.0)
+        .ok_or_else(|| "the header needs cellsize > 0".to_owned())?;
+    let (x0, y_south) = match (
+        get("xllcorner"),
+        get("xllcenter"),
+        get("yllcorner"),
+        get("yllcenter"),
+    ) {
+        (Some(x), None, Some(y), None) => (x + cell / 2.0, y + cell / 2.0),
+        (None, Some(x), None, Some(y)) => (x, y),
+        _ => {
+            return Err(
+                "the header needs xllcorner and yllcorner, or xllcenter and yllcenter".into(),
+            )
+        }
+    };
+    Ok(Raster {
+        cols,
+        rows,
+        x0,
+        y0: y_south + (rows - 1) as f64 * cell,
+        dx: cell,
+        dy: cell,
+        values,
+        nodata: get("nodata_value"),
+    })
+}
+
+/// The keys of an ESRI ASCII grid's header, without case.
+const HEADER_KEYS: [&str; 8] = [
+    "ncols",
+    "nrows",
+    "xllcorner",
+    "xllcenter",
+    "yllcorner",
+    "yllcenter",
+    "cellsize",
+    "nodata_value",
+];
+
+/// `ncols` and `nrows` from the header: whole, at least 2, at most `max_dim`.
+fn dims(
+    header: &std::collections::HashMap<String, (f64, usize)>,
+    max_dim: usize,
+) -> Result<(usize, usize), String> {
+    let whole = |k: &str| -> Result<usize, String> {
+        let (v, line) = *header
+            .get(k)
+            .ok_or_else(|| format!("the header has no {k}"))?;
+        if v.fract() != 0.0 || !(2.0..=max_dim as f64).contains(&v) {
+            return Err(format!(
+                "line {line}: {k} must be a whole number from 2 to {max_dim} (got {v})"
+            ));
+        }
+        Ok(v as usize)
+    };
+    Ok((whole("ncols")?, whole("nrows")?))
+}
+
+/// The heights (z up, row-major, row 0 north) of the scenario's grid of `cols × rows` samples
+/// `cell` metres apart centred on `origin`, from `raster` in `crs`; `depths`: the raster holds
+/// depths (metres down), not heights.
+pub fn resample(
+    raster: &Raster,
+    crs: &Crs,
+    origin: &GeoOrigin,
+    (cols, rows): (usize, usize),
+    cell: f64,
+    depths: bool,
+) -> Result<Vec<f64>, String> {
+    let half = [
+        cols.saturating_sub(1) as f64 * cell / 2.0,
+        rows.saturating_sub(1) as f64 * cell / 2.0,
+    ];
+    let frame = LocalFrame::new(origin);
+    let from = proj4rs::Proj::from_proj_string("+proj=longlat +datum=WGS84 +no_defs")
+        .map_err(|e| format!("WGS84: {e}"))?;
+    let to =
+        proj4rs::Proj::from_proj_string(&crs.proj).map_err(|e| format!("{}: {e}", crs.name))?;
+    let mut heights = Vec::with_capacity(cols * rows);
+    for r in 0..rows {
+        for c in 0..cols {
+            let (x, y) = (-half[0] + c as f64 * cell, half[1] - r as f64 * cell);
+            let (lat, lon, _) = frame.to_lat_lon_depth(&Point3::new(x, y, 0.0));
+            let mut p = (lon.to_radians(), lat.to_radians(), 0.0);
+            proj4rs::transform::transform(&from, &to, &mut p)
+                .map_err(|e| format!("({x}, {y}) into {}: {e}", crs.name))?;
+            let (px, py) = if to.is_latlong() {
+                (p.0.to_degrees(), p.1.to_degrees())
+            } else {
+                (p.0, p.1)
+            };
+            let v = raster
+                .sample(px, py)
+                .map_err(|e| format!("({x}, {y}): {e}"))?
+                .ok_or_else(|| {
+                    let [w, s, e, n] = raster.extent();
+                    format!(
+                        "the scenario's area reaches ({x}, {y}) m from the origin, at \
+                         ({px:.6}, {py:.6}) in {}, outside the file's cells \
+                         ({w:.6}..{e:.6}, {s:.6}..{n:.6}): make size_m smaller or move \
+                         world.origin",
+                        crs.name
+                    )
+                })?;
+            heights.push(if depths { -v } else { v });
+        }
+    }
+    Ok(heights)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grid_s_header_and_values_are_read_and_sampled_between_cell_centres() {
+        let r = parse_ascii_grid(
+            "ncols 3\nNROWS 2\nxllcorner 100\nyllcorner 200\ncellsize 10\nNODATA_value -9999\n1 2 3\n4 5\n-9999\n",
+            64,
+        )
+        .unwrap();
+        assert_eq!((r.cols, r.rows, r.x0, r.y0), (3, 2, 105.0, 215.0));
+        assert_eq!(r.extent(), [105.0, 205.0, 125.0, 215.0]);
+        assert_eq!(r.sample(110.0, 210.0), Ok(Some(3.0)));
+        assert_eq!(r.sample(104.0, 210.0), Ok(None));
+        assert!(r
+            .sample(120.0, 207.0)
+            .unwrap_err()
+            .contains("row 2, column 3"));
+    }
+
+    #[test]
+    fn bad_grids_and_crs_are_refused_naming_what_was_found() {
+        let cases = [
+            (
+                "ncols 2\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2 3\n",
+                "3 values for ncols × nrows = 2 × 2 (4)",
+            ),
+            (
+                "ncols 2\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2 3 4 5\n",
+                "line 6: more values",
+            ),
+            (
+                "ncols 2.5\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 2 3 4 5\n",
+                "line 1: ncols must be a whole number",
+            ),
+            (
+                "ncols 2\nnrows 2\nxllcorner 0\nyllcenter 0\ncellsize 1\n1 2 3 4\n",
+                "xllcorner and yllcorner, or xllcenter and yllcenter",
+            ),
+            (
+                "ncols 2\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 1\n1 x 3 4\n",
+                "line 6: not a finite number: \"x\"",
+            ),
+            ("ncols 2\nrows 2\n", "line 2: \"rows\" is not a key"),
+            (
+                "ncols 2\nnrows 2\nxllcorner 0\nyllcorner 0\n1 2 3 4\n",
+                "cellsize > 0",
+            ),
+        ];
+        for (text, says) in cases {
+            let e = parse_ascii_grid(text, 64).unwrap_err();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+        assert!(Crs::parse("EPSG:32619").unwrap().proj.contains("+zone=19"));
+        assert!(Crs::parse("EPSG:32719").unwrap().proj.contains("+south"));
+        assert!(Crs::parse("EPSG:4326").unwrap().geographic);
+        assert!(Crs::parse("EPSG:2154")
+            .unwrap_err()
+            .contains("give its PROJ string"));
+        assert!(Crs::parse("UTM19")
+            .unwrap_err()
+            .contains("is not a CRS this reads"));
+    }
+}

@@ -1,0 +1,214 @@
+//! Terrain from georeferenced rasters (`world.terrain: {kind: ascii_grid}`): one analytic
+//! coast with a ridge written as the scenario's CSV grid, as an ESRI ASCII grid in latitude and
+//! longitude (EPSG:4326) and as one in UTM zone 19 (EPSG:32619) — the cell centres placed by
+//! the test through the local frame and PROJ's inverse — loads into the same heights within
+//! 5 cm, and every pair of vehicles near the crest sees the same line of sight in all three.
+
+use netsim_cosim::config::{self, geo::LocalFrame, GeoOrigin};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
+
+const ORIGIN: GeoOrigin = GeoOrigin {
+    lat_deg: 41.5265,
+    lon_deg: -70.6731,
+    alt_m: 0.0,
+};
+
+/// The coast's height at (x, y) m from the origin: a floor at −20 m and a ridge through
+/// (30, 0) running 15° east of north, 3 m high at its crest, 60 m wide (so that the heights
+/// vary along both axes).
+fn height(x: f64, y: f64) -> f64 {
+    let th = 15f64.to_radians();
+    let d = ((x - 30.0) * th.cos() - y * th.sin()).abs();
+    if d < 30.0 {
+        -20.0 + 23.0 * (1.0 + (std::f64::consts::PI * d / 30.0).cos()) / 2.0
+    } else {
+        -20.0
+    }
+}
+
+fn scenario(dir: &Path, name: &str, terrain: &str) -> std::path::PathBuf {
+    let mut y = format!(
+        "name: {name}\nwindow_ms: 10\nduration_s: 0.5\nseed: 1\nreal_time_factor: 0\n\
+         world:\n  origin: {{lat_deg: {}, lon_deg: {}, alt_m: 0}}\n  terrain: {terrain}\n\
+         vehicles:\n",
+        ORIGIN.lat_deg, ORIGIN.lon_deg
+    );
+    // Pairs across the ridge: below its crest (NLOS), well above it, and 0.14 m above it
+    // (e–f); no pair's sight line passes closer to the surface than that.
+    let at = [
+        ("a", -50.0, 0.0, 1.0),
+        ("b", 110.0, 0.0, 1.0),
+        ("c", -50.0, 60.0, 6.0),
+        ("d", 110.0, 60.0, 6.0),
+        ("e", -50.0, -60.0, 2.9),
+        ("f", 110.0, -60.0, 3.5),
+    ];
+    for (i, (n, x, yy, z)) in at.iter().enumerate() {
+        let _ = writeln!(
+            y,
+            "  - {{name: {n}, addresses: [10.7.0.{}/24], start: {{x: {x}, y: {yy}, z: {z}}}, motion: {{kind: stationary}}}}",
+            i + 1
+        );
+    }
+    let p = dir.join(format!("{name}.yaml"));
+    std::fs::write(&p, y).unwrap();
+    p
+}
+
+#[test]
+fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_same_terrain_and_sight_lines(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let frame = LocalFrame::new(&ORIGIN);
+    // The CSV grid: 400 m × 300 m at 2 m, row 0 north.
+    let (cols, rows, cell) = (201usize, 151usize, 2.0);
+    let mut csv = String::new();
+    for r in 0..rows {
+        let y = 150.0 - r as f64 * cell;
+        let row: Vec<String> = (0..cols)
+            .map(|c| format!("{:.4}", height(-200.0 + c as f64 * cell, y)))
+            .collect();
+        csv += &row.join(",");
+        csv.push('\n');
+    }
+    std::fs::write(dir.path().join("coast.csv"), csv).unwrap();
+    // In degrees: 1e-5° cells (1.1 m north, 0.83 m east) over more than the area.
+    let step = 1e-5;
+    let (gcols, grows) = (1100usize, 360usize);
+    let (west, south) = (ORIGIN.lon_deg - 550.0 * step, ORIGIN.lat_deg - 180.0 * step);
+    let mut asc = format!(
+        "ncols {gcols}\nnrows {grows}\nxllcenter {west}\nyllcenter {south}\ncellsize {step}\nNODATA_value -9999\n"
+    );
+    for r in 0..grows {
+        let lat = south + (grows - 1 - r) as f64 * step;
+        for c in 0..gcols {
+            let p = frame.from_lat_lon_depth(lat, west + c as f64 * step, 0.0);
+            let _ = write!(asc, "{:.4} ", height(p.x, p.y));
+        }
+        asc.push('\n');
+    }
+    std::fs::write(dir.path().join("coast_deg.asc"), asc).unwrap();
+    // In UTM zone 19: 1 m cells around the origin's easting and northing, placed by PROJ.
+    let utm = proj4rs::Proj::from_proj_string("+proj=utm +zone=19 +datum=WGS84 +units=m +no_defs")
+        .unwrap();
+    let wgs84 = proj4rs::Proj::from_proj_string("+proj=longlat +datum=WGS84 +no_defs").unwrap();
+    let mut o = (
+        ORIGIN.lon_deg.to_radians(),
+        ORIGIN.lat_deg.to_radians(),
+        0.0,
+    );
+    proj4rs::transform::transform(&wgs84, &utm, &mut o).unwrap();
+    let (ucols, urows) = (460usize, 360usize);
+    let (uwest, usouth) = ((o.0 - 230.0).round(), (o.1 - 180.0).round());
+    let mut asc = format!(
+        "ncols {ucols}\nnrows {urows}\nxllcorner {}\nyllcorner {}\ncellsize 1\n",
+        uwest - 0.5,
+        usouth - 0.5
+    );
+    for r in 0..urows {
+        let n = usouth + (urows - 1 - r) as f64;
+        for c in 0..ucols {
+            let mut p = (uwest + c as f64, n, 0.0);
+            proj4rs::transform::transform(&utm, &wgs84, &mut p).unwrap();
+            let e = frame.from_lat_lon_depth(p.1.to_degrees(), p.0.to_degrees(), 0.0);
+            let _ = write!(asc, "{:.4} ", height(e.x, e.y));
+        }
+        asc.push('\n');
+    }
+    std::fs::write(dir.path().join("coast_utm.asc"), asc).unwrap();
+
+    let scenarios = [
+        scenario(dir.path(), "csv", "{kind: csv, path: coast.csv, cell_size_m: 2}"),
+        scenario(
+            dir.path(),
+            "deg",
+            "{kind: ascii_grid, path: coast_deg.asc, crs: \"EPSG:4326\", size_m: [400, 300], cell_size_m: 2}",
+        ),
+        scenario(
+            dir.path(),
+            "utm",
+            "{kind: ascii_grid, path: coast_utm.asc, crs: \"EPSG:32619\", size_m: [400, 300], cell_size_m: 2}",
+        ),
+    ];
+    let o = Command::new(COSIM)
+        .arg("check")
+        .arg(&scenarios[2])
+        .output()
+        .unwrap();
+    let text = crate::common::output_text(&o);
+    assert!(
+        text.contains("coast_utm.asc: ESRI ASCII grid of heights in EPSG:32619, resampled around (41.5265, -70.6731)"),
+        "{text}"
+    );
+    let grids: Vec<_> = scenarios
+        .iter()
+        .map(|s| config::load(s).unwrap_or_else(|e| panic!("{e}")).terrain)
+        .collect();
+    for (g, name) in grids[1..].iter().zip(["degrees", "UTM"]) {
+        assert_eq!(g.dims(), grids[0].dims());
+        let worst = (g.heights().iter().zip(grids[0].heights()))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!("{name}: largest difference from the CSV grid {worst:.4} m");
+        assert!(worst < 0.05, "{name}: {worst} m");
+    }
+    // The same sight lines in all three runs.
+    let mut pairs = Vec::new();
+    for s in &scenarios {
+        let out = dir.path().join(s.file_stem().unwrap());
+        let o = Command::new(COSIM)
+            .arg("run")
+            .arg(s)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::common::output_text(&o));
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        pairs.push(summary["pairs"].clone());
+    }
+    println!("{:#}", pairs[0]);
+    assert_eq!(pairs[1], pairs[0]);
+    assert_eq!(pairs[2], pairs[0]);
+    let los = |a: &str, b: &str| {
+        let p = (pairs[0].as_array().unwrap().iter())
+            .find(|p| p["a"] == a && p["b"] == b)
+            .unwrap_or_else(|| panic!("no pair {a}-{b}: {}", pairs[0]));
+        p["los_windows"].as_u64().unwrap()
+    };
+    assert_eq!(los("a", "b"), 0, "below the crest");
+    assert_eq!(los("c", "d"), 50, "well above it");
+    assert_eq!(los("e", "f"), 50, "just above it");
+}
+
+#[test]
+fn a_raster_that_does_not_cover_the_area_or_has_no_crs_this_reads_is_refused_at_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("small.asc"),
+        "ncols 3\nnrows 3\nxllcorner -70.674\nyllcorner 41.526\ncellsize 0.0005\n0 0 0\n0 0 0\n0 0 0\n",
+    )
+    .unwrap();
+    for (terrain, key, says) in [
+        (
+            "{kind: ascii_grid, path: small.asc, crs: \"EPSG:4326\", size_m: [400, 300], cell_size_m: 2}",
+            "world.terrain.path",
+            "outside the file's cells",
+        ),
+        (
+            "{kind: ascii_grid, path: small.asc, crs: \"EPSG:2154\", size_m: [400, 300], cell_size_m: 2}",
+            "world.terrain.crs",
+            "EPSG:2154 is not a CRS this reads",
+        ),
+    ] {
+        let s = scenario(dir.path(), "bad", terrain);
+        let e = config::load(&s).unwrap_err();
+        assert_eq!(e.key_path, key, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}
