@@ -45,16 +45,27 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
         s.simulators.physics, s.simulators.network
     ));
     // A georeferenced terrain: the file, its CRS and what its values are.
-    if let Terrain::AsciiGrid {
-        path, crs, values, ..
-    } = &s.world.terrain
-    {
+    let raster = match &s.world.terrain {
+        Terrain::AsciiGrid {
+            path, crs, values, ..
+        } => Some(("ESRI ASCII grid", path, crs.as_str(), values)),
+        Terrain::Geotiff {
+            path, crs, values, ..
+        } => Some((
+            "GeoTIFF",
+            path,
+            crs.as_deref().unwrap_or("the CRS its GeoKeys name"),
+            values,
+        )),
+        _ => None,
+    };
+    if let Some((kind, path, crs, values)) = raster {
         let what = match values {
             RasterValues::Height => "heights",
             RasterValues::Depth => "depths",
         };
         text.push_str(&format!(
-            "terrain from {path}: ESRI ASCII grid of {what} in {crs}, resampled around ({}, {})\n",
+            "terrain from {path}: {kind} of {what} in {crs}, resampled around ({}, {})\n",
             s.world.origin.lat_deg, s.world.origin.lon_deg
         ));
     }

@@ -306,9 +306,10 @@ fn read_terrain(cx: &rules::Ctx) -> Result<HeightGrid, ConfigError> {
     HeightGrid::from_config(&s.world.terrain, s.seed, &s.world.origin).map_err(|e| {
         let key = match s.world.terrain {
             Terrain::Procedural { .. } => "world.terrain",
-            Terrain::Png { .. } | Terrain::Csv { .. } | Terrain::AsciiGrid { .. } => {
-                "world.terrain.path"
-            }
+            Terrain::Png { .. }
+            | Terrain::Csv { .. }
+            | Terrain::AsciiGrid { .. }
+            | Terrain::Geotiff { .. } => "world.terrain.path",
         };
         cx.err(key, e.to_string())
     })
@@ -382,7 +383,10 @@ fn too_large(file: &Path) -> ConfigError {
 fn resolve_terrain_path(scenario: &mut Scenario, file: &Path) {
     let dir = file.parent().unwrap_or(Path::new(""));
     match &mut scenario.world.terrain {
-        Terrain::Png { path, .. } | Terrain::Csv { path, .. } | Terrain::AsciiGrid { path, .. } => {
+        Terrain::Png { path, .. }
+        | Terrain::Csv { path, .. }
+        | Terrain::AsciiGrid { path, .. }
+        | Terrain::Geotiff { path, .. } => {
             *path = dir.join(&*path).to_string_lossy().into_owned();
         }
         Terrain::Procedural { .. } => {}

@@ -1,4 +1,5 @@
-//! Terrain from a georeferenced raster (`world.terrain: {kind: ascii_grid}`): an ESRI ASCII grid
+//! Terrain from a georeferenced raster (`world.terrain: {kind: ascii_grid}` or `{kind:
+//! geotiff}`): an ESRI ASCII grid or a GeoTIFF (through the `tiff` crate, its GeoKeys read here)
 //! whose cells are in geographic coordinates or a projected CRS ([`Crs`]), resampled onto the
 //! scenario's grid around `world.origin`. Each sample of the scenario's grid is placed on the
 //! WGS84 ellipsoid through the local frame ([`super::geo`]), projected into the file's CRS with
@@ -111,7 +112,10 @@ impl Raster {
             for (j, cell) in row.iter_mut().enumerate() {
                 let (rr, cc) = ((r + i).min(self.rows - 1), (c + j).min(self.cols - 1));
                 let value = self.values[rr * self.cols + cc];
-                if self.nodata == Some(value) {
+                if self
+                    .nodata
+                    .is_some_and(|n| n == value || (n.is_nan() && value.is_nan()))
+                {
                     return Err(format!(
                         "the area reaches a NODATA cell (row {}, column {} of the file)",
                         rr + 1,
@@ -134,8 +138,8 @@ impl Raster {
     }
 }
 
-/// Reads the ESRI ASCII grid at `path`, at most `max_dim` cells a side; an error says why.
-pub fn read_ascii_grid(path: &Path, max_dim: usize) -> Result<Raster, String> {
+/// The bytes of the raster file at `path`, at most [`MAX_RASTER_BYTES`].
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
     let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(
@@ -146,7 +150,12 @@ pub fn read_ascii_grid(path: &Path, max_dim: usize) -> Result<Raster, String> {
     if bytes.len() as u64 > MAX_RASTER_BYTES {
         return Err(format!("larger than {} MiB", MAX_RASTER_BYTES >> 20));
     }
-    parse_ascii_grid(&String::from_utf8_lossy(&bytes), max_dim)
+    Ok(bytes)
+}
+
+/// Reads the ESRI ASCII grid at `path`, at most `max_dim` cells a side; an error says why.
+pub fn read_ascii_grid(path: &Path, max_dim: usize) -> Result<Raster, String> {
+    parse_ascii_grid(&String::from_utf8_lossy(&read_bytes(path)?), max_dim)
 }
 
 /// An ESRI ASCII grid's `text`: its header (`ncols`, `nrows`, `xllcorner` or `xllcenter`,
@@ -272,6 +281,121 @@ fn dims(
         Ok(v as usize)
     };
     Ok((whole("ncols")?, whole("nrows")?))
+}
+
+/// A GeoTIFF's first image (one band, integer or float samples) and the CRS its GeoKeys name
+/// (`EPSG:N` from `ProjectedCSTypeGeoKey` or `GeographicTypeGeoKey`; none if it names none), at
+/// most `max_dim` cells a side: the cells placed by `ModelPixelScaleTag` and the first
+/// `ModelTiepointTag` (north up; a `ModelTransformationTag`, rotated or sheared, is refused),
+/// `PixelIsArea` or `PixelIsPoint`, and GDAL's `GDAL_NODATA`. An error says why.
+pub fn read_geotiff(bytes: &[u8], max_dim: usize) -> Result<(Raster, Option<String>), String> {
+    use tiff::decoder::{Decoder, DecodingResult};
+    use tiff::tags::Tag;
+    let tiff_err = |e: tiff::TiffError| format!("not a GeoTIFF that can be read: {e}");
+    let mut d = Decoder::new(std::io::Cursor::new(bytes)).map_err(tiff_err)?;
+    let (w, h) = d.dimensions().map_err(tiff_err)?;
+    let (cols, rows) = (w as usize, h as usize);
+    if !(2..=max_dim).contains(&cols) || !(2..=max_dim).contains(&rows) {
+        return Err(format!(
+            "{cols}×{rows} cells: a terrain's raster has 2 to {max_dim} a side"
+        ));
+    }
+    match d.colortype().map_err(tiff_err)? {
+        tiff::ColorType::Gray(_) => {}
+        other => return Err(format!("{other:?}: a terrain's raster is one band")),
+    }
+    if d.find_tag(Tag::Unknown(34264)).map_err(tiff_err)?.is_some() {
+        return Err(
+            "its cells are placed by a ModelTransformationTag (rotated or sheared): only \
+             north-up rasters are read (gdalwarp makes one)"
+                .into(),
+        );
+    }
+    let f64s = |d: &mut Decoder<_>, tag: u16, name: &str, n: usize| -> Result<Vec<f64>, String> {
+        let v = d
+            .find_tag(Tag::Unknown(tag))
+            .map_err(tiff_err)?
+            .ok_or_else(|| format!("no {name}: not georeferenced"))?
+            .into_f64_vec()
+            .map_err(tiff_err)?;
+        if v.len() < n || v.iter().take(n).any(|x| !x.is_finite()) {
+            return Err(format!("its {name} is not {n} finite numbers"));
+        }
+        Ok(v)
+    };
+    let scale = f64s(&mut d, 33550, "ModelPixelScaleTag", 2)?;
+    let tie = f64s(&mut d, 33922, "ModelTiepointTag", 6)?;
+    let (sx, sy) = (scale[0], scale[1]);
+    if !(sx > 0.0 && sy > 0.0) {
+        return Err(format!("its pixel scale ({sx}, {sy}) is not positive"));
+    }
+    let keys: Vec<u64> = match d.find_tag(Tag::Unknown(34735)).map_err(tiff_err)? {
+        Some(v) => v.into_u64_vec().map_err(tiff_err)?,
+        None => Vec::new(),
+    };
+    let key = |id: u64| -> Option<u64> {
+        keys.get(4..)?
+            .chunks_exact(4)
+            .find(|k| k[0] == id && k[1] == 0)
+            .map(|k| k[3])
+    };
+    // PixelIsPoint (2): the tiepoint is a cell's centre; PixelIsArea (default): its corner.
+    let half = if key(1025) == Some(2) { 0.0 } else { 0.5 };
+    let x0 = tie[3] + (half - tie[0]) * sx;
+    let y0 = tie[4] - (half - tie[1]) * sy;
+    let crs = match (key(3072), key(2048)) {
+        (Some(p), _) if p != 32767 && p != 0 => Some(format!("EPSG:{p}")),
+        (_, Some(g)) if g != 32767 && g != 0 => Some(format!("EPSG:{g}")),
+        _ => None,
+    };
+    let nodata = match d.find_tag(Tag::Unknown(42113)).map_err(tiff_err)? {
+        Some(v) => {
+            let text = v.into_string().map_err(tiff_err)?;
+            let text = text.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+            Some(
+                text.parse::<f64>()
+                    .map_err(|_| format!("its GDAL_NODATA is not a number: {text:?}"))?,
+            )
+        }
+        None => None,
+    };
+    let values: Vec<f64> = match d.read_image().map_err(tiff_err)? {
+        DecodingResult::U8(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::I8(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::U16(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::I16(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::U32(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::I32(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::F32(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::F64(v) => v,
+        _ => return Err("its samples are not 8 to 32-bit integers or 32/64-bit floats".into()),
+    };
+    if values.len() != cols * rows {
+        return Err(format!(
+            "{} samples for {cols}×{rows} cells: a terrain's raster is one band",
+            values.len()
+        ));
+    }
+    if let Some((k, _)) = (values.iter().enumerate())
+        .find(|(_, v)| !v.is_finite() && nodata.is_none_or(|n| !n.is_nan()))
+    {
+        return Err(format!(
+            "cell (row {}, column {}) is not a finite number",
+            k / cols + 1,
+            k % cols + 1
+        ));
+    }
+    let raster = Raster {
+        cols,
+        rows,
+        x0,
+        y0,
+        dx: sx,
+        dy: sy,
+        values,
+        nodata,
+    };
+    Ok((raster, crs))
 }
 
 /// The heights (z up, row-major, row 0 north) of the scenario's grid of `cols × rows` samples

@@ -181,28 +181,14 @@ impl HeightGrid {
                 values,
                 size_m,
                 cell_size_m,
-            } => {
-                let invalid = |message: String| TerrainError::Invalid {
-                    source_name: path.clone(),
-                    message,
-                };
-                let cols = (size_m[0] / cell_size_m).round() as usize + 1;
-                let rows = (size_m[1] / cell_size_m).round() as usize + 1;
-                if cols > MAX_DIM || rows > MAX_DIM {
-                    return Err(TerrainError::TooLarge {
-                        source_name: path.clone(),
-                        cols,
-                        rows,
-                    });
-                }
-                let crs = Crs::parse(crs).map_err(invalid)?;
-                let raster = raster::read_ascii_grid(Path::new(path), MAX_DIM).map_err(invalid)?;
-                let depths = *values == RasterValues::Depth;
-                let dims = (cols, rows);
-                let heights = raster::resample(&raster, &crs, origin, dims, *cell_size_m, depths)
-                    .map_err(invalid)?;
-                HeightGrid::new(path, heights, cols, rows, *cell_size_m)
-            }
+            } => georeferenced(path, Some(crs), *values, *size_m, *cell_size_m, origin),
+            Terrain::Geotiff {
+                path,
+                crs,
+                values,
+                size_m,
+                cell_size_m,
+            } => georeferenced(path, crs.as_ref(), *values, *size_m, *cell_size_m, origin),
         }
     }
 
@@ -320,6 +306,49 @@ impl HeightGrid {
             h11 + (1.0 - u) * (self.h(r + 1, c) - h11) + (1.0 - v) * (self.h(r, c + 1) - h11)
         }
     }
+}
+
+/// The grid of `size_m` around `origin`, `cell` metres apart, resampled from the raster at
+/// `path` (an ESRI ASCII grid, or a GeoTIFF by its extension) in `crs` (for a GeoTIFF, absent:
+/// the one its GeoKeys name).
+fn georeferenced(
+    path: &str,
+    crs: Option<&String>,
+    values: RasterValues,
+    size_m: [f64; 2],
+    cell: f64,
+    origin: &GeoOrigin,
+) -> Result<HeightGrid, TerrainError> {
+    let invalid = |message: String| TerrainError::Invalid {
+        source_name: path.to_owned(),
+        message,
+    };
+    let cols = (size_m[0] / cell).round() as usize + 1;
+    let rows = (size_m[1] / cell).round() as usize + 1;
+    if cols > MAX_DIM || rows > MAX_DIM {
+        return Err(TerrainError::TooLarge {
+            source_name: path.to_owned(),
+            cols,
+            rows,
+        });
+    }
+    let lower = path.to_ascii_lowercase();
+    let (raster, crs) = if lower.ends_with(".tif") || lower.ends_with(".tiff") {
+        let bytes = raster::read_bytes(Path::new(path)).map_err(invalid)?;
+        let (raster, named) = raster::read_geotiff(&bytes, MAX_DIM).map_err(invalid)?;
+        let crs = crs.cloned().or(named).ok_or_else(|| {
+            invalid("its GeoKeys name no EPSG code: give the terrain's `crs`".into())
+        })?;
+        (raster, crs)
+    } else {
+        let raster = raster::read_ascii_grid(Path::new(path), MAX_DIM).map_err(invalid)?;
+        (raster, crs.cloned().unwrap_or_default())
+    };
+    let crs = Crs::parse(&crs).map_err(invalid)?;
+    let depths = values == RasterValues::Depth;
+    let heights =
+        raster::resample(&raster, &crs, origin, (cols, rows), cell, depths).map_err(invalid)?;
+    HeightGrid::new(path, heights, cols, rows, cell)
 }
 
 fn procedural(

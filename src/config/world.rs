@@ -198,6 +198,24 @@ pub enum Terrain {
         /// Spacing of the scenario's samples, metres (> 0). Required.
         cell_size_m: f64,
     },
+    /// A georeferenced GeoTIFF (one band of integer or float samples, north up, as GDAL
+    /// writes one): the area of `size_m` around `world.origin` is resampled from it onto a grid
+    /// of `cell_size_m`.
+    Geotiff {
+        /// The GeoTIFF, relative to the scenario file's directory. Required.
+        path: String,
+        /// The CRS its cells are in, as for `ascii_grid`; absent: the EPSG code its GeoKeys
+        /// name.
+        #[serde(default)]
+        crs: Option<String>,
+        /// What its values are: `height` (metres up, default) or `depth` (metres down).
+        #[serde(default)]
+        values: RasterValues,
+        /// Extent `[x, y]` taken around the origin, metres (> 0). Required.
+        size_m: [f64; 2],
+        /// Spacing of the scenario's samples, metres (> 0). Required.
+        cell_size_m: f64,
+    },
 }
 
 /// What a raster terrain's values are.

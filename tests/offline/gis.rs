@@ -1,8 +1,9 @@
-//! Terrain from georeferenced rasters (`world.terrain: {kind: ascii_grid}`): one analytic
-//! coast with a ridge written as the scenario's CSV grid, as an ESRI ASCII grid in latitude and
-//! longitude (EPSG:4326) and as one in UTM zone 19 (EPSG:32619) — the cell centres placed by
-//! the test through the local frame and PROJ's inverse — loads into the same heights within
-//! 5 cm, and every pair of vehicles near the crest sees the same line of sight in all three.
+//! Terrain from georeferenced rasters (`world.terrain: {kind: geotiff}` and `{kind:
+//! ascii_grid}`): one analytic coast with a ridge written as the scenario's CSV grid, and in
+//! latitude and longitude (EPSG:4326) and in UTM zone 19 (EPSG:32619) each as a GeoTIFF (written
+//! by tifffile, as GDAL tags one) and as an ESRI ASCII grid — the cell centres placed by the test
+//! through the local frame and PROJ's inverse — loads into the same heights within 5 cm, and
+//! every pair of vehicles near the crest sees the same line of sight in all five.
 
 use netsim_cosim::config::{self, geo::LocalFrame, GeoOrigin};
 use std::fmt::Write as _;
@@ -59,8 +60,39 @@ fn scenario(dir: &Path, name: &str, terrain: &str) -> std::path::PathBuf {
     p
 }
 
+/// Writes `values` (rows north first) as the one band of a GeoTIFF, through tifffile (as GDAL
+/// tags them), its top-left corner at `corner` in EPSG:`code`, cells `cell` apart.
+fn geotiff(
+    dir: &Path,
+    name: &str,
+    values: &[f64],
+    (cols, rows): (usize, usize),
+    corner: (f64, f64),
+    cell: f64,
+    code: u32,
+) {
+    let bin = dir.join(format!("{name}.f32"));
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|v| (*v as f32).to_le_bytes())
+        .collect();
+    std::fs::write(&bin, bytes).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv-test/bin/python");
+    let o = Command::new(&python)
+        .arg(root.join("tests/gis/write_geotiff.py"))
+        .arg(&bin)
+        .args([cols, rows].map(|n| n.to_string()))
+        .args([corner.0, corner.1, cell].map(|v| format!("{v}")))
+        .arg(code.to_string())
+        .arg(dir.join(name))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/setup --test)", python.display()));
+    assert!(o.status.success(), "{}", crate::common::output_text(&o));
+}
+
 #[test]
-fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_same_terrain_and_sight_lines(
+fn one_coast_as_a_csv_grid_and_as_geotiffs_and_ascii_grids_in_degrees_and_in_utm_gives_the_same_terrain_and_sight_lines(
 ) {
     let dir = tempfile::tempdir().unwrap();
     let frame = LocalFrame::new(&ORIGIN);
@@ -83,15 +115,28 @@ fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_sa
     let mut asc = format!(
         "ncols {gcols}\nnrows {grows}\nxllcenter {west}\nyllcenter {south}\ncellsize {step}\nNODATA_value -9999\n"
     );
+    let mut deg = Vec::with_capacity(gcols * grows);
     for r in 0..grows {
         let lat = south + (grows - 1 - r) as f64 * step;
         for c in 0..gcols {
             let p = frame.from_lat_lon_depth(lat, west + c as f64 * step, 0.0);
+            deg.push(height(p.x, p.y));
             let _ = write!(asc, "{:.4} ", height(p.x, p.y));
         }
         asc.push('\n');
     }
     std::fs::write(dir.path().join("coast_deg.asc"), asc).unwrap();
+    let north = south + (grows as f64 - 0.5) * step;
+    let corner = (west - step / 2.0, north);
+    geotiff(
+        dir.path(),
+        "coast_deg.tif",
+        &deg,
+        (gcols, grows),
+        corner,
+        step,
+        4326,
+    );
     // In UTM zone 19: 1 m cells around the origin's easting and northing, placed by PROJ.
     let utm = proj4rs::Proj::from_proj_string("+proj=utm +zone=19 +datum=WGS84 +units=m +no_defs")
         .unwrap();
@@ -109,20 +154,44 @@ fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_sa
         uwest - 0.5,
         usouth - 0.5
     );
+    let mut utm_values = Vec::with_capacity(ucols * urows);
     for r in 0..urows {
         let n = usouth + (urows - 1 - r) as f64;
         for c in 0..ucols {
             let mut p = (uwest + c as f64, n, 0.0);
             proj4rs::transform::transform(&utm, &wgs84, &mut p).unwrap();
             let e = frame.from_lat_lon_depth(p.1.to_degrees(), p.0.to_degrees(), 0.0);
+            utm_values.push(height(e.x, e.y));
             let _ = write!(asc, "{:.4} ", height(e.x, e.y));
         }
         asc.push('\n');
     }
     std::fs::write(dir.path().join("coast_utm.asc"), asc).unwrap();
+    let corner = (uwest - 0.5, usouth + urows as f64 - 0.5);
+    let dims = (ucols, urows);
+    geotiff(
+        dir.path(),
+        "coast_utm.tif",
+        &utm_values,
+        dims,
+        corner,
+        1.0,
+        32619,
+    );
 
     let scenarios = [
         scenario(dir.path(), "csv", "{kind: csv, path: coast.csv, cell_size_m: 2}"),
+        // The GeoTIFFs: one whose CRS comes from its GeoKeys, one given it.
+        scenario(
+            dir.path(),
+            "tif_deg",
+            "{kind: geotiff, path: coast_deg.tif, size_m: [400, 300], cell_size_m: 2}",
+        ),
+        scenario(
+            dir.path(),
+            "tif_utm",
+            "{kind: geotiff, path: coast_utm.tif, crs: \"EPSG:32619\", size_m: [400, 300], cell_size_m: 2}",
+        ),
         scenario(
             dir.path(),
             "deg",
@@ -136,7 +205,7 @@ fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_sa
     ];
     let o = Command::new(COSIM)
         .arg("check")
-        .arg(&scenarios[2])
+        .arg(&scenarios[4])
         .output()
         .unwrap();
     let text = crate::common::output_text(&o);
@@ -148,7 +217,13 @@ fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_sa
         .iter()
         .map(|s| config::load(s).unwrap_or_else(|e| panic!("{e}")).terrain)
         .collect();
-    for (g, name) in grids[1..].iter().zip(["degrees", "UTM"]) {
+    let names = [
+        "GeoTIFF in degrees",
+        "GeoTIFF in UTM",
+        "ASCII grid in degrees",
+        "ASCII grid in UTM",
+    ];
+    for (g, name) in grids[1..].iter().zip(names) {
         assert_eq!(g.dims(), grids[0].dims());
         let worst = (g.heights().iter().zip(grids[0].heights()))
             .map(|(a, b)| (a - b).abs())
@@ -173,8 +248,9 @@ fn one_coast_as_a_csv_grid_and_as_ascii_grids_in_degrees_and_in_utm_gives_the_sa
         pairs.push(summary["pairs"].clone());
     }
     println!("{:#}", pairs[0]);
-    assert_eq!(pairs[1], pairs[0]);
-    assert_eq!(pairs[2], pairs[0]);
+    for p in &pairs[1..] {
+        assert_eq!(p, &pairs[0]);
+    }
     let los = |a: &str, b: &str| {
         let p = (pairs[0].as_array().unwrap().iter())
             .find(|p| p["a"] == a && p["b"] == b)

@@ -110,15 +110,29 @@ pub(super) fn world(cx: &Ctx) -> Check {
             size_m,
             cell_size_m,
             ..
-        } => {
-            cx.positive(&join_key(t, "cell_size_m"), *cell_size_m)?;
-            cx.positive(&join_key(t, "size_m[0]"), size_m[0])?;
-            cx.positive(&join_key(t, "size_m[1]"), size_m[1])?;
-            Crs::parse(crs).map_err(|e| cx.err(&join_key(t, "crs"), e))?;
-            terrain_file(cx, path)?;
-        }
+        } => raster(cx, path, Some(crs), *size_m, *cell_size_m)?,
+        Terrain::Geotiff {
+            path,
+            crs,
+            size_m,
+            cell_size_m,
+            ..
+        } => raster(cx, path, crs.as_ref(), *size_m, *cell_size_m)?,
     }
     Ok(())
+}
+
+/// A georeferenced raster's keys: a positive extent and spacing, a CRS this reads (if given),
+/// a file that exists.
+fn raster(cx: &Ctx, path: &str, crs: Option<&String>, size_m: [f64; 2], cell: f64) -> Check {
+    let t = "world.terrain";
+    cx.positive(&join_key(t, "cell_size_m"), cell)?;
+    cx.positive(&join_key(t, "size_m[0]"), size_m[0])?;
+    cx.positive(&join_key(t, "size_m[1]"), size_m[1])?;
+    if let Some(crs) = crs {
+        Crs::parse(crs).map_err(|e| cx.err(&join_key(t, "crs"), e))?;
+    }
+    terrain_file(cx, path)
 }
 
 fn terrain_file(cx: &Ctx, path: &str) -> Check {

@@ -113,7 +113,7 @@ impl GazeboPhysics {
             .vehicles
             .iter()
             .map(|v| {
-                let st = crate::model::pose::VehicleState::from_pose(&v.start);
+                let st = crate::model::pose::VehicleState::from_pose(&v.start());
                 (st.position, st.orientation())
             })
             .collect();

@@ -1,0 +1,19 @@
+//! A terrain's GeoTIFF (`world.terrain: {kind: geotiff}`): never a panic (the `tiff` crate's
+//! decoding under its default limits, the GeoKeys read here); a raster it accepts has
+//! cols × rows values and a positive cell size, and sampling it inside its cells gives a number
+//! or names a NODATA cell.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use netsim_cosim::config::raster::read_geotiff;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok((r, _crs)) = read_geotiff(data, 8192) {
+        assert_eq!(r.values.len(), r.cols * r.rows);
+        assert!(r.dx > 0.0 && r.dy > 0.0);
+        let [w, s, e, n] = r.extent();
+        for k in 0..=4 {
+            let f = k as f64 / 4.0;
+            let _ = r.sample(w + f * (e - w), s + f * (n - s));
+        }
+    }
+});
