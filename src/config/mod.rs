@@ -16,8 +16,10 @@
 //! is ENU (x east, y north, z up, metres) centred on `world.origin`. Tagged choices use a
 //! `kind:` key (`world.terrain`, `vehicles[i].motion`, `simulators.*`) or a `model:` key
 //! (`links.default`, `links.pairs[i]`). Unknown keys are errors, never silently ignored.
-//! Terrain files (`kind: png` / `kind: csv`) are resolved relative to the directory of the
-//! scenario file; after loading, their `path` holds the resolved path.
+//! Terrain files (`kind: png`, `csv`, `geotiff`, `ascii_grid`) are resolved relative to the
+//! directory of the scenario file; after loading, their `path` holds the resolved path. A
+//! georeferenced raster is resampled around `world.origin` ([`raster`], through [`geo`]); a
+//! logged track's file is read at loading into its samples ([`track`]).
 //!
 //! # Parsed once
 //!

@@ -289,50 +289,17 @@ fn dims(
 /// `ModelTiepointTag` (north up; a `ModelTransformationTag`, rotated or sheared, is refused),
 /// `PixelIsArea` or `PixelIsPoint`, and GDAL's `GDAL_NODATA`. An error says why.
 pub fn read_geotiff(bytes: &[u8], max_dim: usize) -> Result<(Raster, Option<String>), String> {
-    use tiff::decoder::{Decoder, DecodingResult};
-    use tiff::tags::Tag;
-    let tiff_err = |e: tiff::TiffError| format!("not a GeoTIFF that can be read: {e}");
-    let mut d = Decoder::new(std::io::Cursor::new(bytes)).map_err(tiff_err)?;
-    let (w, h) = d.dimensions().map_err(tiff_err)?;
-    let (cols, rows) = (w as usize, h as usize);
-    if !(2..=max_dim).contains(&cols) || !(2..=max_dim).contains(&rows) {
-        return Err(format!(
-            "{cols}×{rows} cells: a terrain's raster has 2 to {max_dim} a side"
-        ));
-    }
-    match d.colortype().map_err(tiff_err)? {
-        tiff::ColorType::Gray(_) => {}
-        other => return Err(format!("{other:?}: a terrain's raster is one band")),
-    }
-    if d.find_tag(Tag::Unknown(34264)).map_err(tiff_err)?.is_some() {
-        return Err(
-            "its cells are placed by a ModelTransformationTag (rotated or sheared): only \
-             north-up rasters are read (gdalwarp makes one)"
-                .into(),
-        );
-    }
-    let f64s = |d: &mut Decoder<_>, tag: u16, name: &str, n: usize| -> Result<Vec<f64>, String> {
-        let v = d
-            .find_tag(Tag::Unknown(tag))
-            .map_err(tiff_err)?
-            .ok_or_else(|| format!("no {name}: not georeferenced"))?
-            .into_f64_vec()
-            .map_err(tiff_err)?;
-        if v.len() < n || v.iter().take(n).any(|x| !x.is_finite()) {
-            return Err(format!("its {name} is not {n} finite numbers"));
-        }
-        Ok(v)
-    };
-    let scale = f64s(&mut d, 33550, "ModelPixelScaleTag", 2)?;
-    let tie = f64s(&mut d, 33922, "ModelTiepointTag", 6)?;
-    let (sx, sy) = (scale[0], scale[1]);
+    // The tiff crate panics on some malformed files (an empty SampleFormat, for one): a panic
+    // in it is this file's error, not the run's.
+    let d = std::panic::catch_unwind(|| decode_tiff(bytes, max_dim)).map_err(|_| {
+        "not a GeoTIFF that can be read: the TIFF decoder failed on it".to_owned()
+    })??;
+    let (cols, rows, keys) = (d.cols, d.rows, d.keys);
+    let (sx, sy) = (d.scale[0], d.scale[1]);
     if !(sx > 0.0 && sy > 0.0) {
         return Err(format!("its pixel scale ({sx}, {sy}) is not positive"));
     }
-    let keys: Vec<u64> = match d.find_tag(Tag::Unknown(34735)).map_err(tiff_err)? {
-        Some(v) => v.into_u64_vec().map_err(tiff_err)?,
-        None => Vec::new(),
-    };
+    let tie = d.tie;
     let key = |id: u64| -> Option<u64> {
         keys.get(4..)?
             .chunks_exact(4)
@@ -348,9 +315,8 @@ pub fn read_geotiff(bytes: &[u8], max_dim: usize) -> Result<(Raster, Option<Stri
         (_, Some(g)) if g != 32767 && g != 0 => Some(format!("EPSG:{g}")),
         _ => None,
     };
-    let nodata = match d.find_tag(Tag::Unknown(42113)).map_err(tiff_err)? {
-        Some(v) => {
-            let text = v.into_string().map_err(tiff_err)?;
+    let nodata = match d.nodata {
+        Some(text) => {
             let text = text.trim_matches(|c: char| c == '\0' || c.is_whitespace());
             Some(
                 text.parse::<f64>()
@@ -359,17 +325,7 @@ pub fn read_geotiff(bytes: &[u8], max_dim: usize) -> Result<(Raster, Option<Stri
         }
         None => None,
     };
-    let values: Vec<f64> = match d.read_image().map_err(tiff_err)? {
-        DecodingResult::U8(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::I8(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::U16(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::I16(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::U32(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::I32(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::F32(v) => v.into_iter().map(f64::from).collect(),
-        DecodingResult::F64(v) => v,
-        _ => return Err("its samples are not 8 to 32-bit integers or 32/64-bit floats".into()),
-    };
+    let values = d.values;
     if values.len() != cols * rows {
         return Err(format!(
             "{} samples for {cols}×{rows} cells: a terrain's raster is one band",
@@ -396,6 +352,86 @@ pub fn read_geotiff(bytes: &[u8], max_dim: usize) -> Result<(Raster, Option<Stri
         nodata,
     };
     Ok((raster, crs))
+}
+
+/// What [`read_geotiff`] takes from the `tiff` crate: the first image's size, its
+/// georeferencing tags and GDAL's NODATA as they are, and its samples.
+struct Decoded {
+    cols: usize,
+    rows: usize,
+    scale: Vec<f64>,
+    tie: Vec<f64>,
+    keys: Vec<u64>,
+    nodata: Option<String>,
+    values: Vec<f64>,
+}
+
+/// The `tiff` crate's part of [`read_geotiff`]: one band, 2 to `max_dim` a side, north up.
+fn decode_tiff(bytes: &[u8], max_dim: usize) -> Result<Decoded, String> {
+    use tiff::decoder::{Decoder, DecodingResult};
+    use tiff::tags::Tag;
+    let tiff_err = |e: tiff::TiffError| format!("not a GeoTIFF that can be read: {e}");
+    let mut d = Decoder::new(std::io::Cursor::new(bytes)).map_err(tiff_err)?;
+    let (w, h) = d.dimensions().map_err(tiff_err)?;
+    let (cols, rows) = (w as usize, h as usize);
+    if !(2..=max_dim).contains(&cols) || !(2..=max_dim).contains(&rows) {
+        return Err(format!(
+            "{cols}×{rows} cells: a terrain's raster has 2 to {max_dim} a side"
+        ));
+    }
+    match d.colortype().map_err(tiff_err)? {
+        tiff::ColorType::Gray(_) => {}
+        other => return Err(format!("{other:?}: a terrain's raster is one band")),
+    }
+    if d.find_tag(Tag::Unknown(34264)).map_err(tiff_err)?.is_some() {
+        return Err(
+            "its cells are placed by a ModelTransformationTag (rotated or sheared): only \
+             north-up rasters are read (gdalwarp makes one)"
+                .into(),
+        );
+    }
+    let mut f64s = |tag: u16, name: &str, n: usize| -> Result<Vec<f64>, String> {
+        let v = d
+            .find_tag(Tag::Unknown(tag))
+            .map_err(tiff_err)?
+            .ok_or_else(|| format!("no {name}: not georeferenced"))?
+            .into_f64_vec()
+            .map_err(tiff_err)?;
+        if v.len() < n || v.iter().take(n).any(|x| !x.is_finite()) {
+            return Err(format!("its {name} is not {n} finite numbers"));
+        }
+        Ok(v)
+    };
+    let scale = f64s(33550, "ModelPixelScaleTag", 2)?;
+    let tie = f64s(33922, "ModelTiepointTag", 6)?;
+    let keys: Vec<u64> = match d.find_tag(Tag::Unknown(34735)).map_err(tiff_err)? {
+        Some(v) => v.into_u64_vec().map_err(tiff_err)?,
+        None => Vec::new(),
+    };
+    let nodata = match d.find_tag(Tag::Unknown(42113)).map_err(tiff_err)? {
+        Some(v) => Some(v.into_string().map_err(tiff_err)?),
+        None => None,
+    };
+    let values: Vec<f64> = match d.read_image().map_err(tiff_err)? {
+        DecodingResult::U8(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::I8(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::U16(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::I16(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::U32(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::I32(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::F32(v) => v.into_iter().map(f64::from).collect(),
+        DecodingResult::F64(v) => v,
+        _ => return Err("its samples are not 8 to 32-bit integers or 32/64-bit floats".into()),
+    };
+    Ok(Decoded {
+        cols,
+        rows,
+        scale,
+        tie,
+        keys,
+        nodata,
+        values,
+    })
 }
 
 /// The heights (z up, row-major, row 0 north) of the scenario's grid of `cols × rows` samples
@@ -469,6 +505,14 @@ mod tests {
             .sample(120.0, 207.0)
             .unwrap_err()
             .contains("row 2, column 3"));
+    }
+
+    #[test]
+    fn a_tiff_the_tiff_crate_panics_on_is_an_error() {
+        // Found by the `geotiff` fuzz target: an empty SampleFormat tag.
+        let bytes = include_bytes!("../../fuzz/corpus/geotiff/tiff_decoder_panics.tif");
+        let e = read_geotiff(bytes, 64).unwrap_err();
+        assert!(e.starts_with("not a GeoTIFF that can be read"), "{e}");
     }
 
     #[test]
