@@ -1,9 +1,9 @@
 //! The ROS 2 messages a logged track is read from, as CDR (how ROS 2 serializes them, and how
 //! its MCAP bags store them): `geometry_msgs/msg/PoseStamped`, `nav_msgs/msg/Odometry` and
-//! `sensor_msgs/msg/NavSatFix`, decoded as far as the pose, through the `cdr` crate with a
-//! size limit of the message's own length (a string's length cannot make it allocate more).
-
-use serde::Deserialize;
+//! `sensor_msgs/msg/NavSatFix`, read as far as the pose, in either byte order, with CDR's
+//! alignment. Read here rather than through the `cdr` crate, which allocates the length a
+//! string claims before it checks it against the message (4 GB from an 8-byte field, found by
+//! the `track_mcap` fuzz target): nothing here allocates, and a string's frame id is skipped.
 
 /// The message types a track takes, by their ROS 2 names.
 pub const TYPES: [&str; 3] = [
@@ -37,107 +37,125 @@ pub enum PosePosition {
     },
 }
 
-#[derive(Deserialize)]
-struct Time {
-    sec: i32,
-    nanosec: u32,
+/// A CDR message being read: its body (after the 4-byte encapsulation header), the byte order
+/// that header names, and the position; alignment is relative to the body's start, as CDR's.
+struct Cdr<'a> {
+    body: &'a [u8],
+    little: bool,
+    at: usize,
 }
 
-#[derive(Deserialize)]
-struct Header {
-    stamp: Time,
-    #[allow(dead_code)]
-    frame_id: String,
-}
+impl<'a> Cdr<'a> {
+    fn new(data: &'a [u8]) -> Result<Cdr<'a>, String> {
+        let little = match data.get(..2) {
+            Some([0, 0]) => false,
+            Some([0, 1]) => true,
+            Some(h) => {
+                return Err(format!(
+                    "encapsulation {h:02x?}: not plain CDR (big- or little-endian)"
+                ))
+            }
+            None => return Err("shorter than its encapsulation header".into()),
+        };
+        Ok(Cdr {
+            body: data
+                .get(4..)
+                .ok_or("shorter than its encapsulation header")?,
+            little,
+            at: 0,
+        })
+    }
 
-#[derive(Deserialize)]
-struct Point {
-    x: f64,
-    y: f64,
-    z: f64,
-}
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        self.at = self.at.div_ceil(N) * N;
+        let b = self
+            .body
+            .get(self.at..self.at + N)
+            .ok_or_else(|| format!("cut short at byte {} of its body", self.at))?;
+        self.at += N;
+        let mut a = [0u8; N];
+        a.copy_from_slice(b);
+        if !self.little {
+            a.reverse();
+        }
+        Ok(a)
+    }
 
-#[derive(Deserialize)]
-struct Quaternion {
-    x: f64,
-    y: f64,
-    z: f64,
-    w: f64,
-}
+    fn u32(&mut self) -> Result<u32, String> {
+        self.take::<4>().map(u32::from_le_bytes)
+    }
 
-#[derive(Deserialize)]
-struct Pose {
-    position: Point,
-    orientation: Quaternion,
-}
+    fn i32(&mut self) -> Result<i32, String> {
+        self.take::<4>().map(i32::from_le_bytes)
+    }
 
-#[derive(Deserialize)]
-struct PoseStamped {
-    header: Header,
-    pose: Pose,
-}
+    fn f64(&mut self) -> Result<f64, String> {
+        self.take::<8>().map(f64::from_le_bytes)
+    }
 
-/// Odometry up to its pose (the covariance and twist after it are not read).
-#[derive(Deserialize)]
-struct Odometry {
-    header: Header,
-    #[allow(dead_code)]
-    child_frame_id: String,
-    pose: Pose,
-}
+    /// Skips a string (its length, then that many bytes), which must fit in the message.
+    fn skip_string(&mut self) -> Result<(), String> {
+        let n = self.u32()? as usize;
+        if n > self.body.len().saturating_sub(self.at) {
+            return Err(format!(
+                "a string of {n} bytes at byte {} of its {}-byte body",
+                self.at,
+                self.body.len()
+            ));
+        }
+        self.at += n;
+        Ok(())
+    }
 
-#[derive(Deserialize)]
-struct NavSatStatus {
-    status: i8,
-    #[allow(dead_code)]
-    service: u16,
-}
+    /// A `std_msgs/Header`'s stamp (seconds), its `frame_id` skipped.
+    fn header(&mut self) -> Result<f64, String> {
+        let sec = self.i32()?;
+        let nanosec = self.u32()?;
+        self.skip_string()?;
+        Ok(f64::from(sec) + f64::from(nanosec) * 1e-9)
+    }
 
-/// NavSatFix up to its altitude.
-#[derive(Deserialize)]
-struct NavSatFix {
-    header: Header,
-    status: NavSatStatus,
-    latitude: f64,
-    longitude: f64,
-    altitude: f64,
-}
-
-fn decode<'de, T: Deserialize<'de>>(data: &[u8]) -> Result<T, String> {
-    cdr::deserialize_from::<_, T, _>(data, cdr::Bounded(data.len() as u64))
-        .map_err(|e| format!("not a CDR message of its type ({e})"))
-}
-
-fn stamp(h: &Header) -> f64 {
-    f64::from(h.stamp.sec) + f64::from(h.stamp.nanosec) * 1e-9
+    /// A `geometry_msgs/Pose`: its position and orientation quaternion (x, y, z, w).
+    fn pose(&mut self) -> Result<([f64; 3], [f64; 4]), String> {
+        let p = [self.f64()?, self.f64()?, self.f64()?];
+        let q = [self.f64()?, self.f64()?, self.f64()?, self.f64()?];
+        Ok((p, q))
+    }
 }
 
 /// The compass heading of an orientation (its yaw about ENU's z, from east counter-clockwise).
-fn heading(q: &Quaternion) -> f64 {
-    let yaw = (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z));
+fn heading([x, y, z, w]: [f64; 4]) -> f64 {
+    let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
     (90.0 - yaw.to_degrees()).rem_euclid(360.0)
 }
 
 /// The pose in `data`, a CDR message of `type_name` (one of [`TYPES`]).
 pub fn decode_pose(type_name: &str, data: &[u8]) -> Result<PoseSample, String> {
-    let (header, pose) = match type_name {
-        "geometry_msgs/msg/PoseStamped" => {
-            let m: PoseStamped = decode(data)?;
-            (m.header, m.pose)
-        }
+    let bad = |e: String| format!("not a CDR message of its type ({e})");
+    let mut m = Cdr::new(data).map_err(bad)?;
+    let (stamp_s, (p, q)) = match type_name {
+        "geometry_msgs/msg/PoseStamped" => (m.header().map_err(bad)?, m.pose().map_err(bad)?),
         "nav_msgs/msg/Odometry" => {
-            let m: Odometry = decode(data)?;
-            (m.header, m.pose)
+            let stamp = m.header().map_err(bad)?;
+            m.skip_string().map_err(bad)?; // child_frame_id
+            (stamp, m.pose().map_err(bad)?)
         }
         "sensor_msgs/msg/NavSatFix" => {
-            let m: NavSatFix = decode(data)?;
+            let stamp_s = m.header().map_err(bad)?;
+            let status = m.take::<1>().map_err(bad)?[0] as i8;
+            let _service = m.take::<2>().map_err(bad)?;
+            let (lat, lon, alt) = (
+                m.f64().map_err(bad)?,
+                m.f64().map_err(bad)?,
+                m.f64().map_err(bad)?,
+            );
             return Ok(PoseSample {
-                stamp_s: stamp(&m.header),
+                stamp_s,
                 position: PosePosition::Geo {
-                    lat: m.latitude,
-                    lon: m.longitude,
-                    alt: m.altitude,
-                    fix: m.status.status >= 0,
+                    lat,
+                    lon,
+                    alt,
+                    fix: status >= 0,
                 },
                 heading_deg: None,
             });
@@ -149,12 +167,10 @@ pub fn decode_pose(type_name: &str, data: &[u8]) -> Result<PoseSample, String> {
             ))
         }
     };
-    let p = pose.position;
-    let q = &pose.orientation;
-    let unit = (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w).sqrt();
+    let unit = q.iter().map(|v| v * v).sum::<f64>().sqrt();
     Ok(PoseSample {
-        stamp_s: stamp(&header),
-        position: PosePosition::Xyz([p.x, p.y, p.z]),
+        stamp_s,
+        position: PosePosition::Xyz(p),
         // An orientation left at zero (all four) says nothing of the heading.
         heading_deg: (unit > 0.5).then(|| heading(q)),
     })
