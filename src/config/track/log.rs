@@ -328,7 +328,7 @@ pub fn pose_at(log: &TrackLog, t: f64) -> ([f64; 3], f64) {
 
 /// The origin the track tests place their logs by.
 #[cfg(test)]
-pub(super) fn test_origin() -> GeoOrigin {
+pub(crate) fn test_origin() -> GeoOrigin {
     GeoOrigin {
         lat_deg: 41.5,
         lon_deg: -70.6,

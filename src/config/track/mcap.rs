@@ -19,32 +19,21 @@ pub fn parse(
     max_gap_s: f64,
 ) -> Result<TrackLog, TrackError> {
     let whole = |m: String| TrackError::new(file, Place::Whole, m);
-    let stream = ::mcap::MessageStream::new(bytes)
-        .map_err(|e| whole(format!("not an MCAP file that can be read: {e}")))?;
+    // The mcap crate panics on some malformed files: a panic in it is this file's error.
+    let (messages, topics) = std::panic::catch_unwind(|| messages_on(bytes, topic))
+        .map_err(|_| whole("not an MCAP file that can be read: its reader failed on it".into()))?
+        .map_err(whole)?;
     let mut b = Builder::new(file, Unit::Message, origin, max_gap_s);
-    let mut topics = std::collections::BTreeSet::new();
     let mut n = 0u64;
-    for m in stream {
-        let m = m.map_err(|e| {
-            whole(format!(
-                "unreadable after message {n} of {topic} ({e}; lz4-compressed chunks are not read: \
-                 write the bag with zstd or none)"
-            ))
-        })?;
-        if m.channel.topic != topic {
-            if topics.len() < 64 {
-                topics.insert(m.channel.topic.clone());
-            }
-            continue;
-        }
+    for m in messages {
         n += 1;
-        let type_name = m.channel.schema.as_ref().map_or("", |s| s.name.as_str());
-        if m.channel.message_encoding != "cdr" {
+        let type_name = m.type_name.as_str();
+        if m.encoding != "cdr" {
             return Err(b.error(
                 n,
                 format!(
                     "encoded as {:?}: a track's messages are CDR, as ROS 2 records them",
-                    m.channel.message_encoding
+                    m.encoding
                 ),
             ));
         }
@@ -58,7 +47,7 @@ pub fn parse(
         let t = if p.stamp_s != 0.0 {
             p.stamp_s
         } else {
-            m.log_time as f64 / 1e9
+            m.log_time_ns as f64 / 1e9
         };
         let position = match p.position {
             PosePosition::Xyz(xyz) => Position::Enu(xyz),
@@ -79,4 +68,67 @@ pub fn parse(
         )));
     }
     b.finish()
+}
+
+/// One message of the track's topic, as the file holds it.
+struct TopicMessage {
+    type_name: String,
+    encoding: String,
+    log_time_ns: u64,
+    data: Vec<u8>,
+}
+
+/// The messages of `topic` in `bytes`, in the file's order, and (if it has none) the file's
+/// other topics (at most 64); an error says why the file cannot be read.
+fn messages_on(
+    bytes: &[u8],
+    topic: &str,
+) -> Result<(Vec<TopicMessage>, std::collections::BTreeSet<String>), String> {
+    let stream = ::mcap::MessageStream::new(bytes)
+        .map_err(|e| format!("not an MCAP file that can be read: {e}"))?;
+    let mut topics = std::collections::BTreeSet::new();
+    let mut messages = Vec::new();
+    for m in stream {
+        let m = m.map_err(|e| {
+            format!(
+                "unreadable after message {} of {topic} ({e}; lz4-compressed chunks are not \
+                 read: write the bag with zstd or none)",
+                messages.len()
+            )
+        })?;
+        if m.channel.topic != topic {
+            if topics.len() < 64 {
+                topics.insert(m.channel.topic.clone());
+            }
+            continue;
+        }
+        messages.push(TopicMessage {
+            type_name: m
+                .channel
+                .schema
+                .as_ref()
+                .map_or(String::new(), |s| s.name.clone()),
+            encoding: m.channel.message_encoding.clone(),
+            log_time_ns: m.log_time,
+            data: m.data.into_owned(),
+        });
+    }
+    Ok((messages, topics))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::track::log::test_origin;
+
+    #[test]
+    fn a_file_the_mcap_crate_panics_on_is_an_error() {
+        // Found by the `track_mcap` fuzz target.
+        let bytes = include_bytes!("../../../fuzz/corpus/track_mcap/mcap_reader_panics.mcap");
+        let e = parse(bytes, "f.mcap", "/pose", &test_origin(), 10.0).unwrap_err();
+        assert!(
+            e.message.starts_with("not an MCAP file that can be read"),
+            "{e}"
+        );
+    }
 }
