@@ -50,6 +50,7 @@
 pub mod acoustic_modems;
 pub mod auv_interface;
 pub mod endpoint;
+pub mod files;
 pub mod geo;
 pub mod links;
 pub mod netsim_manager;

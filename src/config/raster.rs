@@ -138,24 +138,10 @@ impl Raster {
     }
 }
 
-/// The bytes of the raster file at `path`, at most [`MAX_RASTER_BYTES`].
-pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(f, MAX_RASTER_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > MAX_RASTER_BYTES {
-        return Err(format!("larger than {} MiB", MAX_RASTER_BYTES >> 20));
-    }
-    Ok(bytes)
-}
-
 /// Reads the ESRI ASCII grid at `path`, at most `max_dim` cells a side; an error says why.
 pub fn read_ascii_grid(path: &Path, max_dim: usize) -> Result<Raster, String> {
-    parse_ascii_grid(&String::from_utf8_lossy(&read_bytes(path)?), max_dim)
+    let bytes = super::files::read_bounded(path, MAX_RASTER_BYTES)?;
+    parse_ascii_grid(&String::from_utf8_lossy(&bytes), max_dim)
 }
 
 /// An ESRI ASCII grid's `text`: its header (`ncols`, `nrows`, `xllcorner` or `xllcenter`,

@@ -50,6 +50,7 @@ use std::path::{Path, PathBuf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::files::read_bounded;
 use super::raster::{self, Crs};
 use super::{GeoOrigin, RasterValues, Ridge, Terrain};
 
@@ -334,7 +335,7 @@ fn georeferenced(
     }
     let lower = path.to_ascii_lowercase();
     let (raster, crs) = if lower.ends_with(".tif") || lower.ends_with(".tiff") {
-        let bytes = raster::read_bytes(Path::new(path)).map_err(invalid)?;
+        let bytes = read_bounded(Path::new(path), raster::MAX_RASTER_BYTES).map_err(invalid)?;
         let (raster, named) = raster::read_geotiff(&bytes, MAX_DIM).map_err(invalid)?;
         let crs = crs.cloned().or(named).ok_or_else(|| {
             invalid("its GeoKeys name no EPSG code: give the terrain's `crs`".into())

@@ -104,13 +104,7 @@ pub fn read(path: &Path, track: &Track, origin: &GeoOrigin) -> Result<TrackLog, 
             )))
         }
     }
-    let f = std::fs::File::open(path).map_err(|e| whole(format!("cannot open: {e}")))?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_TRACK_BYTES + 1), &mut bytes)
-        .map_err(|e| whole(format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > MAX_TRACK_BYTES {
-        return Err(whole(format!("larger than {} MiB", MAX_TRACK_BYTES >> 20)));
-    }
+    let bytes = super::files::read_bounded(path, MAX_TRACK_BYTES).map_err(whole)?;
     match (ext, &track.topic) {
         ("gpx", _) => gpx::parse(&bytes, &file, origin, track.max_gap_s),
         ("mcap", Some(topic)) => mcap::parse(&bytes, &file, topic, origin, track.max_gap_s),
