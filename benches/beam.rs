@@ -6,7 +6,9 @@
 //! Sum::Incoherent)`).
 //!
 //! Cases (tests/acoustics/cases/): `summer` (60 m of shallow water under a summer profile,
-//! 10 kHz, 1000 beams over ±60°, 4 receivers, a 61 × 200 grid to 5 km) and `munk` (the
+//! 10 kHz, 1000 beams over ±60°, 4 receivers, a 61 × 200 grid to 5 km), `front` (the same water
+//! giving way to mixed water over 4 km: a range-dependent profile of four columns, 6
+//! receivers, the same grid) and `munk` (the
 //! Acoustics Toolbox's Munk profile, 50 Hz, 1000 beams over ±20.3°, 6 receivers, a 201 × 500
 //! grid to 100 km), and the 25 m, 25 kHz channel's arrivals (2001 beams over ±89°, 2
 //! receivers).
@@ -182,9 +184,10 @@ fn main() {
         worst = worst.max(row(&label, ours, theirs));
     };
     arrivals_run("summer", Some("arrivals"), "summer arrivals");
+    arrivals_run("front", Some("arrivals"), "front arrivals");
     arrivals_run("munk", Some("arrivals"), "munk arrivals");
     arrivals_run("shallow25k", None, "25 kHz channel arrivals");
-    for name in ["summer", "munk"] {
+    for name in ["summer", "front", "munk"] {
         let c = case(name, Some("incoherent"));
         let (env, fan) = (environment(&c), fan(&c));
         let sd = f(&c["source_depth_m"]);

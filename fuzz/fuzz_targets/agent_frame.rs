@@ -12,7 +12,9 @@ use netsim_cosim::wire::agent::{
 use prost::Message;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&vehicles, frame)) = data.split_first() else { return };
+    let Some((&vehicles, frame)) = data.split_first() else {
+        return;
+    };
     let vehicles = usize::from(vehicles);
     if let Ok(m) = decode_hello(frame) {
         assert_eq!(decode_hello(&m.encode_to_vec()), Ok(m));
@@ -24,10 +26,16 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(decode_proof(&m.encode_to_vec()), Ok(m));
     }
     if let Ok(b) = decode_to_agent(frame, vehicles) {
-        assert_eq!(decode_to_agent(&encode_to_agent(b.clone()), vehicles), Ok(b));
+        assert_eq!(
+            decode_to_agent(&encode_to_agent(b.clone()), vehicles),
+            Ok(b)
+        );
     }
     if let Ok(b) = decode_from_agent(frame, vehicles) {
-        assert_eq!(decode_from_agent(&encode_from_agent(b.clone()), vehicles), Ok(b));
+        assert_eq!(
+            decode_from_agent(&encode_from_agent(b.clone()), vehicles),
+            Ok(b)
+        );
     }
     let secret = Secret::from_bytes([7; 32]);
     let session = |me| Session::new(&secret, me, "hostb", &[1; 32], &[2; 32]);

@@ -16,11 +16,19 @@ fuzz_target!(|data: &[u8]| {
         auv.command(&c);
         assert!(auv.power().iter().all(|p| (-100..=100).contains(p)));
     }
-    let Some((&cut, rest)) = data.split_first() else { return };
+    let Some((&cut, rest)) = data.split_first() else {
+        return;
+    };
     let cut = usize::from(cut).min(rest.len());
-    let parts: Vec<&[u8]> = if cut == 0 { vec![rest] } else { vec![&rest[..cut], &rest[cut..]] };
+    let parts: Vec<&[u8]> = if cut == 0 {
+        vec![rest]
+    } else {
+        vec![&rest[..cut], &rest[cut..]]
+    };
     if let Ok((_, t)) = Telemetry::parse_message(&parts) {
-        assert!([t.x, t.y, t.z, t.yaw, t.pitch, t.roll].iter().all(|v| v.is_finite()));
+        assert!([t.x, t.y, t.z, t.yaw, t.pitch, t.roll]
+            .iter()
+            .all(|v| v.is_finite()));
         assert_eq!(&t.emit()[..], parts[1]);
     }
 });

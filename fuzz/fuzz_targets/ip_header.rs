@@ -3,8 +3,8 @@
 //! (and the transport checksum), and the capture path.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::net::traffic::{CaptureOutcome, Frame};
 use netsim_cosim::model::fate::DropReason;
+use netsim_cosim::net::traffic::{CaptureOutcome, Frame};
 use netsim_cosim::wire::ip::{transport_checksum, IpPacket, IpRepr, TcpSpan, UdpSpan};
 
 fuzz_target!(|data: &[u8]| {
@@ -12,7 +12,14 @@ fuzz_target!(|data: &[u8]| {
         Err(_) => false,
         Ok(p) => {
             assert!(p.header_len() <= p.total_len() && p.total_len() <= data.len());
-            let _ = (p.version(), p.is_ipv6(), p.src_addr(), p.dst_addr(), p.protocol(), p.hop_limit());
+            let _ = (
+                p.version(),
+                p.is_ipv6(),
+                p.src_addr(),
+                p.dst_addr(),
+                p.protocol(),
+                p.hop_limit(),
+            );
             let repr = IpRepr::parse(&p);
             let rebuilt = repr.packet(p.payload()).expect("an accepted header emits");
             let again = IpPacket::new_checked(&rebuilt[..]).expect("an emitted header parses");
@@ -34,7 +41,10 @@ fuzz_target!(|data: &[u8]| {
     // The network coordinator's capture of the same bytes from the first vehicle.
     let mut engine = netsim_cosim_fuzz::engine(netsim_cosim_fuzz::default_scenario());
     match engine.capture(0, Frame::plain(data.to_vec()), 0) {
-        CaptureOutcome::Dropped { reason: DropReason::Malformed, .. } => assert!(!valid),
+        CaptureOutcome::Dropped {
+            reason: DropReason::Malformed,
+            ..
+        } => assert!(!valid),
         _ => assert!(valid),
     }
 });

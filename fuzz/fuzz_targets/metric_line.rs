@@ -9,7 +9,8 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(l) = MetricLine::parse(data) {
         assert!(l.value.is_finite());
         assert!(!l.name.is_empty() && l.name.len() <= netsim_cosim::wire::metric_line::MAX_NAME);
-        let again = MetricLine::parse(l.to_line().trim_end().as_bytes()).expect("its own line reads");
+        let again =
+            MetricLine::parse(l.to_line().trim_end().as_bytes()).expect("its own line reads");
         assert_eq!(again, l);
     }
 });

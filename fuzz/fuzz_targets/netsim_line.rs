@@ -4,7 +4,10 @@
 //! (`config/netsim_manager.yaml`), accepted fixes turned into the poses set on the vehicles.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::model::{geo::LocalFrame, netsim::{nav_to_pose, Rules}};
+use netsim_cosim::model::{
+    geo::LocalFrame,
+    netsim::{nav_to_pose, Rules},
+};
 use netsim_cosim::wire::netsim_line::{self, LineError, LineReader};
 use netsim_cosim::wire::proto::{decode_checked, netsim::NetSimManagerRequest, Named};
 use std::net::{IpAddr, Ipv4Addr};
@@ -23,13 +26,20 @@ fuzz_target!(|data: &[u8]| {
     let rules = Rules::new(s).expect("the scenario has a manager");
     let frame = LocalFrame::new(&s.world.origin);
     for line in whole.iter().flatten() {
-        let Ok(parsed) = netsim_line::parse(line) else { continue };
+        let Ok(parsed) = netsim_line::parse(line) else {
+            continue;
+        };
         let again = netsim_line::emit(&parsed.name, &parsed.payload);
-        assert_eq!(netsim_line::parse(again.trim_end_matches('\n').as_bytes()).as_ref(), Ok(&parsed));
+        assert_eq!(
+            netsim_line::parse(again.trim_end_matches('\n').as_bytes()).as_ref(),
+            Ok(&parsed)
+        );
         if parsed.name != NetSimManagerRequest::FULL_NAME {
             continue;
         }
-        let Ok(request) = decode_checked::<NetSimManagerRequest>(&parsed.payload) else { continue };
+        let Ok(request) = decode_checked::<NetSimManagerRequest>(&parsed.payload) else {
+            continue;
+        };
         let decision = rules.decide(&request, IpAddr::V4(Ipv4Addr::LOCALHOST));
         for (node, nav) in &decision.accepted {
             assert!(*node < s.vehicles.len());

@@ -20,13 +20,21 @@ fn catalogue(line: &[u8]) {
         let emitted = c.emit();
         let again = Command::from_line(emitted.as_bytes())
             .unwrap_or_else(|e| panic!("{c:?} emits {emitted:?}, which does not parse: {e}"));
-        assert_eq!(again.emit(), emitted, "{c:?} emits {emitted:?}, which parses to {again:?}");
+        assert_eq!(
+            again.emit(),
+            emitted,
+            "{c:?} emits {emitted:?}, which parses to {again:?}"
+        );
     }
     if let Ok(r) = Report::from_line(line) {
         let emitted = r.emit();
         let again = Report::from_line(emitted.as_bytes())
             .unwrap_or_else(|e| panic!("{r:?} emits {emitted:?}, which does not parse: {e}"));
-        assert_eq!(again.emit(), emitted, "{r:?} emits {emitted:?}, which parses to {again:?}");
+        assert_eq!(
+            again.emit(),
+            emitted,
+            "{r:?} emits {emitted:?}, which parses to {again:?}"
+        );
     }
 }
 
@@ -34,7 +42,8 @@ fuzz_target!(|data: &[u8]| {
     let s = &netsim_cosim_fuzz::acoustic_modems().scenario;
     let mut modems = Modems::from_scenario(s).expect("the scenario has modems");
     let channel = netsim_cosim_fuzz::channel_at_start(s);
-    let view = ChannelView::check(&channel, s.vehicles.len()).expect("a channel of the scenario's vehicles");
+    let view = ChannelView::check(&channel, s.vehicles.len())
+        .expect("a channel of the scenario's vehicles");
     modems.set_channel(0, &view);
     let count = modems.modems().len();
     let (mut modem, mut now) = (0, 0);
@@ -47,7 +56,10 @@ fuzz_target!(|data: &[u8]| {
         // Whatever parses re-emits to the same sentence.
         if let Ok(s) = Sentence::parse(line) {
             let again = nmea::emit(&s.id(), &s.fields);
-            assert_eq!(Sentence::parse(again.as_bytes()).map(|t| t.fields), Ok(s.fields.clone()));
+            assert_eq!(
+                Sentence::parse(again.as_bytes()).map(|t| t.fields),
+                Ok(s.fields.clone())
+            );
         }
         catalogue(line);
         modems.host_line(modem, now, line);
@@ -58,6 +70,11 @@ fuzz_target!(|data: &[u8]| {
     for out in modems.drain() {
         let report = Report::from_line(out.line.as_bytes())
             .unwrap_or_else(|e| panic!("the emulator wrote {:?}, not a report: {e}", out.line));
-        assert_eq!(report.emit(), out.line, "the emulator wrote {:?}, which parses to {report:?}", out.line);
+        assert_eq!(
+            report.emit(),
+            out.line,
+            "the emulator wrote {:?}, which parses to {report:?}",
+            out.line
+        );
     }
 });

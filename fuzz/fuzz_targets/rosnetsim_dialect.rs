@@ -6,13 +6,18 @@
 use libfuzzer_sys::fuzz_target;
 use netsim_cosim::wire::channel::{Channel, ChannelView};
 use netsim_cosim::wire::proto::{ChannelData, NetworkUpdate, PhysicsUpdate};
-use netsim_cosim::wire::rosnetsim::{channel_from_rosnetsim, network_from_rosnetsim, physics_from_rosnetsim};
+use netsim_cosim::wire::rosnetsim::{
+    channel_from_rosnetsim, network_from_rosnetsim, physics_from_rosnetsim,
+};
 use prost::Message;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(ours) = channel_from_rosnetsim(data) {
         let c = Channel::decode(&ours).expect("a translated channel decodes");
-        let nodes = ChannelData::decode(ours.as_slice()).expect("decodes").node_list.len();
+        let nodes = ChannelData::decode(ours.as_slice())
+            .expect("decodes")
+            .node_list
+            .len();
         if nodes % 7 == 0 {
             ChannelView::check(&c, nodes / 7).expect("a translated channel is consistent");
         }

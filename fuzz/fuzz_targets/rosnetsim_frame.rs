@@ -8,7 +8,13 @@ fuzz_target!(|data: &[u8]| {
     let mut rest = data;
     while let Ok(Some((message, after))) = decode_frame(rest) {
         let again = encode_frame(&message);
-        assert_eq!(decode_frame(&again).ok().flatten().map(|(m, r)| (m, r.len())), Some((message, 0)));
+        assert_eq!(
+            decode_frame(&again)
+                .ok()
+                .flatten()
+                .map(|(m, r)| (m, r.len())),
+            Some((message, 0))
+        );
         rest = after;
     }
 });

@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
     match Record::parse(data, Path::new("record.mcap")) {
         Ok(record) => {
             // A summary that does not read as the typed run summary is left out, as the report does.
-            let summary = record.summary.clone().and_then(|v| RunReport::from_value(v).ok());
+            let summary = record
+                .summary
+                .clone()
+                .and_then(|v| RunReport::from_value(v).ok());
             let analysis = Analysis::of(&record, summary);
             let _ = table::terminal(&analysis);
         }

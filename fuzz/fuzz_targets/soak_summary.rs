@@ -7,7 +7,9 @@ use netsim_cosim::output::soak::{modem_check, network_check, programs_check};
 use netsim_cosim::output::summary::RunReport;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(summary) = RunReport::parse(data) else { return };
+    let Ok(summary) = RunReport::parse(data) else {
+        return;
+    };
     for live in [false, true] {
         let c = network_check(&summary, live);
         assert!(c.ok || !c.detail.is_empty());

@@ -6,9 +6,16 @@ use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let file = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../config/sweeps/fuzz.yaml"));
-    let Ok(campaign) = netsim_cosim::config::sweep::parse_str(text, file) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let file = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../config/sweeps/fuzz.yaml"
+    ));
+    let Ok(campaign) = netsim_cosim::config::sweep::parse_str(text, file) else {
+        return;
+    };
     if campaign.runs() <= 16 {
         let _ = campaign.check_runs();
         for p in 0..campaign.points.len() {

@@ -109,3 +109,18 @@ pub fn check_track(log: &config::TrackLog, max_gap_s: f64) {
         assert!(p.position.iter().all(|v| v.is_finite()) && p.speed_mps.is_finite());
     }
 }
+
+/// What every cast read must hold: two rows at least, depths from ≥ 0 strictly increasing,
+/// speeds in sea water's range; and the sound speed made of it (alone and beside a second
+/// cast) gives a profile along any bearing.
+pub fn check_cast(c: &config::CastProfile) {
+    use netsim_cosim::model::sound_speed::SoundSpeed;
+    assert!(c.depth_m.len() >= 2 && c.depth_m.len() == c.speed_mps.len());
+    assert!(c.depth_m[0] >= 0.0 && c.depth_m.iter().all(|d| d.is_finite()));
+    assert!(c.depth_m.windows(2).all(|w| w[1] > w[0]));
+    assert!(c.speed_mps.iter().all(|v| (1400.0..=1700.0).contains(v)));
+    let other: ([f64; 2], &[f64], &[f64]) = ([100.0, 0.0], &[0.0, 10.0], &[1500.0, 1490.0]);
+    let s = SoundSpeed::from_casts(&[([0.0, 0.0], &c.depth_m, &c.speed_mps), other], 50.0);
+    let p = s.along([-10.0, -10.0], [200.0, 30.0], 300.0);
+    assert!(p.depths().len() >= 2 && p.ranges().len() > 1);
+}

@@ -147,8 +147,11 @@ pub fn environment(
         receiver_range_m: distance,
         receiver_depth_m: -pb.z,
     };
+    let length = section.range_m.last().copied().unwrap_or(distance);
     let env = Environment {
-        profile: settings.profile.clone(),
+        profile: settings
+            .sound_speed
+            .along([pa.x, pa.y], [pb.x, pb.y], length),
         seabed: settings.seabed,
         section,
     };

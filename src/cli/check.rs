@@ -3,6 +3,7 @@
 
 use super::args::CheckArgs;
 use super::overrides::apply;
+use crate::config::cast::SpeedFrom;
 use crate::config::{
     LoadedScenario, Motion, NetworkEndpoint, PhysicsEndpoint, RasterValues, Terrain, TrackEnd,
 };
@@ -68,6 +69,48 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
             "terrain from {path}: {kind} of {what} in {crs}, resampled around ({}, {})\n",
             s.world.origin.lat_deg, s.world.origin.lon_deg
         ));
+    }
+    // Each CTD cast: its file, where it was taken, its depths and speeds.
+    for c in s.world.water.casts.iter().flatten() {
+        if let (Some(read), Some(at)) = (&c.read, c.at) {
+            let (lo, hi) = read
+                .speed_mps
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                });
+            let from = match read.speed_from {
+                SpeedFrom::Measured => "measured",
+                SpeedFrom::TemperatureSalinity => "Mackenzie from temperature and salinity",
+                SpeedFrom::Temperature => "Mackenzie from temperature, the water's salinity",
+            };
+            let depth = read.depth_m.last().copied().unwrap_or(0.0);
+            let held = if depth < loaded.deepest_m() {
+                format!(", held below to {} m", metres(loaded.deepest_m()))
+            } else {
+                String::new()
+            };
+            text.push_str(&format!(
+                "cast {}: at ({}, {}) m, {} rows from {} to {} m{}{}, {lo:.1}–{hi:.1} m/s \
+                 ({from}){held}\n",
+                read.file,
+                metres(at[0]),
+                metres(at[1]),
+                read.depth_m.len(),
+                metres(read.depth_m[0]),
+                metres(depth),
+                if read.from_pressure {
+                    " (from pressure)"
+                } else {
+                    ""
+                },
+                if read.left_out > 0 {
+                    format!(", {} rows left out", read.left_out)
+                } else {
+                    String::new()
+                },
+            ));
+        }
     }
     // Each logged track: its file, samples, span and how it is replayed.
     for v in &s.vehicles {

@@ -1,5 +1,6 @@
-//! The files a scenario names beside its terrain grid (georeferenced rasters, track logs), read
-//! whole with a bound, so that memory follows the bytes a file has up to that bound.
+//! The files a scenario names beside its terrain grid (georeferenced rasters, track logs, casts),
+//! read whole with a bound, so that memory follows the bytes a file has up to that bound, and
+//! the error that names such a file and the place in it.
 
 use std::path::Path;
 
@@ -14,4 +15,51 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
         return Err(format!("larger than {} MiB", max >> 20));
     }
     Ok(bytes)
+}
+
+/// Where in a file a problem is: nowhere in particular, a line, a point (GPX) or a message
+/// (MCAP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Whole,
+    Line(u64),
+    Point(u64),
+    Message(u64),
+}
+
+impl Place {
+    /// `file` and the place: `b.csv:12`, `b.gpx: point 3`, `b.mcap: message 7`, `b.csv`.
+    pub fn located(self, file: &str) -> String {
+        match self {
+            Place::Whole => file.to_owned(),
+            Place::Line(l) => format!("{file}:{l}"),
+            Place::Point(n) => format!("{file}: point {n}"),
+            Place::Message(n) => format!("{file}: message {n}"),
+        }
+    }
+}
+
+/// A file (a track log, a cast) that cannot be used, with the file and, where it has one, the
+/// place in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileError {
+    pub file: String,
+    pub place: Place,
+    pub message: String,
+}
+
+impl FileError {
+    pub fn new(file: &str, place: Place, message: impl Into<String>) -> FileError {
+        FileError {
+            file: file.to_owned(),
+            place,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.place.located(&self.file), self.message)
+    }
 }

@@ -26,7 +26,7 @@
 //! `rules/`), checked in the order of the file's sections (scenario keys, `world`,
 //! `vehicles` one by one, `links`, `simulators`, ...), then the world extent, then the logged
 //! tracks (errors name the log and its line; each track's vehicle starts where its log is at
-//! its offset), then the terrain: reading its grid (errors name the terrain file, and for CSV
+//! its offset), then the CTD casts (errors name the cast's file and line), then the terrain: reading its grid (errors name the terrain file, and for CSV
 //! its line and column), every start, waypoint and track sample against it, and the reach of
 //! `world.water.profile`.
 //!
@@ -41,7 +41,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::cast::{self, CastProfile};
 use super::endpoint;
+use super::geo::LocalFrame;
 use super::rules;
 use super::source_map::{self, NodeKind, SourceMap};
 use super::track::{self, TrackEnd, TrackLog};
@@ -187,7 +189,12 @@ impl LoadedScenario {
         self.scenario
             .world
             .water
-            .sound_speed_profile(rules::deepest_m(&self.terrain))
+            .sound_speed_profile(self.deepest_m())
+    }
+
+    /// The terrain's deepest point, m below the surface (0 if it is all above the water).
+    pub fn deepest_m(&self) -> f64 {
+        rules::deepest_m(&self.terrain)
     }
 
     fn checks(&self) -> rules::Ctx<'_> {
@@ -242,7 +249,14 @@ pub fn parse_str(text: &str, file: &Path) -> Result<LoadedScenario, ConfigError>
     };
     rules::validate(&cx)?;
     let tracks = read_tracks(&cx)?;
+    let casts = read_casts(&cx)?;
     place_tracks(&mut scenario, tracks);
+    if let Some(list) = &mut scenario.world.water.casts {
+        for (c, (read, at)) in list.iter_mut().zip(casts) {
+            c.read = Some(Arc::new(read));
+            c.at = Some(at);
+        }
+    }
     let cx = rules::Ctx {
         scenario: &scenario,
         file,
@@ -343,6 +357,46 @@ fn read_tracks(cx: &rules::Ctx) -> Result<Vec<Option<TrackLog>>, ConfigError> {
         logs.push(Some(log));
     }
     Ok(logs)
+}
+
+/// Reads every cast of `world.water.casts` (relative to the scenario file) and finds where it
+/// was taken in the local frame; a problem is located at the cast's `file` and names the
+/// file's own line where it has one, a cast placed nowhere at the cast.
+fn read_casts(cx: &rules::Ctx) -> Result<Vec<(CastProfile, [f64; 2])>, ConfigError> {
+    let dir = cx.file.parent().unwrap_or(Path::new(""));
+    let s = cx.scenario;
+    let frame = LocalFrame::new(&s.world.origin);
+    let mut out = Vec::new();
+    for (i, c) in s.world.water.casts.iter().flatten().enumerate() {
+        let key = format!("world.water.casts[{i}]");
+        let read = cast::read(
+            &dir.join(&c.file),
+            c.lat_deg,
+            s.world.origin.lat_deg,
+            s.world.water.salinity_ppt,
+        )
+        .map_err(|e| cx.err(&format!("{key}.file"), e.to_string()))?;
+        let geo = c.lat_deg.zip(c.lon_deg).or(read.position);
+        let at = match (geo, c.x.zip(c.y)) {
+            (_, Some((x, y))) => [x, y],
+            (Some((lat, lon)), None) => {
+                let p = frame.from_lat_lon_depth(lat, lon, 0.0);
+                [p.x, p.y]
+            }
+            (None, None) => {
+                return Err(cx.err(
+                    &key,
+                    format!(
+                        "where was it taken? give lat_deg and lon_deg, or x and y ({} gives no \
+                         NMEA position in its header)",
+                        c.file
+                    ),
+                ))
+            }
+        };
+        out.push((read, at));
+    }
+    Ok(out)
 }
 
 /// Gives each track its log and its vehicle the start pose the log has at `offset_s`; a track

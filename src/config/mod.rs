@@ -49,6 +49,7 @@
 
 pub mod acoustic_modems;
 pub mod auv_interface;
+pub mod cast;
 pub mod endpoint;
 pub mod files;
 pub mod geo;
@@ -61,6 +62,7 @@ pub mod raster;
 pub mod record;
 pub mod ros;
 pub mod scenario;
+pub mod sea_water;
 pub mod simulators;
 pub mod sweep;
 pub mod terrain;
@@ -77,6 +79,7 @@ mod source_map;
 
 pub use acoustic_modems::AcousticModems;
 pub use auv_interface::{AuvInterface, Cameras};
+pub use cast::{Cast, CastProfile};
 pub use endpoint::{
     AuvClientSettings, GazeboSettings, NetworkEndpoint, Ns3Settings, Ns3Uan, Ns3Wifi, PeerEndpoint,
     PhysicsEndpoint, RosnetsimAddress, SimulatorArg, UanMac, WifiRateManager, WifiStandard,
@@ -92,6 +95,7 @@ pub use programs::{Program, ProgramCommand, StopSignal};
 pub use record::{RecordSettings, ViewerSettings};
 pub use ros::RosSettings;
 pub use scenario::Scenario;
+pub use sea_water::{sound_speed_mackenzie, MAX_PROFILE_SPEED_MPS, MIN_PROFILE_SPEED_MPS};
 pub use simulators::Simulators;
 pub use source_map::{SourceMap, MAX_NESTING};
 pub use terrain::{HeightGrid, TerrainError};
@@ -101,8 +105,5 @@ pub use vehicles::{
     baud_supported, parse_host_address, Attach, AttachTo, AuvDynamics, ContainerEngine, Modem,
     ModemPassthrough, Motion, Pose, Vehicle, OWN_NETNS_PREFIX, SERIAL_BAUDS,
 };
-pub use water::{
-    sound_speed_mackenzie, ProfileRow, SoundSpeed, SoundSpeedModel, Water, MAX_PROFILE_SPEED_MPS,
-    MIN_PROFILE_SPEED_MPS,
-};
+pub use water::{ProfileRow, SoundSpeed, SoundSpeedModel, Water};
 pub use world::{AcousticPaths, GeoOrigin, RasterValues, Ridge, Seabed, Terrain, World};

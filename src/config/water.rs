@@ -1,6 +1,9 @@
 //! The water of `world.water`: temperature, salinity, pH, sound speed (fixed or Mackenzie's
-//! equation), the Wenz noise inputs and the sound-speed profile the beam tracer reads.
+//! equation), the Wenz noise inputs and the sound-speed profile the beam tracer reads, given by
+//! rows or by CTD casts ([`super::cast`]).
 
+use super::cast::Cast;
+use super::sea_water::sound_speed_mackenzie;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -35,6 +38,14 @@ pub struct Water {
     /// the pressure term.
     #[serde(default)]
     pub profile: Option<Vec<ProfileRow>>,
+    /// Sound speed from CTD casts (instead of `profile`), for beam tracing: each cast's file
+    /// and where it was taken (see [`Cast`]). One cast holds everywhere; with several, each
+    /// point of the sea takes the casts' speeds at its depth weighted by the inverse square of
+    /// its horizontal distance to each, and each traced pair the profiles so found along its
+    /// bearing (range-dependent, as BELLHOP's `Q` option). A cast that stops short of the
+    /// surface or the terrain's deepest point holds its first and last speeds.
+    #[serde(default)]
+    pub casts: Option<Vec<Cast>>,
 }
 
 /// One row of `world.water.profile`: a depth and the sound speed there, given or from the
@@ -53,29 +64,6 @@ pub struct ProfileRow {
     /// Salinity, ppt, in [0, 45], with `temperature_c` (default the water's `salinity_ppt`).
     #[serde(default)]
     pub salinity_ppt: Option<f64>,
-}
-
-/// Lowest sound speed a profile may hold, m/s.
-pub const MIN_PROFILE_SPEED_MPS: f64 = 1400.0;
-/// Highest sound speed a profile may hold, m/s.
-pub const MAX_PROFILE_SPEED_MPS: f64 = 1700.0;
-
-/// Sound speed in sea water (m/s) from temperature (°C), salinity (ppt) and depth (m, positive
-/// down), Mackenzie (1981), JASA 70(3) 807–812, nine-term equation:
-///
-/// c = 1448.96 + 4.591 T − 5.304·10⁻² T² + 2.374·10⁻⁴ T³ + 1.340 (S − 35) + 1.630·10⁻² D
-///     + 1.675·10⁻⁷ D² − 1.025·10⁻² T (S − 35) − 7.139·10⁻¹³ T D³
-///
-/// Valid for 2 ≤ T ≤ 30 °C, 25 ≤ S ≤ 40 ppt, 0 ≤ D ≤ 8000 m (standard error 0.07 m/s).
-pub fn sound_speed_mackenzie(temperature_c: f64, salinity_ppt: f64, depth_m: f64) -> f64 {
-    let (t, s, d) = (temperature_c, salinity_ppt - 35.0, depth_m);
-    1448.96 + 4.591 * t - 5.304e-2 * t * t
-        + 2.374e-4 * t * t * t
-        + 1.340 * s
-        + 1.630e-2 * d
-        + 1.675e-7 * d * d
-        - 1.025e-2 * t * s
-        - 7.139e-13 * t * d * d * d
 }
 
 /// Depth step of the profile made from the water's own settings when `profile` is absent.
@@ -139,6 +127,7 @@ impl Default for Water {
             wind_mps: default_wind(),
             shipping: default_shipping(),
             profile: None,
+            casts: None,
         }
     }
 }

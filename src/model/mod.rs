@@ -12,6 +12,7 @@ pub mod motion;
 pub mod netsim;
 pub mod ns3;
 pub mod pose;
+pub mod sound_speed;
 pub mod terrain;
 pub mod wifi;
 pub mod wifi_medium;

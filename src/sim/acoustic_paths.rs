@@ -15,7 +15,8 @@
 //! of delay; the rest are counted ([`PathStats::arrivals_dropped`]).
 
 use crate::config::{LinkModel, LoadedScenario, Propagation};
-use crate::model::beam::{arrivals, Arrival, Environment, Fan, Profile, Seabed, Section};
+use crate::model::beam::{arrivals, Arrival, Environment, Fan, Seabed, Section};
+use crate::model::sound_speed::SoundSpeed;
 use crate::model::terrain::Terrain;
 use nalgebra::Point3;
 use schemars::JsonSchema;
@@ -27,7 +28,8 @@ use std::time::{Duration, Instant};
 /// How the pairs are traced (resolved from the scenario).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathSettings {
-    pub profile: Profile,
+    /// The sea's sound speed: each pair's profile along its bearing.
+    pub sound_speed: SoundSpeed,
     pub seabed: Seabed,
     pub fan: Fan,
     /// Arrivals kept per pair (the strongest).
@@ -39,16 +41,14 @@ pub struct PathSettings {
 }
 
 impl PathSettings {
-    /// The scenario's `world.water.profile` (Mackenzie where it gives temperatures; without
-    /// it, Mackenzie at the water's temperature and salinity), `world.seabed` and
+    /// The scenario's `world.water.casts` or `profile` (Mackenzie where it gives temperatures;
+    /// without either, Mackenzie at the water's temperature and salinity), `world.seabed` and
     /// `world.acoustic_paths`, the refresh period in the scenario's windows.
     pub fn from_scenario(loaded: &LoadedScenario) -> PathSettings {
         let s = &loaded.scenario;
         let p = &s.world.acoustic_paths;
-        let (depths, speeds) = loaded.sound_speed_profile();
         PathSettings {
-            // Validated at load: depths from 0 increasing, speeds in range.
-            profile: Profile::new(depths, speeds).unwrap_or_else(|_| Profile::constant(1500.0)),
+            sound_speed: SoundSpeed::from_scenario(loaded),
             seabed: Seabed {
                 speed_mps: s.world.seabed.sound_speed_mps,
                 density_ratio: s.world.seabed.density_ratio,
@@ -135,9 +135,12 @@ pub fn trace_pair(
     out: &mut Vec<Arrival>,
 ) -> usize {
     let range = (b[0] - a[0]).hypot(b[1] - a[1]).max(0.1);
-    let section = Section::along(terrain, [a[0], a[1]], [b[0], b[1]], range * 0.02 + 2.0);
+    let beyond = range * 0.02 + 2.0;
+    let section = Section::along(terrain, [a[0], a[1]], [b[0], b[1]], beyond);
     let env = Environment {
-        profile: settings.profile.clone(),
+        profile: settings
+            .sound_speed
+            .along([a[0], a[1]], [b[0], b[1]], range + beyond),
         seabed: settings.seabed,
         section,
     };
@@ -417,7 +420,7 @@ mod tests {
         let terrain = Terrain::from_grid(vec![-40.0; 101 * 101], 101, 101, 10.0).unwrap();
         AcousticPaths::new(
             PathSettings {
-                profile: Profile::constant(1500.0),
+                sound_speed: SoundSpeed::uniform(vec![0.0], vec![1500.0]),
                 seabed: Seabed::SAND,
                 fan: Fan::symmetric(200, 80.0),
                 max_arrivals: 8,

@@ -11,6 +11,7 @@ The case (SI units but for the bathymetry's ranges, in km as a .bty holds them):
 
     {"title": "...", "frequency_hz": 250,
      "ssp": [[depth_m, speed_mps], ...],               # from 0 down to the deepest bottom
+     "ssp_ranges_km": [r0, r1, ...],                    # optional: a range-dependent profile
      "bottom": {"speed_mps": 1590, "density_ratio": 1.2, "attenuation_db_per_wavelength": 0.5},
      "bathymetry": [[range_km, depth_m], ...],          # optional: a range-dependent bottom
      "thorp": false,                                    # Thorp volume absorption
@@ -23,7 +24,10 @@ The case (SI units but for the bathymetry's ranges, in km as a .bty holds them):
      "merge_adjacent": false,                           # arrivals: one per eigenray (below)
      "runs": {"NAME": {...}}}                           # optional: named sets of keys (--run)
 
-A list of receiver depths or ranges may be written {"linspace": [first, last, count]}. With
+With `ssp_ranges_km` each `ssp` row holds a depth and one speed per range (`[depth_m, c(r0),
+c(r1), ...]`): BELLHOP's `Q` option, the matrix written to a `.ssp` file and the first column
+in the `.env` (BELLHOP stops a ray that leaves the columns' ranges, so they must span the
+receivers). A list of receiver depths or ranges may be written {"linspace": [first, last, count]}. With
 `--run NAME` the keys of `runs[NAME]` replace the case's own (so one case file holds the
 environment once, with its field and arrivals runs).
 
@@ -68,6 +72,7 @@ def numbers(values):
 def write_env(case, base):
     """Writes base.env (and base.bty) for the case."""
     ssp = case["ssp"]
+    ssp_ranges = case.get("ssp_ranges_km")
     bottom = case["bottom"]
     bathy = case.get("bathymetry")
     deepest = ssp[-1][0]
@@ -84,10 +89,10 @@ def write_env(case, base):
         "'" + str(case.get("title", "case")).replace("'", "")[:78] + "'",
         repr(float(case["frequency_hz"])),
         "1",
-        f"'CVW{thorp}'",
+        f"'{'Q' if ssp_ranges else 'C'}VW{thorp}'",
         f"0 0.0 {float(deepest)!r}",
     ]
-    lines += [f"{float(z)!r} {float(c)!r} /" for z, c in ssp]
+    lines += [f"{float(row[0])!r} {float(row[1])!r} /" for row in ssp]
     lines += [
         "'A*' 0.0" if bathy else "'A' 0.0",
         f"{float(deepest)!r} {float(bottom['speed_mps'])!r} 0.0 "
@@ -106,6 +111,14 @@ def write_env(case, base):
     ]
     with open(base + ".env", "w") as f:
         f.write("\n".join(lines) + "\n")
+    if ssp_ranges:
+        if any(len(row) != len(ssp_ranges) + 1 for row in ssp):
+            fail(f"every ssp row needs a depth and {len(ssp_ranges)} speeds (ssp_ranges_km)")
+        with open(base + ".ssp", "w") as f:
+            f.write(f"{len(ssp_ranges)}\n")
+            f.write(numbers(ssp_ranges) + "\n")
+            for row in ssp:
+                f.write(numbers(row[1:]) + "\n")
     if bathy:
         with open(base + ".bty", "w") as f:
             f.write("'L'\n")

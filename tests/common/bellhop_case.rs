@@ -41,12 +41,19 @@ pub fn floats(v: &Value) -> Vec<f64> {
     v.as_array().expect("list").iter().map(f).collect()
 }
 
-/// The case's profile (`ssp` rows of depth, speed), bottom half-space and bathymetry (range
-/// km, depth m; absent: flat at the profile's last depth).
+/// The case's profile (`ssp` rows of depth and speed, or of depth and one speed per range of
+/// `ssp_ranges_km`), bottom half-space and bathymetry (range km, depth m; absent: flat at the
+/// profile's last depth).
 pub fn environment(c: &Value) -> Environment {
     let ssp = c["ssp"].as_array().expect("ssp");
     let depths: Vec<f64> = ssp.iter().map(|r| f(&r[0])).collect();
-    let speeds: Vec<f64> = ssp.iter().map(|r| f(&r[1])).collect();
+    let ranges_m: Vec<f64> = match c.get("ssp_ranges_km") {
+        Some(r) => floats(r).iter().map(|km| km * 1e3).collect(),
+        None => vec![0.0],
+    };
+    let columns: Vec<Vec<f64>> = (0..ranges_m.len())
+        .map(|j| ssp.iter().map(|r| f(&r[1 + j])).collect())
+        .collect();
     let section = match c.get("bathymetry") {
         Some(b) => Section {
             range_m: b
@@ -61,7 +68,7 @@ pub fn environment(c: &Value) -> Environment {
     };
     let b = &c["bottom"];
     Environment {
-        profile: Profile::new(depths, speeds).expect("profile"),
+        profile: Profile::range_dependent(depths, ranges_m, columns).expect("profile"),
         seabed: Seabed {
             speed_mps: f(&b["speed_mps"]),
             density_ratio: f(&b["density_ratio"]),

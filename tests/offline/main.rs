@@ -14,6 +14,7 @@ mod acoustic;
 mod architecture;
 mod beam_reference;
 mod book;
+mod casts;
 mod config;
 mod flows;
 mod gazebo;

@@ -11,6 +11,9 @@
 //!   [1400, 1700] m/s (the range of sea water: a speed outside it is a typo or a unit mistake,
 //!   and would bend every ray), and the last row at least as deep as the terrain's deepest
 //!   point (both depths named; the tracer needs a speed wherever a ray can go).
+//!   `casts` (CTD casts, instead of `profile`): 1 to 64, each with a `file` and its place as
+//!   `lat_deg` with `lon_deg` (in range) or `x` with `y` (finite), not both; a `.cnv` may
+//!   leave its place to its header (checked when the file is read, with its rows).
 
 use super::{Check, Ctx};
 use crate::config::source_map::{join_index, join_key};
@@ -49,6 +52,7 @@ pub(super) fn water(cx: &Ctx) -> Check {
         }
     }
     profile(cx)?;
+    casts(cx)?;
     cx.non_negative("world.water.wind_mps", w.wind_mps)?;
     if !(w.shipping.is_finite() && (0.0..=1.0).contains(&w.shipping)) {
         return Err(cx.err(
@@ -160,6 +164,66 @@ fn profile(cx: &Ctx) -> Check {
                      {MAX_PROFILE_SPEED_MPS}] m/s (got {c:.1} m/s{from})"
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Most casts `world.water.casts` may list.
+pub const MAX_CASTS: usize = 64;
+
+/// `world.water.casts`: beside no `profile`, 1 to [`MAX_CASTS`], each placed once.
+fn casts(cx: &Ctx) -> Check {
+    let w = &cx.scenario.world.water;
+    let Some(casts) = &w.casts else {
+        return Ok(());
+    };
+    let key = "world.water.casts";
+    if w.profile.is_some() {
+        return Err(cx.err(
+            key,
+            "give `profile` or `casts`, not both: the casts are the sound-speed profile",
+        ));
+    }
+    if casts.is_empty() || casts.len() > MAX_CASTS {
+        return Err(cx.err(
+            key,
+            format!("needs 1 to {MAX_CASTS} casts (got {})", casts.len()),
+        ));
+    }
+    for (i, c) in casts.iter().enumerate() {
+        let at = join_index(key, i);
+        if c.file.trim().is_empty() {
+            return Err(cx.err(&join_key(&at, "file"), "must name the cast's file"));
+        }
+        match (c.lat_deg, c.lon_deg, c.x, c.y) {
+            (Some(lat), Some(lon), None, None) => {
+                if !(lat.is_finite() && (-90.0..=90.0).contains(&lat)) {
+                    return Err(cx.err(
+                        &join_key(&at, "lat_deg"),
+                        format!("must be in [-90, 90] (got {lat})"),
+                    ));
+                }
+                if !(lon.is_finite() && (-180.0..=180.0).contains(&lon)) {
+                    return Err(cx.err(
+                        &join_key(&at, "lon_deg"),
+                        format!("must be in [-180, 180] (got {lon})"),
+                    ));
+                }
+            }
+            (None, None, Some(x), Some(y)) => {
+                if !(x.is_finite() && y.is_finite()) {
+                    return Err(cx.err(&at, format!("x and y must be finite (got {x}, {y})")));
+                }
+            }
+            (None, None, None, None) => {}
+            _ => {
+                return Err(cx.err(
+                    &at,
+                    "place the cast by `lat_deg` and `lon_deg`, or by `x` and `y` (metres from \
+                     the origin): one pair, whole",
+                ))
+            }
         }
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! A track log as CSV: a header naming its columns (found without case; others are ignored,
 //! and lines starting with `#`), one sample per line, errors at the file's line.
 
-use super::log::{Builder, Place, Position, TrackError, TrackLog, Unit};
+use super::log::{Builder, Position, TrackLog, Unit};
+use crate::config::files::{FileError, Place};
 use crate::config::GeoOrigin;
 
 /// Column names accepted for each quantity (compared without case).
@@ -33,7 +34,7 @@ pub fn parse(
     file: &str,
     origin: &GeoOrigin,
     max_gap_s: f64,
-) -> Result<TrackLog, TrackError> {
+) -> Result<TrackLog, FileError> {
     let mut b = Builder::new(file, Unit::Line, origin, max_gap_s);
     let mut reader = ::csv::ReaderBuilder::new()
         .comment(Some(b'#'))
@@ -44,7 +45,7 @@ pub fn parse(
     let header = match reader.headers() {
         Ok(h) => h.clone(),
         Err(e) => {
-            return Err(TrackError::new(
+            return Err(FileError::new(
                 file,
                 at_line(&e),
                 format!("the header: {e}"),
@@ -97,10 +98,10 @@ pub fn parse(
         match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
-            Err(e) => return Err(TrackError::new(file, at_line(&e), e.to_string())),
+            Err(e) => return Err(FileError::new(file, at_line(&e), e.to_string())),
         }
         let line = record.position().map_or(0, |p| p.line());
-        let value = |i: usize| -> Result<f64, TrackError> {
+        let value = |i: usize| -> Result<f64, FileError> {
             let name = header.get(i).unwrap_or("");
             let text = record.get(i).ok_or_else(|| {
                 b.error(line, format!("no column {} ({name}) on this line", i + 1))
@@ -137,7 +138,7 @@ mod tests {
     use super::*;
     use crate::config::track::log::test_origin;
 
-    fn parsed(text: &str) -> Result<TrackLog, TrackError> {
+    fn parsed(text: &str) -> Result<TrackLog, FileError> {
         parse(text.as_bytes(), "track.csv", &test_origin(), 10.0)
     }
 

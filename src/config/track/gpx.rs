@@ -2,7 +2,8 @@
 //! order, each with its time (required) and elevation (absent: 0 m), errors at the point
 //! (counted from 1 across the segments).
 
-use super::log::{Builder, Place, Position, TrackError, TrackLog, Unit};
+use super::log::{Builder, Position, TrackLog, Unit};
+use crate::config::files::{FileError, Place};
 use crate::config::GeoOrigin;
 
 /// The log in the GPX `bytes` of `file` (named in errors), positions in the frame of `origin`;
@@ -12,16 +13,16 @@ pub fn parse(
     file: &str,
     origin: &GeoOrigin,
     max_gap_s: f64,
-) -> Result<TrackLog, TrackError> {
+) -> Result<TrackLog, FileError> {
     let doc = ::gpx::read(bytes).map_err(|e| {
-        TrackError::new(
+        FileError::new(
             file,
             Place::Whole,
             format!("not a GPX file that can be read: {e}"),
         )
     })?;
     let Some(track) = doc.tracks.first() else {
-        return Err(TrackError::new(
+        return Err(FileError::new(
             file,
             Place::Whole,
             format!(

@@ -2,6 +2,7 @@
 //! time ([`TrackLog::at`]), and the [`Builder`] every format's reader hands its samples to,
 //! which holds the rules they share. Errors name the file and the line, point or message.
 
+use crate::config::files::{FileError, Place};
 use crate::config::geo::LocalFrame;
 use crate::config::GeoOrigin;
 
@@ -61,7 +62,7 @@ impl TrackLog {
     /// Where sample `i` is in the file, as an error names it: `b.csv:12`, `b.gpx: point 12`.
     pub fn place(&self, i: usize) -> String {
         let n = self.places.get(i).copied().unwrap_or(0);
-        Place::of(self.unit, n).located(&self.file)
+        place(self.unit, n).located(&self.file)
     }
 
     /// Seconds from its first sample to its last.
@@ -130,56 +131,12 @@ fn headings_of_travel(samples: &mut [TrackSample]) {
     }
 }
 
-/// Where in a track file a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    Whole,
-    Line(u64),
-    Point(u64),
-    Message(u64),
-}
-
-impl Place {
-    fn of(unit: Unit, n: u64) -> Place {
-        match unit {
-            Unit::Line => Place::Line(n),
-            Unit::Point => Place::Point(n),
-            Unit::Message => Place::Message(n),
-        }
-    }
-
-    /// `file` and the place: `b.csv:12`, `b.gpx: point 3`, `b.mcap: message 7`, `b.csv`.
-    fn located(self, file: &str) -> String {
-        match self {
-            Place::Whole => file.to_owned(),
-            Place::Line(l) => format!("{file}:{l}"),
-            Place::Point(n) => format!("{file}: point {n}"),
-            Place::Message(n) => format!("{file}: message {n}"),
-        }
-    }
-}
-
-/// A track log that cannot be used, with the file and, where it has one, the place in it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrackError {
-    pub file: String,
-    pub place: Place,
-    pub message: String,
-}
-
-impl TrackError {
-    pub fn new(file: &str, place: Place, message: impl Into<String>) -> TrackError {
-        TrackError {
-            file: file.to_owned(),
-            place,
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for TrackError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.place.located(&self.file), self.message)
+/// The place of sample `n` in a file read by `unit`.
+fn place(unit: Unit, n: u64) -> Place {
+    match unit {
+        Unit::Line => Place::Line(n),
+        Unit::Point => Place::Point(n),
+        Unit::Message => Place::Message(n),
     }
 }
 
@@ -225,8 +182,8 @@ impl Builder {
     }
 
     /// An error at place `n` of the file.
-    pub fn error(&self, n: u64, message: impl Into<String>) -> TrackError {
-        TrackError::new(&self.log.file, Place::of(self.log.unit, n), message)
+    pub fn error(&self, n: u64, message: impl Into<String>) -> FileError {
+        FileError::new(&self.log.file, place(self.log.unit, n), message)
     }
 
     /// The sample at place `n`: logged at `t_raw` seconds (any origin), at `position`, heading
@@ -237,7 +194,7 @@ impl Builder {
         t_raw: f64,
         position: Position,
         heading_deg: Option<f64>,
-    ) -> Result<(), TrackError> {
+    ) -> Result<(), FileError> {
         if self.log.samples.len() >= MAX_TRACK_SAMPLES {
             return Err(self.error(n, format!("more than {MAX_TRACK_SAMPLES} samples")));
         }
@@ -302,9 +259,9 @@ impl Builder {
     }
 
     /// The log: two samples at least; headings of travel where the file gave none.
-    pub fn finish(mut self) -> Result<TrackLog, TrackError> {
+    pub fn finish(mut self) -> Result<TrackLog, FileError> {
         if self.log.samples.len() < 2 {
-            return Err(TrackError::new(
+            return Err(FileError::new(
                 &self.log.file,
                 Place::Whole,
                 format!(
@@ -341,7 +298,7 @@ mod tests {
     use super::*;
 
     /// A log of `(t, x, y, z)` samples, without headings.
-    fn log(samples: &[(f64, f64, f64, f64)]) -> Result<TrackLog, TrackError> {
+    fn log(samples: &[(f64, f64, f64, f64)]) -> Result<TrackLog, FileError> {
         let mut b = Builder::new("track", Unit::Line, &test_origin(), 10.0);
         for (i, &(t, x, y, z)) in samples.iter().enumerate() {
             b.push(i as u64 + 1, t, Position::Enu([x, y, z]), None)?;

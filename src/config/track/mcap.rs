@@ -5,7 +5,8 @@
 //! ([`crate::wire::ros_pose`]), timed by their header stamps (the log time where a stamp is
 //! zero), in the file's order; errors at the message (counted from 1 on the topic).
 
-use super::log::{Builder, Place, Position, TrackError, TrackLog, Unit};
+use super::log::{Builder, Position, TrackLog, Unit};
+use crate::config::files::{FileError, Place};
 use crate::config::GeoOrigin;
 use crate::wire::ros_pose::{decode_pose, PosePosition, TYPES};
 
@@ -17,8 +18,8 @@ pub fn parse(
     topic: &str,
     origin: &GeoOrigin,
     max_gap_s: f64,
-) -> Result<TrackLog, TrackError> {
-    let whole = |m: String| TrackError::new(file, Place::Whole, m);
+) -> Result<TrackLog, FileError> {
+    let whole = |m: String| FileError::new(file, Place::Whole, m);
     // The mcap crate panics on some malformed files: a panic in it is this file's error.
     let (messages, topics) = std::panic::catch_unwind(|| messages_on(bytes, topic))
         .map_err(|_| whole("not an MCAP file that can be read: its reader failed on it".into()))?

@@ -11,11 +11,9 @@ pub mod gpx;
 pub mod log;
 pub mod mcap;
 
-pub use log::{
-    pose_at, Place, Position, TrackError, TrackLog, TrackPoint, TrackSample, Unit,
-    MAX_TRACK_SAMPLES,
-};
+pub use log::{pose_at, Position, TrackLog, TrackPoint, TrackSample, Unit, MAX_TRACK_SAMPLES};
 
+use super::files::{FileError, Place};
 use super::GeoOrigin;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -77,9 +75,9 @@ pub enum TrackEnd {
 
 /// Reads the log of `track` at `path` (its format by its extension), positions in the frame
 /// of `origin`.
-pub fn read(path: &Path, track: &Track, origin: &GeoOrigin) -> Result<TrackLog, TrackError> {
+pub fn read(path: &Path, track: &Track, origin: &GeoOrigin) -> Result<TrackLog, FileError> {
     let file = path.display().to_string();
-    let whole = |message: String| TrackError::new(&file, Place::Whole, message);
+    let whole = |message: String| FileError::new(&file, Place::Whole, message);
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

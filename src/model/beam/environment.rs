@@ -1,24 +1,69 @@
-//! The medium a fan of beams is traced through: the water's sound-speed profile, the seabed
-//! under the bathymetry, the bathymetry along a bearing, and the fan's launch angles.
+//! The medium a fan of beams is traced through: the water's sound-speed profile (by depth, or
+//! by range and depth), the seabed under the bathymetry, the bathymetry along a bearing, and
+//! the fan's launch angles.
 
 use crate::model::terrain::Terrain;
 use nalgebra::Complex;
 
-/// Sound speed by depth: linear between rows, constant above the first and below the last.
+/// Sound speed by depth, and by range where the profile has several columns: linear in depth
+/// between rows, constant above the first and below the last; with columns at several ranges
+/// (BELLHOP's `Q` option, a `.ssp` file), bilinear in range and depth inside each quadrilateral
+/// of two columns and two rows, and constant in range before the first column and beyond the
+/// last.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
     depth: Vec<f64>,
+    /// The columns' ranges (m along the section, increasing); one column holds everywhere.
+    range: Vec<f64>,
+    /// The speeds column by column: `speed[j * depth.len() + i]` at `range[j]`, `depth[i]`.
     speed: Vec<f64>,
+}
+
+/// Sound speed at a point and its derivatives in range and depth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Sound {
+    pub c: f64,
+    /// ∂c/∂r.
+    pub cr: f64,
+    /// ∂c/∂z.
+    pub cz: f64,
+    /// ∂²c/∂r∂z.
+    pub crz: f64,
 }
 
 impl Profile {
     /// A profile from rows of depth (m, from 0, strictly increasing) and speed (m/s, > 0).
     pub fn new(depth_m: Vec<f64>, speed_mps: Vec<f64>) -> Result<Profile, String> {
-        if depth_m.is_empty() || depth_m.len() != speed_mps.len() {
+        Profile::range_dependent(depth_m, vec![0.0], vec![speed_mps])
+    }
+
+    /// A range-dependent profile: `columns[j]` holds the speeds at `depth_m` (m, from 0,
+    /// strictly increasing) of the profile `ranges_m[j]` (m, strictly increasing) along the
+    /// section.
+    pub fn range_dependent(
+        depth_m: Vec<f64>,
+        ranges_m: Vec<f64>,
+        columns: Vec<Vec<f64>>,
+    ) -> Result<Profile, String> {
+        if depth_m.is_empty() {
+            return Err("a profile needs at least one depth".into());
+        }
+        if ranges_m.is_empty() || ranges_m.len() != columns.len() {
             return Err(format!(
-                "a profile needs as many depths as speeds, at least one ({} depths, {} speeds)",
+                "a profile needs as many ranges as columns, at least one ({} ranges, {} columns)",
+                ranges_m.len(),
+                columns.len()
+            ));
+        }
+        if let Some((j, col)) = columns
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.len() != depth_m.len())
+        {
+            return Err(format!(
+                "a profile needs as many depths as speeds ({} depths, {} speeds in column {j})",
                 depth_m.len(),
-                speed_mps.len()
+                col.len()
             ));
         }
         if depth_m[0] != 0.0 {
@@ -37,18 +82,39 @@ impl Profile {
                 ));
             }
         }
-        if let Some((i, c)) = speed_mps
-            .iter()
-            .enumerate()
-            .find(|(_, c)| !(c.is_finite() && **c > 0.0))
-        {
-            return Err(format!(
-                "profile row {i}: sound speed {c} m/s is not positive"
-            ));
+        for (j, w) in ranges_m.windows(2).enumerate() {
+            if w[1] <= w[0] || !w[1].is_finite() {
+                return Err(format!(
+                    "profile ranges must increase: column {} is at {} m after {} m",
+                    j + 1,
+                    w[1],
+                    w[0]
+                ));
+            }
+        }
+        if !ranges_m[0].is_finite() {
+            return Err(format!("profile column 0 is at range {} m", ranges_m[0]));
+        }
+        for (j, col) in columns.iter().enumerate() {
+            if let Some((i, c)) = col
+                .iter()
+                .enumerate()
+                .find(|(_, c)| !(c.is_finite() && **c > 0.0))
+            {
+                let column = if columns.len() > 1 {
+                    format!(" of column {j}")
+                } else {
+                    String::new()
+                };
+                return Err(format!(
+                    "profile row {i}{column}: sound speed {c} m/s is not positive"
+                ));
+            }
         }
         Ok(Profile {
             depth: depth_m,
-            speed: speed_mps,
+            range: ranges_m,
+            speed: columns.concat(),
         })
     }
 
@@ -56,6 +122,7 @@ impl Profile {
     pub fn constant(speed_mps: f64) -> Profile {
         Profile {
             depth: vec![0.0],
+            range: vec![0.0],
             speed: vec![speed_mps],
         }
     }
@@ -64,14 +131,22 @@ impl Profile {
         &self.depth
     }
 
-    pub fn speeds(&self) -> &[f64] {
-        &self.speed
+    /// The columns' ranges (m): one for a profile the same at every range.
+    pub fn ranges(&self) -> &[f64] {
+        &self.range
     }
 
-    /// Sound speed at `depth_m`.
-    pub fn speed(&self, depth_m: f64) -> f64 {
+    /// The speeds of column `j` at [`Profile::depths`].
+    pub fn column(&self, j: usize) -> &[f64] {
+        let n = self.depth.len();
+        &self.speed[j * n..(j + 1) * n]
+    }
+
+    /// Sound speed at `range_m` along the section and `depth_m`.
+    pub fn speed(&self, range_m: f64, depth_m: f64) -> f64 {
         let i = self.layer(depth_m, 0);
-        self.speed_in(i, depth_m).0
+        let j = self.segment(range_m, 0);
+        self.sound(i, j, range_m, depth_m).c
     }
 
     /// The layer holding `z`: the row `i` with `depth[i] <= z < depth[i + 1]` (the last row
@@ -91,13 +166,52 @@ impl Profile {
         self.layer(z, hint)
     }
 
-    /// Speed and its depth derivative in layer `i` at `z`.
-    pub(super) fn speed_in(&self, i: usize, z: f64) -> (f64, f64) {
-        if i + 1 >= self.depth.len() || z < self.depth[0] {
-            return (self.speed[i], 0.0);
+    /// The range segment holding `r`: the column `j` with `range[j] <= r < range[j + 1]` (0
+    /// before the first, the last beyond it), searched from `hint`.
+    pub(super) fn segment(&self, r: f64, hint: usize) -> usize {
+        bracket(&self.range, r, hint)
+    }
+
+    /// Whether the profile changes with range.
+    pub(super) fn is_range_dependent(&self) -> bool {
+        self.range.len() > 1
+    }
+
+    /// Speed and its depth derivative of column `j` in layer `i` at depth `z`.
+    #[inline]
+    fn column_at(&self, j: usize, i: usize, z: f64) -> (f64, f64) {
+        let n = self.depth.len();
+        let col = &self.speed[j * n..(j + 1) * n];
+        if i + 1 >= n || z < self.depth[0] {
+            return (col[i], 0.0);
         }
-        let g = (self.speed[i + 1] - self.speed[i]) / (self.depth[i + 1] - self.depth[i]);
-        (self.speed[i] + g * (z - self.depth[i]), g)
+        let g = (col[i + 1] - col[i]) / (self.depth[i + 1] - self.depth[i]);
+        (col[i] + g * (z - self.depth[i]), g)
+    }
+
+    /// Speed and its derivatives in layer `i` and range segment `j` at `(r, z)`: between two
+    /// columns, the speeds of both at depth z weighted by the range's share of the segment
+    /// (clamped to it) and ∂c/∂r their difference over the segment, as BELLHOP's `Quad`.
+    #[inline]
+    pub(super) fn sound(&self, i: usize, j: usize, r: f64, z: f64) -> Sound {
+        let (c1, cz1) = self.column_at(j, i, z);
+        if j + 1 >= self.range.len() || r < self.range[0] {
+            return Sound {
+                c: c1,
+                cr: 0.0,
+                cz: cz1,
+                crz: 0.0,
+            };
+        }
+        let (c2, cz2) = self.column_at(j + 1, i, z);
+        let dr = self.range[j + 1] - self.range[j];
+        let s = ((r - self.range[j]) / dr).clamp(0.0, 1.0);
+        Sound {
+            c: (1.0 - s) * c1 + s * c2,
+            cr: (c2 - c1) / dr,
+            cz: (1.0 - s) * cz1 + s * cz2,
+            crz: (cz2 - cz1) / dr,
+        }
     }
 
     /// The depths bounding layer `i` (−∞/+∞ beyond the profile).
@@ -109,6 +223,17 @@ impl Profile {
         };
         let bottom = self.depth.get(i + 1).copied().unwrap_or(f64::INFINITY);
         (top, bottom)
+    }
+
+    /// The ranges bounding segment `j` (−∞/+∞ beyond the first and last columns).
+    pub(super) fn range_bounds(&self, j: usize) -> (f64, f64) {
+        let left = if j == 0 {
+            f64::NEG_INFINITY
+        } else {
+            self.range[j]
+        };
+        let right = self.range.get(j + 1).copied().unwrap_or(f64::INFINITY);
+        (left, right)
     }
 }
 

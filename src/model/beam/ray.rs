@@ -60,7 +60,7 @@ pub(super) fn trace_fan(
     if !(source_depth_m >= 0.0 && source_depth_m < d0) || fan.beams == 0 {
         return;
     }
-    let c0 = env.profile.speed(source_depth_m);
+    let c0 = env.profile.speed(0.0, source_depth_m);
     let (a0, a1) = (fan.min_deg.to_radians(), fan.max_deg.to_radians());
     let dalpha = if fan.beams > 1 {
         (a1 - a0) / (fan.beams - 1) as f64
@@ -109,11 +109,13 @@ pub(super) fn trace_fan(
 }
 
 /// The step from `x` along the unit tangent `(ur, uz)` to the first of: `h0`, the layer's
-/// bounds, the surface, the bottom segment's line, the segment's range ends, the range box.
+/// bounds, the profile's range segment's ends, the surface, the bottom segment's line, the
+/// segment's range ends, the range box.
 #[allow(clippy::too_many_arguments)]
 fn reduce_step(
     env: &Environment,
     layer: usize,
+    column: usize,
     bseg: usize,
     r: f64,
     z: f64,
@@ -131,6 +133,14 @@ fn reduce_step(
         h = h.min(-z / uz);
     } else if uz > 0.0 && bottom.is_finite() && z <= bottom {
         h = h.min((bottom - z) / uz);
+    }
+    if env.profile.is_range_dependent() {
+        let (left, right) = env.profile.range_bounds(column);
+        if ur > 0.0 && right.is_finite() && r < right {
+            h = h.min((right - r) / ur);
+        } else if ur < 0.0 && left.is_finite() && r > left {
+            h = h.min((left - r) / ur);
+        }
     }
     let sec = &env.section;
     let f0 = sec.depth_in(bseg, r) - z;
@@ -156,6 +166,12 @@ fn reduce_step(
 }
 
 /// Steps one ray to its end.
+///
+/// Each step is BELLHOP's polygon (midpoint) method: the derivatives at the start carry the ray
+/// half a step, those at the midpoint the whole step, with dx/ds = c·t, dt/ds = −∇c/c²,
+/// dq/ds = c·p, dp/ds = −(c_nn/c²)·q and dτ/ds = 1/c, where c_nn/c² = −2·c_rz·ξ·ζ for a
+/// profile linear in depth and in range (c_rr = c_zz = 0; 0 when it does not change with
+/// range).
 fn trace_ray(
     env: &Environment,
     seg: &mut Segment,
@@ -166,13 +182,17 @@ fn trace_ray(
     let profile = &env.profile;
     let sec = &env.section;
     let mut layer = profile.layer(seg.a.z, 0);
+    let mut column = profile.segment(seg.a.r, 0);
     let mut bseg = sec.segment(0.0, 0);
     for _ in 0..MAX_STEPS {
         let a = seg.a;
-        let (c, g) = profile.speed_in(layer, a.z);
+        let s0 = profile.sound(layer, column, a.r, a.z);
+        let c = s0.c;
+        let cnn0 = -2.0 * s0.crz * a.xi * a.zeta;
         let mut h = reduce_step(
             env,
             layer,
+            column,
             bseg,
             a.r,
             a.z,
@@ -181,41 +201,52 @@ fn trace_ray(
             h0,
             max_range,
         );
-        // Midpoint (c is linear in the layer: c_r = 0, c_nn = 0, p constant).
+        // The state half a step on, and the sound there (in the step's layer and segment).
         let mid = |h: f64| {
             let half = h / 2.0;
-            let zeta1 = a.zeta - half * g / (c * c);
-            let (c1, g1) = profile.speed_in(layer, a.z + half * c * a.zeta);
-            (zeta1, c1, g1)
+            let xi1 = a.xi - half * s0.cr / (c * c);
+            let zeta1 = a.zeta - half * s0.cz / (c * c);
+            let p1 = a.p - half * cnn0 * a.q;
+            let q1 = a.q + half * c * a.p;
+            let s1 = profile.sound(
+                layer,
+                column,
+                a.r + half * c * a.xi,
+                a.z + half * c * a.zeta,
+            );
+            (xi1, zeta1, p1, q1, s1)
         };
-        let (mut zeta1, mut c1, mut g1) = mid(h);
+        let (mut xi1, mut zeta1, mut p1, mut q1, mut s1) = mid(h);
         let h2 = reduce_step(
             env,
             layer,
+            column,
             bseg,
             a.r,
             a.z,
-            c1 * a.xi,
-            c1 * zeta1,
+            s1.c * xi1,
+            s1.c * zeta1,
             h0,
             max_range,
         );
         if h2 < h {
             h = h2;
-            (zeta1, c1, g1) = mid(h);
+            (xi1, zeta1, p1, q1, s1) = mid(h);
         }
+        let c1 = s1.c;
+        let cnn1 = -2.0 * s1.crz * xi1 * zeta1;
         let mut b = Point {
-            r: a.r + h * c1 * a.xi,
+            r: a.r + h * c1 * xi1,
             z: a.z + h * c1 * zeta1,
             c: 0.0,
-            q: a.q + h * c1 * a.p,
-            p: a.p,
+            q: a.q + h * c1 * p1,
+            p: a.p - h * cnn1 * q1,
             tau: a.tau + h / c1,
             s: a.s + h,
-            xi: a.xi,
-            zeta: a.zeta - h * g1 / (c1 * c1),
+            xi: a.xi - h * s1.cr / (c1 * c1),
+            zeta: a.zeta - h * s1.cz / (c1 * c1),
         };
-        let from = layer;
+        let (from, from_column) = (layer, column);
         bseg = sec.segment(b.r, bseg);
         let depth = sec.depth_in(bseg, b.r);
         // Land on a boundary the step reached.
@@ -227,15 +258,24 @@ fn trace_ray(
             b.z = depth;
         }
         layer = profile.layer_from(b.z, from);
-        let (c2, g2) = profile.speed_in(layer, b.z);
-        b.c = c2;
-        if layer != from && b.zeta != 0.0 {
-            // Across a layer interface the gradient jumps: the curvature correction of p
-            // (BELLHOP's `Step2D` jump condition), with the slowness vector t = (ξ, ζ):
-            // RN = RM·(2·Δc_n − RM·Δc_s)/c, Δc_n = Δg·ξ, Δc_s = Δg·ζ, RM = ξ/ζ.
-            let dg = g2 - g;
-            let rm = b.xi / b.zeta;
-            let rn = rm * (2.0 * dg * b.xi - rm * dg * b.zeta) / c2;
+        column = profile.segment(b.r, from_column);
+        let s2 = profile.sound(layer, column, b.r, b.z);
+        b.c = s2.c;
+        // Across a layer interface or a range segment's end the gradient jumps: the curvature
+        // correction of p (BELLHOP's `Step2D` jump condition), with the slowness t = (ξ, ζ),
+        // the jump Δ∇c = (Δc_r, Δc_z), Δc_n = Δ∇c·(−ζ, ξ), Δc_s = Δ∇c·(ξ, ζ), and
+        // RN = RM·(2·Δc_n − RM·Δc_s)/c with RM = ξ/ζ across a layer, −ζ/ξ across a segment.
+        let (dcr, dcz) = (s2.cr - s0.cr, s2.cz - s0.cz);
+        let rm = if layer != from && b.zeta != 0.0 {
+            Some(b.xi / b.zeta)
+        } else if column != from_column && b.xi != 0.0 {
+            Some(-b.zeta / b.xi)
+        } else {
+            None
+        };
+        if let Some(rm) = rm {
+            let cn = dcz * b.xi - dcr * b.zeta;
+            let rn = rm * (2.0 * cn - rm * dcz * b.zeta - rm * dcr * b.xi) / s2.c;
             b.p -= b.q * rn;
         }
         seg.b = b;
@@ -248,7 +288,7 @@ fn trace_ray(
             return;
         }
         if at_surface {
-            reflect(env, seg, layer, (0.0, -1.0), true);
+            reflect(env, seg, layer, column, (0.0, -1.0), true);
         } else if at_bottom {
             let slope = match (sec.range_m.get(bseg + 1), sec.depth_m.get(bseg + 1)) {
                 (Some(&r1), Some(&d1)) if b.r >= sec.range_m[bseg] => {
@@ -257,7 +297,7 @@ fn trace_ray(
                 _ => 0.0,
             };
             let norm = slope.hypot(1.0);
-            reflect(env, seg, layer, (-slope / norm, 1.0 / norm), false);
+            reflect(env, seg, layer, column, (-slope / norm, 1.0 / norm), false);
         }
         if seg.loss < MIN_LOSS {
             return;
@@ -268,7 +308,14 @@ fn trace_ray(
 /// Reflects the ray at `seg.a` off a boundary with outward unit normal `n` (r, z): the
 /// slowness mirrored, p corrected for the sound-speed gradient's jump (BELLHOP's `Reflect2D`
 /// after Müller 1984, flat boundaries), the reflection coefficient's magnitude and phase.
-fn reflect(env: &Environment, seg: &mut Segment, layer: usize, n: (f64, f64), top: bool) {
+fn reflect(
+    env: &Environment,
+    seg: &mut Segment,
+    layer: usize,
+    column: usize,
+    n: (f64, f64),
+    top: bool,
+) {
     let x = &mut seg.a;
     let th = x.xi * n.0 + x.zeta * n.1;
     if th <= 0.0 {
@@ -276,16 +323,18 @@ fn reflect(env: &Environment, seg: &mut Segment, layer: usize, n: (f64, f64), to
     }
     let tb = if top { (-n.1, n.0) } else { (n.1, -n.0) };
     let tg = x.xi * tb.0 + x.zeta * tb.1;
-    let (c, g) = env.profile.speed_in(layer, x.z);
+    let sound = env.profile.sound(layer, column, x.r, x.z);
+    let (c, g, cr) = (sound.c, sound.cz, sound.cr);
     let (xi2, zeta2) = (x.xi - 2.0 * th * n.0, x.zeta - 2.0 * th * n.1);
     // Unit tangents and normals before and after, and the gradient's jumps along them.
     let (tr, tz) = (c * x.xi, c * x.zeta);
     let nz = tr;
     let (tr2, tz2) = (c * xi2, c * zeta2);
     let nz2 = -tr2;
-    // The gradient is (0, g): only the depth components of the jumps count.
-    let mut cn_jump = -g * (nz2 - nz);
-    let cs_jump = -g * (tz2 - tz);
+    // The gradient is (c_r, g); the normals' range components are −t_z before and t_z
+    // after.
+    let mut cn_jump = -g * (nz2 - nz) - cr * (tz2 + tz);
+    let cs_jump = -g * (tz2 - tz) - cr * (tr2 - tr);
     if top {
         cn_jump = -cn_jump;
     }

@@ -33,9 +33,73 @@ fn profiles_refuse_what_they_cannot_hold() {
     assert!(Profile::new(vec![0.0], vec![-1.0]).is_err());
     assert!(Profile::new(vec![], vec![]).is_err());
     let p = Profile::new(vec![0.0, 10.0, 30.0], vec![1500.0, 1510.0, 1490.0]).unwrap();
-    assert_eq!(p.speed(5.0), 1505.0);
-    assert_eq!(p.speed(20.0), 1500.0);
-    assert_eq!(p.speed(100.0), 1490.0);
+    assert_eq!(p.speed(0.0, 5.0), 1505.0);
+    assert_eq!(p.speed(0.0, 20.0), 1500.0);
+    assert_eq!(p.speed(0.0, 100.0), 1490.0);
+}
+
+#[test]
+fn a_range_dependent_profile_is_bilinear_and_constant_beyond_its_columns() {
+    let p = Profile::range_dependent(
+        vec![0.0, 100.0],
+        vec![0.0, 1000.0],
+        vec![vec![1500.0, 1480.0], vec![1520.0, 1540.0]],
+    )
+    .unwrap();
+    assert_eq!(p.speed(0.0, 50.0), 1490.0);
+    assert_eq!(p.speed(1000.0, 50.0), 1530.0);
+    assert_eq!(p.speed(500.0, 50.0), 1510.0);
+    assert_eq!(p.speed(250.0, 0.0), 1505.0);
+    assert_eq!(p.speed(5000.0, 100.0), 1540.0);
+    assert_eq!(p.speed(-10.0, 100.0), 1480.0);
+    let s = p.sound(0, 0, 500.0, 50.0);
+    // −0.2 s⁻¹ in the first column, +0.2 in the second: none half-way, 0.4 s⁻¹ per km.
+    assert!((s.cr - 0.04).abs() < 1e-12 && s.cz.abs() < 1e-12, "{s:?}");
+    assert!((s.crz - 0.0004).abs() < 1e-12, "{s:?}");
+    let e = Profile::range_dependent(vec![0.0], vec![0.0, 0.0], vec![vec![1500.0]; 2]).unwrap_err();
+    assert!(e.contains("ranges must increase"), "{e}");
+    let e = Profile::range_dependent(
+        vec![0.0, 5.0],
+        vec![0.0, 9.0],
+        vec![vec![1500.0; 2], vec![1500.0]],
+    )
+    .unwrap_err();
+    assert!(e.contains("column 1"), "{e}");
+}
+
+#[test]
+fn equal_columns_trace_as_one_profile() {
+    // A profile with four equal columns is the one-column profile: the steps that land on the
+    // columns' ranges change the arrivals by the integrator's step error only.
+    let rows = vec![0.0, 30.0, 100.0];
+    let speeds = vec![1510.0, 1495.0, 1500.0];
+    let one = Environment {
+        profile: Profile::new(rows.clone(), speeds.clone()).unwrap(),
+        seabed: Seabed::SAND,
+        section: Section::flat(100.0),
+    };
+    let four = Environment {
+        profile: Profile::range_dependent(rows, vec![0.0, 700.0, 1400.0, 2100.0], vec![speeds; 4])
+            .unwrap(),
+        ..one.clone()
+    };
+    let fan = Fan::symmetric(801, 60.0);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    arrivals(&one, &fan, 20.0, 2000.0, 40.0, &mut a);
+    arrivals(&four, &fan, 20.0, 2000.0, 40.0, &mut b);
+    assert!(
+        a.len() > 3 && a.len() == b.len(),
+        "{} vs {}",
+        a.len(),
+        b.len()
+    );
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x.delay_s - y.delay_s).abs() < 1e-6, "{x:?} vs {y:?}");
+        assert!(
+            (x.amplitude - y.amplitude).abs() < 1e-3 * x.amplitude,
+            "{x:?} vs {y:?}"
+        );
+    }
 }
 
 #[test]

@@ -13,7 +13,8 @@
 use super::plots::{render, LABEL, TITLE};
 use crate::config::{Absorption, LinkModel, LoadedScenario};
 use crate::model::acoustic;
-use crate::model::beam::{self, Arrival, Environment, Fan, Profile, Ray, Seabed, Section, Sum};
+use crate::model::beam::{self, Arrival, Environment, Fan, Ray, Seabed, Section, Sum};
+use crate::model::sound_speed::SoundSpeed;
 use crate::sim::acoustic_paths::PathSettings;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -108,7 +109,7 @@ impl Bounces {
 /// the seabed, the fan, and the frequency and volume absorption of the pair's link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub profile: Profile,
+    pub sound_speed: SoundSpeed,
     pub seabed: Seabed,
     pub fan: Fan,
     pub frequency_hz: f64,
@@ -154,7 +155,7 @@ impl Settings {
             ),
         };
         Settings {
-            profile: traced.profile,
+            sound_speed: traced.sound_speed,
             seabed: traced.seabed,
             fan: traced.fan,
             frequency_hz: frequency_khz * 1e3,
