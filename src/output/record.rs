@@ -7,9 +7,9 @@
 //! A record is read front to back, one MCAP record at a time (so what is held is the largest
 //! chunk, not the file), and accepted cut short (a run killed before it could finish the file):
 //! it reads every complete record. Before the `mcap` crate parses a record, every length field
-//! it would trust is checked against the bytes there are (`check_record`) and a chunk against
-//! its size and CRC: a damaged or hostile record is an error naming the byte, never an
-//! allocation of what a field claims.
+//! it would trust is checked against the bytes there are, and a chunk against its size and CRC
+//! ([`crate::wire::mcap::walk`]): a damaged or hostile record is an error naming the byte, never
+//! an allocation of what a field claims.
 
 use super::schema::*;
 use schemars::JsonSchema;
@@ -24,8 +24,8 @@ use std::{
 /// File name of the record in a run folder.
 pub const RECORD_FILE: &str = "record.mcap";
 
-/// Largest uncompressed chunk a record may state (bytes); a larger one is refused unread.
-pub const MAX_CHUNK_BYTES: u64 = 64 << 20;
+use crate::wire::mcap as checked;
+pub use crate::wire::mcap::MAX_CHUNK_BYTES;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
@@ -335,7 +335,7 @@ impl Messages<'_> {
     /// Takes a checked MCAP record, a channel or a message (in the record at byte `at`, for
     /// errors: itself, or the chunk holding it).
     fn take(&mut self, opcode: u8, body: &[u8], at: usize) -> Result<(), RecordError> {
-        if opcode != op::CHANNEL && opcode != op::MESSAGE {
+        if opcode != checked::op::CHANNEL && opcode != checked::op::MESSAGE {
             return Ok(());
         }
         let parsed = mcap::parse_record(opcode, body).map_err(|source| RecordError::Mcap {
@@ -404,283 +404,26 @@ impl Messages<'_> {
     }
 }
 
-/// MCAP opcodes whose records [`check_record`] reads.
-mod op {
-    pub const HEADER: u8 = 0x01;
-    pub const SCHEMA: u8 = 0x03;
-    pub const CHANNEL: u8 = 0x04;
-    pub const MESSAGE: u8 = 0x05;
-    pub const CHUNK: u8 = 0x06;
-    pub const MESSAGE_INDEX: u8 = 0x07;
-    pub const CHUNK_INDEX: u8 = 0x08;
-    pub const ATTACHMENT: u8 = 0x09;
-    pub const ATTACHMENT_INDEX: u8 = 0x0A;
-    pub const STATISTICS: u8 = 0x0B;
-    pub const METADATA: u8 = 0x0C;
-    pub const METADATA_INDEX: u8 = 0x0D;
-    pub const DATA_END: u8 = 0x0F;
-}
-const MAGIC: &[u8] = b"\x89MCAP0\r\n";
-
-/// Largest MCAP record read (bytes): a chunk of at most [`MAX_CHUNK_BYTES`], compressed or
-/// not, with room to spare for its header.
-const MAX_RECORD_BYTES: u64 = 2 * MAX_CHUNK_BYTES;
-
-/// Reads the data section's records front to back, one at a time, and hands each to
-/// `messages` once [`check_record`] has checked every length field the parser trusts (a
-/// chunk's records too, after decompressing it). A file cut short (a run killed before it
-/// could finish it) ends at its last whole record; the data end ends it otherwise.
+/// Reads the data section's records front to back, one at a time, each checked by
+/// [`checked::walk`] before the parser sees it, and hands the channels and messages to
+/// `messages`. A file cut short (a run killed before it could finish it) ends at its last whole
+/// record; the data end ends it otherwise.
 fn read_records(input: &mut dyn Read, messages: &mut Messages) -> Result<(), RecordError> {
     let path = messages.path;
-    let malformed = |what: String| RecordError::Malformed {
-        path: path.to_path_buf(),
-        what,
-    };
-    let io = |source| RecordError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut magic = [0u8; MAGIC.len()];
-    if read_up_to(input, &mut magic).map_err(io)? < magic.len() || magic != MAGIC {
-        return Err(malformed("not an MCAP file (no magic at byte 0)".into()));
-    }
-    let mut at = MAGIC.len();
-    let mut body = Vec::new();
-    loop {
-        let mut head = [0u8; 9];
-        if read_up_to(input, &mut head).map_err(io)? < head.len() {
-            return Ok(());
-        }
-        let opcode = head[0];
-        let len = u64::from_le_bytes(head[1..].try_into().expect("8 bytes"));
-        body.clear();
-        // Read what there is, up to one byte more than the largest record: memory follows the
-        // bytes there are, not what the length field states.
-        let got = input
-            .take(len.min(MAX_RECORD_BYTES + 1))
-            .read_to_end(&mut body)
-            .map_err(io)?;
-        if (got as u64) < len {
-            if got as u64 > MAX_RECORD_BYTES {
-                return Err(malformed(format!(
-                    "the record at byte {at} states {len} bytes (at most {MAX_RECORD_BYTES})"
-                )));
-            }
-            return Ok(());
-        }
-        let chunk = check_record(opcode, &body, at, true).map_err(malformed)?;
-        match (opcode, chunk) {
-            (op::CHUNK, Some(inner)) => {
-                let records = chunk_records(&inner)
-                    .map_err(|e| malformed(format!("chunk at byte {at}: {e}")))?;
-                for (opcode, record) in records {
-                    messages.take(opcode, record, at)?;
-                }
-            }
-            // Messages end at the data end: nothing after it is read.
-            (op::DATA_END, _) => return Ok(()),
-            (opcode, _) => messages.take(opcode, &body, at)?,
-        }
-        at += 9 + body.len();
-    }
-}
-
-/// Fills `buf` from `input` as far as it goes; returns how many bytes were read.
-fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match input.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
-/// The records of a chunk (decompressed), each framed within it and checked.
-fn chunk_records(mut b: &[u8]) -> Result<Vec<(u8, &[u8])>, String> {
-    let mut records = Vec::new();
-    let mut at = 0;
-    while !b.is_empty() {
-        let body = (b.len() >= 9)
-            .then(|| u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")))
-            .and_then(|len| b.get(9..usize::try_from(len).ok()?.checked_add(9)?))
-            .ok_or_else(|| {
-                format!("the record at byte {at} of a chunk runs past the chunk's end")
-            })?;
-        check_record(b[0], body, at, false)?;
-        records.push((b[0], body));
-        at += 9 + body.len();
-        b = &b[9 + body.len()..];
-    }
-    Ok(records)
-}
-
-/// Checks every length field the parser trusts in one record (`body` after its opcode and
-/// length, at file offset `at`): strings, maps, byte arrays, a chunk's sizes. A chunk at the
-/// top level comes back decompressed (into at most [`MAX_CHUNK_BYTES`], its CRC checked when it
-/// states one), for [`chunk_records`].
-fn check_record(opcode: u8, body: &[u8], at: usize, top: bool) -> Result<Option<Vec<u8>>, String> {
-    let mut f = Fields {
-        b: body,
-        at: at + 9,
-    };
-    match opcode {
-        op::HEADER => f.strings(2)?,
-        op::SCHEMA => {
-            f.skip(2)?;
-            f.strings(2)?;
-            f.bytes()?;
-        }
-        op::CHANNEL => {
-            f.skip(4)?;
-            f.strings(2)?;
-            f.map()?;
-        }
-        op::METADATA => {
-            f.strings(1)?;
-            f.map()?;
-        }
-        op::ATTACHMENT => {
-            f.skip(16)?;
-            f.strings(2)?;
-            f.skip_u64_len()?;
-            // Its CRC: the parser slices it off the end before checking the lengths.
-            f.skip(4)?;
-        }
-        op::MESSAGE_INDEX => {
-            f.skip(2)?;
-            f.bytes()?;
-        }
-        op::CHUNK_INDEX => {
-            f.skip(32)?;
-            f.bytes()?;
-            f.skip(8)?;
-            f.strings(1)?;
-        }
-        op::ATTACHMENT_INDEX => {
-            f.skip(40)?;
-            f.strings(2)?;
-        }
-        op::STATISTICS => {
-            f.skip(8 + 2 + 4 * 4 + 16)?;
-            f.bytes()?;
-        }
-        op::METADATA_INDEX => {
-            f.skip(16)?;
-            f.strings(1)?;
-        }
-        op::CHUNK if top => {
-            f.skip(16)?;
-            let uncompressed = f.u64()?;
-            let crc = f.u32()?;
-            let compression = f.string()?;
-            let compressed = f.skip_u64_len()?;
-            if uncompressed > MAX_CHUNK_BYTES {
-                return Err(format!("chunk at byte {at} states {uncompressed} bytes uncompressed (at most {MAX_CHUNK_BYTES})"));
-            }
-            let inner = match compression {
-                b"" => compressed.to_vec(),
-                b"zstd" => zstd::bulk::decompress(compressed, uncompressed as usize)
-                    .map_err(|e| format!("chunk at byte {at}: {e}"))?,
-                other => {
-                    return Err(format!(
-                        "chunk at byte {at}: compression {:?} is not read here",
-                        String::from_utf8_lossy(other)
-                    ))
-                }
-            };
-            if inner.len() as u64 != uncompressed {
-                return Err(format!(
-                    "chunk at byte {at} states {uncompressed} bytes uncompressed and holds {}",
-                    inner.len()
-                ));
-            }
-            if crc != 0 && crc32fast::hash(&inner) != crc {
-                return Err(format!(
-                    "chunk at byte {at}: its records do not match its CRC (damaged)"
-                ));
-            }
-            return Ok(Some(inner));
-        }
-        _ => {}
-    }
-    Ok(None)
-}
-
-/// The fields of one record, read front to back; `at` is the file offset, for errors.
-struct Fields<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Fields<'a> {
-    fn take(&mut self, n: u64) -> Result<&'a [u8], String> {
-        match usize::try_from(n).ok().filter(|&n| n <= self.b.len()) {
-            Some(n) => {
-                let (head, rest) = self.b.split_at(n);
-                self.b = rest;
-                self.at += n;
-                Ok(head)
-            }
-            None => Err(format!(
-                "a field at byte {} states {n} bytes; its record has {} left",
-                self.at,
-                self.b.len()
-            )),
-        }
-    }
-    fn skip(&mut self, n: u64) -> Result<(), String> {
-        self.take(n).map(|_| ())
-    }
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
-    }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
-    }
-    /// `n` bytes stated by the length field at byte `start`.
-    fn stated(&mut self, n: u64, start: usize) -> Result<&'a [u8], String> {
-        let left = self.b.len();
-        self.take(n).map_err(|_| {
-            format!("the length at byte {start} states {n} bytes; its record has {left} left")
-        })
-    }
-    fn string(&mut self) -> Result<&'a [u8], String> {
-        let start = self.at;
-        let n = self.u32()?;
-        self.stated(n.into(), start)
-    }
-    fn strings(&mut self, n: usize) -> Result<(), String> {
-        (0..n).try_for_each(|_| self.string().map(|_| ()))
-    }
-    fn bytes(&mut self) -> Result<(), String> {
-        self.string().map(|_| ())
-    }
-    fn skip_u64_len(&mut self) -> Result<&'a [u8], String> {
-        let start = self.at;
-        let n = self.u64()?;
-        self.stated(n, start)
-    }
-    /// A map<string, string>: its byte length, then key-value pairs filling it.
-    fn map(&mut self) -> Result<(), String> {
-        let start = self.at;
-        let n = self.u32()?;
-        let mut m = Fields {
-            b: self.stated(n.into(), start)?,
-            at: start + 4,
-        };
-        while !m.b.is_empty() {
-            m.strings(2)?;
-        }
-        Ok(())
-    }
+    checked::walk(input, checked::End::DataEnd, &mut |opcode, body, at| {
+        messages.take(opcode, body, at)
+    })
+    .map_err(|e| match e {
+        checked::WalkError::Io(source) => RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        checked::WalkError::Malformed(what) => RecordError::Malformed {
+            path: path.to_path_buf(),
+            what,
+        },
+        checked::WalkError::Visit(e) => e,
+    })
 }
 
 #[cfg(test)]
@@ -904,7 +647,7 @@ mod tests {
         let r = Record::parse(&bytes, &path).unwrap();
         assert!(r.poses.is_empty() && r.summary.is_none());
         // The same state of a file that does hold more than a record may: refused, named.
-        bytes.resize(chunk + 9 + MAX_RECORD_BYTES as usize + 1, 0);
+        bytes.resize(chunk + 9 + checked::MAX_RECORD_BYTES as usize + 1, 0);
         let e = Record::parse(&bytes, &path).unwrap_err().to_string();
         assert!(
             e.contains(&format!(

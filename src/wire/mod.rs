@@ -13,6 +13,8 @@
 //! - [`netsim_line`]: the NETSIM manager's `NETSIM|name|base64` lines.
 //! - [`metric_line`]: the JSON lines a vehicle program reports its own metrics in.
 //! - [`ros_pose`]: the ROS 2 pose messages (CDR) a logged track is read from.
+//! - [`mcap`]: MCAP files' records with every length checked before the `mcap` crate parses
+//!   them (run records, track bags).
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 //! - [`foxglove_ws`]: the Foxglove WebSocket protocol a live viewer client speaks.
@@ -23,6 +25,7 @@ pub mod auv;
 pub mod channel;
 pub mod foxglove_ws;
 pub mod ip;
+pub mod mcap;
 pub mod metric_line;
 pub mod netsim_line;
 pub mod nmea;

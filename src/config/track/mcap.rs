@@ -8,6 +8,7 @@
 use super::log::{Builder, Position, TrackLog, Unit};
 use crate::config::files::{FileError, Place};
 use crate::config::GeoOrigin;
+use crate::wire::mcap::{End, WalkError};
 use crate::wire::ros_pose::{decode_pose, PosePosition, TYPES};
 
 /// The log in the MCAP `bytes` of `file` (named in errors): the messages of `topic`, positions
@@ -85,6 +86,15 @@ fn messages_on(
     bytes: &[u8],
     topic: &str,
 ) -> Result<(Vec<TopicMessage>, std::collections::BTreeSet<String>), String> {
+    // The crate allocates what a length field states: every length is checked first.
+    crate::wire::mcap::walk(&mut &bytes[..], End::File, &mut |_, _, _| {
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .map_err(|e| match e {
+        WalkError::Malformed(what) => format!("not an MCAP file that can be read: {what}"),
+        WalkError::Io(e) => format!("cannot read: {e}"),
+        WalkError::Visit(never) => match never {},
+    })?;
     let stream = ::mcap::MessageStream::new(bytes)
         .map_err(|e| format!("not an MCAP file that can be read: {e}"))?;
     let mut topics = std::collections::BTreeSet::new();
@@ -130,6 +140,22 @@ mod tests {
         assert!(
             e.message.starts_with("not an MCAP file that can be read"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_length_the_file_does_not_hold_is_refused_before_anything_is_allocated() {
+        // A header record whose profile string states 4 GiB: the crate would allocate it.
+        let mut bytes = crate::wire::mcap::MAGIC.to_vec();
+        bytes.push(0x01);
+        bytes.extend(8u64.to_le_bytes());
+        bytes.extend(u32::MAX.to_le_bytes());
+        bytes.extend([0u8; 4]);
+        let e = parse(&bytes, "f.mcap", "/pose", &test_origin(), 10.0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f.mcap: not an MCAP file that can be read: the length at byte 17 states \
+             4294967295 bytes; its record has 4 left"
         );
     }
 }
