@@ -58,6 +58,15 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
             crs.as_deref().unwrap_or("the CRS its GeoKeys name"),
             values,
         )),
+        Terrain::Netcdf {
+            path, crs, values, ..
+        } => Some((
+            "NetCDF grid",
+            path,
+            crs.as_deref()
+                .unwrap_or("EPSG:4326 (its latitude and longitude axes)"),
+            values,
+        )),
         _ => None,
     };
     if let Some((kind, path, crs, values)) = raster {

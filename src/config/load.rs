@@ -323,7 +323,8 @@ fn read_terrain(cx: &rules::Ctx) -> Result<HeightGrid, ConfigError> {
             Terrain::Png { .. }
             | Terrain::Csv { .. }
             | Terrain::AsciiGrid { .. }
-            | Terrain::Geotiff { .. } => "world.terrain.path",
+            | Terrain::Geotiff { .. }
+            | Terrain::Netcdf { .. } => "world.terrain.path",
         };
         cx.err(key, e.to_string())
     })
@@ -440,7 +441,8 @@ fn resolve_terrain_path(scenario: &mut Scenario, file: &Path) {
         Terrain::Png { path, .. }
         | Terrain::Csv { path, .. }
         | Terrain::AsciiGrid { path, .. }
-        | Terrain::Geotiff { path, .. } => {
+        | Terrain::Geotiff { path, .. }
+        | Terrain::Netcdf { path, .. } => {
             *path = dir.join(&*path).to_string_lossy().into_owned();
         }
         Terrain::Procedural { .. } => {}

@@ -1,6 +1,7 @@
-//! Terrain from a georeferenced raster (`world.terrain: {kind: ascii_grid}` or `{kind:
-//! geotiff}`): an ESRI ASCII grid or a GeoTIFF (through the `tiff` crate, its GeoKeys read here)
-//! whose cells are in geographic coordinates or a projected CRS ([`Crs`]), resampled onto the
+//! Terrain from a georeferenced raster (`world.terrain: {kind: ascii_grid}`, `{kind: geotiff}`
+//! or `{kind: netcdf}`): an ESRI ASCII grid, a GeoTIFF (through the `tiff` crate, its GeoKeys
+//! read here) or a CF NetCDF grid as GEBCO distributes it (through `netcdf-reader`, classic or
+//! NetCDF-4) whose cells are in geographic coordinates or a projected CRS ([`Crs`]), resampled onto the
 //! scenario's grid around `world.origin`. Each sample of the scenario's grid is placed on the
 //! WGS84 ellipsoid through the local frame ([`super::geo`]), projected into the file's CRS with
 //! `proj4rs` (a port of PROJ) and read from the raster bilinearly between the four cell
@@ -494,6 +495,31 @@ mod tests {
     }
 
     #[test]
+    fn netcdf_grids_are_read_north_up_in_either_axis_order() {
+        // GEBCO's shape (written by the netCDF4 library): lat south to north, int16 elevation
+        // packed at 0.001 m, the south-west cell its fill value.
+        let bytes = include_bytes!("../../fuzz/corpus/netcdf/gebco_like.nc");
+        let (r, crs) = read_netcdf(bytes, None, 64).unwrap();
+        assert_eq!(crs.as_deref(), Some("EPSG:4326"));
+        assert_eq!((r.cols, r.rows), (4, 3));
+        assert!((r.x0 + 70.6).abs() < 1e-12 && (r.y0 - 41.502).abs() < 1e-12);
+        // Written north first: -20, -19.5, … ; the first row read is the northern one.
+        assert!((r.values[0] + 20.0).abs() < 1e-9, "{:?}", r.values);
+        assert!(r.values[8].is_nan(), "{:?}", r.values);
+        assert!(r.sample(-70.6, 41.5).unwrap_err().contains("NODATA"));
+        // Classic format, x/y axes, y north to south: no CRS of its own.
+        let bytes = include_bytes!("../../fuzz/corpus/netcdf/classic.nc");
+        let (r, crs) = read_netcdf(bytes, Some("depth"), 64).unwrap();
+        assert_eq!(crs, None);
+        assert_eq!((r.x0, r.y0, r.dx, r.dy), (10.0, 300.0, 10.0, 100.0));
+        assert_eq!(r.values[..4], [0.0, 1.0, 2.0, 3.0]);
+        let e = read_netcdf(bytes, Some("x"), 64).unwrap_err();
+        assert!(e.contains("variable x is over (x), not (y, x)"), "{e}");
+        let e = read_netcdf(b"CDF\x01 nonsense", None, 64).unwrap_err();
+        assert!(e.starts_with("not a NetCDF file that can be read"), "{e}");
+    }
+
+    #[test]
     fn a_tiff_the_tiff_crate_panics_on_is_an_error() {
         // Found by the `geotiff` fuzz target: an empty SampleFormat tag.
         let bytes = include_bytes!("../../fuzz/corpus/geotiff/tiff_decoder_panics.tif");
@@ -543,5 +569,173 @@ mod tests {
         assert!(Crs::parse("UTM19")
             .unwrap_err()
             .contains("is not a CRS this reads"));
+    }
+}
+
+/// Names a CF grid's axes go by (compared without case).
+const NETCDF_X: &[&str] = &["lon", "longitude", "x", "easting"];
+const NETCDF_Y: &[&str] = &["lat", "latitude", "y", "northing"];
+
+/// A CF NetCDF grid (classic or NetCDF-4, as GEBCO distributes its tiles): the 2-D variable
+/// `variable` (absent: the one over a y and an x axis, e.g. GEBCO's `elevation(lat, lon)`),
+/// its fill values masked (NODATA) and its `scale_factor`/`add_offset` applied, placed by its
+/// axes' coordinate variables (cell centres, evenly spaced, either order), at most `max_dim`
+/// cells a side. The CRS is `EPSG:4326` when the axes are latitude and longitude (by name or
+/// by `units` of `degrees_north`/`degrees_east`), none otherwise. An error says why.
+pub fn read_netcdf(
+    bytes: &[u8],
+    variable: Option<&str>,
+    max_dim: usize,
+) -> Result<(Raster, Option<String>), String> {
+    // A panic in the decoder on a malformed file is this file's error, not the run's.
+    std::panic::catch_unwind(|| decode_netcdf(bytes, variable, max_dim)).map_err(|_| {
+        "not a NetCDF file that can be read: the NetCDF decoder failed on it".to_owned()
+    })?
+}
+
+fn decode_netcdf(
+    bytes: &[u8],
+    variable: Option<&str>,
+    max_dim: usize,
+) -> Result<(Raster, Option<String>), String> {
+    use netcdf_reader::{NcFile, NcVariable};
+    let nc = NcFile::from_bytes(bytes)
+        .map_err(|e| format!("not a NetCDF file that can be read: {e}"))?;
+    let variables = nc
+        .variables()
+        .map_err(|e| format!("its variables cannot be read: {e}"))?;
+    let is = |name: &str, names: &[&str]| names.contains(&name.to_ascii_lowercase().as_str());
+    let grid_of = |v: &NcVariable| {
+        let d = &v.dimensions;
+        d.len() == 2 && is(&d[0].name, NETCDF_Y) && is(&d[1].name, NETCDF_X)
+    };
+    let var =
+        match variable {
+            Some(name) => variables.iter().find(|v| v.name == name).ok_or_else(|| {
+                format!(
+                    "it has no variable {name:?} (it has {})",
+                    listed(variables.iter().map(|v| v.name.as_str()))
+                )
+            })?,
+            None => {
+                variables.iter().find(|v| grid_of(v)).ok_or_else(|| {
+                    format!(
+                "no variable over a y and an x axis (lat, lon or y, x): it has {}; name one \
+                 with `variable`",
+                listed(variables.iter().map(|v| format!("{}{:?}", v.name, v.shape())))
+            )
+                })?
+            }
+        };
+    if !grid_of(var) {
+        return Err(format!(
+            "variable {} is over ({}), not (y, x): a grid's dimensions are lat, lon or y, x, in \
+             that order",
+            var.name,
+            listed(var.dimensions.iter().map(|d| d.name.as_str()))
+        ));
+    }
+    let (ydim, xdim) = (&var.dimensions[0], &var.dimensions[1]);
+    let (rows, cols) = (ydim.size, xdim.size);
+    if rows < 2 || cols < 2 || rows > max_dim as u64 || cols > max_dim as u64 {
+        return Err(format!(
+            "variable {} is {cols} × {rows} cells: a grid has 2 to {max_dim} a side",
+            var.name
+        ));
+    }
+    let (rows, cols) = (rows as usize, cols as usize);
+    let axis = |dim: &str, n: usize| -> Result<(f64, f64), String> {
+        let v: Vec<f64> = nc
+            .read_variable_as_f64(dim)
+            .map_err(|e| format!("axis {dim}: its coordinate variable cannot be read ({e})"))?
+            .iter()
+            .copied()
+            .collect();
+        if v.len() != n || v.iter().any(|x| !x.is_finite()) {
+            return Err(format!(
+                "axis {dim}: {} coordinates for {n} cells, or one not finite",
+                v.len()
+            ));
+        }
+        let step = (v[n - 1] - v[0]) / (n - 1) as f64;
+        if step == 0.0 {
+            return Err(format!("axis {dim} does not change"));
+        }
+        if let Some(i) = (1..n).find(|&i| ((v[i] - v[i - 1]) - step).abs() > 1e-3 * step.abs()) {
+            return Err(format!(
+                "axis {dim} is not evenly spaced: {} then {} at index {i}, {step} on average",
+                v[i - 1],
+                v[i]
+            ));
+        }
+        Ok((v[0], step))
+    };
+    let (x_first, x_step) = axis(&xdim.name, cols)?;
+    let (y_first, y_step) = axis(&ydim.name, rows)?;
+    let data: Vec<f64> = nc
+        .read_variable_unpacked_masked(&var.name)
+        .map_err(|e| format!("variable {}: {e}", var.name))?
+        .iter()
+        .copied()
+        .collect();
+    if data.len() != rows * cols {
+        return Err(format!(
+            "variable {} holds {} values for {cols} × {rows} cells",
+            var.name,
+            data.len()
+        ));
+    }
+    // Row 0 the northern one, column 0 the western one, whichever way the axes run.
+    let mut values = vec![f64::NAN; rows * cols];
+    for r in 0..rows {
+        let from_r = if y_step > 0.0 { rows - 1 - r } else { r };
+        for c in 0..cols {
+            let from_c = if x_step > 0.0 { c } else { cols - 1 - c };
+            values[r * cols + c] = data[from_r * cols + from_c];
+        }
+    }
+    let last = |first: f64, step: f64, n: usize| first + step * (n - 1) as f64;
+    let x0 = if x_step > 0.0 {
+        x_first
+    } else {
+        last(x_first, x_step, cols)
+    };
+    let y0 = if y_step > 0.0 {
+        last(y_first, y_step, rows)
+    } else {
+        y_first
+    };
+    let units = |dim: &str| {
+        variables
+            .iter()
+            .find(|v| v.name == dim)
+            .and_then(|v| v.attribute("units"))
+            .and_then(|a| a.value.as_string())
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    };
+    let geographic = (is(&xdim.name, &["lon", "longitude"])
+        || units(&xdim.name).starts_with("degrees_e"))
+        && (is(&ydim.name, &["lat", "latitude"]) || units(&ydim.name).starts_with("degrees_n"));
+    let raster = Raster {
+        cols,
+        rows,
+        x0,
+        y0,
+        dx: x_step.abs(),
+        dy: y_step.abs(),
+        values,
+        nodata: Some(f64::NAN),
+    };
+    Ok((raster, geographic.then(|| "EPSG:4326".to_owned())))
+}
+
+/// `items` joined by commas, at most 12 of them.
+fn listed<T: std::fmt::Display>(items: impl Iterator<Item = T>) -> String {
+    let v: Vec<String> = items.take(13).map(|i| i.to_string()).collect();
+    if v.len() > 12 {
+        format!("{}, …", v[..12].join(", "))
+    } else {
+        v.join(", ")
     }
 }

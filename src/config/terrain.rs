@@ -182,14 +182,43 @@ impl HeightGrid {
                 values,
                 size_m,
                 cell_size_m,
-            } => georeferenced(path, Some(crs), *values, *size_m, *cell_size_m, origin),
+            } => georeferenced(
+                path,
+                RasterFormat::AsciiGrid,
+                Some(crs),
+                *values,
+                (*size_m, *cell_size_m),
+                origin,
+            ),
             Terrain::Geotiff {
                 path,
                 crs,
                 values,
                 size_m,
                 cell_size_m,
-            } => georeferenced(path, crs.as_ref(), *values, *size_m, *cell_size_m, origin),
+            } => georeferenced(
+                path,
+                RasterFormat::Geotiff,
+                crs.as_ref(),
+                *values,
+                (*size_m, *cell_size_m),
+                origin,
+            ),
+            Terrain::Netcdf {
+                path,
+                variable,
+                crs,
+                values,
+                size_m,
+                cell_size_m,
+            } => georeferenced(
+                path,
+                RasterFormat::Netcdf(variable.as_deref()),
+                crs.as_ref(),
+                *values,
+                (*size_m, *cell_size_m),
+                origin,
+            ),
         }
     }
 
@@ -309,15 +338,24 @@ impl HeightGrid {
     }
 }
 
+/// The file format of a georeferenced raster terrain.
+#[derive(Debug, Clone, Copy)]
+enum RasterFormat<'a> {
+    AsciiGrid,
+    Geotiff,
+    /// A NetCDF grid, and the variable named (absent: the first over a y and an x axis).
+    Netcdf(Option<&'a str>),
+}
+
 /// The grid of `size_m` around `origin`, `cell` metres apart, resampled from the raster at
-/// `path` (an ESRI ASCII grid, or a GeoTIFF by its extension) in `crs` (for a GeoTIFF, absent:
-/// the one its GeoKeys name).
+/// `path` in `crs` (for a GeoTIFF absent: the one its GeoKeys name; for a NetCDF grid: EPSG:4326
+/// when its axes are latitude and longitude).
 fn georeferenced(
     path: &str,
+    format: RasterFormat,
     crs: Option<&String>,
     values: RasterValues,
-    size_m: [f64; 2],
-    cell: f64,
+    (size_m, cell): ([f64; 2], f64),
     origin: &GeoOrigin,
 ) -> Result<HeightGrid, TerrainError> {
     let invalid = |message: String| TerrainError::Invalid {
@@ -333,18 +371,25 @@ fn georeferenced(
             rows,
         });
     }
-    let lower = path.to_ascii_lowercase();
-    let (raster, crs) = if lower.ends_with(".tif") || lower.ends_with(".tiff") {
-        let bytes = read_bounded(Path::new(path), raster::MAX_RASTER_BYTES).map_err(invalid)?;
-        let (raster, named) = raster::read_geotiff(&bytes, MAX_DIM).map_err(invalid)?;
-        let crs = crs.cloned().or(named).ok_or_else(|| {
-            invalid("its GeoKeys name no EPSG code: give the terrain's `crs`".into())
-        })?;
-        (raster, crs)
-    } else {
-        let raster = raster::read_ascii_grid(Path::new(path), MAX_DIM).map_err(invalid)?;
-        (raster, crs.cloned().unwrap_or_default())
+    let read = || read_bounded(Path::new(path), raster::MAX_RASTER_BYTES).map_err(invalid);
+    let (raster, named) = match format {
+        RasterFormat::AsciiGrid => (
+            raster::read_ascii_grid(Path::new(path), MAX_DIM).map_err(invalid)?,
+            None,
+        ),
+        RasterFormat::Geotiff => raster::read_geotiff(&read()?, MAX_DIM).map_err(invalid)?,
+        RasterFormat::Netcdf(variable) => {
+            raster::read_netcdf(&read()?, variable, MAX_DIM).map_err(invalid)?
+        }
     };
+    let crs = crs.cloned().or(named).ok_or_else(|| {
+        invalid(match format {
+            RasterFormat::Netcdf(_) => {
+                "its axes are not latitude and longitude: give the terrain's `crs`".into()
+            }
+            _ => "its GeoKeys name no EPSG code: give the terrain's `crs`".into(),
+        })
+    })?;
     let crs = Crs::parse(&crs).map_err(invalid)?;
     let depths = values == RasterValues::Depth;
     let heights =

@@ -216,6 +216,29 @@ pub enum Terrain {
         /// Spacing of the scenario's samples, metres (> 0). Required.
         cell_size_m: f64,
     },
+    /// A CF NetCDF grid (classic or NetCDF-4, as GEBCO distributes its tiles: `elevation` over
+    /// `lat` and `lon`): the area of `size_m` around `world.origin` is resampled from it onto a
+    /// grid of `cell_size_m`.
+    Netcdf {
+        /// The NetCDF file, relative to the scenario file's directory. Required.
+        path: String,
+        /// The variable holding the grid, over a y and an x axis (`lat`, `lon` or `y`, `x`);
+        /// absent: the first such variable (GEBCO's `elevation`).
+        #[serde(default)]
+        variable: Option<String>,
+        /// The CRS its axes are in, as for `ascii_grid`; absent: `EPSG:4326` for latitude and
+        /// longitude axes (required for others).
+        #[serde(default)]
+        crs: Option<String>,
+        /// What its values are: `height` (metres up, default: GEBCO's elevation) or `depth`
+        /// (metres down).
+        #[serde(default)]
+        values: RasterValues,
+        /// Extent `[x, y]` taken around the origin, metres (> 0). Required.
+        size_m: [f64; 2],
+        /// Spacing of the scenario's samples, metres (> 0). Required.
+        cell_size_m: f64,
+    },
 }
 
 /// What a raster terrain's values are.

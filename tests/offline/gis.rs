@@ -1,9 +1,11 @@
-//! Terrain from georeferenced rasters (`world.terrain: {kind: geotiff}` and `{kind:
-//! ascii_grid}`): one analytic coast with a ridge written as the scenario's CSV grid, and in
-//! latitude and longitude (EPSG:4326) and in UTM zone 19 (EPSG:32619) each as a GeoTIFF (written
-//! by tifffile, as GDAL tags one) and as an ESRI ASCII grid — the cell centres placed by the test
-//! through the local frame and PROJ's inverse — loads into the same heights within 5 cm, and
-//! every pair of vehicles near the crest sees the same line of sight in all five.
+//! Terrain from georeferenced rasters (`world.terrain: {kind: geotiff}`, `{kind: netcdf}` and
+//! `{kind: ascii_grid}`): one analytic coast with a ridge written as the scenario's CSV grid, and
+//! in latitude and longitude (EPSG:4326) and in UTM zone 19 (EPSG:32619) each as a GeoTIFF
+//! (written by tifffile, as GDAL tags one) and as an ESRI ASCII grid, and in latitude and
+//! longitude as a NetCDF-4 grid shaped as GEBCO's (written by the netCDF4 library, its heights
+//! packed as 16-bit integers) — the cell centres placed by the test through the local frame and
+//! PROJ's inverse — loads into the same heights within 5 cm, and every pair of vehicles near
+//! the crest sees the same line of sight in all six.
 
 use netsim_cosim::config::{self, geo::LocalFrame, GeoOrigin};
 use std::fmt::Write as _;
@@ -91,8 +93,37 @@ fn geotiff(
     assert!(o.status.success(), "{}", crate::common::output_text(&o));
 }
 
+/// Writes `values` (rows north first) as a GEBCO-shaped NetCDF-4 grid through the netCDF4
+/// library: the south-west cell's centre at `south_west` degrees, cells `step` apart.
+fn netcdf(
+    dir: &Path,
+    name: &str,
+    values: &[f64],
+    (cols, rows): (usize, usize),
+    south_west: (f64, f64),
+    step: f64,
+) {
+    let bin = dir.join(format!("{name}.f32"));
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|v| (*v as f32).to_le_bytes())
+        .collect();
+    std::fs::write(&bin, bytes).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv-test/bin/python");
+    let o = Command::new(&python)
+        .arg(root.join("tests/gis/write_netcdf.py"))
+        .arg(&bin)
+        .args([cols, rows].map(|n| n.to_string()))
+        .args([south_west.0, south_west.1, step].map(|v| format!("{v}")))
+        .arg(dir.join(name))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/setup --test)", python.display()));
+    assert!(o.status.success(), "{}", crate::common::output_text(&o));
+}
+
 #[test]
-fn one_coast_as_a_csv_grid_and_as_geotiffs_and_ascii_grids_in_degrees_and_in_utm_gives_the_same_terrain_and_sight_lines(
+fn one_coast_as_a_csv_grid_geotiffs_a_netcdf_grid_and_ascii_grids_in_degrees_and_in_utm_gives_the_same_terrain_and_sight_lines(
 ) {
     let dir = tempfile::tempdir().unwrap();
     let frame = LocalFrame::new(&ORIGIN);
@@ -126,6 +157,14 @@ fn one_coast_as_a_csv_grid_and_as_geotiffs_and_ascii_grids_in_degrees_and_in_utm
         asc.push('\n');
     }
     std::fs::write(dir.path().join("coast_deg.asc"), asc).unwrap();
+    netcdf(
+        dir.path(),
+        "coast_deg.nc",
+        &deg,
+        (gcols, grows),
+        (west, south),
+        step,
+    );
     let north = south + (grows as f64 - 0.5) * step;
     let corner = (west - step / 2.0, north);
     geotiff(
@@ -192,6 +231,12 @@ fn one_coast_as_a_csv_grid_and_as_geotiffs_and_ascii_grids_in_degrees_and_in_utm
             "tif_utm",
             "{kind: geotiff, path: coast_utm.tif, crs: \"EPSG:32619\", size_m: [400, 300], cell_size_m: 2}",
         ),
+        // GEBCO's shape: its CRS from its latitude and longitude axes.
+        scenario(
+            dir.path(),
+            "nc_deg",
+            "{kind: netcdf, path: coast_deg.nc, size_m: [400, 300], cell_size_m: 2}",
+        ),
         scenario(
             dir.path(),
             "deg",
@@ -205,7 +250,7 @@ fn one_coast_as_a_csv_grid_and_as_geotiffs_and_ascii_grids_in_degrees_and_in_utm
     ];
     let o = Command::new(COSIM)
         .arg("check")
-        .arg(&scenarios[4])
+        .arg(&scenarios[5])
         .output()
         .unwrap();
     let text = crate::common::output_text(&o);
@@ -220,6 +265,7 @@ fn one_coast_as_a_csv_grid_and_as_geotiffs_and_ascii_grids_in_degrees_and_in_utm
     let names = [
         "GeoTIFF in degrees",
         "GeoTIFF in UTM",
+        "NetCDF-4 grid in degrees",
         "ASCII grid in degrees",
         "ASCII grid in UTM",
     ];

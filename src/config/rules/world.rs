@@ -118,6 +118,22 @@ pub(super) fn world(cx: &Ctx) -> Check {
             cell_size_m,
             ..
         } => raster(cx, path, crs.as_ref(), *size_m, *cell_size_m)?,
+        Terrain::Netcdf {
+            path,
+            variable,
+            crs,
+            size_m,
+            cell_size_m,
+            ..
+        } => {
+            if variable.as_ref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(cx.err(
+                    &join_key(t, "variable"),
+                    "must name a variable, or be left out",
+                ));
+            }
+            raster(cx, path, crs.as_ref(), *size_m, *cell_size_m)?
+        }
     }
     Ok(())
 }
