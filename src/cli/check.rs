@@ -195,7 +195,8 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
 
 /// A length as written for people: at most three decimals, no trailing zeros.
 fn metres(x: f64) -> f64 {
-    (x * 1e3).round() / 1e3
+    // + 0.0: no "-0" for a value that rounds to zero from below.
+    (x * 1e3).round() / 1e3 + 0.0
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ const PAGES: &[&str] = &[
     "tutorials/ocean-acoustics.md",
     "tutorials/campaign.md",
     "tutorials/logged-mission.md",
+    "tutorials/survey-from-gis.md",
 ];
 
 /// Runs `page` as root, alone, with `tools` required on the PATH.
@@ -106,6 +107,15 @@ fn logged_mission() {
     // 66 s of sim time unpaced, a debug build.
     let r = run_page(rel, COSIM, Duration::from_secs(300));
     assert_counts(rel, &r, 2, 0, 2);
+}
+
+#[test]
+fn survey_from_gis() {
+    let rel = "tutorials/survey-from-gis.md";
+    let _one = book_commands::root_and_alone();
+    // 865 s of sim time unpaced with a pair beam-traced every 5 s, a debug build.
+    let r = run_page(rel, COSIM, Duration::from_secs(600));
+    assert_counts(rel, &r, 5, 0, 2);
 }
 
 /// Every tutorial page, and the record how-to, is run by a test here or in
