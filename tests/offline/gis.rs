@@ -4,10 +4,13 @@
 //! (written by tifffile, as GDAL tags one) and as an ESRI ASCII grid, and in latitude and
 //! longitude as a NetCDF-4 grid shaped as GEBCO's (written by the netCDF4 library, its heights
 //! packed as 16-bit integers) — the cell centres placed by the test through the local frame and
-//! PROJ's inverse — loads into the same heights within 5 cm, and every pair of vehicles near
-//! the crest sees the same line of sight in all six.
+//! PROJ's inverse — loads into the same heights within 5 cm, every pair of vehicles near the
+//! crest crosses it at the same hop points within one cell, and sees the same line of sight in
+//! all six.
 
 use netsim_cosim::config::{self, geo::LocalFrame, GeoOrigin};
+use netsim_cosim::sim::physics::PhysicsSim;
+use netsim_cosim::wire::proto::{decode_checked, ChannelData};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
@@ -277,7 +280,36 @@ fn one_coast_as_a_csv_grid_geotiffs_a_netcdf_grid_and_ascii_grids_in_degrees_and
         println!("{name}: largest difference from the CSV grid {worst:.4} m");
         assert!(worst < 0.05, "{name}: {worst} m");
     }
-    // The same sight lines in all three runs.
+    // Every pair's hop points at the start, through the physics side's own channel data:
+    // as many in each terrain as in the CSV grid's, each within one cell (2 m) of its own.
+    let hops: Vec<Vec<Vec<f64>>> = scenarios
+        .iter()
+        .map(|s| {
+            let loaded = config::load(s).unwrap_or_else(|e| panic!("{e}"));
+            let bytes = PhysicsSim::from_scenario(&loaded).channel_data(0);
+            let c: ChannelData = decode_checked(&bytes).unwrap();
+            c.path_details.into_iter().map(|p| p.hop_points).collect()
+        })
+        .collect();
+    let total: usize = hops[0].iter().map(|h| h.len() / 4).sum();
+    assert!(total > 0, "no pair crosses the ridge");
+    for (h, name) in hops[1..].iter().zip(names) {
+        let mut worst: f64 = 0.0;
+        for (pair, (mine, csv)) in h.iter().zip(&hops[0]).enumerate() {
+            assert_eq!(mine.len(), csv.len(), "{name}: pair {pair}'s hops");
+            for (p, q) in mine.chunks(4).zip(csv.chunks(4)) {
+                let d =
+                    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+                worst = worst.max(d);
+            }
+        }
+        println!("{name}: {total} hop points, the farthest {worst:.3} m from the CSV grid's");
+        assert!(
+            worst <= 2.0,
+            "{name}: a hop point {worst} m from the CSV grid's"
+        );
+    }
+    // The same sight lines in all the runs.
     let mut pairs = Vec::new();
     for s in &scenarios {
         let out = dir.path().join(s.file_stem().unwrap());
