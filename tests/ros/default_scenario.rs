@@ -211,7 +211,11 @@ fn assert_the_mission(run: &std::process::Output, out: &Path) {
     let (data, acks) = (air_link("usv2", "usv1"), air_link("usv1", "usv2"));
     let n = |l: &Value, k: &str| l[k].as_u64().unwrap();
     for l in [&data, &acks] {
-        assert_eq!(n(l, "attempts"), n(l, "frames") + n(l, "retries"), "{l}");
+        // Every attempt is a frame's first or a retry; a frame on the air or waiting for its
+        // retry when the run ended has had its attempts but is not yet done with (802.11g:
+        // one at a time per sender).
+        let (attempts, done) = (n(l, "attempts"), n(l, "frames") + n(l, "retries"));
+        assert!(done <= attempts && attempts <= done + 1, "{l}");
         assert!(n(l, "collided") <= n(l, "attempts"), "{l}");
     }
     assert!(
