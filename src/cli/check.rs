@@ -45,38 +45,23 @@ pub fn describe(loaded: &LoadedScenario) -> anyhow::Result<String> {
         "simulators: physics {}, network {}\n",
         s.simulators.physics, s.simulators.network
     ));
-    // A georeferenced terrain: the file, its CRS and what its values are.
+    // A georeferenced terrain: the file, what its values are, its cells and their CRS.
     let raster = match &s.world.terrain {
-        Terrain::AsciiGrid {
-            path, crs, values, ..
-        } => Some(("ESRI ASCII grid", path, crs.as_str(), values)),
-        Terrain::Geotiff {
-            path, crs, values, ..
-        } => Some((
-            "GeoTIFF",
-            path,
-            crs.as_deref().unwrap_or("the CRS its GeoKeys name"),
-            values,
-        )),
-        Terrain::Netcdf {
-            path, crs, values, ..
-        } => Some((
-            "NetCDF grid",
-            path,
-            crs.as_deref()
-                .unwrap_or("EPSG:4326 (its latitude and longitude axes)"),
-            values,
-        )),
+        Terrain::AsciiGrid { path, values, .. } => Some(("ESRI ASCII grid", path, values)),
+        Terrain::Geotiff { path, values, .. } => Some(("GeoTIFF", path, values)),
+        Terrain::Netcdf { path, values, .. } => Some(("NetCDF grid", path, values)),
         _ => None,
     };
-    if let Some((kind, path, crs, values)) = raster {
+    if let Some((kind, path, values)) = raster {
         let what = match values {
             RasterValues::Height => "heights",
             RasterValues::Depth => "depths",
         };
         text.push_str(&format!(
-            "terrain from {path}: {kind} of {what} in {crs}, resampled around ({}, {})\n",
-            s.world.origin.lat_deg, s.world.origin.lon_deg
+            "terrain from {path}: {kind} of {what}, {}, resampled around ({}, {})\n",
+            loaded.terrain.source().unwrap_or("its cells"),
+            s.world.origin.lat_deg,
+            s.world.origin.lon_deg
         ));
     }
     // Each CTD cast: its file, where it was taken, its depths and speeds.

@@ -133,6 +133,8 @@ pub struct HeightGrid {
     half: [f64; 2],
     /// Row-major heights, row 0 = north.
     heights: Vec<f64>,
+    /// What a georeferenced file it was resampled from holds: its cells, their CRS, extent.
+    source: Option<String>,
 }
 
 impl fmt::Debug for HeightGrid {
@@ -146,6 +148,12 @@ impl fmt::Debug for HeightGrid {
 }
 
 impl HeightGrid {
+    /// For a grid resampled from a georeferenced file, what the file holds: its cells, their
+    /// spacing and CRS, the extent of their centres in that CRS.
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+
     /// The grid a scenario's `world.terrain` describes (file paths as given, already resolved).
     /// `scenario_seed` is used when a procedural terrain has no seed of its own.
     pub fn from_config(
@@ -278,6 +286,7 @@ impl HeightGrid {
             cell,
             half,
             heights,
+            source: None,
         })
     }
 
@@ -390,11 +399,22 @@ fn georeferenced(
             _ => "its GeoKeys name no EPSG code: give the terrain's `crs`".into(),
         })
     })?;
-    let crs = Crs::parse(&crs).map_err(invalid)?;
+    let parsed = Crs::parse(&crs).map_err(invalid)?;
     let depths = values == RasterValues::Depth;
     let heights =
-        raster::resample(&raster, &crs, origin, (cols, rows), cell, depths).map_err(invalid)?;
-    HeightGrid::new(path, heights, cols, rows, cell)
+        raster::resample(&raster, &parsed, origin, (cols, rows), cell, depths).map_err(invalid)?;
+    // Seven decimals: a centimetre in degrees, without the binary fractions' tails.
+    let r = |v: f64| (v * 1e7).round() / 1e7 + 0.0;
+    let [w, s, e, n] = raster.extent().map(r);
+    let mut grid = HeightGrid::new(path, heights, cols, rows, cell)?;
+    grid.source = Some(format!(
+        "{} × {} cells {} × {} apart in {crs}, centres from ({w}, {s}) to ({e}, {n})",
+        raster.cols,
+        raster.rows,
+        r(raster.dx),
+        r(raster.dy)
+    ));
+    Ok(grid)
 }
 
 fn procedural(

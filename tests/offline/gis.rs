@@ -251,14 +251,28 @@ fn one_coast_as_a_csv_grid_geotiffs_a_netcdf_grid_and_ascii_grids_in_degrees_and
             "{kind: ascii_grid, path: coast_utm.asc, crs: \"EPSG:32619\", size_m: [400, 300], cell_size_m: 2}",
         ),
     ];
-    let o = Command::new(COSIM)
-        .arg("check")
-        .arg(&scenarios[5])
-        .output()
-        .unwrap();
-    let text = crate::common::output_text(&o);
+    // `cosim check` names each file's cells, CRS and extent.
+    let check = |s: &Path| {
+        let o = Command::new(COSIM).arg("check").arg(s).output().unwrap();
+        crate::common::output_text(&o)
+    };
+    let text = check(&scenarios[5]);
     assert!(
-        text.contains("coast_utm.asc: ESRI ASCII grid of heights in EPSG:32619, resampled around (41.5265, -70.6731)"),
+        text.contains(&format!(
+            "coast_utm.asc: ESRI ASCII grid of heights, 460 × 360 cells 1 × 1 apart in \
+             EPSG:32619, centres from ({uwest}, {usouth}) to ({}, {}), resampled around \
+             (41.5265, -70.6731)",
+            uwest + 459.0,
+            usouth + 359.0
+        )),
+        "{text}"
+    );
+    let text = check(&scenarios[3]);
+    assert!(
+        text.contains(
+            "coast_deg.nc: NetCDF grid of heights, 1100 × 360 cells 0.00001 × 0.00001 apart in \
+             EPSG:4326, centres from (-70.6786"
+        ),
         "{text}"
     );
     let grids: Vec<_> = scenarios
