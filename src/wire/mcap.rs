@@ -37,7 +37,8 @@ pub const MAX_RECORD_BYTES: u64 = 2 * MAX_CHUNK_BYTES;
 pub enum End {
     /// At the data end record: the messages end there (a run record's reader).
     DataEnd,
-    /// At the file's end: the summary section checked too (for a reader that reads on to it).
+    /// At the file's end: the summary section checked too, and a file cut inside a record
+    /// refused (for a reader that reads on to the end whatever it meets).
     File,
 }
 
@@ -55,8 +56,9 @@ pub enum WalkError<E> {
 /// Walks an MCAP stream's records front to back, one at a time, and hands each to `visit`
 /// (opcode, body, file offset of the record or of the chunk holding it) once [`check_record`]
 /// has checked every length field the `mcap` crate's parser trusts (a chunk's records too,
-/// after decompressing it; a chunk is visited as its records). A stream cut short ends at its
-/// last whole record; `end` says whether the data end record ends it too. Memory follows the
+/// after decompressing it; a chunk is visited as its records). `end` says whether the data end
+/// record ends the walk, and whether a stream cut inside a record ends at its last whole record
+/// ([`End::DataEnd`]) or is refused ([`End::File`]). Memory follows the
 /// bytes there are, not what a length field states.
 pub fn walk<E>(
     input: &mut dyn Read,
@@ -88,6 +90,13 @@ pub fn walk<E>(
             if got as u64 > MAX_RECORD_BYTES {
                 return Err(malformed(format!(
                     "the record at byte {at} states {len} bytes (at most {MAX_RECORD_BYTES})"
+                )));
+            }
+            if end == End::File {
+                // A reader that goes on to the file's end must not meet a record unchecked.
+                return Err(malformed(format!(
+                    "the record at byte {at} states {len} bytes; the file ends {got} bytes \
+                     into it"
                 )));
             }
             return Ok(());

@@ -144,6 +144,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_cut_inside_a_record_is_refused_before_the_crate_reads_it() {
+        // Found by the `track_mcap` fuzz target: a chunk stating more bytes than the file has,
+        // which the crate went on to read as a header with a 2.5 GB string.
+        let bytes = include_bytes!("../../../fuzz/corpus/track_mcap/chunk_cut_short.mcap");
+        let e = parse(bytes, "f.mcap", "/pose", &test_origin(), 10.0).unwrap_err();
+        assert!(e.message.contains("the file ends 78 bytes into it"), "{e}");
+    }
+
+    #[test]
     fn a_length_the_file_does_not_hold_is_refused_before_anything_is_allocated() {
         // A header record whose profile string states 4 GiB: the crate would allocate it.
         let mut bytes = crate::wire::mcap::MAGIC.to_vec();
