@@ -184,11 +184,13 @@ fn check_record(opcode: u8, body: &[u8], at: usize, top: bool) -> Result<Option<
         }
         op::MESSAGE_INDEX => {
             f.skip(2)?;
-            f.bytes()?;
+            f.entries(16)?;
         }
         op::CHUNK_INDEX => {
             f.skip(32)?;
-            f.bytes()?;
+            // Its map<u16, u64>: the parser reads whole entries, so a length between them
+            // would shift the fields after it.
+            f.entries(10)?;
             f.skip(8)?;
             f.strings(1)?;
         }
@@ -198,7 +200,7 @@ fn check_record(opcode: u8, body: &[u8], at: usize, top: bool) -> Result<Option<
         }
         op::STATISTICS => {
             f.skip(8 + 2 + 4 * 4 + 16)?;
-            f.bytes()?;
+            f.entries(10)?;
         }
         op::METADATA_INDEX => {
             f.skip(16)?;
@@ -294,6 +296,18 @@ impl<'a> Fields<'a> {
     }
     fn bytes(&mut self) -> Result<(), String> {
         self.string().map(|_| ())
+    }
+    /// An array or map of fixed-size entries (`size` bytes each) after its u32 byte length.
+    fn entries(&mut self, size: usize) -> Result<(), String> {
+        let start = self.at;
+        let n = self.string()?.len();
+        if n % size != 0 {
+            return Err(format!(
+                "the length at byte {start} states {n} bytes, not a whole number of its \
+                 {size}-byte entries"
+            ));
+        }
+        Ok(())
     }
     fn skip_u64_len(&mut self) -> Result<&'a [u8], String> {
         let start = self.at;

@@ -153,6 +153,20 @@ mod tests {
     }
 
     #[test]
+    fn a_map_that_splits_an_entry_is_refused_before_the_crate_reads_it() {
+        // Found by the `track_mcap` fuzz target: a chunk index whose map of 10-byte entries
+        // states 27 bytes; the crate read on by whole entries, then a 4 GB string.
+        let bytes =
+            include_bytes!("../../../fuzz/corpus/track_mcap/chunk_index_map_misaligned.mcap");
+        let e = parse(bytes, "f.mcap", "/pose", &test_origin(), 10.0).unwrap_err();
+        assert!(
+            e.message
+                .contains("not a whole number of its 10-byte entries"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_length_the_file_does_not_hold_is_refused_before_anything_is_allocated() {
         // A header record whose profile string states 4 GiB: the crate would allocate it.
         let mut bytes = crate::wire::mcap::MAGIC.to_vec();
