@@ -4,6 +4,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use netsim_cosim::config::raster::read_netcdf;
+use netsim_cosim_fuzz::check_raster;
 
 fuzz_target!(|data: &[u8]| {
     // `read_netcdf` turns a panic inside the decoder into an error: libFuzzer's hook would
@@ -11,12 +12,6 @@ fuzz_target!(|data: &[u8]| {
     static QUIET: std::sync::Once = std::sync::Once::new();
     QUIET.call_once(|| std::panic::set_hook(Box::new(|_| {})));
     if let Ok((r, _crs)) = read_netcdf(data, None, 8192) {
-        assert_eq!(r.values.len(), r.cols * r.rows);
-        assert!(r.dx > 0.0 && r.dy > 0.0);
-        let [w, s, e, n] = r.extent();
-        for k in 0..=4 {
-            let f = k as f64 / 4.0;
-            let _ = r.sample(w + f * (e - w), s + f * (n - s));
-        }
+        check_raster(&r);
     }
 });

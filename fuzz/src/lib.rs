@@ -124,3 +124,15 @@ pub fn check_cast(c: &config::CastProfile) {
     let p = s.along([-10.0, -10.0], [200.0, 30.0], 300.0);
     assert!(p.depths().len() >= 2 && p.ranges().len() > 1);
 }
+
+/// What every raster a terrain reader accepts must hold: cols × rows values, a positive cell
+/// size, and sampling it across its cells gives a value or names a NODATA cell, never a panic.
+pub fn check_raster(r: &config::raster::Raster) {
+    assert_eq!(r.values.len(), r.cols * r.rows);
+    assert!(r.dx > 0.0 && r.dy > 0.0);
+    let [w, s, e, n] = r.extent();
+    for k in 0..=4 {
+        let f = k as f64 / 4.0;
+        let _ = r.sample(w + f * (e - w), s + f * (n - s));
+    }
+}

@@ -171,8 +171,10 @@ pub fn parse_csv(
         .headers()
         .map_err(|e| FileError::new(file, at_line(&e), format!("the header: {e}")))?
         .clone();
-    let names: Vec<String> = header.iter().map(str::to_ascii_lowercase).collect();
-    let column = |accepted: &[&str]| names.iter().position(|n| accepted.contains(&n.as_str()));
+    let names: Vec<String> = header.iter().map(str::to_owned).collect();
+    let column = |accepted: &[&str]| {
+        (names.iter()).position(|n| accepted.contains(&n.to_ascii_lowercase().as_str()))
+    };
     let header_line = header.position().map_or(1, |p| p.line());
     let found = || {
         format!(
@@ -221,38 +223,36 @@ pub fn parse_csv(
         if rows.len() >= MAX_CAST_ROWS {
             return Err(err(line, format!("more than {MAX_CAST_ROWS} rows")));
         }
-        let values = record
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                text.parse::<f64>().map_err(|_| {
-                    err(
-                        line,
-                        format!(
-                            "column {} ({}): not a number: {text:?}",
-                            i + 1,
-                            header.get(i).unwrap_or("")
-                        ),
-                    )
-                })
-            })
-            .collect::<Result<Vec<f64>, _>>()?;
+        let values = numbers(file, line, record.iter(), &names)?;
         rows.push(Row { line, values });
     }
-    build(
-        file,
-        &header_names(&header),
-        &columns,
-        rows,
-        0,
-        lat_deg,
-        salinity_ppt,
-        None,
-    )
+    build(file, &names, &columns, rows, 0, lat_deg, salinity_ppt, None)
 }
 
-fn header_names(header: &::csv::StringRecord) -> Vec<String> {
-    header.iter().map(str::to_owned).collect()
+/// The numbers of one data row at `line`, each field's error naming its column (1-based)
+/// and the column's name in `names`.
+fn numbers<'a>(
+    file: &str,
+    line: u64,
+    fields: impl Iterator<Item = &'a str>,
+    names: &[String],
+) -> Result<Vec<f64>, FileError> {
+    fields
+        .enumerate()
+        .map(|(i, text)| {
+            text.parse::<f64>().map_err(|_| {
+                FileError::new(
+                    file,
+                    Place::Line(line),
+                    format!(
+                        "column {} ({}): not a number: {text:?}",
+                        i + 1,
+                        names.get(i).map_or("", String::as_str)
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The cast in the Sea-Bird `.cnv` `bytes` of `file`: the header down to `*END*` (its `# name
@@ -389,22 +389,7 @@ pub fn parse_cnv(
         if rows.len() >= MAX_CAST_ROWS {
             return Err(err(line, format!("more than {MAX_CAST_ROWS} rows")));
         }
-        let values = text
-            .split_whitespace()
-            .enumerate()
-            .map(|(k, v)| {
-                v.parse::<f64>().map_err(|_| {
-                    err(
-                        line,
-                        format!(
-                            "column {} ({}): not a number: {v:?}",
-                            k + 1,
-                            shorts.get(k).map_or("", String::as_str)
-                        ),
-                    )
-                })
-            })
-            .collect::<Result<Vec<f64>, _>>()?;
+        let values = numbers(file, line, text.split_whitespace(), &shorts)?;
         if bad_flag.is_some_and(|flag| values.contains(&flag)) {
             flagged += 1;
             continue;

@@ -65,16 +65,16 @@ fn scenario(dir: &Path, name: &str, terrain: &str) -> std::path::PathBuf {
     p
 }
 
-/// Writes `values` (rows north first) as the one band of a GeoTIFF, through tifffile (as GDAL
-/// tags them), its top-left corner at `corner` in EPSG:`code`, cells `cell` apart.
-fn geotiff(
+/// Writes `values` (rows north first, `cols` × `rows`) as float32 for the test's Python
+/// writer `script` (under `tests/gis/`), which reads them with the dimensions, then `args`,
+/// then the output path `dir/name`.
+fn python_writes(
+    script: &str,
     dir: &Path,
     name: &str,
     values: &[f64],
     (cols, rows): (usize, usize),
-    corner: (f64, f64),
-    cell: f64,
-    code: u32,
+    args: &[String],
 ) {
     let bin = dir.join(format!("{name}.f32"));
     let bytes: Vec<u8> = values
@@ -85,15 +85,30 @@ fn geotiff(
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".venv-test/bin/python");
     let o = Command::new(&python)
-        .arg(root.join("tests/gis/write_geotiff.py"))
+        .arg(root.join("tests/gis").join(script))
         .arg(&bin)
         .args([cols, rows].map(|n| n.to_string()))
-        .args([corner.0, corner.1, cell].map(|v| format!("{v}")))
-        .arg(code.to_string())
+        .args(args)
         .arg(dir.join(name))
         .output()
         .unwrap_or_else(|e| panic!("{}: {e} (scripts/setup --test)", python.display()));
     assert!(o.status.success(), "{}", crate::common::output_text(&o));
+}
+
+/// Writes `values` (rows north first) as the one band of a GeoTIFF, through tifffile (as GDAL
+/// tags them), its top-left corner at `corner` in EPSG:`code`, cells `cell` apart.
+fn geotiff(
+    dir: &Path,
+    name: &str,
+    values: &[f64],
+    dims: (usize, usize),
+    corner: (f64, f64),
+    cell: f64,
+    code: u32,
+) {
+    let mut args: Vec<String> = [corner.0, corner.1, cell].map(|v| format!("{v}")).into();
+    args.push(code.to_string());
+    python_writes("write_geotiff.py", dir, name, values, dims, &args);
 }
 
 /// Writes `values` (rows north first) as a GEBCO-shaped NetCDF-4 grid through the netCDF4
@@ -102,27 +117,12 @@ fn netcdf(
     dir: &Path,
     name: &str,
     values: &[f64],
-    (cols, rows): (usize, usize),
+    dims: (usize, usize),
     south_west: (f64, f64),
     step: f64,
 ) {
-    let bin = dir.join(format!("{name}.f32"));
-    let bytes: Vec<u8> = values
-        .iter()
-        .flat_map(|v| (*v as f32).to_le_bytes())
-        .collect();
-    std::fs::write(&bin, bytes).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join(".venv-test/bin/python");
-    let o = Command::new(&python)
-        .arg(root.join("tests/gis/write_netcdf.py"))
-        .arg(&bin)
-        .args([cols, rows].map(|n| n.to_string()))
-        .args([south_west.0, south_west.1, step].map(|v| format!("{v}")))
-        .arg(dir.join(name))
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e} (scripts/setup --test)", python.display()));
-    assert!(o.status.success(), "{}", crate::common::output_text(&o));
+    let args = [south_west.0, south_west.1, step].map(|v| format!("{v}"));
+    python_writes("write_netcdf.py", dir, name, values, dims, &args);
 }
 
 #[test]
