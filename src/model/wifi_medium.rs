@@ -13,9 +13,15 @@
 //!   at once. Stations whose backoffs end within [`CCA_NS`] of each other do not sense each
 //!   other in time and transmit together; stations that cannot sense each other (the terrain
 //!   between them) are hidden terminals and overlap freely.
-//! - **Reception.** A frame from `s` at `r` is decided by its SINR: the caller's level of `s`
-//!   at `r` against the noise floor plus every other transmission overlapping it that `r`
-//!   receives, piece by piece. Each piece's bit error rate is the link model's BER at that many
+//! - **Reception.** A receiver locks onto a PPDU when its preamble starts if it is neither
+//!   sending nor locked onto another PPDU still on the air, and the preamble's SINR (its level
+//!   against the noise and every transmission on the air within [`CCA_NS`] of its start) is at
+//!   least [`PREAMBLE_SNR_DB`], as ns-3's default preamble detection decides; of two PPDUs
+//!   starting in the same slot it locks onto neither unless one is that much stronger, and a
+//!   PPDU that starts while it receives another is lost to it whole, even the part after the
+//!   first ends. A frame from `s` at `r` that `r` locked onto is decided by its SINR: the
+//!   caller's level of `s` at `r` against the noise floor plus every other transmission
+//!   overlapping it that `r` receives, piece by piece. Each piece's bit error rate is the link model's BER at that many
 //!   dB above the rate's threshold, less the interference's rise over the noise
 //!   (`10·log10((N + I)/N)`), so without interference a frame fails exactly as often as the
 //!   link model says; a receiver that transmits during the frame loses it (half duplex).
@@ -35,7 +41,10 @@
 //!   go in a later A-MPDU. An A-MPDU nobody answered grows the window, and the sender's next
 //!   access is a Block Ack Request (answered by a Block Ack, which starts the window again)
 //!   before the data goes again. Frames sent under the agreement have no retry limit: one
-//!   still unanswered [`LIFETIME_NS`] after it was queued is given up. This is ns-3's
+//!   still unanswered [`LIFETIME_NS`] after it was queued is given up; when an unanswered
+//!   exchange leaves none of its frames to go again, the contention window starts again and
+//!   the sender forgets the receiver's SNR, as after a frame given up at the retry limit
+//!   (while some are left, frames given up cost neither). This is ns-3's
 //!   behaviour; unlike ns-3, every pair has its agreement from the start (no ADDBA exchange).
 //! - **Ideal rate.** A unicast frame whose rate is the ideal choice for its link
 //!   ([`Frame::ideal`]) goes at it while its sender knows the receiver's SNR, as ns-3's
@@ -49,8 +58,9 @@
 //!   decided in a later call.
 //!
 //! Not modelled: ACK and Block Ack losses (an answer follows every frame received), EIFS
-//! after a frame not decoded, RTS/CTS, the ADDBA exchange, a receiver locking onto the first
-//! of two preambles, propagation delay within the contention (the slot covers it), fading.
+//! after a frame not decoded, RTS/CTS, the ADDBA exchange, frame capture (a receiver
+//! switching to a stronger PPDU that starts while it receives one), propagation delay within
+//! the contention (the slot covers it), fading.
 
 use crate::model::fate::DropReason;
 use crate::model::wifi::{
@@ -62,6 +72,11 @@ use std::collections::{BTreeMap, VecDeque};
 /// The OFDM PHY's clear channel assessment time (aCCATime, below 4 µs): a transmission that
 /// starts less than this before a station's backoff ends is not sensed by it in time.
 pub const CCA_NS: u64 = 4_000;
+
+/// The SINR a preamble needs for its receiver to lock onto it (ns-3's
+/// ThresholdPreambleDetectionModel's default threshold; its minimum RSSI is
+/// [`Phy::detects`]'s −82 dBm).
+pub const PREAMBLE_SNR_DB: f64 = 4.0;
 
 /// How long a frame under a Block Ack agreement may wait for its receiver before its sender
 /// gives it up (ns-3's MAC queue `MaxDelay`).
@@ -171,6 +186,8 @@ struct Station<T> {
     /// When its last frame left the queue (the next one's service starts then or at its
     /// arrival).
     head_since: u64,
+    /// Until when it receives the PPDU it locked onto last.
+    rx_until: u64,
 }
 
 /// A station's exchange: its PPDU, then the ACK or Block Ack (or the wait for it).
@@ -220,6 +237,8 @@ struct Tx<T> {
     started: bool,
     /// Off the air, kept while a frame it overlapped is undecided.
     ended: bool,
+    /// The stations that detect it but did not lock onto it when it started, and why.
+    missed: Vec<(usize, DropReason)>,
 }
 
 /// One channel's stations and air (see the module docs).
@@ -279,6 +298,7 @@ impl<T: Clone> WifiMedium<T> {
                     exchange: None,
                     bar: None,
                     head_since: 0,
+                    rx_until: 0,
                 })
                 .collect(),
             air: Vec::new(),
@@ -584,6 +604,7 @@ impl<T: Clone> WifiMedium<T> {
                     bar: None,
                     started: false,
                     ended: false,
+                    missed: Vec::new(),
                 });
             }
         }
@@ -598,9 +619,9 @@ impl<T: Clone> WifiMedium<T> {
     }
 
     /// Exchanges ending at `t`: each frame sent leaves the queue (received, or after its last
-    /// attempt) or waits for its next attempt; the contention window starts again after an
-    /// answer (even a Block Ack missing frames) or a frame given up on, else grows; a new
-    /// backoff either way.
+    /// attempt or its lifetime) or waits for its next attempt; the contention window starts
+    /// again after an answer (even a Block Ack missing frames) or an exchange failed for good,
+    /// else grows; a new backoff either way.
     fn exchanges_end_at(&mut self, t: u64, rng: &mut impl Rng, out: &mut Vec<Outcome<T>>) {
         for x in 0..self.n {
             if self.stations[x]
@@ -623,7 +644,12 @@ impl<T: Clone> WifiMedium<T> {
                 // An ACK or Block Ack tells the sender the receiver's SNR.
                 self.known[x * self.n + r] = true;
             }
-            let mut given_up = false;
+            // A frame sent alone given up at its retry limit starts the contention window
+            // again and leaves its sender without the receiver's SNR; frames under the Block
+            // Ack agreement given up at the end of their lifetime do so only when none of the
+            // exchange's frames is left to go again (ns-3's MissedBlockAck; its MAC queue
+            // drops an expired frame without telling the rate manager).
+            let mut at_limit = false;
             for &(id, got) in &exchange.sent {
                 let st = &mut self.stations[x];
                 let Some(at) = st.queue.iter().position(|q| q.id == id) else {
@@ -656,11 +682,12 @@ impl<T: Clone> WifiMedium<T> {
                 if got {
                     continue;
                 }
-                given_up = true;
                 link.retry_limit += 1;
+                at_limit |= exchange.block.is_none();
                 if q.frame.unicast {
-                    // A frame given up on leaves the sender no SNR of its receiver.
-                    self.known[x * self.n + r] = false;
+                    if exchange.block.is_none() {
+                        self.known[x * self.n + r] = false;
+                    }
                     self.hand_up(x * self.n + r, q.seq, None, t, out);
                 }
                 for &r in &q.frame.receivers {
@@ -672,24 +699,29 @@ impl<T: Clone> WifiMedium<T> {
                 }
             }
             let st = &mut self.stations[x];
-            st.stage = if exchange.answered || given_up {
+            // An A-MPDU (or Block Ack Request) nobody answered: a Block Ack Request goes
+            // first at the next access, while a frame it carried waits. If none waits (all
+            // were given up at the end of their lifetime), the exchange has failed for good,
+            // as a frame sent alone at its retry limit.
+            st.bar = None;
+            if let (false, Some(to), Some(rate)) = (exchange.answered, exchange.to, exchange.block)
+            {
+                let ids: Vec<u64> = (exchange.sent.iter())
+                    .map(|s| s.0)
+                    .filter(|id| st.queue.iter().any(|q| q.id == *id))
+                    .collect();
+                if ids.is_empty() {
+                    at_limit = true;
+                    self.known[x * self.n + to] = false;
+                } else {
+                    self.stations[x].bar = Some((to, rate, ids));
+                }
+            }
+            let st = &mut self.stations[x];
+            st.stage = if exchange.answered || at_limit {
                 0
             } else {
                 st.stage + 1
-            };
-            // An A-MPDU (or Block Ack Request) nobody answered: a Block Ack Request goes
-            // first at the next access, while a frame it carried waits.
-            st.bar = match (exchange.answered, exchange.to, exchange.block) {
-                (false, Some(to), Some(rate)) => {
-                    let ids: Vec<u64> = exchange
-                        .sent
-                        .iter()
-                        .map(|s| s.0)
-                        .filter(|id| st.queue.iter().any(|q| q.id == *id))
-                        .collect();
-                    (!ids.is_empty()).then_some((to, rate, ids))
-                }
-                _ => None,
             };
             self.new_backoff(x, rng);
         }
@@ -819,6 +851,7 @@ impl<T: Clone> WifiMedium<T> {
                         bar: Some((*to, None)),
                         started: false,
                         ended: false,
+                        missed: Vec::new(),
                     });
                     continue;
                 }
@@ -846,6 +879,7 @@ impl<T: Clone> WifiMedium<T> {
                     bar: None,
                     started: false,
                     ended: false,
+                    missed: Vec::new(),
                 });
             }
         }
@@ -863,7 +897,40 @@ impl<T: Clone> WifiMedium<T> {
                     self.freeze(x, start);
                 }
             }
+            self.lock(i);
         }
+    }
+
+    /// The stations that lock onto `air[i]` as its preamble starts (see the module docs): the
+    /// others that detect it are recorded as missing it, with the reason.
+    fn lock(&mut self, i: usize) {
+        let (from, start, end) = (self.air[i].from, self.air[i].start, self.air[i].end);
+        let n = self.n;
+        let mut missed = Vec::new();
+        for x in (0..n).filter(|&x| x != from) {
+            let Some(level) = self.levels[from * n + x].filter(|&l| self.phy.detects(l)) else {
+                continue;
+            };
+            // What x hears while the preamble is being detected, and whether x sends then.
+            let mut interference = 0.0;
+            let mut sending = false;
+            for (j, tx) in self.air.iter().enumerate() {
+                if j == i || tx.end <= start || tx.start >= start + CCA_NS {
+                    continue;
+                }
+                sending |= tx.from == x;
+                interference += self.levels[tx.from * n + x].map_or(0.0, mw);
+            }
+            let sinr = level - 10.0 * (self.noise_mw[from * n + x] + interference).log10();
+            if sending {
+                missed.push((x, DropReason::HalfDuplex));
+            } else if self.stations[x].rx_until > start || sinr < PREAMBLE_SNR_DB {
+                missed.push((x, DropReason::Collision));
+            } else {
+                self.stations[x].rx_until = end;
+            }
+        }
+        self.air[i].missed = missed;
     }
 
     /// Decides every receiver of each frame of the data PPDU `air[i]` whose last symbol has
@@ -951,6 +1018,9 @@ impl<T: Clone> WifiMedium<T> {
                 edges.push((tx.start.max(start), mw(l)));
                 edges.push((tx.end.min(end), -mw(l)));
             }
+        }
+        if let Some(&(_, reason)) = self.air[i].missed.iter().find(|m| m.0 == r) {
+            return Err(reason);
         }
         let noise = self.noise_mw[from * n + r];
         let per_bit =
@@ -1144,6 +1214,62 @@ mod tests {
         (out, m)
     }
 
+    /// Stations 1 and 2, hidden from each other, each send `frames` 1500-byte packets to
+    /// station 0 in one 802.11n PPDU at MCS 7 that starts at `start_ns`, arriving at 0 at
+    /// `level` dBm; returns, per sender, how many of its packets station 0 lost to the other
+    /// transmission when station 2's PPDU (the later and longer one) and its Block Ack end.
+    fn two_hidden_ampdus(frames: [usize; 2], start_ns: [u64; 2], level: [f64; 2]) -> [u64; 2] {
+        let phy = Phy::of(WifiStandard::N5);
+        let rate = *phy.rates().last().unwrap();
+        let mut m = WifiMedium::new(phy, 3);
+        for (s, l) in [(1, level[0]), (2, level[1])] {
+            m.set_level(s, 0, Some(l), -94.0);
+            m.set_level(0, s, Some(l), -94.0);
+        }
+        for s in [1, 2] {
+            for k in 0..frames[s - 1] {
+                let f = Frame {
+                    bytes: phy.mpdu_bytes(1500),
+                    rate,
+                    ..frame((s as u64) << 8 | k as u64, 0, true)
+                };
+                m.enqueue(s, f, start_ns[s - 1]);
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let bytes = phy.ampdu_bytes(vec![phy.mpdu_bytes(1500); frames[1]]);
+        let end = start_ns[1] + phy.ppdu_ns(bytes, rate) + phy.sifs_ns + phy.block_ack_ns(rate);
+        m.advance(end + 1, &mut rng, &mut Vec::new());
+        [m.link(1, 0).collided, m.link(2, 0).collided]
+    }
+
+    /// A receiver locks onto a preamble only when it is free and the preamble is 4 dB above
+    /// what else is on the air: a short PPDU and a long A-MPDU starting in the same slot at
+    /// equal levels are both lost, the A-MPDU's tail too, though nothing overlaps it after the
+    /// short one ends; 10 dB stronger, the A-MPDU is locked onto and only the subframes the
+    /// short one (and its retries) overlapped are lost. An A-MPDU that starts while the receiver receives another
+    /// PPDU is lost whole; starting after that PPDU ends, none of it is.
+    #[test]
+    fn a_receiver_locks_onto_one_preamble_and_misses_what_starts_while_it_receives() {
+        let same_slot = two_hidden_ampdus([1, 20], [1_000_000; 2], [-50.0, -50.0]);
+        let stronger = two_hidden_ampdus([1, 20], [1_000_000; 2], [-60.0, -50.0]);
+        // Station 1's PPDU (one packet at MCS 7) lasts 36 µs of preamble and 188 µs of data.
+        let during = two_hidden_ampdus([1, 20], [1_000_000, 1_100_000], [-50.0, -50.0]);
+        let after = two_hidden_ampdus([1, 20], [1_000_000, 1_300_000], [-50.0, -50.0]);
+        println!(
+            "packets lost to the other: same slot {same_slot:?}, the A-MPDU 10 dB stronger \
+             {stronger:?}, the A-MPDU starting during the first PPDU {during:?}, after it \
+             {after:?}"
+        );
+        // Station 1's frame, lost, goes again while the A-MPDU is on the air (hidden from it)
+        // and costs it a subframe each time when the receiver locked onto the A-MPDU.
+        assert_eq!(same_slot[1], 20, "neither preamble is 4 dB above the other");
+        assert!(same_slot[0] >= 1);
+        assert!((1..20).contains(&stronger[1]), "the A-MPDU locked onto");
+        assert_eq!(during[1], 20, "started while the receiver was locked");
+        assert_eq!(after, [0, 0]);
+    }
+
     /// 802.11n aggregates what waits for one receiver: at MCS 7 each access carries 28
     /// MPDUs (the 5,484 µs bound) answered by one Block Ack, so a clean link carries the
     /// 28 packets per DIFS + mean backoff + PPDU + SIFS + Block Ack (60.98 Mbit/s of IP,
@@ -1236,6 +1362,11 @@ mod tests {
         let l = m.link(0, 1);
         assert_eq!((l.attempts, l.retries, l.retry_limit), (10, 0, 10), "{l:?}");
         assert_eq!(l.airtime_ns, ampdu, "the data went on the air once");
+        // Given up at the end of their lifetime with none left to go again: the exchange
+        // failed for good, so the sender forgets the receiver's SNR and starts its window
+        // again, as ns-3 does.
+        assert!(!m.known[1]);
+        assert_eq!(m.stations[0].stage, 0);
     }
 
     /// ns-3's IdealWifiManager: after a frame given up on, the sender knows no SNR and sends
