@@ -4,10 +4,8 @@
 //! (`config/netsim_manager.yaml`), accepted fixes turned into the poses set on the vehicles.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::model::{
-    geo::LocalFrame,
-    netsim::{nav_to_pose, Rules},
-};
+use netsim_cosim::config::geo::LocalFrame;
+use netsim_cosim::model::netsim::{nav_to_pose, Rules};
 use netsim_cosim::wire::netsim_line::{self, LineError, LineReader};
 use netsim_cosim::wire::proto::{decode_checked, netsim::NetSimManagerRequest, Named};
 use std::net::{IpAddr, Ipv4Addr};

@@ -14,6 +14,9 @@
 //! - [`rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
 //!   (length + gzip) over a Unix socket or TCP, its messages in ROS-NetSim's dialect.
 //!
+//! Between hosts, [`secure`] carries frames through the secure channel (the capture agents'
+//! connections).
+//!
 //! A [`PeerEndpoint`] (a simulator process of either role, from the scenario or the command
 //! line) picks the transport in one place, [`Link::connect`] (and [`serve`] on the peer side);
 //! which simulator a coordinator links to is its role's choice (`crate::coord`'s
@@ -25,6 +28,7 @@
 pub mod local;
 pub mod protocol;
 pub mod rosnetsim;
+pub mod secure;
 pub mod thread;
 mod transport;
 pub mod zmq;

@@ -18,8 +18,9 @@
 //! - [`auv`]: the ZeroMQ AUV simulator interface's thruster frames and telemetry.
 //! - [`utc`]: UTC civil time (ISO 8601, the modems' clock fields).
 //! - [`foxglove_ws`]: the Foxglove WebSocket protocol a live viewer client speaks.
-//! - [`agent`]: the capture agents' protocol: the run's secret, the handshake's proofs, sealed
-//!   frames and the checked decoding of their messages.
+//! - [`secure`]: the secure channel between hosts: the run's secret, the Noise handshake
+//!   and the records that carry each frame after it.
+//! - [`agent`]: the capture agents' protocol: the checked decoding of their messages.
 pub mod agent;
 pub mod auv;
 pub mod channel;
@@ -33,6 +34,7 @@ pub mod pcap;
 pub mod proto;
 pub mod ros_pose;
 pub mod rosnetsim;
+pub mod secure;
 pub mod update;
 pub mod utc;
 

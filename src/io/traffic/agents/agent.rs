@@ -20,10 +20,11 @@ use crate::io::programs::Programs;
 use crate::io::traffic::vehicle_tuns::{Ports, PortsConfig, Sink};
 use crate::net::addr::AddressBook;
 use crate::net::traffic::{Delivery, Frame, Stamp};
-use crate::wire::agent::{copy_id, Secret, MAX_FRAME_BYTES};
+use crate::wire::agent::{copy_id, MAX_FRAME_BYTES};
 use crate::wire::proto::agent::{
     from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report,
 };
+use crate::wire::secure::Secret;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};

@@ -1,87 +1,55 @@
-//! One connection between the network coordinator and a capture agent: TCP, each frame a
-//! 4-byte length and its bytes (bounded before anything is read into memory: 256 bytes until
-//! the peer proved it holds the run's secret, then [`agent::MAX_FRAME_BYTES`]), the handshake,
-//! and the sealed messages after it ([`agent::Session`]).
+//! One connection between the network coordinator and a capture agent: TCP through the
+//! secure channel between hosts ([`SecureConn`], channel [`Channel::Agents`], frames of at
+//! most [`agent::MAX_FRAME_BYTES`]), the agent's Hello first, then the protocol's messages.
 
-use crate::wire::agent::{self, Role, Secret, Session};
-use crate::wire::proto::agent::{from_agent, to_agent, Challenge, Hello, Proof};
-use anyhow::{bail, Context};
-use futures_util::{SinkExt, StreamExt};
+use crate::lockstep::secure::{self, ConnectError, SecureConn};
+use crate::wire::agent;
+use crate::wire::proto::agent::{from_agent, to_agent, Hello};
+use crate::wire::secure::{Channel, HandshakeError, OpenError, Secret};
+use anyhow::bail;
 use prost::Message;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
-use tokio_util::bytes::Bytes;
-use tokio_util::codec::{Framed, LengthDelimitedCodec};
 
-/// How long a peer has for each step of the handshake.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-
-fn codec() -> LengthDelimitedCodec {
-    LengthDelimitedCodec::builder()
-        .length_field_length(4)
-        .max_frame_length(agent::MAX_HANDSHAKE_FRAME_BYTES)
-        .new_codec()
-}
-
-/// A message's bytes as a frame to send.
-trait IntoBytes {
-    fn into_bytes(self) -> Bytes;
-}
-
-impl IntoBytes for Vec<u8> {
-    fn into_bytes(self) -> Bytes {
-        Bytes::from(self)
-    }
-}
+pub use secure::HANDSHAKE_TIMEOUT;
 
 /// An authenticated connection.
 pub struct Conn {
-    framed: Framed<TcpStream, LengthDelimitedCodec>,
-    session: Session,
+    conn: SecureConn,
     /// The other end's address.
     pub peer: SocketAddr,
     /// The scenario's vehicle count (for the decoding checks).
     vehicles: usize,
 }
 
-/// Why a frame could not be had.
+/// Why a message could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum RecvError {
     #[error("closed the connection")]
     Closed,
     #[error("{0}")]
-    Io(#[from] std::io::Error),
-    #[error("sent a frame that fails its seal: {0}")]
-    Seal(#[from] agent::SealError),
+    Io(std::io::Error),
+    #[error("sent {0}")]
+    Open(OpenError),
     #[error("sent a message that does not decode: {0}")]
     Decode(#[from] agent::DecodeError),
 }
 
-async fn next_frame(
-    framed: &mut Framed<TcpStream, LengthDelimitedCodec>,
-) -> Result<tokio_util::bytes::BytesMut, RecvError> {
-    match framed.next().await {
-        Some(Ok(f)) => Ok(f),
-        Some(Err(e)) => Err(RecvError::Io(e)),
-        None => Err(RecvError::Closed),
-    }
-}
-
-async fn step<T>(
-    what: &str,
-    f: impl std::future::Future<Output = Result<T, RecvError>>,
-) -> anyhow::Result<T> {
-    match tokio::time::timeout(HANDSHAKE_TIMEOUT, f).await {
-        Ok(r) => r.with_context(|| what.to_owned()),
-        Err(_) => bail!("no {what} within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+impl From<secure::RecvError> for RecvError {
+    fn from(e: secure::RecvError) -> Self {
+        match e {
+            secure::RecvError::Closed => RecvError::Closed,
+            secure::RecvError::Io(e) => RecvError::Io(e),
+            secure::RecvError::Open(e) => RecvError::Open(e),
+        }
     }
 }
 
 impl Conn {
     /// The agent's side: connects to the coordinator at `addr` (retrying until `deadline`),
-    /// says who it is, and checks that the coordinator holds the same secret.
+    /// checks that it holds the run's secret, and says who it is.
     pub async fn connect(
         addr: &str,
         name: &str,
@@ -99,57 +67,32 @@ impl Conn {
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
             }
         };
-        stream.set_nodelay(true)?;
         let peer = stream.peer_addr()?;
-        let mut framed = Framed::new(stream, codec());
-        let agent_nonce = agent::nonce();
+        let mut conn = match SecureConn::connect(stream, secret, Channel::Agents, agent::MAX_FRAME_BYTES).await {
+            Ok(c) => c,
+            // A coordinator closes on a handshake it cannot authenticate, saying nothing.
+            Err(ConnectError::Closed | ConnectError::Handshake(HandshakeError::Refused)) => bail!(
+                "the network coordinator at {peer} refused the handshake: it holds another secret (is --key the run's agent.key?)"
+            ),
+            Err(e) => bail!("network coordinator at {peer}: {e}"),
+        };
         let hello = Hello {
             version: agent::VERSION,
             agent: name.to_owned(),
-            nonce: agent_nonce.to_vec(),
             scenario_digest: digest.to_vec(),
         };
-        framed.send(hello.encode_to_vec().into_bytes()).await?;
-        let challenge = step("challenge from the network coordinator", async {
-            Ok(agent::decode_challenge(&next_frame(&mut framed).await?)?)
-        })
-        .await
-        .with_context(|| format!("network coordinator at {peer}"))?;
-        let proof = agent::proof(secret, Role::Agent, name, &agent_nonce, &challenge.nonce);
-        framed
-            .send(
-                Proof {
-                    proof: proof.to_vec(),
-                }
-                .encode_to_vec()
-                .into_bytes(),
-            )
-            .await?;
-        if !agent::verify_proof(
-            secret,
-            Role::Coordinator,
-            name,
-            &agent_nonce,
-            &challenge.nonce,
-            &challenge.proof,
-        ) {
-            bail!("the network coordinator at {peer} does not hold this run's secret: is --key the run's agent.key?");
-        }
-        framed
-            .codec_mut()
-            .set_max_frame_length(agent::MAX_FRAME_BYTES);
-        let session = Session::new(secret, Role::Agent, name, &agent_nonce, &challenge.nonce);
+        conn.send(&hello.encode_to_vec()).await?;
         Ok(Conn {
-            framed,
-            session,
+            conn,
             peer,
             vehicles,
         })
     }
 
-    /// The coordinator's side of the handshake of an accepted connection: the agent's name and
-    /// the connection, or why the peer is refused. `admit` says whether an agent of that name
-    /// may join (it names the agents the run waits for).
+    /// The coordinator's side of an accepted connection: the agent's name and the connection,
+    /// or why the peer is refused. `admit` says whether an agent of that name may join (it
+    /// names the agents the run waits for); it is asked only once the peer has shown it holds
+    /// the secret.
     pub async fn accept(
         stream: TcpStream,
         secret: &Secret,
@@ -157,104 +100,57 @@ impl Conn {
         vehicles: usize,
         admit: impl Fn(&str) -> Result<(), String>,
     ) -> anyhow::Result<(String, Conn)> {
-        stream.set_nodelay(true)?;
         let peer = stream.peer_addr()?;
-        let mut framed = Framed::new(stream, codec());
-        let hello = step("hello", async {
-            Ok(agent::decode_hello(&next_frame(&mut framed).await?)?)
-        })
-        .await?;
-        admit(&hello.agent).map_err(anyhow::Error::msg)?;
-        let nonce = agent::nonce();
-        let proof = agent::proof(
-            secret,
-            Role::Coordinator,
-            &hello.agent,
-            &hello.nonce,
-            &nonce,
-        );
-        framed
-            .send(
-                Challenge {
-                    nonce: nonce.to_vec(),
-                    proof: proof.to_vec(),
+        let mut conn =
+            match SecureConn::accept(stream, secret, Channel::Agents, agent::MAX_FRAME_BYTES).await
+            {
+                Ok(c) => c,
+                Err(ConnectError::Handshake(HandshakeError::Refused)) => {
+                    bail!("wrong secret (the handshake fails its authentication)")
                 }
-                .encode_to_vec()
-                .into_bytes(),
-            )
-            .await?;
-        let got = step("proof", async {
-            Ok(agent::decode_proof(&next_frame(&mut framed).await?)?)
-        })
-        .await
-        .with_context(|| format!("agent {:?}", hello.agent))?;
-        if !agent::verify_proof(
-            secret,
-            Role::Agent,
-            &hello.agent,
-            &hello.nonce,
-            &nonce,
-            &got.proof,
-        ) {
-            bail!("wrong secret (agent {:?})", hello.agent);
-        }
-        // Only a holder of the secret learns whether its scenario matches.
+                Err(e) => return Err(e.into()),
+            };
+        let hello = match tokio::time::timeout(HANDSHAKE_TIMEOUT, conn.recv()).await {
+            Err(_) => bail!("no hello within {HANDSHAKE_TIMEOUT:?}"),
+            Ok(Err(e)) => bail!("hello: {}", RecvError::from(e)),
+            Ok(Ok(bytes)) => agent::decode_hello(&bytes)?,
+        };
+        admit(&hello.agent).map_err(anyhow::Error::msg)?;
         if hello.scenario_digest != digest {
             bail!(
                 "agent {:?} loaded another scenario file than this run's (SHA-256 differs)",
                 hello.agent
             );
         }
-        framed
-            .codec_mut()
-            .set_max_frame_length(agent::MAX_FRAME_BYTES);
-        let session = Session::new(
-            secret,
-            Role::Coordinator,
-            &hello.agent,
-            &hello.nonce,
-            &nonce,
-        );
         Ok((
             hello.agent,
             Conn {
-                framed,
-                session,
+                conn,
                 peer,
                 vehicles,
             },
         ))
     }
 
-    async fn send_sealed(&mut self, body: Vec<u8>) -> std::io::Result<()> {
-        let frame = self.session.seal(&body);
-        self.framed.send(frame.into_bytes()).await
-    }
-
-    async fn recv_sealed(&mut self) -> Result<Vec<u8>, RecvError> {
-        let frame = next_frame(&mut self.framed).await?;
-        Ok(self.session.open(&frame)?.to_vec())
-    }
-
     /// Coordinator → agent.
     pub async fn send_to_agent(&mut self, body: to_agent::Body) -> std::io::Result<()> {
-        self.send_sealed(agent::encode_to_agent(body)).await
+        self.conn.send(&agent::encode_to_agent(body)).await
     }
 
     /// Agent → coordinator.
     pub async fn send_from_agent(&mut self, body: from_agent::Body) -> std::io::Result<()> {
-        self.send_sealed(agent::encode_from_agent(body)).await
+        self.conn.send(&agent::encode_from_agent(body)).await
     }
 
     /// The agent's next message (coordinator side).
     pub async fn recv_from_agent(&mut self) -> Result<from_agent::Body, RecvError> {
-        let body = self.recv_sealed().await?;
+        let body = self.conn.recv().await?;
         Ok(agent::decode_from_agent(&body, self.vehicles)?)
     }
 
     /// The coordinator's next message (agent side).
     pub async fn recv_to_agent(&mut self) -> Result<to_agent::Body, RecvError> {
-        let body = self.recv_sealed().await?;
+        let body = self.conn.recv().await?;
         Ok(agent::decode_to_agent(&body, self.vehicles)?)
     }
 }
@@ -263,7 +159,7 @@ impl Conn {
 mod tests {
     use super::*;
     use crate::wire::proto::agent::{Open, Report};
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
     const DIGEST: [u8; 32] = [7; 32];
@@ -332,11 +228,14 @@ mod tests {
         let agent = Conn::connect(&addr, "hostb", &wrong, DIGEST, 3, soon()).await;
         let e = agent.err().expect("the agent refuses the coordinator");
         assert!(
-            format!("{e:#}").contains("does not hold this run's secret"),
+            format!("{e:#}").contains("refused the handshake: it holds another secret"),
             "{e:#}"
         );
         let e = task.await.unwrap().err().expect("the coordinator refuses");
-        assert_eq!(format!("{e:#}"), "wrong secret (agent \"hostb\")");
+        assert_eq!(
+            format!("{e:#}"),
+            "wrong secret (the handshake fails its authentication)"
+        );
     }
 
     #[tokio::test]
@@ -352,16 +251,120 @@ mod tests {
         assert!(format!("{e:#}").contains("another scenario file"), "{e:#}");
     }
 
-    /// A peer declaring a 4 GiB hello is refused at the length, nothing read or reserved.
+    /// A peer of the old plaintext protocol (a 4-byte length, then a Hello), one declaring a
+    /// 4 GiB frame, and one that stalls its handshake: each refused by name.
     #[tokio::test]
-    async fn a_handshake_frame_beyond_its_bound_is_refused_at_its_header() {
+    async fn a_plaintext_or_stalled_peer_is_refused_at_its_first_bytes() {
+        for first in [
+            &[0, 0, 0, 42, 0x08, 0x01][..],
+            &[0xff, 0xff, 0xff, 0xff, 0, 1],
+        ] {
+            let (addr, task) = coordinator(Secret::from_bytes([1; 32])).await;
+            let mut peer = TcpStream::connect(&addr).await.unwrap();
+            peer.write_all(first).await.unwrap();
+            let e = task.await.unwrap().err().unwrap();
+            assert!(
+                format!("{e:#}").contains("does not speak this secure channel"),
+                "{e:#}"
+            );
+        }
         let (addr, task) = coordinator(Secret::from_bytes([1; 32])).await;
-        let mut peer = TcpStream::connect(&addr).await.unwrap();
-        peer.write_all(&[0xff, 0xff, 0xff, 0xff, 0, 1])
-            .await
-            .unwrap();
+        let _silent = TcpStream::connect(&addr).await.unwrap();
         let e = task.await.unwrap().err().unwrap();
-        assert!(format!("{e:#}").contains("hello"), "{e:#}");
-        assert!(format!("{e:#}").contains("frame size too big"), "{e:#}");
+        assert_eq!(format!("{e:#}"), "no handshake within 5s");
+    }
+
+    /// What a relay in the middle does to the records after the agent's Hello.
+    #[derive(Clone, Copy, Debug)]
+    enum Tamper {
+        Flip,
+        Replay,
+        Reorder,
+    }
+
+    /// A relay between an agent and the coordinator that passes the handshake and the first
+    /// record (the Hello) and then tampers with the next two records from the agent.
+    async fn relay(to: String, tamper: Tamper) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut agent, _) = listener.accept().await.unwrap();
+            let mut coord = TcpStream::connect(&to).await.unwrap();
+            let mut hello = [0u8; 52];
+            agent.read_exact(&mut hello).await.unwrap();
+            coord.write_all(&hello).await.unwrap();
+            let mut answer = [0u8; 48];
+            coord.read_exact(&mut answer).await.unwrap();
+            agent.write_all(&answer).await.unwrap();
+            let mut records = Vec::new();
+            for _ in 0..3 {
+                let mut len = [0u8; 2];
+                agent.read_exact(&mut len).await.unwrap();
+                let mut r = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                agent.read_exact(&mut r).await.unwrap();
+                records.push([len.to_vec(), r].concat());
+            }
+            let mut out = vec![records[0].clone()];
+            match tamper {
+                Tamper::Flip => {
+                    let mut r = records[1].clone();
+                    r[9] ^= 0x20;
+                    out.push(r);
+                }
+                Tamper::Replay => out.extend([records[1].clone(), records[1].clone()]),
+                Tamper::Reorder => out.extend([records[2].clone(), records[1].clone()]),
+            }
+            for r in out {
+                coord.write_all(&r).await.unwrap();
+            }
+            // Held open until the coordinator closes.
+            let mut rest = Vec::new();
+            let _ = coord.read_to_end(&mut rest).await;
+        });
+        addr
+    }
+
+    /// A record altered, replayed or reordered on its way is refused with its reason, and
+    /// nothing the relay made up reaches the coordinator: a replayed report only its first,
+    /// genuine time.
+    #[tokio::test]
+    async fn a_record_altered_replayed_or_reordered_by_a_relay_is_refused() {
+        for tamper in [Tamper::Flip, Tamper::Replay, Tamper::Reorder] {
+            let secret = || Secret::from_bytes([1; 32]);
+            let (addr, task) = coordinator(secret()).await;
+            let via = relay(addr, tamper).await;
+            let mut agent = Conn::connect(&via, "hostb", &secret(), DIGEST, 3, soon())
+                .await
+                .unwrap();
+            for window in [1, 2] {
+                agent
+                    .send_from_agent(from_agent::Body::Report(Report {
+                        window,
+                        ..Report::default()
+                    }))
+                    .await
+                    .unwrap();
+            }
+            let (_, mut coord) = task.await.unwrap().unwrap();
+            let mut got = Vec::new();
+            let e = loop {
+                match coord.recv_from_agent().await {
+                    Ok(from_agent::Body::Report(r)) => got.push(r.window),
+                    Ok(other) => panic!("{other:?}"),
+                    Err(e) => break e,
+                }
+            };
+            println!("{tamper:?}: received windows {got:?}, then: {e}");
+            let expected: &[u32] = match tamper {
+                Tamper::Replay => &[1],
+                _ => &[],
+            };
+            assert_eq!(got, expected, "{tamper:?}");
+            assert!(
+                e.to_string()
+                    .contains("a record that fails its authentication"),
+                "{tamper:?}: {e}"
+            );
+        }
     }
 }

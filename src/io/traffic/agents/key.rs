@@ -4,7 +4,7 @@
 //! both sides compare.
 
 use crate::config::LoadedScenario;
-use crate::wire::agent::Secret;
+use crate::wire::secure::Secret;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,557 @@
+//! The secure channel every connection between hosts goes through, as pure code: the run's
+//! secret, the Noise handshake that proves both ends hold it, and the records that carry each
+//! frame after it, encrypted and authenticated (docs/src/explanation/threat-model.md). No I/O;
+//! nothing here panics on any input.
+//!
+//! - **Handshake.** `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s` through the `snow` crate, the run's
+//!   secret as the pre-shared key, the channel's name ([`Channel`]) in the prologue: the
+//!   initiator sends [`MAGIC`] and its ephemeral key, the responder its own; both messages are
+//!   authenticated under the secret, so a peer without it fails at the first message it
+//!   receives, and the keys that follow come from a fresh Diffie-Hellman (forward secrecy, no
+//!   replay of an earlier connection). The initiator is known to hold the secret once its first
+//!   record opens: a responder admits nothing before that.
+//! - **Records.** Each Noise message after the handshake travels as a 2-byte big-endian length
+//!   and that many bytes ([`MAX_RECORD_BYTES`] at most, its 16-byte tag included). A frame of
+//!   the protocol above is one or more records: the first record's plaintext starts with the
+//!   frame's length (4 bytes, big-endian, checked against the session's bound before anything
+//!   is reserved), the frame's bytes follow in order. Noise numbers the records implicitly, so a
+//!   record altered, replayed, reordered or dropped fails to open, and the connection is over.
+
+use snow::params::NoiseParams;
+use std::fmt;
+
+/// The Noise protocol every channel uses.
+pub const PATTERN: &str = "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s";
+/// The first bytes an initiator sends: the channel's version, in the clear, so that a peer
+/// speaking anything else is refused by name.
+pub const MAGIC: [u8; 4] = *b"NCS\x01";
+/// The run's secret.
+pub const SECRET_BYTES: usize = 32;
+/// The longest record, its tag included (Noise's limit).
+pub const MAX_RECORD_BYTES: usize = 65535;
+/// The authentication tag of every record.
+pub const TAG_BYTES: usize = 16;
+/// A handshake message: an ephemeral key and an empty payload's tag.
+pub const HANDSHAKE_BYTES: usize = 32 + TAG_BYTES;
+/// A record's length field, and a frame's inside its first record.
+pub const RECORD_LENGTH_BYTES: usize = 2;
+pub const FRAME_LENGTH_BYTES: usize = 4;
+/// The plaintext one record carries.
+const RECORD_PLAINTEXT: usize = MAX_RECORD_BYTES - TAG_BYTES;
+
+/// The run's secret, shared by the hosts of one run. Its `Debug` shows no byte.
+#[derive(Clone)]
+pub struct Secret([u8; SECRET_BYTES]);
+
+/// Why a text is not a secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    #[error("a secret of {0} characters, expected {n} hex digits", n = 2 * SECRET_BYTES)]
+    Length(usize),
+    #[error("the secret's character {0} is not a hex digit")]
+    NotHex(usize),
+}
+
+impl Secret {
+    /// 32 bytes from `rand::rng()` (ChaCha12 seeded from the operating system).
+    pub fn generate() -> Secret {
+        use rand::RngCore;
+        let mut bytes = [0u8; SECRET_BYTES];
+        rand::rng().fill_bytes(&mut bytes);
+        Secret(bytes)
+    }
+
+    /// A secret of these bytes.
+    pub fn from_bytes(bytes: [u8; SECRET_BYTES]) -> Secret {
+        Secret(bytes)
+    }
+
+    /// 64 hex digits (either case); whitespace around them is ignored.
+    pub fn parse(text: &str) -> Result<Secret, SecretError> {
+        let digits = text.trim();
+        let count = digits.chars().count();
+        if count != 2 * SECRET_BYTES {
+            return Err(SecretError::Length(count));
+        }
+        if let Some(i) = digits.chars().position(|c| !c.is_ascii_hexdigit()) {
+            return Err(SecretError::NotHex(i + 1));
+        }
+        // 64 ASCII hex digits from here on.
+        let mut bytes = [0u8; SECRET_BYTES];
+        for (byte, pair) in bytes.iter_mut().zip(digits.as_bytes().chunks_exact(2)) {
+            *byte = hex_value(pair[0]) << 4 | hex_value(pair[1]);
+        }
+        Ok(Secret(bytes))
+    }
+
+    /// 64 lower-case hex digits.
+    pub fn to_hex(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = String::with_capacity(2 * SECRET_BYTES);
+        for b in self.0 {
+            text.push(HEX[usize::from(b >> 4)] as char);
+            text.push(HEX[usize::from(b & 15)] as char);
+        }
+        text
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// The value of an ASCII hex digit (0 for any other byte).
+fn hex_value(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        b'A'..=b'F' => c - b'A' + 10,
+        _ => 0,
+    }
+}
+
+/// What a connection carries, bound into its handshake: a secret's handshake for one channel
+/// fails on another.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Channel {
+    /// The network coordinator and its capture agents.
+    Agents,
+    /// The window protocol between a coordinator and a simulator process or the other
+    /// coordinator.
+    Windows,
+}
+
+impl Channel {
+    fn prologue(self) -> &'static [u8] {
+        match self {
+            Channel::Agents => b"netsim_cosim secure channel 1: agents",
+            Channel::Windows => b"netsim_cosim secure channel 1: windows",
+        }
+    }
+}
+
+/// Why a handshake failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HandshakeError {
+    #[error("the peer does not speak this secure channel (its first bytes are {0:02x?}, expected {MAGIC:02x?}): a plaintext peer, or an older version")]
+    NotSecure([u8; 4]),
+    #[error("a handshake message of {0} bytes, expected {HANDSHAKE_BYTES}")]
+    Length(usize),
+    #[error("the peer's handshake fails its authentication: it holds another secret (or is not a peer of this channel)")]
+    Refused,
+    #[error("the Noise handshake failed: {0}")]
+    Noise(String),
+}
+
+fn params() -> NoiseParams {
+    // A constant the crate parses: checked by a test.
+    PATTERN
+        .parse()
+        .unwrap_or_else(|_| unreachable!("{PATTERN} parses"))
+}
+
+fn builder<'a>(secret: &'a Secret, channel: Channel) -> Result<snow::Builder<'a>, HandshakeError> {
+    let noise = |e: snow::Error| HandshakeError::Noise(e.to_string());
+    snow::Builder::new(params())
+        .psk(0, &secret.0)
+        .map_err(noise)?
+        .prologue(channel.prologue())
+        .map_err(noise)
+}
+
+/// The initiator's side between its first message and the responder's answer.
+pub struct Initiating {
+    state: snow::HandshakeState,
+}
+
+impl fmt::Debug for Initiating {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Initiating(..)")
+    }
+}
+
+/// The initiator's opening: [`MAGIC`] and its first handshake message, to send as they are.
+pub fn initiate(
+    secret: &Secret,
+    channel: Channel,
+) -> Result<(Initiating, Vec<u8>), HandshakeError> {
+    let noise = |e: snow::Error| HandshakeError::Noise(e.to_string());
+    let mut state = builder(secret, channel)?.build_initiator().map_err(noise)?;
+    let mut out = vec![0u8; MAGIC.len() + HANDSHAKE_BYTES];
+    out[..MAGIC.len()].copy_from_slice(&MAGIC);
+    let n = state
+        .write_message(&[], &mut out[MAGIC.len()..])
+        .map_err(noise)?;
+    out.truncate(MAGIC.len() + n);
+    Ok((Initiating { state }, out))
+}
+
+impl Initiating {
+    /// The responder's answer (exactly [`HANDSHAKE_BYTES`]): the session, or why not.
+    pub fn finish(mut self, answer: &[u8], max_frame: usize) -> Result<Session, HandshakeError> {
+        if answer.len() != HANDSHAKE_BYTES {
+            return Err(HandshakeError::Length(answer.len()));
+        }
+        let mut payload = [0u8; HANDSHAKE_BYTES];
+        self.state
+            .read_message(answer, &mut payload)
+            .map_err(|_| HandshakeError::Refused)?;
+        Session::new(self.state, max_frame)
+    }
+}
+
+/// The responder's side: checks the initiator's [`MAGIC`] (`magic`, its first 4 bytes) and
+/// first message (the next [`HANDSHAKE_BYTES`]) and returns the session with the answer to
+/// send. The initiator is not known to hold the secret until its first record opens.
+pub fn respond(
+    secret: &Secret,
+    channel: Channel,
+    magic: [u8; 4],
+    message: &[u8],
+    max_frame: usize,
+) -> Result<(Session, Vec<u8>), HandshakeError> {
+    if magic != MAGIC {
+        return Err(HandshakeError::NotSecure(magic));
+    }
+    if message.len() != HANDSHAKE_BYTES {
+        return Err(HandshakeError::Length(message.len()));
+    }
+    let noise = |e: snow::Error| HandshakeError::Noise(e.to_string());
+    let mut state = builder(secret, channel)?.build_responder().map_err(noise)?;
+    let mut payload = [0u8; HANDSHAKE_BYTES];
+    state
+        .read_message(message, &mut payload)
+        .map_err(|_| HandshakeError::Refused)?;
+    let mut answer = vec![0u8; HANDSHAKE_BYTES];
+    let n = state.write_message(&[], &mut answer).map_err(noise)?;
+    answer.truncate(n);
+    Ok((Session::new(state, max_frame)?, answer))
+}
+
+/// Why a record was refused. After any of these the connection is to be closed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    #[error("a record that fails its authentication (altered, replayed, reordered, or not from this session's peer)")]
+    Authentication,
+    #[error("a record of {0} bytes, longer than {MAX_RECORD_BYTES}")]
+    Record(usize),
+    #[error("a frame's first record of {0} bytes, shorter than the frame's length")]
+    Short(usize),
+    #[error("a frame stating {stated} bytes, more than the {max} allowed")]
+    Frame { stated: u64, max: usize },
+    #[error("a record carrying {extra} bytes past its frame's stated length")]
+    Overrun { extra: usize },
+    #[error("a frame of {0} bytes, more than this end may send")]
+    TooLong(usize),
+}
+
+/// A frame being put together from its records.
+#[derive(Debug, Default)]
+pub struct Reassembly {
+    /// The frame's bytes so far and its stated length (None: between frames).
+    frame: Vec<u8>,
+    stated: Option<usize>,
+    max_frame: usize,
+}
+
+impl Reassembly {
+    /// Frames of at most `max_frame` bytes.
+    pub fn new(max_frame: usize) -> Self {
+        Reassembly {
+            frame: Vec::new(),
+            stated: None,
+            max_frame,
+        }
+    }
+
+    /// One record's plaintext: the whole frame once its last record is in.
+    pub fn push(&mut self, plain: &[u8]) -> Result<Option<Vec<u8>>, OpenError> {
+        let mut bytes = plain;
+        let stated = match self.stated {
+            Some(n) => n,
+            None => {
+                let Some((len, rest)) = bytes.split_first_chunk::<FRAME_LENGTH_BYTES>() else {
+                    return Err(OpenError::Short(plain.len()));
+                };
+                let stated = u32::from_be_bytes(*len);
+                let n = usize::try_from(stated)
+                    .ok()
+                    .filter(|&n| n <= self.max_frame)
+                    .ok_or(OpenError::Frame {
+                        stated: u64::from(stated),
+                        max: self.max_frame,
+                    })?;
+                bytes = rest;
+                // Reserved up to what one record can carry; more as records come.
+                self.frame = Vec::with_capacity(n.min(RECORD_PLAINTEXT));
+                self.stated = Some(n);
+                n
+            }
+        };
+        let room = stated - self.frame.len();
+        if bytes.len() > room {
+            return Err(OpenError::Overrun {
+                extra: bytes.len() - room,
+            });
+        }
+        self.frame.extend_from_slice(bytes);
+        if self.frame.len() < stated {
+            return Ok(None);
+        }
+        self.stated = None;
+        Ok(Some(std::mem::take(&mut self.frame)))
+    }
+}
+
+/// One end of a channel after its handshake: seals this end's frames into records and opens
+/// the peer's. Its `Debug` shows no key.
+pub struct Session {
+    transport: snow::TransportState,
+    reassembly: Reassembly,
+    max_frame: usize,
+    buf: Vec<u8>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Session(..)")
+    }
+}
+
+impl Session {
+    fn new(state: snow::HandshakeState, max_frame: usize) -> Result<Session, HandshakeError> {
+        let transport = state
+            .into_transport_mode()
+            .map_err(|e| HandshakeError::Noise(e.to_string()))?;
+        Ok(Session {
+            transport,
+            reassembly: Reassembly::new(max_frame),
+            max_frame,
+            buf: vec![0u8; MAX_RECORD_BYTES],
+        })
+    }
+
+    /// The largest frame either end may send.
+    pub fn max_frame(&self) -> usize {
+        self.max_frame
+    }
+
+    /// `frame` as records, each with its 2-byte length, appended to `out`.
+    pub fn seal(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), OpenError> {
+        if frame.len() > self.max_frame || u32::try_from(frame.len()).is_err() {
+            return Err(OpenError::TooLong(frame.len()));
+        }
+        let len = (frame.len() as u32).to_be_bytes();
+        let first = frame.len().min(RECORD_PLAINTEXT - FRAME_LENGTH_BYTES);
+        let mut plain = Vec::with_capacity(FRAME_LENGTH_BYTES + first);
+        plain.extend_from_slice(&len);
+        plain.extend_from_slice(&frame[..first]);
+        self.record(&plain, out)?;
+        for chunk in frame[first..].chunks(RECORD_PLAINTEXT) {
+            self.record(chunk, out)?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), OpenError> {
+        let n = self
+            .transport
+            .write_message(plain, &mut self.buf)
+            .map_err(|_| OpenError::TooLong(plain.len()))?;
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+        out.extend_from_slice(&self.buf[..n]);
+        Ok(())
+    }
+
+    /// One record from the peer (its length field taken off): a whole frame once its last
+    /// record is in.
+    pub fn open(&mut self, record: &[u8]) -> Result<Option<Vec<u8>>, OpenError> {
+        if record.len() > MAX_RECORD_BYTES {
+            return Err(OpenError::Record(record.len()));
+        }
+        let n = self
+            .transport
+            .read_message(record, &mut self.buf)
+            .map_err(|_| OpenError::Authentication)?;
+        let (reassembly, buf) = (&mut self.reassembly, &self.buf);
+        reassembly.push(&buf[..n])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAX: usize = 1 << 20;
+
+    fn pair(channel: Channel) -> (Session, Session) {
+        let secret = Secret::from_bytes([5; 32]);
+        let (initiating, hello) = initiate(&secret, channel).unwrap();
+        let magic = hello[..4].try_into().unwrap();
+        let (responder, answer) = respond(&secret, channel, magic, &hello[4..], MAX).unwrap();
+        let initiator = initiating.finish(&answer, MAX).unwrap();
+        (initiator, responder)
+    }
+
+    /// The records of `out` (each with its 2-byte length).
+    fn records(mut out: &[u8]) -> Vec<Vec<u8>> {
+        let mut v = Vec::new();
+        while let Some((len, rest)) = out.split_first_chunk::<2>() {
+            let n = usize::from(u16::from_be_bytes(*len));
+            v.push(rest[..n].to_vec());
+            out = &rest[n..];
+        }
+        v
+    }
+
+    fn open_all(s: &mut Session, out: &[u8]) -> Result<Vec<Vec<u8>>, OpenError> {
+        let mut frames = Vec::new();
+        for r in records(out) {
+            if let Some(f) = s.open(&r)? {
+                frames.push(f);
+            }
+        }
+        Ok(frames)
+    }
+
+    #[test]
+    fn secrets_parse_from_hex_and_show_no_bytes() {
+        let s = Secret::generate();
+        let hex = s.to_hex();
+        assert_eq!(hex.len(), 64);
+        assert!(hex
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_eq!(Secret::parse(&format!("  {hex}\n")).unwrap().to_hex(), hex);
+        assert_eq!(Secret::parse(&hex.to_uppercase()).unwrap().to_hex(), hex);
+        assert_ne!(Secret::generate().to_hex(), hex);
+        assert_eq!(format!("{s:?}"), "Secret(..)");
+        assert_eq!(
+            Secret::parse(&hex[1..]).unwrap_err().to_string(),
+            "a secret of 63 characters, expected 64 hex digits"
+        );
+        assert_eq!(
+            Secret::parse("").unwrap_err().to_string(),
+            "a secret of 0 characters, expected 64 hex digits"
+        );
+        let bad = format!("{}g{}", &hex[..9], &hex[10..]);
+        assert_eq!(
+            Secret::parse(&bad).unwrap_err().to_string(),
+            "the secret's character 10 is not a hex digit"
+        );
+        let wide = format!("{}é{}", &hex[..9], &hex[10..]);
+        assert_eq!(Secret::parse(&wide).unwrap_err(), SecretError::NotHex(10));
+        let (a, b) = pair(Channel::Agents);
+        assert_eq!(format!("{a:?}{b:?}"), "Session(..)Session(..)");
+    }
+
+    #[test]
+    fn the_pattern_parses_and_both_ends_carry_frames_of_any_size_both_ways() {
+        assert!(PATTERN.parse::<NoiseParams>().is_ok());
+        let (mut a, mut b) = pair(Channel::Agents);
+        for size in [0, 1, 65_000, 65_515, 65_516, 200_000, MAX] {
+            let frame: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let mut out = Vec::new();
+            a.seal(&frame, &mut out).unwrap();
+            // No byte of the frame in the clear.
+            if size >= 64 {
+                assert!(!out.windows(32).any(|w| w == &frame[..32]));
+            }
+            assert_eq!(open_all(&mut b, &out).unwrap(), vec![frame.clone()]);
+            let mut back = Vec::new();
+            b.seal(&frame, &mut back).unwrap();
+            assert_eq!(open_all(&mut a, &back).unwrap(), vec![frame]);
+        }
+        let mut out = Vec::new();
+        assert_eq!(
+            a.seal(&vec![0; MAX + 1], &mut out),
+            Err(OpenError::TooLong(MAX + 1))
+        );
+    }
+
+    #[test]
+    fn another_secret_or_channel_or_a_plaintext_peer_is_refused_at_the_first_message() {
+        let secret = Secret::from_bytes([5; 32]);
+        let other = Secret::from_bytes([6; 32]);
+        let (_, hello) = initiate(&secret, Channel::Agents).unwrap();
+        let magic: [u8; 4] = hello[..4].try_into().unwrap();
+        let refused = |s: &Secret, c| respond(s, c, magic, &hello[4..], MAX).err();
+        assert_eq!(
+            refused(&other, Channel::Agents),
+            Some(HandshakeError::Refused)
+        );
+        assert_eq!(
+            refused(&secret, Channel::Windows),
+            Some(HandshakeError::Refused)
+        );
+        // A responder with another secret answers nothing; one that answered wrongly is
+        // refused by the initiator.
+        let (initiating, hello) = initiate(&secret, Channel::Agents).unwrap();
+        let (_, answer_to_other) = {
+            let (_, h2) = initiate(&other, Channel::Agents).unwrap();
+            respond(&other, Channel::Agents, magic, &h2[4..], MAX).unwrap()
+        };
+        assert_eq!(
+            initiating.finish(&answer_to_other, MAX).err(),
+            Some(HandshakeError::Refused)
+        );
+        // A peer of the old plaintext protocol: a 4-byte length, then a protobuf.
+        let e = respond(&secret, Channel::Agents, [0, 0, 0, 42], &hello[4..], MAX).err();
+        assert_eq!(e, Some(HandshakeError::NotSecure([0, 0, 0, 42])));
+        assert!(e.unwrap().to_string().contains("plaintext peer"));
+        assert_eq!(
+            respond(&secret, Channel::Agents, MAGIC, &hello[4..20], MAX).err(),
+            Some(HandshakeError::Length(16))
+        );
+    }
+
+    #[test]
+    fn a_record_altered_replayed_reordered_or_dropped_fails_to_open() {
+        let (mut a, mut b) = pair(Channel::Windows);
+        let mut sealed = Vec::new();
+        for i in 0..3u8 {
+            let mut out = Vec::new();
+            a.seal(&[i; 100], &mut out).unwrap();
+            sealed.push(records(&out).remove(0));
+        }
+        // Altered: one bit of the ciphertext, or of the tag; or sealed in another session.
+        let mut flipped = sealed[0].clone();
+        flipped[20] ^= 0x80;
+        assert_eq!(b.open(&flipped), Err(OpenError::Authentication));
+        let mut tag = sealed[0].clone();
+        *tag.last_mut().unwrap() ^= 1;
+        assert_eq!(b.open(&tag), Err(OpenError::Authentication));
+        let (mut c, _) = pair(Channel::Windows);
+        let mut other = Vec::new();
+        c.seal(&[0; 100], &mut other).unwrap();
+        assert_eq!(b.open(&records(&other)[0]), Err(OpenError::Authentication));
+        // The genuine first record still opens (a refused record changed nothing) ...
+        assert_eq!(b.open(&sealed[0]), Ok(Some(vec![0; 100])));
+        // ... replayed, it does not; the third before the second does not either.
+        assert_eq!(b.open(&sealed[0]), Err(OpenError::Authentication));
+        assert_eq!(b.open(&sealed[2]), Err(OpenError::Authentication));
+        assert_eq!(b.open(&sealed[1]), Ok(Some(vec![1; 100])));
+    }
+
+    #[test]
+    fn a_frame_is_bounded_before_anything_is_reserved_and_must_end_where_it_says() {
+        let mut r = Reassembly::new(1000);
+        assert_eq!(
+            r.push(&u32::MAX.to_be_bytes()),
+            Err(OpenError::Frame {
+                stated: u64::from(u32::MAX),
+                max: 1000
+            })
+        );
+        assert_eq!(r.push(&[0, 0]), Err(OpenError::Short(2)));
+        let mut r = Reassembly::new(1000);
+        assert_eq!(r.push(&[0, 0, 0, 3, 1]), Ok(None));
+        assert_eq!(r.push(&[2, 3, 4]), Err(OpenError::Overrun { extra: 1 }));
+        let mut r = Reassembly::new(1000);
+        assert_eq!(r.push(&[0, 0, 0, 3, 1]), Ok(None));
+        assert_eq!(r.push(&[2, 3]), Ok(Some(vec![1, 2, 3])));
+        assert_eq!(r.push(&[0, 0, 0, 0]), Ok(Some(vec![])));
+    }
+}
