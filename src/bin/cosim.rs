@@ -150,7 +150,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Agent(a) => cli::agent::run(a).await,
         Command::AgentKey { file } => {
             let secret = netsim_cosim::wire::secure::Secret::generate();
-            netsim_cosim::io::traffic::agents::key::write_secret(&file, &secret)?;
+            netsim_cosim::lockstep::secure::write_secret(&file, &secret)?;
             println!("{}", file.display());
             Ok(0)
         }

@@ -1,14 +1,14 @@
 //! `cosim agent`: the capture agent of this machine's vehicles ([`crate::io::traffic::agents::agent`]).
 
 use super::args::AgentArgs;
-use crate::io::traffic::agents::{agent, key};
+use crate::io::traffic::agents::agent;
 use std::path::Path;
 
 /// Runs the agent; exit code 0 when the run ended normally, 130 when a signal stopped it.
 pub async fn run(a: AgentArgs) -> anyhow::Result<i32> {
     let stop = super::shutdown_signal();
     let loaded = super::load(&a.scenario)?;
-    let secret = key::read_secret(&a.key)?;
+    let secret = crate::lockstep::secure::read_secret(&a.key)?;
     let out = a.out.unwrap_or_else(|| {
         Path::new("out").join(format!("{}-agent-{}", loaded.scenario.name, a.name))
     });

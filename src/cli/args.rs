@@ -215,13 +215,14 @@ pub struct AgentArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct Overrides {
     /// Use the physics simulator at this endpoint instead of the scenario's: ZeroMQ
-    /// (`tcp://host:port`, `ipc://path`) or ROS-NetSim framing (`unix:/path`, `tcp:host:port`),
+    /// (`tcp://host:port`, `ipc://path`), ROS-NetSim framing (`unix:/path`, `tcp:host:port`),
+    /// the secure channel to our simulator on another host (`secure://host:port?key=FILE`),
     /// `gazebo`: Gazebo through ros_gz_bridge (built with `--features gazebo`), or `auv[:HOST]`:
     /// a simulator speaking the ZeroMQ AUV simulator interface; or `embedded`.
     #[arg(long, value_name = "ENDPOINT")]
     pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
-    /// Use the network simulator at this endpoint instead of the scenario's (ZeroMQ or
-    /// ROS-NetSim framing, as `--physics-sim`), `ns3`: ns-3, through its adapter netsim-ns3
+    /// Use the network simulator at this endpoint instead of the scenario's (ZeroMQ, ROS-NetSim
+    /// framing or the secure channel, as `--physics-sim`), `ns3`: ns-3, through its adapter netsim-ns3
     /// started for the run, or `embedded`.
     #[arg(long, value_name = "ENDPOINT")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
@@ -319,7 +320,9 @@ pub struct ServeArgs {
     /// The scenario file (YAML) whose simulator to serve.
     pub scenario: PathBuf,
     /// Endpoint to bind: ZeroMQ (e.g. tcp://127.0.0.1:5601) or ROS-NetSim (unix:/path,
-    /// tcp:host:port).
+    /// tcp:host:port) on this host only (loopback, ipc:// or a Unix socket: they authenticate no
+    /// peer), or the secure channel for coordinators on other hosts
+    /// (secure://0.0.0.0:5601?key=FILE, the same key file on both hosts).
     #[arg(long)]
     pub bind: PeerEndpoint,
     /// Exit when no request arrives for this long (seconds).
@@ -338,8 +341,8 @@ pub struct PhysicsCoordinatorArgs {
     /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
     /// `physics_coordinator`).
     pub scenario: Option<PathBuf>,
-    /// Physics simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`) or ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`), `embedded`, `gazebo` or `auv[:HOST]` (default: the scenario's
+    /// Physics simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
+    /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `embedded`, `gazebo` or `auv[:HOST]` (default: the scenario's
     /// `simulators.physics`).
     #[arg(long, value_name = "ENDPOINT")]
     pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
@@ -347,7 +350,7 @@ pub struct PhysicsCoordinatorArgs {
     #[arg(long, value_name = "ENDPOINT")]
     pub network_coordinator: Option<ZmqEndpoint>,
     /// Network simulator's endpoint, for the in-process network coordinator: ZeroMQ, ROS-NetSim,
-    /// `embedded` or `ns3` (default: the scenario's `simulators.network`).
+    /// secure, `embedded` or `ns3` (default: the scenario's `simulators.network`).
     #[arg(long, value_name = "ENDPOINT", conflicts_with = "network_coordinator")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
     /// Output folder (default: the scenario's `output_dir`, else `out/<name>`). With the network
@@ -380,7 +383,7 @@ pub struct NetworkCoordinatorArgs {
     #[arg(long)]
     pub bind: ZmqEndpoint,
     /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`), `ns3` (start the ns-3 adapter) or `embedded` (default: the scenario's
+    /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `ns3` (start the ns-3 adapter) or `embedded` (default: the scenario's
     /// `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,

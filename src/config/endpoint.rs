@@ -5,17 +5,18 @@
 //!
 //! A kind exists only in the role it can take: ns-3 only as a [`NetworkEndpoint`], Gazebo and
 //! an AUV interface simulator only as a [`PhysicsEndpoint`]; both roles share `embedded` and a
-//! [`PeerEndpoint`], a simulator process reached over the window protocol (ZeroMQ or
-//! ROS-NetSim framing), which is also all a served simulator can listen at. A kind named for
+//! [`PeerEndpoint`], a simulator process reached over the window protocol (ZeroMQ, ROS-NetSim
+//! framing or the secure channel), which is also all a served simulator can listen at. A kind named for
 //! the wrong role is refused ([`WrongRole`]) at argument parsing for the command line, naming
 //! the forms that flag takes, and at load for a scenario file, naming the kinds that role takes.
 //!
 //! Text forms (the command line): `embedded`; `ns3` (the ns-3 adapter with default
 //! settings, network); `gazebo` (Gazebo through ros_gz with default settings, physics);
 //! `auv[:HOST]` (an AUV interface simulator, physics); a ZeroMQ endpoint `tcp://host:port` or
-//! `ipc://path`; a ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`). In a
-//! scenario file the kind is explicit: `{kind: zeromq, endpoint: tcp://…}`, `{kind: rosnetsim,
-//! address: unix:/…}`, `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}` with the
+//! `ipc://path`; a ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`); a secure
+//! endpoint `secure://host:port?key=FILE`. In a scenario file the kind is explicit: `{kind:
+//! zeromq, endpoint: tcp://…}`, `{kind: rosnetsim, address: unix:/…}`, `{kind: secure, address:
+//! host:port, key_file: …}`, `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}` with the
 //! [`GazeboSettings`], `{kind: auv_interface, …}` with the [`AuvClientSettings`].
 
 use std::fmt;
@@ -68,6 +69,10 @@ pub enum PeerEndpoint {
     /// length + gzip of the message) over a Unix socket or TCP; the simulator listens, the
     /// coordinator connects: `unix:/tmp/net_server_socket` or `tcp:127.0.0.1:10000`.
     Rosnetsim(RosnetsimAddress),
+    /// Our simulator process on another host, through the secure channel between hosts
+    /// (`crate::lockstep::secure`): the simulator listens, the coordinator connects, both with
+    /// the same key file: `secure://10.0.0.2:5601?key=run.key`.
+    Secure(SecureAddress),
 }
 
 /// A simulator named for a role it cannot take: in a scenario file (displayed, located at the
@@ -98,15 +103,15 @@ impl WrongRole {
         match self {
             WrongRole::Ns3AsPhysics => {
                 "ns-3 is a network simulator: `ns3` belongs in simulators.network (--network-sim ns3); \
-                 the physics simulator is one of embedded, zeromq, rosnetsim, gazebo, auv_interface"
+                 the physics simulator is one of embedded, zeromq, rosnetsim, secure, gazebo, auv_interface"
             }
             WrongRole::GazeboAsNetwork => {
                 "Gazebo is a physics simulator: `gazebo` belongs in simulators.physics (--physics-sim gazebo); \
-                 the network simulator is one of embedded, zeromq, rosnetsim, ns3"
+                 the network simulator is one of embedded, zeromq, rosnetsim, secure, ns3"
             }
             WrongRole::AuvInterfaceAsNetwork => {
                 "an AUV interface simulator is a physics simulator: `auv_interface` belongs in simulators.physics \
-                 (--physics-sim auv[:HOST]); the network simulator is one of embedded, zeromq, rosnetsim, ns3"
+                 (--physics-sim auv[:HOST]); the network simulator is one of embedded, zeromq, rosnetsim, secure, ns3"
             }
         }
     }
@@ -141,8 +146,16 @@ impl std::error::Error for WrongRole {}
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum Written {
     Embedded,
-    Zeromq { endpoint: ZmqEndpoint },
-    Rosnetsim { address: RosnetsimAddress },
+    Zeromq {
+        endpoint: ZmqEndpoint,
+    },
+    Rosnetsim {
+        address: RosnetsimAddress,
+    },
+    Secure {
+        address: HostPort,
+        key_file: PathBuf,
+    },
     Ns3(Ns3Settings),
     Gazebo(GazeboSettings),
     AuvInterface(AuvClientSettings),
@@ -157,6 +170,9 @@ impl TryFrom<Written> for PhysicsEndpoint {
             Written::Zeromq { endpoint } => PhysicsEndpoint::Peer(PeerEndpoint::Zeromq(endpoint)),
             Written::Rosnetsim { address } => {
                 PhysicsEndpoint::Peer(PeerEndpoint::Rosnetsim(address))
+            }
+            Written::Secure { address, key_file } => {
+                PhysicsEndpoint::Peer(PeerEndpoint::Secure(SecureAddress { address, key_file }))
             }
             Written::Gazebo(g) => PhysicsEndpoint::Gazebo(g),
             Written::AuvInterface(a) => PhysicsEndpoint::AuvInterface(a),
@@ -174,6 +190,9 @@ impl TryFrom<Written> for NetworkEndpoint {
             Written::Zeromq { endpoint } => NetworkEndpoint::Peer(PeerEndpoint::Zeromq(endpoint)),
             Written::Rosnetsim { address } => {
                 NetworkEndpoint::Peer(PeerEndpoint::Rosnetsim(address))
+            }
+            Written::Secure { address, key_file } => {
+                NetworkEndpoint::Peer(PeerEndpoint::Secure(SecureAddress { address, key_file }))
             }
             Written::Ns3(s) => NetworkEndpoint::Ns3(s),
             Written::Gazebo(_) => return Err(WrongRole::GazeboAsNetwork),
@@ -429,11 +448,11 @@ impl UanMac {
 
 /// The command line's text forms of a ZeroMQ endpoint and a ROS-NetSim address.
 const PEER_FORMS: &str =
-    "a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
+    "a ZeroMQ endpoint (tcp://host:port, ipc://path), a ROS-NetSim address (unix:/path, tcp:host:port) or a secure one (secure://host:port?key=FILE)";
 /// What `--physics-sim` takes.
-const PHYSICS_FORMS: &str = "--physics-sim takes `embedded`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
+const PHYSICS_FORMS: &str = "--physics-sim takes `embedded`, `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path), a ROS-NetSim address (unix:/path, tcp:host:port) or a secure one (secure://host:port?key=FILE)";
 /// What `--network-sim` takes.
-const NETWORK_FORMS: &str = "--network-sim takes `embedded`, `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address (unix:/path, tcp:host:port)";
+const NETWORK_FORMS: &str = "--network-sim takes `embedded`, `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path), a ROS-NetSim address (unix:/path, tcp:host:port) or a secure one (secure://host:port?key=FILE)";
 
 impl PeerEndpoint {
     /// `s` as a peer if it has a transport's prefix (`tcp://`, `ipc://`, `unix:`, `tcp:`), with
@@ -445,8 +464,46 @@ impl PeerEndpoint {
         if s.starts_with("unix:") || s.starts_with("tcp:") {
             return Some(s.parse().map(PeerEndpoint::Rosnetsim));
         }
+        if s.starts_with("secure://") {
+            return Some(s.parse().map(PeerEndpoint::Secure));
+        }
         None
     }
+
+    /// Why binding here would open the window protocol to other hosts without authenticating
+    /// them (a TCP address that is not loopback, over ZeroMQ or ROS-NetSim's framing), or None.
+    pub fn exposed(&self) -> Option<String> {
+        let host = match self {
+            PeerEndpoint::Zeromq(e) => e.as_str().strip_prefix("tcp://").map(host_of)?,
+            PeerEndpoint::Rosnetsim(RosnetsimAddress::Tcp(hp)) => host_of(hp),
+            PeerEndpoint::Rosnetsim(RosnetsimAddress::Unix(_)) | PeerEndpoint::Secure(_) => {
+                return None
+            }
+        };
+        let loopback = host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        (!loopback).then(|| {
+            let hp = match self {
+                PeerEndpoint::Zeromq(e) => e.as_str().trim_start_matches("tcp://").to_owned(),
+                PeerEndpoint::Rosnetsim(a) => a.to_string().trim_start_matches("tcp:").to_owned(),
+                PeerEndpoint::Secure(_) => String::new(),
+            };
+            format!(
+                "{self} is reachable from other hosts, and the window protocol there authenticates no peer: \
+                 anyone who reaches it could answer the run's windows. Serve at secure://{hp}?key=FILE instead \
+                 (the same key file on both hosts, made by `cosim agent-key FILE`), or at a loopback address"
+            )
+        })
+    }
+}
+
+/// The host of `host:port` (`*` and an empty host mean every address).
+fn host_of(hp: &str) -> &str {
+    hp.rsplit_once(':').map_or(hp, |(h, _)| h)
 }
 
 impl FromStr for PeerEndpoint {
@@ -570,7 +627,85 @@ impl fmt::Display for PeerEndpoint {
         match self {
             PeerEndpoint::Zeromq(endpoint) => endpoint.fmt(f),
             PeerEndpoint::Rosnetsim(address) => address.fmt(f),
+            PeerEndpoint::Secure(address) => address.fmt(f),
         }
+    }
+}
+
+/// `host:port`, checked for its shape (the host resolved when connecting or binding).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+#[serde(try_from = "String")]
+pub struct HostPort(String);
+
+impl HostPort {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for HostPort {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<HostPort, String> {
+        match s.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => {
+                Ok(HostPort(s.to_owned()))
+            }
+            _ => Err(format!("{s:?}: expected host:port, e.g. 10.0.0.2:5601")),
+        }
+    }
+}
+
+impl TryFrom<String> for HostPort {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<HostPort, String> {
+        s.parse()
+    }
+}
+
+impl fmt::Display for HostPort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where our simulator process listens through the secure channel, and the key file both
+/// ends read: `secure://host:port?key=FILE` on the command line (the file relative to the
+/// current folder), `{kind: secure, address: host:port, key_file: FILE}` in a scenario file
+/// (relative to the scenario's folder). Displayed without the key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SecureAddress {
+    pub address: HostPort,
+    pub key_file: PathBuf,
+}
+
+impl FromStr for SecureAddress {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SecureAddress, String> {
+        let rest = s
+            .strip_prefix("secure://")
+            .ok_or_else(|| format!("{s:?} must start with secure://"))?;
+        let Some((address, key)) = rest.split_once("?key=") else {
+            return Err(format!(
+                "{s:?}: a secure endpoint needs its key file, e.g. secure://10.0.0.2:5601?key=run.key (`cosim agent-key run.key` makes one)"
+            ));
+        };
+        if key.is_empty() {
+            return Err(format!("{s:?}: the key file's path is empty"));
+        }
+        let key_file = std::path::absolute(key).map_err(|e| format!("{s:?}: {key}: {e}"))?;
+        Ok(SecureAddress {
+            address: address.parse()?,
+            key_file,
+        })
+    }
+}
+
+impl fmt::Display for SecureAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "secure://{}", self.address)
     }
 }
 
@@ -724,6 +859,16 @@ enum PhysicsSchema {
         /// `unix:/path` or `tcp:host:port`. Required.
         address: RosnetsimAddress,
     },
+    /// Our simulator process on another host (`cosim physics-sim`/`network-sim --bind
+    /// secure://…`), through the secure channel between hosts: it listens, the coordinator
+    /// connects.
+    Secure {
+        /// `host:port`. Required.
+        address: HostPort,
+        /// The run's key file, the same on both hosts (`cosim agent-key FILE` makes one; mode
+        /// 0600), relative to this file's folder. Required.
+        key_file: PathBuf,
+    },
     /// Gazebo (gz-sim) through `ros_gz_bridge` (a build with the cargo feature `gazebo`),
     /// stepped by W each window.
     Gazebo(GazeboSettings),
@@ -750,6 +895,16 @@ enum NetworkSchema {
     Rosnetsim {
         /// `unix:/path` or `tcp:host:port`. Required.
         address: RosnetsimAddress,
+    },
+    /// Our simulator process on another host (`cosim physics-sim`/`network-sim --bind
+    /// secure://…`), through the secure channel between hosts: it listens, the coordinator
+    /// connects.
+    Secure {
+        /// `host:port`. Required.
+        address: HostPort,
+        /// The run's key file, the same on both hosts (`cosim agent-key FILE` makes one; mode
+        /// 0600), relative to this file's folder. Required.
+        key_file: PathBuf,
     },
     /// ns-3 through the adapter `netsim-ns3`, started by the coordinator or already running
     /// at `endpoint`.
@@ -786,6 +941,20 @@ impl JsonSchema for ZmqEndpoint {
             "description": "A ZeroMQ endpoint: `tcp://host:port` or `ipc://path`.",
             "type": "string",
             "pattern": "^(tcp|ipc)://"
+        })
+    }
+}
+
+impl JsonSchema for HostPort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HostPort".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`host:port`.",
+            "type": "string",
+            "pattern": "^.+:[0-9]+$"
         })
     }
 }

@@ -3,7 +3,7 @@
 //! ([`physics_simulator`], [`network_simulator`]), starting the embedded ones in this process
 //! and the ns-3 adapter as a child.
 
-use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
+use crate::config::{LoadedScenario, NetworkEndpoint, PeerEndpoint, PhysicsEndpoint};
 use crate::io::simulators::auv_server::AuvInterfaceSim;
 use crate::lockstep::{Link, Role, Service};
 use crate::sim::acoustic_paths::SharedPathStats;
@@ -16,6 +16,18 @@ use std::{path::Path, time::Duration};
 /// How long a peer may take to come up and answer window 0.
 pub fn startup_timeout(loaded: &LoadedScenario) -> Duration {
     Duration::from_millis(loaded.scenario.simulators.startup_timeout_ms)
+}
+
+/// A secure endpoint's key file as a scenario file names it is relative to the file's folder
+/// (one from the command line is already absolute).
+fn with_key_beside(loaded: &LoadedScenario, endpoint: PeerEndpoint) -> PeerEndpoint {
+    match endpoint {
+        PeerEndpoint::Secure(mut a) if a.key_file.is_relative() => {
+            a.key_file = loaded.relative(&a.key_file.to_string_lossy());
+            PeerEndpoint::Secure(a)
+        }
+        other => other,
+    }
 }
 
 pub(super) fn timeout(loaded: &LoadedScenario) -> Duration {
@@ -51,6 +63,7 @@ pub async fn physics_simulator(
         }
         PhysicsEndpoint::Peer(endpoint) => {
             let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
+            let endpoint = with_key_beside(loaded, endpoint);
             let link = Link::connect(peer, Role::Physics, &endpoint, timeout, startup).await?;
             (link, None)
         }
@@ -148,6 +161,7 @@ pub async fn network_simulator(
         }
         NetworkEndpoint::Peer(endpoint) => {
             let (timeout, startup) = (timeout(loaded), startup_timeout(loaded));
+            let endpoint = with_key_beside(loaded, endpoint);
             Link::connect(peer, Role::Network, &endpoint, timeout, startup).await?
         }
         NetworkEndpoint::Ns3(settings) => {

@@ -10,12 +10,11 @@
 //! - [`thread`]: a [`Service`] in this process on a thread of its own (the embedded physics
 //!   simulator, so that it computes the next window on another core);
 //! - [`zmq`]: a peer process reached over a ZeroMQ REQ socket (the peer binds a REP socket,
-//!   see [`zmq::serve`]), possibly on another host;
+//!   see [`zmq::serve`]), on this host or a trusted network;
 //! - [`rosnetsim`]: a ROS-NetSim simulator adapter reached with ROS-NetSim's own framing
-//!   (length + gzip) over a Unix socket or TCP, its messages in ROS-NetSim's dialect.
-//!
-//! Between hosts, [`secure`] carries frames through the secure channel (the capture agents'
-//! connections).
+//!   (length + gzip) over a Unix socket or TCP, its messages in ROS-NetSim's dialect;
+//! - [`secure`]: our simulator process on another host, through the secure channel between
+//!   hosts (which the capture agents' connections use too).
 //!
 //! A [`PeerEndpoint`] (a simulator process of either role, from the scenario or the command
 //! line) picks the transport in one place, [`Link::connect`] (and [`serve`] on the peer side);
@@ -39,16 +38,22 @@ use std::time::Duration;
 pub use transport::{ready, Reply, Role, Service, Transport, TransportError};
 
 /// Serves `service`, the `role` simulator, at `bind` (the peer side of [`Link::connect`])
-/// until it has answered its last window, or nothing arrives for `idle`.
+/// until it has answered its last window, or nothing arrives for `idle`. A ZeroMQ or
+/// ROS-NetSim TCP address that other hosts can reach is refused
+/// ([`PeerEndpoint::exposed`]): those protocols authenticate no peer.
 pub async fn serve(
     bind: &PeerEndpoint,
     role: Role,
     service: &mut dyn Service,
     idle: Duration,
 ) -> anyhow::Result<zmq::ServeEnd> {
+    if let Some(why) = bind.exposed() {
+        anyhow::bail!("{why}");
+    }
     match bind {
         PeerEndpoint::Zeromq(endpoint) => zmq::serve(endpoint.as_str(), service, idle).await,
         PeerEndpoint::Rosnetsim(address) => rosnetsim::serve(address, role, service, idle).await,
+        PeerEndpoint::Secure(address) => secure::serve(address, service, idle).await,
     }
 }
 
@@ -130,6 +135,17 @@ impl Link {
             }
             PeerEndpoint::Rosnetsim(address) => {
                 Link::rosnetsim(peer, role, address, timeout, connect_timeout).await
+            }
+            PeerEndpoint::Secure(address) => {
+                let peer = format!("{peer} at {address}");
+                let client = secure::Client::connect_within(address, connect_timeout)
+                    .await
+                    .map_err(|e| LinkError::Failed {
+                        peer: peer.clone(),
+                        window: 0,
+                        reason: format!("cannot connect: {e:#}"),
+                    })?;
+                Ok(Link::new(peer, timeout, Box::new(client)))
             }
         }
     }

@@ -1,16 +1,21 @@
 //! The secure channel between hosts on a TCP connection: [`crate::wire::secure`]'s handshake
 //! and records read and written with tokio, each step of the handshake bounded in time and
-//! every record in size. The capture agents (`crate::io::traffic::agents`) speak through it.
+//! every record in size; the run's key file on disk; and the window protocol through it (a
+//! [`Client`] a coordinator links with, [`serve`] for a simulator process). The capture agents
+//! (`crate::io::traffic::agents`) speak through it too.
 //!
 //! The handshake is raw bytes of fixed sizes (the initiator's [`MAGIC`] and first message,
 //! the responder's answer); every record after it is a 2-byte length and that many bytes.
 
+use crate::config::SecureAddress;
 use crate::wire::secure::{
     self, Channel, HandshakeError, OpenError, Secret, Session, HANDSHAKE_BYTES, MAGIC,
     MAX_RECORD_BYTES, RECORD_LENGTH_BYTES,
 };
+use anyhow::{bail, Context};
 use futures_util::StreamExt;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -152,6 +157,145 @@ impl SecureConn {
             };
             if let Some(frame) = self.session.open(&record)? {
                 return Ok(frame);
+            }
+        }
+    }
+}
+
+/// Writes `secret` to a file that did not exist, readable by its owner only.
+pub fn write_secret(path: &Path, secret: &Secret) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    writeln!(f, "{}", secret.to_hex()).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reads a secret's file, refusing one that others than its owner may read or write.
+pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
+    use std::os::unix::fs::MetadataExt;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.mode() & 0o077 != 0 {
+        bail!(
+            "{}: others than its owner may read it (mode {:o}): `chmod 600 {}`",
+            path.display(),
+            meta.mode() & 0o777,
+            path.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Secret::parse(&text).with_context(|| format!("{}", path.display()))
+}
+
+/// The largest window message either way (as over ZeroMQ).
+pub const MAX_MESSAGE_BYTES: usize = super::zmq::MAX_MESSAGE_BYTES;
+
+/// A coordinator's side of the window protocol through the secure channel: one request
+/// frame, one reply frame.
+pub struct Client {
+    conn: SecureConn,
+}
+
+impl Client {
+    /// Connects to the simulator at `address` with its key file, retrying until it accepts or
+    /// `timeout` passes; fails if the peer does not hold the same secret.
+    pub async fn connect_within(
+        address: &SecureAddress,
+        timeout: Duration,
+    ) -> anyhow::Result<Client> {
+        let secret = read_secret(&address.key_file)?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let stream = loop {
+            match TcpStream::connect(address.address.as_str()).await {
+                Ok(s) => break s,
+                Err(e) if tokio::time::Instant::now() >= deadline => {
+                    bail!("cannot reach {address}: {e}")
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        };
+        match SecureConn::connect(stream, &secret, Channel::Windows, MAX_MESSAGE_BYTES).await {
+            Ok(conn) => Ok(Client { conn }),
+            Err(ConnectError::Closed | ConnectError::Handshake(HandshakeError::Refused)) => bail!(
+                "{address} refused the handshake: it holds another secret than {}",
+                address.key_file.display()
+            ),
+            Err(e) => bail!("{address}: {e}"),
+        }
+    }
+}
+
+impl super::Transport for Client {
+    fn exchange<'a>(&'a mut self, request: Vec<u8>, timeout: Duration) -> super::Reply<'a> {
+        Box::pin(super::transport::within(timeout, async move {
+            let failed = |e: String| super::TransportError::Failed(e);
+            self.conn.send(&request).await.map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidInput => failed(e.to_string()),
+                _ => super::TransportError::Disconnected,
+            })?;
+            self.conn.recv().await.map_err(|e| match e {
+                RecvError::Closed | RecvError::Io(_) => super::TransportError::Disconnected,
+                e => failed(e.to_string()),
+            })
+        }))
+    }
+}
+
+/// Listens at `address` and answers the window protocol through the secure channel with
+/// `service`, one coordinator at a time, until [`super::Service::finished`] says the last
+/// reply went out or nothing arrives for `idle`. A peer that fails the handshake, or whose
+/// first frame does not open, is refused (logged at WARN with why) and the next one accepted.
+pub async fn serve(
+    address: &SecureAddress,
+    service: &mut dyn super::Service,
+    idle: Duration,
+) -> anyhow::Result<super::zmq::ServeEnd> {
+    use super::zmq::ServeEnd;
+    let secret = read_secret(&address.key_file)?;
+    let listener = tokio::net::TcpListener::bind(address.address.as_str())
+        .await
+        .with_context(|| format!("cannot bind {address}"))?;
+    tracing::info!(endpoint = %address, "serving");
+    loop {
+        let (stream, peer) = match tokio::time::timeout(idle, listener.accept()).await {
+            Err(_) => return Ok(ServeEnd::Idle),
+            Ok(Err(e)) => {
+                tracing::warn!("{address}: accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            Ok(Ok(x)) => x,
+        };
+        let mut conn =
+            match SecureConn::accept(stream, &secret, Channel::Windows, MAX_MESSAGE_BYTES).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!("{address}: refused a peer at {peer}: {e}");
+                    continue;
+                }
+            };
+        loop {
+            let request = match tokio::time::timeout(idle, conn.recv()).await {
+                Err(_) => return Ok(ServeEnd::Idle),
+                Ok(Err(e)) => {
+                    tracing::warn!("{address}: the peer at {peer} {e}; waiting for the next");
+                    break;
+                }
+                Ok(Ok(r)) => r,
+            };
+            let reply = service
+                .call(request)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            conn.send(&reply).await?;
+            if service.finished() {
+                return Ok(ServeEnd::Done);
             }
         }
     }

@@ -1392,7 +1392,7 @@ simulators:
         assert_eq!(
             e.to_string(),
             "s.yaml:19:13: simulators.physics.kind: ns-3 is a network simulator: `ns3` belongs in simulators.network (--network-sim ns3); \
-             the physics simulator is one of embedded, zeromq, rosnetsim, gazebo, auv_interface"
+             the physics simulator is one of embedded, zeromq, rosnetsim, secure, gazebo, auv_interface"
         );
     }
 

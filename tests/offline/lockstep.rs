@@ -153,6 +153,103 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
     }
 }
 
+/// Both simulators as processes of their own reached through the secure channel (`secure://`
+/// with one key file): the same timeline as in one process. A coordinator with another key is
+/// refused by the served simulator, which goes on waiting; binding ZeroMQ or ROS-NetSim's TCP
+/// to an address other hosts reach is refused before anything listens, saying how to serve
+/// securely.
+#[test]
+fn simulators_through_the_secure_channel_give_the_same_timeline_and_plaintext_stays_local() {
+    let scenario = repo("config/patrol.yaml");
+    let s = scenario.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, other) = (dir.path().join("run.key"), dir.path().join("other.key"));
+    for k in [&key, &other] {
+        run_ok(COSIM, &["agent-key", k.to_str().unwrap()]);
+    }
+    let first = in_process_run(&scenario, &dir.path().join("in-process"));
+    let secure = |ep: &str, key: &Path| {
+        format!(
+            "secure://{}?key={}",
+            ep.trim_start_matches("tcp://"),
+            key.display()
+        )
+    };
+    let (p_ep, n_ep) = (
+        secure(&free_endpoint(), &key),
+        secure(&free_endpoint(), &key),
+    );
+    let mut procs = Procs(vec![
+        spawn(COSIM, &["physics-sim", s, "--bind", &p_ep]),
+        spawn(COSIM, &["network-sim", s, "--bind", &n_ep]),
+    ]);
+    // Another key first: refused, and the simulator stays up for the right one.
+    let wrong = p_ep.replace(key.to_str().unwrap(), other.to_str().unwrap());
+    let out = dir.path().join("wrong");
+    let refused = Command::new(COSIM)
+        .args([
+            "run",
+            s,
+            "--physics-sim",
+            &wrong,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(text.contains("refused the handshake"), "{text}");
+    let out = dir.path().join("secure");
+    run_ok(
+        COSIM,
+        &[
+            "run",
+            s,
+            "--physics-sim",
+            &p_ep,
+            "--network-sim",
+            &n_ep,
+            "--out",
+            out.to_str().unwrap(),
+            "--timeline",
+        ],
+    );
+    let through = std::fs::read(out.join("timeline.jsonl")).unwrap();
+    assert!(
+        first == through,
+        "simulators through the secure channel differ from the in-process run"
+    );
+    for child in &mut procs.0 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "a served peer outlived the run");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success());
+    }
+    let mut log = String::new();
+    if let Some(mut err) = procs.0[0].stderr.take() {
+        std::io::Read::read_to_string(&mut err, &mut log).unwrap();
+    }
+    assert!(log.contains("refused a peer at 127.0.0.1"), "{log}");
+    for bind in ["tcp://0.0.0.0:5601", "tcp://*:5601", "tcp:0.0.0.0:10000"] {
+        let o = Command::new(COSIM)
+            .args(["physics-sim", s, "--bind", bind])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{bind}");
+        assert!(
+            text.contains("is reachable from other hosts") && text.contains("secure://"),
+            "{bind}: {text}"
+        );
+    }
+}
+
 /// The patrol scenario paced at real time with a 1 s timeout, written next to the original.
 fn real_time_scenario(dir: &Path, timeout_ms: u64) -> PathBuf {
     let mut v: serde_yaml::Value =

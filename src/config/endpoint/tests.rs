@@ -217,15 +217,16 @@ fn a_wrong_role_on_the_command_line_offers_only_that_flag_s_forms() {
     assert_eq!(
         e,
         "ns-3 is a network simulator (--network-sim ns3); --physics-sim takes `embedded`, \
-         `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a \
-         ROS-NetSim address (unix:/path, tcp:host:port)"
+         `gazebo`, `auv[:HOST]`, a ZeroMQ endpoint (tcp://host:port, ipc://path), a \
+         ROS-NetSim address (unix:/path, tcp:host:port) or a secure one \
+         (secure://host:port?key=FILE)"
     );
     assert!(!PHYSICS_FORMS.contains("ns3"), "{PHYSICS_FORMS}");
     assert_eq!(
         "gazebo".parse::<NetworkEndpoint>().unwrap_err(),
         "Gazebo is a physics simulator (--physics-sim gazebo); --network-sim takes `embedded`, \
-         `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path) or a ROS-NetSim address \
-         (unix:/path, tcp:host:port)"
+         `ns3`, a ZeroMQ endpoint (tcp://host:port, ipc://path), a ROS-NetSim address \
+         (unix:/path, tcp:host:port) or a secure one (secure://host:port?key=FILE)"
     );
     // A scenario file's refusal names the role's kinds as the file writes them.
     for w in WrongRole::ALL {
@@ -312,4 +313,55 @@ fn ns3_settings_in_a_scenario() {
     ] {
         assert!(parse(bad).is_err(), "{bad}");
     }
+}
+
+/// `secure://host:port?key=FILE`: parsed in both roles and as `--bind`, its key file made
+/// absolute from the current folder, shown without it; without a key, refused saying how.
+/// Binding ZeroMQ or ROS-NetSim's TCP anywhere but loopback is exposed; a secure endpoint, a
+/// Unix socket, `ipc://` and loopback are not.
+#[test]
+fn secure_endpoints_carry_their_key_file_and_only_loopback_is_unexposed() {
+    let bind: PeerEndpoint = "secure://0.0.0.0:5601?key=run.key".parse().unwrap();
+    let PeerEndpoint::Secure(a) = &bind else {
+        panic!("{bind:?}");
+    };
+    assert_eq!(a.address.as_str(), "0.0.0.0:5601");
+    assert_eq!(a.key_file, std::env::current_dir().unwrap().join("run.key"));
+    assert_eq!(bind.to_string(), "secure://0.0.0.0:5601");
+    assert_eq!(bind.exposed(), None);
+    for role in [
+        "secure://h:1?key=/k".parse::<PhysicsEndpoint>().map(|_| ()),
+        "secure://h:1?key=/k".parse::<NetworkEndpoint>().map(|_| ()),
+    ] {
+        assert_eq!(role, Ok(()));
+    }
+    let e = "secure://10.0.0.2:5601"
+        .parse::<PeerEndpoint>()
+        .unwrap_err();
+    assert!(
+        e.contains("needs its key file") && e.contains("cosim agent-key"),
+        "{e}"
+    );
+    assert!("secure://nohost?key=k".parse::<PeerEndpoint>().is_err());
+    for (text, exposed) in [
+        ("tcp://0.0.0.0:5601", true),
+        ("tcp://*:5601", true),
+        ("tcp://10.0.0.2:5601", true),
+        ("tcp:0.0.0.0:10000", true),
+        ("tcp://127.0.0.1:5601", false),
+        ("tcp://localhost:5601", false),
+        ("tcp://[::1]:5601", false),
+        ("tcp:127.0.0.1:10000", false),
+        ("ipc:///tmp/p", false),
+        ("unix:/tmp/s", false),
+    ] {
+        let e: PeerEndpoint = text.parse().unwrap();
+        assert_eq!(e.exposed().is_some(), exposed, "{text}: {:?}", e.exposed());
+    }
+    let why = "tcp://0.0.0.0:5601"
+        .parse::<PeerEndpoint>()
+        .unwrap()
+        .exposed()
+        .unwrap();
+    assert!(why.contains("secure://0.0.0.0:5601?key=FILE"), "{why}");
 }

@@ -4,8 +4,9 @@
 //! both sides compare.
 
 use crate::config::LoadedScenario;
+use crate::lockstep::secure::{read_secret, write_secret};
 use crate::wire::secure::Secret;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 
 /// The run's fresh secret in its output folder.
@@ -35,37 +36,6 @@ pub fn run_secret(
             Ok((secret, path))
         }
     }
-}
-
-/// Writes `secret` to a file that did not exist, readable by its owner only.
-pub fn write_secret(path: &Path, secret: &Secret) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    writeln!(f, "{}", secret.to_hex()).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Reads a secret's file, refusing one that others than its owner may read or write.
-pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
-    use std::os::unix::fs::MetadataExt;
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if meta.mode() & 0o077 != 0 {
-        bail!(
-            "{}: others than its owner may read it (mode {:o}): `chmod 600 {}`",
-            path.display(),
-            meta.mode() & 0o777,
-            path.display()
-        );
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Secret::parse(&text).with_context(|| format!("{}", path.display()))
 }
 
 /// SHA-256 of the scenario file: agent and coordinator must load the same one.
