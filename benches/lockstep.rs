@@ -7,16 +7,19 @@
 //!    and every coordinator and simulator in its own process (4 processes): two round trips
 //!    (physics coordinator → network coordinator → network simulator);
 //! 3. baseline: a bare ZeroMQ REQ/REP round trip (same crate, same loopback, an echo process),
-//!    measured in the same run; one window over ZeroMQ costs at least one round trip.
+//!    measured in the same run; one window over ZeroMQ costs at least one round trip;
+//! 4. the secure channel (`secure://`, Noise with a key file), simulators in their own
+//!    processes as in 2a, over TCP loopback: its cost per window against 2a's.
 //!
 //! Run: `cargo bench --bench lockstep`. Optional env: WINDOWS (default 200000 in-process).
 
 use netsim_cosim::{
     clock::Schedule,
+    config::{PeerEndpoint, SecureAddress},
     coord::{NetworkCoordinator, PhysicsCoordinator},
     lockstep::{
         protocol::{expect_physics, physics_end, WindowCounter},
-        zmq, Link, Reply, Service,
+        secure, zmq, Link, Reply, Role, Service,
     },
     sim::network::PassthroughNetwork,
     wire::proto::{rosnetsim::physics_update::MsgType, ChannelData, PathDetails},
@@ -96,6 +99,14 @@ impl Service for Echo {
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A network coordinator in this process, linked to `net_sim`.
+fn local_network(net_sim: Link, windows: u32) -> Link {
+    Link::local(
+        "network coordinator",
+        Box::new(NetworkCoordinator::new(net_sim, schedule(windows), TIMEOUT)),
+    )
+}
+
 fn schedule(windows: u32) -> Schedule {
     Schedule {
         window_ns: 10_000_000,
@@ -136,6 +147,17 @@ async fn serve(role: &str, endpoint: &str, windows: u32, extra: Option<&str>) {
             .await
         }
         "echo" => zmq::serve(endpoint, &mut Echo, idle).await,
+        "secure-physics" | "secure-network-sim" => {
+            let address = SecureAddress {
+                address: endpoint.parse().unwrap(),
+                key_file: extra.expect("key file").into(),
+            };
+            if role == "secure-physics" {
+                secure::serve(&address, &mut IdlePhysics::new(windows), idle).await
+            } else {
+                secure::serve(&address, &mut PassthroughNetwork::new(windows), idle).await
+            }
+        }
         r => panic!("unknown role {r}"),
     };
     end.expect("serve");
@@ -188,14 +210,7 @@ async fn main() {
         "network simulator",
         Box::new(PassthroughNetwork::new(in_process_windows)),
     );
-    let network = Link::local(
-        "network coordinator",
-        Box::new(NetworkCoordinator::new(
-            net_sim,
-            schedule(in_process_windows),
-            TIMEOUT,
-        )),
-    );
+    let network = local_network(net_sim, in_process_windows);
     let in_process = coordinator(physics, network, in_process_windows).await;
 
     // 3. Baseline: bare REQ/REP round trips to an echo process.
@@ -227,16 +242,52 @@ async fn main() {
     let net_sim = Link::zeromq("network simulator", &s_ep, TIMEOUT, TIMEOUT)
         .await
         .unwrap();
-    let network = Link::local(
-        "network coordinator",
-        Box::new(NetworkCoordinator::new(
-            net_sim,
-            schedule(zmq_windows),
-            TIMEOUT,
-        )),
-    );
+    let network = local_network(net_sim, zmq_windows);
     let sims_apart = coordinator(physics, network, zmq_windows).await;
     drop(sims);
+
+    // 4. The secure channel: simulators in their own processes, as 2a.
+    let key = std::env::temp_dir().join(format!("lockstep-bench-{}.key", std::process::id()));
+    let _ = std::fs::remove_file(&key);
+    secure::write_secret(&key, &netsim_cosim::wire::secure::Secret::generate()).unwrap();
+    let k = key.to_str().unwrap();
+    let (p_hp, s_hp) = (port(46000), port(47000));
+    let (p_hp, s_hp) = (
+        p_hp.trim_start_matches("tcp://"),
+        s_hp.trim_start_matches("tcp://"),
+    );
+    let sims = Children(vec![
+        spawn(&["serve", "secure-physics", p_hp, &w, k]),
+        spawn(&["serve", "secure-network-sim", s_hp, &w, k]),
+    ]);
+    let at = |hp: &str| {
+        PeerEndpoint::Secure(SecureAddress {
+            address: hp.parse().unwrap(),
+            key_file: key.clone(),
+        })
+    };
+    let physics = Link::connect(
+        "physics simulator",
+        Role::Physics,
+        &at(p_hp),
+        TIMEOUT,
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    let net_sim = Link::connect(
+        "network simulator",
+        Role::Network,
+        &at(s_hp),
+        TIMEOUT,
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    let network = local_network(net_sim, zmq_windows);
+    let sims_secure = coordinator(physics, network, zmq_windows).await;
+    drop(sims);
+    let _ = std::fs::remove_file(&key);
 
     // 2b. ZeroMQ: every coordinator and simulator in its own process.
     let (p_ep, s_ep, c_ep) = (port(41000), port(42000), port(43000));
@@ -257,7 +308,14 @@ async fn main() {
     println!("  in-process                         {in_process:>8.0} windows/s  ({in_process_windows} windows; target >= 50000)");
     println!("  ZeroMQ, simulators in 2 processes  {sims_apart:>8.0} windows/s  ({zmq_windows} windows; 1 round trip per window; target >= 10000)");
     println!("  ZeroMQ, 4 separate processes       {over_zmq:>8.0} windows/s  ({zmq_windows} windows; 2 round trips per window)");
+    println!("  secure channel, sims in 2 processes {sims_secure:>7.0} windows/s  ({zmq_windows} windows; 1 round trip per window)");
     println!("  bare ZeroMQ REQ/REP round trip     {round_trips:>8.0} round trips/s ({zmq_windows} round trips, 64 B)");
+    println!(
+        "  secure channel against ZeroMQ, simulators apart: {:.2} of its windows/s, {:+.1} µs per window ({:.1} % of W = 1 ms)",
+        sims_secure / sims_apart,
+        1e6 / sims_secure - 1e6 / sims_apart,
+        (1e6 / sims_secure - 1e6 / sims_apart) / 10.0
+    );
     println!(
         "  windows/s over bare round trips/s: {:.2} (simulators apart), {:.2} (4 processes; 0.5 is the 2-round-trip bound)",
         sims_apart / round_trips,

@@ -126,7 +126,18 @@ impl<'a> Cdr<'a> {
 /// The compass heading of an orientation (its yaw about ENU's z, from east counter-clockwise).
 fn heading([x, y, z, w]: [f64; 4]) -> f64 {
     let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
-    (90.0 - yaw.to_degrees()).rem_euclid(360.0)
+    compass_deg(90.0 - yaw.to_degrees())
+}
+
+/// An angle in degrees as a compass heading in [0, 360). (`rem_euclid` alone gives 360.0 for
+/// a tiny negative angle: 360 − 1e-15 rounds to 360.)
+pub fn compass_deg(deg: f64) -> f64 {
+    let h = deg.rem_euclid(360.0);
+    if h >= 360.0 {
+        0.0
+    } else {
+        h
+    }
 }
 
 /// The pose in `data`, a CDR message of `type_name` (one of [`TYPES`]).
@@ -196,6 +207,20 @@ mod tests {
             b.extend(v.to_le_bytes());
         }
         b
+    }
+
+    /// The fuzz target's find: an orientation whose yaw is a hair past 90° gave a heading of
+    /// exactly 360.0, outside [0, 360).
+    #[test]
+    fn a_heading_is_below_360_even_a_hair_under_north() {
+        assert_eq!(compass_deg(-1e-15), 0.0);
+        assert_eq!(compass_deg(-1e-15_f64.rem_euclid(360.0) - 360.0), 0.0);
+        assert_eq!(compass_deg(720.0), 0.0);
+        assert!((compass_deg(-90.0) - 270.0).abs() < 1e-12);
+        let data = include_bytes!("../../fuzz/corpus/track_mcap/heading_360");
+        let p = decode_pose("geometry_msgs/msg/PoseStamped", data).unwrap();
+        let h = p.heading_deg.unwrap();
+        assert!((0.0..360.0).contains(&h), "{h}");
     }
 
     #[test]

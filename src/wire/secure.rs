@@ -333,11 +333,6 @@ impl Session {
         })
     }
 
-    /// The largest frame either end may send.
-    pub fn max_frame(&self) -> usize {
-        self.max_frame
-    }
-
     /// `frame` as records, each with its 2-byte length, appended to `out`.
     pub fn seal(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), OpenError> {
         if frame.len() > self.max_frame || u32::try_from(frame.len()).is_err() {

@@ -5,6 +5,7 @@
 use crate::config::files::{FileError, Place};
 use crate::config::geo::LocalFrame;
 use crate::config::GeoOrigin;
+use crate::wire::ros_pose::compass_deg;
 
 /// Most samples in a track.
 pub const MAX_TRACK_SAMPLES: usize = 2_000_000;
@@ -100,7 +101,7 @@ impl TrackLog {
         let (dx, dy) = (b.position[0] - a.position[0], b.position[1] - a.position[1]);
         TrackPoint {
             position: [lerp(0), lerp(1), lerp(2)],
-            heading_deg: (a.heading_deg + f * turn).rem_euclid(360.0),
+            heading_deg: compass_deg(a.heading_deg + f * turn),
             speed_mps: if span > 0.0 { dx.hypot(dy) / span } else { 0.0 },
         }
     }
@@ -116,7 +117,7 @@ fn headings_of_travel(samples: &mut [TrackSample]) {
     let n = samples.len();
     let direction = |a: &TrackSample, b: &TrackSample| {
         let (dx, dy) = (b.position[0] - a.position[0], b.position[1] - a.position[1]);
-        (dx.hypot(dy) > STILL_M).then(|| dx.atan2(dy).to_degrees().rem_euclid(360.0))
+        (dx.hypot(dy) > STILL_M).then(|| compass_deg(dx.atan2(dy).to_degrees()))
     };
     let moving: Vec<Option<f64>> = (0..n.saturating_sub(1))
         .map(|i| direction(&samples[i], &samples[i + 1]))
@@ -252,7 +253,7 @@ impl Builder {
         self.log.samples.push(TrackSample {
             t,
             position,
-            heading_deg: heading_deg.map_or(0.0, |h| h.rem_euclid(360.0)),
+            heading_deg: heading_deg.map_or(0.0, compass_deg),
         });
         self.log.places.push(n);
         Ok(())

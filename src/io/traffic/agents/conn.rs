@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-pub use secure::HANDSHAKE_TIMEOUT;
+use secure::HANDSHAKE_TIMEOUT;
 
 /// An authenticated connection.
 pub struct Conn {
