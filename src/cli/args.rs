@@ -222,8 +222,8 @@ pub struct Overrides {
     #[arg(long, value_name = "ENDPOINT")]
     pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
     /// Use the network simulator at this endpoint instead of the scenario's (ZeroMQ, ROS-NetSim
-    /// framing or the secure channel, as `--physics-sim`), `ns3`: ns-3, through its adapter netsim-ns3
-    /// started for the run, or `embedded`.
+    /// framing or the secure channel, as `--physics-sim`), `ns3`: ns-3, through its adapter
+    /// netsim-ns3 started for the run, or `embedded`.
     #[arg(long, value_name = "ENDPOINT")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
     /// Run for this many seconds of sim time instead of the scenario's `duration_s` (a whole
@@ -342,8 +342,8 @@ pub struct PhysicsCoordinatorArgs {
     /// `physics_coordinator`).
     pub scenario: Option<PathBuf>,
     /// Physics simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `embedded`, `gazebo` or `auv[:HOST]` (default: the scenario's
-    /// `simulators.physics`).
+    /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `embedded`, `gazebo` or
+    /// `auv[:HOST]` (default: the scenario's `simulators.physics`).
     #[arg(long, value_name = "ENDPOINT")]
     pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
     /// Network coordinator's ZeroMQ endpoint (default: a network coordinator in this process).
@@ -383,8 +383,8 @@ pub struct NetworkCoordinatorArgs {
     #[arg(long)]
     pub bind: ZmqEndpoint,
     /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
-    /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `ns3` (start the ns-3 adapter) or `embedded` (default: the scenario's
-    /// `simulators.network`).
+    /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `ns3` (start the ns-3 adapter)
+    /// or `embedded` (default: the scenario's `simulators.network`).
     #[arg(long, value_name = "ENDPOINT")]
     pub network_sim: Option<SimulatorArg<NetworkEndpoint>>,
     /// Output folder for `network_summary.json`, `air_summary.json` and pcaps (default: the

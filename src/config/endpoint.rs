@@ -6,9 +6,10 @@
 //! A kind exists only in the role it can take: ns-3 only as a [`NetworkEndpoint`], Gazebo and
 //! an AUV interface simulator only as a [`PhysicsEndpoint`]; both roles share `embedded` and a
 //! [`PeerEndpoint`], a simulator process reached over the window protocol (ZeroMQ, ROS-NetSim
-//! framing or the secure channel), which is also all a served simulator can listen at. A kind named for
-//! the wrong role is refused ([`WrongRole`]) at argument parsing for the command line, naming
-//! the forms that flag takes, and at load for a scenario file, naming the kinds that role takes.
+//! framing or the secure channel), which is also all a served simulator can listen at. A kind
+//! named for the wrong role is refused ([`WrongRole`]) at argument parsing for the command line,
+//! naming the forms that flag takes, and at load for a scenario file, naming the kinds that
+//! role takes.
 //!
 //! Text forms (the command line): `embedded`; `ns3` (the ns-3 adapter with default
 //! settings, network); `gazebo` (Gazebo through ros_gz with default settings, physics);
@@ -16,8 +17,8 @@
 //! `ipc://path`; a ROS-NetSim address `unix:/path` or `tcp:host:port` (without `//`); a secure
 //! endpoint `secure://host:port?key=FILE`. In a scenario file the kind is explicit: `{kind:
 //! zeromq, endpoint: tcp://…}`, `{kind: rosnetsim, address: unix:/…}`, `{kind: secure, address:
-//! host:port, key_file: …}`, `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}` with the
-//! [`GazeboSettings`], `{kind: auv_interface, …}` with the [`AuvClientSettings`].
+//! host:port, key_file: …}`, `{kind: ns3, …}` with the [`Ns3Settings`], `{kind: gazebo, …}`
+//! with the [`GazeboSettings`], `{kind: auv_interface, …}` with the [`AuvClientSettings`].
 
 use std::fmt;
 use std::path::PathBuf;

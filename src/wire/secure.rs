@@ -33,8 +33,9 @@ pub const MAX_RECORD_BYTES: usize = 65535;
 pub const TAG_BYTES: usize = 16;
 /// A handshake message: an ephemeral key and an empty payload's tag.
 pub const HANDSHAKE_BYTES: usize = 32 + TAG_BYTES;
-/// A record's length field, and a frame's inside its first record.
+/// A record's length field (big-endian, before the record).
 pub const RECORD_LENGTH_BYTES: usize = 2;
+/// A frame's length field (big-endian, at the start of its first record's plaintext).
 pub const FRAME_LENGTH_BYTES: usize = 4;
 /// The plaintext one record carries.
 const RECORD_PLAINTEXT: usize = MAX_RECORD_BYTES - TAG_BYTES;
