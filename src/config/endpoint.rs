@@ -803,13 +803,9 @@ impl FromStr for RosnetsimAddress {
         }
         if let Some(hp) = s.strip_prefix("tcp:") {
             let hp = hp.trim_start_matches("//");
-            return match hp.rsplit_once(':') {
-                Some((host, port))
-                    if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) =>
-                {
-                    Ok(RosnetsimAddress::Tcp(hp.to_owned()))
-                }
-                _ => Err(format!(
+            return match hp.parse::<HostPort>() {
+                Ok(_) => Ok(RosnetsimAddress::Tcp(hp.to_owned())),
+                Err(_) => Err(format!(
                     "{s:?}: expected tcp:host:port, e.g. tcp:127.0.0.1:10000"
                 )),
             };

@@ -211,24 +211,58 @@ impl Client {
     ) -> anyhow::Result<Client> {
         let secret = read_secret(&address.key_file)?;
         let deadline = tokio::time::Instant::now() + timeout;
-        let stream = loop {
-            match TcpStream::connect(address.address.as_str()).await {
-                Ok(s) => break s,
-                Err(e) if tokio::time::Instant::now() >= deadline => {
-                    bail!("cannot reach {address}: {e}")
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
-        };
-        match SecureConn::connect(stream, &secret, Channel::Windows, MAX_MESSAGE_BYTES).await {
+        let addr = address.address.as_str();
+        match dial(addr, &secret, Channel::Windows, MAX_MESSAGE_BYTES, deadline).await {
             Ok(conn) => Ok(Client { conn }),
-            Err(ConnectError::Closed | ConnectError::Handshake(HandshakeError::Refused)) => bail!(
+            Err(DialError::Unreachable(e)) => bail!("cannot reach {address}: {e}"),
+            Err(DialError::Refused) => bail!(
                 "{address} refused the handshake: it holds another secret than {}",
                 address.key_file.display()
             ),
-            Err(e) => bail!("{address}: {e}"),
+            Err(DialError::Failed(e)) => bail!("{address}: {e}"),
         }
     }
+}
+
+/// Why [`dial`] gave no connection.
+#[derive(Debug, thiserror::Error)]
+pub enum DialError {
+    #[error("{0}")]
+    Unreachable(std::io::Error),
+    /// The peer closed during the handshake or answered with one that fails its
+    /// authentication: it holds another secret (a responder without it says nothing).
+    #[error("the peer refused the handshake")]
+    Refused,
+    #[error("{0}")]
+    Failed(ConnectError),
+}
+
+/// Connects to `addr`, retrying while nothing accepts there until `deadline`, and runs the
+/// initiator's handshake ([`SecureConn::connect`]).
+pub async fn dial(
+    addr: &str,
+    secret: &Secret,
+    channel: Channel,
+    max_frame: usize,
+    deadline: tokio::time::Instant,
+) -> Result<SecureConn, DialError> {
+    let stream = loop {
+        match TcpStream::connect(addr).await {
+            Ok(s) => break s,
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(DialError::Unreachable(e))
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    SecureConn::connect(stream, secret, channel, max_frame)
+        .await
+        .map_err(|e| match e {
+            ConnectError::Closed | ConnectError::Handshake(HandshakeError::Refused) => {
+                DialError::Refused
+            }
+            e => DialError::Failed(e),
+        })
 }
 
 impl super::Transport for Client {

@@ -50,6 +50,21 @@ fn run_ok(bin: &str, args: &[&str]) -> Output {
     out
 }
 
+/// Every served peer exits by itself, successfully, within 10 s of the run's last window.
+fn assert_served_peers_exit(procs: &mut Procs) {
+    for child in &mut procs.0 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "a served peer outlived the run");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success());
+    }
+}
+
 fn in_process_run(scenario: &Path, out: &Path) -> Vec<u8> {
     run_ok(
         COSIM,
@@ -139,18 +154,7 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
         first == over_zmq,
         "separate processes over ZeroMQ differ from the in-process run"
     );
-    // Every served peer exits by itself, successfully, after the last window.
-    for child in &mut procs.0 {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(Instant::now() < deadline, "a served peer outlived the run");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        assert!(status.success());
-    }
+    assert_served_peers_exit(&mut procs);
 }
 
 /// Both simulators as processes of their own reached through the secure channel (`secure://`
@@ -220,17 +224,7 @@ fn simulators_through_the_secure_channel_give_the_same_timeline_and_plaintext_st
         first == through,
         "simulators through the secure channel differ from the in-process run"
     );
-    for child in &mut procs.0 {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(Instant::now() < deadline, "a served peer outlived the run");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        assert!(status.success());
-    }
+    assert_served_peers_exit(&mut procs);
     let mut log = String::new();
     if let Some(mut err) = procs.0[0].stderr.take() {
         std::io::Read::read_to_string(&mut err, &mut log).unwrap();

@@ -2,14 +2,13 @@
 //! secure channel between hosts ([`SecureConn`], channel [`Channel::Agents`], frames of at
 //! most [`agent::MAX_FRAME_BYTES`]), the agent's Hello first, then the protocol's messages.
 
-use crate::lockstep::secure::{self, ConnectError, SecureConn};
+use crate::lockstep::secure::{self, ConnectError, DialError, SecureConn};
 use crate::wire::agent;
 use crate::wire::proto::agent::{from_agent, to_agent, Hello};
 use crate::wire::secure::{Channel, HandshakeError, OpenError, Secret};
 use anyhow::bail;
 use prost::Message;
 use std::net::SocketAddr;
-use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -58,24 +57,20 @@ impl Conn {
         vehicles: usize,
         deadline: Instant,
     ) -> anyhow::Result<Conn> {
-        let stream = loop {
-            match TcpStream::connect(addr).await {
-                Ok(s) => break s,
-                Err(e) if Instant::now() >= deadline => {
+        let mut conn =
+            match secure::dial(addr, secret, Channel::Agents, agent::MAX_FRAME_BYTES, deadline).await
+            {
+                Ok(c) => c,
+                Err(DialError::Unreachable(e)) => {
                     bail!("cannot reach the network coordinator at {addr}: {e}")
                 }
-                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
-        };
-        let peer = stream.peer_addr()?;
-        let mut conn = match SecureConn::connect(stream, secret, Channel::Agents, agent::MAX_FRAME_BYTES).await {
-            Ok(c) => c,
-            // A coordinator closes on a handshake it cannot authenticate, saying nothing.
-            Err(ConnectError::Closed | ConnectError::Handshake(HandshakeError::Refused)) => bail!(
-                "the network coordinator at {peer} refused the handshake: it holds another secret (is --key the run's agent.key?)"
-            ),
-            Err(e) => bail!("network coordinator at {peer}: {e}"),
-        };
+                // A coordinator closes on a handshake it cannot authenticate, saying nothing.
+                Err(DialError::Refused) => bail!(
+                    "the network coordinator at {addr} refused the handshake: it holds another secret (is --key the run's agent.key?)"
+                ),
+                Err(DialError::Failed(e)) => bail!("network coordinator at {addr}: {e}"),
+            };
+        let peer = conn.peer;
         let hello = Hello {
             version: agent::VERSION,
             agent: name.to_owned(),
@@ -159,6 +154,7 @@ impl Conn {
 mod tests {
     use super::*;
     use crate::wire::proto::agent::{Open, Report};
+    use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
