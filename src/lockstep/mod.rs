@@ -82,6 +82,17 @@ pub enum LinkError {
     },
 }
 
+impl LinkError {
+    /// `peer` could not be reached before window 0.
+    fn cannot_connect(peer: &str, e: impl std::fmt::Display) -> LinkError {
+        LinkError::Failed {
+            peer: peer.to_owned(),
+            window: 0,
+            reason: format!("cannot connect: {e}"),
+        }
+    }
+}
+
 /// A coordinator's connection to one peer: a [`Transport`], named for errors.
 pub struct Link {
     peer: String,
@@ -140,11 +151,7 @@ impl Link {
                 let peer = format!("{peer} at {address}");
                 let client = secure::Client::connect_within(address, connect_timeout)
                     .await
-                    .map_err(|e| LinkError::Failed {
-                        peer: peer.clone(),
-                        window: 0,
-                        reason: format!("cannot connect: {e:#}"),
-                    })?;
+                    .map_err(|e| LinkError::cannot_connect(&peer, format!("{e:#}")))?;
                 Ok(Link::new(peer, timeout, Box::new(client)))
             }
         }
@@ -161,11 +168,7 @@ impl Link {
         let peer = format!("{} at {endpoint}", peer.into());
         let client = zmq::Client::connect_within(endpoint, connect_timeout)
             .await
-            .map_err(|e| LinkError::Failed {
-                peer: peer.clone(),
-                window: 0,
-                reason: format!("cannot connect: {e}"),
-            })?;
+            .map_err(|e| LinkError::cannot_connect(&peer, e))?;
         Ok(Link {
             peer,
             timeout,
@@ -185,11 +188,7 @@ impl Link {
         let peer = format!("{} at {address}", peer.into());
         let client = rosnetsim::Client::connect_within(address, role, connect_timeout)
             .await
-            .map_err(|e| LinkError::Failed {
-                peer: peer.clone(),
-                window: 0,
-                reason: format!("cannot connect: {e}"),
-            })?;
+            .map_err(|e| LinkError::cannot_connect(&peer, e))?;
         Ok(Link {
             peer,
             timeout,
