@@ -474,13 +474,14 @@ impl PeerEndpoint {
     /// Why binding here would open the window protocol to other hosts without authenticating
     /// them (a TCP address that is not loopback, over ZeroMQ or ROS-NetSim's framing), or None.
     pub fn exposed(&self) -> Option<String> {
-        let host = match self {
-            PeerEndpoint::Zeromq(e) => e.as_str().strip_prefix("tcp://").map(host_of)?,
-            PeerEndpoint::Rosnetsim(RosnetsimAddress::Tcp(hp)) => host_of(hp),
+        let hp = match self {
+            PeerEndpoint::Zeromq(e) => e.as_str().strip_prefix("tcp://")?,
+            PeerEndpoint::Rosnetsim(RosnetsimAddress::Tcp(hp)) => hp.as_str(),
             PeerEndpoint::Rosnetsim(RosnetsimAddress::Unix(_)) | PeerEndpoint::Secure(_) => {
                 return None
             }
         };
+        let host = host_of(hp);
         let loopback = host == "localhost"
             || host
                 .trim_start_matches('[')
@@ -488,11 +489,6 @@ impl PeerEndpoint {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| ip.is_loopback());
         (!loopback).then(|| {
-            let hp = match self {
-                PeerEndpoint::Zeromq(e) => e.as_str().trim_start_matches("tcp://").to_owned(),
-                PeerEndpoint::Rosnetsim(a) => a.to_string().trim_start_matches("tcp:").to_owned(),
-                PeerEndpoint::Secure(_) => String::new(),
-            };
             format!(
                 "{self} is reachable from other hosts, and the window protocol there authenticates no peer: \
                  anyone who reaches it could answer the run's windows. Serve at secure://{hp}?key=FILE instead \
