@@ -1309,6 +1309,32 @@ simulators:
         .unwrap();
     }
 
+    /// `kind: secure` takes an address and a key file; either missing, or an address without
+    /// its port, is refused at its key with the file's line.
+    #[test]
+    fn a_secure_simulator_needs_its_address_and_key_file() {
+        load(
+            "  default: {model: none}",
+            "    kind: secure\n    address: 10.0.0.9:5602\n    key_file: run.key",
+        )
+        .unwrap();
+        let no_key = load(
+            "  default: {model: none}",
+            "    kind: secure\n    address: 10.0.0.9:5602",
+        )
+        .unwrap_err();
+        assert!(no_key.contains("key_file"), "{no_key}");
+        let no_port = load(
+            "  default: {model: none}",
+            "    kind: secure\n    address: 10.0.0.9\n    key_file: run.key",
+        )
+        .unwrap_err();
+        assert!(
+            no_port.starts_with("s.yaml:") && no_port.contains("expected host:port"),
+            "{no_port}"
+        );
+    }
+
     #[test]
     fn ns3_has_no_ideal_or_disk_link() {
         assert_eq!(load("  default: {model: ideal}", NS3).unwrap_err(), "s.yaml:13:13: links.default.model: usv1 - usv2: ns-3 has no `ideal` link; use rf, acoustic or none");
