@@ -1,5 +1,5 @@
-//! `network_coordinator`: serves the physics coordinator's NetworkUpdate windows over
-//! ZeroMQ, running each with its network simulator (its command line:
+//! `network_coordinator`: serves the physics coordinator's NetworkUpdate windows (ZeroMQ on
+//! this host, the secure channel across hosts), running each with its network simulator (its command line:
 //! `netsim_cosim::cli::args::NetworkCoordinatorArgs`).
 
 use clap::Parser;
@@ -9,7 +9,7 @@ use netsim_cosim::{
         args::{NetworkCoordinatorArgs, Overrides},
     },
     coord::{network_coordinator, NetworkSide},
-    lockstep::zmq,
+    lockstep::{self, Role},
     sim::flows::lock,
 };
 use std::time::Duration;
@@ -24,6 +24,7 @@ async fn main() {
             let (params, _node) = cli::node("network_coordinator")?;
             let overrides = Overrides {
                 network_sim: a.network_sim.clone(),
+                insecure_peers: a.insecure_peers,
                 ..Overrides::default()
             };
             let loaded = cli::load_with(&params, a.scenario.clone(), &overrides)?;
@@ -41,7 +42,7 @@ async fn main() {
             }
             let idle = Duration::from_secs_f64(a.idle_timeout_s);
             let code = cli::serve_until(
-                zmq::serve(a.bind.as_str(), &mut coordinator, idle),
+                lockstep::serve(a.bind.peer(), Role::Network, &mut coordinator, idle),
                 a.idle_timeout_s,
                 stop,
             )

@@ -13,6 +13,7 @@ async fn main() {
         physics_sim: a.physics_sim,
         network_sim: a.network_sim,
         duration_s: None,
+        insecure_peers: a.insecure_peers,
     };
     cli::exit_with(
         cli::run_physics(

@@ -8,7 +8,9 @@
 //! is there and says so, and refuses to run in a build without it.
 
 use crate::config::Phase;
-use crate::config::{NetworkEndpoint, PeerEndpoint, PhysicsEndpoint, SimulatorArg, ZmqEndpoint};
+use crate::config::{
+    CoordinatorEndpoint, NetworkEndpoint, PeerEndpoint, PhysicsEndpoint, SimulatorArg,
+};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -230,6 +232,11 @@ pub struct Overrides {
     /// number of windows, as `duration_s` must be).
     #[arg(long, value_name = "SECONDS")]
     pub duration_s: Option<f64>,
+    /// Connect to simulators (and a network coordinator) on other hosts over ZeroMQ or
+    /// ROS-NetSim's framing, which neither authenticate nor encrypt (as the scenario's
+    /// `simulators.insecure_peers: true`); the log and the summary name each such peer.
+    #[arg(long)]
+    pub insecure_peers: bool,
 }
 
 /// `cosim run`.
@@ -346,9 +353,11 @@ pub struct PhysicsCoordinatorArgs {
     /// `auv[:HOST]` (default: the scenario's `simulators.physics`).
     #[arg(long, value_name = "ENDPOINT")]
     pub physics_sim: Option<SimulatorArg<PhysicsEndpoint>>,
-    /// Network coordinator's ZeroMQ endpoint (default: a network coordinator in this process).
+    /// Network coordinator's endpoint: ZeroMQ (`tcp://127.0.0.1:5600`, `ipc://…`) or, on
+    /// another host, secure (`secure://host:port?key=FILE`) (default: a network coordinator in
+    /// this process).
     #[arg(long, value_name = "ENDPOINT")]
-    pub network_coordinator: Option<ZmqEndpoint>,
+    pub network_coordinator: Option<CoordinatorEndpoint>,
     /// Network simulator's endpoint, for the in-process network coordinator: ZeroMQ, ROS-NetSim,
     /// secure, `embedded` or `ns3` (default: the scenario's `simulators.network`).
     #[arg(long, value_name = "ENDPOINT", conflicts_with = "network_coordinator")]
@@ -366,6 +375,10 @@ pub struct PhysicsCoordinatorArgs {
     /// Also write timeline.jsonl, one line per pair per window (as `record.timeline_jsonl`).
     #[arg(long)]
     pub timeline: bool,
+    /// Connect to simulators or a network coordinator on other hosts over ZeroMQ or ROS-NetSim's
+    /// framing, which neither authenticate nor encrypt (as `cosim run --insecure-peers`).
+    #[arg(long)]
+    pub insecure_peers: bool,
 }
 
 /// `network_coordinator`.
@@ -379,9 +392,11 @@ pub struct NetworkCoordinatorArgs {
     /// The scenario file (YAML), or the `scenario` parameter (`ros` feature: node
     /// `network_coordinator`).
     pub scenario: Option<PathBuf>,
-    /// Endpoint to bind for the physics coordinator, e.g. tcp://127.0.0.1:5600.
+    /// Endpoint to bind for the physics coordinator: ZeroMQ on this host (e.g.
+    /// tcp://127.0.0.1:5600, ipc://path), or the secure channel for a physics coordinator on
+    /// another host (secure://0.0.0.0:5600?key=FILE, the same key file on both hosts).
     #[arg(long)]
-    pub bind: ZmqEndpoint,
+    pub bind: CoordinatorEndpoint,
     /// Network simulator's endpoint, ZeroMQ (`tcp://…`, `ipc://…`), ROS-NetSim (`unix:/path`,
     /// `tcp:host:port`), secure (`secure://host:port?key=FILE`), `ns3` (start the ns-3 adapter)
     /// or `embedded` (default: the scenario's `simulators.network`).
@@ -395,6 +410,10 @@ pub struct NetworkCoordinatorArgs {
     /// Exit when the physics coordinator sends nothing for this long (seconds).
     #[arg(long, default_value_t = 60.0)]
     pub idle_timeout_s: f64,
+    /// Connect to a network simulator on another host over ZeroMQ or ROS-NetSim's framing,
+    /// which neither authenticate nor encrypt (as `cosim run --insecure-peers`).
+    #[arg(long)]
+    pub insecure_peers: bool,
 }
 
 /// `auv_bridge` (built with the `ros` feature).

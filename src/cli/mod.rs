@@ -20,7 +20,7 @@ pub use report::{
     report_without_plots,
 };
 
-use crate::config::{self, LoadedScenario, ZmqEndpoint};
+use crate::config::{self, CoordinatorEndpoint, LoadedScenario};
 use crate::coord::{Ended, Participant, WindowView};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -293,7 +293,7 @@ pub fn user_namespace_for(scenario: Option<&Path>) {
 /// `ncs-<vehicle>`; `vehicle_netns` (e.g. `ncs-{vehicle}`) starts one in every vehicle namespace
 /// the pattern names that exists (see [`bridge_targets`]). `timeline` also writes `timeline.jsonl` (as `record.timeline_jsonl: true`).
 /// `overrides` replace the scenario's simulators and `duration_s` (as `cosim soak` runs a
-/// scenario for as long as it is asked to); `network_coordinator` names the ZeroMQ endpoint of
+/// scenario for as long as it is asked to); `network_coordinator` names the endpoint of
 /// a network coordinator of its own (`None`: in this process); `live` serves the run to viewers
 /// (`cosim run --live [ADDR]`, an empty address: the scenario's).
 #[allow(clippy::too_many_arguments)]
@@ -302,7 +302,7 @@ pub async fn run_physics(
     scenario: Option<PathBuf>,
     out: Option<PathBuf>,
     overrides: args::Overrides,
-    network_coordinator: Option<ZmqEndpoint>,
+    network_coordinator: Option<CoordinatorEndpoint>,
     vehicle_netns: Option<String>,
     timeline: bool,
     live: Option<String>,

@@ -1,5 +1,5 @@
 //! The command line's choices over the scenario's (`--physics-sim`, `--network-sim`,
-//! `--duration-s`), applied once, as the scenario is loaded: every command that runs or checks
+//! `--duration-s`, `--insecure-peers`), applied once, as the scenario is loaded: every command that runs or checks
 //! a scenario takes them through [`apply`], so a simulator chosen by a flag is checked by the
 //! same rules as one a scenario file chooses, before anything starts.
 
@@ -34,6 +34,20 @@ pub fn apply(loaded: &mut LoadedScenario, o: &Overrides) -> anyhow::Result<()> {
                 .with_context(|| format!("--network-sim {arg}"))?;
         }
         loaded.scenario.simulators.network = network;
+    }
+    let simulators = &mut loaded.scenario.simulators;
+    simulators.insecure_peers |= o.insecure_peers;
+    if o.physics_sim.is_some() || o.network_sim.is_some() {
+        loaded.check_peers().map_err(|e| {
+            let flag = match e.key_path.as_str() {
+                "simulators.physics" => "--physics-sim",
+                _ => "--network-sim",
+            };
+            anyhow::anyhow!("{flag}: {}", e.message)
+        })?;
+    }
+    for peer in loaded.scenario.simulators.plaintext_remote_peers() {
+        tracing::warn!("{peer}: a simulator on another host reached in plaintext (insecure_peers)");
     }
     Ok(())
 }
@@ -115,5 +129,46 @@ mod tests {
         let mut loaded = load("config/default.yaml");
         let e = apply(&mut loaded, &overrides(&["--duration-s", "0"])).unwrap_err();
         assert!(e.to_string().starts_with("--duration-s: "), "{e}");
+    }
+
+    /// A simulator on another host over ZeroMQ or ROS-NetSim's framing is refused, naming the
+    /// flag and the secure form, unless `--insecure-peers` says so; loopback, `ipc://`, a Unix
+    /// socket and the secure channel need nothing.
+    #[test]
+    fn a_plaintext_simulator_on_another_host_needs_insecure_peers() {
+        for (flag, remote) in [
+            ("--physics-sim", "tcp://10.0.0.2:5601"),
+            ("--network-sim", "tcp:10.0.0.2:10000"),
+        ] {
+            let mut loaded = load("config/default.yaml");
+            let e = apply(&mut loaded, &overrides(&[flag, remote])).unwrap_err();
+            let e = format!("{e:#}");
+            assert!(
+                e.starts_with(&format!("{flag}: {remote} is on another host"))
+                    && e.contains("--insecure-peers"),
+                "{e}"
+            );
+            let mut loaded = load("config/default.yaml");
+            apply(&mut loaded, &overrides(&[flag, remote, "--insecure-peers"])).unwrap();
+            let peers = loaded.scenario.simulators.plaintext_remote_peers();
+            assert_eq!(
+                peers.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                [remote.to_owned()]
+            );
+        }
+        for near in [
+            "tcp://127.0.0.1:5601",
+            "ipc:///tmp/sim",
+            "unix:/tmp/sim",
+            "secure://10.0.0.2:5601?key=run.key",
+        ] {
+            let mut loaded = load("config/default.yaml");
+            apply(&mut loaded, &overrides(&["--network-sim", near])).unwrap();
+            assert!(loaded
+                .scenario
+                .simulators
+                .plaintext_remote_peers()
+                .is_empty());
+        }
     }
 }

@@ -471,9 +471,10 @@ impl PeerEndpoint {
         None
     }
 
-    /// Why binding here would open the window protocol to other hosts without authenticating
-    /// them (a TCP address that is not loopback, over ZeroMQ or ROS-NetSim's framing), or None.
-    pub fn exposed(&self) -> Option<String> {
+    /// The `host:port` of a plaintext peer on another host: a ZeroMQ `tcp://` endpoint or a
+    /// ROS-NetSim `tcp:` address whose host is not loopback. `None` for loopback, `ipc://`, a
+    /// Unix socket and the secure channel.
+    pub fn plaintext_remote(&self) -> Option<&str> {
         let hp = match self {
             PeerEndpoint::Zeromq(e) => e.as_str().strip_prefix("tcp://")?,
             PeerEndpoint::Rosnetsim(RosnetsimAddress::Tcp(hp)) => hp.as_str(),
@@ -481,21 +482,56 @@ impl PeerEndpoint {
                 return None
             }
         };
-        let host = host_of(hp);
-        let loopback = host == "localhost"
-            || host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        (!loopback).then(|| {
-            format!(
-                "{self} is reachable from other hosts, and the window protocol there authenticates no peer: \
-                 anyone who reaches it could answer the run's windows. Serve at secure://{hp}?key=FILE instead \
-                 (the same key file on both hosts, made by `cosim agent-key FILE`), or at a loopback address"
-            )
-        })
+        (!is_loopback(host_of(hp))).then_some(hp)
     }
+
+    /// Why binding here would open the window protocol to other hosts without authenticating
+    /// them ([`PeerEndpoint::plaintext_remote`]), or None.
+    pub fn exposed(&self) -> Option<String> {
+        let hp = self.plaintext_remote()?;
+        Some(format!(
+            "{self} is reachable from other hosts, and the window protocol there authenticates no peer: \
+             anyone who reaches it could answer the run's windows. Serve at secure://{hp}?key=FILE instead \
+             (the same key file on both hosts, made by `cosim agent-key FILE`), or at a loopback address"
+        ))
+    }
+
+    /// Why connecting here crosses to another host in plaintext
+    /// ([`PeerEndpoint::plaintext_remote`]), or None: the refusal a run gives unless told
+    /// [`INSECURE_PEERS`].
+    pub fn insecure(&self) -> Option<String> {
+        let hp = self.plaintext_remote()?;
+        let (protocol, instead) = match self {
+            PeerEndpoint::Rosnetsim(_) => (
+                "ROS-NetSim's framing",
+                "Keep the ROS-NetSim simulator on this host (a Unix socket or loopback)".to_owned(),
+            ),
+            _ => (
+                "ZeroMQ",
+                format!(
+                    "Serve our simulator there at secure://{hp}?key=FILE (another program, e.g. the ns-3 adapter: run it on this host)"
+                ),
+            ),
+        };
+        Some(format!(
+            "{self} is on another host, and {protocol} neither authenticates the peer nor encrypts: \
+             anyone on the path could read or answer the run's windows. {instead}, or tunnel it; \
+             to connect in plaintext anyway say {INSECURE_PEERS} (the run's log and summary then name it)"
+        ))
+    }
+}
+
+/// How a run is told to reach plaintext peers on other hosts all the same.
+pub const INSECURE_PEERS: &str = "--insecure-peers (scenario: simulators.insecure_peers: true)";
+
+/// Whether `host` (a name or an address, IPv6 in brackets or not) is this host's loopback.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The host of `host:port` (`*` and an empty host mean every address).
@@ -520,6 +556,40 @@ impl FromStr for PeerEndpoint {
             _ if s == "auv" || s.starts_with("auv:") => "`auv` is not an endpoint to serve at: the embedded physics serves the AUV interface itself for thruster-driven vehicles".to_owned(),
             _ => format!("{s:?} is not an endpoint to serve at: {PEER_FORMS}"),
         })
+    }
+}
+
+/// Where the network coordinator listens for the physics coordinator
+/// (`network_coordinator --bind`, `physics_coordinator --network-coordinator`): ZeroMQ on this
+/// host (`tcp://127.0.0.1:5600`, `ipc://path`) or the secure channel across hosts
+/// (`secure://host:port?key=FILE`). ROS-NetSim's framing is refused: it carries a simulator's
+/// windows in ROS-NetSim's dialect, not a coordinator's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CoordinatorEndpoint(PeerEndpoint);
+
+impl CoordinatorEndpoint {
+    pub fn peer(&self) -> &PeerEndpoint {
+        &self.0
+    }
+}
+
+impl FromStr for CoordinatorEndpoint {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CoordinatorEndpoint, String> {
+        match s.parse()? {
+            PeerEndpoint::Rosnetsim(_) => Err(format!(
+                "{s:?}: the coordinators speak to each other over ZeroMQ (tcp://127.0.0.1:PORT, ipc://path) \
+                 or the secure channel (secure://host:port?key=FILE), not ROS-NetSim's framing"
+            )),
+            peer => Ok(CoordinatorEndpoint(peer)),
+        }
+    }
+}
+
+impl fmt::Display for CoordinatorEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 

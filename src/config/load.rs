@@ -180,6 +180,13 @@ impl LoadedScenario {
         rules::auv_client_settings(&self.checks(), settings)
     }
 
+    /// Checks that no simulator is reached in plaintext on another host unless
+    /// `simulators.insecure_peers` allows it: loading runs it for the scenario's simulators, a
+    /// coordinator for those switched on the command line.
+    pub fn check_peers(&self) -> Result<(), ConfigError> {
+        rules::plaintext_peers(&self.checks())
+    }
+
     /// The sound-speed profile for beam tracing, `(depths_m, speeds_mps)`, depths from 0
     /// strictly increasing to at least the terrain's deepest point, Mackenzie applied where
     /// `world.water.profile` gives temperatures (see [`Water::sound_speed_profile`]).

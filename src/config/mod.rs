@@ -81,9 +81,9 @@ pub use acoustic_modems::AcousticModems;
 pub use auv_interface::{AuvInterface, Cameras};
 pub use cast::{Cast, CastProfile};
 pub use endpoint::{
-    AuvClientSettings, GazeboSettings, HostPort, NetworkEndpoint, Ns3Settings, Ns3Uan, Ns3Wifi,
-    PeerEndpoint, PhysicsEndpoint, RosnetsimAddress, SecureAddress, SimulatorArg, UanMac,
-    WifiRateManager, WifiStandard, WrongRole, ZmqEndpoint,
+    AuvClientSettings, CoordinatorEndpoint, GazeboSettings, HostPort, NetworkEndpoint, Ns3Settings,
+    Ns3Uan, Ns3Wifi, PeerEndpoint, PhysicsEndpoint, RosnetsimAddress, SecureAddress, SimulatorArg,
+    UanMac, WifiRateManager, WifiStandard, WrongRole, ZmqEndpoint, INSECURE_PEERS,
 };
 pub use error::ConfigError;
 pub use links::{Absorption, ErrorHandling, LinkModel, Links, Propagation, RateStep};

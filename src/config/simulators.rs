@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::endpoint::{NetworkEndpoint, PhysicsEndpoint};
+use super::endpoint::{NetworkEndpoint, Ns3Settings, PeerEndpoint, PhysicsEndpoint};
 
 /// Where the simulators live, and how long the coordinators wait for them.
 #[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
@@ -39,6 +39,35 @@ pub struct Simulators {
     /// sample is traced over the interval before it (docs/src/development/scale.md). Absent: W.
     #[serde(default)]
     pub channel_interval_ms: Option<f64>,
+    /// Connect to simulators on other hosts over ZeroMQ or ROS-NetSim's framing, neither of
+    /// which authenticates its peer nor encrypts (default false: refused at load, naming the
+    /// secure channel; `--insecure-peers` on the command line sets it). The run's log and its
+    /// summary's `insecure_peers` name each such peer (docs/src/explanation/threat-model.md).
+    #[serde(default)]
+    pub insecure_peers: bool,
+}
+
+impl Simulators {
+    /// The simulators reached in plaintext on another host: each one's endpoint as written
+    /// ([`PeerEndpoint::plaintext_remote`]), the ns-3 adapter's included.
+    pub fn plaintext_remote_peers(&self) -> Vec<PeerEndpoint> {
+        let physics = match &self.physics {
+            PhysicsEndpoint::Peer(p) => Some(p.clone()),
+            _ => None,
+        };
+        let network = match &self.network {
+            NetworkEndpoint::Peer(p) => Some(p.clone()),
+            NetworkEndpoint::Ns3(Ns3Settings {
+                endpoint: Some(e), ..
+            }) => Some(PeerEndpoint::Zeromq(e.clone())),
+            _ => None,
+        };
+        [physics, network]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.plaintext_remote().is_some())
+            .collect()
+    }
 }
 
 fn default_timeout_ms() -> u64 {
@@ -60,6 +89,7 @@ impl Default for Simulators {
             startup_timeout_ms: default_startup_timeout_ms(),
             physics_step_ms: default_physics_step_ms(),
             channel_interval_ms: None,
+            insecure_peers: false,
         }
     }
 }

@@ -13,14 +13,14 @@ use super::participants::{
 use super::physics::PhysicsCoordinator;
 use super::simulators::{network_simulator, physics_simulator, startup_timeout, timeout};
 use crate::clock::stages::Stages;
-use crate::config::{LoadedScenario, ZmqEndpoint};
+use crate::config::{CoordinatorEndpoint, LoadedScenario};
 use crate::io::programs::Programs;
 use crate::io::servers::modem_bridge::ModemBridges;
 use crate::io::servers::netsim_manager::NavSource;
 use crate::io::servers::viewer::Viewer;
 use crate::io::traffic::agents::hub::AgentHub;
 use crate::io::traffic::LiveNetwork;
-use crate::lockstep::Link;
+use crate::lockstep::{Link, Role};
 use crate::output::record::RecordTap;
 use crate::output::Recorder;
 use crate::sim::air::SharedAir;
@@ -79,14 +79,28 @@ pub async fn network_coordinator(
 }
 
 /// The physics coordinator of `loaded`'s run: its physics simulator, the network coordinator
-/// (in this process unless `remote_network` names the ZeroMQ endpoint of one), and the
+/// (in this process unless `remote_network` names the endpoint of one), and the
 /// participants the scenario brings, with the run record in `out_dir` (none if `None`).
 pub async fn physics_coordinator(
     loaded: &LoadedScenario,
-    remote_network: Option<&ZmqEndpoint>,
+    remote_network: Option<&CoordinatorEndpoint>,
     out_dir: Option<PathBuf>,
 ) -> anyhow::Result<PhysicsCoordinator> {
     let s = &loaded.scenario;
+    let mut insecure_peers: Vec<String> = s
+        .simulators
+        .plaintext_remote_peers()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if let Some(why) = remote_network.and_then(|ep| ep.peer().insecure()) {
+        anyhow::ensure!(s.simulators.insecure_peers, "--network-coordinator: {why}");
+        let ep = remote_network.map(ToString::to_string).unwrap_or_default();
+        tracing::warn!(
+            "{ep}: the network coordinator on another host reached in plaintext (insecure_peers)"
+        );
+        insecure_peers.push(ep);
+    }
     if s.real_time_factor > 0.0 {
         crate::io::os::timer::prioritize(s.nice);
     }
@@ -96,9 +110,10 @@ pub async fn physics_coordinator(
     let channel_memo = ChannelMemo::default();
     let (network, live, agents, air, flows) = match remote_network {
         Some(ep) => {
-            let link = Link::zeromq(
+            let link = Link::connect(
                 "network coordinator",
-                ep.as_str(),
+                Role::Network,
+                ep.peer(),
                 timeout(loaded),
                 startup_timeout(loaded),
             )
@@ -170,6 +185,9 @@ pub async fn physics_coordinator(
     }
     if let Some(a) = air {
         c = c.with_participant(ReportPart::air(a));
+    }
+    if !insecure_peers.is_empty() {
+        c = c.with_participant(ReportPart::insecure_peers(insecure_peers));
     }
     if let Some(r) = recorder {
         c = c.with_participant(RecordParticipant::new(

@@ -318,6 +318,7 @@ impl PhysicsCoordinator {
             record_queue: None,
             acoustic_paths: None,
             air: Vec::new(),
+            insecure_peers: Vec::new(),
             stages: Default::default(),
         };
         let end_ns = self.schedule.start_ns(done);

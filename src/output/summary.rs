@@ -75,6 +75,11 @@ pub struct RunReport {
     /// MAC service time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub air: Vec<AirSummary>,
+    /// The peers on other hosts this run reached over ZeroMQ or ROS-NetSim's framing, neither
+    /// authenticated nor encrypted, as `insecure_peers` allowed (simulators, a network
+    /// coordinator of its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub insecure_peers: Vec<String>,
     /// Where the wall time went, per stage (in this process; see
     /// [`Stages`](crate::clock::stages::Stages)).
     pub stages: BTreeMap<String, StageTime>,

@@ -1486,7 +1486,7 @@ fn late_begins_to_a_network_coordinator_of_its_own_never_release_a_packet_early(
         };
         let bind = proxy_ep.clone();
         tokio::spawn(async move { zmq::serve(&bind, &mut proxy, Duration::from_secs(20)).await });
-        let proxy: netsim_cosim::config::ZmqEndpoint = proxy_ep.parse().unwrap();
+        let proxy: netsim_cosim::config::CoordinatorEndpoint = proxy_ep.parse().unwrap();
         let c = coord::physics_coordinator(&loaded, Some(&proxy), None)
             .await
             .unwrap();

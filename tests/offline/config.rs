@@ -1335,6 +1335,33 @@ simulators:
         );
     }
 
+    /// A simulator on another host over ZeroMQ or ROS-NetSim's framing (the ns-3 adapter's
+    /// endpoint too) is refused at its key and line, saying how to reach it securely or allow
+    /// it; `insecure_peers: true` allows it; loopback needs nothing.
+    #[test]
+    fn a_plaintext_simulator_on_another_host_needs_insecure_peers() {
+        for network in [
+            "    kind: zeromq\n    endpoint: tcp://10.0.0.9:5602",
+            "    kind: rosnetsim\n    address: tcp:10.0.0.9:10000",
+            "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602",
+        ] {
+            let e = load(VESSELS_RF, network).unwrap_err();
+            assert!(
+                e.starts_with("s.yaml:19:3: simulators.network: ")
+                    && e.contains("10.0.0.9:")
+                    && e.contains("is on another host")
+                    && e.contains("simulators.insecure_peers: true"),
+                "{e}"
+            );
+            load(VESSELS_RF, &format!("{network}\n  insecure_peers: true")).unwrap();
+        }
+        load(
+            VESSELS_RF,
+            "    kind: zeromq\n    endpoint: tcp://127.0.0.1:5602",
+        )
+        .unwrap();
+    }
+
     #[test]
     fn ns3_has_no_ideal_or_disk_link() {
         assert_eq!(load("  default: {model: ideal}", NS3).unwrap_err(), "s.yaml:13:13: links.default.model: usv1 - usv2: ns-3 has no `ideal` link; use rf, acoustic or none");

@@ -136,25 +136,95 @@ fn same_scenario_and_seed_give_identical_timelines_in_process_and_over_zeromq() 
             &[s, "--bind", &n_ep, "--network-sim", &s_ep],
         ),
     ]);
-    run_ok(
-        PHYSICS_COORDINATOR,
-        &[
-            s,
-            "--physics-sim",
-            &p_ep,
-            "--network-coordinator",
-            &n_ep,
-            "--out",
-            c.path().to_str().unwrap(),
-            "--timeline",
-        ],
+    // The physics simulator reached at this host's own LAN address through a relay: a peer on
+    // "another host" in plaintext, refused without --insecure-peers, named in the summary with.
+    let lan = format!("tcp://{}:{}", lan_address(), free_port());
+    let relay = Procs(vec![Command::new("socat")
+        .arg(format!(
+            "TCP-LISTEN:{},bind={},reuseaddr,fork",
+            lan.rsplit(':').next().unwrap(),
+            lan_address()
+        ))
+        .arg(format!("TCP:{}", p_ep.trim_start_matches("tcp://")))
+        .spawn()
+        .unwrap()]);
+    // The relay connects on to the simulator only once each is listening.
+    for ep in [&p_ep, &lan] {
+        wait_listening(ep.trim_start_matches("tcp://"));
+    }
+    let out = c.path().to_str().unwrap();
+    let mut args = vec![
+        s,
+        "--physics-sim",
+        &lan,
+        "--network-coordinator",
+        &n_ep,
+        "--out",
+        out,
+        "--timeline",
+    ];
+    let refused = Command::new(PHYSICS_COORDINATOR)
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success()
+            && text.contains(&format!("--physics-sim: {lan} is on another host"))
+            && text.contains("--insecure-peers"),
+        "{text}"
     );
+    args.push("--insecure-peers");
+    let o = run_ok(PHYSICS_COORDINATOR, &args);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains(&format!(
+            "{lan}: a simulator on another host reached in plaintext"
+        )),
+        "{log}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(c.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["insecure_peers"], serde_json::json!([lan]));
     let over_zmq = std::fs::read(c.path().join("timeline.jsonl")).unwrap();
     assert!(
         first == over_zmq,
         "separate processes over ZeroMQ differ from the in-process run"
     );
     assert_served_peers_exit(&mut procs);
+    drop(relay);
+}
+
+/// This host's first IPv4 address other than loopback.
+fn lan_address() -> String {
+    let o = Command::new("ip")
+        .args(["-4", "-o", "addr", "show", "scope", "global"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let addr = text
+        .split_whitespace()
+        .skip_while(|w| *w != "inet")
+        .nth(1)
+        .unwrap_or_else(|| panic!("this test needs an IPv4 address other than loopback: {text}"));
+    addr.split('/').next().unwrap().to_owned()
+}
+
+/// Waits (at most 10 s) until something accepts TCP connections at `addr`.
+fn wait_listening(addr: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens at {addr}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Both simulators as processes of their own reached through the secure channel (`secure://`
@@ -179,13 +249,18 @@ fn simulators_through_the_secure_channel_give_the_same_timeline_and_plaintext_st
             key.display()
         )
     };
-    let (p_ep, n_ep) = (
+    let (p_ep, s_ep, n_ep) = (
+        secure(&free_endpoint(), &key),
         secure(&free_endpoint(), &key),
         secure(&free_endpoint(), &key),
     );
     let mut procs = Procs(vec![
         spawn(COSIM, &["physics-sim", s, "--bind", &p_ep]),
-        spawn(COSIM, &["network-sim", s, "--bind", &n_ep]),
+        spawn(COSIM, &["network-sim", s, "--bind", &s_ep]),
+        spawn(
+            NETWORK_COORDINATOR,
+            &[s, "--bind", &n_ep, "--network-sim", &s_ep],
+        ),
     ]);
     // Another key first: refused, and the simulator stays up for the right one.
     let wrong = p_ep.replace(key.to_str().unwrap(), other.to_str().unwrap());
@@ -204,15 +279,16 @@ fn simulators_through_the_secure_channel_give_the_same_timeline_and_plaintext_st
     let text = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success());
     assert!(text.contains("refused the handshake"), "{text}");
+    // Every link through the channel: the physics simulator, the network coordinator, and its
+    // network simulator.
     let out = dir.path().join("secure");
     run_ok(
-        COSIM,
+        PHYSICS_COORDINATOR,
         &[
-            "run",
             s,
             "--physics-sim",
             &p_ep,
-            "--network-sim",
+            "--network-coordinator",
             &n_ep,
             "--out",
             out.to_str().unwrap(),
@@ -230,11 +306,17 @@ fn simulators_through_the_secure_channel_give_the_same_timeline_and_plaintext_st
         std::io::Read::read_to_string(&mut err, &mut log).unwrap();
     }
     assert!(log.contains("refused a peer at 127.0.0.1"), "{log}");
-    for bind in ["tcp://0.0.0.0:5601", "tcp://*:5601", "tcp:0.0.0.0:10000"] {
-        let o = Command::new(COSIM)
-            .args(["physics-sim", s, "--bind", bind])
-            .output()
-            .unwrap();
+    for (bin, bind) in [
+        (COSIM, "tcp://0.0.0.0:5601"),
+        (COSIM, "tcp://*:5601"),
+        (COSIM, "tcp:0.0.0.0:10000"),
+        (NETWORK_COORDINATOR, "tcp://0.0.0.0:5600"),
+    ] {
+        let mut args = vec![s, "--bind", bind];
+        if bin == COSIM {
+            args.insert(0, "physics-sim");
+        }
+        let o = Command::new(bin).args(&args).output().unwrap();
         let text = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{bind}");
         assert!(
@@ -242,6 +324,18 @@ fn simulators_through_the_secure_channel_give_the_same_timeline_and_plaintext_st
             "{bind}: {text}"
         );
     }
+    // Connecting out in plaintext to another host is refused before anything starts.
+    let o = Command::new(PHYSICS_COORDINATOR)
+        .args([s, "--network-coordinator", "tcp://192.0.2.77:5600"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && text.contains("--network-coordinator: tcp://192.0.2.77:5600 is on another host")
+            && text.contains("--insecure-peers"),
+        "{text}"
+    );
 }
 
 /// The patrol scenario paced at real time with a 1 s timeout, written next to the original.

@@ -554,6 +554,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
                 },
             ],
         }],
+        insecure_peers: Vec::new(),
         stages: BTreeMap::new(),
     };
     serde_json::to_value(report).unwrap()

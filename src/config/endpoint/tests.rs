@@ -365,3 +365,49 @@ fn secure_endpoints_carry_their_key_file_and_only_loopback_is_unexposed() {
         .unwrap();
     assert!(why.contains("secure://0.0.0.0:5601?key=FILE"), "{why}");
 }
+
+/// Connecting in plaintext to another host is named with the way to secure it; the
+/// coordinators' own endpoint takes ZeroMQ or the secure channel, not ROS-NetSim's framing.
+#[test]
+fn plaintext_peers_on_other_hosts_are_named_and_coordinators_take_zeromq_or_secure() {
+    let remote: PeerEndpoint = "tcp://10.0.0.2:5601".parse().unwrap();
+    assert_eq!(remote.plaintext_remote(), Some("10.0.0.2:5601"));
+    let why = remote.insecure().unwrap();
+    assert!(
+        why.contains("secure://10.0.0.2:5601?key=FILE") && why.contains("--insecure-peers"),
+        "{why}"
+    );
+    let why = "tcp:10.0.0.2:10000"
+        .parse::<PeerEndpoint>()
+        .unwrap()
+        .insecure()
+        .unwrap();
+    assert!(
+        why.contains("ROS-NetSim's framing") && why.contains("Unix socket"),
+        "{why}"
+    );
+    for near in [
+        "tcp://127.0.0.1:5601",
+        "ipc:///tmp/p",
+        "unix:/tmp/s",
+        "secure://10.0.0.2:1?key=k",
+    ] {
+        assert_eq!(
+            near.parse::<PeerEndpoint>().unwrap().insecure(),
+            None,
+            "{near}"
+        );
+    }
+    for ok in [
+        "tcp://127.0.0.1:5600",
+        "ipc:///tmp/c",
+        "secure://0.0.0.0:5600?key=k",
+    ] {
+        let c: CoordinatorEndpoint = ok.parse().unwrap();
+        assert_eq!(c.peer(), &ok.parse::<PeerEndpoint>().unwrap());
+    }
+    for refused in ["unix:/tmp/c", "tcp:127.0.0.1:5600"] {
+        let e = refused.parse::<CoordinatorEndpoint>().unwrap_err();
+        assert!(e.contains("not ROS-NetSim's framing"), "{e}");
+    }
+}

@@ -28,6 +28,7 @@ mod world;
 pub(super) use scenario::{validate, whole_windows};
 pub(super) use simulators::{
     auv_client_settings, channel_interval_in_windows, gazebo_settings, ns3_links, ns3_settings,
+    plaintext_peers,
 };
 pub(super) use water::{check_profile_reaches_terrain, deepest_m};
 pub(super) use world::{check_against_terrain, check_inside_world};

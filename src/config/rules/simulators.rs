@@ -15,10 +15,14 @@
 //!   topic name (letters, digits, `_`), `models` keys that are vehicles, one model per vehicle,
 //!   W a whole number of `step_ms`, and every vehicle's `motion` `external`.
 //! - `channel_interval_ms` a whole multiple of W.
+//! - A simulator on another host over ZeroMQ or ROS-NetSim's framing (a `tcp` address that is
+//!   not loopback, the ns-3 adapter's `endpoint` included) only with `insecure_peers: true`
+//!   ([`LoadedScenario::check_peers`] for one chosen on the command line).
 //!
 //! [`WrongRole`]: crate::config::WrongRole
 //! [`LoadedScenario::check_ns3`]: crate::config::LoadedScenario::check_ns3
 //! [`LoadedScenario::check_gazebo`]: crate::config::LoadedScenario::check_gazebo
+//! [`LoadedScenario::check_peers`]: crate::config::LoadedScenario::check_peers
 
 use std::collections::HashMap;
 
@@ -26,7 +30,7 @@ use super::{no_nul, Check, Ctx};
 use crate::config::source_map::{join_index, join_key};
 use crate::config::{
     AuvClientSettings, GazeboSettings, LinkModel, Motion, NetworkEndpoint, Ns3Settings,
-    PhysicsEndpoint, WifiRateManager,
+    PeerEndpoint, PhysicsEndpoint, WifiRateManager,
 };
 
 /// `simulators.channel_interval_ms` is a whole multiple of W.
@@ -66,7 +70,39 @@ pub(super) fn simulators(cx: &Ctx) -> Check {
         PhysicsEndpoint::Gazebo(settings) => gazebo_settings(cx, settings),
         PhysicsEndpoint::AuvInterface(settings) => auv_client_settings(cx, settings),
         PhysicsEndpoint::Embedded | PhysicsEndpoint::Peer(_) => Ok(()),
+    }?;
+    plaintext_peers(cx)
+}
+
+/// A simulator on another host reached over ZeroMQ or ROS-NetSim's framing only with
+/// `simulators.insecure_peers: true` ([`PeerEndpoint::insecure`]).
+///
+/// [`PeerEndpoint::insecure`]: crate::config::PeerEndpoint::insecure
+pub(in crate::config) fn plaintext_peers(cx: &Ctx) -> Check {
+    let s = &cx.scenario.simulators;
+    if s.insecure_peers {
+        return Ok(());
     }
+    let physics = match &s.physics {
+        PhysicsEndpoint::Peer(p) => p.insecure(),
+        _ => None,
+    };
+    let network = match &s.network {
+        NetworkEndpoint::Peer(p) => p.insecure(),
+        NetworkEndpoint::Ns3(Ns3Settings {
+            endpoint: Some(e), ..
+        }) => PeerEndpoint::Zeromq(e.clone()).insecure(),
+        _ => None,
+    };
+    for (key, why) in [
+        ("simulators.physics", physics),
+        ("simulators.network", network),
+    ] {
+        if let Some(why) = why {
+            return Err(cx.err(key, why));
+        }
+    }
+    Ok(())
 }
 
 /// `simulators.physics: {kind: auv_interface, ...}`: every vehicle one of the simulator's AUVs,

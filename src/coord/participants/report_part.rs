@@ -30,6 +30,13 @@ impl ReportPart {
             write: Box::new(move |r| r.air = locked(&counters).summary()),
         }
     }
+
+    /// The peers on other hosts the run reached in plaintext (`insecure_peers`).
+    pub fn insecure_peers(peers: Vec<String>) -> Self {
+        ReportPart {
+            write: Box::new(move |r| r.insecure_peers = peers.clone()),
+        }
+    }
 }
 
 impl Participant for ReportPart {

@@ -1127,6 +1127,7 @@ mod tests {
             record_queue: None,
             acoustic_paths: None,
             air: Vec::new(),
+            insecure_peers: Vec::new(),
             stages: BTreeMap::new(),
         };
         let a = Analysis::with_packets(&record, fold, Some(summary));
