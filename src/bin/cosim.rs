@@ -154,6 +154,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             println!("{}", file.display());
             Ok(0)
         }
+        Command::ViewerCert { dir, hosts } => cli::viewer_cert::run(&dir, hosts),
         Command::AgentGuard { .. } => Ok(0),
         Command::NetworkSim(ServeArgs {
             scenario,

@@ -172,6 +172,18 @@ pub enum Command {
         /// The file to create (it must not exist).
         file: PathBuf,
     },
+    /// Write a self-signed TLS certificate and its key for the live viewer off loopback
+    /// (`viewer.tls`): DIR/viewer.crt and DIR/viewer.key (the key readable by its owner only).
+    /// Prints the certificate's SHA-256 fingerprint, to check where a browser is told to trust
+    /// it.
+    ViewerCert {
+        /// The folder to write into (created if missing; neither file may exist).
+        dir: PathBuf,
+        /// A name or IP address clients reach the viewer by (repeatable), beside localhost,
+        /// 127.0.0.1 and ::1. Default: this machine's host name.
+        #[arg(long = "host", value_name = "NAME")]
+        hosts: Vec<String>,
+    },
     /// A capture agent's guardian: waits for its stdin to end (the agent gone), then kills
     /// what runs in the namespaces still owned by `--owner` and removes them. Started by
     /// `cosim agent` itself.

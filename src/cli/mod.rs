@@ -14,6 +14,7 @@ pub mod report;
 pub mod run_folder;
 pub mod soak;
 pub mod sweep;
+pub mod viewer_cert;
 
 pub use report::{
     compare, report, report_air, report_folder, report_network, report_traffic,
@@ -324,6 +325,9 @@ pub async fn run_physics(
         loaded.scenario.viewer.live = true;
         if !address.is_empty() {
             loaded.scenario.viewer.address = address;
+        }
+        if let Some(why) = loaded.scenario.viewer.exposed() {
+            anyhow::bail!("--live: {why}");
         }
     }
     let out = output_dir(&loaded, out.or(params.out.clone()));

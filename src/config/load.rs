@@ -96,6 +96,16 @@ impl LoadedScenario {
         }
     }
 
+    /// `viewer` with its TLS files relative to the scenario's folder, as the viewer opens them.
+    pub fn viewer_settings(&self) -> super::ViewerSettings {
+        let mut v = self.scenario.viewer.clone();
+        if let Some(t) = &mut v.tls {
+            t.cert_file = self.relative(&t.cert_file.to_string_lossy());
+            t.key_file = self.relative(&t.key_file.to_string_lossy());
+        }
+        v
+    }
+
     /// The run's windows, from `window_ms` and `duration_s`.
     pub fn schedule(&self) -> Schedule {
         Schedule::new(self.scenario.window_ms, self.scenario.duration_s)

@@ -92,7 +92,7 @@ pub use netsim_manager::{Environment, NetsimManager};
 pub use network::{Agents, Capture, Network};
 pub use phase::Phase;
 pub use programs::{Program, ProgramCommand, StopSignal};
-pub use record::{RecordSettings, ViewerSettings};
+pub use record::{RecordSettings, ViewerSettings, ViewerTls};
 pub use ros::RosSettings;
 pub use scenario::Scenario;
 pub use sea_water::{sound_speed_mackenzie, MAX_PROFILE_SPEED_MPS, MIN_PROFILE_SPEED_MPS};

@@ -52,10 +52,16 @@ pub struct ViewerSettings {
     /// Serve the run live over the Foxglove WebSocket protocol. Default false.
     #[serde(default)]
     pub live: bool,
-    /// Where (`HOST:PORT`). Default `127.0.0.1:8765`; on any other than a loopback address a
-    /// client must give the token the run prints (`ws://HOST:PORT/?token=…`).
+    /// Where (`HOST:PORT`). Default `127.0.0.1:8765`; on any other than a loopback address the
+    /// viewer serves over TLS (`tls`, required there) and a client must give the token the run
+    /// prints (`wss://HOST:PORT/?token=…`).
     #[serde(default = "default_viewer_address")]
     pub address: String,
+    /// TLS for the viewer (`wss://`): a certificate chain and its private key, PEM files
+    /// relative to the scenario's folder (`cosim viewer-cert DIR` makes a self-signed pair).
+    /// Required on an address other than loopback; absent: plain `ws://`.
+    #[serde(default)]
+    pub tls: Option<ViewerTls>,
     /// Messages held for one client that reads slower than the run writes; beyond them a
     /// client's messages are dropped and counted. Default 4096.
     #[serde(default = "default_client_queue_messages")]
@@ -66,6 +72,38 @@ pub struct ViewerSettings {
     /// Clients served at once; more are refused. Default 8.
     #[serde(default = "default_viewer_clients")]
     pub max_clients: usize,
+}
+
+/// The viewer's certificate chain and private key (PEM).
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ViewerTls {
+    /// The certificate chain, leaf first (PEM `CERTIFICATE` blocks).
+    pub cert_file: std::path::PathBuf,
+    /// Its private key (PEM: PKCS#8, PKCS#1 or SEC1), readable by its owner only.
+    pub key_file: std::path::PathBuf,
+}
+
+impl ViewerSettings {
+    /// Why serving the viewer at `address` would show the run (and its token) to other hosts in
+    /// the clear: an address that is not loopback without `tls`; `None` if it may.
+    pub fn exposed(&self) -> Option<String> {
+        let ip: std::net::IpAddr = self
+            .address
+            .rsplit_once(':')
+            .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']'))?
+            .parse()
+            .ok()?;
+        (self.tls.is_none() && !ip.is_loopback()).then(|| {
+            format!(
+                "the live viewer on {} is reachable from other hosts and would send the run and its token in the clear: \
+                 give it a certificate (viewer.tls: {{cert_file: viewer.crt, key_file: viewer.key}}; \
+                 `cosim viewer-cert DIR --host NAME` makes a self-signed pair), or keep it on loopback and view \
+                 through `ssh -L 8765:127.0.0.1:8765`",
+                self.address
+            )
+        })
+    }
 }
 
 fn default_viewer_address() -> String {
@@ -86,6 +124,7 @@ impl Default for ViewerSettings {
         ViewerSettings {
             live: false,
             address: default_viewer_address(),
+            tls: None,
             client_queue_messages: default_client_queue_messages(),
             client_queue_bytes: default_client_queue_bytes(),
             max_clients: default_viewer_clients(),

@@ -130,7 +130,7 @@ pub async fn physics_coordinator(
     let modem_bridges = ModemBridges::start(loaded).await?;
     let programs = Programs::for_scenario(loaded, out_dir.as_deref())?;
     let viewer = match (s.viewer.live, &out_dir) {
-        (true, Some(_)) => Some(Viewer::start(&s.viewer)?),
+        (true, Some(_)) => Some(Viewer::start(&loaded.viewer_settings())?),
         (true, None) => anyhow::bail!(
             "viewer.live: the live view serves the run record, and this run writes none \
              (give it an output folder)"

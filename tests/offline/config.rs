@@ -979,6 +979,8 @@ fn links_and_water_errors_name_key_and_line() {
         ("links:\n  default: {model: acoustic, colour: red}\n", "links.default.colour", 41),
         ("simulators:\n  network: {kind: rosnetsim, address: 'ipc:///x'}\n", "simulators.network.address", 41),
         ("simulators:\n  physics: {kind: rosnetsim, address: 'tcp:host'}\n", "simulators.physics.address", 41),
+        ("viewer:\n  address: 0.0.0.0:8765\n", "viewer.address", 41),
+        ("viewer:\n  tls: {cert_file: v.crt}\n", "viewer.tls", 41),
     ];
     for &(tail, key, line) in cases {
         let err = error(&format!("{BASE}{tail}"));

@@ -524,24 +524,59 @@ fn a_stalled_live_client_changes_nothing_in_the_run() {
     assert_eq!(live.link_states, plain.link_states);
 }
 
-/// On an address other than loopback the server wants the token the run prints: without it
-/// the client is refused (HTTP 401), with it served. The client connects over loopback.
+/// On an address other than loopback the viewer serves only over TLS (`viewer.tls`, a
+/// certificate `cosim viewer-cert` made) and wants the token the run prints: `--live 0.0.0.0:…`
+/// without TLS is refused before the run; with it, a client without the token is refused (HTTP
+/// 401), one that does not trust the certificate too, and one with both served over `wss://`.
+/// The client connects over loopback.
 #[test]
 fn a_live_run_off_loopback_serves_only_clients_with_its_token() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = default_without_traffic(dir.path(), 1.0, &[]);
-    let out = dir.path().join("run");
     let port = free_port();
-    let mut run = cosim_run(
-        &scenario,
-        &out,
-        15.0,
-        &["--live", &format!("0.0.0.0:{port}")],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let live = ["--live".to_owned(), format!("0.0.0.0:{port}")];
+    let live: Vec<&str> = live.iter().map(String::as_str).collect();
+    let plain = default_without_traffic(dir.path(), 1.0, &[]);
+    let refused = cosim_run(&plain, &dir.path().join("plain"), 15.0, &live)
+        .output()
+        .unwrap();
+    assert!(
+        !refused.status.success()
+            && text(&refused.stderr).contains("--live: the live viewer on 0.0.0.0:")
+            && text(&refused.stderr).contains("cosim viewer-cert"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let certs = dir.path().join("certs");
+    let made = Command::new(COSIM)
+        .args([
+            "viewer-cert",
+            certs.to_str().unwrap(),
+            "--host",
+            "viewer.test",
+        ])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    assert!(text(&made.stdout).contains("SHA-256 fingerprint: "));
+    let again = Command::new(COSIM)
+        .args(["viewer-cert", certs.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!again.status.success(), "viewer-cert overwrote its files");
+    let scenario = default_without_traffic(
+        dir.path(),
+        1.0,
+        &[(
+            "viewer",
+            "{tls: {cert_file: certs/viewer.crt, key_file: certs/viewer.key}}",
+        )],
+    );
+    let out = dir.path().join("run");
+    let mut run = cosim_run(&scenario, &out, 15.0, &live)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let stderr = run.stderr.take().unwrap();
     let mut procs = common::Procs(vec![run]);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -563,15 +598,38 @@ fn a_live_run_off_loopback_serves_only_clients_with_its_token() {
         }
     };
     assert!(token.len() >= 16, "{token}");
+    assert!(
+        log.contains(&format!("wss://0.0.0.0:{port}/?token=")),
+        "{log}"
+    );
+    let cafile = certs.join("viewer.crt");
     let client = |url: String| {
         Command::new(python())
             .arg(repo("tests/viewer/ws_client.py"))
             .arg(url)
-            .args(["--topics", "/tf", "--seconds", "1.5"])
+            .args(["--topics", "/tf", "--seconds", "1.5", "--cafile"])
+            .arg(&cafile)
             .output()
             .unwrap()
     };
-    let refused = client(format!("ws://127.0.0.1:{port}"));
+    let untrusted = Command::new(python())
+        .arg(repo("tests/viewer/ws_client.py"))
+        .arg(format!("wss://localhost:{port}/?token={token}"))
+        .args(["--topics", "/tf", "--seconds", "1.5"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        untrusted.status.code(),
+        Some(2),
+        "{}",
+        text(&untrusted.stderr)
+    );
+    assert!(
+        text(&untrusted.stderr).contains("TLS refused"),
+        "{}",
+        text(&untrusted.stderr)
+    );
+    let refused = client(format!("wss://localhost:{port}"));
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(
         text(&refused.stderr).contains("HTTP 401"),
@@ -580,11 +638,11 @@ fn a_live_run_off_loopback_serves_only_clients_with_its_token() {
     );
     let first = if token.starts_with('0') { '1' } else { '0' };
     let wrong = client(format!(
-        "ws://127.0.0.1:{port}/?token={first}{}",
+        "wss://localhost:{port}/?token={first}{}",
         &token[1..]
     ));
     assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
-    let served = client(format!("ws://127.0.0.1:{port}/?token={token}"));
+    let served = client(format!("wss://localhost:{port}/?token={token}"));
     assert!(served.status.success(), "{}", text(&served.stderr));
     assert!(
         !received(&served.stdout).topics["/tf"].is_empty(),
@@ -595,7 +653,8 @@ fn a_live_run_off_loopback_serves_only_clients_with_its_token() {
     assert!(status.success());
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["viewer"]["refused"], 2, "{}", summary["viewer"]);
+    // Without the token (twice) and without trusting the certificate.
+    assert_eq!(summary["viewer"]["refused"], 3, "{}", summary["viewer"]);
     assert_eq!(summary["viewer"]["clients"], 1, "{}", summary["viewer"]);
 }
 

@@ -1,9 +1,10 @@
 """A Foxglove WebSocket protocol client (subprotocol foxglove.websocket.v1) on `websockets`.
 
     ws_client.py URL --topics T1,T2,... [--seconds S] [--stall-after S --stall-for S]
-                 [--recv-buffer BYTES] [--connect-timeout S]
+                 [--recv-buffer BYTES] [--connect-timeout S] [--cafile PEM]
 
-Connects to URL (ws://HOST:PORT, or ws://HOST:PORT/?token=TOKEN), retrying until
+Connects to URL (ws://HOST:PORT, or ws://HOST:PORT/?token=TOKEN; wss:// over TLS, trusting
+the certificates of --cafile, or the system's), retrying until
 --connect-timeout (default 20 s) while nothing listens yet; reads `serverInfo` and the
 advertisements, and subscribes to each named topic once it is advertised. Prints to stdout one
 JSON line per message received,
@@ -25,6 +26,7 @@ import argparse
 import asyncio
 import json
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -157,14 +159,16 @@ def small_socket(url, recv_buffer):
     return s
 
 
-async def open_connection(url, timeout, max_queue, recv_buffer):
+async def open_connection(url, timeout, max_queue, recv_buffer, cafile=None):
     deadline = time.monotonic() + timeout
+    tls = {"ssl": ssl.create_default_context(cafile=cafile)} if url.startswith("wss://") else {}
     while True:
         try:
             extra = {"sock": small_socket(url, recv_buffer)} if recv_buffer else {}
             return await connect(
                 url,
                 **extra,
+                **tls,
                 subprotocols=[SUBPROTOCOL],
                 max_size=MAX_MESSAGE,
                 max_queue=max_queue,
@@ -177,6 +181,9 @@ async def open_connection(url, timeout, max_queue, recv_buffer):
             # The server answered and refused: no point retrying.
             body = e.response.body.decode(errors="replace") if e.response.body else ""
             log(f"{url}: refused with HTTP {e.response.status_code}: {body}")
+            sys.exit(2)
+        except ssl.SSLError as e:
+            log(f"{url}: TLS refused: {e}")
             sys.exit(2)
         except (OSError, asyncio.TimeoutError) as e:
             if time.monotonic() >= deadline:
@@ -191,7 +198,7 @@ async def run(args):
     # While stalling, the library must not read ahead on its own: a small queue pauses its
     # reading from the socket once full.
     ws = await open_connection(
-        args.url, args.connect_timeout, 2 if args.stall_for else 16, args.recv_buffer
+        args.url, args.connect_timeout, 2 if args.stall_for else 16, args.recv_buffer, args.cafile
     )
     if ws.subprotocol != SUBPROTOCOL:
         log(f"the server chose subprotocol {ws.subprotocol!r}, not {SUBPROTOCOL}")
@@ -268,6 +275,7 @@ def main():
     p.add_argument("--recv-buffer", type=int, default=0, metavar="BYTES",
                    help="the socket's receive buffer (default: the system's)")
     p.add_argument("--connect-timeout", type=float, default=20.0, metavar="S")
+    p.add_argument("--cafile", metavar="PEM", help="certificates to trust for wss:// (default: the system's)")
     args = p.parse_args()
     if args.stall_for < 0 or args.stall_after < 0 or (args.seconds is not None and args.seconds <= 0):
         p.error("--seconds must be > 0, --stall-after and --stall-for >= 0")

@@ -1,5 +1,5 @@
 //! The rules of `record` (positive sampling intervals) and `viewer` (an address to listen on,
-//! room for at least one message per client).
+//! TLS off loopback, room for at least one message per client).
 
 use super::{Check, Ctx};
 
@@ -11,7 +11,10 @@ pub(super) fn record(cx: &Ctx) -> Check {
     Ok(())
 }
 
-/// `viewer`: an address to listen on, room for at least one message per client.
+/// `viewer`: an address to listen on, TLS on one other hosts reach
+/// ([`ViewerSettings::exposed`]), room for at least one message per client.
+///
+/// [`ViewerSettings::exposed`]: crate::config::ViewerSettings::exposed
 pub(super) fn viewer(cx: &Ctx) -> Check {
     let v = &cx.scenario.viewer;
     if v.address.parse::<std::net::SocketAddr>().is_err() {
@@ -19,6 +22,9 @@ pub(super) fn viewer(cx: &Ctx) -> Check {
             "viewer.address",
             format!("must be HOST:PORT with an IP address (got {:?})", v.address),
         ));
+    }
+    if let Some(why) = v.exposed() {
+        return Err(cx.err("viewer.address", why));
     }
     for (key, value) in [
         ("viewer.client_queue_messages", v.client_queue_messages),

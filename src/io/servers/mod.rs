@@ -1,8 +1,10 @@
 //! What a run serves: the NETSIM manager ([`netsim_manager`]) and the modem bridges
 //! ([`modem_bridge`]) of the acoustic front, and the live viewer over the Foxglove WebSocket
-//! protocol ([`viewer`]). Each binds loopback unless the scenario says otherwise.
+//! protocol ([`viewer`], over TLS off loopback: [`tls`]). Each binds loopback unless the
+//! scenario says otherwise.
 pub mod modem_bridge;
 pub mod netsim_manager;
+pub mod tls;
 pub mod viewer;
 
 /// The error of a server that cannot listen on `addr`, `what` first (file, key): for an address

@@ -10,6 +10,8 @@
 //! told otherwise; on any other address a client must give the token the run prints
 //! (`?token=` in the URL). Control messages from clients are bounded (64 KiB) and only
 //! `subscribe` / `unsubscribe` are taken; anything else gets a `status` message naming it.
+//! Off loopback it serves only over TLS 1.3 (`wss://`, `viewer.tls`, [`super::tls`]): it refuses
+//! to start without, since the token and the scene would cross the network in the clear.
 //!
 //! The server runs on a thread of its own at a lower priority than the run's
 //! ([`crate::io::os::timer::background`]), so that framing and sending to viewers takes CPU the run
@@ -144,6 +146,8 @@ pub struct Viewer {
     settings: ViewerSettings,
     address: SocketAddr,
     token: Option<String>,
+    /// TLS (`viewer.tls`): every connection's handshake first.
+    tls: Option<tokio_rustls::TlsAcceptor>,
     next_id: AtomicU64,
     /// The server's thread (its own runtime: the accept loop and a task per client).
     accept: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -153,7 +157,9 @@ pub struct Viewer {
 
 impl Viewer {
     /// Listens on `settings.address` (port 0: any free port, see [`Viewer::address`]) and
-    /// serves from a thread of its own.
+    /// serves from a thread of its own, over TLS with `settings.tls` (its files as given:
+    /// relative to the current folder). Refuses an address other hosts reach without TLS
+    /// ([`ViewerSettings::exposed`]).
     pub fn start(settings: &ViewerSettings) -> anyhow::Result<Arc<Viewer>> {
         let wanted: SocketAddr = settings.address.parse().map_err(|_| {
             anyhow::anyhow!(
@@ -161,6 +167,13 @@ impl Viewer {
                 settings.address
             )
         })?;
+        if let Some(why) = settings.exposed() {
+            anyhow::bail!("{why}");
+        }
+        let tls = match &settings.tls {
+            Some(t) => Some(super::tls::acceptor(&t.cert_file, &t.key_file)?),
+            None => None,
+        };
         let listener = std::net::TcpListener::bind(wanted)
             .map_err(|e| anyhow::anyhow!("viewer: cannot listen on {wanted}: {e}"))?;
         listener.set_nonblocking(true)?;
@@ -180,6 +193,7 @@ impl Viewer {
             settings: settings.clone(),
             address,
             token,
+            tls,
             next_id: AtomicU64::new(0),
             accept: Mutex::new(None),
             stop: Arc::new(Notify::new()),
@@ -211,11 +225,12 @@ impl Viewer {
         self.address
     }
 
-    /// The URL a client connects to (with the token, when one is needed).
+    /// The URL a client connects to (`wss://` over TLS; with the token, when one is needed).
     pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "wss" } else { "ws" };
         match &self.token {
-            Some(t) => format!("ws://{}/?token={t}", self.address),
-            None => format!("ws://{}", self.address),
+            Some(t) => format!("{scheme}://{}/?token={t}", self.address),
+            None => format!("{scheme}://{}", self.address),
         }
     }
 
@@ -405,6 +420,7 @@ fn refuse(status: StatusCode, why: &str) -> ErrorResponse {
 /// (left to itself, Linux grows it to megabytes for a reader that stalls).
 const SOCKET_SEND_BUFFER: libc::c_int = 256 << 10;
 
+/// A connection: its TLS handshake first when the viewer has TLS, then [`serve_ws`].
 async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
     {
@@ -421,6 +437,33 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
             );
         }
     }
+    match &viewer.tls {
+        None => serve_ws(viewer.clone(), stream, peer).await,
+        Some(tls) => {
+            match tokio::time::timeout(super::tls::HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
+                Ok(Ok(stream)) => serve_ws(viewer.clone(), stream, peer).await,
+                Ok(Err(e)) => {
+                    tracing::info!("viewer: refused {peer}: TLS: {e}");
+                    viewer.lock().summary.refused += 1;
+                }
+                Err(_) => {
+                    tracing::info!(
+                        "viewer: refused {peer}: no TLS handshake within {} s",
+                        super::tls::HANDSHAKE_TIMEOUT.as_secs()
+                    );
+                    viewer.lock().summary.refused += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A client over `stream` (TCP or TLS): the WebSocket handshake (the token, the subprotocol,
+/// room for another client), then its queue written to it until it or the run ends.
+async fn serve_ws<S>(viewer: Arc<Viewer>, stream: S, peer: SocketAddr)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let full = viewer.lock().clients.len() >= viewer.settings.max_clients;
     let token = viewer.token.clone();
     // tungstenite's callback type: its error is the HTTP response refusing the connection.
@@ -442,7 +485,7 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
             if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), t.as_bytes())) {
                 return Err(refuse(
                     StatusCode::UNAUTHORIZED,
-                    "this viewer needs the token the run printed: ws://HOST:PORT/?token=…",
+                    "this viewer needs the token the run printed: ?token=… in its URL",
                 ));
             }
         }
@@ -593,15 +636,8 @@ mod tests {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
     async fn connect(port: u16) -> tokio_tungstenite::WebSocketStream<TcpStream> {
-        let mut req = format!("ws://127.0.0.1:{port}")
-            .into_client_request()
-            .unwrap();
-        req.headers_mut().insert(
-            "Sec-WebSocket-Protocol",
-            HeaderValue::from_static(SUBPROTOCOL),
-        );
         let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        tokio_tungstenite::client_async(req, stream)
+        tokio_tungstenite::client_async(request(&format!("ws://127.0.0.1:{port}")), stream)
             .await
             .unwrap()
             .0
@@ -678,6 +714,107 @@ mod tests {
         assert!(status.contains("getParameters"), "{status}");
         assert_eq!(terrain, ws::message_data(7, 0, b"{\"entities\":[]}"));
         assert_eq!(viewer.summary().messages_sent, 1);
+        viewer.stop(std::time::Duration::from_millis(100)).await;
+    }
+
+    fn request(url: &str) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut().insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+        req
+    }
+
+    /// Off loopback the viewer needs TLS: without it, it does not start; with it, a client
+    /// that trusts its certificate and gives the token is served over TLS 1.3, while a plain
+    /// WebSocket client and a TLS client without the token are refused and counted. A key file
+    /// others may read is refused.
+    #[tokio::test]
+    async fn off_loopback_the_viewer_serves_only_over_tls_with_its_token() {
+        use crate::config::ViewerTls;
+        use std::os::unix::fs::PermissionsExt;
+        let plain = ViewerSettings {
+            live: true,
+            address: "0.0.0.0:0".into(),
+            ..Default::default()
+        };
+        let e = Viewer::start(&plain).err().unwrap().to_string();
+        assert!(
+            e.contains("viewer.tls") && e.contains("cosim viewer-cert"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key, _) = super::super::tls::self_signed(&["localhost".into()]).unwrap();
+        let (cert_file, key_file) = (dir.path().join("v.crt"), dir.path().join("v.key"));
+        std::fs::write(&cert_file, &cert).unwrap();
+        std::fs::write(&key_file, &key).unwrap();
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let settings = ViewerSettings {
+            tls: Some(ViewerTls {
+                cert_file,
+                key_file: key_file.clone(),
+            }),
+            ..plain
+        };
+        let e = Viewer::start(&settings).err().unwrap().to_string();
+        assert!(e.contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let viewer = Viewer::start(&settings).unwrap();
+        let port = viewer.address().port();
+        let url = viewer.url();
+        assert!(url.starts_with("wss://0.0.0.0:"), "{url}");
+        let token = url.split_once("/?token=").unwrap().1.to_owned();
+
+        // Plain WebSocket to the TLS port: no handshake.
+        let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let plain =
+            tokio_tungstenite::client_async(request(&format!("ws://127.0.0.1:{port}")), tcp);
+        assert!(plain.await.is_err());
+
+        let mut roots = rustls::RootCertStore::empty();
+        use rustls::pki_types::pem::PemObject;
+        for c in rustls::pki_types::CertificateDer::pem_slice_iter(cert.as_bytes()) {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let tls = || async {
+            let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+            connector.connect(name, tcp).await.unwrap()
+        };
+        let base = format!("wss://localhost:{port}/");
+        let refused = tokio_tungstenite::client_async(request(&base), tls().await).await;
+        match refused {
+            Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
+                assert_eq!(r.status(), StatusCode::UNAUTHORIZED)
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        let (mut ws, _) =
+            tokio_tungstenite::client_async(request(&format!("{base}?token={token}")), tls().await)
+                .await
+                .unwrap();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), ws.next())
+            .await
+            .unwrap();
+        assert!(
+            matches!(&first, Some(Ok(Message::Text(t))) if t.contains("serverInfo")),
+            "{first:?}"
+        );
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while viewer.summary().refused < 2 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let summary = viewer.summary();
+        assert_eq!((summary.refused, summary.clients), (2, 1), "{summary:?}");
         viewer.stop(std::time::Duration::from_millis(100)).await;
     }
 }
