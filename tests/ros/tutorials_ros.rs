@@ -92,7 +92,7 @@ fn record_python() {
 fn watching() {
     let rel = "tutorials/watching.md";
     let r = page(rel, &["python3"]);
-    assert_counts(rel, &r, 8, 0, 4);
+    assert_counts(rel, &r, 9, 0, 4);
 }
 
 #[test]
