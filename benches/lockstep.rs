@@ -9,7 +9,10 @@
 //! 3. baseline: a bare ZeroMQ REQ/REP round trip (same crate, same loopback, an echo process),
 //!    measured in the same run; one window over ZeroMQ costs at least one round trip;
 //! 4. the secure channel (`secure://`, Noise with a key file), simulators in their own
-//!    processes as in 2a, over TCP loopback: its cost per window against 2a's.
+//!    processes as in 2a, over TCP loopback: its cost per window against 2a's;
+//! 5. as root: the simulators in a network namespace of their own, reached over a veth pair
+//!    (as another host would be, at an address that is not loopback), through ZeroMQ and
+//!    through the secure channel, side by side.
 //!
 //! Run: `cargo bench --bench lockstep`. Optional env: WINDOWS (default 200000 in-process).
 
@@ -181,6 +184,54 @@ fn spawn(args: &[&str]) -> Child {
         .expect("spawn child")
 }
 
+/// A network namespace joined to this one by a veth pair: this side 10.231.0.1, its side
+/// 10.231.0.2 (`ADDRESS`). Removed on drop.
+struct Namespace(String);
+
+impl Namespace {
+    const ADDRESS: &'static str = "10.231.0.2";
+
+    fn create() -> Result<Namespace, String> {
+        let name = format!("lsb{}", std::process::id());
+        let host_if = format!("lsh{}", std::process::id() % 100_000);
+        let ns = Namespace(name.clone());
+        for cmd in [
+            format!("ip netns add {name}"),
+            format!("ip link add {host_if} type veth peer name eth0 netns {name}"),
+            format!("ip addr add 10.231.0.1/30 dev {host_if}"),
+            format!("ip link set {host_if} up"),
+            format!("ip -n {name} addr add {}/30 dev eth0", Self::ADDRESS),
+            format!("ip -n {name} link set eth0 up"),
+            format!("ip -n {name} link set lo up"),
+        ] {
+            let args: Vec<&str> = cmd.split(' ').collect();
+            let st = Command::new(args[0]).args(&args[1..]).status();
+            if !st.is_ok_and(|s| s.success()) {
+                return Err(format!("`{cmd}` failed"));
+            }
+        }
+        Ok(ns)
+    }
+
+    /// This binary re-executed inside the namespace with `args`.
+    fn spawn(&self, args: &[&str]) -> Child {
+        Command::new("ip")
+            .args(["netns", "exec", &self.0])
+            .arg(std::env::current_exe().unwrap())
+            .args(args)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn child in namespace")
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        // Removing the namespace removes its end of the veth pair, and so both.
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
 fn port(base: u16) -> String {
     format!(
         "tcp://127.0.0.1:{}",
@@ -291,7 +342,7 @@ async fn main() {
 
     // 2b. ZeroMQ: every coordinator and simulator in its own process.
     let (p_ep, s_ep, c_ep) = (port(41000), port(42000), port(43000));
-    let _children = Children(vec![
+    let children = Children(vec![
         spawn(&["serve", "physics", &p_ep, &w]),
         spawn(&["serve", "network-sim", &s_ep, &w]),
         spawn(&["serve", "network-coordinator", &c_ep, &w, &s_ep]),
@@ -303,6 +354,77 @@ async fn main() {
         .await
         .unwrap();
     let over_zmq = coordinator(physics, network, zmq_windows).await;
+    drop(children);
+
+    // 5. Between namespaces: ZeroMQ, then the secure channel, to simulators in a namespace.
+    let between = match Namespace::create() {
+        Ok(ns) => {
+            let hp = |base: u16| {
+                format!(
+                    "{}:{}",
+                    Namespace::ADDRESS,
+                    base + (std::process::id() % 1000) as u16
+                )
+            };
+            let (zp, zs) = (
+                format!("tcp://{}", hp(48000)),
+                format!("tcp://{}", hp(49000)),
+            );
+            let sims = Children(vec![
+                ns.spawn(&["serve", "physics", &zp, &w]),
+                ns.spawn(&["serve", "network-sim", &zs, &w]),
+            ]);
+            let physics = Link::zeromq("physics simulator", &zp, TIMEOUT, TIMEOUT)
+                .await
+                .unwrap();
+            let net_sim = Link::zeromq("network simulator", &zs, TIMEOUT, TIMEOUT)
+                .await
+                .unwrap();
+            let network = local_network(net_sim, zmq_windows);
+            let zmq_ns = coordinator(physics, network, zmq_windows).await;
+            drop(sims);
+            let key =
+                std::env::temp_dir().join(format!("lockstep-bench-ns-{}.key", std::process::id()));
+            let _ = std::fs::remove_file(&key);
+            secure::write_secret(&key, &netsim_cosim::wire::secure::Secret::generate()).unwrap();
+            let k = key.to_str().unwrap();
+            let (sp, ss) = (hp(50000), hp(51000));
+            let sims = Children(vec![
+                ns.spawn(&["serve", "secure-physics", &sp, &w, k]),
+                ns.spawn(&["serve", "secure-network-sim", &ss, &w, k]),
+            ]);
+            let at = |hp: &str| {
+                PeerEndpoint::Secure(SecureAddress {
+                    address: hp.parse().unwrap(),
+                    key_file: key.clone(),
+                })
+            };
+            let physics = Link::connect(
+                "physics simulator",
+                Role::Physics,
+                &at(&sp),
+                TIMEOUT,
+                TIMEOUT,
+            )
+            .await
+            .unwrap();
+            let net_sim = Link::connect(
+                "network simulator",
+                Role::Network,
+                &at(&ss),
+                TIMEOUT,
+                TIMEOUT,
+            )
+            .await
+            .unwrap();
+            let network = local_network(net_sim, zmq_windows);
+            let secure_ns = coordinator(physics, network, zmq_windows).await;
+            drop(sims);
+            let _ = std::fs::remove_file(&key);
+            Ok((zmq_ns, secure_ns))
+        }
+        Err(e) => Err(e),
+    };
 
     println!("lockstep, {VEHICLES} vehicles, idle simulators, W = 10 ms");
     println!("  in-process                         {in_process:>8.0} windows/s  ({in_process_windows} windows; target >= 50000)");
@@ -316,6 +438,19 @@ async fn main() {
         1e6 / sims_secure - 1e6 / sims_apart,
         (1e6 / sims_secure - 1e6 / sims_apart) / 10.0
     );
+    match between {
+        Ok((zmq_ns, secure_ns)) => {
+            println!("  ZeroMQ, sims in a namespace (veth)  {zmq_ns:>7.0} windows/s  ({zmq_windows} windows)");
+            println!("  secure, sims in a namespace (veth)  {secure_ns:>7.0} windows/s  ({zmq_windows} windows)");
+            println!(
+                "  secure channel against ZeroMQ, between namespaces: {:.2} of its windows/s, {:+.1} µs per window ({:.1} % of W = 1 ms)",
+                secure_ns / zmq_ns,
+                1e6 / secure_ns - 1e6 / zmq_ns,
+                (1e6 / secure_ns - 1e6 / zmq_ns) / 10.0
+            );
+        }
+        Err(e) => println!("  between namespaces: not measured ({e}; needs root)"),
+    }
     println!(
         "  windows/s over bare round trips/s: {:.2} (simulators apart), {:.2} (4 processes; 0.5 is the 2-round-trip bound)",
         sims_apart / round_trips,
