@@ -1,7 +1,7 @@
 //! The command line's choices over the scenario's (`--physics-sim`, `--network-sim`,
-//! `--duration-s`, `--insecure-peers`), applied once, as the scenario is loaded: every command that runs or checks
-//! a scenario takes them through [`apply`], so a simulator chosen by a flag is checked by the
-//! same rules as one a scenario file chooses, before anything starts.
+//! `--duration-s`, `--insecure-peers`), applied once, as the scenario is loaded: every command
+//! that runs or checks a scenario takes them through [`apply`], so a simulator chosen by a flag
+//! is checked by the same rules as one a scenario file chooses, before anything starts.
 
 use super::args::Overrides;
 use crate::config::{LoadedScenario, NetworkEndpoint, PhysicsEndpoint};
@@ -35,8 +35,7 @@ pub fn apply(loaded: &mut LoadedScenario, o: &Overrides) -> anyhow::Result<()> {
         }
         loaded.scenario.simulators.network = network;
     }
-    let simulators = &mut loaded.scenario.simulators;
-    simulators.insecure_peers |= o.insecure_peers;
+    loaded.scenario.simulators.insecure_peers |= o.insecure_peers;
     if o.physics_sim.is_some() || o.network_sim.is_some() {
         loaded.check_peers().map_err(|e| {
             let flag = match e.key_path.as_str() {

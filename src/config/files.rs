@@ -1,5 +1,5 @@
 //! The files a scenario names beside its terrain grid (georeferenced rasters, track logs, casts),
-//! read whole with a bound, so that memory follows the bytes a file has up to that bound, and
+//! read whole with a bound (key files checked to be their owner's only, [`owner_only`]), so that memory follows the bytes a file has up to that bound, and
 //! the error that names such a file and the place in it.
 
 use std::path::Path;
@@ -15,6 +15,23 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
         return Err(format!("larger than {} MiB", max >> 20));
     }
     Ok(bytes)
+}
+
+/// Refuses a file of secrets (a key) that others than its owner may read or write: the error
+/// gives its mode and the `chmod` that mends it.
+pub fn owner_only(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read: {e}"))?
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "others than its owner may read it (mode {:o}): `chmod 600 {}`",
+            mode & 0o777,
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Where in a file a problem is: nowhere in particular, a line, a point (GPX) or a message

@@ -48,9 +48,9 @@ pub struct Simulators {
 }
 
 impl Simulators {
-    /// The simulators reached in plaintext on another host: each one's endpoint as written
-    /// ([`PeerEndpoint::plaintext_remote`]), the ns-3 adapter's included.
-    pub fn plaintext_remote_peers(&self) -> Vec<PeerEndpoint> {
+    /// The simulator processes reached over the window protocol, by key
+    /// (`simulators.physics`, `simulators.network`), the ns-3 adapter's endpoint included.
+    pub fn peers(&self) -> Vec<(&'static str, PeerEndpoint)> {
         let physics = match &self.physics {
             PhysicsEndpoint::Peer(p) => Some(p.clone()),
             _ => None,
@@ -62,9 +62,21 @@ impl Simulators {
             }) => Some(PeerEndpoint::Zeromq(e.clone())),
             _ => None,
         };
-        [physics, network]
+        [
+            ("simulators.physics", physics),
+            ("simulators.network", network),
+        ]
+        .into_iter()
+        .filter_map(|(key, p)| Some((key, p?)))
+        .collect()
+    }
+
+    /// The simulators reached in plaintext on another host
+    /// ([`PeerEndpoint::plaintext_remote`]).
+    pub fn plaintext_remote_peers(&self) -> Vec<PeerEndpoint> {
+        self.peers()
             .into_iter()
-            .flatten()
+            .map(|(_, p)| p)
             .filter(|p| p.plaintext_remote().is_some())
             .collect()
     }

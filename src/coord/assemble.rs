@@ -87,20 +87,7 @@ pub async fn physics_coordinator(
     out_dir: Option<PathBuf>,
 ) -> anyhow::Result<PhysicsCoordinator> {
     let s = &loaded.scenario;
-    let mut insecure_peers: Vec<String> = s
-        .simulators
-        .plaintext_remote_peers()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    if let Some(why) = remote_network.and_then(|ep| ep.peer().insecure()) {
-        anyhow::ensure!(s.simulators.insecure_peers, "--network-coordinator: {why}");
-        let ep = remote_network.map(ToString::to_string).unwrap_or_default();
-        tracing::warn!(
-            "{ep}: the network coordinator on another host reached in plaintext (insecure_peers)"
-        );
-        insecure_peers.push(ep);
-    }
+    let insecure_peers = insecure_peers(loaded, remote_network)?;
     if s.real_time_factor > 0.0 {
         crate::io::os::timer::prioritize(s.nice);
     }
@@ -201,6 +188,31 @@ pub async fn physics_coordinator(
         c = c.with_participant(ViewerParticipant::new(v));
     }
     Ok(c)
+}
+
+/// The peers on other hosts the run reaches in plaintext, for its summary: the simulators the
+/// scenario allows so (`simulators.insecure_peers`, checked at load), and a network coordinator
+/// of its own, refused unless allowed likewise.
+fn insecure_peers(
+    loaded: &LoadedScenario,
+    remote_network: Option<&CoordinatorEndpoint>,
+) -> anyhow::Result<Vec<String>> {
+    let simulators = &loaded.scenario.simulators;
+    let mut peers: Vec<String> = simulators
+        .plaintext_remote_peers()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if let Some(ep) = remote_network {
+        if let Some(why) = ep.peer().insecure() {
+            anyhow::ensure!(simulators.insecure_peers, "--network-coordinator: {why}");
+            tracing::warn!(
+                "{ep}: the network coordinator on another host reached in plaintext (insecure_peers)"
+            );
+            peers.push(ep.to_string());
+        }
+    }
+    Ok(peers)
 }
 
 /// Where the wall time goes: the live side's counters when the run has live traffic in this

@@ -177,17 +177,8 @@ pub fn write_secret(path: &Path, secret: &Secret) -> anyhow::Result<()> {
 
 /// Reads a secret's file, refusing one that others than its owner may read or write.
 pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
-    use std::os::unix::fs::MetadataExt;
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if meta.mode() & 0o077 != 0 {
-        bail!(
-            "{}: others than its owner may read it (mode {:o}): `chmod 600 {}`",
-            path.display(),
-            meta.mode() & 0o777,
-            path.display()
-        );
-    }
+    crate::config::files::owner_only(path)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     Secret::parse(&text).with_context(|| format!("{}", path.display()))

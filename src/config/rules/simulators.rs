@@ -30,7 +30,7 @@ use super::{no_nul, Check, Ctx};
 use crate::config::source_map::{join_index, join_key};
 use crate::config::{
     AuvClientSettings, GazeboSettings, LinkModel, Motion, NetworkEndpoint, Ns3Settings,
-    PeerEndpoint, PhysicsEndpoint, WifiRateManager,
+    PhysicsEndpoint, WifiRateManager,
 };
 
 /// `simulators.channel_interval_ms` is a whole multiple of W.
@@ -83,26 +83,14 @@ pub(in crate::config) fn plaintext_peers(cx: &Ctx) -> Check {
     if s.insecure_peers {
         return Ok(());
     }
-    let physics = match &s.physics {
-        PhysicsEndpoint::Peer(p) => p.insecure(),
-        _ => None,
-    };
-    let network = match &s.network {
-        NetworkEndpoint::Peer(p) => p.insecure(),
-        NetworkEndpoint::Ns3(Ns3Settings {
-            endpoint: Some(e), ..
-        }) => PeerEndpoint::Zeromq(e.clone()).insecure(),
-        _ => None,
-    };
-    for (key, why) in [
-        ("simulators.physics", physics),
-        ("simulators.network", network),
-    ] {
-        if let Some(why) = why {
-            return Err(cx.err(key, why));
-        }
+    match s
+        .peers()
+        .into_iter()
+        .find_map(|(key, p)| Some((key, p.insecure()?)))
+    {
+        Some((key, why)) => Err(cx.err(key, why)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `simulators.physics: {kind: auv_interface, ...}`: every vehicle one of the simulator's AUVs,

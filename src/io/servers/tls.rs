@@ -3,7 +3,7 @@
 //! files, and the self-signed certificate `cosim viewer-cert` makes. rustls and rcgen on the
 //! ring provider.
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use rustls::pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer};
 use std::path::Path;
 use std::sync::Arc;
@@ -22,7 +22,8 @@ pub fn acceptor(cert_file: &Path, key_file: &Path) -> anyhow::Result<tokio_rustl
             .map_err(|e| anyhow!("viewer.tls: {}: {e}", p.display()))
     };
     let cert_pem = read(cert_file)?;
-    owner_only(key_file)?;
+    crate::config::files::owner_only(key_file)
+        .map_err(|e| anyhow!("viewer.tls.key_file {}: {e}", key_file.display()))?;
     let key_pem = read(key_file)?;
     let config = server_config(&cert_pem, &key_pem).map_err(|e| match e {
         PemError::Certificates(why) => {
@@ -70,23 +71,6 @@ pub fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<rustls::ServerCo
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| PemError::Pair(e.to_string()))
-}
-
-/// Refuses a key file that others than its owner may read or write.
-fn owner_only(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let mode = std::fs::metadata(path)
-        .map_err(|e| anyhow!("viewer.tls.key_file {}: {e}", path.display()))?
-        .mode();
-    if mode & 0o077 != 0 {
-        bail!(
-            "viewer.tls.key_file {}: others than its owner may read it (mode {:o}): `chmod 600 {}`",
-            path.display(),
-            mode & 0o777,
-            path.display()
-        );
-    }
-    Ok(())
 }
 
 /// A self-signed certificate for `hosts` (names or IP addresses, each a subject alternative

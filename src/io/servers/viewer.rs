@@ -440,20 +440,18 @@ async fn serve(viewer: Arc<Viewer>, stream: TcpStream, peer: SocketAddr) {
     match &viewer.tls {
         None => serve_ws(viewer.clone(), stream, peer).await,
         Some(tls) => {
-            match tokio::time::timeout(super::tls::HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
-                Ok(Ok(stream)) => serve_ws(viewer.clone(), stream, peer).await,
-                Ok(Err(e)) => {
-                    tracing::info!("viewer: refused {peer}: TLS: {e}");
-                    viewer.lock().summary.refused += 1;
-                }
-                Err(_) => {
-                    tracing::info!(
-                        "viewer: refused {peer}: no TLS handshake within {} s",
-                        super::tls::HANDSHAKE_TIMEOUT.as_secs()
-                    );
-                    viewer.lock().summary.refused += 1;
-                }
-            }
+            let why = match tokio::time::timeout(super::tls::HANDSHAKE_TIMEOUT, tls.accept(stream))
+                .await
+            {
+                Ok(Ok(stream)) => return serve_ws(viewer.clone(), stream, peer).await,
+                Ok(Err(e)) => format!("TLS: {e}"),
+                Err(_) => format!(
+                    "no TLS handshake within {} s",
+                    super::tls::HANDSHAKE_TIMEOUT.as_secs()
+                ),
+            };
+            tracing::info!("viewer: refused {peer}: {why}");
+            viewer.lock().summary.refused += 1;
         }
     }
 }
