@@ -1306,7 +1306,7 @@ simulators:
         .unwrap();
         load(
             VESSELS_RF,
-            "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602",
+            "    kind: ns3\n    endpoint: tcp://10.0.0.9:5602\n  insecure_peers: true",
         )
         .unwrap();
     }
