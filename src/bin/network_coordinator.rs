@@ -1,6 +1,6 @@
 //! `network_coordinator`: serves the physics coordinator's NetworkUpdate windows (ZeroMQ on
-//! this host, the secure channel across hosts), running each with its network simulator (its command line:
-//! `netsim_cosim::cli::args::NetworkCoordinatorArgs`).
+//! this host, the secure channel across hosts), running each with its network simulator (its
+//! command line: `netsim_cosim::cli::args::NetworkCoordinatorArgs`).
 
 use clap::Parser;
 use netsim_cosim::{
