@@ -272,6 +272,11 @@ pub struct WifiMedium<T> {
     next_seq: Vec<u64>,
     expect: Vec<u64>,
     held: BTreeMap<(usize, u64), Option<T>>,
+    /// The last bit error rate computed: `(rate's bit/s, SINR's bits, BER)`. An A-MPDU's
+    /// subframes, and a sender's frames to one receiver, are decided at one SINR while nothing
+    /// else is on the air, so most receptions need no new [`Rate::ber`] (the same value, not
+    /// an approximation).
+    last_ber: std::cell::Cell<(u64, u64, f64)>,
 }
 
 fn mw(dbm: f64) -> f64 {
@@ -307,6 +312,7 @@ impl<T: Clone> WifiMedium<T> {
             busy_ns: 0,
             busy_until: 0,
             links: vec![LinkAir::default(); n * n],
+            last_ber: std::cell::Cell::new((0, 0, 0.0)),
             changed: Vec::new(),
             is_changed: vec![false; n * n],
             next_seq: vec![0; n * n],
@@ -1023,8 +1029,16 @@ impl<T: Clone> WifiMedium<T> {
             return Err(reason);
         }
         let noise = self.noise_mw[from * n + r];
-        let per_bit =
-            |interference: f64| rate.ber(level - 10.0 * (noise + interference.max(0.0)).log10());
+        let per_bit = |interference: f64| {
+            let sinr = level - 10.0 * (noise + interference.max(0.0)).log10();
+            let (bps, bits, ber) = self.last_ber.get();
+            if (bps, bits) == (rate.bps, sinr.to_bits()) {
+                return ber;
+            }
+            let ber = rate.ber(sinr);
+            self.last_ber.set((rate.bps, sinr.to_bits(), ber));
+            ber
+        };
         let duration = (end - start).max(1) as f64;
         let mut survive_log = 0.0;
         let interfered = !edges.is_empty();
