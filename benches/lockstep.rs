@@ -232,11 +232,89 @@ impl Drop for Namespace {
     }
 }
 
-fn port(base: u16) -> String {
-    format!(
-        "tcp://127.0.0.1:{}",
-        base + (std::process::id() % 1000) as u16
+/// `host:` a port from `base`, offset by this process's id (so that runs side by side differ).
+fn host_port(host: &str, base: u16) -> String {
+    format!("{host}:{}", base + (std::process::id() % 1000) as u16)
+}
+
+/// Windows per second with both idle simulators in processes of their own, started by `spawn`
+/// to listen at `(physics, network simulator)` (`host:port`), the coordinators here: over
+/// ZeroMQ, or through the secure channel with a fresh key file.
+async fn simulators_apart(
+    spawn: &dyn Fn(&[&str]) -> Child,
+    (physics, network_sim): (&str, &str),
+    windows: u32,
+    secure: bool,
+) -> f64 {
+    let w = windows.to_string();
+    let key = std::env::temp_dir().join(format!(
+        "lockstep-bench-{}-{physics}.key",
+        std::process::id()
+    ));
+    let (sims, endpoint) = if secure {
+        let _ = std::fs::remove_file(&key);
+        secure::write_secret(&key, &netsim_cosim::wire::secure::Secret::generate()).unwrap();
+        let k = key.to_str().unwrap();
+        let sims = Children(vec![
+            spawn(&["serve", "secure-physics", physics, &w, k]),
+            spawn(&["serve", "secure-network-sim", network_sim, &w, k]),
+        ]);
+        let at = |hp: &str| {
+            PeerEndpoint::Secure(SecureAddress {
+                address: hp.parse().unwrap(),
+                key_file: key.clone(),
+            })
+        };
+        (sims, (at(physics), at(network_sim)))
+    } else {
+        let (p, s) = (format!("tcp://{physics}"), format!("tcp://{network_sim}"));
+        let sims = Children(vec![
+            spawn(&["serve", "physics", &p, &w]),
+            spawn(&["serve", "network-sim", &s, &w]),
+        ]);
+        (sims, (p.parse().unwrap(), s.parse().unwrap()))
+    };
+    let physics = Link::connect(
+        "physics simulator",
+        Role::Physics,
+        &endpoint.0,
+        TIMEOUT,
+        TIMEOUT,
     )
+    .await
+    .unwrap();
+    let net_sim = Link::connect(
+        "network simulator",
+        Role::Network,
+        &endpoint.1,
+        TIMEOUT,
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    let network = local_network(net_sim, windows);
+    let rate = coordinator(physics, network, windows).await;
+    drop(sims);
+    if secure {
+        let _ = std::fs::remove_file(&key);
+    }
+    rate
+}
+
+/// The secure channel's windows per second against ZeroMQ's in the same setting, and its cost
+/// per window.
+fn against_zmq(setting: &str, secure: f64, zmq: f64) {
+    let extra_us = 1e6 / secure - 1e6 / zmq;
+    println!(
+        "  secure channel against ZeroMQ, {setting}: {:.2} of its windows/s, {extra_us:+.1} µs per window ({:.1} % of W = 1 ms)",
+        secure / zmq,
+        extra_us / 10.0
+    );
+}
+
+/// A ZeroMQ endpoint on loopback, its port from `base` as [`host_port`].
+fn port(base: u16) -> String {
+    format!("tcp://{}", host_port("127.0.0.1", base))
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -281,64 +359,13 @@ async fn main() {
     let round_trips = zmq_windows as f64 / t.elapsed().as_secs_f64();
 
     // 2a. ZeroMQ: coordinators together, simulators in their own processes.
-    let (p_ep, s_ep) = (port(44000), port(45000));
     let w = zmq_windows.to_string();
-    let sims = Children(vec![
-        spawn(&["serve", "physics", &p_ep, &w]),
-        spawn(&["serve", "network-sim", &s_ep, &w]),
-    ]);
-    let physics = Link::zeromq("physics simulator", &p_ep, TIMEOUT, TIMEOUT)
-        .await
-        .unwrap();
-    let net_sim = Link::zeromq("network simulator", &s_ep, TIMEOUT, TIMEOUT)
-        .await
-        .unwrap();
-    let network = local_network(net_sim, zmq_windows);
-    let sims_apart = coordinator(physics, network, zmq_windows).await;
-    drop(sims);
-
+    let local = |base| host_port("127.0.0.1", base);
+    let sims_apart =
+        simulators_apart(&spawn, (&local(44000), &local(45000)), zmq_windows, false).await;
     // 4. The secure channel: simulators in their own processes, as 2a.
-    let key = std::env::temp_dir().join(format!("lockstep-bench-{}.key", std::process::id()));
-    let _ = std::fs::remove_file(&key);
-    secure::write_secret(&key, &netsim_cosim::wire::secure::Secret::generate()).unwrap();
-    let k = key.to_str().unwrap();
-    let (p_hp, s_hp) = (port(46000), port(47000));
-    let (p_hp, s_hp) = (
-        p_hp.trim_start_matches("tcp://"),
-        s_hp.trim_start_matches("tcp://"),
-    );
-    let sims = Children(vec![
-        spawn(&["serve", "secure-physics", p_hp, &w, k]),
-        spawn(&["serve", "secure-network-sim", s_hp, &w, k]),
-    ]);
-    let at = |hp: &str| {
-        PeerEndpoint::Secure(SecureAddress {
-            address: hp.parse().unwrap(),
-            key_file: key.clone(),
-        })
-    };
-    let physics = Link::connect(
-        "physics simulator",
-        Role::Physics,
-        &at(p_hp),
-        TIMEOUT,
-        TIMEOUT,
-    )
-    .await
-    .unwrap();
-    let net_sim = Link::connect(
-        "network simulator",
-        Role::Network,
-        &at(s_hp),
-        TIMEOUT,
-        TIMEOUT,
-    )
-    .await
-    .unwrap();
-    let network = local_network(net_sim, zmq_windows);
-    let sims_secure = coordinator(physics, network, zmq_windows).await;
-    drop(sims);
-    let _ = std::fs::remove_file(&key);
+    let sims_secure =
+        simulators_apart(&spawn, (&local(46000), &local(47000)), zmq_windows, true).await;
 
     // 2b. ZeroMQ: every coordinator and simulator in its own process.
     let (p_ep, s_ep, c_ep) = (port(41000), port(42000), port(43000));
@@ -359,68 +386,12 @@ async fn main() {
     // 5. Between namespaces: ZeroMQ, then the secure channel, to simulators in a namespace.
     let between = match Namespace::create() {
         Ok(ns) => {
-            let hp = |base: u16| {
-                format!(
-                    "{}:{}",
-                    Namespace::ADDRESS,
-                    base + (std::process::id() % 1000) as u16
-                )
-            };
-            let (zp, zs) = (
-                format!("tcp://{}", hp(48000)),
-                format!("tcp://{}", hp(49000)),
-            );
-            let sims = Children(vec![
-                ns.spawn(&["serve", "physics", &zp, &w]),
-                ns.spawn(&["serve", "network-sim", &zs, &w]),
-            ]);
-            let physics = Link::zeromq("physics simulator", &zp, TIMEOUT, TIMEOUT)
-                .await
-                .unwrap();
-            let net_sim = Link::zeromq("network simulator", &zs, TIMEOUT, TIMEOUT)
-                .await
-                .unwrap();
-            let network = local_network(net_sim, zmq_windows);
-            let zmq_ns = coordinator(physics, network, zmq_windows).await;
-            drop(sims);
-            let key =
-                std::env::temp_dir().join(format!("lockstep-bench-ns-{}.key", std::process::id()));
-            let _ = std::fs::remove_file(&key);
-            secure::write_secret(&key, &netsim_cosim::wire::secure::Secret::generate()).unwrap();
-            let k = key.to_str().unwrap();
-            let (sp, ss) = (hp(50000), hp(51000));
-            let sims = Children(vec![
-                ns.spawn(&["serve", "secure-physics", &sp, &w, k]),
-                ns.spawn(&["serve", "secure-network-sim", &ss, &w, k]),
-            ]);
-            let at = |hp: &str| {
-                PeerEndpoint::Secure(SecureAddress {
-                    address: hp.parse().unwrap(),
-                    key_file: key.clone(),
-                })
-            };
-            let physics = Link::connect(
-                "physics simulator",
-                Role::Physics,
-                &at(&sp),
-                TIMEOUT,
-                TIMEOUT,
-            )
-            .await
-            .unwrap();
-            let net_sim = Link::connect(
-                "network simulator",
-                Role::Network,
-                &at(&ss),
-                TIMEOUT,
-                TIMEOUT,
-            )
-            .await
-            .unwrap();
-            let network = local_network(net_sim, zmq_windows);
-            let secure_ns = coordinator(physics, network, zmq_windows).await;
-            drop(sims);
-            let _ = std::fs::remove_file(&key);
+            let spawn = |args: &[&str]| ns.spawn(args);
+            let there = |base| host_port(Namespace::ADDRESS, base);
+            let zmq_ns =
+                simulators_apart(&spawn, (&there(48000), &there(49000)), zmq_windows, false).await;
+            let secure_ns =
+                simulators_apart(&spawn, (&there(50000), &there(51000)), zmq_windows, true).await;
             Ok((zmq_ns, secure_ns))
         }
         Err(e) => Err(e),
@@ -432,22 +403,12 @@ async fn main() {
     println!("  ZeroMQ, 4 separate processes       {over_zmq:>8.0} windows/s  ({zmq_windows} windows; 2 round trips per window)");
     println!("  secure channel, sims in 2 processes {sims_secure:>7.0} windows/s  ({zmq_windows} windows; 1 round trip per window)");
     println!("  bare ZeroMQ REQ/REP round trip     {round_trips:>8.0} round trips/s ({zmq_windows} round trips, 64 B)");
-    println!(
-        "  secure channel against ZeroMQ, simulators apart: {:.2} of its windows/s, {:+.1} µs per window ({:.1} % of W = 1 ms)",
-        sims_secure / sims_apart,
-        1e6 / sims_secure - 1e6 / sims_apart,
-        (1e6 / sims_secure - 1e6 / sims_apart) / 10.0
-    );
+    against_zmq("simulators apart", sims_secure, sims_apart);
     match between {
         Ok((zmq_ns, secure_ns)) => {
             println!("  ZeroMQ, sims in a namespace (veth)  {zmq_ns:>7.0} windows/s  ({zmq_windows} windows)");
             println!("  secure, sims in a namespace (veth)  {secure_ns:>7.0} windows/s  ({zmq_windows} windows)");
-            println!(
-                "  secure channel against ZeroMQ, between namespaces: {:.2} of its windows/s, {:+.1} µs per window ({:.1} % of W = 1 ms)",
-                secure_ns / zmq_ns,
-                1e6 / secure_ns - 1e6 / zmq_ns,
-                (1e6 / secure_ns - 1e6 / zmq_ns) / 10.0
-            );
+            against_zmq("between namespaces", secure_ns, zmq_ns);
         }
         Err(e) => println!("  between namespaces: not measured ({e}; needs root)"),
     }
