@@ -87,7 +87,9 @@ pub struct Budget {
     pub rate_bps: f64,
     /// From the end of transmission to the end of reception (s).
     pub delay_s: f64,
-    /// Bit error rate of a received copy.
+    /// Bit error rate of a received copy, as independent errors: a copy of `n` bits arrives
+    /// intact with `(1 − ber)^n`. For 802.11's coded rates, whose decoding errors come in
+    /// bursts, the decoder's error events per bit ([`crate::model::wifi::Rate::event_rate`]).
     pub ber: f64,
     /// Received level (dB: re 1 µPa for acoustic, dBm for rf; 0 for ideal/disk); compared
     /// between overlapping receptions for capture.
@@ -389,14 +391,14 @@ impl LinkSpec {
                 let snr = level - noise_floor_dbm;
                 if let Some(phy) = mac {
                     // 802.11: detected from −82 dBm, the constant rate or the ideal rate for the
-                    // SNR, and its BER there.
+                    // SNR, and its decoder's error events per bit there.
                     let rate = constant.unwrap_or_else(|| phy.ideal_rate(snr));
                     let usable = phy.detects(level);
                     return Budget {
                         usable,
                         rate_bps: rate.bps as f64,
                         delay_s: delay_s + g.distance_m / C0,
-                        ber: if usable { rate.ber(snr) } else { 0.5 },
+                        ber: if usable { rate.event_rate(snr) } else { 0.5 },
                         level_db: level,
                         snr_db: snr,
                         acoustic: false,
@@ -764,7 +766,7 @@ mod tests {
         let pl0 = free_space_loss_db(1.0, 2.4e9);
         // 20 dBm − PL(1 m) − 30 log10(d) = level.
         let at = |level: f64| a.budget(&geo(10f64.powf((20.0 - level - pl0) / 30.0), true, 0.0));
-        let rates: Vec<(f64, bool)> = [-60.0, -74.0, -74.5, -79.5, -81.99, -82.01]
+        let rates: Vec<(f64, bool)> = [-60.0, -74.0, -75.0, -79.5, -81.99, -82.01]
             .iter()
             .map(|&l| (at(l).rate_bps / 1e6, at(l).usable))
             .collect();
@@ -781,7 +783,7 @@ mod tests {
         );
         let phy = crate::model::wifi::Phy::of(crate::config::WifiStandard::A);
         let b = at(-74.0);
-        assert_eq!(b.ber, phy.rates()[7].ber(20.0));
+        assert_eq!(b.ber, phy.rates()[7].event_rate(20.0));
         assert_eq!(at(-90.0).ber, 0.5);
         // A constant rate holds at any SNR, with its BER there.
         let mut fixed = a.clone();
@@ -789,7 +791,10 @@ mod tests {
             *constant = Some(phy.rates()[4]);
         }
         let b = fixed.budget(&geo(10f64.powf((20.0 + 60.0 - pl0) / 30.0), true, 0.0));
-        assert_eq!((b.rate_bps, b.ber), (24e6, phy.rates()[4].ber(b.snr_db)));
+        assert_eq!(
+            (b.rate_bps, b.ber),
+            (24e6, phy.rates()[4].event_rate(b.snr_db))
+        );
         // The same level without a mac: the default table's 9 dB over −94 dBm reaches −85 dBm.
         assert!(
             rf().budget(&geo(10f64.powf((20.0 + 84.0 - pl0) / 30.0), true, 0.0))
