@@ -23,7 +23,8 @@
 //! STANDARD (`80211a`, default, or another the adapter offers: `80211n-5` compares 802.11n's
 //! A-MPDUs at the same distances; Bianchi's model, of one MPDU per access, is printed for
 //! 802.11a/g only), RATE (one constant rate on both sides instead of the ideal choice:
-//! `<Mbit/s>:<ns-3 data mode>`, e.g. `65:HtMcs7` or `54:OfdmRate54Mbps`).
+//! `<Mbit/s>:<ns-3 data mode>`, e.g. `65:HtMcs7` or `54:OfdmRate54Mbps`), HIDDEN_M (the hidden
+//! senders' distance from their receiver, default 60 m).
 
 #[path = "common/ns3.rs"]
 mod ns3;
@@ -256,9 +257,13 @@ fn rows(which: &str) -> Vec<Row> {
         }
     }
     if which.contains("hidden") {
+        let hidden_m = std::env::var("HIDDEN_M")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60.0);
         rows.push(Row {
             name: "hidden pair".into(),
-            at: vec![[0.0, 0.0], [-60.0, 0.0], [60.0, 0.0]],
+            at: vec![[0.0, 0.0], [-hidden_m, 0.0], [hidden_m, 0.0]],
             senders: vec![1, 2],
             hop_loss: vec![((1, 2), 100.0)],
         });

@@ -18,6 +18,7 @@
 #include "ns3/wifi-mpdu.h"
 #include "ns3/wifi-net-device.h"
 #include "ns3/wifi-phy.h"
+#include "ns3/wifi-psdu.h"
 #include "ns3/wifi-tx-vector.h"
 
 #include <gsl/gsl_errno.h>
@@ -86,7 +87,6 @@ FromMacDrop(WifiMacDropReason r)
     switch (r)
     {
     case WIFI_MAC_DROP_FAILED_ENQUEUE:
-    case WIFI_MAC_DROP_EXPIRED_LIFETIME:
         return kQueueFull;
     case WIFI_MAC_DROP_REACHED_RETRY_LIMIT:
         return kRetryLimit;
@@ -120,7 +120,10 @@ FromPhyDrop(WifiPhyRxfailureReason r)
 void
 OnDroppedMpdu(Adapter* a, uint32_t node, WifiMacDropReason r, Ptr<const WifiMpdu> mpdu)
 {
-    a->WifiMacDropped(node, FromMacDrop(r), mpdu->GetPacket());
+    if (r == WIFI_MAC_DROP_EXPIRED_LIFETIME)
+        a->WifiExpired(node, mpdu->GetPacket());
+    else
+        a->WifiMacDropped(node, FromMacDrop(r), mpdu->GetPacket());
 }
 
 void
@@ -139,6 +142,20 @@ void
 OnQueueDrop(Adapter* a, uint32_t node, Ptr<const WifiMpdu> mpdu)
 {
     a->WifiMacDropped(node, kQueueFull, mpdu->GetPacket());
+}
+
+void
+OnQueueExpired(Adapter* a, uint32_t node, Ptr<const WifiMpdu> mpdu)
+{
+    a->WifiExpired(node, mpdu->GetPacket());
+}
+
+void
+OnPhyTxPsduBegin(Adapter* a, WifiConstPsduMap psdus, WifiTxVector, double)
+{
+    for (const auto& [sta, psdu] : psdus)
+        for (const auto& mpdu : *psdu)
+            a->WifiAired(mpdu->GetPacket());
 }
 
 void
@@ -266,12 +283,13 @@ Adapter::BuildWifi()
             if (Ptr<WifiMacQueue> queue = dev->GetMac()->GetTxopQueue(ac))
             {
                 Connect(queue, "DropBeforeEnqueue", MakeBoundCallback(&OnQueueDrop, this, node));
-                Connect(queue, "Expired", MakeBoundCallback(&OnQueueDrop, this, node));
+                Connect(queue, "Expired", MakeBoundCallback(&OnQueueExpired, this, node));
                 Connect(queue, "Enqueue", MakeBoundCallback(&OnEnqueue, this));
             }
         }
         Connect(dev->GetPhy(), "PhyRxDrop", MakeBoundCallback(&OnPhyRxDrop, this, node));
         Connect(dev->GetPhy(), "PhyTxEnd", MakeBoundCallback(&OnPhyTxEnd, this, node));
+        Connect(dev->GetPhy(), "PhyTxPsduBegin", MakeBoundCallback(&OnPhyTxPsduBegin, this));
     }
 }
 
@@ -887,6 +905,28 @@ Adapter::WifiMacDropped(uint32_t node, int reason, Ptr<const Packet> p)
         ResolveRest(*seq, kRetryLimit);
     else
         DropAll(*seq, reason);
+}
+
+void
+Adapter::WifiAired(Ptr<const Packet> p)
+{
+    if (auto seq = SeqOf(p))
+    {
+        if (auto it = pending_.find(*seq); it != pending_.end())
+            it->second.aired = true;
+    }
+}
+
+// A frame past its lifetime (500 ms): one put on the air was given up by its MAC, as at the
+// retry limit — as the embedded 802.11 medium gives up a frame under a Block Ack agreement —
+// while one that never went out waited in too long a queue.
+void
+Adapter::WifiExpired(uint32_t node, Ptr<const Packet> p)
+{
+    auto seq = SeqOf(p);
+    auto it = seq ? pending_.find(*seq) : pending_.end();
+    if (it != pending_.end())
+        WifiMacDropped(node, it->second.aired ? kRetryLimit : kQueueFull, p);
 }
 
 void

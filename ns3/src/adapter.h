@@ -69,6 +69,8 @@ class Adapter
     void WifiEnqueued(ns3::Ptr<const ns3::Packet> p);
     void WifiPhyRxDrop(uint32_t node, ns3::Ptr<const ns3::Packet> p, int reason);
     void WifiPhyTxEnd(uint32_t node, ns3::Ptr<const ns3::Packet> p);
+    void WifiAired(ns3::Ptr<const ns3::Packet> p);
+    void WifiExpired(uint32_t node, ns3::Ptr<const ns3::Packet> p);
     void UanRxError(uint32_t node, ns3::Ptr<const ns3::Packet> p);
 
   private:
@@ -94,6 +96,9 @@ class Adapter
         Medium medium;
         std::vector<Copy> copies;
         size_t open;
+        // Put on the air at least once (a Wi-Fi frame past its lifetime then was given up,
+        // else it waited in the queue).
+        bool aired = false;
     };
     struct Entry
     {

@@ -20,10 +20,11 @@ pub enum DropReason {
     Collision,
     /// The medium: the receiver was transmitting during the reception.
     HalfDuplex,
-    /// A bounded queue was full (ours, or the simulator's transmit queue).
+    /// A bounded queue was full (ours, or the simulator's transmit queue), or the packet
+    /// waited in the simulator's transmit queue past its lifetime without being sent.
     QueueFull,
-    /// The simulator's MAC gave up: no acknowledgement after its last retry (for 802.11n's
-    /// A-MPDUs, none within the frame's lifetime).
+    /// The simulator's MAC gave up: no acknowledgement after its last retry, or none within
+    /// the frame's lifetime.
     RetryLimit,
     /// The simulator's bit error rate flipped bits and the link checks a CRC.
     BitErrors,
@@ -121,9 +122,13 @@ impl DropReason {
             DropReason::PacketError => "the packet-error draw failed (PER from the bit error rate)",
             DropReason::Collision => "another signal overlapped the reception and was not captured",
             DropReason::HalfDuplex => "the receiver was transmitting during the reception",
-            DropReason::QueueFull => "a bounded queue was full (ours or the simulator's)",
+            DropReason::QueueFull => {
+                "a bounded queue was full (ours or the simulator's), or an 802.11 frame waited \
+                 in it past its 500 ms lifetime unsent"
+            }
             DropReason::RetryLimit => {
-                "the simulator's MAC got no acknowledgement after its last retry"
+                "the simulator's MAC got no acknowledgement after its last retry, or an 802.11 \
+                 frame none within its 500 ms lifetime"
             }
             DropReason::BitErrors => "bits were flipped and the link checks a CRC",
             DropReason::HeldTooLong => "neither released nor dropped within max_hold_windows",

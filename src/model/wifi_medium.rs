@@ -28,7 +28,10 @@
 //! - **Exchange.** A unicast frame that is received is acknowledged after SIFS by an ACK that
 //!   occupies the air (sensed by the stations around the receiver); one that is not makes its
 //!   sender wait as long, then try again with the next contention window, at most
-//!   [`RETRY_LIMIT`] attempts (then dropped, and the window starts again). The ACK (or Block
+//!   [`RETRY_LIMIT`] attempts (then dropped, and the window starts again), or until
+//!   [`LIFETIME_NS`] after it was queued (then dropped after the attempt that failed, the
+//!   window as it is; one never sent by then leaves the queue at its station's next access,
+//!   `queue full`, as ns-3's MAC queue drops it). The ACK (or Block
 //!   Ack) reaches the sender as a frame reaches a receiver — its preamble locked onto, its
 //!   SINR over what else is on the air — and one the sender loses counts as no answer: it
 //!   sends the frame again (or a Block Ack Request, whose Block Ack tells what the receiver
@@ -86,8 +89,8 @@ pub const CCA_NS: u64 = 4_000;
 /// [`Phy::detects`]'s −82 dBm).
 pub const PREAMBLE_SNR_DB: f64 = 4.0;
 
-/// How long a frame under a Block Ack agreement may wait for its receiver before its sender
-/// gives it up (ns-3's MAC queue `MaxDelay`).
+/// How long a frame may wait for its receiver before its sender gives it up after an attempt
+/// that failed (ns-3's MAC queue `MaxDelay`, 802.11's transmit MSDU lifetime).
 pub const LIFETIME_NS: u64 = 500_000_000;
 
 /// One frame handed to the medium: its receivers, size, rate and the caller's tag.
@@ -489,7 +492,7 @@ impl<T: Clone> WifiMedium<T> {
             self.subframes_at(t, rng, out);
             self.ends_at(t, rng, out);
             self.exchanges_end_at(t, rng, out);
-            self.starts_at(t);
+            self.starts_at(t, out);
             self.forget();
         }
         self.now = self.now.max(until);
@@ -728,13 +731,14 @@ impl<T: Clone> WifiMedium<T> {
                 let q = &mut st.queue[at];
                 // A frame sent alone counts its attempts against the retry limit; one under
                 // the Block Ack agreement goes again (after a Block Ack Request if nobody
-                // answered) until its lifetime ends.
+                // answered). Either is given up once its lifetime has ended.
+                let alive = t < q.arrival.saturating_add(LIFETIME_NS);
                 let again = !got
                     && match exchange.block {
-                        Some(_) => answered || t < q.arrival.saturating_add(LIFETIME_NS),
+                        Some(_) => answered || alive,
                         None => {
                             q.attempts += 1;
-                            q.attempts < RETRY_LIMIT
+                            q.attempts < RETRY_LIMIT && alive
                         }
                     };
                 if again {
@@ -752,8 +756,11 @@ impl<T: Clone> WifiMedium<T> {
                 if got {
                     continue;
                 }
-                at_limit |= exchange.block.is_none();
-                if q.frame.unicast && exchange.block.is_none() {
+                // At the retry limit (not at the end of its lifetime, which ns-3's queue
+                // drops without telling the rate manager or the contention window).
+                let reached = exchange.block.is_none() && q.attempts >= RETRY_LIMIT;
+                at_limit |= reached;
+                if q.frame.unicast && reached {
                     self.known[x * self.n + r] = Known::Forgotten;
                 }
                 // Given up by a sender that lost every answer to it, a frame its receiver
@@ -944,10 +951,15 @@ impl<T: Clone> WifiMedium<T> {
     /// Transmissions starting at `t`: answers due then, and the PPDUs of every station whose
     /// backoff ends before another's start can reach it ([`CCA_NS`]); each station that
     /// senses one freezes.
-    fn starts_at(&mut self, t: u64) {
+    fn starts_at(&mut self, t: u64, out: &mut Vec<Outcome<T>>) {
         let first = self.air.len();
         for x in 0..self.n {
             if let Some(e) = self.expiry(x).filter(|&e| e < t + CCA_NS) {
+                // What waited past its lifetime without being sent leaves the queue first;
+                // the access goes to what is left if its head had arrived by then.
+                if self.expire_unsent(x, e, out) && self.expiry(x) != Some(e) {
+                    continue;
+                }
                 if let Some((to, rate, _)) = &self.stations[x].bar {
                     let end = e + self.phy.control_ns(BLOCK_ACK_REQUEST_BYTES, *rate);
                     self.air.push(Tx {
@@ -1006,6 +1018,37 @@ impl<T: Clone> WifiMedium<T> {
             }
             self.lock(i);
         }
+    }
+
+    /// Drops from `x`'s queue at its access at `t` every frame never sent that has waited
+    /// [`LIFETIME_NS`], as ns-3's MAC queue drops an expired MPDU when it looks for the next
+    /// one to send (the adapter counts such a drop as `queue full`, and so does this); true
+    /// if any.
+    fn expire_unsent(&mut self, x: usize, t: u64, out: &mut Vec<Outcome<T>>) -> bool {
+        let expired = |q: &Queued<T>| !q.aired && q.arrival.saturating_add(LIFETIME_NS) <= t;
+        if !self.stations[x].queue.iter().any(expired) {
+            return false;
+        }
+        let st = &mut self.stations[x];
+        if st.queue.front().is_some_and(expired) {
+            st.head_since = t;
+        }
+        let (gone, kept): (VecDeque<_>, VecDeque<_>) =
+            std::mem::take(&mut st.queue).into_iter().partition(expired);
+        st.queue = kept;
+        for q in gone {
+            if q.frame.unicast {
+                self.hand_up(x * self.n + q.frame.receivers[0], q.seq, None, t, out);
+            }
+            for &r in &q.frame.receivers {
+                out.push(Outcome {
+                    tag: q.frame.tag.clone(),
+                    receiver: r,
+                    result: Err(DropReason::QueueFull),
+                });
+            }
+        }
+        true
     }
 
     /// The stations that lock onto `air[i]` as its preamble starts (see the module docs): the
@@ -1615,6 +1658,37 @@ mod tests {
         assert!(m.stations[0].queue.is_empty());
     }
 
+    /// Frames queued faster than a link that loses every attempt lets them go: each is sent
+    /// and given up at the retry limit (or after the attempt that ends past its lifetime)
+    /// until the ones behind have waited 500 ms unsent; those leave the queue as `queue
+    /// full`, as ns-3's queue drops them, and never reach the air.
+    #[test]
+    fn a_frame_that_waits_past_its_lifetime_unsent_leaves_the_queue() {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let mut m = WifiMedium::new(phy(), 2);
+        m.set_level(0, 1, Some(-83.0), -94.0);
+        m.set_level(1, 0, Some(-83.0), -94.0);
+        let mut out = Vec::new();
+        for tag in 0..200 {
+            m.enqueue(0, frame(tag, 1, true), 0);
+        }
+        m.advance(2 * LIFETIME_NS, &mut rng, &mut out);
+        assert_eq!(out.len(), 200, "{out:?}");
+        let given_up = out
+            .iter()
+            .filter(|o| o.result == Err(DropReason::RetryLimit));
+        let unsent = out
+            .iter()
+            .filter(|o| o.result == Err(DropReason::QueueFull));
+        let (given_up, unsent) = (given_up.count() as u64, unsent.count() as u64);
+        println!("{given_up} given up after attempts, {unsent} unsent");
+        assert!(given_up > 10 && unsent > 100 && given_up + unsent == 200);
+        let l = m.link(0, 1);
+        assert_eq!((l.frames, l.retry_limit), (given_up, given_up), "{l:?}");
+        assert!(l.attempts <= given_up * u64::from(RETRY_LIMIT));
+        assert_eq!(m.queued(0), 0);
+    }
+
     /// Two senders the terrain hides from each other, both heard by the receiver at the same
     /// level: their frames overlap and several times more attempts collide than when they
     /// sense each other (where only equal backoffs do), and fewer frames get through.
@@ -1715,14 +1789,23 @@ mod tests {
                 }
             }
             assert_eq!(seen.len(), copies, "seed {seed}");
-            // Every frame is counted once on its link; a unicast frame's one copy says how it
+            // Every frame sent is counted once on its link (one that waited past its lifetime
+            // unsent ends as `queue full` and is not); a unicast frame's one copy says how it
             // ended; the links add up to the medium's counters.
             let mut ended: std::collections::HashMap<(usize, usize), (u64, u64)> =
                 std::collections::HashMap::new();
             for (tag, &(s, r)) in &sent {
+                let result = |o: &&Outcome<u64>| o.tag == *tag;
+                if out
+                    .iter()
+                    .filter(result)
+                    .any(|o| o.result == Err(DropReason::QueueFull))
+                {
+                    continue;
+                }
                 let e = ended.entry((s, r)).or_default();
                 e.0 += 1;
-                if r != s && out.iter().any(|o| o.tag == *tag && o.result.is_err()) {
+                if r != s && out.iter().filter(result).any(|o| o.result.is_err()) {
                     e.1 += 1;
                 }
             }
