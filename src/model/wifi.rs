@@ -297,11 +297,15 @@ impl Rate {
         let x = self.coded_bit_snr(snr_db);
         let spectrum = self.code.spectrum();
         let erfc = crate::model::acoustic::erfc;
-        let bound: f64 = spectrum
-            .terms
-            .iter()
-            .map(|t| k(t) * 0.5 * erfc((t.distance * x).sqrt()))
-            .sum();
+        let mut bound = 0.0;
+        for t in &spectrum.terms {
+            let tail = erfc((t.distance * x).sqrt());
+            if tail == 0.0 {
+                // It underflowed, and so do the terms at the larger distances after it.
+                break;
+            }
+            bound += k(t) * 0.5 * tail;
+        }
         (bound / spectrum.period).min(0.5)
     }
 

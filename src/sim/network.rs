@@ -246,6 +246,9 @@ pub struct NetworkSim {
     stats: Stats,
     /// The last window's geometry (its memory reused from window to window).
     geometry: ChannelGeometry,
+    /// Each directed pair's budget in that geometry, computed on first use (emptied when the
+    /// geometry changes).
+    budgets: Vec<Option<Budget>>,
     /// The link state last reported per unordered pair ([`pair_index`]); `None` before window 0.
     reported: Vec<Option<HeldState>>,
     /// The last window's serialized ChannelData: a BEGIN carrying the same bytes keeps the
@@ -467,6 +470,7 @@ impl NetworkSim {
             seq: 0,
             stats: Stats::default(),
             geometry: ChannelGeometry::unknown(),
+            budgets: Vec::new(),
             reported: Vec::new(),
             last_channel: Bytes::new(),
             channel: Channel::default(),
@@ -508,6 +512,18 @@ impl NetworkSim {
         &self.specs[self.links[a * self.nodes.len() + b]]
     }
 
+    /// The budget of the link from `a` to `b` in `geometry` (this window's), computed once
+    /// for as long as the geometry stays.
+    fn budget(&mut self, a: usize, b: usize, geometry: &ChannelGeometry) -> Budget {
+        let n = self.nodes.len();
+        if self.budgets.len() != n * n {
+            self.budgets = vec![None; n * n];
+        }
+        let (specs, links) = (&self.specs, &self.links);
+        *self.budgets[a * n + b]
+            .get_or_insert_with(|| specs[links[a * n + b]].budget(&geometry.between(a, b)))
+    }
+
     pub fn handle(&mut self, request: impl Received) -> Result<Vec<u8>, String> {
         let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
         let k = begin.time_val;
@@ -522,6 +538,7 @@ impl NetworkSim {
         let same_channel = k > 0 && begin.channel_data == self.last_channel;
         let mut geometry = std::mem::take(&mut self.geometry);
         if !same_channel {
+            self.budgets.clear();
             let memo = self.memo.get(&begin.channel_data);
             let channel = match &memo {
                 Some(d) => &d.channel,
@@ -572,11 +589,11 @@ impl NetworkSim {
         }
         for a in 0..n {
             for b in a + 1..n {
-                let spec = &self.specs[self.links[a * n + b]];
-                if matches!(spec, LinkSpec::None) {
+                if matches!(self.spec(a, b), LinkSpec::None) {
                     continue;
                 }
-                let budget = spec.budget(&geometry.between(a, b));
+                let budget = self.budget(a, b, geometry);
+                let spec = self.spec(a, b);
                 // The pair's level on its 802.11 medium, for what the medium senses and decides.
                 if let (Some(x), Some((_, noise))) =
                     (self.air_of_spec[self.links[a * n + b]], spec.medium())
@@ -718,7 +735,7 @@ impl NetworkSim {
         }
         let budgets: Vec<Budget> = receivers
             .iter()
-            .map(|&(_, d)| self.spec(s, d).budget(&geometry.between(s, d)))
+            .map(|&(_, d)| self.budget(s, d, geometry))
             .collect();
         let rate = budgets
             .iter()
@@ -758,12 +775,11 @@ impl NetworkSim {
                 }
             }
             for (r, &to_r) in addressed.iter().enumerate() {
-                let spec = self.spec(s, r);
-                if r != s && !to_r && spec.is_acoustic() {
+                if r != s && !to_r && self.spec(s, r).is_acoustic() {
                     signals.push(Signal {
                         receiver: r,
-                        budget: spec.budget(&geometry.between(s, r)),
-                        capture_sir_db: spec.capture_sir_db(),
+                        budget: self.budget(s, r, geometry),
+                        capture_sir_db: self.spec(s, r).capture_sir_db(),
                         addressed: false,
                     });
                 }
@@ -835,13 +851,7 @@ impl NetworkSim {
         }
         let copies: Vec<(usize, u32, Budget)> = receivers
             .iter()
-            .map(|&(i, d)| {
-                (
-                    d,
-                    b[i].dst_ip,
-                    self.spec(s, d).budget(&geometry.between(s, d)),
-                )
-            })
+            .map(|&(i, d)| (d, b[i].dst_ip, self.budget(s, d, geometry)))
             .collect();
         let group = std::net::Ipv4Addr::from(first.dst_ip);
         let unicast = receivers.len() == 1
