@@ -530,53 +530,51 @@ mod tests {
     /// published spectrum).
     #[test]
     fn the_codes_spectra_are_the_published_ones() {
-        let head = |code: Code| {
+        // (code, period b, the first four distances, their path counts a_d, their weights c_d)
+        let published: [(Code, f64, [f64; 4], [f64; 4], [f64; 4]); 4] = [
+            (
+                Half,
+                1.0,
+                [10., 12., 14., 16.],
+                [11., 38., 193., 1331.],
+                [36., 211., 1404., 11633.],
+            ),
+            (
+                TwoThirds,
+                2.0,
+                [6., 7., 8., 9.],
+                [1., 16., 48., 158.],
+                [3., 70., 285., 1276.],
+            ),
+            (
+                ThreeQuarters,
+                3.0,
+                [5., 6., 7., 8.],
+                [8., 31., 160., 892.],
+                [42., 201., 1492., 10469.],
+            ),
+            (
+                FiveSixths,
+                5.0,
+                [4., 5., 6., 7.],
+                [14., 69., 654., 4996.],
+                [92., 528., 8694., 79453.],
+            ),
+        ];
+        for (code, period, distances, paths, weights) in published {
             let s = code.spectrum();
             let t = &s.terms[..4];
-            (
-                s.period,
-                t.iter().map(|t| t.distance).collect::<Vec<_>>(),
-                t.iter().map(|t| t.paths).collect::<Vec<_>>(),
-                t.iter().map(|t| t.weight).collect::<Vec<_>>(),
-            )
-        };
-        let f = |v: &[f64]| v.to_vec();
-        assert_eq!(
-            head(Half),
-            (
-                1.0,
-                f(&[10., 12., 14., 16.]),
-                f(&[11., 38., 193., 1331.]),
-                f(&[36., 211., 1404., 11633.])
-            )
-        );
-        assert_eq!(
-            head(TwoThirds),
-            (
-                2.0,
-                f(&[6., 7., 8., 9.]),
-                f(&[1., 16., 48., 158.]),
-                f(&[3., 70., 285., 1276.])
-            )
-        );
-        assert_eq!(
-            head(ThreeQuarters),
-            (
-                3.0,
-                f(&[5., 6., 7., 8.]),
-                f(&[8., 31., 160., 892.]),
-                f(&[42., 201., 1492., 10469.])
-            )
-        );
-        assert_eq!(
-            head(FiveSixths),
-            (
-                5.0,
-                f(&[4., 5., 6., 7.]),
-                f(&[14., 69., 654., 4996.]),
-                f(&[92., 528., 8694., 79453.])
-            )
-        );
+            assert_eq!(
+                (
+                    s.period,
+                    t.iter().map(|t| t.distance).collect::<Vec<_>>(),
+                    t.iter().map(|t| t.paths).collect::<Vec<_>>(),
+                    t.iter().map(|t| t.weight).collect::<Vec<_>>(),
+                ),
+                (period, distances.to_vec(), paths.to_vec(), weights.to_vec()),
+                "{code:?}"
+            );
+        }
     }
 
     /// The mean backoff of attempt `attempt`: CW/2 slots.

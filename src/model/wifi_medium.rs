@@ -1279,6 +1279,15 @@ mod tests {
         }
     }
 
+    /// Two stations of `phy`: 1 hears 0 at `there` (dBm), 0 hears 1 at `back`, over a noise
+    /// floor of −94 dBm.
+    fn pair(phy: Phy, there: Option<f64>, back: Option<f64>) -> WifiMedium<u64> {
+        let mut m = WifiMedium::new(phy, 2);
+        m.set_level(0, 1, there, -94.0);
+        m.set_level(1, 0, back, -94.0);
+        m
+    }
+
     /// `n` stations; `senders` keep their queue at `backlog` frames to station 0 for `secs`
     /// of simulated time, advanced in windows of 1 ms; every level `level` (None: not heard)
     /// from `levels(s, r)`. Returns every outcome and the medium.
@@ -1367,9 +1376,7 @@ mod tests {
         drain: bool,
     ) -> (Vec<Outcome<u64>>, WifiMedium<u64>) {
         let phy = Phy::of(WifiStandard::N5);
-        let mut m = WifiMedium::new(phy, 2);
-        m.set_level(0, 1, Some(level_dbm), -94.0);
-        m.set_level(1, 0, Some(level_dbm), -94.0);
+        let mut m = pair(phy, Some(level_dbm), Some(level_dbm));
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let (mut out, mut tag) = (Vec::new(), 0);
         for k in 1..=(secs * 1e3) as u64 {
@@ -1596,9 +1603,7 @@ mod tests {
     #[test]
     fn a_frame_under_the_detection_threshold_is_never_received() {
         let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let mut m = WifiMedium::new(phy(), 2);
-        m.set_level(0, 1, Some(-83.0), -94.0);
-        m.set_level(1, 0, Some(-83.0), -94.0);
+        let mut m = pair(phy(), Some(-83.0), Some(-83.0));
         let slow = Frame {
             rate: phy().rates()[0],
             ..frame(0, 1, true)
@@ -1624,9 +1629,7 @@ mod tests {
     #[test]
     fn a_sender_that_does_not_hear_the_answers_costs_retries_but_loses_nothing() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut m = WifiMedium::new(phy(), 2);
-        m.set_level(0, 1, Some(-50.0), -94.0);
-        m.set_level(1, 0, Some(-90.0), -94.0);
+        let mut m = pair(phy(), Some(-50.0), Some(-90.0));
         let mut out = Vec::new();
         m.enqueue(0, frame(0, 1, true), 0);
         m.advance(100_000_000, &mut rng, &mut out);
@@ -1638,9 +1641,7 @@ mod tests {
             (1, RETRY_LIMIT as u64, RETRY_LIMIT as u64 - 1, 0)
         );
         let n = Phy::of(WifiStandard::N5);
-        let mut m = WifiMedium::new(n, 2);
-        m.set_level(0, 1, Some(-50.0), -94.0);
-        m.set_level(1, 0, Some(-90.0), -94.0);
+        let mut m = pair(n, Some(-50.0), Some(-90.0));
         let mut out = Vec::new();
         for tag in 0..10 {
             let f = Frame {
@@ -1665,9 +1666,7 @@ mod tests {
     #[test]
     fn a_frame_that_waits_past_its_lifetime_unsent_leaves_the_queue() {
         let mut rng = ChaCha8Rng::seed_from_u64(6);
-        let mut m = WifiMedium::new(phy(), 2);
-        m.set_level(0, 1, Some(-83.0), -94.0);
-        m.set_level(1, 0, Some(-83.0), -94.0);
+        let mut m = pair(phy(), Some(-83.0), Some(-83.0));
         let mut out = Vec::new();
         for tag in 0..200 {
             m.enqueue(0, frame(tag, 1, true), 0);
