@@ -3,7 +3,7 @@
 //! one for the window is a protocol error that says what was expected and what came.
 
 use crate::wire::proto::{
-    decode_checked, decode_owned,
+    decode_checked_into,
     rosnetsim::{network_update, physics_update},
     Named, NetworkUpdate, PhysicsUpdate, SetPose,
 };
@@ -63,26 +63,34 @@ fn check(kind: i32, got_kind: i32, got_window: u32, window: u32) -> Result<(), S
 
 /// A message as it came: borrowed (decoding copies its ChannelData out) or owned (the decoded
 /// message's ChannelData shares its memory).
-pub trait Received {
+pub trait Received: Sized {
+    /// Decodes it into `msg` (cleared first, its lists' memory kept); a message that does not
+    /// decode is named in the error.
+    fn decode_into<M: Named>(self, msg: &mut M) -> Result<(), String>;
+
     /// Decodes it; a message that does not decode is named in the error.
-    fn decode<M: Named>(self) -> Result<M, String>;
+    fn decode<M: Named>(self) -> Result<M, String> {
+        let mut msg = M::default();
+        self.decode_into(&mut msg)?;
+        Ok(msg)
+    }
 }
 
 impl Received for &[u8] {
-    fn decode<M: Named>(self) -> Result<M, String> {
-        decode_checked::<M>(self).map_err(|e| e.to_string())
+    fn decode_into<M: Named>(self, msg: &mut M) -> Result<(), String> {
+        decode_checked_into(self, msg).map_err(|e| e.to_string())
     }
 }
 
 impl Received for &Vec<u8> {
-    fn decode<M: Named>(self) -> Result<M, String> {
-        self.as_slice().decode()
+    fn decode_into<M: Named>(self, msg: &mut M) -> Result<(), String> {
+        self.as_slice().decode_into(msg)
     }
 }
 
 impl Received for Vec<u8> {
-    fn decode<M: Named>(self) -> Result<M, String> {
-        decode_owned::<M>(self.into()).map_err(|e| e.to_string())
+    fn decode_into<M: Named>(self, msg: &mut M) -> Result<(), String> {
+        decode_checked_into(Bytes::from(self), msg).map_err(|e| e.to_string())
     }
 }
 
@@ -120,9 +128,20 @@ pub fn expect_network(
     kind: network_update::MsgType,
     window: u32,
 ) -> Result<NetworkView, String> {
-    let m: NetworkUpdate = bytes.decode()?;
-    check(kind as i32, m.msg_type, m.time_val, window)?;
-    NetworkView::check(m)
+    expect_network_into(bytes, kind, window, NetworkUpdate::default())
+}
+
+/// [`expect_network`] decoding into `msg`, whose lists' memory it reuses (a simulator hands
+/// back each window's message, [`NetworkView::into_inner`], for the next).
+pub fn expect_network_into(
+    bytes: impl Received,
+    kind: network_update::MsgType,
+    window: u32,
+    mut msg: NetworkUpdate,
+) -> Result<NetworkView, String> {
+    bytes.decode_into(&mut msg)?;
+    check(kind as i32, msg.msg_type, msg.time_val, window)?;
+    NetworkView::check(msg)
 }
 
 /// The simulator side's bookkeeping: which window comes next, and when the run is over.

@@ -43,6 +43,10 @@ pub const BLOCK_ACK_BYTES: u32 = 32;
 /// A compressed Block Ack Request (frame control, duration, two addresses, BAR control,
 /// starting sequence control, FCS).
 pub const BLOCK_ACK_REQUEST_BYTES: u32 = 24;
+/// An ADDBA Request, the action frame that sets up a Block Ack agreement (MAC header,
+/// category, action, dialog token, Block Ack parameters, timeout, starting sequence control,
+/// FCS).
+pub const ADDBA_REQUEST_BYTES: u32 = 37;
 /// The MPDU delimiter in front of each subframe of an A-MPDU.
 pub const DELIMITER_BYTES: u32 = 4;
 /// An A-MPDU's limits: MPDUs (the Block Ack window), bytes (the HT PSDU's maximum) and air

@@ -53,7 +53,11 @@
 //!   exchange leaves none of its frames to go again, the contention window starts again and
 //!   the sender forgets the receiver's SNR, as after a frame given up at the retry limit
 //!   (while some are left, frames given up cost neither). This is ns-3's
-//!   behaviour; unlike ns-3, every pair has its agreement from the start (no ADDBA exchange).
+//!   behaviour. A link's first A-MPDU waits for its Block Ack agreement: the sender's access
+//!   sends an ADDBA Request (at the lowest rate, acknowledged as a data frame is; the
+//!   receiver's ADDBA Response is not modelled), and one unanswered at the retry limit leaves
+//!   the frames going alone with their ACKs for [`ADDBA_FAILED_NS`] before it asks again, as
+//!   ns-3 does.
 //! - **Ideal rate.** A unicast frame whose rate is the ideal choice for its link
 //!   ([`Frame::ideal`]) goes at the ideal rate for the SNR its sender knows, as ns-3's
 //!   IdealWifiManager knows it: each ACK or Block Ack reports the SINR its receiver measured
@@ -68,16 +72,17 @@
 //!   with every transmission that overlapped it known; one still on the air at `until` is
 //!   decided in a later call.
 //!
-//! Not modelled: EIFS after a frame not decoded, RTS/CTS, the ADDBA exchange, frame capture
+//! Not modelled: EIFS after a frame not decoded, RTS/CTS, the ADDBA Response, frame capture
 //! (a receiver switching to a stronger PPDU that starts while it receives one), propagation
 //! delay within the contention (the slot covers it), fading.
 
 use crate::model::fate::DropReason;
 use crate::model::wifi::{
-    Phy, Rate, ACK_BYTES, BLOCK_ACK_BYTES, BLOCK_ACK_REQUEST_BYTES, DELIMITER_BYTES,
-    MAX_AMPDU_MPDUS, RETRY_LIMIT,
+    Phy, Rate, ACK_BYTES, ADDBA_REQUEST_BYTES, BLOCK_ACK_BYTES, BLOCK_ACK_REQUEST_BYTES,
+    DELIMITER_BYTES, MAX_AMPDU_MPDUS, RETRY_LIMIT,
 };
 use rand::Rng;
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The OFDM PHY's clear channel assessment time (aCCATime, below 4 µs): a transmission that
@@ -93,12 +98,16 @@ pub const PREAMBLE_SNR_DB: f64 = 4.0;
 /// that failed (ns-3's MAC queue `MaxDelay`, 802.11's transmit MSDU lifetime).
 pub const LIFETIME_NS: u64 = 500_000_000;
 
+/// How long a sender whose ADDBA Request went unanswered at the retry limit sends to that
+/// receiver without a Block Ack agreement before it asks again (ns-3's `FailedAddBaTimeout`).
+pub const ADDBA_FAILED_NS: u64 = 200_000_000;
+
 /// One frame handed to the medium: its receivers, size, rate and the caller's tag.
 #[derive(Debug, Clone)]
 pub struct Frame<T> {
     pub tag: T,
     /// Receiving stations; one for a unicast frame.
-    pub receivers: Vec<usize>,
+    pub receivers: Receivers,
     /// MPDU bytes (header, payload, FCS).
     pub bytes: u32,
     pub rate: Rate,
@@ -108,6 +117,10 @@ pub struct Frame<T> {
     /// replaces it while the sender does not know the SNR (see the module docs).
     pub ideal: bool,
 }
+
+/// A frame's receiving stations: one for a unicast frame, held inline (no allocation per
+/// frame or per subframe copy).
+pub type Receivers = SmallVec<[usize; 2]>;
 
 impl<T> Frame<T> {
     /// The receiver of the link `frame` from `s` counts under: its one receiver, or `s` itself
@@ -216,6 +229,8 @@ struct Exchange {
     /// The SINR (dB) the receiver measured at the end of what it answers, which its ACK or
     /// Block Ack reports.
     snr: Option<f64>,
+    /// An ADDBA Request's exchange: its ACK sets the agreement up.
+    setup: bool,
     /// The answer's bytes and rate, if one was sent: the sender has yet to receive it.
     answer: Option<(u32, Rate)>,
 }
@@ -233,8 +248,38 @@ enum Known {
     Forgotten,
 }
 
+/// A frame a sender sends for the agreement rather than for data (802.11n), answered after
+/// SIFS (a Block Ack, an ACK).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Request {
+    kind: RequestKind,
+    to: usize,
+    /// Whether `to` received it, once decided.
+    got: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RequestKind {
+    /// After an A-MPDU nobody answered: which of its frames does the receiver have?
+    BlockAckRequest,
+    /// Before a link's first A-MPDU: set up the Block Ack agreement.
+    AddBa,
+}
+
+/// A link's Block Ack agreement (802.11n), which its A-MPDUs need.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Agreement {
+    /// Not yet: the sender's next access to the receiver sends an ADDBA Request, which has
+    /// failed this many times.
+    Asking(u32),
+    Established,
+    /// The request went unanswered at the retry limit: frames go alone, each with its ACK,
+    /// until then (then the sender asks again).
+    FailedUntil(u64),
+}
+
 /// Per receiver of a data frame: received, or why not.
-type Fates = Vec<Result<(), DropReason>>;
+type Fates = SmallVec<[Result<(), DropReason>; 2]>;
 
 /// One frame of a PPDU: the whole PPDU's, or one subframe of an A-MPDU.
 #[derive(Debug, Clone)]
@@ -259,15 +304,32 @@ struct Tx<T> {
     from: usize,
     start: u64,
     end: u64,
-    /// The data PPDU (None: an ACK, Block Ack or Block Ack Request).
+    /// The data PPDU (None: an ACK, Block Ack or request).
     data: Option<Ppdu<T>>,
-    /// A Block Ack Request's receiver and whether it got it, once decided.
-    bar: Option<(usize, Option<bool>)>,
+    /// A Block Ack Request or ADDBA Request: its receiver and whether it got it, once decided.
+    request: Option<Request>,
     started: bool,
     /// Off the air, kept while a frame it overlapped is undecided.
     ended: bool,
     /// The stations that detect it but did not lock onto it when it started, and why.
     missed: Vec<(usize, DropReason)>,
+}
+
+impl<T> Tx<T> {
+    /// A transmission from `from` over `[start, end)`, not yet on the air: an answer (ACK or
+    /// Block Ack) unless it carries data or a request.
+    fn new(from: usize, start: u64, end: u64) -> Self {
+        Tx {
+            from,
+            start,
+            end,
+            data: None,
+            request: None,
+            started: false,
+            ended: false,
+            missed: Vec::new(),
+        }
+    }
 }
 
 /// One channel's stations and air (see the module docs).
@@ -281,6 +343,8 @@ pub struct WifiMedium<T> {
     noise_mw: Vec<f64>,
     /// `known[s * n + r]`: what `s` knows of the SNR at `r` (see [`Known`]).
     known: Vec<Known>,
+    /// `agreements[s * n + r]`: the Block Ack agreement of the link (802.11n).
+    agreements: Vec<Agreement>,
     stations: Vec<Station<T>>,
     /// Transmissions scheduled or on the air.
     air: Vec<Tx<T>>,
@@ -320,6 +384,7 @@ impl<T: Clone> WifiMedium<T> {
             levels: vec![None; n * n],
             noise_mw: vec![mw(-94.0); n * n],
             known: vec![Known::Link; n * n],
+            agreements: vec![Agreement::Asking(0); n * n],
             stations: (0..n)
                 .map(|_| Station {
                     queue: VecDeque::new(),
@@ -512,7 +577,7 @@ impl<T: Clone> WifiMedium<T> {
                 .data
                 .as_ref()
                 .is_some_and(|d| d.fates.len() < d.subs.len())
-                || tx.bar.is_some_and(|b| b.1.is_none()))
+                || tx.request.is_some_and(|r| r.got.is_none()))
     }
 
     /// Drops the transmissions off the air that no undecided frame overlaps (every frame to
@@ -577,16 +642,41 @@ impl<T: Clone> WifiMedium<T> {
                     }
                 }
             }
-            if let Some((to, _)) = self.air[i].bar {
+            let span = (self.air[i].start, t);
+            if let Some(
+                request @ Request {
+                    kind: RequestKind::AddBa,
+                    to,
+                    ..
+                },
+            ) = self.air[i].request
+            {
+                // A management frame at the lowest rate, acknowledged as a data frame is.
+                let lowest = self.phy.rates()[0];
+                let (bytes, rate) = (ADDBA_REQUEST_BYTES, self.phy.ack_rate(lowest));
+                let got = self.receive(i, span, bytes, rate, to, rng).is_ok();
+                self.air[i].request = Some(Request {
+                    got: Some(got),
+                    ..request
+                });
+                self.answer(from, Some((to, lowest, false)), t, got, Vec::new(), None);
+                if let Some(e) = self.stations[from].exchange.as_mut() {
+                    e.setup = true;
+                }
+                continue;
+            }
+            if let Some(Request { to, .. }) = self.air[i].request {
                 let Some((_, rate, ids)) = self.stations[from].bar.clone() else {
                     continue;
                 };
                 // A control frame, at the ACK's rate for the data's.
-                let (span, control) = ((self.air[i].start, t), self.phy.ack_rate(rate));
+                let control = self.phy.ack_rate(rate);
                 let got = self
                     .receive(i, span, BLOCK_ACK_REQUEST_BYTES, control, to, rng)
                     .is_ok();
-                self.air[i].bar = Some((to, Some(got)));
+                if let Some(r) = self.air[i].request.as_mut() {
+                    r.got = Some(got);
+                }
                 // Its Block Ack tells which of the frames the receiver has (those whose own
                 // Block Ack the sender lost).
                 let link = from * self.n + to;
@@ -659,16 +749,7 @@ impl<T: Clone> WifiMedium<T> {
             if answered {
                 let bytes = if block { BLOCK_ACK_BYTES } else { ACK_BYTES };
                 reply = Some((bytes, self.phy.ack_rate(rate)));
-                self.air.push(Tx {
-                    from: receiver,
-                    start: answer,
-                    end,
-                    data: None,
-                    bar: None,
-                    started: false,
-                    ended: false,
-                    missed: Vec::new(),
-                });
+                self.air.push(Tx::new(receiver, answer, end));
             }
         }
         self.stations[from].exchange = Some(Exchange {
@@ -678,6 +759,7 @@ impl<T: Clone> WifiMedium<T> {
             answered,
             block: to.filter(|t| t.2).map(|t| t.1),
             snr,
+            setup: false,
             answer: reply,
         });
         self.stations[from].sensed += 1;
@@ -722,6 +804,23 @@ impl<T: Clone> WifiMedium<T> {
             // exchange's frames is left to go again (ns-3's MissedBlockAck; its MAC queue
             // drops an expired frame without telling the rate manager).
             let mut at_limit = false;
+            if let (true, Some(to)) = (exchange.setup, exchange.to) {
+                // An ADDBA Request: acknowledged, the agreement is set up (the receiver's
+                // ADDBA Response, which follows, is not modelled); else asked again, until the
+                // retry limit, then given up on as a data frame is.
+                let agreement = &mut self.agreements[x * self.n + to];
+                *agreement = match (answered, *agreement) {
+                    (true, _) => Agreement::Established,
+                    (false, Agreement::Asking(failed)) if failed + 1 < RETRY_LIMIT => {
+                        Agreement::Asking(failed + 1)
+                    }
+                    (false, _) => {
+                        at_limit = true;
+                        self.known[x * self.n + to] = Known::Forgotten;
+                        Agreement::FailedUntil(t.saturating_add(ADDBA_FAILED_NS))
+                    }
+                };
+            }
             for &(id, got) in &exchange.sent {
                 let got = got && heard;
                 let st = &mut self.stations[x];
@@ -731,11 +830,12 @@ impl<T: Clone> WifiMedium<T> {
                 let q = &mut st.queue[at];
                 // A frame sent alone counts its attempts against the retry limit; one under
                 // the Block Ack agreement goes again (after a Block Ack Request if nobody
-                // answered). Either is given up once its lifetime has ended.
+                // answered). Either is given up once its lifetime has ended, answered or not
+                // (ns-3 checks an unacknowledged MPDU's lifetime at every Block Ack too).
                 let alive = t < q.arrival.saturating_add(LIFETIME_NS);
                 let again = !got
                     && match exchange.block {
-                        Some(_) => answered || alive,
+                        Some(_) => alive,
                         None => {
                             q.attempts += 1;
                             q.attempts < RETRY_LIMIT && alive
@@ -825,9 +925,9 @@ impl<T: Clone> WifiMedium<T> {
         rate: Rate,
         rng: &mut impl Rng,
     ) -> bool {
-        let Some(i) = (self.air.iter())
-            .position(|tx| tx.from == r && tx.end == t && tx.data.is_none() && tx.bar.is_none())
-        else {
+        let Some(i) = (self.air.iter()).position(|tx| {
+            tx.from == r && tx.end == t && tx.data.is_none() && tx.request.is_none()
+        }) else {
             return true;
         };
         let span = (self.air[i].start, t);
@@ -899,8 +999,8 @@ impl<T: Clone> WifiMedium<T> {
             end: 0,
         };
         let mut subs = vec![sub(head, head.frame.bytes)];
-        if self.phy.aggregates() && head.frame.unicast {
-            let to = head.frame.receivers[0];
+        let to = head.frame.receivers[0];
+        if head.frame.unicast && self.agreements[x * self.n + to] == Agreement::Established {
             let oldest = queue
                 .iter()
                 .find(|q| q.frame.unicast && q.frame.receivers[0] == to)
@@ -960,17 +1060,23 @@ impl<T: Clone> WifiMedium<T> {
                 if self.expire_unsent(x, e, out) && self.expiry(x) != Some(e) {
                     continue;
                 }
-                if let Some((to, rate, _)) = &self.stations[x].bar {
-                    let end = e + self.phy.control_ns(BLOCK_ACK_REQUEST_BYTES, *rate);
+                // A Block Ack Request first, or an ADDBA Request before the link's first
+                // A-MPDU, instead of data.
+                let lowest = self.phy.rates()[0];
+                let request = match &self.stations[x].bar {
+                    Some((to, rate, _)) => Some((RequestKind::BlockAckRequest, *to, *rate)),
+                    None => (self.asks(x, e)).map(|to| (RequestKind::AddBa, to, lowest)),
+                };
+                if let Some((kind, to, rate)) = request {
+                    let bytes = match kind {
+                        RequestKind::BlockAckRequest => BLOCK_ACK_REQUEST_BYTES,
+                        RequestKind::AddBa => ADDBA_REQUEST_BYTES,
+                    };
+                    let end = e + self.phy.control_ns(bytes, rate);
+                    let got = None;
                     self.air.push(Tx {
-                        from: x,
-                        start: e,
-                        end,
-                        data: None,
-                        bar: Some((*to, None)),
-                        started: false,
-                        ended: false,
-                        missed: Vec::new(),
+                        request: Some(Request { kind, to, got }),
+                        ..Tx::new(x, e, end)
                     });
                     continue;
                 }
@@ -991,14 +1097,8 @@ impl<T: Clone> WifiMedium<T> {
                 }
                 self.link_of(x, &ppdu.subs[0].frame).airtime_ns += end - e;
                 self.air.push(Tx {
-                    from: x,
-                    start: e,
-                    end,
                     data: Some(ppdu),
-                    bar: None,
-                    started: false,
-                    ended: false,
-                    missed: Vec::new(),
+                    ..Tx::new(x, e, end)
                 });
             }
         }
@@ -1017,6 +1117,27 @@ impl<T: Clone> WifiMedium<T> {
                 }
             }
             self.lock(i);
+        }
+    }
+
+    /// The receiver `x`'s access at `t` asks a Block Ack agreement of, with an ADDBA Request
+    /// instead of its head frame: on 802.11n, the head frame's receiver when their link has no
+    /// agreement (and no request failed within [`ADDBA_FAILED_NS`]).
+    fn asks(&mut self, x: usize, t: u64) -> Option<usize> {
+        let head = self.stations[x].queue.front()?;
+        if !self.phy.aggregates() || !head.frame.unicast {
+            return None;
+        }
+        let to = head.frame.receivers[0];
+        let agreement = &mut self.agreements[x * self.n + to];
+        match *agreement {
+            Agreement::Asking(_) => Some(to),
+            Agreement::Established => None,
+            Agreement::FailedUntil(until) if t < until => None,
+            Agreement::FailedUntil(_) => {
+                *agreement = Agreement::Asking(0);
+                Some(to)
+            }
         }
     }
 
@@ -1101,7 +1222,7 @@ impl<T: Clone> WifiMedium<T> {
                 _ => d.subs[k - 1].end,
             };
             let frame = &sub.frame;
-            let mut fates = Vec::with_capacity(frame.receivers.len());
+            let mut fates = Fates::with_capacity(frame.receivers.len());
             for &r in &frame.receivers {
                 let fate = self.receive(i, (since, sub.end), sub.bytes, frame.rate, r, rng);
                 // Lost to another transmission: one reaching the receiver, or the receiver's
@@ -1271,7 +1392,7 @@ mod tests {
     fn frame(tag: u64, to: usize, unicast: bool) -> Frame<u64> {
         Frame {
             tag,
-            receivers: vec![to],
+            receivers: smallvec::smallvec![to],
             bytes: 1536,
             rate: *phy().rates().last().unwrap(),
             unicast,
@@ -1405,6 +1526,7 @@ mod tests {
         let phy = Phy::of(WifiStandard::N5);
         let rate = *phy.rates().last().unwrap();
         let mut m = WifiMedium::new(phy, 3);
+        m.agreements.fill(Agreement::Established);
         for (s, l) in [(1, level[0]), (2, level[1])] {
             m.set_level(s, 0, Some(l), -94.0);
             m.set_level(0, s, Some(l), -94.0);
@@ -1517,13 +1639,14 @@ mod tests {
         );
     }
 
-    /// An A-MPDU nobody answers (its receiver out of range): the sender asks with Block Ack
-    /// Requests, not the data again, and gives its frames up when they are 500 ms old, not
-    /// after 7 attempts.
+    /// An A-MPDU nobody answers (its receiver out of range, the agreement set up before):
+    /// the sender asks with Block Ack Requests, not the data again, and gives its frames up
+    /// when they are 500 ms old, not after 7 attempts.
     #[test]
     fn an_unanswered_ampdu_is_followed_by_requests_until_its_frames_lifetime_ends() {
         let phy = Phy::of(WifiStandard::N5);
         let mut m = WifiMedium::new(phy, 2);
+        m.agreements.fill(Agreement::Established);
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         for tag in 0..10 {
             let f = Frame {
@@ -1642,6 +1765,7 @@ mod tests {
         );
         let n = Phy::of(WifiStandard::N5);
         let mut m = pair(n, Some(-50.0), Some(-90.0));
+        m.agreements.fill(Agreement::Established);
         let mut out = Vec::new();
         for tag in 0..10 {
             let f = Frame {
@@ -1657,6 +1781,74 @@ mod tests {
         let l = m.link(0, 1);
         assert_eq!((l.frames, l.attempts, l.retry_limit), (10, 10, 0), "{l:?}");
         assert!(m.stations[0].queue.is_empty());
+    }
+
+    /// 802.11n sets a link's Block Ack agreement up before its first A-MPDU: an ADDBA Request
+    /// at the lowest rate, acknowledged, then the frames waiting go in one A-MPDU. A request
+    /// whose ACK never comes back is given up at the retry limit as a data frame is; the
+    /// frames then go alone, each with its ACK, and 200 ms later the sender asks again.
+    #[test]
+    fn an_ht_link_asks_for_its_block_ack_agreement_before_its_first_ampdu() {
+        let n = Phy::of(WifiStandard::N5);
+        let mcs7 = n.rates()[7];
+        let frame = |tag| Frame {
+            bytes: n.mpdu_bytes(1500),
+            rate: mcs7,
+            ..frame(tag, 1, true)
+        };
+        let request = n.control_ns(ADDBA_REQUEST_BYTES, n.rates()[0]) + n.ack_ns(n.rates()[0]);
+        let ampdu = |k| n.ppdu_ns(n.ampdu_bytes(vec![n.mpdu_bytes(1500); k]), mcs7);
+        let single = n.ppdu_ns(n.mpdu_bytes(1500), mcs7);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+
+        let mut m = pair(n, Some(-50.0), Some(-50.0));
+        let mut out = Vec::new();
+        (0..10).for_each(|tag| m.enqueue(0, frame(tag), 0));
+        m.advance(20_000_000, &mut rng, &mut out);
+        assert_eq!(m.agreements[1], Agreement::Established);
+        assert_eq!(out.len(), 10);
+        assert!(out.iter().all(|o| o.result.is_ok()), "{out:?}");
+        let l = m.link(0, 1);
+        assert_eq!((l.attempts, l.retries, l.airtime_ns), (10, 0, ampdu(10)));
+        let block_ack = n.block_ack_ns(mcs7);
+        assert_eq!(m.stats().busy_ns, request + ampdu(10) + block_ack);
+
+        // The receiver's answers do not reach the sender.
+        let mut m = pair(n, Some(-50.0), Some(-90.0));
+        let mut out = Vec::new();
+        (0..3).for_each(|tag| m.enqueue(0, frame(tag), 0));
+        m.advance(150_000_000, &mut rng, &mut out);
+        let Agreement::FailedUntil(until) = m.agreements[1] else {
+            panic!("{:?}", m.agreements[1]);
+        };
+        assert!((ADDBA_FAILED_NS..150_000_000 + ADDBA_FAILED_NS).contains(&until));
+        let unanswered = RETRY_LIMIT as u64 * request;
+        assert!(m.stats().busy_ns >= unanswered, "7 requests");
+        let l = m.link(0, 1);
+        let sent = 3 * RETRY_LIMIT as u64;
+        assert_eq!(
+            (l.attempts, l.airtime_ns),
+            (sent, sent * single),
+            "alone: {l:?}"
+        );
+        assert_eq!(out.len(), 3, "received, not lost: {out:?}");
+        // Answers heard from now on: alone until `until`, then asked again, and aggregated.
+        m.set_level(1, 0, Some(-50.0), -94.0);
+        (3..13).for_each(|tag| m.enqueue(0, frame(tag), 150_000_000));
+        m.advance(until - 1, &mut rng, &mut out);
+        let l = m.link(0, 1);
+        assert_eq!(
+            (l.attempts, l.airtime_ns),
+            (sent + 10, (sent + 10) * single)
+        );
+        (13..23).for_each(|tag| m.enqueue(0, frame(tag), until));
+        m.advance(until + 20_000_000, &mut rng, &mut out);
+        assert_eq!(m.agreements[1], Agreement::Established);
+        let l = m.link(0, 1);
+        let airtime = (sent + 10) * single + ampdu(10);
+        assert_eq!((l.attempts, l.airtime_ns), (sent + 20, airtime));
+        assert_eq!(out.len(), 23);
+        assert!(out.iter().all(|o| o.result.is_ok()), "{out:?}");
     }
 
     /// Frames queued faster than a link that loses every attempt lets them go: each is sent
@@ -1747,8 +1939,8 @@ mod tests {
                     let s = rng.random_range(0..n);
                     let at = (k - 1) * window + rng.random_range(0..window);
                     let unicast = rng.random::<f64>() < 0.7;
-                    let receivers: Vec<usize> = if unicast {
-                        vec![(s + rng.random_range(1..n)) % n]
+                    let receivers: Receivers = if unicast {
+                        smallvec::smallvec![(s + rng.random_range(1..n)) % n]
                     } else {
                         (0..n).filter(|&r| r != s).collect()
                     };

@@ -81,7 +81,7 @@
 use crate::clock::Schedule;
 use crate::config::{ErrorHandling, LoadedScenario};
 use crate::lockstep::{
-    protocol::{expect_network, Received, WindowCounter},
+    protocol::{expect_network_into, Received, WindowCounter},
     Reply, Service,
 };
 use crate::model::fate::DropReason;
@@ -97,6 +97,7 @@ use prost::bytes::Bytes;
 use prost::Message;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -169,7 +170,8 @@ struct AirCopies {
     src: usize,
     src_ip: u32,
     bits: u64,
-    copies: Vec<(usize, u32, Budget)>,
+    /// Each receiver's node, address and budget: one for a unicast frame.
+    copies: SmallVec<[(usize, u32, Budget); 1]>,
 }
 
 impl Stats {
@@ -258,6 +260,8 @@ pub struct NetworkSim {
     channel: Channel,
     /// Channels a physics coordinator in this process decoded already.
     memo: ChannelMemo,
+    /// The last BEGIN and END, emptied: their lists' memory serves the next window's.
+    spare: (NetworkUpdate, NetworkUpdate),
 }
 
 /// A pair's link state as last reported in an END (the embedded models are symmetric: both
@@ -475,6 +479,7 @@ impl NetworkSim {
             last_channel: Bytes::new(),
             channel: Channel::default(),
             memo: ChannelMemo::default(),
+            spare: Default::default(),
         }
     }
 
@@ -525,7 +530,8 @@ impl NetworkSim {
     }
 
     pub fn handle(&mut self, request: impl Received) -> Result<Vec<u8>, String> {
-        let begin = expect_network(request, MsgType::Begin, self.windows.next)?;
+        let (spare_begin, spare_end) = std::mem::take(&mut self.spare);
+        let begin = expect_network_into(request, MsgType::Begin, self.windows.next, spare_begin)?;
         let k = begin.time_val;
         let n = begin.pkt_id.len();
         if n > MAX_ENTRIES_PER_WINDOW {
@@ -559,7 +565,8 @@ impl NetworkSim {
         }
         self.windows.begin(k)?;
         let window_start = self.schedule.start_ns(k);
-        let mut out = EndLists::default();
+        let mut out = EndLists { end: spare_end };
+        out.end.clear();
         if !same_channel {
             self.link_states(&geometry, &mut out.end);
         }
@@ -567,13 +574,16 @@ impl NetworkSim {
         self.schedule_entries(&packets, &geometry, window_start, &mut out);
         self.advance_airs(self.schedule.start_ns(k + 1), &mut out);
         self.release(window_start, self.schedule.start_ns(k + 1), &mut out);
+        let mut begin = begin.into_inner();
         if !same_channel {
-            self.last_channel = begin.into_inner().channel_data;
+            self.last_channel = std::mem::take(&mut begin.channel_data);
         }
         self.geometry = geometry;
         out.end.msg_type = MsgType::End as i32;
         out.end.time_val = k;
-        Ok(out.end.encode_to_vec())
+        let end = out.end.encode_to_vec();
+        self.spare = (begin, out.end);
+        Ok(end)
     }
 
     /// Adds to `end` the link state of every directed pair whose state changed beyond the
@@ -849,7 +859,7 @@ impl NetworkSim {
             }
             return;
         }
-        let copies: Vec<(usize, u32, Budget)> = receivers
+        let copies: SmallVec<[(usize, u32, Budget); 1]> = receivers
             .iter()
             .map(|&(i, d)| (d, b[i].dst_ip, self.budget(s, d, geometry)))
             .collect();
@@ -1013,6 +1023,7 @@ impl Service for NetworkSim {
 mod tests {
     use super::*;
     use crate::config::{Absorption, SoundSpeed, Water};
+    use crate::lockstep::protocol::expect_network;
     use crate::lockstep::protocol::network_begin;
     use crate::model::acoustic::Modulation;
     use crate::model::link::AcousticSpec;

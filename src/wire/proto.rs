@@ -79,21 +79,24 @@ named! {
 
 /// Decodes `bytes` as `M`, rejecting malformed input and missing proto2 `required` fields.
 pub fn decode_checked<M: Named>(bytes: &[u8]) -> Result<M, DecodeError> {
-    decode_checked_from(bytes)
+    let mut msg = M::default();
+    decode_checked_into(bytes, &mut msg)?;
+    Ok(msg)
 }
 
-/// [`decode_checked`] from a buffer of its own: its `Bytes` fields then share `bytes`' memory
-/// instead of copying it.
-pub fn decode_owned<M: Named>(bytes: prost::bytes::Bytes) -> Result<M, DecodeError> {
-    decode_checked_from(bytes)
-}
-
-fn decode_checked_from<M: Named, B: prost::bytes::Buf + Clone>(bytes: B) -> Result<M, DecodeError> {
+/// [`decode_checked`] into `msg`, cleared first: its lists keep the memory they had (a
+/// simulator decoding one message a window allocates once, not each window). From a buffer
+/// of its own (`Bytes`), the message's `Bytes` fields share its memory instead of copying it.
+pub fn decode_checked_into<M: Named, B: prost::bytes::Buf + Clone>(
+    bytes: B,
+    msg: &mut M,
+) -> Result<(), DecodeError> {
     let malformed = |e: prost::DecodeError| DecodeError::Malformed {
         message: M::FULL_NAME,
         reason: e.to_string(),
     };
-    let msg = M::decode(bytes.clone()).map_err(malformed)?;
+    msg.clear();
+    msg.merge(bytes.clone()).map_err(malformed)?;
     let desc = descriptor(M::FULL_NAME).expect("every Named type is in the descriptor set");
     if desc.parent_file().syntax() == prost_reflect::Syntax::Proto2 {
         let dynamic = DynamicMessage::decode(desc, bytes).map_err(malformed)?;
@@ -104,7 +107,7 @@ fn decode_checked_from<M: Named, B: prost::bytes::Buf + Clone>(bytes: B) -> Resu
             });
         }
     }
-    Ok(msg)
+    Ok(())
 }
 
 /// The path (`nav[1].lat`) of the first absent required field, depth first, if any.
