@@ -25,7 +25,9 @@
 //! A-MPDUs at the same distances; Bianchi's model, of one MPDU per access, is printed for
 //! 802.11a/g only), RATE (one constant rate on both sides instead of the ideal choice:
 //! `<Mbit/s>:<ns-3 data mode>`, e.g. `65:HtMcs7` or `54:OfdmRate54Mbps`), HIDDEN_M (the hidden
-//! senders' distance from their receiver, default 60 m).
+//! senders' distance from their receiver, default 60 m), SEEDS (each row with the scenario's
+//! seeds 1 to SEEDS, ns-3's RngRun the same, then the mean and 95 % interval of throughput,
+//! copies lost and Jain's index; default 1).
 
 #[path = "common/ns3.rs"]
 mod ns3;
@@ -34,6 +36,7 @@ use netsim_cosim::{
     config::{self, LoadedScenario},
     lockstep::Link,
     model::{wifi::Phy, wifi_medium::bianchi_saturation_bps},
+    output::campaign::Interval,
     sim::network::NetworkSim,
     wire::proto::{ChannelData, NetworkUpdate, PathDetails},
 };
@@ -73,6 +76,7 @@ fn scenario(
     windows: u32,
     standard: &str,
     mode: &Option<(f64, String)>,
+    seed: u64,
 ) -> LoadedScenario {
     let (rate, manager) = match mode {
         Some((mbps, mode)) => (
@@ -82,7 +86,7 @@ fn scenario(
         None => (String::new(), "ideal".into()),
     };
     let mut yaml = format!(
-        "name: wifi\nwindow_ms: 1\nduration_s: {}\nreal_time_factor: 0\n\
+        "name: wifi\nseed: {seed}\nwindow_ms: 1\nduration_s: {}\nreal_time_factor: 0\n\
          world: {{origin: {{lat_deg: 41.5, lon_deg: -70.7}}, terrain: {{kind: procedural, size_m: [800, 800], cell_size_m: 4, base_height_m: -40}}}}\n\
          links: {{default: {{model: rf, mac: {standard}{rate}}}}}\n\
          simulators: {{network: {{kind: ns3, wifi: {{standard: {standard}, rate_manager: {manager}}}}}}}\nvehicles:\n",
@@ -291,6 +295,10 @@ async fn main() {
             .unwrap_or(1500),
     );
     let standard = std::env::var("STANDARD").unwrap_or_else(|_| "80211a".into());
+    let seeds: u64 = std::env::var("SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     // One constant rate on both sides: `RATE=65:HtMcs7` (Mbit/s for the embedded links, ns-3's
     // data mode).
     let mode = std::env::var("RATE").ok().map(|v| {
@@ -315,32 +323,58 @@ async fn main() {
     );
     let dir = tempfile::tempdir().unwrap();
     for row in rows(&which) {
-        let loaded = scenario(&row, windows, &standard, &mode);
-        let (begins, sent) = begins(&row, windows, offer);
-        let mut embedded = Link::local(
-            "embedded network simulator",
-            Box::new(NetworkSim::from_scenario(&loaded)),
-        );
-        let e = drive(&mut embedded, &row, &begins, &sent, offer.bytes).await;
-        let mut ns3 = ns3::start(&loaded, &dir.path().join(row.name.replace(' ', "_"))).await;
-        let s = drive(&mut ns3, &row, &begins, &sent, offer.bytes).await;
-        drop(ns3);
-        let line = |r: &Result| {
-            format!(
-                "{:>7.2} {:>7.3} {:>6} {:>6} {:>6.3} {:>8.0}",
-                r.mbps, r.median_delay_ms, r.lost, r.queue_full, r.jain, r.windows_per_s
-            )
-        };
-        println!(
-            "{:<13} | {} | {} | {:>6.3} {:>7.3} {:>7.1}",
-            row.name,
-            line(&e),
-            line(&s),
-            e.mbps / s.mbps,
-            e.median_delay_ms / s.median_delay_ms,
-            e.windows_per_s / s.windows_per_s
-        );
-        if row.name.ends_with("stations") && !phy.aggregates() {
+        // Per seed: embedded and ns-3's throughput, copies lost and Jain's index.
+        let mut runs: Vec<[f64; 6]> = Vec::new();
+        for seed in 1..=seeds {
+            let loaded = scenario(&row, windows, &standard, &mode, seed);
+            let (begins, sent) = begins(&row, windows, offer);
+            let mut embedded = Link::local(
+                "embedded network simulator",
+                Box::new(NetworkSim::from_scenario(&loaded)),
+            );
+            let e = drive(&mut embedded, &row, &begins, &sent, offer.bytes).await;
+            let folder = format!("{}_{seed}", row.name.replace(' ', "_"));
+            let mut ns3 = ns3::start(&loaded, &dir.path().join(folder)).await;
+            let s = drive(&mut ns3, &row, &begins, &sent, offer.bytes).await;
+            drop(ns3);
+            let line = |r: &Result| {
+                format!(
+                    "{:>7.2} {:>7.3} {:>6} {:>6} {:>6.3} {:>8.0}",
+                    r.mbps, r.median_delay_ms, r.lost, r.queue_full, r.jain, r.windows_per_s
+                )
+            };
+            let name = match seeds {
+                1 => row.name.clone(),
+                _ => format!("{} s{seed}", row.name),
+            };
+            println!(
+                "{:<13} | {} | {} | {:>6.3} {:>7.3} {:>7.1}",
+                name,
+                line(&e),
+                line(&s),
+                e.mbps / s.mbps,
+                e.median_delay_ms / s.median_delay_ms,
+                e.windows_per_s / s.windows_per_s
+            );
+            runs.push([e.mbps, s.mbps, e.lost as f64, s.lost as f64, e.jain, s.jain]);
+        }
+        if seeds > 1 {
+            let column = |k: usize| {
+                let values: Vec<f64> = runs.iter().map(|r| r[k]).collect();
+                let i = Interval::of(&values).expect("one run per seed");
+                (i.mean, i.half_width.unwrap_or(0.0))
+            };
+            let [(em, ei), (sm, si), (el, eli), (sl, sli), (ej, eji), (sj, sji)] =
+                [0, 1, 2, 3, 4, 5].map(column);
+            println!(
+                "{:<13} | {seeds} seeds, mean ± 95 %: Mbit/s {em:.2} ± {ei:.2} against {sm:.2} ± {si:.2}; lost {el:.1} ± {eli:.1} against {sl:.1} ± {sli:.1}; Jain {ej:.3} ± {eji:.3} against {sj:.3} ± {sji:.3}",
+                row.name
+            );
+        }
+        if let (true, Some(&[e_mbps, s_mbps, ..])) = (
+            row.name.ends_with("stations") && !phy.aggregates(),
+            runs.last(),
+        ) {
             let n = row.senders.len();
             let rate = *phy.rates().last().unwrap();
             let mpdu = phy.mpdu_bytes(offer.bytes);
@@ -350,8 +384,8 @@ async fn main() {
                 "{:<13} | Bianchi at the top rate: {:.2} Mbit/s of IP; embedded / Bianchi {:.3}, ns-3 / Bianchi {:.3}",
                 "",
                 model / 1e6,
-                e.mbps * 1e6 / model,
-                s.mbps * 1e6 / model
+                e_mbps * 1e6 / model,
+                s_mbps * 1e6 / model
             );
         }
     }
