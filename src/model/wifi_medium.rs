@@ -642,54 +642,51 @@ impl<T: Clone> WifiMedium<T> {
                     }
                 }
             }
-            let span = (self.air[i].start, t);
-            if let Some(
-                request @ Request {
-                    kind: RequestKind::AddBa,
-                    to,
-                    ..
-                },
-            ) = self.air[i].request
-            {
-                // A management frame at the lowest rate, acknowledged as a data frame is.
-                let lowest = self.phy.rates()[0];
-                let (bytes, rate) = (ADDBA_REQUEST_BYTES, self.phy.ack_rate(lowest));
-                let got = self.receive(i, span, bytes, rate, to, rng).is_ok();
-                self.air[i].request = Some(Request {
-                    got: Some(got),
-                    ..request
-                });
-                self.answer(from, Some((to, lowest, false)), t, got, Vec::new(), None);
-                if let Some(e) = self.stations[from].exchange.as_mut() {
-                    e.setup = true;
+            if let Some(request) = self.air[i].request {
+                let (span, to) = ((self.air[i].start, t), request.to);
+                match request.kind {
+                    RequestKind::AddBa => {
+                        // A management frame at the lowest rate, acknowledged as a data
+                        // frame is.
+                        let lowest = self.phy.rates()[0];
+                        let control = self.phy.ack_rate(lowest);
+                        let got =
+                            (self.receive(i, span, ADDBA_REQUEST_BYTES, control, to, rng)).is_ok();
+                        self.air[i].request = Some(Request {
+                            got: Some(got),
+                            ..request
+                        });
+                        let to = Some((to, lowest, false));
+                        self.answer(from, to, t, got, Vec::new(), None, true);
+                    }
+                    RequestKind::BlockAckRequest => {
+                        let Some((_, rate, ids)) = self.stations[from].bar.clone() else {
+                            continue;
+                        };
+                        // A control frame, at the ACK's rate for the data's.
+                        let control = self.phy.ack_rate(rate);
+                        let got = self
+                            .receive(i, span, BLOCK_ACK_REQUEST_BYTES, control, to, rng)
+                            .is_ok();
+                        self.air[i].request = Some(Request {
+                            got: Some(got),
+                            ..request
+                        });
+                        // Its Block Ack tells which of the frames the receiver has (those
+                        // whose own Block Ack the sender lost).
+                        let link = from * self.n + to;
+                        let sent = (ids.iter())
+                            .map(|&id| {
+                                let seq = (self.stations[from].queue.iter())
+                                    .find(|q| q.id == id)
+                                    .map(|q| q.seq);
+                                (id, got && seq.is_some_and(|seq| self.has(link, seq)))
+                            })
+                            .collect();
+                        let snr = self.sinr_at_end(i, to, t);
+                        self.answer(from, Some((to, rate, true)), t, got, sent, snr, false);
+                    }
                 }
-                continue;
-            }
-            if let Some(Request { to, .. }) = self.air[i].request {
-                let Some((_, rate, ids)) = self.stations[from].bar.clone() else {
-                    continue;
-                };
-                // A control frame, at the ACK's rate for the data's.
-                let control = self.phy.ack_rate(rate);
-                let got = self
-                    .receive(i, span, BLOCK_ACK_REQUEST_BYTES, control, to, rng)
-                    .is_ok();
-                if let Some(r) = self.air[i].request.as_mut() {
-                    r.got = Some(got);
-                }
-                // Its Block Ack tells which of the frames the receiver has (those whose own
-                // Block Ack the sender lost).
-                let link = from * self.n + to;
-                let sent = (ids.iter())
-                    .map(|&id| {
-                        let seq = (self.stations[from].queue.iter())
-                            .find(|q| q.id == id)
-                            .map(|q| q.seq);
-                        (id, got && seq.is_some_and(|seq| self.has(link, seq)))
-                    })
-                    .collect();
-                let snr = self.sinr_at_end(i, to, t);
-                self.answer(from, Some((to, rate, true)), t, got, sent, snr);
                 continue;
             }
             let Some(d) = &self.air[i].data else {
@@ -708,7 +705,7 @@ impl<T: Clone> WifiMedium<T> {
                 .then(|| (head.receivers[0], head.rate, d.subs.len() > 1));
             let answered = to.is_none() || sent.iter().any(|s| s.1);
             let snr = to.and_then(|(r, ..)| self.sinr_at_end(i, r, t));
-            self.answer(from, to, t, answered, sent, snr);
+            self.answer(from, to, t, answered, sent, snr, false);
         }
     }
 
@@ -728,6 +725,8 @@ impl<T: Clone> WifiMedium<T> {
     /// `from`'s exchange after its transmission ended at `t`: for a unicast one (`to`: the
     /// receiver, the rate and whether a Block Ack answers) the answer after SIFS if it is
     /// `answered`, or the wait as long; its own exchange keeps the sender busy until it ends.
+    /// `setup`: the transmission was an ADDBA Request.
+    #[allow(clippy::too_many_arguments)]
     fn answer(
         &mut self,
         from: usize,
@@ -736,6 +735,7 @@ impl<T: Clone> WifiMedium<T> {
         answered: bool,
         sent: Vec<(u64, bool)>,
         snr: Option<f64>,
+        setup: bool,
     ) {
         let mut end = t;
         let mut reply = None;
@@ -759,7 +759,7 @@ impl<T: Clone> WifiMedium<T> {
             answered,
             block: to.filter(|t| t.2).map(|t| t.1),
             snr,
-            setup: false,
+            setup,
             answer: reply,
         });
         self.stations[from].sensed += 1;
