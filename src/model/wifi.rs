@@ -12,7 +12,8 @@
 //! - A unicast frame is acknowledged after SIFS by a 14-byte ACK at the highest mandatory rate
 //!   not above the data rate (6, 12 or 24 Mbit/s; for an HT MCS, its non-HT reference rate's)
 //!   ([`Phy::ack_ns`]).
-//! - Before each attempt a sender waits DIFS = SIFS + 2 slots of idle air, then a backoff of
+//! - Before each attempt a sender waits DIFS = SIFS + 2 slots of idle air (802.11n's QoS
+//!   MAC: AIFS = SIFS + 3 slots, best effort's), then a backoff of
 //!   a uniform number of slots in `[0, CW]`; CW starts at CWmin and doubles plus one after each
 //!   failed attempt up to CWmax; after [`RETRY_LIMIT`] attempts the frame is dropped.
 //!
@@ -435,9 +436,13 @@ impl Phy {
         self.rates().iter().find(|r| r.bps as f64 == bps).copied()
     }
 
-    /// DCF interframe space: SIFS and two slots.
-    pub fn difs_ns(&self) -> u64 {
-        self.sifs_ns + 2 * self.slot_ns
+    /// The interframe space a station senses idle before its backoff counts: the DCF's DIFS
+    /// (SIFS and two slots) in 802.11a/g; in 802.11n, whose MAC is QoS (EDCA), the best-effort
+    /// category's AIFS that carries all traffic here (SIFS and AIFSN 3 slots, as ns-3
+    /// configures it).
+    pub fn aifs_ns(&self) -> u64 {
+        let slots = if self.aggregates() { 3 } else { 2 };
+        self.sifs_ns + slots * self.slot_ns
     }
 
     /// Bytes on the air of a data frame carrying an IP packet of `ip_bytes` (at most
@@ -644,13 +649,14 @@ mod tests {
     }
 
     /// The interframe spaces and windows of Tables 17-21 and 18-5: DIFS 34 µs at 5 GHz and
-    /// 50 µs for ERP with the long slot; CW 15, 31, 63, … 1023.
+    /// 50 µs for ERP with the long slot; 802.11n's best-effort AIFS (AIFSN 3, Table 9-155)
+    /// a slot more; CW 15, 31, 63, … 1023.
     #[test]
     fn dcf_spaces_and_windows_are_the_standards() {
-        assert_eq!(Phy::of(WifiStandard::A).difs_ns(), 34_000);
-        assert_eq!(Phy::of(WifiStandard::G).difs_ns(), 50_000);
-        assert_eq!(Phy::of(WifiStandard::N2_4).difs_ns(), 50_000);
-        assert_eq!(Phy::of(WifiStandard::N5).difs_ns(), 34_000);
+        assert_eq!(Phy::of(WifiStandard::A).aifs_ns(), 34_000);
+        assert_eq!(Phy::of(WifiStandard::G).aifs_ns(), 50_000);
+        assert_eq!(Phy::of(WifiStandard::N2_4).aifs_ns(), 70_000);
+        assert_eq!(Phy::of(WifiStandard::N5).aifs_ns(), 43_000);
         let a = Phy::of(WifiStandard::A);
         let cw: Vec<u32> = (0..8).map(|k| a.cw(k)).collect();
         assert_eq!(cw, [15, 31, 63, 127, 255, 511, 1023, 1023]);
@@ -665,7 +671,7 @@ mod tests {
     fn one_saturated_pair_at_54_mbit_s_carries_about_30_mbit_s() {
         let a = Phy::of(WifiStandard::A);
         let rate = OFDM_RATES[7];
-        let per_packet = a.difs_ns()
+        let per_packet = a.aifs_ns()
             + mean_backoff_ns(&a, 0)
             + a.ppdu_ns(a.mpdu_bytes(1500), rate)
             + a.sifs_ns

@@ -7,8 +7,8 @@
 //! - **Carrier sense.** A station senses a transmission whose level at it is at least the
 //!   lowest rate's minimum sensitivity (−82 dBm, the standard's CCA threshold for a decodable
 //!   preamble); its own transmissions and ACK waits keep it busy too. It counts its backoff in
-//!   slots of air it has sensed idle for DIFS, freezes while it senses the air busy and counts
-//!   on after DIFS of idle air again; a new backoff from `[0, CW]` follows every exchange
+//!   slots of air it has sensed idle for DIFS (802.11n: AIFS), freezes while it senses the air
+//!   busy and counts on after DIFS of idle air again; a new backoff from `[0, CW]` follows every exchange
 //!   (post-backoff), so a frame reaching a station whose backoff has run out on idle air goes
 //!   at once. Stations whose backoffs end within [`CCA_NS`] of each other do not sense each
 //!   other in time and transmit together; stations that cannot sense each other (the terrain
@@ -519,17 +519,17 @@ impl<T: Clone> WifiMedium<T> {
         if st.sensed > 0 || st.exchange.is_some() {
             return None;
         }
-        let counted = st.idle_since + self.phy.difs_ns() + u64::from(st.backoff) * self.phy.slot_ns;
+        let counted = st.idle_since + self.phy.aifs_ns() + u64::from(st.backoff) * self.phy.slot_ns;
         Some(counted.max(head.arrival))
     }
 
     /// `x` senses the air turn busy at `t`: the backoff slots it counted are spent.
     fn freeze(&mut self, x: usize, t: u64) {
-        let difs = self.phy.difs_ns();
+        let aifs = self.phy.aifs_ns();
         let slot = self.phy.slot_ns;
         let st = &mut self.stations[x];
         if st.sensed == 0 && st.exchange.is_none() {
-            let from = st.idle_since + difs;
+            let from = st.idle_since + aifs;
             if t > from {
                 let counted = (t - from) / slot;
                 st.backoff -= st.backoff.min(counted.min(u64::from(u32::MAX)) as u32);
@@ -1370,7 +1370,7 @@ pub fn bianchi_saturation_bps(phy: &Phy, n: usize, mpdu_bytes: u32, rate: Rate) 
     let busy = 1.0 - (1.0 - tau).powi(n as i32);
     let success = n_f * tau * (1.0 - tau).powi(others) / busy;
     let exchange =
-        (phy.ppdu_ns(mpdu_bytes, rate) + phy.sifs_ns + phy.ack_ns(rate) + phy.difs_ns()) as f64;
+        (phy.ppdu_ns(mpdu_bytes, rate) + phy.sifs_ns + phy.ack_ns(rate) + phy.aifs_ns()) as f64;
     let slot = phy.slot_ns as f64;
     let bits = 8.0 * f64::from(mpdu_bytes);
     success * busy * bits * 1e9 / ((1.0 - busy) * slot + busy * exchange)
@@ -1577,8 +1577,8 @@ mod tests {
 
     /// 802.11n aggregates what waits for one receiver: at MCS 7 each access carries 28
     /// MPDUs (the 5,484 µs bound) answered by one Block Ack, so a clean link carries the
-    /// 28 packets per DIFS + mean backoff + PPDU + SIFS + Block Ack (60.98 Mbit/s of IP,
-    /// within 2 %), where one MPDU per access would carry 32.1.
+    /// 28 packets per AIFS + mean backoff + PPDU + SIFS + Block Ack (60.89 Mbit/s of IP,
+    /// within 2 %), where one MPDU per access would carry 31.4.
     #[test]
     fn an_ht_sender_aggregates_what_waits_for_one_receiver() {
         let phy = Phy::of(WifiStandard::N5);
@@ -1590,12 +1590,12 @@ mod tests {
         assert_eq!(l.retries, 0, "{l:?}");
         assert_eq!(l.airtime_ns % ppdu, 0, "every PPDU carries 28 MPDUs: {l:?}");
         assert_eq!(l.attempts, 28 * (l.airtime_ns / ppdu), "{l:?}");
-        let exchange = phy.difs_ns() as f64
+        let exchange = phy.aifs_ns() as f64
             + 7.5 * phy.slot_ns as f64
             + (ppdu + phy.sifs_ns + phy.block_ack_ns(mcs7)) as f64;
         let model = 28.0 * 1500.0 * 8.0 / exchange * 1e3;
         let single = 1500.0 * 8.0 * 1e3
-            / (phy.difs_ns() as f64
+            / (phy.aifs_ns() as f64
                 + 7.5 * phy.slot_ns as f64
                 + (phy.ppdu_ns(phy.mpdu_bytes(1500), mcs7) + phy.sifs_ns + phy.ack_ns(mcs7))
                     as f64);
