@@ -170,9 +170,11 @@ struct AirCopies {
     src: usize,
     src_ip: u32,
     bits: u64,
-    /// Each receiver's node, address and budget: one for a unicast frame.
-    copies: SmallVec<[(usize, u32, Budget); 1]>,
+    copies: Copies,
 }
+
+/// Each receiver's node, address and budget: one for a unicast frame, held inline.
+type Copies = SmallVec<[(usize, u32, Budget); 1]>;
 
 impl Stats {
     /// Counts a copy lost for `reason`.
@@ -859,7 +861,7 @@ impl NetworkSim {
             }
             return;
         }
-        let copies: SmallVec<[(usize, u32, Budget); 1]> = receivers
+        let copies: Copies = receivers
             .iter()
             .map(|&(i, d)| (d, b[i].dst_ip, self.budget(s, d, geometry)))
             .collect();
