@@ -325,9 +325,9 @@ async fn main() {
     for row in rows(&which) {
         // Per seed: embedded and ns-3's throughput, copies lost and Jain's index.
         let mut runs: Vec<[f64; 6]> = Vec::new();
+        let (begins, sent) = begins(&row, windows, offer);
         for seed in 1..=seeds {
             let loaded = scenario(&row, windows, &standard, &mode, seed);
-            let (begins, sent) = begins(&row, windows, offer);
             let mut embedded = Link::local(
                 "embedded network simulator",
                 Box::new(NetworkSim::from_scenario(&loaded)),
