@@ -546,7 +546,7 @@ impl NetworkSim {
         let same_channel = k > 0 && begin.channel_data == self.last_channel;
         let mut geometry = std::mem::take(&mut self.geometry);
         if !same_channel {
-            self.budgets.clear();
+            self.budgets.fill(None);
             let memo = self.memo.get(&begin.channel_data);
             let channel = match &memo {
                 Some(d) => &d.channel,
