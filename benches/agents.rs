@@ -255,9 +255,12 @@ fn run(
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).ok()?).ok()?;
     let mut one_way_ms = Vec::new();
-    traffic::one_way_ms(&out, &mut one_way_ms);
+    let mut before_start_ms = Vec::new();
+    // Messages sent before window 0 waited for the network to start: left out.
+    let from_unix_ms = summary["started_unix_s"].as_f64().unwrap_or(0.0) * 1e3;
+    traffic::one_way_ms(&out, from_unix_ms, &mut one_way_ms, &mut before_start_ms);
     for o in &outs {
-        traffic::one_way_ms(o, &mut one_way_ms);
+        traffic::one_way_ms(o, from_unix_ms, &mut one_way_ms, &mut before_start_ms);
     }
     one_way_ms.sort_by(f64::total_cmp);
     Some(Outcome {

@@ -11,7 +11,9 @@
 //!   10 packets/s, each stamped with its send time):
 //!   slip behind the wall clock (how much longer than real time the windows took), how many
 //!   windows opened late and were caught up, the latest of them, the one-way time the receivers
-//!   saw (p50/p99, wall clock), the run's own emulation error (`summary.json`'s `emulation`:
+//!   saw (p50/p99, wall clock, of the messages sent from window 0 on; those the programs sent
+//!   while the run was still starting, which waited for window 0, counted apart with their
+//!   longest wait), the run's own emulation error (`summary.json`'s `emulation`:
 //!   p50/p99/max per delivered copy and the share over its bound) and the ledger.
 //!
 //! Each row also says where the time went (`summary.json`'s `stages`, µs per window).
@@ -22,6 +24,7 @@
 //!   W = 1 ms are also run with the channel sampled every window;
 //! - `BENCH_LIVE_SECONDS` (default 10) per live row, `BENCH_LONG_SECONDS` (default 60) for the
 //!   64-vehicle live row at W = 1 ms;
+//! - `BENCH_REALTIME` (default 10): the live rows' `realtime_priority`, 0 to leave it out;
 //! - `BENCH_KEEP` set: the runs' folders (scenarios, `summary.json`, the traffic programs'
 //!   `traffic/<vehicle>.json` with each one-way time's send stamp) are kept and their place
 //!   printed.
@@ -56,6 +59,11 @@ fn list(var: &str, default: &str) -> Vec<usize> {
         .collect()
 }
 
+/// `BENCH_REALTIME`: the live rows' `realtime_priority` (default 10; 0 leaves it out).
+fn realtime_priority() -> u32 {
+    number("BENCH_REALTIME", 10.0) as u32
+}
+
 #[derive(Clone, Copy)]
 struct Row {
     n: usize,
@@ -74,13 +82,17 @@ fn scenario(dir: &Path, r: Row) -> PathBuf {
          terrain: {{kind: procedural, size_m: [2048, 2048], cell_size_m: 2, base_height_m: -80}}\n\
          simulators: {{channel_interval_ms: {c}}}\n\
          links:\n  default: {{model: ideal, rate_bps: 1.0e8, delay_ms: 0}}\n\
-         network: {{capture: {cap}, queue_limit: 65536}}\nvehicles:\n",
+         network: {{capture: {cap}, queue_limit: 65536}}\n{rt}vehicles:\n",
         n = r.n,
         w = r.window_ms,
         d = r.seconds,
         rtf = if r.live { 1 } else { 0 },
         c = r.channel_ms,
         cap = if r.live { "tun" } else { "none" },
+        rt = match (r.live, realtime_priority()) {
+            (true, p) if p > 0 => format!("realtime_priority: {p}\n"),
+            _ => String::new(),
+        },
     );
     for i in 0..r.n {
         let (x, yy) = (
@@ -122,6 +134,8 @@ struct Outcome {
     summary: serde_json::Value,
     peak_rss_mib: f64,
     one_way_ms: Vec<f64>,
+    /// One-way times of the messages sent before window 0 (they waited for the run to start).
+    before_start_ms: Vec<f64>,
 }
 
 /// Runs `cosim run` on the row's scenario; its summary, its peak RSS and the traffic's one-way
@@ -160,9 +174,14 @@ fn run(dir: &Path, r: Row) -> Option<Outcome> {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).ok()?).ok()?;
     let mut one_way_ms = Vec::new();
-    traffic::one_way_ms(&out, &mut one_way_ms);
+    let mut before_start_ms = Vec::new();
+    // Messages sent before window 0 waited for the network to start: counted apart.
+    let from_unix_ms = summary["started_unix_s"].as_f64().unwrap_or(0.0) * 1e3;
+    traffic::one_way_ms(&out, from_unix_ms, &mut one_way_ms, &mut before_start_ms);
     one_way_ms.sort_by(f64::total_cmp);
+    before_start_ms.sort_by(f64::total_cmp);
     Some(Outcome {
+        before_start_ms,
         summary,
         peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
         one_way_ms,
@@ -234,9 +253,9 @@ fn main() {
     }
     println!("\nlive: TUN capture, DDS-like traffic, real time");
     println!(
-        "| vehicles | W (ms) | channel every (ms) | sim s | × real time | slip | windows late | latest (ms) | one-way p50 / p99 (ms) | emulation error p50 / p99 / max (ms), over bound | copies delivered / dropped | peak RSS (MiB) | µs per window by stage |"
+        "| vehicles | W (ms) | channel every (ms) | sim s | × real time | slip | windows late | latest (ms) | one-way p50 / p99 (ms) | sent before window 0 (longest wait, ms) | emulation error p50 / p99 / max (ms), over bound | copies delivered / dropped | peak RSS (MiB) | µs per window by stage |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &w in &[1.0, 10.0] {
         for &n in &list("BENCH_LIVE_N", "8,16,32,64,128") {
             let seconds = if n == 64 && w == 1.0 {
@@ -263,13 +282,15 @@ fn main() {
                 let late = s["late_windows"].as_f64().unwrap_or(f64::NAN);
                 let net = &s["network"];
                 println!(
-                    "| {n} | {w} | {c} | {sim:.0} | {:.3} | {:.2} % | {:.1} % | {:.1} | {:.2} / {:.2} | {} | {} / {} | {:.0} | {} |",
+                    "| {n} | {w} | {c} | {sim:.0} | {:.3} | {:.2} % | {:.1} % | {:.1} | {:.2} / {:.2} | {} ({:.1}) | {} | {} / {} | {:.0} | {} |",
                     sim / wall,
                     100.0 * slip / sim.max(1e-9),
                     100.0 * late / windows.max(1.0),
                     s["max_late_ms"].as_f64().unwrap_or(f64::NAN),
                     pct(&o.one_way_ms, 0.5),
                     pct(&o.one_way_ms, 0.99),
+                    o.before_start_ms.len(),
+                    o.before_start_ms.last().copied().unwrap_or(0.0),
                     figures::emulation(s),
                     net["delivered"],
                     net["dropped"],

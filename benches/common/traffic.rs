@@ -19,15 +19,28 @@ pub fn address(i: usize) -> String {
     )
 }
 
-/// The one-way times (ms) the traffic programs wrote under `out/traffic/`, appended to `into`.
-pub fn one_way_ms(out: &Path, into: &mut Vec<f64>) {
+/// The one-way times (ms) the traffic programs wrote under `out/traffic/`: of the messages sent
+/// from Unix time `from_unix_ms` on (the run's window 0) appended to `into`, of those sent
+/// before it (held until the network started) to `before`.
+pub fn one_way_ms(out: &Path, from_unix_ms: f64, into: &mut Vec<f64>, before: &mut Vec<f64>) {
     if let Ok(entries) = std::fs::read_dir(out.join("traffic")) {
         for e in entries.flatten() {
             let v: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(e.path()).unwrap_or_default())
                     .unwrap_or_default();
-            if let Some(a) = v["one_way_ms"].as_array() {
-                into.extend(a.iter().filter_map(|x| x.as_f64()));
+            let (Some(a), Some(sent)) = (v["one_way_ms"].as_array(), v["sent_unix_ms"].as_array())
+            else {
+                continue;
+            };
+            for (x, t) in a.iter().zip(sent) {
+                let (Some(x), Some(t)) = (x.as_f64(), t.as_f64()) else {
+                    continue;
+                };
+                if t >= from_unix_ms {
+                    into.push(x);
+                } else {
+                    before.push(x);
+                }
             }
         }
     }
@@ -114,7 +127,7 @@ fn traffic(me: Ipv4Addr, neighbour: Ipv4Addr, period: Duration, seconds: Option<
         while let Ok(n) = rx.recv(&mut buf) {
             let t = unix_ns();
             received += 1;
-            if n >= 8 && one_way_ms.len() < 20_000 {
+            if n >= 8 && one_way_ms.len() < 100_000 {
                 let sent_ns = u64::from_le_bytes(buf[..8].try_into().unwrap());
                 one_way_ms.push(t.saturating_sub(sent_ns) as f64 / 1e6);
                 sent_ms.push(sent_ns as f64 / 1e6);

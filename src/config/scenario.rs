@@ -62,6 +62,16 @@ pub struct Scenario {
     #[serde(default = "default_nice")]
     #[schemars(range(min = -20, max = 19))]
     pub nice: i32,
+    /// With pacing: the `SCHED_FIFO` priority (1–99) of the threads on the window's path — the
+    /// coordinator's window loop, the embedded physics simulator's thread and the release
+    /// thread that writes packets into the vehicles' TUNs — so that the programs each release
+    /// wakes do not take the core from them in the middle of a window's work
+    /// (docs/src/explanation/lockstep.md, "Priority"). Absent (the default): they stay at
+    /// `nice`. The programs the run starts never inherit it. Needs root (or CAP_SYS_NICE);
+    /// otherwise the run goes on without and says so in the log.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 99))]
+    pub realtime_priority: Option<u8>,
     /// Output folder (relative to the working directory); absent: `out/<name>`.
     #[serde(default)]
     pub output_dir: Option<String>,

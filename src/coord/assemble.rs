@@ -89,7 +89,7 @@ pub async fn physics_coordinator(
     let s = &loaded.scenario;
     let insecure_peers = insecure_peers(loaded, remote_network)?;
     if s.real_time_factor > 0.0 {
-        crate::io::os::timer::prioritize(s.nice);
+        crate::io::os::timer::prioritize(s.nice, s.realtime_priority);
     }
     let schedule = loaded.schedule();
     let (physics, path_stats) = physics_simulator(loaded, out_dir.as_deref()).await?;

@@ -124,12 +124,13 @@ impl PhysicsCoordinator {
     pub async fn run(mut self, stop: impl Future<Output = ()>) -> anyhow::Result<RunReport> {
         tokio::pin!(stop);
         let n = self.schedule.windows;
-        let started = Instant::now();
         let mut interrupted = false;
         let mut done = 0;
         // The last channel decoded, with its bytes (buffers reused from window to window).
         let mut decoded = Arc::new(Decoded::default());
         self.participants.prepare()?;
+        // After the programs started (they never inherit it either way).
+        crate::io::os::timer::on_window_path();
         let poses = self.participants.poses();
         let first = Self::physics_exchange(&mut self.physics, poses, 0, Some(self.startup)).await;
         let mut pending = Some(first?);
@@ -185,7 +186,8 @@ impl PhysicsCoordinator {
                 }
             }
         }
-        self.finish(done, interrupted, started, &pacer).await
+        crate::io::os::timer::off_window_path();
+        self.finish(done, interrupted, anchor, &pacer).await
     }
 
     /// Window k's ChannelData decoded (unless byte for byte the last one: a channel sampled
@@ -289,17 +291,22 @@ impl PhysicsCoordinator {
         mut self,
         done: u32,
         interrupted: bool,
-        started: Instant,
+        anchor: Instant,
         pacer: &Pacer,
     ) -> anyhow::Result<RunReport> {
         self.participants.stop();
-        let wall_seconds = started.elapsed().as_secs_f64();
+        let wall_seconds = anchor.elapsed().as_secs_f64();
         let mut report = RunReport {
             scenario: self.scenario,
             windows: done,
             window_ms: self.schedule.window_ms(),
             sim_seconds: self.schedule.start_ns(done) as f64 / 1e9,
             wall_seconds,
+            started_unix_s: if done > 0 {
+                crate::io::os::timer::unix_ns_of(anchor) as f64 / 1e9
+            } else {
+                0.0
+            },
             slipped_seconds: pacer.slipped().as_secs_f64(),
             late_windows: pacer.lateness().0,
             max_late_ms: pacer.lateness().1.as_secs_f64() * 1e3,

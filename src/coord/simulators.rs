@@ -55,7 +55,7 @@ pub async fn physics_simulator(
             let link = if loaded.scenario.vehicles.len() >= THREADED_PHYSICS_VEHICLES
                 && !AuvInterfaceSim::wanted(loaded)
             {
-                Link::threaded(peer, sim)?
+                Link::threaded(peer, sim, crate::io::os::timer::on_window_path)?
             } else {
                 Link::local(peer, sim)
             };

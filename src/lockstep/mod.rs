@@ -110,11 +110,16 @@ impl Link {
         }
     }
 
-    /// A peer in this process on a thread of its own ([`thread::Thread`]).
-    pub fn threaded(peer: impl Into<String>, service: Box<dyn Service>) -> std::io::Result<Link> {
+    /// A peer in this process on a thread of its own ([`thread::Thread`]), which first runs
+    /// `on_start`.
+    pub fn threaded(
+        peer: impl Into<String>,
+        service: Box<dyn Service>,
+        on_start: fn(),
+    ) -> std::io::Result<Link> {
         let peer = peer.into();
         Ok(Link {
-            transport: Box::new(thread::Thread::spawn(&peer, service)?),
+            transport: Box::new(thread::Thread::spawn(&peer, service, on_start)?),
             peer,
             timeout: Duration::MAX,
         })

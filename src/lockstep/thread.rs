@@ -17,8 +17,13 @@ pub struct Thread {
 }
 
 impl Thread {
-    /// Moves `service` to a new thread named `name`; it ends when this handle is dropped.
-    pub fn spawn(name: &str, mut service: Box<dyn Service>) -> std::io::Result<Thread> {
+    /// Moves `service` to a new thread named `name`, which first runs `on_start` (e.g. taking
+    /// the run's priority); it ends when this handle is dropped.
+    pub fn spawn(
+        name: &str,
+        mut service: Box<dyn Service>,
+        on_start: fn(),
+    ) -> std::io::Result<Thread> {
         // A blocking channel wakes the thread faster than a parked runtime would.
         let (requests, incoming) = mpsc::sync_channel::<Request>(1);
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -27,6 +32,7 @@ impl Thread {
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
+                on_start();
                 while let Ok((request, reply)) = incoming.recv() {
                     let _ = reply.send(rt.block_on(service.call(request)));
                 }
@@ -67,7 +73,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_in_order_and_a_panicked_service_reads_as_disconnected() {
-        let mut t = Thread::spawn("echo", Box::new(Echo)).unwrap();
+        let mut t = Thread::spawn("echo", Box::new(Echo), || ()).unwrap();
         for i in 0..100u8 {
             let r = t.exchange(vec![i, 1, 2], Duration::MAX).await.unwrap();
             assert_eq!(r, vec![2, 1, i]);

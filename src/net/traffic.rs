@@ -594,7 +594,9 @@ pub struct Stamp {
     pub t_ns: SimNanos,
     /// [`Emulation::capture_lag_ns`].
     pub lag_ns: u64,
-    /// The wall instant it was read here (none from a capture agent).
+    /// The wall instant it was read here (none from a capture agent, or before window 0: the
+    /// network starts with the run, so the wait of a packet sent before it is no part of what
+    /// the emulator adds; such a packet enters at sim time 0).
     pub read: Option<Instant>,
 }
 

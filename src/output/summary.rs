@@ -23,7 +23,13 @@ pub struct RunReport {
     pub windows: u32,
     pub window_ms: f64,
     pub sim_seconds: f64,
+    /// Wall time (s) from window 0's opening to the end of the last window: the programs'
+    /// start before it (and their settling) is not counted.
     pub wall_seconds: f64,
+    /// The Unix time (s) window 0 opened at: sim time 0 on the wall clock, what the programs'
+    /// own time stamps compare with (0 in a run that opened no window).
+    #[serde(default)]
+    pub started_unix_s: f64,
     /// With pacing (`real_time_factor > 0`): how far the schedule moved behind the wall clock
     /// in all (a window more than [`crate::clock::CATCH_UP`] late moves it; later windows
     /// within that are caught up).

@@ -100,6 +100,7 @@ pub fn summary_without_wall_clock(dir: &std::path::Path) -> serde_json::Value {
     let m = s.as_object_mut().unwrap();
     for wall in [
         "wall_seconds",
+        "started_unix_s",
         "windows_per_second",
         "stages",
         "record_queue",

@@ -223,6 +223,38 @@ fn a_paced_run_sets_its_threads_nice_value_and_its_programs_keep_the_callers() {
 }
 
 #[test]
+fn a_paced_run_puts_its_window_path_under_the_realtime_priority_and_its_programs_not() {
+    let _root = require_root();
+    let dir = tempfile::tempdir().unwrap();
+    // The program (in a vehicle, so the run has a release thread) waits until the run's main
+    // thread, its window loop, is under SCHED_FIFO (policy 1: it goes there once the programs
+    // have settled), then prints its own policy and real-time priority (/proc/<pid>/stat
+    // fields 41 and 40, counted after the name), then those of the run's main thread and of
+    // its release threads (each distinct pair once).
+    let program = "network: {capture: tun}\nprograms:\n\
+         \x20 - name: rt\n    vehicle: ra\n    command: 'pol() { sed \"s/.*) //\" $1/stat 2>/dev/null | cut -d\" \" -f39,38; }; \
+         until [ \"$(pol /proc/$PPID)\" = \"7 1\" ]; do sleep 0.05; done; pol /proc/$$; pol /proc/$PPID; \
+         for t in /proc/$PPID/task/*; do [ \"$(cat $t/comm)\" = release ] && pol $t; done | sort -u'\n";
+    let s = scenario(
+        dir.path(),
+        &["ra", "rb"],
+        89,
+        1.0,
+        1.0,
+        &format!("realtime_priority: 7\n{program}"),
+    );
+    let out = dir.path().join("out");
+    let (o, _) = run(&s, &out);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    assert_eq!(
+        log(&out, "rt", "stdout"),
+        "0 0\n7 1\n7 1\n",
+        "the program's real-time priority and policy, then the run's window loop's and its \
+         release thread's"
+    );
+}
+
+#[test]
 fn a_program_starts_at_its_start_time() {
     let dir = tempfile::tempdir().unwrap();
     // Real-time factor 2: 1 s of sim time is 0.5 s of wall time.

@@ -276,6 +276,8 @@ fn other_numeric_rules() {
         ((3, 3), "duration_s: 5\nreal_time_factor: -1", "real_time_factor", 4),
         ((3, 3), "duration_s: 5\nnice: -21", "nice", 4),
         ((3, 3), "duration_s: 5\nnice: 20", "nice", 4),
+        ((3, 3), "duration_s: 5\nrealtime_priority: 0", "realtime_priority", 4),
+        ((3, 3), "duration_s: 5\nrealtime_priority: 100", "realtime_priority", 4),
         ((9, 9), "    cell_size_m: 0", "world.terrain.cell_size_m", 9),
         ((9, 9), "    cell_size_m: 0.01", "world.terrain.cell_size_m", 9),
         ((8, 8), "    size_m: [200, -1]", "world.terrain.size_m[1]", 8),

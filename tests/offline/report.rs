@@ -474,6 +474,7 @@ fn summary_json(truth: &Truth, skew: u64) -> Value {
         window_ms: 1.0,
         sim_seconds: END_S,
         wall_seconds: 60.4,
+        started_unix_s: 0.0,
         slipped_seconds: 0.0,
         late_windows: 0,
         max_late_ms: 0.0,

@@ -64,6 +64,12 @@ pub(in crate::config) fn validate(cx: &Ctx) -> Check {
             format!("must be a nice value, -20 to 19 (got {})", s.nice),
         ));
     }
+    if let Some(p) = s.realtime_priority.filter(|p| !(1..=99).contains(p)) {
+        return Err(cx.err(
+            "realtime_priority",
+            format!("must be a SCHED_FIFO priority, 1 to 99 (got {p})"),
+        ));
+    }
 
     world(cx)?;
     water(cx)?;

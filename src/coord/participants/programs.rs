@@ -1,10 +1,13 @@
 //! The scenario's programs as a participant: those due at the start started before window 0
-//! opens (dozens of starts inside it would make the first windows late), the others as their
-//! windows open; their metrics files read every [`METRICS_INTERVAL_NS`] of sim time and handed
+//! opens and given up to [`SETTLE_LIMIT`] to settle (dozens of starts inside it would make the
+//! first windows late), the others as their windows open; their metrics files read every [`METRICS_INTERVAL_NS`] of sim time and handed
 //! on; stopped at the end (before the live network removes their namespaces).
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowOpen, WindowView};
 use crate::io::programs::Programs;
+
+/// The longest the run waits before window 0 for the programs due at the start to settle.
+pub const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How often (sim ns) the programs' metrics files are read.
 pub const METRICS_INTERVAL_NS: u64 = 50_000_000;
@@ -28,6 +31,16 @@ impl ProgramParticipant {
 impl Participant for ProgramParticipant {
     fn prepare(&mut self) -> anyhow::Result<()> {
         self.programs.tick(0);
+        match self.programs.settle(SETTLE_LIMIT) {
+            (waited, true) => {
+                tracing::debug!("the programs settled in {} ms", waited.as_millis())
+            }
+            (waited, false) => tracing::warn!(
+                "the programs were still busy {} s after their start: window 0 opens anyway, \
+                 and its first windows may be late",
+                waited.as_secs()
+            ),
+        }
         Ok(())
     }
 

@@ -1,7 +1,8 @@
 //! What `/proc` and `/sys` say about a process and what it started: a process's resident
 //! memory, descriptors and threads ([`sample`]); every process descended from it or running in
 //! given network namespaces, noted while it runs and looked for after it ended ([`Watch`]);
-//! TUN devices; the bytes a folder holds. `cosim soak` watches its run with them.
+//! whether the programs of a run are still busy starting ([`runnable_in_groups`]); TUN devices;
+//! the bytes a folder holds. `cosim soak` watches its run with them.
 
 use crate::io::os::netns;
 use crate::output::soak::{Leftovers, Sample};
@@ -65,6 +66,33 @@ fn all_procs() -> Vec<Proc> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// How many processes in the process groups `pgids` are running or waiting for a CPU (state
+/// `R` in `/proc/<pid>/stat`), and how many there are.
+pub fn runnable_in_groups(pgids: &[i32]) -> (usize, usize) {
+    let (mut runnable, mut all) = (0, 0);
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return (0, 0);
+    };
+    for pid in dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let (Some(state), Some(pgrp)) = (f.next(), f.nth(1).and_then(|g| g.parse::<i32>().ok()))
+        else {
+            continue;
+        };
+        if pgids.contains(&pgrp) {
+            all += 1;
+            runnable += usize::from(state == "R");
+        }
+    }
+    (runnable, all)
 }
 
 /// The network namespace inode of a process.

@@ -2,11 +2,13 @@
 //! resolution of 1 ms, so a window start or a packet release due at t would happen up to a
 //! millisecond late; here the last stretch is slept with `nanosleep` on a thread
 //! ([`sleep_until`]), precise to tens of microseconds with the timer slack [`init`] sets. The nice value
-//! of a paced run's threads ([`prioritize`]), so that programs competing for the CPU do not
-//! make those wake-ups late. Also the conversion of a window's opening between this process's
+//! of a paced run's threads ([`prioritize`]) and the real-time policy of those on the window's
+//! path ([`on_window_path`]), so that programs competing for the CPU do not make those
+//! wake-ups late. Also the conversion of a window's opening between this process's
 //! monotonic clock and the Unix time a BEGIN carries to another process ([`unix_ns_of`],
 //! [`instant_of_unix_ns`]).
 
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Below this much remaining time a thread's own sleep takes over from tokio's wheel.
@@ -24,9 +26,64 @@ pub fn init() {
 /// The nice value this process had before [`prioritize`] changed it.
 static ORIGINAL_NICE: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
 
+/// The `SCHED_FIFO` priority of the threads on the window's path (0: none), set by
+/// [`prioritize`] and taken by each of them in [`on_window_path`].
+static REALTIME: AtomicI32 = AtomicI32::new(0);
+
 /// Sets every thread of this process to nice value `nice` (threads started later inherit it
-/// from the thread that starts them); a line in the log if it may not (not root). Idempotent.
-pub fn prioritize(nice: i32) {
+/// from the thread that starts them), and the real-time priority the threads on the window's
+/// path take ([`on_window_path`]; scenario key `realtime_priority`); a line in the log if it
+/// may not (not root). Idempotent.
+pub fn prioritize(nice: i32, realtime: Option<u8>) {
+    REALTIME.store(realtime.map_or(0, i32::from), Ordering::Relaxed);
+    set_nice_logged(nice);
+}
+
+/// Puts the calling thread, one on the window's path (the coordinator's window loop, the
+/// embedded physics simulator's thread, the release thread), under `SCHED_FIFO` at the run's
+/// `realtime_priority`, if it has one: the vehicles' programs it wakes (each release wakes a
+/// receiver) then no longer take the core from it in the middle of a window's work. Threads and
+/// processes it starts afterwards do not inherit the policy (`SCHED_RESET_ON_FORK`). Without
+/// root (or `CAP_SYS_NICE`, or an `RLIMIT_RTPRIO` that allows it) the thread stays as it is and
+/// the log says so once.
+pub fn on_window_path() {
+    let priority = REALTIME.load(Ordering::Relaxed);
+    if priority == 0 {
+        return;
+    }
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler(0, …) changes the calling thread only; `param` outlives the
+    // call.
+    let rc = unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
+    };
+    static TOLD: AtomicBool = AtomicBool::new(false);
+    if rc != 0 && !TOLD.swap(true, Ordering::Relaxed) {
+        tracing::info!(
+            "the run's threads stay at their nice value: realtime_priority {priority} needs root \
+             or CAP_SYS_NICE ({})",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// Takes the calling thread off the window's path: back under the normal policy (at its nice
+/// value) if [`on_window_path`] had put it under `SCHED_FIFO`, for work after the last window
+/// (the run's end, its report) that must not hold a core from everything else.
+pub fn off_window_path() {
+    if REALTIME.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as in `on_window_path`; going back to SCHED_OTHER needs no privilege.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+    }
+}
+
+fn set_nice_logged(nice: i32) {
     let Some(current) = nice_of(0) else {
         return;
     };

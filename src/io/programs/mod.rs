@@ -33,6 +33,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+/// How often [`Programs::settle`] looks at the programs' processes.
+pub const SETTLE_POLL: Duration = Duration::from_millis(10);
+/// How many looks in a row must find none of them running for the programs to have settled.
+pub const SETTLED_SAMPLES: u32 = 3;
+
 /// How long a group still has after SIGKILL before it is given up on.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How often a group whose leader is gone is checked for members left, while stopping.
@@ -230,6 +235,37 @@ impl Programs {
             }
         }
         self.reap(sim_ns);
+    }
+
+    /// Waits until the running programs have settled: none of their processes running or
+    /// waiting for a CPU in [`SETTLED_SAMPLES`] looks [`SETTLE_POLL`] apart, for at most
+    /// `limit`. Called after the programs due at the start were started and before window 0
+    /// opens: dozens of programs loading their libraries and opening their sockets would
+    /// otherwise take the cores from the first windows. Returns how long it waited and whether
+    /// they settled (a program that keeps a core busy never does).
+    pub fn settle(&self, limit: Duration) -> (Duration, bool) {
+        let started = std::time::Instant::now();
+        let pgids: Vec<i32> = self
+            .entries
+            .iter()
+            .filter_map(|e| match e.state {
+                State::Running { pgid, .. } => Some(pgid),
+                _ => None,
+            })
+            .collect();
+        if pgids.is_empty() {
+            return (Duration::ZERO, true);
+        }
+        let mut quiet = 0;
+        while quiet < SETTLED_SAMPLES {
+            if started.elapsed() >= limit {
+                return (started.elapsed(), false);
+            }
+            std::thread::sleep(SETTLE_POLL);
+            let (runnable, _) = crate::io::os::procfs::runnable_in_groups(&pgids);
+            quiet = if runnable == 0 { quiet + 1 } else { 0 };
+        }
+        (started.elapsed(), true)
     }
 
     /// Reads what the programs appended to their metrics files since the last call (at most

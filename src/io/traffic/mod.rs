@@ -120,7 +120,7 @@ impl LiveNetwork {
             return Ok(None);
         }
         // Always paced (validated); in a network coordinator of its own, this is where it starts.
-        crate::io::os::timer::prioritize(s.nice);
+        crate::io::os::timer::prioritize(s.nice, s.realtime_priority);
         let schedule = loaded.schedule();
         let book = AddressBook::new(&s.vehicles);
         let n = book.len();

@@ -1,12 +1,12 @@
 //! The TUN interfaces of the vehicles on this machine: their namespaces (created, or attached
 //! to: `vehicles[].attach`), a reader task per vehicle handing what it sends to a [`Sink`]
 //! stamped on the window clock (without `network.offload`, each burst split into its wire
-//! packets), and a release thread of its own writing each scheduled delivery into its
-//! receiver's TUN at the wall time of the sim time the simulator chose (packets of a flow due
-//! together coalesced, [`tun::Writer`]), plus the pcap files. The network coordinator puts its
+//! packets), and release threads (one per core, each for a share of the receivers) writing each
+//! scheduled delivery into its receiver's TUN at the wall time of the sim time the simulator
+//! chose (packets of a flow due together coalesced, [`tun::Writer`]), plus the pcap files. The network coordinator puts its
 //! packet engine behind them ([`crate::io::traffic`]), a capture agent its reports ([`crate::io::traffic::agents`]).
 //!
-//! The release thread sleeps on a condition variable until the next delivery is due (precise
+//! A release thread sleeps on a condition variable until the next delivery is due (precise
 //! to microseconds with the timer slack [`crate::io::os::timer::init`] sets), so thousands of releases
 //! a second each cost a futex wake, not a hop through tokio's blocking pool. Everything is
 //! shared behind one mutex; critical sections are short. Each vehicle's pcap has a lock of its
@@ -63,11 +63,15 @@ impl Ord for Scheduled {
     }
 }
 
-/// What the readers, the release thread and the window's work share.
+/// What the readers, the release threads and the window's work share.
 pub struct State<S> {
     pub sink: S,
     pub clock: WindowClock,
-    releases: BinaryHeap<Reverse<Scheduled>>,
+    /// Per release thread: the deliveries to its receivers (vehicle `node` goes to
+    /// `node % releases.len()`), in the order they fall due.
+    releases: Vec<BinaryHeap<Reverse<Scheduled>>>,
+    /// Deliveries in `releases`, all threads together.
+    queued: usize,
     release_limit: usize,
     seq: u64,
     closed: bool,
@@ -83,12 +87,14 @@ impl<S> State<S> {
         if self.closed {
             return Err(Box::new((d, DropReason::Shutdown)));
         }
-        if self.releases.len() >= self.release_limit {
+        if self.queued >= self.release_limit {
             return Err(Box::new((d, DropReason::QueueFull)));
         }
         let due = self.clock.wall_at(k, wall, d.t_ns);
         self.seq += 1;
-        self.releases.push(Reverse(Scheduled {
+        self.queued += 1;
+        let shard = d.node % self.releases.len();
+        self.releases[shard].push(Reverse(Scheduled {
             due,
             seq: self.seq,
             delivery: d,
@@ -98,14 +104,14 @@ impl<S> State<S> {
 
     /// Deliveries scheduled and not yet written.
     pub fn scheduled(&self) -> usize {
-        self.releases.len()
+        self.queued
     }
 
     /// Takes the deliveries not yet written (after [`Ports::stop`]).
     pub fn take_scheduled(&mut self) -> Vec<Delivery> {
-        std::mem::take(&mut self.releases)
-            .into_vec()
-            .into_iter()
+        self.queued = 0;
+        (self.releases.iter_mut())
+            .flat_map(|r| std::mem::take(r).into_vec())
             .map(|Reverse(s)| s.delivery)
             .collect()
     }
@@ -129,8 +135,8 @@ struct Shared<S> {
     state: Mutex<State<S>>,
     /// Per vehicle; never held together with `state`.
     pcaps: Vec<Mutex<Pcap>>,
-    /// Signalled when a delivery is scheduled or the ports close (the release thread).
-    wake: Condvar,
+    /// Per release thread: signalled when deliveries are scheduled or the ports close.
+    wake: Vec<Condvar>,
     stages: Arc<Stages>,
 }
 
@@ -170,7 +176,7 @@ pub struct PortsConfig<'a> {
 pub struct Ports<S: Sink> {
     shared: Arc<Shared<S>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    release: Mutex<Option<std::thread::JoinHandle<()>>>,
+    release: Mutex<Vec<std::thread::JoinHandle<()>>>,
     devices: Mutex<Vec<Option<Arc<AsyncDevice>>>>,
     namespaces: Mutex<Option<Namespaces>>,
     /// The namespaces attached to (`vehicles[].attach`) and the index of the TUN in each.
@@ -213,17 +219,19 @@ impl<S: Sink> Ports<S> {
         let mut pcaps: Vec<Mutex<Pcap>> =
             cfg.pcaps.into_iter().map(|p| Mutex::new(Pcap(p))).collect();
         pcaps.resize_with(cfg.vehicles.len(), || Mutex::new(Pcap(None)));
+        let threads = release_threads(devices.iter().flatten().count());
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 sink,
                 clock: cfg.clock,
-                releases: BinaryHeap::new(),
+                releases: (0..threads).map(|_| BinaryHeap::new()).collect(),
+                queued: 0,
                 release_limit: cfg.release_limit,
                 seq: 0,
                 closed: false,
             }),
             pcaps,
-            wake: Condvar::new(),
+            wake: (0..threads).map(|_| Condvar::new()).collect(),
             stages: Arc::default(),
         });
         let mut tasks = Vec::new();
@@ -239,16 +247,19 @@ impl<S: Sink> Ports<S> {
                 )));
             }
         }
-        let release = {
+        let mut release = Vec::new();
+        for shard in 0..threads {
             let (shared, devices) = (shared.clone(), devices.clone());
-            std::thread::Builder::new()
-                .name("release".into())
-                .spawn(move || release_loop(&shared, &devices))?
-        };
+            release.push(
+                std::thread::Builder::new()
+                    .name("release".into())
+                    .spawn(move || release_loop(&shared, &devices, shard))?,
+            );
+        }
         Ok(Ports {
             shared,
             tasks: Mutex::new(tasks),
-            release: Mutex::new(Some(release)),
+            release: Mutex::new(release),
             devices: Mutex::new(devices),
             namespaces: Mutex::new(Some(namespaces)),
             attached: Mutex::new(attached),
@@ -260,9 +271,11 @@ impl<S: Sink> Ports<S> {
         self.shared.lock()
     }
 
-    /// Wakes the release thread after deliveries were scheduled.
+    /// Wakes the release threads after deliveries were scheduled.
     pub fn notify(&self) {
-        self.shared.wake.notify_one();
+        for w in &self.shared.wake {
+            w.notify_one();
+        }
     }
 
     /// Vehicle `node`'s pcap, locked (never while [`Self::lock`] is held).
@@ -287,12 +300,14 @@ impl<S: Sink> Ports<S> {
             t.abort();
         }
         self.shared.lock().closed = true;
-        self.shared.wake.notify_all();
-        if let Some(h) = self
+        for w in &self.shared.wake {
+            w.notify_all();
+        }
+        for h in self
             .release
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take()
+            .drain(..)
         {
             let _ = h.join();
         }
@@ -377,6 +392,7 @@ async fn read_loop<S: Sink>(
         let st = shared.lock();
         times.clear();
         times.extend(read_at.iter().map(|&read| st.clock.capture_at(read)));
+        let before_start = st.clock.open.is_none();
         drop(st);
         if let Some(mut pcap) = shared.pcap(node) {
             for (frame, &t) in frames.iter().zip(&times) {
@@ -389,7 +405,7 @@ async fn read_loop<S: Sink>(
             let stamp = Stamp {
                 t_ns,
                 lag_ns: now.saturating_sub(t_ns),
-                read: Some(read),
+                read: (!before_start).then_some(read),
             };
             st.sink.capture(node, frame, stamp);
         }
@@ -428,12 +444,26 @@ impl tun::AsOutgoing for Delivery {
     }
 }
 
-/// Writes each delivery into its receiver's TUN once it is due (never before), until the ports
-/// close. Runs on a thread of its own. Deliveries due together go to each receiver in one
+/// The most release threads: each takes a share of the receivers.
+pub const MAX_RELEASE_THREADS: usize = 4;
+
+/// Release threads for `vehicles` TUNs: one per core, at most [`MAX_RELEASE_THREADS`] and one
+/// per vehicle. A write into a TUN carries its packet up the receiver's stack and wakes the
+/// program waiting on the socket (most of the write's cost, measured under `perf`): a datagram
+/// multicast to 63 vehicles is 63 such writes, which cores write side by side.
+fn release_threads(vehicles: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(MAX_RELEASE_THREADS).min(vehicles).max(1)
+}
+
+/// Writes each delivery to the receivers of shard `shard` (vehicle `node` with
+/// `node % threads == shard`) into its receiver's TUN once it is due (never before), until the
+/// ports close. Runs on a thread of its own. Deliveries due together go to each receiver in one
 /// [`tun::Writer`] call, which joins consecutive TCP segments of a flow, and UDP datagrams where
 /// the kernel takes them coalesced (all TUNs do, or none); bursts stay as they are.
-fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>]) {
+fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>], shard: usize) {
     crate::io::os::timer::init();
+    crate::io::os::timer::on_window_path();
     let mut due_now: Vec<Delivery> = Vec::new();
     // Per delivery in `due_now`: the wall instant it was due.
     let mut dues: Vec<Instant> = Vec::new();
@@ -449,23 +479,27 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
                     return;
                 }
                 let now = Instant::now();
-                while let Some(Reverse(s)) = st.releases.peek() {
+                let st_ = &mut *st;
+                let mine = &mut st_.releases[shard];
+                while let Some(Reverse(s)) = mine.peek() {
                     if s.due > now {
                         break;
                     }
-                    if let Some(Reverse(s)) = st.releases.pop() {
+                    if let Some(Reverse(s)) = mine.pop() {
                         taken.push(s);
                     }
                 }
                 if !taken.is_empty() {
+                    st_.queued -= taken.len();
                     break;
                 }
-                st = match st.releases.peek().map(|Reverse(s)| s.due - now) {
-                    Some(wait) => match shared.wake.wait_timeout(st, wait) {
+                let wake = &shared.wake[shard];
+                st = match mine.peek().map(|Reverse(s)| s.due - now) {
+                    Some(wait) => match wake.wait_timeout(st, wait) {
                         Ok((g, _)) => g,
                         Err(p) => p.into_inner().0,
                     },
-                    None => shared.wake.wait(st).unwrap_or_else(|p| p.into_inner()),
+                    None => wake.wait(st).unwrap_or_else(|p| p.into_inner()),
                 };
             }
         }

@@ -1109,6 +1109,7 @@ mod tests {
             window_ms: 1000.0,
             sim_seconds: 60.0,
             wall_seconds: 60.3,
+            started_unix_s: 0.0,
             slipped_seconds: 0.0,
             late_windows: 0,
             max_late_ms: 0.0,

@@ -124,7 +124,7 @@ pub async fn run(
         );
     }
     // Its capture and release threads, as the network coordinator's.
-    crate::io::os::timer::prioritize(s.nice);
+    crate::io::os::timer::prioritize(s.nice, s.realtime_priority);
     let digest = scenario_digest(cfg.loaded)?;
     let schedule = cfg.loaded.schedule();
     let book = AddressBook::new(&s.vehicles);
