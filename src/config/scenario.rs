@@ -64,7 +64,7 @@ pub struct Scenario {
     pub nice: i32,
     /// With pacing: the `SCHED_FIFO` priority (1–99) of the threads on the window's path — the
     /// coordinator's window loop, the embedded physics simulator's thread and the release
-    /// thread that writes packets into the vehicles' TUNs — so that the programs each release
+    /// threads that write packets into the vehicles' TUNs — so that the programs each release
     /// wakes do not take the core from them in the middle of a window's work
     /// (docs/src/explanation/lockstep.md, "Priority"). Absent (the default): they stay at
     /// `nice`. The programs the run starts never inherit it. Needs root (or CAP_SYS_NICE);

@@ -1,7 +1,8 @@
 //! The scenario's programs as a participant: those due at the start started before window 0
 //! opens and given up to [`SETTLE_LIMIT`] to settle (dozens of starts inside it would make the
-//! first windows late), the others as their windows open; their metrics files read every [`METRICS_INTERVAL_NS`] of sim time and handed
-//! on; stopped at the end (before the live network removes their namespaces).
+//! first windows late), the others as their windows open; their metrics files read every
+//! [`METRICS_INTERVAL_NS`] of sim time and handed on; stopped at the end (before the live
+//! network removes their namespaces).
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowOpen, WindowView};
 use crate::io::programs::Programs;

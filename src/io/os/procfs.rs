@@ -69,13 +69,16 @@ fn all_procs() -> Vec<Proc> {
 }
 
 /// How many processes in the process groups `pgids` are running or waiting for a CPU (state
-/// `R` in `/proc/<pid>/stat`), and how many there are.
-pub fn runnable_in_groups(pgids: &[i32]) -> (usize, usize) {
-    let (mut runnable, mut all) = (0, 0);
+/// `R` in `/proc/<pid>/stat`).
+pub fn runnable_in_groups(pgids: &[i32]) -> usize {
+    let mut runnable = 0;
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return (0, 0);
+        return 0;
     };
-    for pid in dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+    for pid in dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
@@ -87,12 +90,11 @@ pub fn runnable_in_groups(pgids: &[i32]) -> (usize, usize) {
         else {
             continue;
         };
-        if pgids.contains(&pgrp) {
-            all += 1;
-            runnable += usize::from(state == "R");
+        if state == "R" && pgids.contains(&pgrp) {
+            runnable += 1;
         }
     }
-    (runnable, all)
+    runnable
 }
 
 /// The network namespace inode of a process.

@@ -40,7 +40,7 @@ pub fn prioritize(nice: i32, realtime: Option<u8>) {
 }
 
 /// Puts the calling thread, one on the window's path (the coordinator's window loop, the
-/// embedded physics simulator's thread, the release thread), under `SCHED_FIFO` at the run's
+/// embedded physics simulator's thread, the release threads), under `SCHED_FIFO` at the run's
 /// `realtime_priority`, if it has one: the vehicles' programs it wakes (each release wakes a
 /// receiver) then no longer take the core from it in the middle of a window's work. Threads and
 /// processes it starts afterwards do not inherit the policy (`SCHED_RESET_ON_FORK`). Without

@@ -262,7 +262,7 @@ impl Programs {
                 return (started.elapsed(), false);
             }
             std::thread::sleep(SETTLE_POLL);
-            let (runnable, _) = crate::io::os::procfs::runnable_in_groups(&pgids);
+            let runnable = crate::io::os::procfs::runnable_in_groups(&pgids);
             quiet = if runnable == 0 { quiet + 1 } else { 0 };
         }
         (started.elapsed(), true)

@@ -3,8 +3,9 @@
 //! stamped on the window clock (without `network.offload`, each burst split into its wire
 //! packets), and release threads (one per core, each for a share of the receivers) writing each
 //! scheduled delivery into its receiver's TUN at the wall time of the sim time the simulator
-//! chose (packets of a flow due together coalesced, [`tun::Writer`]), plus the pcap files. The network coordinator puts its
-//! packet engine behind them ([`crate::io::traffic`]), a capture agent its reports ([`crate::io::traffic::agents`]).
+//! chose (packets of a flow due together coalesced, [`tun::Writer`]), plus the pcap files. The
+//! network coordinator puts its packet engine behind them ([`crate::io::traffic`]), a capture
+//! agent its reports ([`crate::io::traffic::agents`]).
 //!
 //! A release thread sleeps on a condition variable until the next delivery is due (precise
 //! to microseconds with the timer slack [`crate::io::os::timer::init`] sets), so thousands of releases
@@ -479,8 +480,8 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
                     return;
                 }
                 let now = Instant::now();
-                let st_ = &mut *st;
-                let mine = &mut st_.releases[shard];
+                let state = &mut *st;
+                let mine = &mut state.releases[shard];
                 while let Some(Reverse(s)) = mine.peek() {
                     if s.due > now {
                         break;
@@ -490,7 +491,7 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
                     }
                 }
                 if !taken.is_empty() {
-                    st_.queued -= taken.len();
+                    state.queued -= taken.len();
                     break;
                 }
                 let wake = &shared.wake[shard];
