@@ -5,8 +5,12 @@
 //! that clock; it writes each release at its sim time on the same clock. No clock
 //! synchronisation between machines is needed: the agent's windows start later than the
 //! coordinator's by the opening's one-way transit, so its captures are stamped early and its
-//! releases written late by that much, never early. With `synchronized_clock` (PTP, chrony)
-//! it opens each window at the wall time the physics coordinator opened it instead.
+//! releases written late by that much, never early. The transit it takes is the least seen in
+//! the last second ([`OpeningClock`]): an opening that arrives late (the coordinator catching up
+//! after a late window) opens its window where the coordinator's schedule put it, not at its
+//! arrival, so that lateness does not add up from window to window. With `synchronized_clock`
+//! (PTP, chrony) it opens each window at the wall time the physics coordinator opened it
+//! instead.
 //!
 //! Nothing outlives it: a normal end, an error, the coordinator gone, SIGINT and SIGTERM stop
 //! its programs and remove its namespaces; after a SIGKILL its guardian (a child waiting for
@@ -204,6 +208,7 @@ async fn serve(
     let silence = Duration::from_millis(s.network.agents.timeout_ms) * 2 + window_wall;
     // The window whose report was sent before its opening arrived (see `early_report`).
     let mut reported: Option<u32> = None;
+    let mut openings = OpeningClock::default();
     loop {
         let wait = if window.is_none() {
             join + silence
@@ -248,6 +253,9 @@ async fn serve(
                     let now = Instant::now();
                     let anchor = match (cfg.synchronized_clock, o.opened_unix_ns) {
                         (true, ns) if ns > 0 => crate::io::os::timer::instant_of_unix_ns(ns),
+                        (false, ns) if ns > 0 => crate::io::os::timer::instant_of_unix_ns(
+                            openings.anchor(ns, crate::io::os::timer::unix_ns_of(now)),
+                        ),
                         _ => None,
                     };
                     st.clock.open(o.window, anchor.map_or(now, |a| a.min(now)));
@@ -307,6 +315,42 @@ fn early_report(
     }
     let (open, _, wall) = ports.lock().clock.open?;
     (open == k).then(|| wall + window_wall + window_wall / 20)
+}
+
+/// How long [`OpeningClock`] remembers an opening's transit: clocks that drift apart by tens of
+/// parts per million move the offset by tens of microseconds in that time.
+const TRANSIT_MEMORY_NS: u64 = 1_000_000_000;
+
+/// Where a window opens on this machine's clock without synchronized clocks: at the
+/// coordinator's opening (`opened_unix_ns`, on its clock) plus the least difference between an
+/// opening's arrival here and its time there seen over the last [`TRANSIT_MEMORY_NS`] of
+/// openings — the clocks' offset plus the fastest transit. Never after the opening's arrival,
+/// and never before the coordinator's opening (a transit is never negative), so captures are
+/// stamped early and releases written late by at most the transit, as at the arrival; but an
+/// opening that arrives late opens its window where the coordinator's schedule put it.
+#[derive(Default)]
+struct OpeningClock {
+    /// (coordinator's opening, arrival − opening), the differences increasing from the front:
+    /// the front holds the least of the memory.
+    seen: std::collections::VecDeque<(u64, i128)>,
+}
+
+impl OpeningClock {
+    /// The opening at `opened_unix_ns` (the coordinator's clock) arrived at `arrival_unix_ns`
+    /// (this one's): where its window opens on this clock, as Unix ns.
+    fn anchor(&mut self, opened_unix_ns: u64, arrival_unix_ns: u64) -> u64 {
+        let d = i128::from(arrival_unix_ns) - i128::from(opened_unix_ns);
+        while self.seen.back().is_some_and(|&(_, b)| b >= d) {
+            self.seen.pop_back();
+        }
+        self.seen.push_back((opened_unix_ns, d));
+        let oldest = opened_unix_ns.saturating_sub(TRANSIT_MEMORY_NS);
+        while self.seen.front().is_some_and(|&(t, _)| t < oldest) {
+            self.seen.pop_front();
+        }
+        let least = self.seen.front().map_or(d, |&(_, f)| f);
+        (i128::from(opened_unix_ns) + least).clamp(0, i128::from(u64::MAX)) as u64
+    }
 }
 
 fn after(window: Option<u32>) -> String {
@@ -459,5 +503,30 @@ pub fn guard(owner: u32, namespaces: &[String]) {
         }
         netns::kill_inside(ns);
         netns::remove_owned(ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_opens_at_the_coordinators_opening_plus_the_least_recent_transit() {
+        let mut c = OpeningClock::default();
+        // This clock is 5 s ahead of the coordinator's; transits of 300, 200 and 900 µs.
+        let ahead = 5_000_000_000u64;
+        let ms = 1_000_000u64;
+        assert_eq!(c.anchor(10 * ms, 10 * ms + ahead + 300_000), 10 * ms + ahead + 300_000);
+        assert_eq!(c.anchor(11 * ms, 11 * ms + ahead + 200_000), 11 * ms + ahead + 200_000);
+        // A late arrival (the coordinator catching up): its window opens where the schedule
+        // put it, 200 µs after the coordinator's opening, not 900 µs.
+        assert_eq!(c.anchor(12 * ms, 12 * ms + ahead + 900_000), 12 * ms + ahead + 200_000);
+        // A second on, the 200 µs transit is forgotten: only what the last second saw counts.
+        let later = 12 * ms + TRANSIT_MEMORY_NS + 1;
+        assert_eq!(c.anchor(later, later + ahead + 400_000), later + ahead + 400_000);
+        // A clock behind the coordinator's (a negative difference) works the same way.
+        let mut c = OpeningClock::default();
+        assert_eq!(c.anchor(ahead, 250_000), 250_000);
+        assert_eq!(c.anchor(ahead + ms, ms + 700_000), ms + 250_000);
     }
 }
