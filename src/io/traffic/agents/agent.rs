@@ -516,14 +516,26 @@ mod tests {
         // This clock is 5 s ahead of the coordinator's; transits of 300, 200 and 900 µs.
         let ahead = 5_000_000_000u64;
         let ms = 1_000_000u64;
-        assert_eq!(c.anchor(10 * ms, 10 * ms + ahead + 300_000), 10 * ms + ahead + 300_000);
-        assert_eq!(c.anchor(11 * ms, 11 * ms + ahead + 200_000), 11 * ms + ahead + 200_000);
+        assert_eq!(
+            c.anchor(10 * ms, 10 * ms + ahead + 300_000),
+            10 * ms + ahead + 300_000
+        );
+        assert_eq!(
+            c.anchor(11 * ms, 11 * ms + ahead + 200_000),
+            11 * ms + ahead + 200_000
+        );
         // A late arrival (the coordinator catching up): its window opens where the schedule
         // put it, 200 µs after the coordinator's opening, not 900 µs.
-        assert_eq!(c.anchor(12 * ms, 12 * ms + ahead + 900_000), 12 * ms + ahead + 200_000);
+        assert_eq!(
+            c.anchor(12 * ms, 12 * ms + ahead + 900_000),
+            12 * ms + ahead + 200_000
+        );
         // A second on, the 200 µs transit is forgotten: only what the last second saw counts.
         let later = 12 * ms + TRANSIT_MEMORY_NS + 1;
-        assert_eq!(c.anchor(later, later + ahead + 400_000), later + ahead + 400_000);
+        assert_eq!(
+            c.anchor(later, later + ahead + 400_000),
+            later + ahead + 400_000
+        );
         // A clock behind the coordinator's (a negative difference) works the same way.
         let mut c = OpeningClock::default();
         assert_eq!(c.anchor(ahead, 250_000), 250_000);
