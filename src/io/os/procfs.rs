@@ -41,8 +41,12 @@ pub fn sample(pid: i32, t_s: f64, running: bool) -> Option<Sample> {
 struct Proc {
     pid: i32,
     ppid: i32,
+    /// Its process group.
+    pgrp: i32,
     start: u64,
     zombie: bool,
+    /// Running or waiting for a CPU (state `R`).
+    runnable: bool,
 }
 
 fn read_proc(pid: i32) -> Option<Proc> {
@@ -52,7 +56,9 @@ fn read_proc(pid: i32) -> Option<Proc> {
     Some(Proc {
         pid,
         zombie: f.first() == Some(&"Z") || f.first() == Some(&"X"),
+        runnable: f.first() == Some(&"R"),
         ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
         start: f.get(19)?.parse().ok()?,
     })
 }
@@ -71,30 +77,9 @@ fn all_procs() -> Vec<Proc> {
 /// How many processes in the process groups `pgids` are running or waiting for a CPU (state
 /// `R` in `/proc/<pid>/stat`).
 pub fn runnable_in_groups(pgids: &[i32]) -> usize {
-    let mut runnable = 0;
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    for pid in dir
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-    {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(") ") else {
-            continue;
-        };
-        let mut f = rest.split_whitespace();
-        let (Some(state), Some(pgrp)) = (f.next(), f.nth(1).and_then(|g| g.parse::<i32>().ok()))
-        else {
-            continue;
-        };
-        if state == "R" && pgids.contains(&pgrp) {
-            runnable += 1;
-        }
-    }
-    runnable
+    (all_procs().iter())
+        .filter(|p| p.runnable && pgids.contains(&p.pgrp))
+        .count()
 }
 
 /// The network namespace inode of a process.

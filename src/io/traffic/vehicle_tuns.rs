@@ -73,6 +73,9 @@ pub struct State<S> {
     releases: Vec<BinaryHeap<Reverse<Scheduled>>>,
     /// Deliveries in `releases`, all threads together.
     queued: usize,
+    /// The release threads (a bit each) given deliveries since [`Ports::notify`] last woke
+    /// them: the others sleep on.
+    touched: u32,
     release_limit: usize,
     seq: u64,
     closed: bool,
@@ -95,6 +98,7 @@ impl<S> State<S> {
         self.seq += 1;
         self.queued += 1;
         let shard = d.node % self.releases.len();
+        self.touched |= 1 << shard;
         self.releases[shard].push(Reverse(Scheduled {
             due,
             seq: self.seq,
@@ -227,6 +231,7 @@ impl<S: Sink> Ports<S> {
                 clock: cfg.clock,
                 releases: (0..threads).map(|_| BinaryHeap::new()).collect(),
                 queued: 0,
+                touched: 0,
                 release_limit: cfg.release_limit,
                 seq: 0,
                 closed: false,
@@ -272,10 +277,13 @@ impl<S: Sink> Ports<S> {
         self.shared.lock()
     }
 
-    /// Wakes the release threads after deliveries were scheduled.
+    /// Wakes the release threads given deliveries since the last call.
     pub fn notify(&self) {
-        for w in &self.shared.wake {
-            w.notify_one();
+        let touched = std::mem::take(&mut self.shared.lock().touched);
+        for (shard, w) in self.shared.wake.iter().enumerate() {
+            if touched & (1 << shard) != 0 {
+                w.notify_one();
+            }
         }
     }
 
