@@ -239,7 +239,8 @@ fn a_paced_run_puts_its_window_path_under_the_realtime_priority_and_its_programs
         dir.path(),
         &["ra", "rb"],
         89,
-        1.0,
+        // Seconds for the program to see the window loop's policy however loaded the machine.
+        4.0,
         1.0,
         &format!("realtime_priority: 7\n{program}"),
     );
