@@ -74,8 +74,9 @@ impl Service for StallOnce {
     }
 }
 
-/// Runs 6 s at W = 10 ms with 60 pings, one every 20 ms, from the first vehicle to the second,
-/// against [`StallOnce`]; returns the summary.
+/// Runs 6 s at W = 10 ms with 40 pings, one every 20 ms, from the first vehicle to the second,
+/// against [`StallOnce`]; returns the summary. Fewer than 100 copies (a request and a reply a
+/// ping, and the odd packet of the vehicles' own), so the run's p99 is its largest error.
 fn pinged_run(dir: &Path, names: [&'static str; 2], net: u8, sim: StallOnce) -> serde_json::Value {
     let s = scenario(dir, &names, net, 6.0, 10.0, "network: {capture: tun}\n");
     let out = dir.join("out");
@@ -83,7 +84,7 @@ fn pinged_run(dir: &Path, names: [&'static str; 2], net: u8, sim: StallOnce) -> 
     let summary = live_run(&s, &out, Some(Box::new(sim)), move || {
         let o = exec(
             names[0],
-            &["ping", "-c", "60", "-i", "0.02", "-W", "1", &to],
+            &["ping", "-c", "40", "-i", "0.02", "-W", "1", &to],
         );
         assert!(
             ping_replies(&o) > 0,
@@ -103,9 +104,10 @@ fn f(v: &serde_json::Value) -> f64 {
 fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_report() {
     let _serial = require_root();
     let dir = tempfile::tempdir().unwrap();
-    // The 25th window with pings in it (about half a second into the 60 pings) waits 600 ms
-    // for its END: the few copies it holds are over 1 % of the run's 120, so its p99 is the
-    // stall's whatever else the machine did.
+    // The 25th window with pings in it (about half a second into the 40 pings) waits 600 ms
+    // for its END: the copies it holds are released 600 ms late, and with fewer than 100
+    // copies in the run the p99 is the largest error, so the stall's whatever the pings sent
+    // during it met on a loaded machine.
     let sim = StallOnce::new(Some(25), Duration::from_millis(600));
     let at = sim.at.clone();
     let summary = pinged_run(dir.path(), ["ema", "emb"], 81, sim);
@@ -119,6 +121,7 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
     assert_eq!(f(&e["bound_ms"]), 5.0, "W/2 by default");
     let delivered = summary["network"]["delivered"].as_u64().unwrap();
     assert_eq!(e["error"]["copies"].as_u64(), Some(delivered), "{e}");
+    assert!(delivered < 100, "the p99 is the largest error: {delivered} copies");
     // The copies in flight during the stall waited for it: ~600 ms more than their delay.
     assert!(f(&e["error"]["max_ms"]) >= 400.0, "{e}");
     let warning = e["warning"]
