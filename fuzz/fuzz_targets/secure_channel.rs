@@ -1,6 +1,6 @@
 //! The secure channel between hosts from a peer without the run's secret, and its records'
-//! reassembly from any plaintext. The input's first byte sizes the plaintext pieces, the rest
-//! is what the peer sends:
+//! reassembly from any plaintext. The input's first byte sizes the plaintext pieces and picks
+//! the suite (its parity), the rest is what the peer sends:
 //! - as a responder's handshake (its first 4 bytes the magic): refused, since nothing forges
 //!   the secret's authentication; as the answer to an initiator: refused too;
 //! - as a record to a session: refused (and the session still opens its peer's next record);
@@ -9,7 +9,7 @@
 //! - sealed by the peer: opens to itself, once.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use netsim_cosim::wire::secure::{initiate, respond, Channel, Reassembly, Secret};
+use netsim_cosim::wire::secure::{initiate, respond, Channel, Reassembly, Secret, Suite};
 
 const MAX: usize = 1 << 16;
 
@@ -18,12 +18,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let secret = Secret::from_bytes([7; 32]);
+    let suite = Suite::ALL[usize::from(piece) % Suite::ALL.len()];
     if let Some((magic, message)) = rest.split_first_chunk::<4>() {
         assert!(respond(&secret, Channel::Agents, *magic, message, MAX).is_err());
     }
-    let (initiating, _) = initiate(&secret, Channel::Agents).unwrap();
+    let (initiating, _) = initiate(&secret, Channel::Agents, suite).unwrap();
     assert!(initiating.finish(rest, MAX).is_err());
-    let (initiating, hello) = initiate(&secret, Channel::Agents).unwrap();
+    let (initiating, hello) = initiate(&secret, Channel::Agents, suite).unwrap();
     let magic = hello[..4].try_into().unwrap();
     let (mut responder, answer) =
         respond(&secret, Channel::Agents, magic, &hello[4..], MAX).unwrap();

@@ -191,6 +191,23 @@ impl WindowClock {
         start.saturating_add((elapsed * 1e9).min(limit as f64) as u64)
     }
 
+    /// How much later than it should a packet stamped `t` enters a BEGIN, handed to the packet
+    /// engine now: the BEGIN due to describe it is the one of the window after `t`'s, the next
+    /// one the engine builds is the one after the open window. Zero for a packet handed over
+    /// in time, however long it waited for that BEGIN (a capture agent's report on its way, as
+    /// a capture here, waits for the window's end): that wait is the lockstep's, the same for
+    /// every packet, and its sim delay counts from `t`. A window for each BEGIN it missed (a
+    /// reader behind, an agent's report too late for its window).
+    pub fn capture_lag_ns(&self, t: SimNanos) -> u64 {
+        let Some((k, _, _)) = self.open else {
+            return 0;
+        };
+        let due = t / self.schedule.window_ns + 1;
+        self.schedule
+            .start_ns(k.saturating_add(1))
+            .saturating_sub(due.saturating_mul(self.schedule.window_ns))
+    }
+
     /// The wall instant of sim time `t` in window `k` opened at `wall` (never before `wall`).
     pub fn wall_at(&self, k: u32, wall: Instant, t: SimNanos) -> Instant {
         let start = self.schedule.start_ns(k);
@@ -247,6 +264,28 @@ mod tests {
         // its wall time.
         assert_eq!(p.capture_at(t0 + Duration::from_millis(7)), 44_000_000);
         assert_eq!(p.capture_at(t0 + Duration::from_secs(1)), 2_030_000_000);
+    }
+
+    #[test]
+    fn a_capture_lags_by_the_begins_it_missed_not_by_its_wait_for_the_next() {
+        let mut p = WindowClock::new(
+            Schedule {
+                window_ns: 10_000_000,
+                windows: 100,
+            },
+            1.0,
+        );
+        assert_eq!(p.capture_lag_ns(5), 0, "before window 0");
+        p.open(3, Instant::now());
+        // Window 3 open: the next BEGIN is window 4's, describing what was stamped in 3.
+        for t in [30_000_000, 39_999_999] {
+            assert_eq!(p.capture_lag_ns(t), 0, "{t}");
+        }
+        // Stamped in window 2 (an agent's report, or a read, after BEGIN 3 went): one window.
+        assert_eq!(p.capture_lag_ns(25_000_000), 10_000_000);
+        assert_eq!(p.capture_lag_ns(5_000_000), 30_000_000);
+        // Stamped past the open window (its BEGIN late): not late.
+        assert_eq!(p.capture_lag_ns(45_000_000), 0);
     }
 
     #[test]

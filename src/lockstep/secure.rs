@@ -4,12 +4,12 @@
 //! [`Client`] a coordinator links with, [`serve`] for a simulator process). The capture agents
 //! (`crate::io::traffic::agents`) speak through it too.
 //!
-//! The handshake is raw bytes of fixed sizes (the initiator's [`MAGIC`] and first message,
+//! The handshake is raw bytes of fixed sizes (the initiator's magic bytes and first message,
 //! the responder's answer); every record after it is a 2-byte length and that many bytes.
 
 use crate::config::SecureAddress;
 use crate::wire::secure::{
-    self, Channel, HandshakeError, OpenError, Secret, Session, HANDSHAKE_BYTES, MAGIC,
+    self, Channel, HandshakeError, OpenError, Secret, Session, Suite, HANDSHAKE_BYTES, MAGIC_BYTES,
     MAX_RECORD_BYTES, RECORD_LENGTH_BYTES,
 };
 use anyhow::{bail, Context};
@@ -89,7 +89,7 @@ impl SecureConn {
         max_frame: usize,
     ) -> Result<SecureConn, ConnectError> {
         stream.set_nodelay(true)?;
-        let (initiating, hello) = secure::initiate(secret, channel)?;
+        let (initiating, hello) = secure::initiate(secret, channel, Suite::preferred())?;
         stream.write_all(&hello).await?;
         let mut answer = [0u8; HANDSHAKE_BYTES];
         read_step(&mut stream, &mut answer, "handshake answer").await?;
@@ -106,9 +106,9 @@ impl SecureConn {
         max_frame: usize,
     ) -> Result<SecureConn, ConnectError> {
         stream.set_nodelay(true)?;
-        let mut magic = [0u8; MAGIC.len()];
+        let mut magic = [0u8; MAGIC_BYTES];
         read_step(&mut stream, &mut magic, "handshake").await?;
-        if magic != MAGIC {
+        if Suite::of_magic(magic).is_none() {
             return Err(HandshakeError::NotSecure(magic).into());
         }
         let mut hello = [0u8; HANDSHAKE_BYTES];

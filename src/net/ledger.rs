@@ -151,8 +151,9 @@ pub struct CopyEnd {
 /// 0 where it does not apply (the release parts of a copy not delivered).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Emulation {
-    /// From the sim time its packet was stamped with to the sim time the packet engine had it
-    /// (a capture agent's report on its way, a reader behind).
+    /// How much later than the BEGIN due to describe its packet (the one after its stamp's
+    /// window) the packet entered one: a window per BEGIN it missed (a reader behind, a capture
+    /// agent's report too late for its window); see [`crate::clock::WindowClock::capture_lag_ns`].
     pub capture_lag_ns: u64,
     /// Wall time from the instant its sim-time release maps to (on the writer's clock) to its
     /// write into the receiver's TUN.

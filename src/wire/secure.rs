@@ -3,9 +3,10 @@
 //! frame after it, encrypted and authenticated (docs/src/explanation/threat-model.md). No I/O;
 //! nothing here panics on any input.
 //!
-//! - **Handshake.** `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s` through the `snow` crate, the run's
-//!   secret as the pre-shared key, the channel's name ([`Channel`]) in the prologue: the
-//!   initiator sends [`MAGIC`] and its ephemeral key, the responder its own; both messages are
+//! - **Handshake.** `Noise_NNpsk0_25519_AESGCM_BLAKE2s` or `…_ChaChaPoly_…` ([`Suite`]: the
+//!   initiator's choice, by its own hardware) through the `snow` crate, the run's secret as the
+//!   pre-shared key, the channel's name ([`Channel`]) in the prologue: the initiator sends its
+//!   suite's magic bytes and its ephemeral key, the responder its own; both messages are
 //!   authenticated under the secret, so a peer without it fails at the first message it
 //!   receives, and the keys that follow come from a fresh Diffie-Hellman (forward secrecy, no
 //!   replay of an earlier connection). The initiator is known to hold the secret once its first
@@ -20,11 +21,11 @@
 use snow::params::NoiseParams;
 use std::fmt;
 
-/// The Noise protocol every channel uses.
-pub const PATTERN: &str = "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s";
-/// The first bytes an initiator sends: the channel's version, in the clear, so that a peer
-/// speaking anything else is refused by name.
-pub const MAGIC: [u8; 4] = *b"NCS\x01";
+/// The first bytes an initiator sends, in the clear, before the byte naming its [`Suite`]: a
+/// peer speaking anything else is refused by name.
+pub const MAGIC_PREFIX: [u8; 3] = *b"NCS";
+/// The magic bytes: [`MAGIC_PREFIX`] and the suite's byte.
+pub const MAGIC_BYTES: usize = 4;
 /// The run's secret.
 pub const SECRET_BYTES: usize = 32;
 /// The longest record, its tag included (Noise's limit).
@@ -113,6 +114,73 @@ fn hex_value(c: u8) -> u8 {
     }
 }
 
+/// The Noise protocol of a connection. Both are the same handshake and record layer; they
+/// differ in the cipher. The initiator picks ([`Suite::preferred`]) and says which in its
+/// magic bytes' last byte; the responder follows. The protocol's name enters the handshake's
+/// hash, so a suite byte altered on the way fails the handshake's authentication.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Suite {
+    /// ChaCha20-Poly1305: constant time in software, the choice without AES instructions.
+    ChaChaPoly,
+    /// AES-256-GCM: with AES and carry-less multiply instructions, several times as fast as
+    /// ChaCha20-Poly1305, which matters for the capture agents' traffic, sealed and opened
+    /// twice on its way through the network coordinator.
+    AesGcm,
+}
+
+impl Suite {
+    /// Every suite, in the order of their bytes.
+    pub const ALL: [Suite; 2] = [Suite::ChaChaPoly, Suite::AesGcm];
+
+    /// The Noise protocol's name.
+    pub fn pattern(self) -> &'static str {
+        match self {
+            Suite::ChaChaPoly => "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s",
+            Suite::AesGcm => "Noise_NNpsk0_25519_AESGCM_BLAKE2s",
+        }
+    }
+
+    /// The magic bytes an initiator of this suite sends first.
+    pub fn magic(self) -> [u8; MAGIC_BYTES] {
+        let [a, b, c] = MAGIC_PREFIX;
+        match self {
+            Suite::ChaChaPoly => [a, b, c, 1],
+            Suite::AesGcm => [a, b, c, 2],
+        }
+    }
+
+    /// The suite these magic bytes name.
+    pub fn of_magic(magic: [u8; MAGIC_BYTES]) -> Option<Suite> {
+        Suite::ALL.into_iter().find(|s| s.magic() == magic)
+    }
+
+    /// AES-256-GCM where this machine has AES and carry-less multiply instructions (x86-64:
+    /// AES-NI and PCLMULQDQ; Armv8: AES and PMULL), ChaCha20-Poly1305 elsewhere.
+    pub fn preferred() -> Suite {
+        #[cfg(target_arch = "x86_64")]
+        let hardware = std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("pclmulqdq");
+        #[cfg(target_arch = "aarch64")]
+        let hardware = std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull");
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let hardware = false;
+        if hardware {
+            Suite::AesGcm
+        } else {
+            Suite::ChaChaPoly
+        }
+    }
+
+    fn params(self) -> NoiseParams {
+        // Constants the crate parses: checked by a test.
+        let pattern = self.pattern();
+        pattern
+            .parse()
+            .unwrap_or_else(|_| unreachable!("{pattern} parses"))
+    }
+}
+
 /// What a connection carries, bound into its handshake: a secret's handshake for one channel
 /// fails on another.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -136,8 +204,8 @@ impl Channel {
 /// Why a handshake failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HandshakeError {
-    #[error("the peer does not speak this secure channel (its first bytes are {0:02x?}, expected {MAGIC:02x?}): a plaintext peer, or an older version")]
-    NotSecure([u8; 4]),
+    #[error("the peer does not speak this secure channel (its first bytes are {0:02x?}, expected {MAGIC_PREFIX:02x?} and a suite's byte, 01 or 02): a plaintext peer, or an older version")]
+    NotSecure([u8; MAGIC_BYTES]),
     #[error("a handshake message of {0} bytes, expected {HANDSHAKE_BYTES}")]
     Length(usize),
     #[error("the peer's handshake fails its authentication: it holds another secret (or is not a peer of this channel)")]
@@ -146,16 +214,13 @@ pub enum HandshakeError {
     Noise(String),
 }
 
-fn params() -> NoiseParams {
-    // A constant the crate parses: checked by a test.
-    PATTERN
-        .parse()
-        .unwrap_or_else(|_| unreachable!("{PATTERN} parses"))
-}
-
-fn builder<'a>(secret: &'a Secret, channel: Channel) -> Result<snow::Builder<'a>, HandshakeError> {
+fn builder<'a>(
+    secret: &'a Secret,
+    channel: Channel,
+    suite: Suite,
+) -> Result<snow::Builder<'a>, HandshakeError> {
     let noise = |e: snow::Error| HandshakeError::Noise(e.to_string());
-    snow::Builder::new(params())
+    snow::Builder::new(suite.params())
         .psk(0, &secret.0)
         .map_err(noise)?
         .prologue(channel.prologue())
@@ -173,19 +238,23 @@ impl fmt::Debug for Initiating {
     }
 }
 
-/// The initiator's opening: [`MAGIC`] and its first handshake message, to send as they are.
+/// The initiator's opening in `suite`: its magic bytes and its first handshake message, to
+/// send as they are.
 pub fn initiate(
     secret: &Secret,
     channel: Channel,
+    suite: Suite,
 ) -> Result<(Initiating, Vec<u8>), HandshakeError> {
     let noise = |e: snow::Error| HandshakeError::Noise(e.to_string());
-    let mut state = builder(secret, channel)?.build_initiator().map_err(noise)?;
-    let mut out = vec![0u8; MAGIC.len() + HANDSHAKE_BYTES];
-    out[..MAGIC.len()].copy_from_slice(&MAGIC);
-    let n = state
-        .write_message(&[], &mut out[MAGIC.len()..])
+    let mut state = builder(secret, channel, suite)?
+        .build_initiator()
         .map_err(noise)?;
-    out.truncate(MAGIC.len() + n);
+    let mut out = vec![0u8; MAGIC_BYTES + HANDSHAKE_BYTES];
+    out[..MAGIC_BYTES].copy_from_slice(&suite.magic());
+    let n = state
+        .write_message(&[], &mut out[MAGIC_BYTES..])
+        .map_err(noise)?;
+    out.truncate(MAGIC_BYTES + n);
     Ok((Initiating { state }, out))
 }
 
@@ -203,24 +272,25 @@ impl Initiating {
     }
 }
 
-/// The responder's side: checks the initiator's [`MAGIC`] (`magic`, its first 4 bytes) and
-/// first message (the next [`HANDSHAKE_BYTES`]) and returns the session with the answer to
-/// send. The initiator is not known to hold the secret until its first record opens.
+/// The responder's side: checks the initiator's magic bytes (`magic`, its first
+/// [`MAGIC_BYTES`], naming the suite it follows) and first message (the next
+/// [`HANDSHAKE_BYTES`]) and returns the session with the answer to send. The initiator is not
+/// known to hold the secret until its first record opens.
 pub fn respond(
     secret: &Secret,
     channel: Channel,
-    magic: [u8; 4],
+    magic: [u8; MAGIC_BYTES],
     message: &[u8],
     max_frame: usize,
 ) -> Result<(Session, Vec<u8>), HandshakeError> {
-    if magic != MAGIC {
-        return Err(HandshakeError::NotSecure(magic));
-    }
+    let suite = Suite::of_magic(magic).ok_or(HandshakeError::NotSecure(magic))?;
     if message.len() != HANDSHAKE_BYTES {
         return Err(HandshakeError::Length(message.len()));
     }
     let noise = |e: snow::Error| HandshakeError::Noise(e.to_string());
-    let mut state = builder(secret, channel)?.build_responder().map_err(noise)?;
+    let mut state = builder(secret, channel, suite)?
+        .build_responder()
+        .map_err(noise)?;
     let mut payload = [0u8; HANDSHAKE_BYTES];
     state
         .read_message(message, &mut payload)
@@ -383,8 +453,12 @@ mod tests {
     const MAX: usize = 1 << 20;
 
     fn pair(channel: Channel) -> (Session, Session) {
+        pair_in(channel, Suite::preferred())
+    }
+
+    fn pair_in(channel: Channel, suite: Suite) -> (Session, Session) {
         let secret = Secret::from_bytes([5; 32]);
-        let (initiating, hello) = initiate(&secret, channel).unwrap();
+        let (initiating, hello) = initiate(&secret, channel, suite).unwrap();
         let magic = hello[..4].try_into().unwrap();
         let (responder, answer) = respond(&secret, channel, magic, &hello[4..], MAX).unwrap();
         let initiator = initiating.finish(&answer, MAX).unwrap();
@@ -444,9 +518,15 @@ mod tests {
     }
 
     #[test]
-    fn the_pattern_parses_and_both_ends_carry_frames_of_any_size_both_ways() {
-        assert!(PATTERN.parse::<NoiseParams>().is_ok());
-        let (mut a, mut b) = pair(Channel::Agents);
+    fn each_suite_parses_and_both_ends_carry_frames_of_any_size_both_ways() {
+        for suite in Suite::ALL {
+            assert!(suite.pattern().parse::<NoiseParams>().is_ok());
+            assert_eq!(Suite::of_magic(suite.magic()), Some(suite));
+            carry_frames(pair_in(Channel::Agents, suite));
+        }
+    }
+
+    fn carry_frames((mut a, mut b): (Session, Session)) {
         for size in [0, 1, 65_000, 65_515, 65_516, 200_000, MAX] {
             let frame: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
             let mut out = Vec::new();
@@ -471,7 +551,7 @@ mod tests {
     fn another_secret_or_channel_or_a_plaintext_peer_is_refused_at_the_first_message() {
         let secret = Secret::from_bytes([5; 32]);
         let other = Secret::from_bytes([6; 32]);
-        let (_, hello) = initiate(&secret, Channel::Agents).unwrap();
+        let (_, hello) = initiate(&secret, Channel::Agents, Suite::AesGcm).unwrap();
         let magic: [u8; 4] = hello[..4].try_into().unwrap();
         let refused = |s: &Secret, c| respond(s, c, magic, &hello[4..], MAX).err();
         assert_eq!(
@@ -484,9 +564,9 @@ mod tests {
         );
         // A responder with another secret answers nothing; one that answered wrongly is
         // refused by the initiator.
-        let (initiating, hello) = initiate(&secret, Channel::Agents).unwrap();
+        let (initiating, hello) = initiate(&secret, Channel::Agents, Suite::AesGcm).unwrap();
         let (_, answer_to_other) = {
-            let (_, h2) = initiate(&other, Channel::Agents).unwrap();
+            let (_, h2) = initiate(&other, Channel::Agents, Suite::AesGcm).unwrap();
             respond(&other, Channel::Agents, magic, &h2[4..], MAX).unwrap()
         };
         assert_eq!(
@@ -498,8 +578,21 @@ mod tests {
         assert_eq!(e, Some(HandshakeError::NotSecure([0, 0, 0, 42])));
         assert!(e.unwrap().to_string().contains("plaintext peer"));
         assert_eq!(
-            respond(&secret, Channel::Agents, MAGIC, &hello[4..20], MAX).err(),
+            respond(&secret, Channel::Agents, magic, &hello[4..20], MAX).err(),
             Some(HandshakeError::Length(16))
+        );
+        // The suite's byte altered on the way: the responder follows another protocol, whose
+        // name enters the handshake's hash, and the initiator's message fails to open.
+        assert_eq!(
+            respond(
+                &secret,
+                Channel::Agents,
+                Suite::ChaChaPoly.magic(),
+                &hello[4..],
+                MAX
+            )
+            .err(),
+            Some(HandshakeError::Refused)
         );
     }
 

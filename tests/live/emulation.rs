@@ -121,7 +121,10 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
     assert_eq!(f(&e["bound_ms"]), 5.0, "W/2 by default");
     let delivered = summary["network"]["delivered"].as_u64().unwrap();
     assert_eq!(e["error"]["copies"].as_u64(), Some(delivered), "{e}");
-    assert!(delivered < 100, "the p99 is the largest error: {delivered} copies");
+    assert!(
+        delivered < 100,
+        "the p99 is the largest error: {delivered} copies"
+    );
     // The copies in flight during the stall waited for it: ~600 ms more than their delay.
     assert!(f(&e["error"]["max_ms"]) >= 400.0, "{e}");
     let warning = e["warning"]

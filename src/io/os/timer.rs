@@ -6,9 +6,11 @@
 //! path ([`on_window_path`]), so that programs competing for the CPU do not make those
 //! wake-ups late. Also the conversion of a window's opening between this process's
 //! monotonic clock and the Unix time a BEGIN carries to another process ([`unix_ns_of`],
-//! [`instant_of_unix_ns`]).
+//! [`instant_of_unix_ns`]). [`Alarm`]: the same precision for a task that must not block while
+//! it waits.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Below this much remaining time a thread's own sleep takes over from tokio's wheel.
@@ -209,6 +211,90 @@ pub async fn sleep_until(due: Instant) {
     }
 }
 
+/// A precise wake-up for a task that must go on serving other events while it waits: in a
+/// `select!`, [`sleep_until`]'s last stretch blocks the whole task, so a message arriving then
+/// waits for the sleep's end. The alarm's own thread waits (a futex with a deadline, precise
+/// to tens of microseconds under [`init`]'s timer slack, on the window's path) and wakes the
+/// task; it ends when the alarm is dropped.
+pub struct Alarm {
+    shared: Arc<AlarmShared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+struct AlarmShared {
+    /// The instant set (`None`: disarmed), and whether the alarm is being dropped.
+    due: Mutex<(Option<Instant>, bool)>,
+    changed: Condvar,
+    rang: tokio::sync::Notify,
+}
+
+impl Alarm {
+    /// A disarmed alarm; its thread is named `name`.
+    pub fn new(name: &str) -> std::io::Result<Alarm> {
+        let shared = Arc::new(AlarmShared {
+            due: Mutex::new((None, false)),
+            changed: Condvar::new(),
+            rang: tokio::sync::Notify::new(),
+        });
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                init();
+                on_window_path();
+                let mut g = s.due.lock().unwrap_or_else(|e| e.into_inner());
+                loop {
+                    g = match *g {
+                        (_, true) => return,
+                        (None, _) => s.changed.wait(g).unwrap_or_else(|e| e.into_inner()),
+                        (Some(due), _) => match due.checked_duration_since(Instant::now()) {
+                            Some(left) if !left.is_zero() => {
+                                (s.changed.wait_timeout(g, left))
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .0
+                            }
+                            _ => {
+                                g.0 = None;
+                                s.rang.notify_one();
+                                g
+                            }
+                        },
+                    };
+                }
+            })?;
+        Ok(Alarm {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Arms the alarm for `due`, replacing the instant set before, or disarms it (`None`).
+    pub fn set(&self, due: Option<Instant>) {
+        let mut g = self.shared.due.lock().unwrap_or_else(|e| e.into_inner());
+        if g.0 != due {
+            g.0 = due;
+            self.shared.changed.notify_one();
+        }
+    }
+
+    /// Resolves when an instant set has passed; one ring per instant, kept until taken. A
+    /// ring may be an earlier instant's, taken late: the caller compares the time with what it
+    /// waits for.
+    pub async fn rung(&self) {
+        self.shared.rang.notified().await
+    }
+}
+
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        self.shared.due.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.shared.changed.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Sleeps this thread until `due`, with its timer slack set by [`init`] first (once per thread).
 fn sleep_precisely_until(due: Instant) {
     thread_local! {
@@ -253,6 +339,41 @@ pub fn instant_of_unix_ns(unix_ns: u64) -> Option<Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_alarm_rings_after_its_instant_and_lets_its_task_serve_meanwhile() {
+        let alarm = Alarm::new("test-alarm").unwrap();
+        // Armed an hour away, the task serves a message meanwhile; then the alarm is moved to
+        // 200 ms from then: it rings, not before that.
+        alarm.set(Some(Instant::now() + Duration::from_secs(3600)));
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            tx.send(()).await.unwrap();
+        });
+        let mut due = None;
+        loop {
+            tokio::select! {
+                Some(()) = rx.recv() => {
+                    let at = Instant::now() + Duration::from_millis(200);
+                    alarm.set(Some(at));
+                    due = Some(at);
+                }
+                _ = alarm.rung() => break,
+            }
+        }
+        let due = due.expect("the message was served while the alarm was armed");
+        assert!(Instant::now() >= due);
+        // Disarmed: no ring (here within 100 ms); armed for an instant past: at once.
+        alarm.set(Some(Instant::now() + Duration::from_secs(3600)));
+        alarm.set(None);
+        let quiet = tokio::time::timeout(Duration::from_millis(100), alarm.rung()).await;
+        assert!(quiet.is_err(), "no ring while disarmed");
+        alarm.set(Some(Instant::now()));
+        tokio::time::timeout(Duration::from_secs(10), alarm.rung())
+            .await
+            .expect("a ring for an instant already past");
+    }
 
     #[test]
     fn an_opening_survives_the_round_trip_through_unix_time_never_earlier() {

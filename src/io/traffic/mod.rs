@@ -381,11 +381,10 @@ impl LiveNetwork {
             }
         }
         let mut st = self.ports.lock();
-        let now = st.clock.capture_at(Instant::now());
         for c in news.captures {
             let stamp = Stamp {
                 t_ns: c.t_ns,
-                lag_ns: now.saturating_sub(c.t_ns),
+                lag_ns: st.clock.capture_lag_ns(c.t_ns),
                 read: None,
             };
             st.sink.engine.capture_stamped(

@@ -409,11 +409,10 @@ async fn read_loop<S: Sink>(
             }
         }
         let mut st = shared.lock();
-        let now = st.clock.capture_at(Instant::now());
         for ((frame, &t_ns), &read) in frames.drain(..).zip(&times).zip(&read_at) {
             let stamp = Stamp {
                 t_ns,
-                lag_ns: now.saturating_sub(t_ns),
+                lag_ns: st.clock.capture_lag_ns(t_ns),
                 read: (!before_start).then_some(read),
             };
             st.sink.capture(node, frame, stamp);

@@ -209,6 +209,9 @@ async fn serve(
     // The window whose report was sent before its opening arrived (see `early_report`).
     let mut reported: Option<u32> = None;
     let mut openings = OpeningClock::default();
+    // The early report's wake-up, on a thread of its own: the releases that arrive meanwhile
+    // are scheduled as they come, not after it.
+    let alarm = crate::io::os::timer::Alarm::new("cosim-report")?;
     loop {
         let wait = if window.is_none() {
             join + silence
@@ -216,9 +219,14 @@ async fn serve(
             silence
         };
         let early = early_report(ports, *window, reported, window_wall);
+        alarm.set(early);
         let received = tokio::select! {
             r = tokio::time::timeout(wait, conn.recv_to_agent()) => r,
-            _ = crate::io::os::timer::sleep_until(early.unwrap_or_else(Instant::now)), if early.is_some() => {
+            _ = alarm.rung(), if early.is_some() => {
+                if early.is_some_and(|e| Instant::now() < e) {
+                    // An earlier instant's ring.
+                    continue;
+                }
                 let next = window.map_or(0, |k| k.saturating_add(1));
                 let report = ports.lock().sink.report(next);
                 reported = Some(next);
