@@ -39,13 +39,13 @@ pub struct Frame {
     pub hdr_len: usize,
 }
 
-/// A frame's bytes, shared by its copies: its own allocation, or lent by their owner (a burst
-/// in the buffer it was read into, `io::os::tun::Reader`), who gets them back when the last copy
-/// is dropped.
+/// A frame's bytes, shared by its copies: its own allocation (copied from a slice), or held
+/// behind a handle — the vector it was built in, taken as it is, or a burst lent by the buffer
+/// it was read into (`io::os::tun::Reader`), which gets it back when the last copy is dropped.
 #[derive(Clone)]
 pub enum FrameData {
     Own(Arc<[u8]>),
-    Lent(Arc<dyn AsRef<[u8]> + Send + Sync>),
+    Held(Arc<dyn AsRef<[u8]> + Send + Sync>),
 }
 
 impl std::ops::Deref for FrameData {
@@ -53,7 +53,7 @@ impl std::ops::Deref for FrameData {
     fn deref(&self) -> &[u8] {
         match self {
             FrameData::Own(b) => b,
-            FrameData::Lent(b) => (**b).as_ref(),
+            FrameData::Held(b) => (**b).as_ref(),
         }
     }
 }
@@ -71,8 +71,9 @@ impl From<&[u8]> for FrameData {
 }
 
 impl From<Vec<u8>> for FrameData {
+    /// Without copying the bytes (`Arc<[u8]>::from` would).
     fn from(bytes: Vec<u8>) -> FrameData {
-        FrameData::Own(Arc::from(bytes))
+        FrameData::Held(Arc::new(bytes))
     }
 }
 

@@ -339,7 +339,7 @@ impl Reader {
             let buf = std::mem::replace(&mut self.raw, self.pool.get());
             let pool = self.pool.clone();
             out.push(Frame {
-                data: FrameData::Lent(Arc::new(Burst { buf, len, pool })),
+                data: FrameData::Held(Arc::new(Burst { buf, len, pool })),
                 hdr_len: hdr_len(len),
             });
         } else {
