@@ -106,8 +106,8 @@ fn a_simulator_that_stalls_once_is_found_in_the_summary_the_record_and_the_repor
     let dir = tempfile::tempdir().unwrap();
     // The 25th window with pings in it (about half a second into the 40 pings) waits 600 ms
     // for its END: the copies it holds are released 600 ms late, and with fewer than 100
-    // copies in the run the p99 is the largest error, so the stall's whatever the pings sent
-    // during it met on a loaded machine.
+    // copies in the run the p99 is the largest error, so it is the stall's, whatever the pings
+    // sent during the stall met on a loaded machine.
     let sim = StallOnce::new(Some(25), Duration::from_millis(600));
     let at = sim.at.clone();
     let summary = pinged_run(dir.path(), ["ema", "emb"], 81, sim);
