@@ -23,12 +23,16 @@ fn main() {
         prost::Message::encode_to_vec(&fds),
     )
     .expect("write descriptor set");
-    // The ChannelData carried in the window messages is the bulk of every exchange: as `Bytes`
-    // it is shared, not copied, when a message is decoded from a buffer it owns.
+    // The ChannelData carried in the window messages, and the packets between a capture agent
+    // and the coordinator, are the bulk of every exchange: as `Bytes` they are shared, not
+    // copied, when a message is decoded from a buffer it owns, and a packet goes into a message
+    // from the frame that holds it.
     prost_build::Config::new()
         .bytes([
             ".rosnetsim.PhysicsUpdate.channel_data",
             ".rosnetsim.NetworkUpdate.channel_data",
+            ".agent.Capture.packet",
+            ".agent.Release.packet",
         ])
         .compile_fds(fds)
         .expect("generate Rust for msg/*.proto");

@@ -16,6 +16,7 @@ use crate::model::fate::{DropReason, Fate};
 use crate::wire::ip::IpPacket;
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
+use prost::bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
@@ -77,8 +78,16 @@ impl From<Vec<u8>> for FrameData {
     }
 }
 
+impl From<Bytes> for FrameData {
+    /// Without copying the bytes: a packet decoded from a message stays in the message's.
+    fn from(bytes: Bytes) -> FrameData {
+        FrameData::Held(Arc::new(bytes))
+    }
+}
+
 impl Frame {
-    pub fn plain(ip: Vec<u8>) -> Frame {
+    /// A bare IP packet, with no virtio header (one generated, or from a capture agent).
+    pub fn plain(ip: impl Into<FrameData>) -> Frame {
         Frame {
             data: ip.into(),
             hdr_len: 0,
@@ -87,6 +96,17 @@ impl Frame {
 
     pub fn ip(&self) -> &[u8] {
         self.data.get(self.hdr_len..).unwrap_or(&[])
+    }
+
+    /// The IP packet as [`Bytes`] that share this frame's (no copy), for a message carrying it.
+    pub fn ip_bytes(&self) -> Bytes {
+        struct Ip(Frame);
+        impl AsRef<[u8]> for Ip {
+            fn as_ref(&self) -> &[u8] {
+                self.0.ip()
+            }
+        }
+        Bytes::from_owner(Ip(self.clone()))
     }
 }
 

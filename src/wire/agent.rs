@@ -9,6 +9,7 @@
 use crate::wire::proto::agent::{
     from_agent, to_agent, Capture, FromAgent, Hello, Output, Release, ToAgent,
 };
+use prost::bytes::Buf;
 use prost::Message;
 use sha2::Sha256;
 
@@ -86,7 +87,7 @@ pub enum DecodeError {
     ProgramName { field: String, got: usize },
 }
 
-fn decode<M: Message + Default>(message: &'static str, bytes: &[u8]) -> Result<M, DecodeError> {
+fn decode<M: Message + Default>(message: &'static str, bytes: impl Buf) -> Result<M, DecodeError> {
     M::decode(bytes).map_err(|e| DecodeError::Malformed {
         message,
         reason: e.to_string(),
@@ -204,10 +205,11 @@ pub fn decode_hello(bytes: &[u8]) -> Result<Hello, DecodeError> {
     Ok(hello)
 }
 
-/// A coordinator's message to an agent of a run with `vehicles`
-/// vehicles: a body present; releases bounded in count, each for a vehicle of the scenario
-/// with a packet of 20 to 65535 bytes.
-pub fn decode_to_agent(bytes: &[u8], vehicles: usize) -> Result<to_agent::Body, DecodeError> {
+/// A coordinator's message to an agent of a run with `vehicles` vehicles: a body present;
+/// releases bounded in count, each for a vehicle of the scenario with a packet of 20 to 65535
+/// bytes. Decoded from [`Bytes`](prost::bytes::Bytes), each packet is a view into them (no
+/// copy).
+pub fn decode_to_agent(bytes: impl Buf, vehicles: usize) -> Result<to_agent::Body, DecodeError> {
     let message: ToAgent = decode("ToAgent", bytes)?;
     let body = message
         .body
@@ -257,10 +259,14 @@ fn check_text(field: impl Fn() -> String, text: &str) -> Result<(), DecodeError>
     Ok(())
 }
 
-/// An agent's message in a run with `vehicles` vehicles: a body
-/// present; every list bounded in count; captures from vehicles of the scenario with packets of
-/// 20 to 65535 bytes; program names of at most 64 characters.
-pub fn decode_from_agent(bytes: &[u8], vehicles: usize) -> Result<from_agent::Body, DecodeError> {
+/// An agent's message in a run with `vehicles` vehicles: a body present; every list bounded in
+/// count; captures from vehicles of the scenario with packets of 20 to 65535 bytes; program
+/// names of at most 64 characters. Decoded from [`Bytes`](prost::bytes::Bytes), each captured
+/// packet is a view into them (no copy).
+pub fn decode_from_agent(
+    bytes: impl Buf,
+    vehicles: usize,
+) -> Result<from_agent::Body, DecodeError> {
     let message: FromAgent = decode("FromAgent", bytes)?;
     let body = message.body.ok_or(DecodeError::NoBody {
         message: "FromAgent",

@@ -23,7 +23,9 @@
 //! it took; [`Writer`] checks them byte for byte against its payload. A long burst becomes its
 //! frame in the very buffer it was read into, lent from a [`BurstPool`] until its last copy is
 //! done, so that on its way it is copied only by the kernel: out of the sender's TUN and into
-//! the receiver's.
+//! the receiver's. A packet from elsewhere (a capture agent's, a view into the message that
+//! brought it) has no header: [`Writer`] puts an all-zero one in front of it where it copies it
+//! anyway, into a coalesced segment, or else into a buffer of its own.
 
 use crate::io::os::netns::{ip_in, ip_output, run_in, VehicleNs};
 use crate::net::traffic::{Frame, FrameData};
@@ -89,18 +91,6 @@ pub fn open(ns: &VehicleNs, addresses: &[IpNet]) -> anyhow::Result<AsyncDevice> 
     let _ = ip_in(ns, &["-6", "route", "add", "ff00::/8", "dev", IFNAME]);
     let _ = ip_in(ns, &["-6", "route", "add", "default", "dev", IFNAME]);
     Ok(AsyncDevice::new(dev)?)
-}
-
-/// A frame for an IP packet that comes from elsewhere (a capture agent): behind an all-zero
-/// virtio header, as every TUN the run opens takes a single packet.
-pub fn frame_of(ip: &[u8]) -> Frame {
-    let mut data = Vec::with_capacity(VNET_HDR_LEN + ip.len());
-    data.resize(VNET_HDR_LEN, 0);
-    data.extend_from_slice(ip);
-    Frame {
-        data: data.into(),
-        hdr_len: VNET_HDR_LEN,
-    }
 }
 
 /// The index of the interface [`IFNAME`] in `ns`, if it has one.
@@ -355,15 +345,28 @@ impl Reader {
     }
 }
 
-/// One packet for [`Writer::write`]: its virtio header and the IP packet behind it.
+/// One packet for [`Writer::write`]: its virtio header and the IP packet behind it, or a bare
+/// IP packet (one from elsewhere, a capture agent's), which goes in behind an all-zero header.
 #[derive(Debug, Clone, Copy)]
 pub struct Outgoing<'a> {
     pub bytes: &'a [u8],
+    /// [`VNET_HDR_LEN`]: `bytes` start with the virtio header; 0: `bytes` are the IP packet.
+    pub hdr_len: usize,
     /// May be coalesced with others: its bytes as sent (not corrupted by the simulator: a
     /// receiver's GRO would not merge those). Only a single packet is, not a burst: one read
     /// without offloads (all-zero header), or with them one whose header asks only for its
     /// checksum to be finished ([`lone_packet_header`]).
     pub may_coalesce: bool,
+}
+
+impl Outgoing<'_> {
+    fn hdr(&self) -> &[u8] {
+        &self.bytes[..self.hdr_len.min(self.bytes.len())]
+    }
+
+    fn ip(&self) -> &[u8] {
+        &self.bytes[self.hdr_len.min(self.bytes.len())..]
+    }
 }
 
 /// What [`Writer::write`] takes: anything seen as an [`Outgoing`] packet, such as a delivery,
@@ -378,11 +381,12 @@ impl AsOutgoing for Outgoing<'_> {
     }
 }
 
-/// `hdr` is a virtio header of a single packet (no GSO type): all zero, or asking only for the
-/// checksum to be finished ([`F_NEEDS_CSUM`]), as a TUN with offloads hands over a
-/// packet that is not a burst. Such a packet is coalesced with its checksum finished.
+/// `hdr` is a virtio header of a single packet (no GSO type): all zero (or none: a bare
+/// packet), or asking only for the checksum to be finished ([`F_NEEDS_CSUM`]), as a TUN with
+/// offloads hands over a packet that is not a burst. Such a packet is coalesced with its
+/// checksum finished.
 fn lone_packet_header(hdr: &[u8]) -> bool {
-    hdr.len() == VNET_HDR_LEN && hdr[1] == GSO_NONE && hdr[0] & !F_NEEDS_CSUM == 0
+    hdr.is_empty() || hdr.len() == VNET_HDR_LEN && hdr[1] == GSO_NONE && hdr[0] & !F_NEEDS_CSUM == 0
 }
 
 /// `VIRTIO_NET_HDR_F_NEEDS_CSUM` and `VIRTIO_NET_HDR_GSO_NONE` (linux/virtio_net.h; tun-rs
@@ -410,6 +414,8 @@ pub struct Writer {
     gro: tun_rs::GROTable,
     /// The TUN takes coalesced UDP datagrams (the kernel's USO, [`AsyncDevice::udp_gso`]).
     udp: bool,
+    /// A bare packet written as it is, behind its all-zero header.
+    bare: Vec<u8>,
 }
 
 /// How one packet of a chunk reaches the TUN.
@@ -440,7 +446,17 @@ impl Writer {
             self.plan(chunk);
             for (i, p) in chunk.iter().enumerate() {
                 ok[i] = match self.carrier[i] {
-                    Carrier::Itself => write_one(dev, p.outgoing().bytes),
+                    Carrier::Itself => {
+                        let o = p.outgoing();
+                        if o.hdr_len == VNET_HDR_LEN {
+                            write_one(dev, o.bytes)
+                        } else {
+                            self.bare.clear();
+                            self.bare.resize(VNET_HDR_LEN, 0);
+                            self.bare.extend_from_slice(o.ip());
+                            write_one(dev, &self.bare)
+                        }
+                    }
                     Carrier::Head(j) => write_one(dev, &self.bufs[j]),
                     Carrier::In(h) => ok[h],
                 };
@@ -457,13 +473,10 @@ impl Writer {
         // even copied.
         let udp = self.udp;
         self.candidates.extend((0..chunk.len()).filter(|&i| {
-            let Outgoing {
-                bytes,
-                may_coalesce,
-            } = chunk[i].outgoing();
-            let ip = bytes.get(VNET_HDR_LEN..).unwrap_or_default();
-            may_coalesce
-                && lone_packet_header(&bytes[..VNET_HDR_LEN.min(bytes.len())])
+            let o = chunk[i].outgoing();
+            let ip = o.ip();
+            o.may_coalesce
+                && lone_packet_header(o.hdr())
                 && (TcpSpan::of(ip).is_some_and(|s| s.len > 0)
                     || udp && UdpSpan::of(ip).is_some_and(|s| s.len > 0))
         }));
@@ -475,9 +488,11 @@ impl Writer {
             self.bufs.resize_with(n, Vec::new);
         }
         for (b, &i) in self.bufs.iter_mut().zip(&self.candidates) {
+            let o = chunk[i].outgoing();
             b.clear();
             b.reserve(COALESCED_CAPACITY);
-            b.extend_from_slice(chunk[i].outgoing().bytes);
+            b.resize(VNET_HDR_LEN - o.hdr().len(), 0);
+            b.extend_from_slice(o.bytes);
             if b[0] & F_NEEDS_CSUM != 0 {
                 // The GRO takes whole checksums; the coalesced packet asks for them again.
                 wire::ip::set_transport_checksum(&mut b[VNET_HDR_LEN..]);
@@ -515,7 +530,8 @@ impl Writer {
             Some((j, TcpSpan::of(&b[VNET_HDR_LEN..])?))
         }));
         for (j, &i) in self.candidates.iter().enumerate() {
-            let ip = &chunk[i].outgoing().bytes[VNET_HDR_LEN..];
+            let o = chunk[i].outgoing();
+            let ip = o.ip();
             if let Some(mine) = TcpSpan::of(ip) {
                 if self.segments.iter().any(|&(h, _)| h == j) {
                     self.carrier[i] = Carrier::Head(j);
@@ -687,6 +703,7 @@ mod tests {
     fn out(bytes: &[u8], may_coalesce: bool) -> Outgoing<'_> {
         Outgoing {
             bytes,
+            hdr_len: VNET_HDR_LEN,
             may_coalesce,
         }
     }
@@ -744,6 +761,34 @@ mod tests {
         // Fewer than two candidates: nothing to plan.
         let packets = [out(&flow[0], true), out(&flow[1], false)];
         assert_eq!(Writer::default().plan(&packets), [Carrier::Itself; 2]);
+    }
+
+    #[test]
+    fn bare_packets_from_elsewhere_coalesce_with_headed_ones_behind_an_all_zero_header() {
+        let mss = 1000;
+        let data: Vec<u8> = (0..3 * mss).map(|i| (i % 251) as u8).collect();
+        let headed: Vec<Vec<u8>> = (0..3)
+            .map(|k| segment(5201, 1 + (k * mss) as u32, &data[k * mss..(k + 1) * mss]))
+            .collect();
+        let bare = |k: usize| Outgoing {
+            bytes: &headed[k][VNET_HDR_LEN..],
+            hdr_len: 0,
+            may_coalesce: true,
+        };
+        assert_eq!(bare(1).hdr(), &[] as &[u8]);
+        assert_eq!(bare(1).ip(), out(&headed[1], true).ip());
+        // Bare first, then a headed one, then bare: one segment, as with headers throughout.
+        let packets = [bare(0), out(&headed[1], true), bare(2)];
+        let mut w = Writer::default();
+        let carrier = w.plan(&packets).to_vec();
+        assert_eq!(carrier, [Carrier::Head(0), Carrier::In(0), Carrier::In(0)]);
+        let seg = &w.bufs[0];
+        assert_eq!(seg[1], 1, "GSO TCPv4");
+        let span = TcpSpan::of(&seg[VNET_HDR_LEN..]).unwrap();
+        assert_eq!((span.seq, span.len), (1, 3 * mss as u32));
+        assert_eq!(&seg[VNET_HDR_LEN + 40..], &data[..]);
+        // Alone, it is not coalesced.
+        assert_eq!(Writer::default().plan(&[bare(0)]), [Carrier::Itself]);
     }
 
     #[test]

@@ -321,7 +321,7 @@ impl LiveNetwork {
                     id: *id,
                     vehicle: d.node as u32,
                     t_ns: d.t_ns,
-                    packet: d.frame.ip().to_vec(),
+                    packet: d.frame.ip_bytes(),
                     corrupted: d.corrupted,
                 })
             })
@@ -387,9 +387,11 @@ impl LiveNetwork {
                 lag_ns: st.clock.capture_lag_ns(c.t_ns),
                 read: None,
             };
+            // Copied out of the report: a packet the simulator holds for long would keep the
+            // whole report's buffer.
             st.sink.engine.capture_stamped(
                 c.vehicle as usize,
-                crate::io::os::tun::frame_of(&c.packet),
+                Frame::plain(c.packet.to_vec()),
                 stamp,
             );
         }

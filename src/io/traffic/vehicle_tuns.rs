@@ -447,6 +447,7 @@ impl tun::AsOutgoing for Delivery {
     fn outgoing(&self) -> tun::Outgoing<'_> {
         tun::Outgoing {
             bytes: &self.frame.data,
+            hdr_len: self.frame.hdr_len,
             may_coalesce: !self.corrupted,
         }
     }

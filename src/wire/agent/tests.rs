@@ -90,7 +90,7 @@ fn release(vehicle: u32, len: usize) -> Release {
         id: 1,
         vehicle,
         t_ns: 2,
-        packet: packet(len),
+        packet: packet(len).into(),
         corrupted: false,
     }
 }
@@ -103,47 +103,82 @@ fn releases(list: Vec<Release>) -> Vec<u8> {
 }
 
 #[test]
+fn packets_decoded_from_bytes_are_views_into_them_and_go_out_from_their_frames() {
+    use crate::net::traffic::Frame;
+    use prost::bytes::Bytes;
+    let frame = Frame {
+        data: [vec![0; 10], packet(1500)].concat().into(),
+        hdr_len: 10,
+    };
+    let capture = Capture {
+        vehicle: 1,
+        t_ns: 5,
+        packet: frame.ip_bytes(),
+    };
+    assert_eq!(capture.packet.as_ptr(), frame.ip().as_ptr());
+    let wire = Bytes::from(encode_from_agent(from_agent::Body::Report(Report {
+        window: 0,
+        captures: vec![capture],
+        ..Report::default()
+    })));
+    let Ok(from_agent::Body::Report(r)) = decode_from_agent(wire.clone(), 2) else {
+        panic!("a report")
+    };
+    let got = &r.captures[0].packet;
+    assert_eq!(&got[..], frame.ip());
+    assert!(wire.as_ptr_range().contains(&got.as_ptr()));
+    let wire = Bytes::from(releases(vec![release(0, 1500)]));
+    let Ok(to_agent::Body::Releases(r)) = decode_to_agent(wire.clone(), 1) else {
+        panic!("releases")
+    };
+    assert!(wire.as_ptr_range().contains(&r.releases[0].packet.as_ptr()));
+}
+
+#[test]
 fn releases_are_checked_against_the_scenario_and_the_bounds() {
     let ok = releases(vec![release(0, 20), release(2, 65535)]);
-    assert!(decode_to_agent(&ok, 3).is_ok());
+    assert!(decode_to_agent(&ok[..], 3).is_ok());
     assert_eq!(
-        err(decode_to_agent(&ok, 2)),
+        err(decode_to_agent(&ok[..], 2)),
         "Releases.releases[1].vehicle: vehicle 2, but the scenario has 2 vehicles"
     );
     assert_eq!(
         err(decode_to_agent(
-            &releases(vec![release(0, 20), release(0, 19)]),
+            &releases(vec![release(0, 20), release(0, 19)])[..],
             1
         )),
         "Releases.releases[1].packet: 19 bytes, expected 20 to 65535"
     );
     assert_eq!(
-        err(decode_to_agent(&releases(vec![release(0, 65536)]), 1)),
+        err(decode_to_agent(&releases(vec![release(0, 65536)])[..], 1)),
         "Releases.releases[0].packet: 65536 bytes, expected 20 to 65535"
     );
     assert_eq!(
-        err(decode_to_agent(&releases(vec![Release::default()]), 1)),
+        err(decode_to_agent(&releases(vec![Release::default()])[..], 1)),
         "Releases.releases[0].packet: 0 bytes, expected 20 to 65535"
     );
     assert_eq!(
-        err(decode_to_agent(&releases(vec![release(u32::MAX, 20)]), 0)),
+        err(decode_to_agent(
+            &releases(vec![release(u32::MAX, 20)])[..],
+            0
+        )),
         "Releases.releases[0].vehicle: vehicle 4294967295, but the scenario has 0 vehicles"
     );
     // MAX_ITEMS + 1 empty releases: two bytes each.
     let many = releases(vec![Release::default(); MAX_ITEMS + 1]);
     assert!(many.len() < MAX_FRAME_BYTES);
     assert_eq!(
-        err(decode_to_agent(&many, 1)),
+        err(decode_to_agent(&many[..], 1)),
         "Releases.releases: 1048577 entries, at most 1048576"
     );
 }
 
 #[test]
 fn a_message_without_a_body_is_refused() {
-    assert_eq!(err(decode_to_agent(&[], 1)), "ToAgent: no body");
-    assert_eq!(err(decode_from_agent(&[], 1)), "FromAgent: no body");
-    assert!(err(decode_to_agent(&[0x0a, 0x05], 1)).starts_with("not a valid ToAgent: "));
-    assert!(err(decode_from_agent(&[0x0a, 0x05], 1)).starts_with("not a valid FromAgent: "));
+    assert_eq!(err(decode_to_agent(&[][..], 1)), "ToAgent: no body");
+    assert_eq!(err(decode_from_agent(&[][..], 1)), "FromAgent: no body");
+    assert!(err(decode_to_agent(&[0x0a, 0x05][..], 1)).starts_with("not a valid ToAgent: "));
+    assert!(err(decode_from_agent(&[0x0a, 0x05][..], 1)).starts_with("not a valid FromAgent: "));
 }
 
 fn report(r: Report) -> Vec<u8> {
@@ -163,7 +198,7 @@ fn reports_are_checked_against_the_scenario_and_the_bounds() {
     let capture = |vehicle, len| Capture {
         vehicle,
         t_ns: 5,
-        packet: packet(len),
+        packet: packet(len).into(),
     };
     let ok = report(Report {
         window: 1,
@@ -173,12 +208,12 @@ fn reports_are_checked_against_the_scenario_and_the_bounds() {
         failed: vec![3],
         overflow: 4,
     });
-    assert!(decode_from_agent(&ok, 2).is_ok());
+    assert!(decode_from_agent(&ok[..], 2).is_ok());
     assert_eq!(
-        err(decode_from_agent(&ok, 1)),
+        err(decode_from_agent(&ok[..], 1)),
         "Report.captures[1].vehicle: vehicle 1, but the scenario has 1 vehicles"
     );
-    let bad = |r: Report| err(decode_from_agent(&report(r), 2));
+    let bad = |r: Report| err(decode_from_agent(&report(r)[..], 2));
     assert_eq!(
         bad(Report {
             captures: vec![capture(0, 1500), capture(1, 3)],
@@ -214,11 +249,11 @@ fn finished_is_checked_against_the_bounds() {
     let capture = |vehicle| Capture {
         vehicle,
         t_ns: 5,
-        packet: packet(40),
+        packet: packet(40).into(),
     };
     let bad = |f: Finished| {
         err(decode_from_agent(
-            &encode_from_agent(from_agent::Body::Finished(f)),
+            &encode_from_agent(from_agent::Body::Finished(f))[..],
             1,
         ))
     };
@@ -269,7 +304,7 @@ fn finished_is_checked_against_the_bounds() {
         &encode_from_agent(from_agent::Body::Finished(Finished {
             output: vec![output(&"é".repeat(64))],
             ..Finished::default()
-        })),
+        }))[..],
         1
     )
     .is_ok());
@@ -298,14 +333,14 @@ fn finished_is_checked_against_the_bounds() {
         reason: "x".repeat(MAX_TEXT_BYTES + 1),
     }));
     assert_eq!(
-        err(decode_from_agent(&failed, 2)),
+        err(decode_from_agent(&failed[..], 2)),
         "Failed.reason: 65537 bytes, at most 65536"
     );
     let abort = encode_to_agent(to_agent::Body::Abort(Abort {
         reason: "x".repeat(MAX_TEXT_BYTES + 1),
     }));
     assert_eq!(
-        err(decode_to_agent(&abort, 2)),
+        err(decode_to_agent(&abort[..], 2)),
         "Abort.reason: 65537 bytes, at most 65536"
     );
 }
@@ -335,7 +370,10 @@ fn every_body_round_trips() {
         }),
     ];
     for body in to {
-        assert_eq!(decode_to_agent(&encode_to_agent(body.clone()), 2), Ok(body));
+        assert_eq!(
+            decode_to_agent(&encode_to_agent(body.clone())[..], 2),
+            Ok(body)
+        );
     }
     let from: Vec<from_agent::Body> = vec![
         from_agent::Body::Report(Report {
@@ -343,7 +381,7 @@ fn every_body_round_trips() {
             captures: vec![Capture {
                 vehicle: 1,
                 t_ns: 123,
-                packet: packet(84),
+                packet: packet(84).into(),
             }],
             written: vec![1, u64::MAX],
             written_late_ns: vec![0, 7],
@@ -361,7 +399,7 @@ fn every_body_round_trips() {
             captures: vec![Capture {
                 vehicle: 1,
                 t_ns: 9,
-                packet: packet(60),
+                packet: packet(60).into(),
             }],
             written_late_ns: vec![11],
         }),
@@ -371,7 +409,7 @@ fn every_body_round_trips() {
     ];
     for body in from {
         assert_eq!(
-            decode_from_agent(&encode_from_agent(body.clone()), 2),
+            decode_from_agent(&encode_from_agent(body.clone())[..], 2),
             Ok(body)
         );
     }
@@ -388,7 +426,7 @@ fn mutated_messages_decode_or_say_why() {
             captures: vec![Capture {
                 vehicle: 1,
                 t_ns: 1,
-                packet: packet(30),
+                packet: packet(30).into(),
             }],
             ..Report::default()
         }),
@@ -402,11 +440,14 @@ fn mutated_messages_decode_or_say_why() {
             let mut bytes = seed.clone();
             crate::wire::mutate(&mut rng, &mut bytes, &[0x0a, 0x12, 0x1a, 0x80]);
             let _ = decode_hello(&bytes);
-            if let Ok(b) = decode_to_agent(&bytes, 2) {
-                assert_eq!(decode_to_agent(&encode_to_agent(b.clone()), 2), Ok(b));
+            if let Ok(b) = decode_to_agent(&bytes[..], 2) {
+                assert_eq!(decode_to_agent(&encode_to_agent(b.clone())[..], 2), Ok(b));
             }
-            if let Ok(b) = decode_from_agent(&bytes, 2) {
-                assert_eq!(decode_from_agent(&encode_from_agent(b.clone()), 2), Ok(b));
+            if let Ok(b) = decode_from_agent(&bytes[..], 2) {
+                assert_eq!(
+                    decode_from_agent(&encode_from_agent(b.clone())[..], 2),
+                    Ok(b)
+                );
             }
         }
     }

@@ -57,16 +57,16 @@ struct Outbox {
 impl Sink for Outbox {
     fn capture(&mut self, node: usize, frame: Frame, stamp: Stamp) {
         let t_ns = stamp.t_ns;
-        let packet = frame.ip();
-        if self.captures.len() >= self.limit || self.bytes + packet.len() > MAX_REPORT_BYTES {
+        let len = frame.ip().len();
+        if self.captures.len() >= self.limit || self.bytes + len > MAX_REPORT_BYTES {
             self.overflow += 1;
             return;
         }
-        self.bytes += packet.len();
+        self.bytes += len;
         self.captures.push(Capture {
             vehicle: node as u32,
             t_ns,
-            packet: packet.to_vec(),
+            packet: frame.ip_bytes(),
         });
     }
 
@@ -379,7 +379,8 @@ fn schedule_releases(ports: &Ports<Outbox>, k: u32, releases: Vec<Release>) -> a
             captured_ns: 0,
             node: r.vehicle as usize,
             t_ns: r.t_ns,
-            frame: crate::io::os::tun::frame_of(&r.packet),
+            // A view into the message (no copy), which it keeps until written in this window.
+            frame: Frame::plain(r.packet),
             corrupted: r.corrupted,
             emulation: Some(Default::default()),
             read: None,

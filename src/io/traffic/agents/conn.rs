@@ -7,6 +7,7 @@ use crate::wire::agent;
 use crate::wire::proto::agent::{from_agent, to_agent, Hello};
 use crate::wire::secure::{Channel, HandshakeError, OpenError, Secret};
 use anyhow::bail;
+use prost::bytes::Bytes;
 use prost::Message;
 use std::net::SocketAddr;
 use tokio::net::TcpStream;
@@ -139,14 +140,14 @@ impl Conn {
 
     /// The agent's next message (coordinator side).
     pub async fn recv_from_agent(&mut self) -> Result<from_agent::Body, RecvError> {
-        let body = self.conn.recv().await?;
-        Ok(agent::decode_from_agent(&body, self.vehicles)?)
+        let body = Bytes::from(self.conn.recv().await?);
+        Ok(agent::decode_from_agent(body, self.vehicles)?)
     }
 
     /// The coordinator's next message (agent side).
     pub async fn recv_to_agent(&mut self) -> Result<to_agent::Body, RecvError> {
-        let body = self.conn.recv().await?;
-        Ok(agent::decode_to_agent(&body, self.vehicles)?)
+        let body = Bytes::from(self.conn.recv().await?);
+        Ok(agent::decode_to_agent(body, self.vehicles)?)
     }
 }
 
