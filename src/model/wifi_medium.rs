@@ -30,8 +30,8 @@
 //!   sender wait as long, then try again with the next contention window, at most
 //!   [`RETRY_LIMIT`] attempts (then dropped, and the window starts again), or until
 //!   [`LIFETIME_NS`] after it was queued (then dropped after the attempt that failed, the
-//!   window as it is; one never sent by then leaves the queue at its station's next access,
-//!   `queue full`, as ns-3's MAC queue drops it). The ACK (or Block
+//!   window as it is, or at its station's next access if it waits then: given up if it was
+//!   sent before, else `queue full`, as ns-3's MAC queue drops it). The ACK (or Block
 //!   Ack) reaches the sender as a frame reaches a receiver — its preamble locked onto, its
 //!   SINR over what else is on the air — and one the sender loses counts as no answer: it
 //!   sends the frame again (or a Block Ack Request, whose Block Ack tells what the receiver
@@ -52,8 +52,10 @@
 //!   still unanswered [`LIFETIME_NS`] after it was queued is given up; when an unanswered
 //!   exchange leaves none of its frames to go again, the contention window starts again and
 //!   the sender forgets the receiver's SNR, as after a frame given up at the retry limit
-//!   (while some are left, frames given up cost neither). This is ns-3's
-//!   behaviour. A link's first A-MPDU waits for its Block Ack agreement: the sender's access
+//!   (while some are left, frames given up cost neither), and while other frames to that
+//!   receiver wait its next access still sends a Block Ack Request (at the lowest rate, and
+//!   again until one is answered) before they go. This is ns-3's behaviour. A link's first
+//!   A-MPDU waits for its Block Ack agreement: the sender's access
 //!   sends an ADDBA Request (at the lowest rate, acknowledged as a data frame is; the
 //!   receiver's ADDBA Response is not modelled), and one unanswered at the retry limit leaves
 //!   the frames going alone with their ACKs for [`ADDBA_FAILED_NS`] before it asks again, as
@@ -94,8 +96,9 @@ pub const CCA_NS: u64 = 4_000;
 /// [`Phy::detects`]'s −82 dBm).
 pub const PREAMBLE_SNR_DB: f64 = 4.0;
 
-/// How long a frame may wait for its receiver before its sender gives it up after an attempt
-/// that failed (ns-3's MAC queue `MaxDelay`, 802.11's transmit MSDU lifetime).
+/// How long a frame may wait for its receiver before its sender gives it up, after an attempt
+/// that failed or at its next access (ns-3's MAC queue `MaxDelay`, 802.11's transmit MSDU
+/// lifetime).
 pub const LIFETIME_NS: u64 = 500_000_000;
 
 /// How long a sender whose ADDBA Request went unanswered at the retry limit sends to that
@@ -205,7 +208,8 @@ struct Station<T> {
     idle_since: u64,
     exchange: Option<Exchange>,
     /// After an A-MPDU nobody answered: the Block Ack Request its next access sends first (the
-    /// receiver and the rate of the A-MPDU), and the frames that A-MPDU carried.
+    /// receiver and the rate of the A-MPDU), and the frames that A-MPDU carried (none, at the
+    /// lowest rate, after they were all given up while others to the receiver wait).
     bar: Option<(usize, Rate, Vec<u64>)>,
     /// When its last frame left the queue (the next one's service starts then or at its
     /// arrival).
@@ -512,15 +516,20 @@ impl<T: Clone> WifiMedium<T> {
         s == x || self.levels[s * self.n + x].is_some_and(|l| self.phy.detects(l))
     }
 
-    /// When `x`'s backoff ends and its head frame may go (None: nothing to send, or busy).
+    /// When `x`'s backoff ends and its head frame may go (None: nothing to send, or busy). A
+    /// Block Ack Request due goes even if the frames it asks about have all left the queue
+    /// (at the end of their lifetime), as ns-3 sends it.
     fn expiry(&self, x: usize) -> Option<u64> {
         let st = &self.stations[x];
-        let head = st.queue.front()?;
+        let arrival = match st.queue.front() {
+            Some(head) => head.arrival,
+            None => st.bar.as_ref().map(|_| 0)?,
+        };
         if st.sensed > 0 || st.exchange.is_some() {
             return None;
         }
         let counted = st.idle_since + self.phy.aifs_ns() + u64::from(st.backoff) * self.phy.slot_ns;
-        Some(counted.max(head.arrival))
+        Some(counted.max(arrival))
     }
 
     /// `x` senses the air turn busy at `t`: the backoff slots it counted are spent.
@@ -566,7 +575,7 @@ impl<T: Clone> WifiMedium<T> {
             && self
                 .stations
                 .iter()
-                .all(|s| s.queue.is_empty() && s.exchange.is_none());
+                .all(|s| s.queue.is_empty() && s.exchange.is_none() && s.bar.is_none());
     }
 
     /// A data PPDU on the air (or off it) with frames not yet decided.
@@ -848,12 +857,10 @@ impl<T: Clone> WifiMedium<T> {
                     continue;
                 };
                 st.head_since = t;
-                let service = t - q.arrival.max(head_since);
-                let r = q.frame.link_to(x);
-                let link = self.touch(x, r);
-                link.frames += 1;
-                link.service_ns += service;
                 if got {
+                    let link = self.touch(x, q.frame.link_to(x));
+                    link.frames += 1;
+                    link.service_ns += t - q.arrival.max(head_since);
                     continue;
                 }
                 // At the retry limit (not at the end of its lifetime, which ns-3's queue
@@ -861,41 +868,32 @@ impl<T: Clone> WifiMedium<T> {
                 let reached = exchange.block.is_none() && q.attempts >= RETRY_LIMIT;
                 at_limit |= reached;
                 if q.frame.unicast && reached {
-                    self.known[x * self.n + r] = Known::Forgotten;
+                    self.known[x * self.n + q.frame.link_to(x)] = Known::Forgotten;
                 }
-                // Given up by a sender that lost every answer to it, a frame its receiver
-                // has is delivered all the same.
-                if q.frame.unicast && self.has(x * self.n + r, q.seq) {
-                    continue;
-                }
-                self.touch(x, r).retry_limit += 1;
-                if q.frame.unicast {
-                    self.hand_up(x * self.n + r, q.seq, None, t, out);
-                }
-                for &r in &q.frame.receivers {
-                    out.push(Outcome {
-                        tag: q.frame.tag.clone(),
-                        receiver: r,
-                        result: Err(DropReason::RetryLimit),
-                    });
-                }
+                self.give_up(x, q, t, head_since, out);
             }
             let st = &mut self.stations[x];
             // An A-MPDU (or Block Ack Request) nobody answered: a Block Ack Request goes
             // first at the next access, while a frame it carried waits. If none waits (all
             // were given up at the end of their lifetime), the exchange has failed for good,
-            // as a frame sent alone at its retry limit.
+            // as a frame sent alone at its retry limit; while other frames to the receiver
+            // wait, the next access still sends a Block Ack Request (its receiver's window
+            // moves past the frames given up), at the lowest rate, again until one is
+            // answered, before they go (ns-3's MissedBlockAck).
             st.bar = None;
             if let (false, Some(to), Some(rate)) = (answered, exchange.to, exchange.block) {
                 let ids: Vec<u64> = (exchange.sent.iter())
                     .map(|s| s.0)
                     .filter(|id| st.queue.iter().any(|q| q.id == *id))
                     .collect();
-                if ids.is_empty() {
+                if !ids.is_empty() {
+                    self.stations[x].bar = Some((to, rate, ids));
+                } else {
                     at_limit = true;
                     self.known[x * self.n + to] = Known::Forgotten;
-                } else {
-                    self.stations[x].bar = Some((to, rate, ids));
+                    if self.waits_for(x, to) {
+                        self.stations[x].bar = Some((to, self.phy.rates()[0], ids));
+                    }
                 }
             }
             let st = &mut self.stations[x];
@@ -912,6 +910,11 @@ impl<T: Clone> WifiMedium<T> {
     /// behind a gap.
     fn has(&self, link: usize, seq: u64) -> bool {
         seq < self.expect[link] || self.held.get(&(link, seq)).is_some_and(Option::is_some)
+    }
+
+    /// Whether `x` has a unicast frame to `r` queued.
+    fn waits_for(&self, x: usize, r: usize) -> bool {
+        (self.stations[x].queue.iter()).any(|q| q.frame.unicast && q.frame.receivers[0] == r)
     }
 
     /// Whether `x` receives the answer (`bytes` at `rate`) `r` sent it, ending at `t`: as a
@@ -1055,13 +1058,22 @@ impl<T: Clone> WifiMedium<T> {
         let first = self.air.len();
         for x in 0..self.n {
             if let Some(e) = self.expiry(x).filter(|&e| e < t + CCA_NS) {
-                // What waited past its lifetime without being sent leaves the queue first;
-                // the access goes to what is left if its head had arrived by then.
-                if self.expire_unsent(x, e, out) && self.expiry(x) != Some(e) {
+                // What waited past its lifetime leaves the queue first (given up if it was
+                // sent before); the access goes to what is left if its head had arrived then.
+                if self.expire(x, e, out) && self.expiry(x) != Some(e) {
                     continue;
                 }
-                // A Block Ack Request first, or an ADDBA Request before the link's first
-                // A-MPDU, instead of data.
+                // A Block Ack Request first (one after frames given up only while others to
+                // its receiver wait), or an ADDBA Request before the link's first A-MPDU,
+                // instead of data.
+                if let Some((to, _, ids)) = &self.stations[x].bar {
+                    if ids.is_empty() && !self.waits_for(x, *to) {
+                        self.stations[x].bar = None;
+                        if self.expiry(x) != Some(e) {
+                            continue;
+                        }
+                    }
+                }
                 let lowest = self.phy.rates()[0];
                 let request = match &self.stations[x].bar {
                     Some((to, rate, _)) => Some((RequestKind::BlockAckRequest, *to, *rate)),
@@ -1141,16 +1153,18 @@ impl<T: Clone> WifiMedium<T> {
         }
     }
 
-    /// Drops from `x`'s queue at its access at `t` every frame never sent that has waited
+    /// Drops from `x`'s queue at its access at `t` every frame that has waited
     /// [`LIFETIME_NS`], as ns-3's MAC queue drops an expired MPDU when it looks for the next
-    /// one to send (the adapter counts such a drop as `queue full`, and so does this); true
+    /// one to send: one never sent leaves as `queue full` (as the adapter counts it), one sent
+    /// before is given up as after its last attempt (delivered if its receiver has it); true
     /// if any.
-    fn expire_unsent(&mut self, x: usize, t: u64, out: &mut Vec<Outcome<T>>) -> bool {
-        let expired = |q: &Queued<T>| !q.aired && q.arrival.saturating_add(LIFETIME_NS) <= t;
+    fn expire(&mut self, x: usize, t: u64, out: &mut Vec<Outcome<T>>) -> bool {
+        let expired = |q: &Queued<T>| q.arrival.saturating_add(LIFETIME_NS) <= t;
         if !self.stations[x].queue.iter().any(expired) {
             return false;
         }
         let st = &mut self.stations[x];
+        let head_since = st.head_since;
         if st.queue.front().is_some_and(expired) {
             st.head_since = t;
         }
@@ -1158,6 +1172,10 @@ impl<T: Clone> WifiMedium<T> {
             std::mem::take(&mut st.queue).into_iter().partition(expired);
         st.queue = kept;
         for q in gone {
+            if q.aired {
+                self.give_up(x, q, t, head_since, out);
+                continue;
+            }
             if q.frame.unicast {
                 self.hand_up(x * self.n + q.frame.receivers[0], q.seq, None, t, out);
             }
@@ -1170,6 +1188,37 @@ impl<T: Clone> WifiMedium<T> {
             }
         }
         true
+    }
+
+    /// `x` gives up its frame `q` at `t` after an attempt (its service counted from
+    /// `head_since`, when the frame before it left the queue): lost, unless its receiver has
+    /// it (the answers lost), then delivered.
+    fn give_up(
+        &mut self,
+        x: usize,
+        q: Queued<T>,
+        t: u64,
+        head_since: u64,
+        out: &mut Vec<Outcome<T>>,
+    ) {
+        let r = q.frame.link_to(x);
+        let link = self.touch(x, r);
+        link.frames += 1;
+        link.service_ns += t - q.arrival.max(head_since);
+        if q.frame.unicast && self.has(x * self.n + r, q.seq) {
+            return;
+        }
+        self.touch(x, r).retry_limit += 1;
+        if q.frame.unicast {
+            self.hand_up(x * self.n + r, q.seq, None, t, out);
+        }
+        for &r in &q.frame.receivers {
+            out.push(Outcome {
+                tag: q.frame.tag.clone(),
+                receiver: r,
+                result: Err(DropReason::RetryLimit),
+            });
+        }
     }
 
     /// The stations that lock onto `air[i]` as its preamble starts (see the module docs): the
@@ -1849,6 +1898,75 @@ mod tests {
         assert_eq!((l.attempts, l.airtime_ns), (sent + 20, airtime));
         assert_eq!(out.len(), 23);
         assert!(out.iter().all(|o| o.result.is_ok()), "{out:?}");
+    }
+
+    /// A frame sent before whose lifetime ends while it waits for its next attempt is given up
+    /// at its station's next access, not sent again, as ns-3's MAC queue drops an expired MPDU
+    /// before it sends the next one: frames queued at once to a link that loses every attempt
+    /// all end by their lifetime, and no attempt starts after it.
+    #[test]
+    fn a_frame_sent_before_is_not_sent_again_past_its_lifetime() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let mut m = pair(phy(), Some(-83.0), Some(-83.0));
+        let mut out = Vec::new();
+        for tag in 0..200 {
+            m.enqueue(0, frame(tag, 1, true), 0);
+        }
+        m.advance(LIFETIME_NS, &mut rng, &mut out);
+        let head = m.stations[0].queue.front().map(|q| (q.aired, q.attempts));
+        assert!(
+            head.is_some_and(|(aired, tries)| aired && tries < RETRY_LIMIT),
+            "{head:?}"
+        );
+        let attempts = m.link(0, 1).attempts;
+        m.advance(2 * LIFETIME_NS, &mut rng, &mut out);
+        let l = m.link(0, 1);
+        assert_eq!(l.attempts, attempts, "{l:?}");
+        assert_eq!(out.len(), 200);
+        let given_up = out
+            .iter()
+            .filter(|o| o.result == Err(DropReason::RetryLimit))
+            .count() as u64;
+        assert_eq!((l.frames, l.retry_limit), (given_up, given_up), "{l:?}");
+        assert_eq!(m.queued(0), 0);
+    }
+
+    /// Under 802.11n's Block Ack, once an unanswered exchange's frames have all been given up
+    /// at the end of their lifetime, the sender's next accesses send Block Ack Requests while
+    /// other frames to the receiver wait, and the data goes only after one is answered, as
+    /// ns-3 does: here the sender cannot hear the receiver's answers, so the frames queued
+    /// behind never go, until it can.
+    #[test]
+    fn frames_behind_ones_given_up_wait_for_an_answered_block_ack_request() {
+        let n = Phy::of(WifiStandard::N5);
+        let frame = |tag| Frame {
+            bytes: n.mpdu_bytes(1500),
+            rate: n.rates()[7],
+            ..frame(tag, 1, true)
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut m = pair(n, Some(-50.0), Some(-90.0));
+        m.agreements.fill(Agreement::Established);
+        let mut out = Vec::new();
+        (0..10).for_each(|tag| m.enqueue(0, frame(tag), 0));
+        (10..15).for_each(|tag| m.enqueue(0, frame(tag), 300_000_000));
+        m.advance(LIFETIME_NS + 200_000_000, &mut rng, &mut out);
+        // The first ten were received (and are delivered when given up); the five behind
+        // have not been on the air, a Block Ack Request at the lowest rate going instead.
+        let tags: Vec<u64> = out.iter().map(|o| o.tag).collect();
+        assert_eq!(tags, (0..10).collect::<Vec<_>>());
+        assert!(out.iter().all(|o| o.result.is_ok()), "{out:?}");
+        assert_eq!(m.link(0, 1).attempts, 10);
+        assert_eq!(m.queued(0), 5);
+        let bar = m.stations[0].bar.clone();
+        assert_eq!(bar, Some((1, n.rates()[0], Vec::new())));
+        // The answers heard: a Block Ack Request answered, then the five in one A-MPDU.
+        m.set_level(1, 0, Some(-50.0), -94.0);
+        m.advance(LIFETIME_NS + 220_000_000, &mut rng, &mut out);
+        assert_eq!(out.len(), 15);
+        assert!(out.iter().all(|o| o.result.is_ok()), "{out:?}");
+        let l = m.link(0, 1);
+        assert_eq!((l.attempts, l.retries, l.retry_limit), (15, 0, 0), "{l:?}");
     }
 
     /// Frames queued faster than a link that loses every attempt lets them go: each is sent
