@@ -657,6 +657,22 @@ mod tests {
     use crate::config::{Motion, Pose, Vehicle};
     use crate::wire::ip::IpRepr;
 
+    #[test]
+    fn a_frames_ip_bytes_share_its_storage() {
+        let frame = Frame {
+            data: [vec![0; 10], vec![0x45; 40]].concat().into(),
+            hdr_len: 10,
+        };
+        let ip = frame.ip_bytes();
+        assert_eq!(ip.as_ptr(), frame.ip().as_ptr());
+        assert_eq!(&ip[..], frame.ip());
+        // It keeps the frame's bytes after the frame is gone.
+        drop(frame);
+        assert_eq!(&ip[..], &[0x45; 40][..]);
+        let bare = Frame::plain(ip.clone());
+        assert_eq!((bare.ip().as_ptr(), bare.hdr_len), (ip.as_ptr(), 0));
+    }
+
     fn vehicle(name: &str, addrs: &[&str]) -> Vehicle {
         Vehicle {
             name: name.into(),

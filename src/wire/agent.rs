@@ -14,8 +14,8 @@ use prost::Message;
 use sha2::Sha256;
 
 /// The protocol's version, in [`Hello::version`] (1 had a handshake and sealing of its own;
-/// 2 runs over the secure channel).
-pub const VERSION: u32 = 2;
+/// 2 runs over the secure channel; 3 answers the Welcome once its programs settled).
+pub const VERSION: u32 = 3;
 /// The largest frame.
 pub const MAX_FRAME_BYTES: usize = 64 << 20;
 /// A scenario digest (SHA-256).
@@ -291,6 +291,7 @@ pub fn decode_from_agent(
             check_captures("Finished.captures", &f.captures, vehicles)?;
         }
         from_agent::Body::Failed(f) => check_text(|| "Failed.reason".to_owned(), &f.reason)?,
+        from_agent::Body::Settled(_) => {}
     }
     Ok(body)
 }

@@ -1329,3 +1329,40 @@ fn an_agent_with_a_wrong_key_is_refused_and_the_run_never_starts() {
     }
     run.assert_nothing_left(Duration::from_secs(10));
 }
+
+/// A program due at the start on a capture agent's machine that keeps a core busy for 0.5 s
+/// (then prints the wall time and sleeps): the agent waits for it to settle and says so, and the
+/// run opens window 0 only after that, as after its own programs. Without the wait the
+/// coordinator, which has no program of its own here, opens window 0 while the program is busy.
+#[test]
+fn window_0_opens_after_the_programs_on_the_agents_settled() {
+    let _serial = require_root();
+    let mut setup = long_setup("agf", 97, 10);
+    setup.duration_s = 1.0;
+    setup.programs = format!(
+        "  - {{name: busy-b1, vehicle: {}, command: [\"python3\", \"-c\", \"import time\\nt = time.monotonic()\\nwhile time.monotonic() - t < 0.5: pass\\nprint(repr(time.time()), flush=True)\\ntime.sleep(30)\"]}}\n",
+        setup.vehicle(2)
+    );
+    let mut run = Spread::start(&setup, [None, None]);
+    let status = run.wait_coordinator(Duration::from_secs(60));
+    assert!(status.success(), "the run failed: {status}\n{}", run.logs());
+    for (i, agent) in AGENTS.iter().enumerate() {
+        let s = run.wait_agent(i, Duration::from_secs(15));
+        assert!(s.success(), "agent {agent} ended with {s}\n{}", run.logs());
+    }
+    let out =
+        std::fs::read_to_string(run.out.join("programs/busy-b1.stdout.log")).unwrap_or_default();
+    let busy_until: f64 = out
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("the program's output {out:?}: {e}\n{}", run.logs()));
+    let started = run.summary()["started_unix_s"]
+        .as_f64()
+        .expect("started_unix_s");
+    assert!(
+        started > busy_until,
+        "window 0 opened at {started}, before the program on hostb was done at {busy_until}\n{}",
+        run.logs()
+    );
+    run.assert_nothing_left(Duration::from_secs(5));
+}

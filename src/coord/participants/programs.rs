@@ -5,10 +5,7 @@
 //! network removes their namespaces).
 
 use crate::coord::participant::{Ended, Finishing, Participant, RunEnd, WindowOpen, WindowView};
-use crate::io::programs::Programs;
-
-/// The longest the run waits before window 0 for the programs due at the start to settle.
-pub const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+use crate::io::programs::{Programs, SETTLE_LIMIT};
 
 /// How often (sim ns) the programs' metrics files are read.
 pub const METRICS_INTERVAL_NS: u64 = 50_000_000;

@@ -33,6 +33,9 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+/// The longest a run (and each capture agent) waits before window 0 for the programs due at
+/// the start to settle ([`Programs::settle`]).
+pub const SETTLE_LIMIT: Duration = Duration::from_secs(5);
 /// How often [`Programs::settle`] looks at the programs' processes.
 pub const SETTLE_POLL: Duration = Duration::from_millis(10);
 /// How many looks in a row must find none of them running for the programs to have settled.

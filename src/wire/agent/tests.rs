@@ -1,5 +1,7 @@
 use super::*;
-use crate::wire::proto::agent::{Abort, Failed, Finish, Finished, Open, Releases, Report, Welcome};
+use crate::wire::proto::agent::{
+    Abort, Failed, Finish, Finished, Open, Releases, Report, Settled, Welcome,
+};
 
 const NAME: &str = "hostb";
 
@@ -32,40 +34,40 @@ fn err<T: std::fmt::Debug>(r: Result<T, DecodeError>) -> String {
 
 #[test]
 fn hello_is_checked_field_by_field() {
-    let h = decode_hello(&hello("a-0_z", 32, 2)).unwrap();
+    let h = decode_hello(&hello("a-0_z", 32, VERSION)).unwrap();
     assert_eq!(h.agent, "a-0_z");
     assert_eq!(
-        err(decode_hello(&hello(NAME, 33, 2))),
+        err(decode_hello(&hello(NAME, 33, VERSION))),
         "Hello.scenario_digest: 33 bytes, expected 32"
     );
     assert_eq!(
-        err(decode_hello(&hello(NAME, 32, 1))),
-        "Hello.version: 1, expected 2"
+        err(decode_hello(&hello(NAME, 32, 2))),
+        "Hello.version: 2, expected 3"
     );
     assert_eq!(
-        err(decode_hello(&hello("", 32, 2))),
+        err(decode_hello(&hello("", 32, VERSION))),
         "Hello.agent: empty, expected 1 to 32 characters of a-z, 0-9, _ and -"
     );
     assert_eq!(
-        err(decode_hello(&hello(&"a".repeat(33), 32, 2))),
+        err(decode_hello(&hello(&"a".repeat(33), 32, VERSION))),
         "Hello.agent: 33 characters, at most 32"
     );
-    assert!(decode_hello(&hello(&"a".repeat(32), 32, 2)).is_ok());
+    assert!(decode_hello(&hello(&"a".repeat(32), 32, VERSION)).is_ok());
     assert_eq!(
-        err(decode_hello(&hello("Host", 32, 2))),
+        err(decode_hello(&hello("Host", 32, VERSION))),
         "Hello.agent: character 1 ('H') is not one of a-z, 0-9, _ and -"
     );
     assert_eq!(
-        err(decode_hello(&hello("ho st", 32, 2))),
+        err(decode_hello(&hello("ho st", 32, VERSION))),
         "Hello.agent: character 3 (' ') is not one of a-z, 0-9, _ and -"
     );
     assert_eq!(
-        err(decode_hello(&hello("hé\n", 32, 2))),
+        err(decode_hello(&hello("hé\n", 32, VERSION))),
         "Hello.agent: character 2 ('é') is not one of a-z, 0-9, _ and -"
     );
     assert!(err(decode_hello(&[0x0a, 0x05, b'a'])).starts_with("not a valid Hello: "));
     // Unknown fields (version 1's nonce among them) are skipped, within the Hello's bound.
-    let mut long = hello(NAME, 32, 2);
+    let mut long = hello(NAME, 32, VERSION);
     long.extend_from_slice(&[0x1a, 0x20]);
     long.extend_from_slice(&[1; 0x20]);
     long.extend_from_slice(&[0x2a, 0x40]);
@@ -103,19 +105,14 @@ fn releases(list: Vec<Release>) -> Vec<u8> {
 }
 
 #[test]
-fn packets_decoded_from_bytes_are_views_into_them_and_go_out_from_their_frames() {
-    use crate::net::traffic::Frame;
+fn packets_decoded_from_bytes_are_views_into_them() {
     use prost::bytes::Bytes;
-    let frame = Frame {
-        data: [vec![0; 10], packet(1500)].concat().into(),
-        hdr_len: 10,
-    };
+    let sent = Bytes::from(packet(1500));
     let capture = Capture {
         vehicle: 1,
         t_ns: 5,
-        packet: frame.ip_bytes(),
+        packet: sent.clone(),
     };
-    assert_eq!(capture.packet.as_ptr(), frame.ip().as_ptr());
     let wire = Bytes::from(encode_from_agent(from_agent::Body::Report(Report {
         window: 0,
         captures: vec![capture],
@@ -125,7 +122,7 @@ fn packets_decoded_from_bytes_are_views_into_them_and_go_out_from_their_frames()
         panic!("a report")
     };
     let got = &r.captures[0].packet;
-    assert_eq!(&got[..], frame.ip());
+    assert_eq!(got, &sent);
     assert!(wire.as_ptr_range().contains(&got.as_ptr()));
     let wire = Bytes::from(releases(vec![release(0, 1500)]));
     let Ok(to_agent::Body::Releases(r)) = decode_to_agent(wire.clone(), 1) else {
@@ -376,6 +373,10 @@ fn every_body_round_trips() {
         );
     }
     let from: Vec<from_agent::Body> = vec![
+        from_agent::Body::Settled(Settled {
+            waited_ms: 5000,
+            settled: false,
+        }),
         from_agent::Body::Report(Report {
             window: 9,
             captures: vec![Capture {
@@ -420,7 +421,7 @@ fn mutated_messages_decode_or_say_why() {
     use rand::SeedableRng;
     let mut rng = rand::rngs::StdRng::seed_from_u64(34);
     let seeds = [
-        hello(NAME, 32, 2),
+        hello(NAME, 32, VERSION),
         releases(vec![release(0, 40), release(1, 20)]),
         report(Report {
             captures: vec![Capture {

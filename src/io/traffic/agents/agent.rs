@@ -20,13 +20,13 @@ use super::conn::Conn;
 use super::key::scenario_digest;
 use crate::config::LoadedScenario;
 use crate::io::os::netns;
-use crate::io::programs::Programs;
+use crate::io::programs::{Programs, SETTLE_LIMIT};
 use crate::io::traffic::vehicle_tuns::{Ports, PortsConfig, Sink};
 use crate::net::addr::AddressBook;
 use crate::net::traffic::{Delivery, Frame, Stamp};
 use crate::wire::agent::{copy_id, MAX_FRAME_BYTES};
 use crate::wire::proto::agent::{
-    from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report,
+    from_agent, to_agent, Capture, Failed, Finished, Output, Release, Report, Settled,
 };
 use crate::wire::secure::Secret;
 use anyhow::{bail, Context};
@@ -247,13 +247,25 @@ async fn serve(
         };
         match msg {
             // Every agent joined and the run is about to start: the programs due at the start
-            // now, not inside window 0, where they would make this agent's first report late
-            // (the coordinator starts its own before window 0 too); never before every agent
-            // joined, since a run that never starts runs no program.
+            // now, not inside window 0, where they would make this agent's first report late,
+            // and waited for until they settle, which the coordinator waits for before it
+            // anchors window 0 (as for its own); never before every agent joined, since a run
+            // that never starts runs no program.
             to_agent::Body::Welcome(_) => {
-                if let Some(p) = programs.as_mut() {
-                    p.tick(0);
-                }
+                let (waited, settled) = match programs.as_mut() {
+                    Some(p) => {
+                        p.tick(0);
+                        tokio::task::block_in_place(|| p.settle(SETTLE_LIMIT))
+                    }
+                    None => (Duration::ZERO, true),
+                };
+                let settled = Settled {
+                    waited_ms: u32::try_from(waited.as_millis()).unwrap_or(u32::MAX),
+                    settled,
+                };
+                conn.send_from_agent(from_agent::Body::Settled(settled))
+                    .await
+                    .with_context(|| format!("network coordinator at {peer}"))?;
             }
             to_agent::Body::Open(o) => {
                 let report = {

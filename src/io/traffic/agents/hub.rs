@@ -8,6 +8,7 @@
 
 use super::conn::{Conn, RecvError};
 use crate::config::LoadedScenario;
+use crate::io::programs::SETTLE_LIMIT;
 use crate::io::traffic::{AgentNews, LiveNetwork};
 use crate::output::schema::ProgramRecord;
 use crate::wire::proto::agent::{from_agent, to_agent, Finish, Open, Releases};
@@ -215,9 +216,11 @@ impl AgentHub {
                 vehicles: vehicles_of(a),
             });
         }
+        let timeout = Duration::from_millis(cfg.timeout_ms);
+        settled(&mut agents, SETTLE_LIMIT + timeout).await?;
         Ok(Some(AgentHub {
             agents,
-            timeout: Duration::from_millis(cfg.timeout_ms),
+            timeout,
             logs: out_dir.map(|d| d.join("programs")),
             listener,
         }))
@@ -371,6 +374,12 @@ impl AgentHub {
                             f.reason
                         )
                     }
+                    Ok(Ok(other)) => bail!(
+                        "agent {} ({}) answered the end of the run with {}",
+                        a.name,
+                        a.conn.peer,
+                        body_name(&other)
+                    ),
                 };
             };
             a.apply(live, &AgentNews::finished(&f))?;
@@ -448,7 +457,42 @@ fn body_name(b: &from_agent::Body) -> &'static str {
         from_agent::Body::Report(_) => "a report",
         from_agent::Body::Finished(_) => "its end",
         from_agent::Body::Failed(_) => "a failure",
+        from_agent::Body::Settled(_) => "its programs settled",
     }
+}
+
+/// Waits (at most `wait`) for every agent to say that the programs due at the start on its
+/// machine settled, so that the run anchors window 0 after them, as after its own.
+async fn settled(agents: &mut [Joined], wait: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + wait;
+    let answers = futures_util::future::join_all(agents.iter_mut().map(|a| async move {
+        let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
+        (&*a, r)
+    }))
+    .await;
+    for (a, r) in answers {
+        let who = format!("agent {} ({})", a.name, a.conn.peer);
+        match r {
+            Err(_) => bail!(
+                "{who} did not say its programs started within {} ms",
+                wait.as_millis()
+            ),
+            Ok(Err(e)) => bail!("{who} {e} before window 0"),
+            Ok(Ok(from_agent::Body::Settled(s))) if s.settled => {
+                tracing::debug!("{who}: its programs settled in {} ms", s.waited_ms)
+            }
+            Ok(Ok(from_agent::Body::Settled(s))) => tracing::warn!(
+                "{who}: its programs were still busy {} ms after their start: window 0 opens \
+                 anyway, and its first windows may be late",
+                s.waited_ms
+            ),
+            Ok(Ok(from_agent::Body::Failed(f))) => {
+                bail!("{who} failed before window 0: {}", f.reason)
+            }
+            Ok(Ok(other)) => bail!("{who} answered the run's start with {}", body_name(&other)),
+        }
+    }
+    Ok(())
 }
 
 fn join_names(names: &[&String]) -> String {
