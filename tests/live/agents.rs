@@ -739,6 +739,21 @@ impl Spread {
     }
 
     /// Agent `i`'s exit status, waited for up to `within`.
+    /// Waits for the coordinator (at most 60 s) and then each agent (15 s) to end, each with
+    /// success.
+    fn assert_every_process_succeeds(&mut self) {
+        let status = self.wait_coordinator(Duration::from_secs(60));
+        assert!(
+            status.success(),
+            "the run failed: {status}\n{}",
+            self.logs()
+        );
+        for (i, agent) in AGENTS.iter().enumerate() {
+            let s = self.wait_agent(i, Duration::from_secs(15));
+            assert!(s.success(), "agent {agent} ended with {s}\n{}", self.logs());
+        }
+    }
+
     fn wait_agent(&mut self, i: usize, within: Duration) -> ExitStatus {
         let status = wait_child(self.agents[i].as_mut().unwrap(), within);
         self.agents[i] = None;
@@ -991,12 +1006,7 @@ fn iperf3_and_ros2_cross_the_rf_link_between_vehicles_on_different_hosts() {
     common::require_tools(&["iperf3", "tshark"], "scripts/setup --test");
     let setup = traffic_setup("aga", 91);
     let mut run = Spread::start(&setup, [None, None]);
-    let status = run.wait_coordinator(Duration::from_secs(60));
-    assert!(status.success(), "the run failed: {status}\n{}", run.logs());
-    for (i, agent) in AGENTS.iter().enumerate() {
-        let s = run.wait_agent(i, Duration::from_secs(15));
-        assert!(s.success(), "agent {agent} ended with {s}\n{}", run.logs());
-    }
+    run.assert_every_process_succeeds();
     assert_eq!(run.summary()["interrupted"], false);
     run.assert_ledgers_balance();
     assert_traffic(&setup, &run.out);
@@ -1344,12 +1354,7 @@ fn window_0_opens_after_the_programs_on_the_agents_settled() {
         setup.vehicle(2)
     );
     let mut run = Spread::start(&setup, [None, None]);
-    let status = run.wait_coordinator(Duration::from_secs(60));
-    assert!(status.success(), "the run failed: {status}\n{}", run.logs());
-    for (i, agent) in AGENTS.iter().enumerate() {
-        let s = run.wait_agent(i, Duration::from_secs(15));
-        assert!(s.success(), "agent {agent} ended with {s}\n{}", run.logs());
-    }
+    run.assert_every_process_succeeds();
     let out =
         std::fs::read_to_string(run.out.join("programs/busy-b1.stdout.log")).unwrap_or_default();
     let busy_until: f64 = out

@@ -242,12 +242,7 @@ impl AgentHub {
             send(a, open.clone(), deadline, k).await?;
         }
         let timeout = self.timeout;
-        let replies = futures_util::future::join_all(self.agents.iter_mut().map(|a| async move {
-            let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
-            (a, r)
-        }))
-        .await;
-        for (a, r) in replies {
+        for (a, r) in answers(&mut self.agents, deadline).await {
             let what = || -> String {
                 let held = live.held_by(a.index);
                 format!(
@@ -461,16 +456,25 @@ fn body_name(b: &from_agent::Body) -> &'static str {
     }
 }
 
-/// Waits (at most `wait`) for every agent to say that the programs due at the start on its
-/// machine settled, so that the run anchors window 0 after them, as after its own.
-async fn settled(agents: &mut [Joined], wait: Duration) -> anyhow::Result<()> {
-    let deadline = Instant::now() + wait;
-    let answers = futures_util::future::join_all(agents.iter_mut().map(|a| async move {
+/// Every agent's next message, received side by side until `deadline` (`Err`: none by then).
+async fn answers(
+    agents: &mut [Joined],
+    deadline: Instant,
+) -> Vec<(
+    &Joined,
+    Result<Result<from_agent::Body, RecvError>, tokio::time::error::Elapsed>,
+)> {
+    futures_util::future::join_all(agents.iter_mut().map(|a| async move {
         let r = tokio::time::timeout_at(deadline, a.conn.recv_from_agent()).await;
         (&*a, r)
     }))
-    .await;
-    for (a, r) in answers {
+    .await
+}
+
+/// Waits (at most `wait`) for every agent to say that the programs due at the start on its
+/// machine settled, so that the run anchors window 0 after them, as after its own.
+async fn settled(agents: &mut [Joined], wait: Duration) -> anyhow::Result<()> {
+    for (a, r) in answers(agents, Instant::now() + wait).await {
         let who = format!("agent {} ({})", a.name, a.conn.peer);
         match r {
             Err(_) => bail!(
