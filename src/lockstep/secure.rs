@@ -54,7 +54,6 @@ pub struct SecureConn {
     reader: FramedRead<OwnedReadHalf, LengthDelimitedCodec>,
     writer: OwnedWriteHalf,
     session: Session,
-    out: Vec<u8>,
     /// The other end's address.
     pub peer: SocketAddr,
 }
@@ -129,22 +128,15 @@ impl SecureConn {
             reader: FramedRead::new(read, codec),
             writer,
             session,
-            out: Vec::new(),
             peer,
         })
     }
 
     /// Sends one frame (at most the session's bound).
     pub async fn send(&mut self, frame: &[u8]) -> std::io::Result<()> {
-        self.out.clear();
-        self.session
-            .seal(frame, &mut self.out)
+        let records = (self.session.seal(frame))
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        self.writer.write_all(&self.out).await?;
-        if self.out.capacity() > 4 * MAX_RECORD_BYTES {
-            self.out = Vec::new();
-        }
-        Ok(())
+        self.writer.write_all(records).await
     }
 
     /// The peer's next frame.

@@ -40,13 +40,16 @@ pub struct Frame {
     pub hdr_len: usize,
 }
 
-/// A frame's bytes, shared by its copies: its own allocation (copied from a slice), or held
+/// A frame's bytes, shared by its copies: its own allocation (copied from a slice), held
 /// behind a handle — the vector it was built in, taken as it is, or a burst lent by the buffer
-/// it was read into (`io::os::tun::Reader`), which gets it back when the last copy is dropped.
+/// it was read into (`io::os::tun::Reader`), which gets it back when the last copy is dropped —
+/// or a view into a message that carried it with others ([`Frame::compact`] gives it bytes of
+/// its own when it is kept for long, so that it does not keep the whole message).
 #[derive(Clone)]
 pub enum FrameData {
     Own(Arc<[u8]>),
     Held(Arc<dyn AsRef<[u8]> + Send + Sync>),
+    View(Bytes),
 }
 
 impl std::ops::Deref for FrameData {
@@ -55,6 +58,7 @@ impl std::ops::Deref for FrameData {
         match self {
             FrameData::Own(b) => b,
             FrameData::Held(b) => (**b).as_ref(),
+            FrameData::View(b) => b,
         }
     }
 }
@@ -81,7 +85,7 @@ impl From<Vec<u8>> for FrameData {
 impl From<Bytes> for FrameData {
     /// Without copying the bytes: a packet decoded from a message stays in the message's.
     fn from(bytes: Bytes) -> FrameData {
-        FrameData::Held(Arc::new(bytes))
+        FrameData::View(bytes)
     }
 }
 
@@ -98,8 +102,19 @@ impl Frame {
         self.data.get(self.hdr_len..).unwrap_or(&[])
     }
 
+    /// A view into a message ([`FrameData::View`]) becomes bytes of its own; other frames stay
+    /// as they are.
+    pub fn compact(&mut self) {
+        if let FrameData::View(b) = &self.data {
+            self.data = FrameData::Own(Arc::from(&b[..]));
+        }
+    }
+
     /// The IP packet as [`Bytes`] that share this frame's (no copy), for a message carrying it.
     pub fn ip_bytes(&self) -> Bytes {
+        if let FrameData::View(b) = &self.data {
+            return b.slice(self.hdr_len.min(b.len())..);
+        }
         struct Ip(Frame);
         impl AsRef<[u8]> for Ip {
             fn as_ref(&self) -> &[u8] {
@@ -461,12 +476,15 @@ impl Engine {
             }
         }
         let max = self.cfg.max_hold_windows;
-        let mut expired: Vec<u32> = self
-            .held
-            .iter()
-            .filter(|(_, h)| k.saturating_sub(h.window) + 1 >= max)
-            .map(|(&id, _)| id)
-            .collect();
+        let mut expired = Vec::new();
+        for (&id, h) in &mut self.held {
+            if k.saturating_sub(h.window) + 1 >= max {
+                expired.push(id);
+            } else {
+                // Kept past its first END: no longer a view into the message it came in.
+                h.frame.compact();
+            }
+        }
         // In id order, so that the record's copy ends do not follow the hash map's order.
         expired.sort_unstable();
         for id in expired {
@@ -671,6 +689,41 @@ mod tests {
         assert_eq!(&ip[..], &[0x45; 40][..]);
         let bare = Frame::plain(ip.clone());
         assert_eq!((bare.ip().as_ptr(), bare.hdr_len), (ip.as_ptr(), 0));
+    }
+
+    #[test]
+    fn a_view_into_a_message_is_given_bytes_of_its_own_once_kept_past_its_first_end() {
+        let ip = udp("10.0.0.1", "10.0.0.2", 100).ip().to_vec();
+        // A message carrying two packets, each captured as a view into it.
+        let message = Bytes::from([ip.clone(), ip.clone()].concat());
+        let mut e = engine(16, true);
+        e.capture(0, Frame::plain(message.slice(..ip.len())), 1_000);
+        e.capture(0, Frame::plain(message.slice(ip.len()..)), 2_000);
+        let mut begin = NetworkUpdate::default();
+        e.fill_begin(1, &mut begin);
+        assert!(!message.is_unique());
+        // The END releasing the begin's entry `i` only.
+        let only = |i: usize, k: u32| {
+            let all = pass_through(&begin, k);
+            NetworkUpdate {
+                clear_pkt_id: vec![all.clear_pkt_id[i]],
+                clear_src_ip: vec![all.clear_src_ip[i]],
+                clear_dst_ip: vec![all.clear_dst_ip[i]],
+                rx_ip: vec![all.rx_ip[i]],
+                ber: vec![0.0],
+                ..all
+            }
+        };
+        // The first is released at window 1's END and is still a view; the second stays with
+        // the simulator and is not.
+        let out = e.apply_end(1, &view(&only(0, 1)));
+        assert_eq!((out.len(), e.held_copies()), (1, 1));
+        assert_eq!(out[0].frame.ip_bytes().as_ptr(), message.as_ptr());
+        drop(out);
+        assert!(message.is_unique());
+        let out = e.apply_end(2, &view(&only(1, 2)));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].frame.ip(), &ip[..]);
     }
 
     fn vehicle(name: &str, addrs: &[&str]) -> Vehicle {

@@ -3,7 +3,9 @@
 //! [`Record::read_with`] hands its packets over one by one.
 //!
 //! MCAP with JSON messages: each topic is one channel with a `jsonschema` schema derived from
-//! its type, chunks are zstd-compressed, every message's log and publish time is its sim time.
+//! its type, chunks are zstd-compressed on the writing thread itself (a run's record has a
+//! thread of its own already; zstd's worker threads would take a lock for each of the small
+//! writes a message is made of), every message's log and publish time is its sim time.
 //! A record is read front to back, one MCAP record at a time (so what is held is the largest
 //! chunk, not the file), and accepted cut short (a run killed before it could finish the file):
 //! it reads every complete record. Before the `mcap` crate parses a record, every length field
@@ -87,6 +89,7 @@ impl RecordWriter {
             .profile("")
             .library(concat!("netsim_cosim ", env!("CARGO_PKG_VERSION")))
             .compression(Some(mcap::Compression::Zstd))
+            .compression_threads(0)
             .create(BufWriter::with_capacity(1 << 20, file))
             .map_err(|source| RecordError::Mcap {
                 path: path.to_path_buf(),

@@ -304,12 +304,34 @@ pub fn copy_id(pkt_id: u32, vehicle: usize) -> u64 {
 
 /// The bytes of a coordinator's message.
 pub fn encode_to_agent(body: to_agent::Body) -> Vec<u8> {
-    ToAgent { body: Some(body) }.encode_to_vec()
+    let mut out = Vec::new();
+    encode_to_agent_in(body, &mut out);
+    out
 }
 
 /// The bytes of an agent's message.
 pub fn encode_from_agent(body: from_agent::Body) -> Vec<u8> {
-    FromAgent { body: Some(body) }.encode_to_vec()
+    let mut out = Vec::new();
+    encode_from_agent_in(body, &mut out);
+    out
+}
+
+/// The bytes of a coordinator's message in place of `out`'s (a buffer kept between messages).
+pub fn encode_to_agent_in(body: to_agent::Body, out: &mut Vec<u8>) {
+    encode_in(&ToAgent { body: Some(body) }, out);
+}
+
+/// The bytes of an agent's message in place of `out`'s.
+pub fn encode_from_agent_in(body: from_agent::Body, out: &mut Vec<u8>) {
+    encode_in(&FromAgent { body: Some(body) }, out);
+}
+
+fn encode_in(message: &impl Message, out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(message.encoded_len());
+    message
+        .encode(out)
+        .expect("a vector grows to what it is given");
 }
 
 #[cfg(test)]

@@ -355,7 +355,7 @@ impl Reassembly {
                         max: self.max_frame,
                     })?;
                 bytes = rest;
-                // Reserved up to what one record can carry; more as records come.
+                // Reserved up to what one record can carry; the rest once the next comes.
                 self.frame = Vec::with_capacity(n.min(RECORD_PLAINTEXT));
                 self.stated = Some(n);
                 n
@@ -374,6 +374,39 @@ impl Reassembly {
         self.stated = None;
         Ok(Some(std::mem::take(&mut self.frame)))
     }
+
+    /// Inside a frame: room for `n` more of its bytes at its end, where it is (`None` between
+    /// frames, where a record starts with the frame's length).
+    fn tail(&mut self, n: usize) -> Result<Option<(usize, &mut [u8])>, OpenError> {
+        let Some(stated) = self.stated else {
+            return Ok(None);
+        };
+        let at = self.frame.len();
+        let room = stated - at;
+        if n > room {
+            return Err(OpenError::Overrun { extra: n - room });
+        }
+        // The frame's first record has opened: its peer is known, the whole frame reserved.
+        self.frame.reserve_exact(stated - at);
+        self.frame.resize(at + n, 0);
+        Ok(Some((at, &mut self.frame[at..])))
+    }
+
+    /// The room [`Self::tail`] gave at `at` holds `written` bytes (or nothing, on an error):
+    /// the whole frame once its last bytes are in.
+    fn filled(
+        &mut self,
+        at: usize,
+        written: Result<usize, OpenError>,
+    ) -> Result<Option<Vec<u8>>, OpenError> {
+        let n = written.inspect_err(|_| self.frame.truncate(at))?;
+        self.frame.truncate(at + n);
+        if self.stated.is_some_and(|stated| self.frame.len() < stated) {
+            return Ok(None);
+        }
+        self.stated = None;
+        Ok(Some(std::mem::take(&mut self.frame)))
+    }
 }
 
 /// One end of a channel after its handshake: seals this end's frames into records and opens
@@ -382,8 +415,16 @@ pub struct Session {
     transport: snow::TransportState,
     reassembly: Reassembly,
     max_frame: usize,
+    /// A record's plaintext: the one just opened, or the first of a frame being sealed.
     buf: Vec<u8>,
+    /// The records of the frame sealed last ([`Session::seal`] hands them out from here, so a
+    /// frame's records are written once, in place); kept at its size, up to [`SEALED_KEPT`].
+    sealed: Vec<u8>,
 }
+
+/// Bytes of sealed records a [`Session`] keeps between frames (more, after a longer frame,
+/// are given back at the next).
+const SEALED_KEPT: usize = 4 << 20;
 
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -401,34 +442,35 @@ impl Session {
             reassembly: Reassembly::new(max_frame),
             max_frame,
             buf: vec![0u8; MAX_RECORD_BYTES],
+            sealed: Vec::new(),
         })
     }
 
-    /// `frame` as records, each with its 2-byte length, appended to `out`.
-    pub fn seal(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), OpenError> {
+    /// `frame` as records, each behind its 2-byte length: the bytes to send, valid until the
+    /// next call.
+    pub fn seal(&mut self, frame: &[u8]) -> Result<&[u8], OpenError> {
         if frame.len() > self.max_frame || u32::try_from(frame.len()).is_err() {
             return Err(OpenError::TooLong(frame.len()));
         }
-        let len = (frame.len() as u32).to_be_bytes();
-        let first = frame.len().min(RECORD_PLAINTEXT - FRAME_LENGTH_BYTES);
-        let mut plain = Vec::with_capacity(FRAME_LENGTH_BYTES + first);
-        plain.extend_from_slice(&len);
-        plain.extend_from_slice(&frame[..first]);
-        self.record(&plain, out)?;
-        for chunk in frame[first..].chunks(RECORD_PLAINTEXT) {
-            self.record(chunk, out)?;
+        let plain = FRAME_LENGTH_BYTES + frame.len();
+        let records = plain.div_ceil(RECORD_PLAINTEXT);
+        let need = plain + records * (RECORD_LENGTH_BYTES + TAG_BYTES);
+        if self.sealed.len() > need.max(SEALED_KEPT) {
+            self.sealed.truncate(need.max(SEALED_KEPT));
+            self.sealed.shrink_to_fit();
         }
-        Ok(())
-    }
-
-    fn record(&mut self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), OpenError> {
-        let n = self
-            .transport
-            .write_message(plain, &mut self.buf)
-            .map_err(|_| OpenError::TooLong(plain.len()))?;
-        out.extend_from_slice(&(n as u16).to_be_bytes());
-        out.extend_from_slice(&self.buf[..n]);
-        Ok(())
+        if self.sealed.len() < need {
+            self.sealed.resize(need, 0);
+        }
+        let first = frame.len().min(RECORD_PLAINTEXT - FRAME_LENGTH_BYTES);
+        let head = FRAME_LENGTH_BYTES + first;
+        self.buf[..FRAME_LENGTH_BYTES].copy_from_slice(&(frame.len() as u32).to_be_bytes());
+        self.buf[FRAME_LENGTH_BYTES..head].copy_from_slice(&frame[..first]);
+        let mut at = record(&mut self.transport, &self.buf[..head], &mut self.sealed)?;
+        for chunk in frame[first..].chunks(RECORD_PLAINTEXT) {
+            at += record(&mut self.transport, chunk, &mut self.sealed[at..])?;
+        }
+        Ok(&self.sealed[..at])
     }
 
     /// One record from the peer (its length field taken off): a whole frame once its last
@@ -437,6 +479,14 @@ impl Session {
         if record.len() > MAX_RECORD_BYTES {
             return Err(OpenError::Record(record.len()));
         }
+        // A record inside a frame opens straight into the frame.
+        let plain = record.len().saturating_sub(TAG_BYTES);
+        if let Some((at, tail)) = self.reassembly.tail(plain)? {
+            let n = self.transport.read_message(record, tail);
+            return self
+                .reassembly
+                .filled(at, n.map_err(|_| OpenError::Authentication));
+        }
         let n = self
             .transport
             .read_message(record, &mut self.buf)
@@ -444,6 +494,22 @@ impl Session {
         let (reassembly, buf) = (&mut self.reassembly, &self.buf);
         reassembly.push(&buf[..n])
     }
+}
+
+/// `plain` sealed as one record at the start of `out`, behind its length: how many bytes it took.
+fn record(
+    transport: &mut snow::TransportState,
+    plain: &[u8],
+    out: &mut [u8],
+) -> Result<usize, OpenError> {
+    let (len, rest) = out
+        .split_first_chunk_mut::<RECORD_LENGTH_BYTES>()
+        .ok_or(OpenError::TooLong(plain.len()))?;
+    let n = transport
+        .write_message(plain, rest)
+        .map_err(|_| OpenError::TooLong(plain.len()))?;
+    *len = (n as u16).to_be_bytes();
+    Ok(RECORD_LENGTH_BYTES + n)
 }
 
 #[cfg(test)]
@@ -530,21 +596,17 @@ mod tests {
         for size in [0, 1, 65_000, 65_515, 65_516, 200_000, MAX] {
             let frame: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
             let mut out = Vec::new();
-            a.seal(&frame, &mut out).unwrap();
+            out.extend_from_slice(a.seal(&frame).unwrap());
             // No byte of the frame in the clear.
             if size >= 64 {
                 assert!(!out.windows(32).any(|w| w == &frame[..32]));
             }
             assert_eq!(open_all(&mut b, &out).unwrap(), vec![frame.clone()]);
             let mut back = Vec::new();
-            b.seal(&frame, &mut back).unwrap();
+            back.extend_from_slice(b.seal(&frame).unwrap());
             assert_eq!(open_all(&mut a, &back).unwrap(), vec![frame]);
         }
-        let mut out = Vec::new();
-        assert_eq!(
-            a.seal(&vec![0; MAX + 1], &mut out),
-            Err(OpenError::TooLong(MAX + 1))
-        );
+        assert_eq!(a.seal(&vec![0; MAX + 1]), Err(OpenError::TooLong(MAX + 1)));
     }
 
     #[test]
@@ -597,12 +659,39 @@ mod tests {
     }
 
     #[test]
+    fn a_record_altered_inside_a_frame_fails_to_open() {
+        let (mut a, mut b) = pair(Channel::Agents);
+        let frame: Vec<u8> = (0..150_000).map(|i| (i % 241) as u8).collect();
+        let mut r = records(a.seal(&frame).unwrap());
+        assert_eq!(r.len(), 3);
+        r[1][100] ^= 1;
+        assert_eq!(b.open(&r[0]), Ok(None));
+        assert_eq!(b.open(&r[1]), Err(OpenError::Authentication));
+    }
+
+    #[test]
+    fn the_records_of_a_long_frame_are_given_back_at_the_next() {
+        let secret = Secret::from_bytes([5; 32]);
+        let max = 3 * SEALED_KEPT;
+        let (initiating, hello) = initiate(&secret, Channel::Agents, Suite::preferred()).unwrap();
+        let magic = hello[..4].try_into().unwrap();
+        let (mut b, answer) = respond(&secret, Channel::Agents, magic, &hello[4..], max).unwrap();
+        let mut a = initiating.finish(&answer, max).unwrap();
+        for size in [2 * SEALED_KEPT, 100, SEALED_KEPT, 0] {
+            let frame: Vec<u8> = (0..size).map(|i| (i % 253) as u8).collect();
+            let out = a.seal(&frame).unwrap().to_vec();
+            assert!(a.sealed.len() <= SEALED_KEPT.max(out.len()), "{size}");
+            assert_eq!(open_all(&mut b, &out).unwrap(), vec![frame]);
+        }
+    }
+
+    #[test]
     fn a_record_altered_replayed_reordered_or_dropped_fails_to_open() {
         let (mut a, mut b) = pair(Channel::Windows);
         let mut sealed = Vec::new();
         for i in 0..3u8 {
             let mut out = Vec::new();
-            a.seal(&[i; 100], &mut out).unwrap();
+            out.extend_from_slice(a.seal(&[i; 100]).unwrap());
             sealed.push(records(&out).remove(0));
         }
         // Altered: one bit of the ciphertext, or of the tag; or sealed in another session.
@@ -614,7 +703,7 @@ mod tests {
         assert_eq!(b.open(&tag), Err(OpenError::Authentication));
         let (mut c, _) = pair(Channel::Windows);
         let mut other = Vec::new();
-        c.seal(&[0; 100], &mut other).unwrap();
+        other.extend_from_slice(c.seal(&[0; 100]).unwrap());
         assert_eq!(b.open(&records(&other)[0]), Err(OpenError::Authentication));
         // The genuine first record still opens (a refused record changed nothing) ...
         assert_eq!(b.open(&sealed[0]), Ok(Some(vec![0; 100])));

@@ -387,11 +387,10 @@ impl LiveNetwork {
                 lag_ns: st.clock.capture_lag_ns(c.t_ns),
                 read: None,
             };
-            // Copied out of the report: a packet the simulator holds for long would keep the
-            // whole report's buffer.
+            // A view into the report, until the engine keeps it past its first END.
             st.sink.engine.capture_stamped(
                 c.vehicle as usize,
-                Frame::plain(c.packet.to_vec()),
+                Frame::plain(c.packet.clone()),
                 stamp,
             );
         }

@@ -22,7 +22,12 @@ pub struct Conn {
     pub peer: SocketAddr,
     /// The scenario's vehicle count (for the decoding checks).
     vehicles: usize,
+    /// The message being sent (kept between messages, up to [`OUT_KEPT`] bytes of room).
+    out: Vec<u8>,
 }
+
+/// Room for an outgoing message a connection keeps between messages.
+const OUT_KEPT: usize = 4 << 20;
 
 /// Why a message could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +87,7 @@ impl Conn {
             conn,
             peer,
             vehicles,
+            out: Vec::new(),
         })
     }
 
@@ -124,18 +130,31 @@ impl Conn {
                 conn,
                 peer,
                 vehicles,
+                out: Vec::new(),
             },
         ))
     }
 
     /// Coordinator → agent.
     pub async fn send_to_agent(&mut self, body: to_agent::Body) -> std::io::Result<()> {
-        self.conn.send(&agent::encode_to_agent(body)).await
+        agent::encode_to_agent_in(body, &mut self.out);
+        self.send_out().await
     }
 
     /// Agent → coordinator.
     pub async fn send_from_agent(&mut self, body: from_agent::Body) -> std::io::Result<()> {
-        self.conn.send(&agent::encode_from_agent(body)).await
+        agent::encode_from_agent_in(body, &mut self.out);
+        self.send_out().await
+    }
+
+    /// Sends the message in `out`, which keeps its room for the next unless it grew past
+    /// [`OUT_KEPT`].
+    async fn send_out(&mut self) -> std::io::Result<()> {
+        let sent = self.conn.send(&self.out).await;
+        if self.out.capacity() > OUT_KEPT {
+            self.out = Vec::new();
+        }
+        sent
     }
 
     /// The agent's next message (coordinator side).
