@@ -16,10 +16,11 @@ use crate::model::fate::{DropReason, Fate};
 use crate::wire::ip::IpPacket;
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
+use foldhash::HashMap;
 use prost::bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -205,7 +206,7 @@ impl Engine {
             book,
             cfg,
             queue: VecDeque::new(),
-            held: HashMap::new(),
+            held: HashMap::default(),
             next_id: 1,
             rng,
             ledger: Ledger::default(),

@@ -93,12 +93,13 @@ use crate::sim::streams;
 use crate::wire::channel::{Channel, ChannelView, Decoded};
 use crate::wire::proto::{rosnetsim::network_update::MsgType, LinkState, NetworkUpdate};
 use crate::wire::update::Packet;
+use foldhash::HashMap;
 use prost::bytes::Bytes;
 use prost::Message;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use smallvec::SmallVec;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
@@ -363,7 +364,7 @@ impl NetworkSim {
                 ipv4: v.addresses.iter().find_map(|a| ipv4_of(a)).unwrap_or(0),
             })
             .collect();
-        let mut ip_to_node = HashMap::new();
+        let mut ip_to_node = HashMap::default();
         for (i, v) in s.vehicles.iter().enumerate() {
             for a in &v.addresses {
                 if let Some(ip) = ipv4_of(a) {
@@ -465,7 +466,7 @@ impl NetworkSim {
             queue_packets: queue_packets.max(1),
             errors,
             seed,
-            losses: HashMap::new(),
+            losses: HashMap::default(),
             waiting: vec![VecDeque::new(); n],
             busy_until: vec![0; n],
             medium: Medium::new(n),

@@ -26,7 +26,7 @@ use crate::wire::proto::agent::{Capture as AgentCapture, Finished, Release, Repo
 use crate::wire::proto::NetworkUpdate;
 use crate::wire::update::NetworkView;
 use anyhow::Context;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
@@ -166,7 +166,7 @@ impl LiveNetwork {
             flows,
             outbox: vec![Vec::new(); agents.len()],
             agent_of: agent_of.clone(),
-            at_agents: HashMap::new(),
+            at_agents: HashMap::default(),
             agent_limit: release_limit,
         };
         let offload = s.network.offload;
