@@ -368,11 +368,16 @@ impl Reassembly {
             });
         }
         self.frame.extend_from_slice(bytes);
-        if self.frame.len() < stated {
-            return Ok(None);
+        Ok(self.complete())
+    }
+
+    /// The frame, once all its stated bytes are in (and the next record starts another).
+    fn complete(&mut self) -> Option<Vec<u8>> {
+        if self.stated.is_some_and(|stated| self.frame.len() < stated) {
+            return None;
         }
         self.stated = None;
-        Ok(Some(std::mem::take(&mut self.frame)))
+        Some(std::mem::take(&mut self.frame))
     }
 
     /// Inside a frame: room for `n` more of its bytes at its end, where it is (`None` between
@@ -401,11 +406,7 @@ impl Reassembly {
     ) -> Result<Option<Vec<u8>>, OpenError> {
         let n = written.inspect_err(|_| self.frame.truncate(at))?;
         self.frame.truncate(at + n);
-        if self.stated.is_some_and(|stated| self.frame.len() < stated) {
-            return Ok(None);
-        }
-        self.stated = None;
-        Ok(Some(std::mem::take(&mut self.frame)))
+        Ok(self.complete())
     }
 }
 
