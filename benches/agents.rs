@@ -8,7 +8,8 @@
 //!    the receiving program saw (p50/p99, wall clock, from the send stamps of the traffic
 //!    program of `benches/common/traffic.rs`, here every 9.7 ms each way for 5 s: a period no window
 //!    divides, so the sends fall at every phase of the windows), then iperf3
-//!    TCP for 5 s (as `benches/tun.rs` measures it), and the ratio agents / one host.
+//!    TCP for 5 s (as `benches/tun.rs` measures it, its link's transmitter holding as many
+//!    packets waiting), and the ratio agents / one host.
 //! 2. **Vehicles per agent**: the scale benchmark's DDS-like traffic (its traffic program, a
 //!    multicast heartbeat and a unicast to the neighbour every 100 ms per vehicle) with N
 //!    vehicles on each of two agents (the vehicles alternate between them, so every unicast
@@ -58,20 +59,21 @@ fn list(var: &str, default: &str) -> Vec<f64> {
 }
 
 /// A scenario's common part: real time, ideal links, TUN capture, the agents on `port`.
-/// `tcp`: deep holds for a TCP flow, as `benches/tun.rs` sets them.
+/// `tcp`: deep holds and a transmitter queue for a TCP flow, as `benches/tun.rs` sets them.
 fn header(name: &str, w: f64, duration: f64, port: u16, key: &Path, tcp: bool) -> String {
     format!(
         "name: {name}\nwindow_ms: {w}\nduration_s: {duration}\nseed: 1\nreal_time_factor: 1\n\
          world:\n  origin: {{lat_deg: 41.5, lon_deg: -70.6}}\n  \
          terrain: {{kind: procedural, size_m: [2048, 2048], cell_size_m: 2, base_height_m: -80}}\n\
          simulators: {{channel_interval_ms: {c}}}\n\
-         links:\n  default: {{model: ideal, rate_bps: {rate}, delay_ms: 0}}\n\
+         links:\n  default: {{model: ideal, rate_bps: {rate}, delay_ms: 0}}\n{queue}\
          network:\n  capture: tun\n  queue_limit: 65536\n{hold}  \
          agents: {{bind: \"127.0.0.1:{port}\", key_file: {key}, timeout_ms: 2000, join_timeout_s: 60}}\n",
         c = w.max(10.0),
         key = key.display(),
         rate = if tcp { "1.0e11" } else { "1.0e8" },
-        hold = if tcp { "  max_hold_windows: 1000\n" } else { "" }
+        hold = if tcp { "  max_hold_windows: 1000\n" } else { "" },
+        queue = if tcp { "  queue_packets: 1000\n" } else { "" }
     )
 }
 
