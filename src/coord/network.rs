@@ -7,7 +7,7 @@ use crate::clock::Schedule;
 use crate::io::traffic::agents::hub::AgentHub;
 use crate::io::traffic::LiveNetwork;
 use crate::lockstep::{
-    protocol::{expect_network, WindowCounter},
+    protocol::{expect_network_into, WindowCounter},
     Link, Reply, Service,
 };
 use crate::sim::flows::{lock, SharedFlows};
@@ -34,6 +34,10 @@ pub struct NetworkCoordinator {
     /// The generated traffic (`traffic.flows`), if any.
     flows: Option<SharedFlows>,
     stages: Arc<Stages>,
+    /// The last window's BEGIN and END, for the next window's to be decoded into: their lists
+    /// keep their memory (a window's hundreds of entries are not grown again each window).
+    spare_begin: NetworkUpdate,
+    spare_end: NetworkUpdate,
 }
 
 /// The capture agents, shared by the network coordinator (every window) and the live side's
@@ -51,6 +55,8 @@ impl NetworkCoordinator {
             agents: None,
             flows: None,
             stages: Arc::default(),
+            spare_begin: NetworkUpdate::default(),
+            spare_end: NetworkUpdate::default(),
         }
     }
 
@@ -88,8 +94,14 @@ impl NetworkCoordinator {
     }
 
     async fn window(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
-        let begin = expect_network(request, network_update::MsgType::Begin, self.windows.next)?
-            .into_inner();
+        let spare = std::mem::take(&mut self.spare_begin);
+        let begin = expect_network_into(
+            request,
+            network_update::MsgType::Begin,
+            self.windows.next,
+            spare,
+        )?
+        .into_inner();
         let k = begin.time_val;
         self.windows.begin(k)?;
         let result = self.exchange(k, begin).await;
@@ -120,12 +132,15 @@ impl NetworkCoordinator {
         }
         let first = (k == 0).then_some(self.startup);
         let started = Instant::now();
+        let request = begin.encode_to_vec();
+        self.spare_begin = begin;
         let reply = self
             .sim
-            .exchange(k, begin.encode_to_vec(), first)
+            .exchange(k, request, first)
             .await
             .map_err(|e| e.to_string())?;
-        let end = expect_network(&reply, network_update::MsgType::End, k)
+        let spare = std::mem::take(&mut self.spare_end);
+        let end = expect_network_into(&reply, network_update::MsgType::End, k, spare)
             .map_err(|e| self.sim.protocol_error(k, e).to_string())?;
         self.stages.since(Stage::NetworkSim, started);
         if let Some(flows) = &self.flows {
@@ -144,6 +159,7 @@ impl NetworkCoordinator {
                     .map_err(|e| format!("{e:#}"))?;
             }
         }
+        self.spare_end = end.into_inner();
         Ok(reply)
     }
 }

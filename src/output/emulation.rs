@@ -147,15 +147,20 @@ impl Default for Histogram {
     }
 }
 
+/// The bucket of `ns`: octave `o = ⌊log2(ns / 1 µs)⌋`, and in it the eighth
+/// `⌊8 · ns / (2^o µs)⌋ − 8`, in integers (every copy of a live run is counted here on the
+/// window's path, four times).
 fn bucket(ns: u64) -> usize {
     if ns < 1000 {
         return 0;
     }
-    let us = ns as f64 / 1000.0;
-    let octave = us.log2().floor();
-    let sub = ((us / octave.exp2() - 1.0) * SUB as f64).floor();
-    let i = 1 + octave as usize * SUB as usize + (sub as usize).min(SUB as usize - 1);
-    i.min(BUCKETS - 1)
+    let octave = (ns / 1000).ilog2();
+    if octave >= OCTAVES {
+        return BUCKETS - 1;
+    }
+    // ns < 1000 · 2^30 here: 8 · ns does not overflow.
+    let sub = (u64::from(SUB) * ns / (1000 << octave)).saturating_sub(u64::from(SUB));
+    1 + (octave * SUB) as usize + (sub as usize).min(SUB as usize - 1)
 }
 
 /// The upper end of bucket `i`, ns.
@@ -352,23 +357,29 @@ impl EmulationMonitor {
     /// how many were over the bound and the earliest capture time (ns) of those.
     fn count(&mut self, copies: &[CopyEnd], w: &mut EmulationWindow) -> (u64, u64, u64) {
         let (mut worst, mut over, mut captured) = (0u64, 0u64, u64::MAX);
+        let bound_ns = self.bound_ns;
+        // Copies come in runs of one link: its histogram is looked up when the link changes.
+        let mut link: Option<((usize, usize), &mut Histogram)> = None;
         // A copy of generated traffic had no emulator in its path.
         for c in copies {
             let Some(e) = c.emulation else {
                 continue;
             };
-            self.capture.add(e.capture_lag_ns, self.bound_ns);
+            self.capture.add(e.capture_lag_ns, bound_ns);
             w.capture_max_ms = w.capture_max_ms.max(e.capture_lag_ns as f64 / 1e6);
             let (Fate::Delivered, Some(dst)) = (c.fate, c.dst) else {
                 continue;
             };
             let total = e.total_ns;
-            self.error.add(total, self.bound_ns);
-            self.release.add(e.release_late_ns, self.bound_ns);
-            self.links
-                .entry((c.src, dst))
-                .or_default()
-                .add(total, self.bound_ns);
+            self.error.add(total, bound_ns);
+            self.release.add(e.release_late_ns, bound_ns);
+            let key = (c.src, dst);
+            let h = match link.take() {
+                Some((k, h)) if k == key => h,
+                _ => self.links.entry(key).or_default(),
+            };
+            h.add(total, bound_ns);
+            link = Some((key, h));
             w.copies += 1;
             w.release_max_ms = w.release_max_ms.max(e.release_late_ns as f64 / 1e6);
             worst = worst.max(total);
@@ -508,6 +519,34 @@ mod tests {
         }
         assert_eq!(bucket(999), 0);
         assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn every_value_falls_in_the_bucket_whose_ends_enclose_it() {
+        let mut values: Vec<u64> = (0..2000).chain([u64::MAX, u64::MAX / 8 + 1]).collect();
+        for octave in 0..=OCTAVES {
+            for sub in 0..=SUB as u64 {
+                let edge = (1000u64 << octave) * (SUB as u64 + sub) / SUB as u64;
+                values.extend([edge - 1, edge, edge + 1]);
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 40));
+        }
+        for ns in values {
+            let i = bucket(ns);
+            let below = if i == 0 { 0.0 } else { upper(i - 1) };
+            assert!(below <= ns as f64, "{ns} in {i}, which starts at {below}");
+            assert!(
+                i == BUCKETS - 1 || (ns as f64) < upper(i),
+                "{ns} in {i}: {}",
+                upper(i)
+            );
+        }
     }
 
     #[test]
