@@ -37,6 +37,7 @@ use anyhow::{bail, Context};
 use ipnet::IpNet;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Instant;
 use tun_rs::{AsyncDevice, DeviceBuilder};
 
 /// Name of the interface in every vehicle's namespace.
@@ -440,26 +441,47 @@ impl Writer {
 
     /// Writes `packets` into `dev` in their order (a coalesced one with the segment carrying
     /// it) and sets `ok[i]` to whether packet `i` went in (a coalesced one: whether the
-    /// segment that carried it did). `ok` is as long as `packets`.
-    pub fn write<P: AsOutgoing>(&mut self, dev: &AsyncDevice, packets: &[P], ok: &mut [bool]) {
-        for (chunk, ok) in packets.chunks(BATCH).zip(ok.chunks_mut(BATCH)) {
+    /// segment that carried it did) and `at[i]` to the instant its write returned (a coalesced
+    /// one: its carrier's). `ok` and `at` are as long as `packets`.
+    pub fn write<P: AsOutgoing>(
+        &mut self,
+        dev: &AsyncDevice,
+        packets: &[P],
+        ok: &mut [bool],
+        at: &mut [Instant],
+    ) {
+        self.write_with(packets, ok, at, |bytes| write_one(dev, bytes));
+    }
+
+    /// [`Writer::write`] with `put` writing one packet (its virtio-net header first).
+    fn write_with<P: AsOutgoing>(
+        &mut self,
+        packets: &[P],
+        ok: &mut [bool],
+        at: &mut [Instant],
+        mut put: impl FnMut(&[u8]) -> bool,
+    ) {
+        let chunks = packets.chunks(BATCH).zip(ok.chunks_mut(BATCH));
+        for ((chunk, ok), at) in chunks.zip(at.chunks_mut(BATCH)) {
             self.plan(chunk);
             for (i, p) in chunk.iter().enumerate() {
-                ok[i] = match self.carrier[i] {
+                let (went, when) = match self.carrier[i] {
                     Carrier::Itself => {
                         let o = p.outgoing();
-                        if o.hdr_len == VNET_HDR_LEN {
-                            write_one(dev, o.bytes)
+                        let went = if o.hdr_len == VNET_HDR_LEN {
+                            put(o.bytes)
                         } else {
                             self.bare.clear();
                             self.bare.resize(VNET_HDR_LEN, 0);
                             self.bare.extend_from_slice(o.ip());
-                            write_one(dev, &self.bare)
-                        }
+                            put(&self.bare)
+                        };
+                        (went, Instant::now())
                     }
-                    Carrier::Head(j) => write_one(dev, &self.bufs[j]),
-                    Carrier::In(h) => ok[h],
+                    Carrier::Head(j) => (put(&self.bufs[j]), Instant::now()),
+                    Carrier::In(h) => (ok[h], at[h]),
                 };
+                (ok[i], at[i]) = (went, when);
             }
         }
     }
@@ -761,6 +783,39 @@ mod tests {
         // Fewer than two candidates: nothing to plan.
         let packets = [out(&flow[0], true), out(&flow[1], false)];
         assert_eq!(Writer::default().plan(&packets), [Carrier::Itself; 2]);
+    }
+
+    #[test]
+    fn each_packet_is_timed_by_the_write_that_carried_it() {
+        let mss = 1000;
+        let data: Vec<u8> = (0..5 * mss).map(|i| (i % 251) as u8).collect();
+        let flow: Vec<Vec<u8>> = (0..5)
+            .map(|k| segment(5201, 1 + (k * mss) as u32, &data[k * mss..(k + 1) * mss]))
+            .collect();
+        let other_port = segment(5202, 1, &data[..mss]);
+        let lone = segment(5203, 1, &data[..mss]);
+        let mut packets: Vec<Outgoing> = flow.iter().map(|p| out(p, true)).collect();
+        packets.push(out(&other_port, false));
+        packets.push(out(&lone, false));
+        let n = packets.len();
+        // Each write takes a millisecond at least and the device refuses the third: three
+        // writes (the five segments coalesced, then the two others), each instant after its own.
+        let mut calls: Vec<Instant> = Vec::new();
+        let (mut ok, mut at) = (vec![false; n], vec![Instant::now(); n]);
+        Writer::default().write_with(&packets, &mut ok, &mut at, |_| {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            calls.push(Instant::now());
+            calls.len() != 3
+        });
+        assert_eq!(calls.len(), 3);
+        assert_eq!(ok, [true, true, true, true, true, true, false]);
+        assert!(
+            at[..5].iter().all(|&t| t == at[0]),
+            "one write carried the five"
+        );
+        assert!(calls[0] <= at[0] && at[0] < calls[1]);
+        assert!(calls[1] <= at[5] && at[5] < calls[2]);
+        assert!(calls[2] <= at[6]);
     }
 
     #[test]

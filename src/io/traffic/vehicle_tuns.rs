@@ -478,6 +478,8 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
     let mut dues: Vec<Instant> = Vec::new();
     let mut taken: Vec<Scheduled> = Vec::new();
     let mut results: Vec<bool> = Vec::new();
+    // Per delivery in `due_now`: the instant its write returned.
+    let mut written: Vec<Instant> = Vec::new();
     let mut writer = tun::Writer::new(devices.iter().flatten().all(|d| d.udp_gso()));
     let rtf = shared.lock().clock.real_time_factor;
     loop {
@@ -521,16 +523,23 @@ fn release_loop<S: Sink>(shared: &Shared<S>, devices: &[Option<Arc<AsyncDevice>>
         }
         results.clear();
         results.resize(due_now.len(), false);
+        written.clear();
+        written.resize(due_now.len(), started);
         let mut from = 0;
         while from < due_now.len() {
             let node = due_now[from].node;
             let to = from + due_now[from..].partition_point(|d| d.node == node);
             if let Some(Some(dev)) = devices.get(node) {
                 let mut pcap = shared.pcap(node);
-                writer.write(dev, &due_now[from..to], &mut results[from..to]);
-                let written = Instant::now();
-                for (d, due) in due_now[from..to].iter_mut().zip(&dues[from..to]) {
-                    measure(d, *due, written, rtf);
+                writer.write(
+                    dev,
+                    &due_now[from..to],
+                    &mut results[from..to],
+                    &mut written[from..to],
+                );
+                let each = due_now[from..to].iter_mut().zip(&dues[from..to]);
+                for ((d, due), &at) in each.zip(&written[from..to]) {
+                    measure(d, *due, at, rtf);
                 }
                 if let Some(pcap) = pcap.as_mut() {
                     for (d, _) in
