@@ -715,6 +715,16 @@ mod tests {
         v
     }
 
+    /// `n` consecutive segments of `mss` bytes from port 5201 from sequence number 1, and their
+    /// payloads as one.
+    fn flow(mss: usize, n: usize) -> (Vec<u8>, Vec<Vec<u8>>) {
+        let data: Vec<u8> = (0..n * mss).map(|i| (i % 251) as u8).collect();
+        let flow = (0..n)
+            .map(|k| segment(5201, 1 + (k * mss) as u32, &data[k * mss..(k + 1) * mss]))
+            .collect();
+        (data, flow)
+    }
+
     /// A UDP datagram from port `port` behind an all-zero virtio header.
     fn datagram(port: u16, payload: &[u8]) -> Vec<u8> {
         let mut v = vec![0u8; VNET_HDR_LEN];
@@ -733,10 +743,7 @@ mod tests {
     #[test]
     fn consecutive_segments_of_a_flow_go_in_as_one_and_each_knows_its_carrier() {
         let mss = 1000;
-        let data: Vec<u8> = (0..5 * mss).map(|i| (i % 251) as u8).collect();
-        let flow: Vec<Vec<u8>> = (0..5)
-            .map(|k| segment(5201, 1 + (k * mss) as u32, &data[k * mss..(k + 1) * mss]))
-            .collect();
+        let (data, flow) = flow(mss, 5);
         let other_port = segment(5202, 1, &data[..mss]);
         let mut corrupted = segment(5201, 1 + 5 * mss as u32, &data[..mss]);
         corrupted[VNET_HDR_LEN + 40] ^= 1;
@@ -788,10 +795,7 @@ mod tests {
     #[test]
     fn each_packet_is_timed_by_the_write_that_carried_it() {
         let mss = 1000;
-        let data: Vec<u8> = (0..5 * mss).map(|i| (i % 251) as u8).collect();
-        let flow: Vec<Vec<u8>> = (0..5)
-            .map(|k| segment(5201, 1 + (k * mss) as u32, &data[k * mss..(k + 1) * mss]))
-            .collect();
+        let (data, flow) = flow(mss, 5);
         let other_port = segment(5202, 1, &data[..mss]);
         let lone = segment(5203, 1, &data[..mss]);
         let mut packets: Vec<Outgoing> = flow.iter().map(|p| out(p, true)).collect();
